@@ -1,0 +1,290 @@
+/*
+ * dmaconn: which accelerators can issue load/store and atomic operations on
+ * each other's memory, over what link, and how many links.
+ *
+ * Error rule, stated once: every function returning int returns DMACONN_OK (0)
+ * on success or a negative dmaconn_error code; dmaconn_strerror() names it and
+ * dmaconn_last_error() gives the calling thread's detailed message for the
+ * last failure.  Functions returning pointers return NULL on failure.
+ *
+ * The library never aborts and never prints except through the warning sink
+ * (see dmaconn_set_warning_handler).  It never loads or initialises the CUDA
+ * runtime or driver.
+ */
+#ifndef DMACONN_H
+#define DMACONN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(DMACONN_BUILDING) && defined(__GNUC__)
+#define DMACONN_EXTERN __attribute__((visibility("default")))
+#else
+#define DMACONN_EXTERN
+#endif
+
+#define DMACONN_VERSION_MAJOR 0
+#define DMACONN_VERSION_MINOR 1
+#define DMACONN_VERSION_PATCH 0
+#define DMACONN_VERSION_HEX                                                     \
+	((DMACONN_VERSION_MAJOR << 16) | (DMACONN_VERSION_MINOR << 8) |         \
+	 DMACONN_VERSION_PATCH)
+
+/* The run-time library's version, e.g. "0.1.0". */
+DMACONN_EXTERN const char *dmaconn_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+
+#define DMACONN_ERRORS(X)                                                       \
+	X(OK, 0, "success")                                                     \
+	X(EINVAL, -1, "invalid argument")                                       \
+	X(ENODETECTOR, -2, "no DMA connectivity detector for this pair")        \
+	X(ENOMEM, -3, "out of memory")                                          \
+	X(EEXIST, -4, "a detector is already registered for this pair")         \
+	X(EDETECTOR, -5, "the detector failed")                                 \
+	X(EREPLAY, -6, "the replay file cannot be used")                        \
+	X(EBUSY, -7, "detection of this pair is already running on this thread") \
+	X(ERANGE, -8, "index out of range")                                     \
+	X(EUNAVAILABLE, -9, "optional component not available")
+
+typedef enum dmaconn_error {
+#define DMACONN_ERROR_ENUM_(name, value, text) DMACONN_##name = value,
+	DMACONN_ERRORS(DMACONN_ERROR_ENUM_)
+#undef DMACONN_ERROR_ENUM_
+} dmaconn_error;
+
+/* A static string for an error code; never NULL ("unknown error" for others). */
+DMACONN_EXTERN const char *dmaconn_strerror(int err);
+
+/* The calling thread's message for its last failed call, e.g. "no DMA
+ * connectivity detector for cuda over bogus".  Never NULL; valid until the
+ * thread's next dmaconn call. */
+DMACONN_EXTERN const char *dmaconn_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Device types                                                              */
+
+typedef enum dmaconn_device_type {
+	DMACONN_DEVICE_CUDA = 1, /* "cuda": NVIDIA GPUs, ordered as CUDA shows them */
+	DMACONN_DEVICE_ROCM = 2, /* "rocm": AMD GPUs, ordered as HIP shows them */
+	DMACONN_DEVICE_XPU = 3   /* "xpu": Intel GPUs, ordered as Level Zero shows them */
+} dmaconn_device_type;
+
+/* "cuda", "rocm", "xpu"; NULL for an unknown value. */
+DMACONN_EXTERN const char *dmaconn_device_type_name(dmaconn_device_type type);
+
+/* Parses "cuda", "rocm" or "xpu" (case-insensitive).  DMACONN_EINVAL otherwise. */
+DMACONN_EXTERN int dmaconn_device_type_parse(const char *name, dmaconn_device_type *out);
+
+/* ------------------------------------------------------------------------ */
+/* Detection                                                                 */
+
+/* An immutable, reference-counted detection result. */
+typedef struct dmaconn_result dmaconn_result;
+
+/*
+ * Detects DMA connectivity between the devices of `type` over `connection`
+ * ("nvlink", ...).  The first successful result for each pair is cached for
+ * the process; concurrent first calls detect once and all get that result.
+ *
+ * On success *out holds a new reference that the caller owns and releases
+ * with dmaconn_result_release().  Vendor-library problems are not errors:
+ * they become warnings in the result, whose matrix then assumes no
+ * connectivity.  Errors: DMACONN_EINVAL, DMACONN_ENODETECTOR (unregistered
+ * pair), DMACONN_EREPLAY (DMACONN_REPLAY names an unusable file),
+ * DMACONN_EDETECTOR (a user detector failed), DMACONN_ENOMEM.
+ */
+DMACONN_EXTERN int dmaconn_detect(dmaconn_device_type type, const char *connection,
+				  dmaconn_result **out);
+
+/* As dmaconn_detect(), but always detects afresh and replaces the cached
+ * result (references to the old one stay valid until released). */
+DMACONN_EXTERN int dmaconn_detect_fresh(dmaconn_device_type type, const char *connection,
+					dmaconn_result **out);
+
+/* Drops every cached result (held references stay valid). */
+DMACONN_EXTERN void dmaconn_clear_cache(void);
+
+/* Takes another reference; returns r. */
+DMACONN_EXTERN dmaconn_result *dmaconn_result_retain(dmaconn_result *r);
+
+/* Releases a reference; the last one frees the result.  Accepts NULL. */
+DMACONN_EXTERN void dmaconn_result_release(dmaconn_result *r);
+
+/* Accessors.  Strings and arrays they return belong to the result and live
+ * as long as it does. */
+DMACONN_EXTERN dmaconn_device_type dmaconn_result_device_type(const dmaconn_result *r);
+DMACONN_EXTERN const char *dmaconn_result_connection_type(const dmaconn_result *r);
+
+/* N, the number of devices (0 when none are visible or none could be counted). */
+DMACONN_EXTERN int dmaconn_result_size(const dmaconn_result *r);
+
+/* The N*N matrix, row-major: m[i*N+j] is the connectivity from device i to
+ * device j; 0 means none, the diagonal is 0.  NULL when N is 0. */
+DMACONN_EXTERN const int *dmaconn_result_matrix(const dmaconn_result *r);
+
+/* m[i][j], or 0 when i or j is out of range. */
+DMACONN_EXTERN int dmaconn_result_get(const dmaconn_result *r, int i, int j);
+
+/* Warnings raised while detecting, in order. */
+DMACONN_EXTERN int dmaconn_result_warning_count(const dmaconn_result *r);
+DMACONN_EXTERN const char *dmaconn_result_warning(const dmaconn_result *r, int k);
+
+/*
+ * Per-device properties, as key/value strings, in a stable order.  Device i
+ * is the runtime's ordinal i (CUDA ordinal for "cuda").  Every detector sets
+ * "name", "pci_bus_id" (lower-case "dddd:bb:dd.f") and "uuid" where known;
+ * cuda detectors add "nvml_index" and, where NVML reports them,
+ * "nvlink_switch_links", "fabric_state", "fabric_status", "cluster_uuid",
+ * "clique_id" and "mig".
+ */
+DMACONN_EXTERN int dmaconn_result_device_property_count(const dmaconn_result *r, int i);
+DMACONN_EXTERN const char *dmaconn_result_device_property_key(const dmaconn_result *r, int i,
+							       int k);
+DMACONN_EXTERN const char *dmaconn_result_device_property_value(const dmaconn_result *r, int i,
+								 int k);
+/* The value of `key` for device i, or NULL. */
+DMACONN_EXTERN const char *dmaconn_result_device_get(const dmaconn_result *r, int i,
+						     const char *key);
+
+/*
+ * Per-pair properties (i -> j), as key/value strings in a stable order, for
+ * detectors that describe more than a number: "cuda"/"p2p" sets "read",
+ * "write", "atomics" and "nvlink" (nvidia-smi's OK, CNS, GNS, TNS, NS, DR,
+ * U), "path" (NV#, PIX, PXB, PHB, NODE, SYS as `nvidia-smi topo -m` names
+ * them), and, over NVLink, "nvlink_links", "nvlink_gbps" and
+ * "nvlink_rate_source".
+ */
+DMACONN_EXTERN int dmaconn_result_pair_property_count(const dmaconn_result *r, int i, int j);
+DMACONN_EXTERN const char *dmaconn_result_pair_property_key(const dmaconn_result *r, int i, int j,
+							     int k);
+DMACONN_EXTERN const char *dmaconn_result_pair_property_value(const dmaconn_result *r, int i,
+							       int j, int k);
+/* The value of `key` for the pair i -> j, or NULL. */
+DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int i, int j,
+						   const char *key);
+
+/* ------------------------------------------------------------------------ */
+/* Detectors                                                                 */
+
+/* What a detector fills in.  Only valid during the detector's call. */
+typedef struct dmaconn_builder dmaconn_builder;
+
+/* Sets N and zeroes the matrix; call once, before the other setters. */
+DMACONN_EXTERN int dmaconn_builder_set_size(dmaconn_builder *b, int n);
+/* Sets m[i][j] (i != j; values on the diagonal are refused). */
+DMACONN_EXTERN int dmaconn_builder_set(dmaconn_builder *b, int i, int j, int value);
+/* Sets (or replaces) a device property; key and value are copied. */
+DMACONN_EXTERN int dmaconn_builder_set_device_property(dmaconn_builder *b, int i,
+						       const char *key, const char *value);
+/* Sets (or replaces) a property of the pair i -> j (i != j). */
+DMACONN_EXTERN int dmaconn_builder_set_pair_property(dmaconn_builder *b, int i, int j,
+						     const char *key, const char *value);
+/* Raises a warning: stored in the result and sent to the warning sink. */
+DMACONN_EXTERN int dmaconn_builder_warn(dmaconn_builder *b, const char *fmt, ...)
+#ifdef __GNUC__
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+/*
+ * A detector: fills b for its pair and returns DMACONN_OK.  A non-zero
+ * return makes dmaconn_detect() fail with DMACONN_EDETECTOR and caches
+ * nothing.  Detectors may run on any thread, one at a time per pair.
+ */
+typedef int (*dmaconn_detector_fn)(dmaconn_builder *b, void *user_data);
+
+/* Registers fn for (type, connection).  connection is copied; user_data is
+ * passed to fn unchanged and owned by the caller.  DMACONN_EEXIST when the
+ * pair already has a detector (built-in ones included). */
+DMACONN_EXTERN int dmaconn_register_detector(dmaconn_device_type type, const char *connection,
+					     dmaconn_detector_fn fn, void *user_data);
+
+/* Removes a detector registered at run time and its cached result.
+ * DMACONN_ENODETECTOR when there is none; built-in detectors stay. */
+DMACONN_EXTERN int dmaconn_unregister_detector(dmaconn_device_type type, const char *connection);
+
+/* Lists the registered pairs in registration order (built-in ones first).
+ * Returns how many there are; fills at most max entries of types and
+ * connections (whose strings stay valid until the pair is unregistered). */
+DMACONN_EXTERN int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
+					  int max);
+
+/* ------------------------------------------------------------------------ */
+/* Functional check                                                          */
+
+/*
+ * Proves peer access by doing it: a helper process (spawned, never forked,
+ * so the caller stays CUDA-free) loads the CUDA driver and, for every
+ * ordered pair of visible devices, asks the driver (cuDeviceCanAccessPeer,
+ * cuDeviceGetP2PAttribute), enables peer access, runs a kernel that stores,
+ * loads and atomically adds on the peer's memory and checks every value,
+ * then measures copy bandwidth and one-way latency.  Only DMACONN_DEVICE_CUDA
+ * is supported.  timeout_ms bounds the whole run (0: 120000).
+ *
+ * On success *out is a new result the caller frees with
+ * dmaconn_verify_result_free().  A helper that cannot run, crashes or times
+ * out is not an error: every pair then fails with the reason.  Errors:
+ * DMACONN_EINVAL, DMACONN_EUNAVAILABLE (no verifier for this device type),
+ * DMACONN_ENOMEM.
+ */
+typedef struct dmaconn_verify_result dmaconn_verify_result;
+
+typedef enum dmaconn_verify_status {
+	DMACONN_VERIFY_PASS = 0,    /* load, store and atomics checked */
+	DMACONN_VERIFY_FAIL = 1,    /* tried, and something was wrong */
+	DMACONN_VERIFY_NO_PEER = 2  /* the driver reports no peer access */
+} dmaconn_verify_status;
+
+DMACONN_EXTERN int dmaconn_verify(dmaconn_device_type type, int timeout_ms,
+				  dmaconn_verify_result **out);
+DMACONN_EXTERN void dmaconn_verify_result_free(dmaconn_verify_result *v);
+DMACONN_EXTERN int dmaconn_verify_size(const dmaconn_verify_result *v);
+/* Status of i -> j; DMACONN_VERIFY_FAIL for out-of-range pairs. */
+DMACONN_EXTERN dmaconn_verify_status dmaconn_verify_status_of(const dmaconn_verify_result *v,
+							      int i, int j);
+/* Properties of i -> j ("reason", "can_access_peer", "native_atomics",
+ * "performance_rank", "gbps", "latency_us", ...), or NULL. */
+DMACONN_EXTERN const char *dmaconn_verify_pair_get(const dmaconn_verify_result *v, int i, int j,
+						   const char *key);
+DMACONN_EXTERN int dmaconn_verify_pair_property_count(const dmaconn_verify_result *v, int i, int j);
+DMACONN_EXTERN const char *dmaconn_verify_pair_property_key(const dmaconn_verify_result *v, int i,
+							     int j, int k);
+DMACONN_EXTERN const char *dmaconn_verify_pair_property_value(const dmaconn_verify_result *v,
+							       int i, int j, int k);
+/* Warnings of the run (helper failures, disagreements with NVML). */
+DMACONN_EXTERN int dmaconn_verify_warning_count(const dmaconn_verify_result *v);
+DMACONN_EXTERN const char *dmaconn_verify_warning(const dmaconn_verify_result *v, int k);
+
+/* ------------------------------------------------------------------------ */
+/* Warnings                                                                  */
+
+/*
+ * Where warnings go.  By default each is written to stderr as one line
+ * "dmaconn: warning: <message>", unless DMACONN_QUIET is set to a non-empty
+ * value other than "0".  A handler replaces that; NULL restores it.  The
+ * handler may be called from any thread that detects, one call at a time.
+ */
+typedef void (*dmaconn_warning_fn)(const char *message, void *user_data);
+DMACONN_EXTERN void dmaconn_set_warning_handler(dmaconn_warning_fn fn, void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* Lifetime                                                                  */
+
+/*
+ * Drops the cache, run-time detectors and the warning handler, shuts down
+ * the vendor libraries dmaconn initialised (nvmlShutdown) and unloads them.
+ * Optional: without it, the library keeps NVML initialised and loaded until
+ * the process exits.  Not to be called while another thread uses dmaconn.
+ */
+DMACONN_EXTERN void dmaconn_shutdown(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,66 @@
+"""Python binding of libdmaconn: DMA connectivity between accelerators.
+
+>>> import dmaconn
+>>> r = dmaconn.detect("cuda", "nvlink")
+>>> r.matrix            # [[0, 18], [18, 0]]: NVLink links from GPU i to GPU j
+>>> r.devices[0]["name"], r.warnings
+
+The shared library libdmaconn.so.0 is loaded on first use, from
+DMACONN_LIBRARY (an absolute path) when set, else from beside this package,
+an installation prefix's lib directory, a checkout's build directory, or the
+system loader.  It never initialises CUDA.
+"""
+
+from ._core import (
+    DMAConnectivity,
+    clear_cache,
+    detect,
+    detect_dma_connectivity,
+    device_type_name,
+    library_path,
+    list_detectors,
+    register_detector,
+    unregister_detector,
+    version,
+)
+from ._errors import (
+    BusyError,
+    DetectorError,
+    DetectorExistsError,
+    DmaconnWarning,
+    Error,
+    InvalidArgumentError,
+    LibraryNotFoundError,
+    NoDetectorError,
+    OutOfMemoryError,
+    RangeError,
+    ReplayError,
+    UnavailableError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BusyError",
+    "DMAConnectivity",
+    "DetectorError",
+    "DetectorExistsError",
+    "DmaconnWarning",
+    "Error",
+    "InvalidArgumentError",
+    "LibraryNotFoundError",
+    "NoDetectorError",
+    "OutOfMemoryError",
+    "RangeError",
+    "ReplayError",
+    "UnavailableError",
+    "clear_cache",
+    "detect",
+    "detect_dma_connectivity",
+    "device_type_name",
+    "library_path",
+    "list_detectors",
+    "register_detector",
+    "unregister_detector",
+    "version",
+]

@@ -1,0 +1,405 @@
+"""The binding in this process: errors, types, Python detectors, warnings."""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import threading
+import unittest
+import warnings
+from typing import Any, Callable, List
+
+import _support  # noqa: F401  (sets up sys.path and the environment)
+
+import dmaconn
+
+_names = itertools.count()
+
+
+def unique_connection() -> str:
+    return f"pytest{next(_names)}"
+
+
+class DeviceType(enum.Enum):
+    """Looks like torch._C._autograd.DeviceType to the binding."""
+
+    CPU = 0
+    CUDA = 1
+    HIP = 6
+    XPU = 12
+
+
+class StrOnly:
+    """An enum-like object known only by str(), as "DeviceType.CUDA"."""
+
+    def __str__(self) -> str:
+        return "DeviceType.CUDA"
+
+
+class PythonDetectorCase(unittest.TestCase):
+    """Registers Python detectors under fresh names and removes them afterwards."""
+
+    def register(self, fn: Callable[[], Any], device_type: Any = "cuda") -> str:
+        conn = unique_connection()
+        dmaconn.register_detector(device_type, conn, fn)
+        self.addCleanup(self._unregister, device_type, conn)
+        return conn
+
+    @staticmethod
+    def _unregister(device_type: Any, conn: str) -> None:
+        try:
+            dmaconn.unregister_detector(device_type, conn)
+        except dmaconn.NoDetectorError:
+            pass
+
+    def detect_recording(self, *args: Any, **kwargs: Any):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = dmaconn.detect(*args, **kwargs)
+        return result, [str(w.message) for w in caught if w.category is dmaconn.DmaconnWarning]
+
+
+class LibraryTest(unittest.TestCase):
+    def test_version(self) -> None:
+        self.assertRegex(dmaconn.version(), r"^\d+\.\d+\.\d+$")
+        self.assertEqual(dmaconn.version(), dmaconn.__version__)
+
+    def test_library_path(self) -> None:
+        self.assertTrue(dmaconn.library_path().endswith("libdmaconn.so.0"))
+
+    def test_builtin_detector_listed_first(self) -> None:
+        self.assertEqual(dmaconn.list_detectors()[0], ("cuda", "nvlink"))
+
+    def test_device_type_names(self) -> None:
+        for given, name in [
+            ("cuda", "cuda"),
+            ("CUDA", "cuda"),
+            ("rocm", "rocm"),
+            ("hip", "rocm"),
+            ("xpu", "xpu"),
+            (DeviceType.CUDA, "cuda"),
+            (DeviceType.HIP, "rocm"),
+            (DeviceType.XPU, "xpu"),
+            (StrOnly(), "cuda"),
+        ]:
+            with self.subTest(given=given):
+                self.assertEqual(dmaconn.device_type_name(given), name)
+
+
+class ErrorTest(unittest.TestCase):
+    def test_unknown_pair(self) -> None:
+        with self.assertRaises(dmaconn.NoDetectorError) as ctx:
+            dmaconn.detect("cuda", "bogus")
+        err = ctx.exception
+        self.assertEqual(err.code, -2)
+        self.assertEqual(str(err), "no DMA connectivity detector for cuda over bogus")
+        self.assertIsInstance(err, RuntimeError)
+        self.assertIsInstance(err, dmaconn.Error)
+
+    def test_unknown_pair_caught_as_runtime_error(self) -> None:
+        with self.assertRaisesRegex(RuntimeError, "detector for cuda over bogus"):
+            dmaconn.detect_dma_connectivity(DeviceType.CUDA, "bogus")
+
+    def test_unknown_device_type(self) -> None:
+        with self.assertRaises(dmaconn.InvalidArgumentError) as ctx:
+            dmaconn.detect("tpu", "nvlink")
+        self.assertEqual(ctx.exception.code, -1)
+        self.assertIn("unknown device type 'tpu'", str(ctx.exception))
+        self.assertIsInstance(ctx.exception, ValueError)
+        with self.assertRaises(dmaconn.InvalidArgumentError):
+            dmaconn.detect(DeviceType.CPU, "nvlink")
+
+    def test_empty_connection(self) -> None:
+        with self.assertRaises(dmaconn.InvalidArgumentError) as ctx:
+            dmaconn.detect("cuda", "")
+        self.assertEqual(str(ctx.exception), "empty connection type")
+
+    def test_wrong_argument_types(self) -> None:
+        with self.assertRaises(TypeError):
+            dmaconn.detect(1, "nvlink")
+        with self.assertRaises(TypeError):
+            dmaconn.detect("cuda", None)  # type: ignore[arg-type]
+
+    def test_codes_of_classes(self) -> None:
+        expected = {
+            dmaconn.InvalidArgumentError: -1,
+            dmaconn.NoDetectorError: -2,
+            dmaconn.OutOfMemoryError: -3,
+            dmaconn.DetectorExistsError: -4,
+            dmaconn.DetectorError: -5,
+            dmaconn.ReplayError: -6,
+            dmaconn.BusyError: -7,
+            dmaconn.RangeError: -8,
+            dmaconn.UnavailableError: -9,
+        }
+        for cls, code in expected.items():
+            with self.subTest(cls=cls.__name__):
+                self.assertEqual(cls.code, code)
+                self.assertEqual(cls("x").code, code)
+                self.assertTrue(issubclass(cls, dmaconn.Error))
+        self.assertTrue(issubclass(dmaconn.LibraryNotFoundError, ImportError))
+        self.assertTrue(issubclass(dmaconn.DmaconnWarning, UserWarning))
+
+
+class BuiltinInProcessTest(unittest.TestCase):
+    """The built-in detector, on the topology _support pins for this process."""
+
+    def test_detect_switch_machine(self) -> None:
+        r = dmaconn.detect("cuda", "nvlink")
+        self.assertEqual(r.device_type, "cuda")
+        self.assertEqual(r.connection_type, "nvlink")
+        self.assertEqual(r.matrix, [[0, 18], [18, 0]])
+        self.assertEqual([d["ordinal"] for d in r.devices], [0, 1])
+        self.assertEqual(r.devices[1]["pci_bus_id"], "0000:00:07.0")
+        self.assertEqual(r.warnings, [])
+
+    def test_results_are_independent_copies(self) -> None:
+        a = dmaconn.detect("cuda", "nvlink")
+        a.matrix[0][1] = 99
+        b = dmaconn.detect("cuda", "nvlink")
+        self.assertEqual(b.matrix, [[0, 18], [18, 0]])
+
+    def test_detect_dma_connectivity_with_enum(self) -> None:
+        r = dmaconn.detect_dma_connectivity(DeviceType.CUDA, "nvlink")
+        self.assertIs(r.device_type, DeviceType.CUDA)
+        self.assertEqual(r.connection_type, "nvlink")
+        self.assertEqual(r.matrix, [[0, 18], [18, 0]])
+
+    def test_detect_dma_connectivity_with_strings(self) -> None:
+        for given in ("cuda", "CUDA"):
+            with self.subTest(given=given):
+                r = dmaconn.detect_dma_connectivity(given, "nvlink")
+                self.assertEqual(r.device_type, "cuda")
+                self.assertEqual(r.matrix, [[0, 18], [18, 0]])
+        r = dmaconn.detect_dma_connectivity(StrOnly(), "nvlink")
+        self.assertEqual(r.matrix, [[0, 18], [18, 0]])
+
+    def test_builtin_cannot_be_replaced_or_removed(self) -> None:
+        with self.assertRaises(dmaconn.DetectorExistsError):
+            dmaconn.register_detector("cuda", "nvlink", lambda: [])
+        with self.assertRaises(dmaconn.NoDetectorError):
+            dmaconn.unregister_detector("cuda", "nvlink")
+        self.assertEqual(dmaconn.detect("cuda", "nvlink").matrix, [[0, 18], [18, 0]])
+
+
+class PythonDetectorTest(PythonDetectorCase):
+    def test_matrix_only(self) -> None:
+        conn = self.register(lambda: [[0, 2, 0], [2, 0, 1], [0, 1, 0]])
+        r = dmaconn.detect("cuda", conn)
+        self.assertEqual(r.device_type, "cuda")
+        self.assertEqual(r.connection_type, conn)
+        self.assertEqual(r.matrix, [[0, 2, 0], [2, 0, 1], [0, 1, 0]])
+        self.assertEqual(r.devices, [{"ordinal": 0}, {"ordinal": 1}, {"ordinal": 2}])
+        self.assertEqual(r.warnings, [])
+        self.assertIn(("cuda", conn), dmaconn.list_detectors())
+
+    def test_mapping_with_devices_and_warnings(self) -> None:
+        conn = self.register(
+            lambda: {
+                "matrix": ((0, 4), (4, 0)),
+                "devices": [{"name": "A", "uuid": "u-a", "ordinal": 7}, {"name": "B", "x": 3}],
+                "warnings": ["first %s %d", "second"],
+            }
+        )
+        r, warned = self.detect_recording("cuda", conn)
+        self.assertEqual(r.matrix, [[0, 4], [4, 0]])
+        self.assertEqual(
+            r.devices, [{"ordinal": 0, "name": "A", "uuid": "u-a"}, {"ordinal": 1, "name": "B", "x": "3"}]
+        )
+        self.assertEqual(r.warnings, ["first %s %d", "second"])
+        self.assertEqual(warned, ["first %s %d", "second"])
+
+    def test_object_result(self) -> None:
+        class Found:
+            matrix = [[0, 1], [1, 0]]
+            warnings = "only one"
+
+        conn = self.register(Found)
+        r, warned = self.detect_recording("cuda", conn)
+        self.assertEqual(r.matrix, [[0, 1], [1, 0]])
+        self.assertEqual(r.warnings, ["only one"])
+        self.assertEqual(warned, ["only one"])
+
+    def test_tolist_matrix(self) -> None:
+        class Array:
+            def tolist(self) -> List[List[int]]:
+                return [[0, 3], [5, 0]]
+
+        conn = self.register(Array)
+        self.assertEqual(dmaconn.detect("cuda", conn).matrix, [[0, 3], [5, 0]])
+
+    def test_empty_matrix(self) -> None:
+        conn = self.register(lambda: [])
+        r = dmaconn.detect("cuda", conn)
+        self.assertEqual((r.matrix, r.devices), ([], []))
+
+    def test_other_device_types(self) -> None:
+        conn = self.register(lambda: [[0, 1], [1, 0]], device_type=DeviceType.HIP)
+        self.assertIn(("rocm", conn), dmaconn.list_detectors())
+        r = dmaconn.detect_dma_connectivity(DeviceType.HIP, conn)
+        self.assertIs(r.device_type, DeviceType.HIP)
+        self.assertEqual(dmaconn.detect("rocm", conn).device_type, "rocm")
+        with self.assertRaises(dmaconn.NoDetectorError):
+            dmaconn.detect("cuda", conn)
+
+    def test_cache_fresh_and_clear(self) -> None:
+        calls = []
+
+        def fn() -> Any:
+            calls.append(1)
+            return {"matrix": [[0, len(calls)], [len(calls), 0]], "warnings": [f"run {len(calls)}"]}
+
+        conn = self.register(fn)
+        first, warned = self.detect_recording("cuda", conn)
+        self.assertEqual((first.matrix[0][1], warned), (1, ["run 1"]))
+
+        again, warned = self.detect_recording("cuda", conn)
+        self.assertEqual(again, first)
+        self.assertEqual(again.warnings, ["run 1"])  # the result keeps them
+        self.assertEqual(warned, [])  # but a cached result does not warn again
+        self.assertEqual(len(calls), 1)
+
+        fresh, warned = self.detect_recording("cuda", conn, fresh=True)
+        self.assertEqual((fresh.matrix[0][1], warned), (2, ["run 2"]))
+        cached, warned = self.detect_recording("cuda", conn)
+        self.assertEqual((cached.matrix[0][1], warned), (2, []))
+
+        dmaconn.clear_cache()
+        cleared, warned = self.detect_recording("cuda", conn)
+        self.assertEqual((cleared.matrix[0][1], warned), (3, ["run 3"]))
+        self.assertEqual(len(calls), 3)
+
+    def test_register_twice(self) -> None:
+        conn = self.register(lambda: [])
+        with self.assertRaises(dmaconn.DetectorExistsError) as ctx:
+            dmaconn.register_detector("cuda", conn, lambda: [[0]])
+        self.assertEqual(ctx.exception.code, -4)
+        self.assertIn("already registered", str(ctx.exception))
+        self.assertEqual(dmaconn.detect("cuda", conn).matrix, [])
+
+    def test_unregister(self) -> None:
+        conn = unique_connection()
+        dmaconn.register_detector("cuda", conn, lambda: [[0]])
+        self.assertEqual(dmaconn.detect("cuda", conn).matrix, [[0]])
+        dmaconn.unregister_detector("cuda", conn)
+        self.assertNotIn(("cuda", conn), dmaconn.list_detectors())
+        with self.assertRaises(dmaconn.NoDetectorError):
+            dmaconn.detect("cuda", conn)
+        with self.assertRaises(dmaconn.NoDetectorError):
+            dmaconn.unregister_detector("cuda", conn)
+        # The pair can be registered again, with a new detector and no old cache.
+        dmaconn.register_detector("cuda", conn, lambda: [[0, 1], [1, 0]])
+        try:
+            self.assertEqual(dmaconn.detect("cuda", conn).matrix, [[0, 1], [1, 0]])
+        finally:
+            dmaconn.unregister_detector("cuda", conn)
+
+    def test_not_callable(self) -> None:
+        with self.assertRaises(TypeError):
+            dmaconn.register_detector("cuda", unique_connection(), [[0]])  # type: ignore[arg-type]
+
+    def test_exception_in_detector(self) -> None:
+        def fn() -> Any:
+            raise KeyError("no such GPU")
+
+        conn = self.register(fn)
+        with self.assertRaises(dmaconn.DetectorError) as ctx:
+            dmaconn.detect("cuda", conn)
+        err = ctx.exception
+        self.assertEqual(err.code, -5)
+        self.assertIn(f"detector for cuda over {conn} failed", str(err))
+        self.assertIn("KeyError", str(err))
+        self.assertIn("no such GPU", str(err))
+        self.assertIsInstance(err.__cause__, KeyError)
+        # Nothing was cached: the next call runs the detector again.
+        with self.assertRaises(dmaconn.DetectorError):
+            dmaconn.detect("cuda", conn)
+
+    def test_failure_then_success(self) -> None:
+        outcomes = [RuntimeError("flaky"), [[0, 1], [1, 0]]]
+
+        def fn() -> Any:
+            outcome = outcomes.pop(0)
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+
+        conn = self.register(fn)
+        with self.assertRaisesRegex(dmaconn.DetectorError, "flaky"):
+            dmaconn.detect("cuda", conn)
+        self.assertEqual(dmaconn.detect("cuda", conn).matrix, [[0, 1], [1, 0]])
+
+    def test_invalid_results(self) -> None:
+        cases = [
+            ([[0, 1]], ValueError, "not square"),
+            ([[0, 1], [1]], ValueError, "not square"),
+            ([[1, 0], [0, 0]], ValueError, "diagonal"),
+            ([[0, -1], [1, 0]], ValueError, "0 to"),
+            ([[0, 2**31], [1, 0]], ValueError, "0 to"),
+            ([[0, 1.5], [1, 0]], TypeError, "float"),
+            ([[0, True], [1, 0]], TypeError, "bool"),
+            ("[[0]]", TypeError, "list of lists"),
+            (None, TypeError, "list of lists"),
+            ({"devices": []}, ValueError, "'matrix'"),
+            ({"matrix": [[0]], "devices": [{}, {}]}, ValueError, "device entries"),
+            ({"matrix": [[0]], "devices": ["x"]}, TypeError, "not a mapping"),
+        ]
+        for output, exc_type, text in cases:
+            with self.subTest(output=output):
+                conn = self.register(lambda output=output: output)
+                with self.assertRaises(dmaconn.DetectorError) as ctx:
+                    dmaconn.detect("cuda", conn)
+                self.assertIsInstance(ctx.exception.__cause__, exc_type)
+                self.assertIn(text, str(ctx.exception))
+
+    def test_detecting_own_pair_inside_detector(self) -> None:
+        holder = {}
+
+        def fn() -> Any:
+            return dmaconn.detect("cuda", holder["conn"])
+
+        holder["conn"] = conn = self.register(fn)
+        with self.assertRaises(dmaconn.DetectorError) as ctx:
+            dmaconn.detect("cuda", conn)
+        self.assertIsInstance(ctx.exception.__cause__, dmaconn.BusyError)
+
+    def test_detector_using_another_detector(self) -> None:
+        inner = self.register(lambda: {"matrix": [[0, 6], [6, 0]], "warnings": ["inner"]})
+        outer = self.register(
+            lambda: {"matrix": dmaconn.detect("cuda", inner).matrix, "warnings": ["outer"]}
+        )
+        r, warned = self.detect_recording("cuda", outer)
+        self.assertEqual(r.matrix, [[0, 6], [6, 0]])
+        self.assertEqual(r.warnings, ["outer"])
+        self.assertEqual(sorted(warned), ["inner", "outer"])
+
+    def test_threads_share_one_detection(self) -> None:
+        calls = []
+        gate = threading.Event()
+
+        def fn() -> Any:
+            calls.append(threading.get_ident())
+            gate.wait(5)
+            return {"matrix": [[0, 1], [1, 0]], "warnings": ["once"]}
+
+        conn = self.register(fn)
+        results: List[Any] = []
+
+        def worker() -> None:
+            results.append(dmaconn.detect("cuda", conn).matrix)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            threads = [threading.Thread(target=worker) for _ in range(8)]
+            for t in threads:
+                t.start()
+            gate.set()
+            for t in threads:
+                t.join(10)
+        self.assertEqual(results, [[[0, 1], [1, 0]]] * 8)
+        self.assertEqual(len(calls), 1)
+        self.assertEqual([str(w.message) for w in caught if w.category is dmaconn.DmaconnWarning], ["once"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,93 @@
+"""Finding the shared library, and failing clearly when it is not there."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+from _support import PYTHON_DIR, child_env, run, run_python
+
+import dmaconn
+
+REPORT = (
+    "import dmaconn\n"
+    "try:\n"
+    "    dmaconn.detect('cuda', 'nvlink')\n"
+    "except dmaconn.LibraryNotFoundError as e:\n"
+    "    assert isinstance(e, ImportError) and isinstance(e, dmaconn.Error), type(e).__mro__\n"
+    "    print(e)\n"
+    "else:\n"
+    "    print('LOADED', dmaconn.library_path())\n"
+)
+
+
+class LibraryNotFoundTest(unittest.TestCase):
+    def test_nonexistent_override(self) -> None:
+        proc = run_python(REPORT, child_env(DMACONN_LIBRARY="/nonexistent/libdmaconn.so.0"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        out = proc.stdout.decode()
+        self.assertIn("cannot load /nonexistent/libdmaconn.so.0 (from DMACONN_LIBRARY)", out)
+
+    def test_relative_override(self) -> None:
+        proc = run_python(REPORT, child_env(DMACONN_LIBRARY="libdmaconn.so.0"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("DMACONN_LIBRARY must be an absolute path", proc.stdout.decode())
+
+    def test_import_works_without_library(self) -> None:
+        code = "import dmaconn; print(dmaconn.__version__, dmaconn.NoDetectorError.code)"
+        proc = run_python(code, child_env(DMACONN_LIBRARY="/nonexistent/libdmaconn.so.0"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode(), f"{dmaconn.__version__} -2\n")
+
+    def test_cli_reports_it(self) -> None:
+        env = child_env(DMACONN_LIBRARY="/nonexistent/libdmaconn.so.0")
+        proc = run([sys.executable, "-m", "dmaconn"], env)
+        self.assertEqual(proc.returncode, 1)
+        self.assertTrue(proc.stderr.startswith(b"dmaconn: cannot load /nonexistent/libdmaconn.so.0"))
+
+    def test_search_lists_where_it_looked(self) -> None:
+        # A copy of the package with no library beside it, no build directory
+        # above it and a loader path that leads nowhere.
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(PYTHON_DIR / "dmaconn", os.path.join(tmp, "dmaconn"),
+                            ignore=shutil.ignore_patterns("__pycache__", "*.so*"))
+            env = child_env(DMACONN_LIBRARY=None, LD_LIBRARY_PATH=None)
+            env["PYTHONPATH"] = tmp
+            proc = run_python(REPORT, env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        out = proc.stdout.decode()
+        if out.startswith("LOADED"):
+            self.skipTest(f"a dmaconn library is installed system-wide: {out.strip()}")
+        self.assertIn("cannot find the dmaconn shared library libdmaconn.so.0", out)
+        self.assertIn(os.path.join(tmp, "dmaconn", "libdmaconn.so.0") + " (absent)", out)
+        self.assertIn("through the system loader", out)
+
+
+class LibraryFoundTest(unittest.TestCase):
+    def test_beside_the_package(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            pkg = os.path.join(tmp, "dmaconn")
+            shutil.copytree(PYTHON_DIR / "dmaconn", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copy(dmaconn.library_path(), os.path.join(pkg, "libdmaconn.so.0"))
+            env = child_env(DMACONN_LIBRARY=None)
+            env["PYTHONPATH"] = tmp
+            proc = run_python(REPORT, env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode(), f"LOADED {os.path.join(pkg, 'libdmaconn.so.0')}\n")
+
+    def test_system_loader(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(PYTHON_DIR / "dmaconn", os.path.join(tmp, "dmaconn"),
+                            ignore=shutil.ignore_patterns("__pycache__", "*.so*"))
+            env = child_env(DMACONN_LIBRARY=None, LD_LIBRARY_PATH=os.path.dirname(dmaconn.library_path()))
+            env["PYTHONPATH"] = tmp
+            proc = run_python(REPORT, env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(proc.stdout.decode().startswith("LOADED "), proc.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,1602 @@
+/*
+ * The replay half of libdmaconn_replay: every NVML function dmaconn calls,
+ * answered from the topology file named by DMACONN_REPLAY
+ * (docs/replay-format.md), with NVML's argument checking and return codes so
+ * that the core runs the same code path as on hardware.
+ *
+ * The file is read once, on first use, into plain C structures; after that
+ * everything is read-only except the init count and the fault counters, so
+ * the functions may be called from any number of threads.
+ */
+#include "replay_internal.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "nvml_load.h"
+#include "pci.h"
+
+#define FORMAT_VERSION 1
+#define MAX_DEVICES REPLAY_MAX_DEVICES
+#define MAX_LINKS 64
+#define MAX_ENTRIES 4096 /* faults, missing functions, environment, pci_gpus */
+#define PATH_LEN 192
+#define DEFAULT_LIBRARY "libnvidia-ml.so.1"
+#define DEFAULT_NAME "NVIDIA GPU"
+#define NOT_INSTALLED DEFAULT_LIBRARY ": cannot open shared object file: No such file or directory (replayed)"
+
+/* ------------------------------------------------------------- functions */
+
+enum fn_id {
+#define FN_ENUM_(name, ret, params, required) FN_##name,
+	NVML_FUNCTIONS(FN_ENUM_)
+#undef FN_ENUM_
+	FN_COUNT
+};
+
+static const char *const fn_names[FN_COUNT] = {
+#define FN_NAME_(name, ret, params, required) [FN_##name] = #name,
+	NVML_FUNCTIONS(FN_NAME_)
+#undef FN_NAME_
+};
+
+/* The arguments a fault may be narrowed by, per function. */
+enum { ARG_DEV = 1, ARG_LINK = 2, ARG_PEER = 4 };
+static const unsigned char fn_args[FN_COUNT] = {
+	[FN_nvmlDeviceGetHandleByIndex_v2] = ARG_DEV,
+	[FN_nvmlDeviceGetName] = ARG_DEV,
+	[FN_nvmlDeviceGetUUID] = ARG_DEV,
+	[FN_nvmlDeviceGetPciInfo_v3] = ARG_DEV,
+	[FN_nvmlDeviceGetCudaComputeCapability] = ARG_DEV,
+	[FN_nvmlDeviceGetMigMode] = ARG_DEV,
+	[FN_nvmlDeviceGetGpuFabricInfoV] = ARG_DEV,
+	[FN_nvmlDeviceGetGpuFabricInfo] = ARG_DEV,
+	[FN_nvmlDeviceGetNvLinkState] = ARG_DEV | ARG_LINK,
+	[FN_nvmlDeviceGetNvLinkVersion] = ARG_DEV | ARG_LINK,
+	[FN_nvmlDeviceGetNvLinkRemoteDeviceType] = ARG_DEV | ARG_LINK,
+	[FN_nvmlDeviceGetNvLinkRemotePciInfo_v2] = ARG_DEV | ARG_LINK,
+	/* link: the scope of per-link fields, failing just those entries */
+	[FN_nvmlDeviceGetFieldValues] = ARG_DEV | ARG_LINK,
+	[FN_nvmlDeviceGetP2PStatus] = ARG_DEV | ARG_PEER,
+	[FN_nvmlDeviceGetTopologyCommonAncestor] = ARG_DEV | ARG_PEER,
+};
+
+/* ----------------------------------------------------------------- names */
+
+const struct replay_name replay_p2p_names[] = {
+	{ "OK", NVML_P2P_STATUS_OK },
+	{ "CNS", NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED },
+	{ "GNS", NVML_P2P_STATUS_GPU_NOT_SUPPORTED },
+	{ "TNS", NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED },
+	{ "DR", NVML_P2P_STATUS_DISABLED_BY_REGKEY },
+	{ "NS", NVML_P2P_STATUS_NOT_SUPPORTED },
+	{ "U", NVML_P2P_STATUS_UNKNOWN },
+	{ NULL, 0 },
+};
+
+const struct replay_name replay_ancestor_names[] = {
+	{ "INTERNAL", NVML_TOPOLOGY_INTERNAL },
+	{ "SINGLE", NVML_TOPOLOGY_SINGLE },
+	{ "MULTIPLE", NVML_TOPOLOGY_MULTIPLE },
+	{ "HOSTBRIDGE", NVML_TOPOLOGY_HOSTBRIDGE },
+	{ "NODE", NVML_TOPOLOGY_NODE },
+	{ "SYSTEM", NVML_TOPOLOGY_SYSTEM },
+	{ NULL, 0 },
+};
+
+const struct replay_name replay_remote_type_names[] = {
+	{ "GPU", NVML_NVLINK_DEVICE_TYPE_GPU },
+	{ "IBMNPU", NVML_NVLINK_DEVICE_TYPE_IBMNPU },
+	{ "SWITCH", NVML_NVLINK_DEVICE_TYPE_SWITCH },
+	{ "UNKNOWN", NVML_NVLINK_DEVICE_TYPE_UNKNOWN },
+	{ NULL, 0 },
+};
+
+const char *replay_name_of(const struct replay_name *t, int value)
+{
+	for (; t->name; t++)
+		if (t->value == value)
+			return t->name;
+	return NULL;
+}
+
+int replay_value_of(const struct replay_name *t, const char *name, int *value)
+{
+	for (; t->name; t++)
+		if (!strcasecmp(t->name, name)) {
+			*value = t->value;
+			return 0;
+		}
+	return -1;
+}
+
+/* ------------------------------------------------------------------ data */
+
+/* Each answer is a return code and, when that is NVML_SUCCESS, a value. */
+struct link {
+	nvmlReturn_t state_rc, version_rc, type_rc, pci_rc, speed_rc;
+	nvmlEnableState_t state;
+	unsigned int version, speed;
+	nvmlIntNvLinkDeviceType_t type;
+	nvmlPciInfo_t pci;
+};
+
+#define P2P_CAPS REPLAY_P2P_CAPS
+
+struct p2p {
+	unsigned int peer;
+	nvmlReturn_t status_rc[P2P_CAPS];
+	nvmlGpuP2PStatus_t status[P2P_CAPS];
+	nvmlReturn_t ancestor_rc;
+	nvmlGpuTopologyLevel_t ancestor;
+};
+
+struct fabric {
+	unsigned char uuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int clique, health;
+	nvmlGpuFabricState_t state;
+};
+
+/* Handles are pointers into the device array. */
+struct nvmlDevice_st {
+	unsigned int index;
+	nvmlReturn_t handle_rc; /* the device is an error object */
+	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc;
+	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+	nvmlPciInfo_t pci;
+	int cc[2];
+	unsigned int mig[2];
+	struct fabric fabric;
+	bool has_nvlink;
+	unsigned int nlinks;
+	struct link *links;
+	unsigned int np2p;
+	struct p2p *p2p; /* sorted by peer */
+};
+
+struct fault {
+	enum fn_id fn;
+	long long device, link, peer; /* -1: any */
+	nvmlReturn_t error;
+	unsigned long long skip, times, seen;
+	bool limited; /* "times" given */
+};
+
+struct env_pin {
+	char *name, *value; /* value NULL: pinned unset */
+};
+
+static struct replay {
+	const char *load_error; /* NULL once the file loaded */
+	char err[1024];
+	bool nvml_present;	/* "nvml" key */
+	char *library;		/* NULL: the default name */
+	char *library_error;	/* "library": {"error": ...} */
+	char **missing;
+	unsigned int nmissing;
+	bool fn_missing[FN_COUNT];
+	nvmlReturn_t init_rc, driver_rc, nvml_version_rc, cuda_rc, count_rc;
+	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+	char nvml_version[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE];
+	int cuda;
+	unsigned int count;	/* device_count's answer, or ndev */
+	unsigned int ndev;
+	struct nvmlDevice_st *devs;
+	unsigned int nfaults;
+	struct fault *faults;
+	unsigned int nenv;
+	struct env_pin *env;
+	unsigned int ngpus;
+	struct dc_pci *gpus;
+} g;
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint g_inits;
+
+static void free_data(void)
+{
+	for (unsigned int i = 0; i < g.ndev; i++) {
+		free(g.devs[i].links);
+		free(g.devs[i].p2p);
+	}
+	free(g.devs);
+	for (unsigned int i = 0; i < g.nmissing; i++)
+		free(g.missing[i]);
+	free(g.missing);
+	for (unsigned int i = 0; i < g.nenv; i++) {
+		free(g.env[i].name);
+		free(g.env[i].value);
+	}
+	free(g.env);
+	free(g.faults);
+	free(g.gpus);
+	free(g.library);
+	free(g.library_error);
+	const char *keep = g.load_error;
+	char err[sizeof(g.err)];
+	memcpy(err, g.err, sizeof(err));
+	memset(&g, 0, sizeof(g));
+	memcpy(g.err, err, sizeof(err));
+	g.load_error = keep == NULL ? NULL : g.err;
+}
+
+/* ------------------------------------------------------------ file reader */
+
+struct ld {
+	const char *file;
+};
+
+__attribute__((format(printf, 3, 4))) static int bad(struct ld *ld, const char *path, const char *fmt, ...)
+{
+	int n = snprintf(g.err, sizeof(g.err), "%s: %s: ", ld->file, path);
+	if (n >= 0 && (size_t)n < sizeof(g.err)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(g.err + n, sizeof(g.err) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* A path too long for the buffer ends in "..." rather than misleads. */
+static const char *path_end(char *buf, int n)
+{
+	if (n < 0 || n >= PATH_LEN)
+		strcpy(buf + PATH_LEN - 4, "...");
+	return buf;
+}
+
+static const char *sub(char *buf, const char *base, const char *key)
+{
+	return path_end(buf, snprintf(buf, PATH_LEN, "%s.%s", base, key));
+}
+
+static const char *item(char *buf, const char *base, size_t i)
+{
+	return path_end(buf, snprintf(buf, PATH_LEN, "%s[%zu]", base, i));
+}
+
+static int get_int(struct ld *ld, json_t *v, const char *path, long long min, long long max, long long *out)
+{
+	*out = 0;
+	if (!json_is_integer(v))
+		return bad(ld, path, "expected an integer");
+	long long x = (long long)json_integer_value(v);
+	if (x < min || x > max)
+		return bad(ld, path, "%lld is out of range (%lld to %lld)", x, min, max);
+	*out = x;
+	return 0;
+}
+
+static int get_uint(struct ld *ld, json_t *v, const char *path, unsigned int *out)
+{
+	long long x = 0;
+	if (get_int(ld, v, path, 0, UINT_MAX, &x))
+		return -1;
+	*out = (unsigned int)x;
+	return 0;
+}
+
+/* A string that fits an NVML buffer of `size` bytes with its terminator. */
+static int get_str(struct ld *ld, json_t *v, const char *path, char *dst, size_t size)
+{
+	if (!json_is_string(v))
+		return bad(ld, path, "expected a string");
+	size_t n = json_string_length(v);
+	if (n >= size)
+		return bad(ld, path, "longer than NVML's %zu characters", size - 1);
+	memcpy(dst, json_string_value(v), n + 1);
+	return 0;
+}
+
+static int get_code(struct ld *ld, json_t *v, const char *path, nvmlReturn_t *rc)
+{
+	if (!json_is_string(v))
+		return bad(ld, path, "expected an NVML return code name such as \"NOT_SUPPORTED\"");
+	if (nvml_return_parse(json_string_value(v), rc))
+		return bad(ld, path, "unknown NVML return code \"%s\"", json_string_value(v));
+	return 0;
+}
+
+static int get_name(struct ld *ld, json_t *v, const char *path, const struct replay_name *t, const char *what,
+		    int *out)
+{
+	if (!json_is_string(v) || replay_value_of(t, json_string_value(v), out))
+		return bad(ld, path, "expected %s or an error object", what);
+	return 0;
+}
+
+/*
+ * {"error": NAME}: 1 with *rc its code; 0 when v is not an error object;
+ * -1 when the name is bad.  SUCCESS gives no value, so it is refused.
+ */
+static int error_object(struct ld *ld, json_t *v, const char *path, nvmlReturn_t *rc)
+{
+	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	char p[PATH_LEN];
+	if (!e)
+		return 0;
+	if (get_code(ld, e, sub(p, path, "error"), rc))
+		return -1;
+	if (*rc == NVML_SUCCESS)
+		return bad(ld, p, "SUCCESS is not an error");
+	return 1;
+}
+
+/*
+ * The answer stored under obj[key]: 1 with *v the value to read (*rc =
+ * SUCCESS); 0 with *rc the error object's code, or `absent` when the key is
+ * missing; -1 on a bad error object.  path receives the key's path.
+ */
+static int answer(struct ld *ld, json_t *obj, const char *base, const char *key, char *path, nvmlReturn_t absent,
+		  nvmlReturn_t *rc, json_t **v)
+{
+	sub(path, base, key);
+	*rc = absent;
+	*v = json_object_get(obj, key);
+	if (!*v)
+		return 0;
+	int e = error_object(ld, *v, path, rc);
+	if (e)
+		return e < 0 ? -1 : 0;
+	*rc = NVML_SUCCESS;
+	return 1;
+}
+
+static int read_pci(struct ld *ld, json_t *v, const char *path, nvmlPciInfo_t *out)
+{
+	char p[PATH_LEN];
+	struct dc_pci a;
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(v))
+		return bad(ld, path, "expected an object with \"bus_id\" or an error object");
+	json_t *bus = json_object_get(v, "bus_id");
+	if (!bus)
+		return bad(ld, path, "\"bus_id\" is required");
+	if (get_str(ld, bus, sub(p, path, "bus_id"), out->busId, sizeof(out->busId)))
+		return -1;
+	if (dc_pci_parse(out->busId, sizeof(out->busId), &a))
+		return bad(ld, p, "\"%s\" is not a PCI bus id", out->busId);
+	out->domain = a.domain;
+	out->bus = a.bus;
+	out->device = a.device;
+	json_t *legacy = json_object_get(v, "bus_id_legacy");
+	if (legacy) {
+		struct dc_pci b;
+		if (get_str(ld, legacy, sub(p, path, "bus_id_legacy"), out->busIdLegacy, sizeof(out->busIdLegacy)))
+			return -1;
+		if (dc_pci_parse(out->busIdLegacy, sizeof(out->busIdLegacy), &b))
+			return bad(ld, p, "\"%s\" is not a PCI bus id", out->busIdLegacy);
+	} else {
+		/* The legacy form has a 4-digit domain by definition. */
+		snprintf(out->busIdLegacy, sizeof(out->busIdLegacy), "%04X:%02X:%02X.%X", a.domain & 0xffffu,
+			 a.bus & 0xffu, a.device & 0xffu, a.function & 0x7u);
+	}
+	json_t *id = json_object_get(v, "pci_device_id");
+	if (id && get_uint(ld, id, sub(p, path, "pci_device_id"), &out->pciDeviceId))
+		return -1;
+	json_t *ss = json_object_get(v, "pci_subsystem_id");
+	if (ss && get_uint(ld, ss, sub(p, path, "pci_subsystem_id"), &out->pciSubSystemId))
+		return -1;
+	return 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "8-4-4-4-12" hex groups, or 32 hex digits. */
+static int parse_uuid(const char *s, unsigned char out[NVML_GPU_FABRIC_UUID_LEN])
+{
+	size_t len = strlen(s), pos = 0;
+	bool hyphens = len == 36;
+	if (len != 32 && !hyphens)
+		return -1;
+	for (int i = 0; i < NVML_GPU_FABRIC_UUID_LEN; i++) {
+		if (hyphens && (pos == 8 || pos == 13 || pos == 18 || pos == 23) && s[pos++] != '-')
+			return -1;
+		int hi = hexval((unsigned char)s[pos]), lo = hexval((unsigned char)s[pos + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (unsigned char)(hi << 4 | lo);
+		pos += 2;
+	}
+	return 0;
+}
+
+static int read_fabric(struct ld *ld, json_t *v, const char *path, struct fabric *f)
+{
+	char p[PATH_LEN];
+	long long x;
+	memset(f, 0, sizeof(*f));
+	if (!json_is_object(v))
+		return bad(ld, path, "expected an object with \"state\" or an error object");
+	json_t *state = json_object_get(v, "state");
+	if (!state)
+		return bad(ld, path, "\"state\" is required");
+	if (get_int(ld, state, sub(p, path, "state"), NVML_GPU_FABRIC_STATE_NOT_SUPPORTED,
+		    NVML_GPU_FABRIC_STATE_COMPLETED, &x))
+		return -1;
+	f->state = (nvmlGpuFabricState_t)x;
+	json_t *status = json_object_get(v, "status");
+	if (status && get_code(ld, status, sub(p, path, "status"), &f->status))
+		return -1;
+	json_t *uuid = json_object_get(v, "cluster_uuid");
+	if (uuid) {
+		sub(p, path, "cluster_uuid");
+		if (!json_is_string(uuid) || parse_uuid(json_string_value(uuid), f->uuid))
+			return bad(ld, p, "expected a UUID, hyphenated or as 32 hex digits");
+	}
+	json_t *clique = json_object_get(v, "clique_id");
+	if (clique && get_uint(ld, clique, sub(p, path, "clique_id"), &f->clique))
+		return -1;
+	json_t *health = json_object_get(v, "health_mask");
+	if (health && get_uint(ld, health, sub(p, path, "health_mask"), &f->health))
+		return -1;
+	return 0;
+}
+
+static void link_all(struct link *l, nvmlReturn_t rc)
+{
+	l->state_rc = l->version_rc = l->type_rc = l->pci_rc = l->speed_rc = rc;
+}
+
+/* One "nvlink" entry; *repeat receives how many links it describes. */
+static int read_link(struct ld *ld, json_t *e, const char *path, struct link *l, long long *repeat)
+{
+	char p[PATH_LEN];
+	json_t *v;
+	int r;
+	memset(l, 0, sizeof(*l));
+	*repeat = 1;
+	if (!json_is_object(e))
+		return bad(ld, path, "expected an object");
+	json_t *rep = json_object_get(e, "repeat");
+	if (rep && get_int(ld, rep, sub(p, path, "repeat"), 1, MAX_LINKS, repeat))
+		return -1;
+	nvmlReturn_t rc;
+	if ((r = error_object(ld, e, path, &rc)) != 0) {
+		link_all(l, rc);
+		return r < 0 ? -1 : 0;
+	}
+	if ((r = answer(ld, e, path, "state", p, NVML_ERROR_NOT_SUPPORTED, &l->state_rc, &v)) < 0)
+		return -1;
+	if (r) {
+		if (!json_is_integer(v) || (json_integer_value(v) != 0 && json_integer_value(v) != 1))
+			return bad(ld, p, "expected 0, 1 or an error object");
+		l->state = (nvmlEnableState_t)json_integer_value(v);
+	}
+	if ((r = answer(ld, e, path, "version", p, NVML_ERROR_NOT_SUPPORTED, &l->version_rc, &v)) < 0 ||
+	    (r && get_uint(ld, v, p, &l->version)))
+		return -1;
+	if ((r = answer(ld, e, path, "remote_type", p, NVML_ERROR_NOT_SUPPORTED, &l->type_rc, &v)) < 0 ||
+	    (r && get_name(ld, v, p, replay_remote_type_names, "\"GPU\", \"IBMNPU\", \"SWITCH\", \"UNKNOWN\"",
+			   &l->type)))
+		return -1;
+	if ((r = answer(ld, e, path, "remote_pci", p, NVML_ERROR_NOT_SUPPORTED, &l->pci_rc, &v)) < 0 ||
+	    (r && read_pci(ld, v, p, &l->pci)))
+		return -1;
+	if ((r = answer(ld, e, path, "speed_mbps", p, NVML_ERROR_NOT_SUPPORTED, &l->speed_rc, &v)) < 0 ||
+	    (r && get_uint(ld, v, p, &l->speed)))
+		return -1;
+	return 0;
+}
+
+static int read_nvlink(struct ld *ld, json_t *arr, const char *path, struct nvmlDevice_st *d)
+{
+	char p[PATH_LEN];
+	struct link links[MAX_LINKS];
+	unsigned int n = 0;
+	if (!json_is_array(arr))
+		return bad(ld, path, "expected an array of link objects");
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		struct link l;
+		long long repeat;
+		if (read_link(ld, json_array_get(arr, i), item(p, path, i), &l, &repeat))
+			return -1;
+		if (repeat > MAX_LINKS - (long long)n)
+			return bad(ld, p, "more than %d links in all", MAX_LINKS);
+		while (repeat--)
+			links[n++] = l;
+	}
+	d->has_nvlink = true;
+	d->nlinks = n;
+	if (n && !(d->links = malloc(n * sizeof(*d->links))))
+		return bad(ld, path, "out of memory");
+	if (n)
+		memcpy(d->links, links, n * sizeof(*d->links));
+	return 0;
+}
+
+const char *const replay_p2p_caps_keys[P2P_CAPS] = { "read", "write", "nvlink", "atomics", "pci" };
+
+static int read_p2p_entry(struct ld *ld, json_t *e, const char *path, const struct nvmlDevice_st *d,
+			  unsigned int ndev, struct p2p *out)
+{
+	char p[PATH_LEN];
+	json_t *v;
+	long long peer;
+	int r;
+	if (!json_is_object(e))
+		return bad(ld, path, "expected an object");
+	json_t *pv = json_object_get(e, "peer");
+	if (!pv)
+		return bad(ld, path, "\"peer\" is required");
+	if (get_int(ld, pv, sub(p, path, "peer"), 0, (long long)ndev - 1, &peer))
+		return -1;
+	if (peer == d->index)
+		return bad(ld, p, "a device is not its own peer");
+	out->peer = (unsigned int)peer;
+	for (int c = 0; c < P2P_CAPS; c++) {
+		out->status[c] = NVML_P2P_STATUS_NOT_SUPPORTED;
+		if ((r = answer(ld, e, path, replay_p2p_caps_keys[c], p, NVML_SUCCESS, &out->status_rc[c], &v)) < 0 ||
+		    (r && get_name(ld, v, p, replay_p2p_names, "\"OK\", \"CNS\", \"GNS\", \"TNS\", \"DR\", \"NS\", \"U\"",
+				   &out->status[c])))
+			return -1;
+	}
+	if ((r = answer(ld, e, path, "common_ancestor", p, NVML_ERROR_NOT_SUPPORTED, &out->ancestor_rc, &v)) < 0 ||
+	    (r && get_name(ld, v, p, replay_ancestor_names,
+			   "\"INTERNAL\", \"SINGLE\", \"MULTIPLE\", \"HOSTBRIDGE\", \"NODE\", \"SYSTEM\"",
+			   &out->ancestor)))
+		return -1;
+	return 0;
+}
+
+static int cmp_p2p(const void *a, const void *b)
+{
+	const struct p2p *x = a, *y = b;
+	return x->peer < y->peer ? -1 : x->peer > y->peer;
+}
+
+static int read_p2p(struct ld *ld, json_t *arr, const char *path, struct nvmlDevice_st *d, unsigned int ndev)
+{
+	char p[PATH_LEN];
+	if (!json_is_array(arr))
+		return bad(ld, path, "expected an array of peer objects");
+	size_t n = json_array_size(arr);
+	if (n >= ndev && n)
+		return bad(ld, path, "more peers than the %u other devices", ndev - 1);
+	if (!n)
+		return 0;
+	if (!(d->p2p = calloc(n, sizeof(*d->p2p))))
+		return bad(ld, path, "out of memory");
+	d->np2p = (unsigned int)n;
+	for (size_t i = 0; i < n; i++)
+		if (read_p2p_entry(ld, json_array_get(arr, i), item(p, path, i), d, ndev, &d->p2p[i]))
+			return -1;
+	qsort(d->p2p, n, sizeof(*d->p2p), cmp_p2p);
+	for (size_t i = 1; i < n; i++)
+		if (d->p2p[i].peer == d->p2p[i - 1].peer)
+			return bad(ld, path, "peer %u is listed twice", d->p2p[i].peer);
+	return 0;
+}
+
+static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDevice_st *d, unsigned int ndev)
+{
+	char p[PATH_LEN], q[PATH_LEN];
+	json_t *v;
+	int r;
+	if ((r = error_object(ld, o, path, &d->handle_rc)) != 0)
+		return r < 0 ? -1 : 0;
+	if (!json_is_object(o))
+		return bad(ld, path, "expected a device object or an error object");
+	if ((r = answer(ld, o, path, "name", p, NVML_SUCCESS, &d->name_rc, &v)) < 0 ||
+	    (r && get_str(ld, v, p, d->name, sizeof(d->name))))
+		return -1;
+	if (!v)
+		strcpy(d->name, DEFAULT_NAME);
+	if ((r = answer(ld, o, path, "uuid", p, NVML_SUCCESS, &d->uuid_rc, &v)) < 0 ||
+	    (r && get_str(ld, v, p, d->uuid, sizeof(d->uuid))))
+		return -1;
+	if (!v)
+		return bad(ld, path, "\"uuid\" is required");
+	if ((r = answer(ld, o, path, "pci", p, NVML_SUCCESS, &d->pci_rc, &v)) < 0 || (r && read_pci(ld, v, p, &d->pci)))
+		return -1;
+	if (!v)
+		return bad(ld, path, "\"pci\" is required");
+	json_t *pair[2] = { NULL, NULL };
+	const char *pair_keys[2] = { "cuda_compute_capability", "mig_mode" };
+	nvmlReturn_t *pair_rc[2] = { &d->cc_rc, &d->mig_rc };
+	for (int k = 0; k < 2; k++) {
+		if ((r = answer(ld, o, path, pair_keys[k], p, NVML_ERROR_NOT_SUPPORTED, pair_rc[k], &v)) < 0)
+			return -1;
+		if (r && (!json_is_array(v) || json_array_size(v) != 2))
+			return bad(ld, p, "expected [%s] or an error object", k ? "current, pending" : "major, minor");
+		if (r)
+			pair[k] = v;
+	}
+	for (int i = 0; pair[0] && i < 2; i++) {
+		long long x;
+		if (get_int(ld, json_array_get(pair[0], (size_t)i), item(q, sub(p, path, pair_keys[0]), (size_t)i), 0,
+			    INT_MAX, &x))
+			return -1;
+		d->cc[i] = (int)x;
+	}
+	for (int i = 0; pair[1] && i < 2; i++)
+		if (get_uint(ld, json_array_get(pair[1], (size_t)i), item(q, sub(p, path, pair_keys[1]), (size_t)i),
+			     &d->mig[i]))
+			return -1;
+	if ((r = answer(ld, o, path, "fabric", p, NVML_ERROR_NOT_SUPPORTED, &d->fabric_rc, &v)) < 0 ||
+	    (r && read_fabric(ld, v, p, &d->fabric)))
+		return -1;
+	if ((v = json_object_get(o, "nvlink")) && read_nvlink(ld, v, sub(p, path, "nvlink"), d))
+		return -1;
+	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, sub(p, path, "p2p"), d, ndev))
+		return -1;
+	return 0;
+}
+
+static int read_devices(struct ld *ld, json_t *arr, const char *path)
+{
+	char p[PATH_LEN];
+	if (!json_is_array(arr))
+		return bad(ld, path, "expected an array of devices");
+	size_t n = json_array_size(arr);
+	if (n > MAX_DEVICES)
+		return bad(ld, path, "%zu devices, more than the %d supported", n, MAX_DEVICES);
+	if (n && !(g.devs = calloc(n, sizeof(*g.devs))))
+		return bad(ld, path, "out of memory");
+	g.ndev = (unsigned int)n;
+	for (size_t i = 0; i < n; i++) {
+		g.devs[i].index = (unsigned int)i;
+		if (read_device(ld, json_array_get(arr, i), item(p, path, i), &g.devs[i], g.ndev))
+			return -1;
+	}
+	return 0;
+}
+
+static int fn_lookup(const char *name)
+{
+	for (int i = 0; i < FN_COUNT; i++)
+		if (!strcmp(fn_names[i], name))
+			return i;
+	return -1;
+}
+
+/* An optional index narrowing a fault, allowed only where the function has that argument. */
+static int fault_arg(struct ld *ld, json_t *o, const char *path, const char *key, struct fault *f, int arg,
+		     long long *out)
+{
+	char p[PATH_LEN];
+	json_t *v = json_object_get(o, key);
+	*out = -1;
+	if (!v)
+		return 0;
+	sub(p, path, key);
+	if (!(fn_args[f->fn] & arg))
+		return bad(ld, p, "%s has no %s argument", fn_names[f->fn], key);
+	return get_int(ld, v, p, 0, UINT_MAX, out);
+}
+
+static int read_fault(struct ld *ld, json_t *o, const char *path, struct fault *f)
+{
+	char p[PATH_LEN];
+	long long x;
+	if (!json_is_object(o))
+		return bad(ld, path, "expected an object");
+	json_t *fn = json_object_get(o, "function");
+	if (!fn)
+		return bad(ld, path, "\"function\" is required");
+	if (!json_is_string(fn))
+		return bad(ld, sub(p, path, "function"), "expected an NVML function name");
+	int id = fn_lookup(json_string_value(fn));
+	if (id < 0)
+		return bad(ld, sub(p, path, "function"), "\"%s\" is not an NVML function that dmaconn calls",
+			   json_string_value(fn));
+	if (id == FN_nvmlErrorString)
+		return bad(ld, sub(p, path, "function"), "nvmlErrorString returns no code to fail with");
+	f->fn = (enum fn_id)id;
+	if (fault_arg(ld, o, path, "device", f, ARG_DEV, &f->device) ||
+	    fault_arg(ld, o, path, "link", f, ARG_LINK, &f->link) ||
+	    fault_arg(ld, o, path, "peer", f, ARG_PEER, &f->peer))
+		return -1;
+	json_t *e = json_object_get(o, "error");
+	if (!e)
+		return bad(ld, path, "\"error\" is required");
+	if (get_code(ld, e, sub(p, path, "error"), &f->error))
+		return -1;
+	if (f->error == NVML_SUCCESS)
+		return bad(ld, p, "a fault needs an error, not SUCCESS");
+	json_t *skip = json_object_get(o, "skip");
+	if (skip && get_int(ld, skip, sub(p, path, "skip"), 0, LLONG_MAX, &x))
+		return -1;
+	f->skip = skip ? (unsigned long long)x : 0;
+	json_t *times = json_object_get(o, "times");
+	if (times && get_int(ld, times, sub(p, path, "times"), 0, LLONG_MAX, &x))
+		return -1;
+	f->limited = times != NULL;
+	f->times = times ? (unsigned long long)x : 0;
+	return 0;
+}
+
+/* Checks a JSON array of at most MAX_ENTRIES and allocates as many elements
+ * of size sz (NULL for none); -1 on error. */
+static int read_list(struct ld *ld, json_t *arr, const char *path, const char *what, size_t sz, void **out,
+		     unsigned int *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!json_is_array(arr))
+		return bad(ld, path, "expected an array of %s", what);
+	size_t len = json_array_size(arr);
+	if (len > MAX_ENTRIES)
+		return bad(ld, path, "%zu %s, more than the %d supported", len, what, MAX_ENTRIES);
+	if (len && !(*out = calloc(len, sz)))
+		return bad(ld, path, "out of memory");
+	*n = (unsigned int)len;
+	return 0;
+}
+
+static int read_faults(struct ld *ld, json_t *arr, const char *path)
+{
+	char p[PATH_LEN];
+	void *list;
+	int r = read_list(ld, arr, path, "faults", sizeof(*g.faults), &list, &g.nfaults);
+	g.faults = list;
+	if (r)
+		return -1;
+	for (unsigned int i = 0; i < g.nfaults; i++)
+		if (read_fault(ld, json_array_get(arr, i), item(p, path, i), &g.faults[i]))
+			return -1;
+	return 0;
+}
+
+static int read_missing(struct ld *ld, json_t *arr, const char *path)
+{
+	char p[PATH_LEN];
+	unsigned int n;
+	void *list;
+	int r = read_list(ld, arr, path, "function names", sizeof(*g.missing), &list, &n);
+	g.missing = list;
+	if (r)
+		return -1;
+	for (unsigned int i = 0; i < n; i++) {
+		json_t *v = json_array_get(arr, i);
+		if (!json_is_string(v))
+			return bad(ld, item(p, path, i), "expected a function name");
+		/* Names this library does not know still hide from the caller. */
+		if (!(g.missing[i] = strdup(json_string_value(v))))
+			return bad(ld, path, "out of memory");
+		g.nmissing = i + 1;
+		int id = fn_lookup(g.missing[i]);
+		if (id >= 0)
+			g.fn_missing[id] = true;
+	}
+	return 0;
+}
+
+static int read_library(struct ld *ld, json_t *v, const char *path)
+{
+	char p[PATH_LEN];
+	if (json_is_string(v)) {
+		if (!(g.library = strdup(json_string_value(v))))
+			return bad(ld, path, "out of memory");
+		return 0;
+	}
+	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	if (!e)
+		return bad(ld, path, "expected a library name or {\"error\": \"loader message\"}");
+	if (!json_is_string(e))
+		return bad(ld, sub(p, path, "error"), "expected the loader's message");
+	if (!(g.library_error = strdup(json_string_value(e))))
+		return bad(ld, path, "out of memory");
+	return 0;
+}
+
+/* The version strings, cuda_driver_version and device_count. */
+static int read_system(struct ld *ld, json_t *nvml)
+{
+	char p[PATH_LEN];
+	json_t *v;
+	int r;
+	long long x;
+	if ((r = answer(ld, nvml, "nvml", "driver_version", p, NVML_ERROR_NOT_SUPPORTED, &g.driver_rc, &v)) < 0 ||
+	    (r && get_str(ld, v, p, g.driver, sizeof(g.driver))))
+		return -1;
+	if ((r = answer(ld, nvml, "nvml", "nvml_version", p, NVML_ERROR_NOT_SUPPORTED, &g.nvml_version_rc, &v)) < 0 ||
+	    (r && get_str(ld, v, p, g.nvml_version, sizeof(g.nvml_version))))
+		return -1;
+	if ((r = answer(ld, nvml, "nvml", "cuda_driver_version", p, NVML_ERROR_NOT_SUPPORTED, &g.cuda_rc, &v)) < 0 ||
+	    (r && get_int(ld, v, p, INT_MIN, INT_MAX, &x)))
+		return -1;
+	g.cuda = r ? (int)x : 0;
+	g.count = g.ndev;
+	if ((r = answer(ld, nvml, "nvml", "device_count", p, NVML_SUCCESS, &g.count_rc, &v)) < 0 ||
+	    (r && get_int(ld, v, p, 0, MAX_DEVICES, &x)))
+		return -1;
+	if (r && x > g.ndev)
+		return bad(ld, p, "%lld, but %u devices are listed", x, g.ndev);
+	if (r)
+		g.count = (unsigned int)x;
+	return 0;
+}
+
+static int read_nvml(struct ld *ld, json_t *nvml)
+{
+	json_t *v;
+	int r;
+	if (!json_is_object(nvml))
+		return bad(ld, "nvml", "expected an object");
+	g.nvml_present = true;
+	if ((v = json_object_get(nvml, "library")) && read_library(ld, v, "nvml.library"))
+		return -1;
+	if (g.library_error)
+		return 0; /* nothing else can be reached */
+	if ((v = json_object_get(nvml, "missing_functions")) && read_missing(ld, v, "nvml.missing_functions"))
+		return -1;
+	g.init_rc = NVML_SUCCESS;
+	if ((v = json_object_get(nvml, "init"))) {
+		/* A bare name, or an error object like every other answer. */
+		if ((r = error_object(ld, v, "nvml.init", &g.init_rc)) < 0 ||
+		    (!r && get_code(ld, v, "nvml.init", &g.init_rc)))
+			return -1;
+	}
+	if ((v = json_object_get(nvml, "devices")) && read_devices(ld, v, "nvml.devices"))
+		return -1;
+	if (read_system(ld, nvml))
+		return -1;
+	if ((v = json_object_get(nvml, "faults")) && read_faults(ld, v, "nvml.faults"))
+		return -1;
+	return 0;
+}
+
+static int read_environment(struct ld *ld, json_t *env)
+{
+	char p[PATH_LEN];
+	const char *key;
+	json_t *v;
+	if (!json_is_object(env))
+		return bad(ld, "environment", "expected an object of strings and nulls");
+	if (json_object_size(env) > MAX_ENTRIES)
+		return bad(ld, "environment", "more than %d variables", MAX_ENTRIES);
+	if (json_object_size(env) && !(g.env = calloc(json_object_size(env), sizeof(*g.env))))
+		return bad(ld, "environment", "out of memory");
+	json_object_foreach(env, key, v) {
+		if (!json_is_string(v) && !json_is_null(v))
+			return bad(ld, sub(p, "environment", key), "expected a string or null");
+		struct env_pin *e = &g.env[g.nenv++];
+		if (!(e->name = strdup(key)) || (json_is_string(v) && !(e->value = strdup(json_string_value(v)))))
+			return bad(ld, "environment", "out of memory");
+	}
+	return 0;
+}
+
+static int read_pci_gpus(struct ld *ld, json_t *arr)
+{
+	char p[PATH_LEN];
+	void *list;
+	int r = read_list(ld, arr, "pci_gpus", "PCI bus ids", sizeof(*g.gpus), &list, &g.ngpus);
+	g.gpus = list;
+	if (r)
+		return -1;
+	for (unsigned int i = 0; i < g.ngpus; i++) {
+		json_t *v = json_array_get(arr, i);
+		if (!json_is_string(v) || dc_pci_parse(json_string_value(v), json_string_length(v) + 1, &g.gpus[i]))
+			return bad(ld, item(p, "pci_gpus", i), "expected a PCI bus id such as \"0000:00:06.0\"");
+	}
+	return 0;
+}
+
+static int read_root(struct ld *ld, json_t *root)
+{
+	json_t *v;
+	long long version;
+	if (!json_is_object(root))
+		return bad(ld, "(top level)", "expected an object");
+	if (!(v = json_object_get(root, "dmaconn_topology")))
+		return bad(ld, "(top level)", "\"dmaconn_topology\" is required: this is not a dmaconn topology file");
+	if (!json_is_integer(v))
+		return bad(ld, "dmaconn_topology", "expected the format version, an integer");
+	version = (long long)json_integer_value(v);
+	if (version > FORMAT_VERSION)
+		return bad(ld, "dmaconn_topology", "version %lld is newer than this reader's %d", version,
+			   FORMAT_VERSION);
+	if (version < 1)
+		return bad(ld, "dmaconn_topology", "version %lld does not exist", version);
+	if ((v = json_object_get(root, "environment")) && read_environment(ld, v))
+		return -1;
+	if ((v = json_object_get(root, "pci_gpus")) && read_pci_gpus(ld, v))
+		return -1;
+	if ((v = json_object_get(root, "nvml")) && read_nvml(ld, v))
+		return -1;
+	return 0;
+}
+
+static void load(void)
+{
+	const char *file = secure_getenv("DMACONN_REPLAY");
+	if (!file || !*file) {
+		snprintf(g.err, sizeof(g.err), "DMACONN_REPLAY is not set");
+		g.load_error = g.err;
+		return;
+	}
+	FILE *f = fopen(file, "re");
+	if (!f) {
+		snprintf(g.err, sizeof(g.err), "%s: cannot open: %s", file, strerror(errno));
+		g.load_error = g.err;
+		return;
+	}
+	json_error_t je;
+	json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+	fclose(f);
+	if (!root) {
+		if (je.line > 0)
+			snprintf(g.err, sizeof(g.err), "%s: line %d, column %d: %s", file, je.line, je.column,
+				 je.text);
+		else
+			snprintf(g.err, sizeof(g.err), "%s: %s", file, je.text);
+		g.load_error = g.err;
+		return;
+	}
+	struct ld ld = { file };
+	if (read_root(&ld, root)) {
+		g.load_error = g.err;
+		free_data();
+	}
+	json_decref(root);
+}
+
+static void load_nothing(void)
+{
+	snprintf(g.err, sizeof(g.err), "libdmaconn_replay is being unloaded");
+	g.load_error = g.err;
+}
+
+/* Frees the file's data when the library goes, so that leak checkers stay quiet. */
+__attribute__((destructor)) static void release(void)
+{
+	pthread_once(&g_once, load_nothing);
+	free_data();
+	load_nothing();
+}
+
+static bool loaded(void)
+{
+	pthread_once(&g_once, load);
+	return g.load_error == NULL;
+}
+
+/* ---------------------------------------------------------------- faults */
+
+/* A call's arguments, -1 where the function has none. */
+struct call {
+	enum fn_id fn;
+	long long dev, link, peer;
+};
+
+/*
+ * Counts the call against every fault it matches and returns the error of
+ * the first that is active, or NVML_SUCCESS.  link_faults_only: the
+ * per-link entries of nvmlDeviceGetFieldValues, which only faults naming a
+ * link address.
+ */
+static nvmlReturn_t fault(const struct call *c, bool link_faults_only)
+{
+	nvmlReturn_t rc = NVML_SUCCESS;
+	if (!g.nfaults)
+		return rc;
+	pthread_mutex_lock(&g_fault_lock);
+	for (unsigned int i = 0; i < g.nfaults; i++) {
+		struct fault *f = &g.faults[i];
+		if (f->fn != c->fn || (link_faults_only && f->link < 0) || (f->device >= 0 && f->device != c->dev) ||
+		    (f->link >= 0 && f->link != c->link) || (f->peer >= 0 && f->peer != c->peer))
+			continue;
+		if (f->seen < ULLONG_MAX)
+			f->seen++;
+		if (rc == NVML_SUCCESS && f->seen > f->skip && (!f->limited || f->seen - f->skip <= f->times))
+			rc = f->error;
+	}
+	pthread_mutex_unlock(&g_fault_lock);
+	return rc;
+}
+
+/* -------------------------------------------------------------- prologue */
+
+/* What every call checks first: a usable file, the symbol, initialisation. */
+static nvmlReturn_t enter(enum fn_id fn)
+{
+	if (!loaded())
+		return NVML_ERROR_UNKNOWN;
+	if (g.fn_missing[fn])
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (!g.nvml_present || g.library_error)
+		return fn == FN_nvmlInit_v2 ? NVML_ERROR_LIBRARY_NOT_FOUND : NVML_ERROR_UNINITIALIZED;
+	if (fn != FN_nvmlInit_v2 && atomic_load(&g_inits) == 0)
+		return NVML_ERROR_UNINITIALIZED;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t enter_system(enum fn_id fn)
+{
+	nvmlReturn_t rc = enter(fn);
+	struct call c = { fn, -1, -1, -1 };
+	return rc ? rc : fault(&c, false);
+}
+
+/* The device behind a handle this library gave out, or NULL. */
+static struct nvmlDevice_st *dev_of(nvmlDevice_t h)
+{
+	uintptr_t p = (uintptr_t)h, base = (uintptr_t)g.devs;
+	if (!h || !g.devs || p < base || (p - base) % sizeof(*g.devs))
+		return NULL;
+	size_t i = (p - base) / sizeof(*g.devs);
+	if (i >= g.count || g.devs[i].handle_rc != NVML_SUCCESS)
+		return NULL;
+	return &g.devs[i];
+}
+
+static nvmlReturn_t enter_device(enum fn_id fn, nvmlDevice_t h, long long ln, struct nvmlDevice_st **d)
+{
+	nvmlReturn_t rc = enter(fn);
+	if (rc)
+		return rc;
+	if (!(*d = dev_of(h)))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	struct call c = { fn, (*d)->index, ln, -1 };
+	return fault(&c, false);
+}
+
+/* Every link of a device without "nvlink", as on PCIe-only GPUs. */
+static const struct link unsupported_link = {
+	.state_rc = NVML_ERROR_NOT_SUPPORTED,
+	.version_rc = NVML_ERROR_NOT_SUPPORTED,
+	.type_rc = NVML_ERROR_NOT_SUPPORTED,
+	.pci_rc = NVML_ERROR_NOT_SUPPORTED,
+	.speed_rc = NVML_ERROR_NOT_SUPPORTED,
+};
+
+/* A link the device has, or NULL (NVML's INVALID_ARGUMENT). */
+static const struct link *link_of(const struct nvmlDevice_st *d, unsigned int ln)
+{
+	if (!d->has_nvlink)
+		return ln < NVML_NVLINK_MAX_LINKS ? &unsupported_link : NULL;
+	return ln < d->nlinks ? &d->links[ln] : NULL;
+}
+
+static nvmlReturn_t enter_link(enum fn_id fn, nvmlDevice_t h, unsigned int ln, const struct link **l)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(fn, h, ln, &d);
+	if (rc)
+		return rc;
+	*l = link_of(d, ln);
+	return *l ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+static nvmlReturn_t enter_pair(enum fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, const struct p2p **p)
+{
+	/* A peer the file says nothing about. */
+	static const struct p2p none = {
+		.status = { NVML_P2P_STATUS_NOT_SUPPORTED, NVML_P2P_STATUS_NOT_SUPPORTED,
+			    NVML_P2P_STATUS_NOT_SUPPORTED, NVML_P2P_STATUS_NOT_SUPPORTED,
+			    NVML_P2P_STATUS_NOT_SUPPORTED },
+		.ancestor_rc = NVML_ERROR_NOT_SUPPORTED,
+	};
+	nvmlReturn_t rc = enter(fn);
+	if (rc)
+		return rc;
+	struct nvmlDevice_st *d1 = dev_of(h1), *d2 = dev_of(h2);
+	if (!d1 || !d2 || d1 == d2)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	struct call c = { fn, d1->index, -1, d2->index };
+	if ((rc = fault(&c, false)))
+		return rc;
+	struct p2p key = { .peer = d2->index };
+	*p = d1->np2p ? bsearch(&key, d1->p2p, d1->np2p, sizeof(key), cmp_p2p) : NULL;
+	if (!*p)
+		*p = &none;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
+{
+	size_t n = strlen(s);
+	if (length <= n)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	memcpy(buf, s, n + 1);
+	return NVML_SUCCESS;
+}
+
+/* ---------------------------------------------------------- NVML: system */
+
+nvmlReturn_t nvmlInit_v2(void)
+{
+	nvmlReturn_t rc = enter_system(FN_nvmlInit_v2);
+	if (rc == NVML_SUCCESS && (rc = g.init_rc) == NVML_SUCCESS)
+		atomic_fetch_add(&g_inits, 1);
+	return rc;
+}
+
+nvmlReturn_t nvmlShutdown(void)
+{
+	nvmlReturn_t rc = enter_system(FN_nvmlShutdown);
+	if (rc)
+		return rc;
+	unsigned int n = atomic_load(&g_inits);
+	do {
+		if (n == 0)
+			return NVML_ERROR_UNINITIALIZED;
+	} while (!atomic_compare_exchange_weak(&g_inits, &n, n - 1));
+	return NVML_SUCCESS;
+}
+
+static const struct {
+	nvmlReturn_t code;
+	const char *text;
+} error_strings[] = {
+	{ NVML_SUCCESS, "Success" },
+	{ NVML_ERROR_UNINITIALIZED, "Uninitialized" },
+	{ NVML_ERROR_INVALID_ARGUMENT, "Invalid Argument" },
+	{ NVML_ERROR_NOT_SUPPORTED, "Not Supported" },
+	{ NVML_ERROR_NO_PERMISSION, "Insufficient Permissions" },
+	{ NVML_ERROR_ALREADY_INITIALIZED, "Already Initialized" },
+	{ NVML_ERROR_NOT_FOUND, "Not Found" },
+	{ NVML_ERROR_INSUFFICIENT_SIZE, "Insufficient Size" },
+	{ NVML_ERROR_INSUFFICIENT_POWER, "Insufficient External Power" },
+	{ NVML_ERROR_DRIVER_NOT_LOADED, "Driver Not Loaded" },
+	{ NVML_ERROR_TIMEOUT, "Timeout" },
+	{ NVML_ERROR_IRQ_ISSUE, "Interrupt Request Issue" },
+	{ NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found" },
+	{ NVML_ERROR_FUNCTION_NOT_FOUND, "Function Not Found" },
+	{ NVML_ERROR_CORRUPTED_INFOROM, "Corrupted infoROM" },
+	{ NVML_ERROR_GPU_IS_LOST, "GPU is lost" },
+	{ NVML_ERROR_RESET_REQUIRED, "GPU requires restart" },
+	{ NVML_ERROR_OPERATING_SYSTEM, "The operating system has blocked the request." },
+	{ NVML_ERROR_LIB_RM_VERSION_MISMATCH, "RM has detected an NVML/RM version mismatch." },
+	{ NVML_ERROR_IN_USE, "In use by another client" },
+	{ NVML_ERROR_MEMORY, "Insufficient Memory" },
+	{ NVML_ERROR_NO_DATA, "No data" },
+	{ NVML_ERROR_VGPU_ECC_NOT_SUPPORTED,
+	  "The requested vgpu operation is not available on target device, because ECC is enabled" },
+	{ NVML_ERROR_INSUFFICIENT_RESOURCES, "Insufficient Resources" },
+	{ NVML_ERROR_FREQ_NOT_SUPPORTED, "Frequency not supported" },
+	{ NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "Argument version mismatch" },
+	{ NVML_ERROR_DEPRECATED, "Deprecated" },
+	{ NVML_ERROR_NOT_READY, "Not Ready" },
+	{ NVML_ERROR_GPU_NOT_FOUND, "GPU not found" },
+	{ NVML_ERROR_INVALID_STATE, "Invalid state" },
+	{ NVML_ERROR_UNKNOWN, "Unknown Error" },
+};
+
+const char *nvmlErrorString(nvmlReturn_t result)
+{
+	for (size_t i = 0; i < sizeof(error_strings) / sizeof(error_strings[0]); i++)
+		if (error_strings[i].code == result)
+			return error_strings[i].text;
+	return "Unknown Error";
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetDriverVersion);
+	if (rc)
+		return rc;
+	if (!version)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return g.driver_rc ? g.driver_rc : put_str(g.driver, version, length);
+}
+
+nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
+{
+	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetNVMLVersion);
+	if (rc)
+		return rc;
+	if (!version)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return g.nvml_version_rc ? g.nvml_version_rc : put_str(g.nvml_version, version, length);
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
+{
+	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetCudaDriverVersion_v2);
+	if (rc)
+		return rc;
+	if (!cudaDriverVersion)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (g.cuda_rc)
+		return g.cuda_rc;
+	*cudaDriverVersion = g.cuda;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
+{
+	nvmlReturn_t rc = enter_system(FN_nvmlDeviceGetCount_v2);
+	if (rc)
+		return rc;
+	if (!deviceCount)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (g.count_rc)
+		return g.count_rc;
+	*deviceCount = g.count;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+{
+	nvmlReturn_t rc = enter(FN_nvmlDeviceGetHandleByIndex_v2);
+	if (rc)
+		return rc;
+	if (index >= g.count || !device)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	struct call c = { FN_nvmlDeviceGetHandleByIndex_v2, index, -1, -1 };
+	if ((rc = fault(&c, false)))
+		return rc;
+	if (g.devs[index].handle_rc)
+		return g.devs[index].handle_rc;
+	*device = &g.devs[index];
+	return NVML_SUCCESS;
+}
+
+/* ---------------------------------------------------------- NVML: device */
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetName, device, -1, &d);
+	if (rc)
+		return rc;
+	if (!name)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return d->name_rc ? d->name_rc : put_str(d->name, name, length);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetUUID, device, -1, &d);
+	if (rc)
+		return rc;
+	if (!uuid)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return d->uuid_rc ? d->uuid_rc : put_str(d->uuid, uuid, length);
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetPciInfo_v3, device, -1, &d);
+	if (rc)
+		return rc;
+	if (!pci)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d->pci_rc)
+		return d->pci_rc;
+	*pci = d->pci;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetCudaComputeCapability, device, -1, &d);
+	if (rc)
+		return rc;
+	if (!major || !minor)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d->cc_rc)
+		return d->cc_rc;
+	*major = d->cc[0];
+	*minor = d->cc[1];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetMigMode, device, -1, &d);
+	if (rc)
+		return rc;
+	if (!currentMode || !pendingMode)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d->mig_rc)
+		return d->mig_rc;
+	*currentMode = d->mig[0];
+	*pendingMode = d->mig[1];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfoV, device, -1, &d);
+	if (rc)
+		return rc;
+	if (!info)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	unsigned int version = info->version;
+	if (version != nvmlGpuFabricInfo_v2 && version != nvmlGpuFabricInfo_v3)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (d->fabric_rc)
+		return d->fabric_rc;
+	const struct fabric *f = &d->fabric;
+	nvmlGpuFabricInfo_v3_t v3 = { version, { 0 }, f->status, f->clique, f->state, f->health, 0 };
+	memcpy(v3.clusterUuid, f->uuid, sizeof(v3.clusterUuid));
+	if (version == nvmlGpuFabricInfo_v3) {
+		*info = v3;
+	} else {
+		/* The caller's struct is a v2 one: write no byte past it. */
+		nvmlGpuFabricInfo_v2_t v2 = { version, { 0 }, f->status, f->clique, f->state, f->health };
+		memcpy(v2.clusterUuid, f->uuid, sizeof(v2.clusterUuid));
+		memcpy(info, &v2, sizeof(v2));
+	}
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfo, device, -1, &d);
+	if (rc)
+		return rc;
+	if (!gpuFabricInfo)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d->fabric_rc)
+		return d->fabric_rc;
+	nvmlGpuFabricInfo_t out = { { 0 }, d->fabric.status, d->fabric.clique, d->fabric.state };
+	memcpy(out.clusterUuid, d->fabric.uuid, sizeof(out.clusterUuid));
+	*gpuFabricInfo = out;
+	return NVML_SUCCESS;
+}
+
+/* ---------------------------------------------------------- NVML: nvlink */
+
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive)
+{
+	const struct link *l;
+	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkState, device, link, &l);
+	if (rc)
+		return rc;
+	if (!isActive)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (l->state_rc)
+		return l->state_rc;
+	*isActive = l->state;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int *version)
+{
+	const struct link *l;
+	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkVersion, device, link, &l);
+	if (rc)
+		return rc;
+	if (!version)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (l->version_rc)
+		return l->version_rc;
+	*version = l->version;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
+						 nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)
+{
+	const struct link *l;
+	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkRemoteDeviceType, device, link, &l);
+	if (rc)
+		return rc;
+	if (!pNvLinkDeviceType)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (l->type_rc)
+		return l->type_rc;
+	*pNvLinkDeviceType = l->type;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
+{
+	const struct link *l;
+	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkRemotePciInfo_v2, device, link, &l);
+	if (rc)
+		return rc;
+	if (!pci)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (l->pci_rc)
+		return l->pci_rc;
+	*pci = l->pci;
+	return NVML_SUCCESS;
+}
+
+/* NVML_FI_DEV_NVLINK_LINK_COUNT, or with `switch_only` NVSWITCH_CONNECTED_LINK_COUNT. */
+static nvmlReturn_t field_link_count(const struct nvmlDevice_st *d, bool switch_only, unsigned int *out)
+{
+	if (!d->has_nvlink)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*out = 0;
+	for (unsigned int i = 0; i < d->nlinks; i++) {
+		const struct link *l = &d->links[i];
+		if (!switch_only)
+			*out += l->state_rc != NVML_ERROR_INVALID_ARGUMENT;
+		else
+			*out += l->state_rc == NVML_SUCCESS && l->state == NVML_FEATURE_ENABLED &&
+				l->type_rc == NVML_SUCCESS && l->type == NVML_NVLINK_DEVICE_TYPE_SWITCH;
+	}
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t field_link(const struct nvmlDevice_st *d, unsigned int id, unsigned int ln, unsigned int *out)
+{
+	const struct link *l = link_of(d, ln);
+	if (!l)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	struct call c = { FN_nvmlDeviceGetFieldValues, d->index, ln, -1 };
+	nvmlReturn_t rc = fault(&c, true);
+	if (rc)
+		return rc;
+	switch (id) {
+	case NVML_FI_DEV_NVLINK_GET_STATE:
+		*out = (unsigned int)l->state;
+		return l->state_rc;
+	case NVML_FI_DEV_NVLINK_GET_VERSION:
+		*out = l->version;
+		return l->version_rc;
+	default:
+		*out = l->speed;
+		return l->speed_rc;
+	}
+}
+
+static void field_value(const struct nvmlDevice_st *d, nvmlFieldValue_t *v, long long now)
+{
+	unsigned int x = 0;
+	nvmlReturn_t rc;
+	switch (v->fieldId) {
+	case NVML_FI_DEV_NVLINK_LINK_COUNT:
+		rc = field_link_count(d, false, &x);
+		break;
+	case NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT:
+		rc = field_link_count(d, true, &x);
+		break;
+	case NVML_FI_DEV_NVLINK_GET_SPEED:
+	case NVML_FI_DEV_NVLINK_GET_STATE:
+	case NVML_FI_DEV_NVLINK_GET_VERSION:
+		rc = field_link(d, v->fieldId, v->scopeId, &x);
+		break;
+	default:
+		rc = NVML_ERROR_NOT_SUPPORTED;
+	}
+	v->timestamp = now;
+	v->latencyUsec = 0;
+	v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+	v->nvmlReturn = rc;
+	memset(&v->value, 0, sizeof(v->value));
+	if (rc == NVML_SUCCESS)
+		v->value.uiVal = x;
+}
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetFieldValues, device, -1, &d);
+	if (rc)
+		return rc;
+	if (valuesCount < 0 || (valuesCount > 0 && !values))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	long long now = (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	for (int i = 0; i < valuesCount; i++)
+		field_value(d, &values[i], now);
+	return NVML_SUCCESS;
+}
+
+/* ------------------------------------------------------------- NVML: p2p */
+
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,
+				    nvmlGpuP2PStatus_t *p2pStatus)
+{
+	const struct p2p *p;
+	nvmlReturn_t rc = enter_pair(FN_nvmlDeviceGetP2PStatus, device1, device2, &p);
+	if (rc)
+		return rc;
+	if (p2pIndex < 0 || p2pIndex >= P2P_CAPS || !p2pStatus)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (p->status_rc[p2pIndex])
+		return p->status_rc[p2pIndex];
+	*p2pStatus = p->status[p2pIndex];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+						 nvmlGpuTopologyLevel_t *pathInfo)
+{
+	const struct p2p *p;
+	nvmlReturn_t rc = enter_pair(FN_nvmlDeviceGetTopologyCommonAncestor, device1, device2, &p);
+	if (rc)
+		return rc;
+	if (!pathInfo)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (p->ancestor_rc)
+		return p->ancestor_rc;
+	*pathInfo = p->ancestor;
+	return NVML_SUCCESS;
+}
+
+/* ------------------------------------------------------------------- ops */
+
+static const char *op_load_error(void)
+{
+	loaded();
+	return g.load_error;
+}
+
+static int op_getenv(const char *name, const char **value)
+{
+	if (!loaded() || !name)
+		return 0;
+	for (unsigned int i = 0; i < g.nenv; i++)
+		if (!strcmp(g.env[i].name, name)) {
+			if (value)
+				*value = g.env[i].value;
+			return 1;
+		}
+	return 0;
+}
+
+static const char *op_nvml_load_error(void)
+{
+	if (!loaded())
+		return g.load_error;
+	if (!g.nvml_present)
+		return NOT_INSTALLED;
+	return g.library_error;
+}
+
+static int op_nvml_symbol_missing(const char *symbol)
+{
+	if (!loaded() || !symbol)
+		return 0;
+	for (unsigned int i = 0; i < g.nmissing; i++)
+		if (!strcmp(g.missing[i], symbol))
+			return 1;
+	return 0;
+}
+
+static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
+{
+	if (!loaded())
+		return 0;
+	for (unsigned int i = 0; bus_ids && i < g.ngpus && (int)i < max; i++)
+		dc_pci_format(&g.gpus[i], bus_ids[i]);
+	return (int)g.ngpus;
+}
+
+const char *replay_nvml_library(void)
+{
+	return loaded() && g.library ? g.library : DEFAULT_LIBRARY;
+}
+
+const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
+{
+	static const struct dmaconn_replay_ops ops = {
+		.abi_version = DMACONN_REPLAY_ABI_VERSION,
+		.load_error = op_load_error,
+		.getenv = op_getenv,
+		.nvml_load_error = op_nvml_load_error,
+		.nvml_symbol_missing = op_nvml_symbol_missing,
+		.pci_gpus = op_pci_gpus,
+	};
+	return &ops;
+}

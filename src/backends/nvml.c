@@ -1,0 +1,758 @@
+/*
+ * NVIDIA detectors on NVML.  NVML is loaded on first use and initialised
+ * once (nvmlInit_v2 is reference-counted by NVML, so this is safe before or
+ * after the caller's own NVML use); it never touches the CUDA runtime or
+ * driver, so a process may fork and initialise CUDA afterwards.
+ *
+ * Flow: load -> enumerate every NVML device -> order them as CUDA would
+ * (order.c) -> per visible device, raw link facts -> dc_link_matrix().
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "../linkmatrix.h"
+#include "../order.h"
+#include "../replay_abi.h"
+#include "../sysfs.h"
+#include "nvml_load.h"
+
+#define NVML_SONAME "libnvidia-ml.so.1"
+#define WHY_SIZE 768
+
+static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nvml_api nvml;
+static int nvml_state; /* 0 not tried, 1 ready, -1 unusable (sticky) */
+static char nvml_error[WHY_SIZE];
+
+/* "Unknown Error (NVML_ERROR_UNKNOWN)", NVML's own words first. */
+static void describe(nvmlReturn_t r, char *out, size_t len)
+{
+	const char *text = nvml.nvmlErrorString ? nvml.nvmlErrorString(r) : NULL;
+	const char *name = nvml_return_name(r);
+	char code[32];
+	if (!name) {
+		snprintf(code, sizeof(code), "NVML error %d", r);
+		name = code;
+	}
+	if (text && *text)
+		snprintf(out, len, "%.200s (%s)", text, name);
+	else
+		snprintf(out, len, "%s", name);
+}
+
+/* Formats "<call> failed: <error>" into why. */
+static void call_failed(char *why, nvmlReturn_t r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void call_failed(char *why, nvmlReturn_t r, const char *fmt, ...)
+{
+	char call[256], err[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(call, sizeof(call), fmt, ap);
+	va_end(ap);
+	describe(r, err, sizeof(err));
+	snprintf(why, WHY_SIZE, "%s failed: %s", call, err);
+}
+
+static int open_library(char *why)
+{
+	void *h;
+	const struct dmaconn_replay_ops *ops;
+	int replay = dc_replay_open(&h, &ops, why, WHY_SIZE);
+	if (replay < 0)
+		return -1;
+	if (replay) {
+		const char *load_error = ops->nvml_load_error();
+		if (load_error) {
+			dlclose(h);
+			snprintf(why, WHY_SIZE, "cannot load NVML: %.600s", load_error);
+			return -1;
+		}
+		return nvml_api_bind(&nvml, h, NVML_SONAME, ops->nvml_symbol_missing, why, WHY_SIZE);
+	}
+	const char *path = secure_getenv("DMACONN_NVML_LIBRARY");
+	if (path && *path && path[0] != '/') {
+		snprintf(why, WHY_SIZE, "DMACONN_NVML_LIBRARY must be an absolute path, not '%.300s'", path);
+		return -1;
+	}
+	return nvml_api_open(&nvml, path && *path ? path : NVML_SONAME, NULL, why, WHY_SIZE);
+}
+
+/* Loads and initialises NVML once; 0 when usable, else -1 with the reason. */
+static int nvml_ready(char *why)
+{
+	pthread_mutex_lock(&nvml_lock);
+	if (nvml_state == 0) {
+		nvml_state = -1;
+		if (open_library(nvml_error) == 0) {
+			nvmlReturn_t r = nvml.nvmlInit_v2();
+			if (r == NVML_SUCCESS)
+				nvml_state = 1;
+			else
+				call_failed(nvml_error, r, "nvmlInit_v2");
+		}
+	}
+	int rc = nvml_state == 1 ? 0 : -1;
+	if (rc)
+		snprintf(why, WHY_SIZE, "%s", nvml_error);
+	pthread_mutex_unlock(&nvml_lock);
+	return rc;
+}
+
+void dc_nvml_shutdown(void)
+{
+	pthread_mutex_lock(&nvml_lock);
+	if (nvml_state == 1 && nvml.nvmlShutdown)
+		nvml.nvmlShutdown();
+	nvml_api_close(&nvml);
+	nvml_state = 0;
+	nvml_error[0] = '\0';
+	pthread_mutex_unlock(&nvml_lock);
+}
+
+/* ------------------------------------------------------------ enumeration */
+
+/* What every NVIDIA detector starts from: the GPUs in CUDA's order. */
+struct session {
+	const char *label; /* "cuda/nvlink" */
+	int ngpus;
+	struct dc_gpu *gpus;
+	nvmlDevice_t *handles;
+	int nslots;
+	struct dc_slot *slots;
+};
+
+static void session_free(struct session *s)
+{
+	free(s->gpus);
+	free(s->handles);
+	free(s->slots);
+}
+
+static void gpu_string(char *dst, size_t dstlen, const char *src, size_t srclen)
+{
+	size_t n = strnlen(src, srclen);
+	if (n >= dstlen)
+		n = dstlen - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static int enumerate(struct session *s, char *why)
+{
+	unsigned int count = 0;
+	nvmlReturn_t r = nvml.nvmlDeviceGetCount_v2(&count);
+	if (r != NVML_SUCCESS) {
+		call_failed(why, r, "nvmlDeviceGetCount_v2");
+		return -1;
+	}
+	if (count > 4096) {
+		snprintf(why, WHY_SIZE, "nvmlDeviceGetCount_v2 reported %u devices, more than dmaconn accepts", count);
+		return -1;
+	}
+	s->gpus = calloc(count + 1, sizeof(*s->gpus));
+	s->handles = calloc(count + 1, sizeof(*s->handles));
+	if (!s->gpus || !s->handles) {
+		snprintf(why, WHY_SIZE, "out of memory for %u devices", count);
+		return -1;
+	}
+	for (unsigned int i = 0; i < count; i++) {
+		struct dc_gpu *g = &s->gpus[i];
+		nvmlDevice_t h = NULL;
+		char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "", uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "";
+		nvmlPciInfo_t pci;
+		memset(&pci, 0, sizeof(pci));
+		if ((r = nvml.nvmlDeviceGetHandleByIndex_v2(i, &h)) != NVML_SUCCESS) {
+			call_failed(why, r, "nvmlDeviceGetHandleByIndex_v2(%u)", i);
+			return -1;
+		}
+		if ((r = nvml.nvmlDeviceGetPciInfo_v3(h, &pci)) != NVML_SUCCESS) {
+			call_failed(why, r, "nvmlDeviceGetPciInfo_v3(device %u)", i);
+			return -1;
+		}
+		if (dc_pci_parse(pci.busId, sizeof(pci.busId), &g->pci) != 0 &&
+		    dc_pci_parse(pci.busIdLegacy, sizeof(pci.busIdLegacy), &g->pci) != 0) {
+			snprintf(why, WHY_SIZE, "nvmlDeviceGetPciInfo_v3(device %u) returned an unreadable bus id '%.32s'",
+				 i, pci.busId);
+			return -1;
+		}
+		if ((r = nvml.nvmlDeviceGetUUID(h, uuid, sizeof(uuid))) != NVML_SUCCESS) {
+			call_failed(why, r, "nvmlDeviceGetUUID(device %u)", i);
+			return -1;
+		}
+		if ((r = nvml.nvmlDeviceGetName(h, name, sizeof(name))) != NVML_SUCCESS) {
+			call_failed(why, r, "nvmlDeviceGetName(device %u)", i);
+			return -1;
+		}
+		gpu_string(g->uuid, sizeof(g->uuid), uuid, sizeof(uuid));
+		gpu_string(g->name, sizeof(g->name), name, sizeof(name));
+		g->cc_major = g->cc_minor = -1;
+		if (nvml.nvmlDeviceGetCudaComputeCapability) {
+			r = nvml.nvmlDeviceGetCudaComputeCapability(h, &g->cc_major, &g->cc_minor);
+			if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED) {
+				call_failed(why, r, "nvmlDeviceGetCudaComputeCapability(device %u)", i);
+				return -1;
+			}
+			if (r != NVML_SUCCESS)
+				g->cc_major = g->cc_minor = -1;
+		}
+		s->handles[i] = h;
+	}
+	s->ngpus = (int)count;
+	return 0;
+}
+
+/* N without NVML: NVIDIA PCI functions (sysfs, or the replay's record). */
+static int fallback_gpus(struct session *s)
+{
+	enum { MAX_FALLBACK = 1024 };
+	struct dc_pci *pcis = calloc(MAX_FALLBACK, sizeof(*pcis));
+	if (!pcis)
+		return -1;
+	int n = 0;
+	const struct dmaconn_replay_ops *ops = dc_replay_ops();
+	if (ops) {
+		char (*ids)[DMACONN_REPLAY_BUS_ID_SIZE] = calloc(MAX_FALLBACK, sizeof(*ids));
+		n = ids ? ops->pci_gpus(ids, MAX_FALLBACK) : 0;
+		n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
+		for (int i = 0; i < n; i++)
+			dc_pci_parse(ids[i], sizeof(ids[i]), &pcis[i]);
+		free(ids);
+	} else {
+		const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
+		n = dc_sysfs_nvidia_gpus(root && *root ? root : "/sys", pcis, MAX_FALLBACK);
+		n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
+	}
+	free(s->gpus);
+	s->gpus = calloc((size_t)n + 1, sizeof(*s->gpus));
+	if (!s->gpus) {
+		free(pcis);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		s->gpus[i].pci = pcis[i];
+		s->gpus[i].cc_major = s->gpus[i].cc_minor = -1;
+	}
+	free(pcis);
+	s->ngpus = n;
+	return 0;
+}
+
+static void set_identity(dmaconn_builder *b, const struct session *s, int ordinal)
+{
+	const struct dc_slot *slot = &s->slots[ordinal];
+	if (slot->index >= 0) {
+		const struct dc_gpu *g = &s->gpus[slot->index];
+		char bus[DC_PCI_BUS_ID_SIZE], num[32];
+		dc_pci_format(&g->pci, bus);
+		dmaconn_builder_set_device_property(b, ordinal, "name", g->name);
+		dmaconn_builder_set_device_property(b, ordinal, "pci_bus_id", bus);
+		dmaconn_builder_set_device_property(b, ordinal, "uuid", g->uuid);
+		if (s->handles) {
+			snprintf(num, sizeof(num), "%d", slot->index);
+			dmaconn_builder_set_device_property(b, ordinal, "nvml_index", num);
+		}
+		if (g->cc_major >= 0) {
+			snprintf(num, sizeof(num), "%d.%d", g->cc_major, g->cc_minor);
+			dmaconn_builder_set_device_property(b, ordinal, "compute_capability", num);
+		}
+	} else {
+		dmaconn_builder_set_device_property(b, ordinal, "uuid", slot->uuid);
+		if (slot->index == DC_SLOT_MIG)
+			dmaconn_builder_set_device_property(b, ordinal, "mig", "instance");
+	}
+}
+
+/* Orders s->gpus into s->slots and sizes the result; -1 when out of memory. */
+static int place(dmaconn_builder *b, struct session *s, int uuids_known, int warn_guess)
+{
+	int guessed = 0;
+	s->nslots = dc_cuda_visible(s->gpus, s->ngpus, uuids_known, dc_getenv("CUDA_DEVICE_ORDER"),
+				    dc_getenv("CUDA_VISIBLE_DEVICES"), &s->slots, &guessed);
+	if (s->nslots < 0 || dmaconn_builder_set_size(b, s->nslots) != DMACONN_OK)
+		return -1;
+	for (int i = 0; i < s->nslots; i++)
+		set_identity(b, s, i);
+	if (guessed && warn_guess)
+		dmaconn_builder_warn(b,
+				     "%s: the GPUs differ and CUDA_DEVICE_ORDER is FASTEST_FIRST; ordinals assume "
+				     "CUDA ranks higher compute capability first, then PCI bus id (set "
+				     "CUDA_DEVICE_ORDER=PCI_BUS_ID for an order that is certain)",
+				     s->label);
+	return 0;
+}
+
+/*
+ * Loads NVML and places the visible GPUs.  Returns 1 when the detector can go
+ * on querying, 0 when NVML is unusable (one warning raised, the result sized
+ * from sysfs, all zero), or a negative dmaconn error.
+ */
+static int session_begin(dmaconn_builder *b, struct session *s)
+{
+	char why[WHY_SIZE];
+	if (secure_getenv("DMACONN_REPLAY") && *secure_getenv("DMACONN_REPLAY")) {
+		void *h;
+		const struct dmaconn_replay_ops *ops;
+		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
+			return dc_fail(DMACONN_EREPLAY, "%s", why);
+		dlclose(h);
+	}
+	if (nvml_ready(why) == 0 && enumerate(s, why) == 0)
+		return place(b, s, 1, 1) == 0 ? 1 : dc_fail(DMACONN_ENOMEM, "out of memory");
+
+	free(s->handles);
+	s->handles = NULL;
+	if (fallback_gpus(s) != 0 || place(b, s, 0, 0) != 0)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without NVML)",
+			     s->label, why, s->nslots, s->nslots == 1 ? "" : "s");
+	return 0;
+}
+
+/* ----------------------------------------------------------- link facts */
+
+static const char *const fabric_states[] = { "not_supported", "not_started", "in_progress",
+					     "completed" };
+
+struct fabric {
+	int known; /* the call answered */
+	nvmlGpuFabricState_t state;
+	nvmlReturn_t status;
+	unsigned char cluster[NVML_GPU_FABRIC_UUID_LEN];
+	unsigned int clique;
+};
+
+static nvmlReturn_t query_fabric(nvmlDevice_t h, struct fabric *f)
+{
+	memset(f, 0, sizeof(*f));
+	nvmlReturn_t r = NVML_ERROR_NOT_SUPPORTED;
+	if (nvml.nvmlDeviceGetGpuFabricInfoV) {
+		nvmlGpuFabricInfo_v3_t v;
+		memset(&v, 0, sizeof(v));
+		v.version = nvmlGpuFabricInfo_v3;
+		r = nvml.nvmlDeviceGetGpuFabricInfoV(h, &v);
+		if (r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+			/* A driver that predates v3 takes the v2 layout, a prefix of v3. */
+			memset(&v, 0, sizeof(v));
+			v.version = nvmlGpuFabricInfo_v2;
+			r = nvml.nvmlDeviceGetGpuFabricInfoV(h, &v);
+		}
+		if (r == NVML_SUCCESS) {
+			f->state = v.state;
+			f->status = v.status;
+			memcpy(f->cluster, v.clusterUuid, sizeof(f->cluster));
+			f->clique = v.cliqueId;
+		}
+	} else if (nvml.nvmlDeviceGetGpuFabricInfo) {
+		nvmlGpuFabricInfo_t v;
+		memset(&v, 0, sizeof(v));
+		r = nvml.nvmlDeviceGetGpuFabricInfo(h, &v);
+		if (r == NVML_SUCCESS) {
+			f->state = v.state;
+			f->status = v.status;
+			memcpy(f->cluster, v.clusterUuid, sizeof(f->cluster));
+			f->clique = v.cliqueId;
+		}
+	}
+	f->known = r == NVML_SUCCESS;
+	return r;
+}
+
+static void format_uuid(const unsigned char u[16], char out[40])
+{
+	static const char hex[] = "0123456789abcdef";
+	int o = 0;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[u[i] >> 4];
+		out[o++] = hex[u[i] & 15];
+	}
+	out[o] = '\0';
+}
+
+static void fabric_properties(dmaconn_builder *b, int ordinal, const struct fabric *f)
+{
+	char buf[64];
+	if (!f->known)
+		return;
+	dmaconn_builder_set_device_property(b, ordinal, "fabric_state",
+					    f->state < 4 ? fabric_states[f->state] : "unknown");
+	if (f->state != NVML_GPU_FABRIC_STATE_COMPLETED)
+		return;
+	const char *status = nvml_return_name(f->status);
+	dmaconn_builder_set_device_property(b, ordinal, "fabric_status", status ? status : "unknown");
+	format_uuid(f->cluster, buf);
+	dmaconn_builder_set_device_property(b, ordinal, "cluster_uuid", buf);
+	snprintf(buf, sizeof(buf), "%u", f->clique);
+	dmaconn_builder_set_device_property(b, ordinal, "clique_id", buf);
+}
+
+/* The remote end of active link l, or -1 with the reason. */
+static int remote_of(nvmlDevice_t h, const char *bus, unsigned int l, struct dc_link *link, char *why)
+{
+	nvmlReturn_t r = NVML_ERROR_FUNCTION_NOT_FOUND;
+	nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+	if (nvml.nvmlDeviceGetNvLinkRemoteDeviceType)
+		r = nvml.nvmlDeviceGetNvLinkRemoteDeviceType(h, l, &type);
+	if (r == NVML_SUCCESS && type == NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+		link->remote = DC_REMOTE_SWITCH;
+		return 0;
+	}
+	if (r == NVML_SUCCESS && type != NVML_NVLINK_DEVICE_TYPE_GPU) {
+		link->remote = DC_REMOTE_OTHER; /* a CPU, an NPU, or unknown */
+		return 0;
+	}
+	if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED && r != NVML_ERROR_FUNCTION_NOT_FOUND) {
+		call_failed(why, r, "nvmlDeviceGetNvLinkRemoteDeviceType(GPU %s, link %u)", bus, l);
+		return -1;
+	}
+	/* A GPU, or a driver that cannot say: the remote's address decides.
+	 * Without the type, only an address that is a GPU counts. */
+	nvmlPciInfo_t pci;
+	memset(&pci, 0, sizeof(pci));
+	r = nvml.nvmlDeviceGetNvLinkRemotePciInfo_v2(h, l, &pci);
+	if (r == NVML_ERROR_NOT_SUPPORTED) {
+		link->remote = DC_REMOTE_OTHER;
+		return 0;
+	}
+	if (r != NVML_SUCCESS) {
+		call_failed(why, r, "nvmlDeviceGetNvLinkRemotePciInfo_v2(GPU %s, link %u)", bus, l);
+		return -1;
+	}
+	if (dc_pci_parse(pci.busId, sizeof(pci.busId), &link->remote_pci) != 0 &&
+	    dc_pci_parse(pci.busIdLegacy, sizeof(pci.busIdLegacy), &link->remote_pci) != 0) {
+		snprintf(why, WHY_SIZE,
+			 "nvmlDeviceGetNvLinkRemotePciInfo_v2(GPU %s, link %u) returned an unreadable bus id '%.32s'",
+			 bus, l, pci.busId);
+		return -1;
+	}
+	link->remote = DC_REMOTE_GPU;
+	return 0;
+}
+
+/* Fills node with device h's active links; -1 with the reason. */
+static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, char *why)
+{
+	for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+		nvmlReturn_t r = nvml.nvmlDeviceGetNvLinkState(h, l, &active);
+		if (r == NVML_ERROR_INVALID_ARGUMENT)
+			break; /* past the device's last link */
+		if (r == NVML_ERROR_NOT_SUPPORTED)
+			continue;
+		if (r != NVML_SUCCESS) {
+			call_failed(why, r, "nvmlDeviceGetNvLinkState(GPU %s, link %u)", bus, l);
+			return -1;
+		}
+		if (active != NVML_FEATURE_ENABLED)
+			continue;
+		struct dc_link *link = &node->links[node->nlinks];
+		memset(link, 0, sizeof(*link));
+		if (remote_of(h, bus, l, link, why) != 0)
+			return -1;
+		node->nlinks++;
+	}
+	return 0;
+}
+
+/* Collects the facts of the GPU at `ordinal`; -1 with the reason. */
+static int describe_gpu(dmaconn_builder *b, const struct session *s, int ordinal,
+			struct dc_node *node, char *why)
+{
+	const struct dc_slot *slot = &s->slots[ordinal];
+	if (slot->index < 0) {
+		node->isolated = 1;
+		dmaconn_builder_warn(b,
+				     "%s: device %d is MIG instance %s (CUDA_VISIBLE_DEVICES); MIG instances "
+				     "have no peer DMA, so its row and column are 0",
+				     s->label, ordinal, slot->uuid);
+		return 0;
+	}
+	const struct dc_gpu *g = &s->gpus[slot->index];
+	nvmlDevice_t h = s->handles[slot->index];
+	char bus[DC_PCI_BUS_ID_SIZE], num[16];
+	dc_pci_format(&g->pci, bus);
+	node->has_pci = 1;
+	node->pci = g->pci;
+
+	if (nvml.nvmlDeviceGetMigMode) {
+		unsigned int current = 0, pending = 0;
+		nvmlReturn_t r = nvml.nvmlDeviceGetMigMode(h, &current, &pending);
+		if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED) {
+			call_failed(why, r, "nvmlDeviceGetMigMode(GPU %s)", bus);
+			return -1;
+		}
+		if (r == NVML_SUCCESS) {
+			dmaconn_builder_set_device_property(b, ordinal, "mig", current ? "enabled" : "disabled");
+			if (current) {
+				node->isolated = 1;
+				dmaconn_builder_warn(b,
+						     "%s: GPU %d (%s) is in MIG mode; MIG instances have no peer "
+						     "DMA, so its row and column are 0",
+						     s->label, ordinal, bus);
+				return 0;
+			}
+		}
+	}
+
+	struct fabric f;
+	nvmlReturn_t r = query_fabric(h, &f);
+	if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED) {
+		call_failed(why, r, "nvmlDeviceGetGpuFabricInfoV(GPU %s)", bus);
+		return -1;
+	}
+	fabric_properties(b, ordinal, &f);
+	if (query_links(h, bus, node, why) != 0)
+		return -1;
+
+	int sw = dc_switch_links(node);
+	snprintf(num, sizeof(num), "%d", node->nlinks);
+	dmaconn_builder_set_device_property(b, ordinal, "nvlink_active_links", num);
+	snprintf(num, sizeof(num), "%d", sw);
+	dmaconn_builder_set_device_property(b, ordinal, "nvlink_switch_links", num);
+
+	node->switch_usable = 1;
+	if (f.known && f.state != NVML_GPU_FABRIC_STATE_NOT_SUPPORTED) {
+		int done = f.state == NVML_GPU_FABRIC_STATE_COMPLETED && f.status == NVML_SUCCESS;
+		node->switch_usable = done;
+		node->has_domain = done;
+		memcpy(node->cluster, f.cluster, sizeof(node->cluster));
+		node->clique = f.clique;
+		if (!done && sw > 0) {
+			char detail[300];
+			if (f.state == NVML_GPU_FABRIC_STATE_COMPLETED)
+				describe(f.status, detail, sizeof(detail));
+			dmaconn_builder_warn(b,
+					     "%s: GPU %d (%s): NVSwitch fabric registration %s%s%s (is the fabric "
+					     "manager running?); counting none of its %d NVSwitch links",
+					     s->label, ordinal, bus,
+					     f.state == NVML_GPU_FABRIC_STATE_COMPLETED ? "failed: " : "is ",
+					     f.state == NVML_GPU_FABRIC_STATE_COMPLETED
+						     ? detail
+						     : (f.state < 4 ? fabric_states[f.state] : "in an unknown state"),
+					     "", sw);
+		}
+	}
+	return 0;
+}
+
+/* Collects every visible GPU's link facts into nodes and computes the
+ * NVLink matrix into m; -1 with the reason (warning raised by the caller). */
+static int collect(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m,
+		   char *why)
+{
+	for (int i = 0; i < s->nslots; i++)
+		if (describe_gpu(b, s, i, &nodes[i], why) != 0)
+			return -1;
+	dc_link_matrix(nodes, s->nslots, m);
+	return 0;
+}
+
+/* Runs a detector body over an open session with its scratch arrays. */
+static int with_session(dmaconn_builder *b, const char *label,
+			int (*body)(dmaconn_builder *, const struct session *, struct dc_node *, int *))
+{
+	struct session s = { .label = label };
+	int rc = session_begin(b, &s);
+	if (rc <= 0) {
+		session_free(&s);
+		return rc < 0 ? rc : DMACONN_OK;
+	}
+	struct dc_node *nodes = calloc((size_t)s.nslots + 1, sizeof(*nodes));
+	int *m = calloc((size_t)s.nslots * (size_t)s.nslots + 1, sizeof(int));
+	rc = nodes && m ? body(b, &s, nodes, m) : dc_fail(DMACONN_ENOMEM, "out of memory");
+	free(nodes);
+	free(m);
+	session_free(&s);
+	return rc;
+}
+
+static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
+{
+	char why[WHY_SIZE];
+	int n = s->nslots;
+	if (collect(b, s, nodes, m, why) != 0) {
+		dmaconn_builder_warn(b, "%s: %s; assuming no NVLink connectivity", s->label, why);
+		return DMACONN_OK;
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (i != j)
+				dmaconn_builder_set(b, i, j, m[(size_t)i * (size_t)n + (size_t)j]);
+	return DMACONN_OK;
+}
+
+int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	return with_session(b, "cuda/nvlink", nvlink_body);
+}
+
+/* ------------------------------------------------------------------ p2p */
+
+/* nvidia-smi's legend for nvmlGpuP2PStatus_t. */
+static const char *p2p_name(nvmlGpuP2PStatus_t st)
+{
+	static const char *const names[] = { "OK", "CNS", "GNS", "TNS", "DR", "NS", "U" };
+	return st >= 0 && st < 7 ? names[st] : "U";
+}
+
+/* `nvidia-smi topo -m`'s name for a common ancestor. */
+static const char *path_name(nvmlGpuTopologyLevel_t level)
+{
+	switch (level) {
+	case NVML_TOPOLOGY_INTERNAL:
+	case NVML_TOPOLOGY_SINGLE:
+		return "PIX";
+	case NVML_TOPOLOGY_MULTIPLE:
+		return "PXB";
+	case NVML_TOPOLOGY_HOSTBRIDGE:
+		return "PHB";
+	case NVML_TOPOLOGY_NODE:
+		return "NODE";
+	case NVML_TOPOLOGY_SYSTEM:
+		return "SYS";
+	}
+	return "?";
+}
+
+/*
+ * GB/s per direction of one NVLink of device h: NVML's per-link speed field
+ * where the driver reports it, else the NVLink generation's signalling rate.
+ */
+static double link_rate(nvmlDevice_t h, const char **source)
+{
+	for (unsigned int l = 0; nvml.nvmlDeviceGetFieldValues && l < NVML_NVLINK_MAX_LINKS; l++) {
+		nvmlFieldValue_t fv;
+		memset(&fv, 0, sizeof(fv));
+		fv.fieldId = NVML_FI_DEV_NVLINK_GET_SPEED;
+		fv.scopeId = l;
+		if (nvml.nvmlDeviceGetFieldValues(h, 1, &fv) != NVML_SUCCESS || fv.nvmlReturn != NVML_SUCCESS)
+			break;
+		if (fv.value.uiVal > 0) {
+			*source = "nvml_speed_field";
+			return fv.value.uiVal / 1000.0;
+		}
+	}
+	/* NVML's NVLink versions: 1 = 1.0, 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1,
+	 * 6 = 4.0, 7 = 5.0; per-direction GB/s per link of each generation. */
+	static const double per_version[] = { 0, 20, 25, 25, 25, 25, 25, 50 };
+	for (unsigned int l = 0; nvml.nvmlDeviceGetNvLinkVersion && l < NVML_NVLINK_MAX_LINKS; l++) {
+		unsigned int v = 0;
+		nvmlReturn_t r = nvml.nvmlDeviceGetNvLinkVersion(h, l, &v);
+		if (r == NVML_ERROR_INVALID_ARGUMENT)
+			break;
+		if (r == NVML_SUCCESS && v > 0 && v < sizeof(per_version) / sizeof(per_version[0])) {
+			*source = "nvlink_version";
+			return per_version[v];
+		}
+	}
+	*source = "unknown";
+	return 0;
+}
+
+static int p2p_pair(dmaconn_builder *b, const struct session *s, int i, int j, int links,
+		    double rate, const char *rate_source, int *ancestor_warned, char *why)
+{
+	nvmlDevice_t hi = s->handles[s->slots[i].index], hj = s->handles[s->slots[j].index];
+	const struct dc_gpu *gi = &s->gpus[s->slots[i].index];
+	static const struct {
+		nvmlGpuP2PCapsIndex_t index;
+		const char *key;
+	} caps[] = { { NVML_P2P_CAPS_INDEX_READ, "read" },
+		     { NVML_P2P_CAPS_INDEX_WRITE, "write" },
+		     { NVML_P2P_CAPS_INDEX_ATOMICS, "atomics" },
+		     { NVML_P2P_CAPS_INDEX_NVLINK, "nvlink" } };
+	nvmlGpuP2PStatus_t st[4];
+	char bus[DC_PCI_BUS_ID_SIZE], buf[64];
+	dc_pci_format(&gi->pci, bus);
+	for (int c = 0; c < 4; c++) {
+		nvmlReturn_t r = nvml.nvmlDeviceGetP2PStatus(hi, hj, caps[c].index, &st[c]);
+		if (r != NVML_SUCCESS) {
+			call_failed(why, r, "nvmlDeviceGetP2PStatus(GPU %d -> GPU %d, %s)", i, j, caps[c].key);
+			return -1;
+		}
+		dmaconn_builder_set_pair_property(b, i, j, caps[c].key, p2p_name(st[c]));
+	}
+	const char *path = "?";
+	if (links > 0) {
+		snprintf(buf, sizeof(buf), "NV%d", links);
+		path = buf;
+	} else if (nvml.nvmlDeviceGetTopologyCommonAncestor) {
+		nvmlGpuTopologyLevel_t level;
+		nvmlReturn_t r = nvml.nvmlDeviceGetTopologyCommonAncestor(hi, hj, &level);
+		if (r == NVML_SUCCESS) {
+			path = path_name(level);
+		} else if (r != NVML_ERROR_NOT_SUPPORTED && !*ancestor_warned) {
+			char err[WHY_SIZE];
+			call_failed(err, r, "nvmlDeviceGetTopologyCommonAncestor(GPU %d, GPU %d)", i, j);
+			dmaconn_builder_warn(b, "%s: %s; PCIe path classes are unknown", s->label, err);
+			*ancestor_warned = 1;
+		}
+	}
+	dmaconn_builder_set_pair_property(b, i, j, "path", path);
+	if (links > 0) {
+		snprintf(buf, sizeof(buf), "%d", links);
+		dmaconn_builder_set_pair_property(b, i, j, "nvlink_links", buf);
+		if (rate > 0) {
+			snprintf(buf, sizeof(buf), "%.1f", links * rate);
+			dmaconn_builder_set_pair_property(b, i, j, "nvlink_gbps", buf);
+		}
+		dmaconn_builder_set_pair_property(b, i, j, "nvlink_rate_source", rate_source);
+	}
+	int ok = st[0] == NVML_P2P_STATUS_OK && st[1] == NVML_P2P_STATUS_OK && st[2] == NVML_P2P_STATUS_OK;
+	dmaconn_builder_set(b, i, j, ok);
+	if (links > 0 && !ok)
+		dmaconn_builder_warn(b,
+				     "%s: GPU %d (%s) -> GPU %d: %d NVLinks are active but NVML reports peer "
+				     "read %s, write %s, atomics %s (P2P disabled by the driver or a VM?)",
+				     s->label, i, bus, j, links, p2p_name(st[0]), p2p_name(st[1]), p2p_name(st[2]));
+	else if (links == 0 && st[3] == NVML_P2P_STATUS_OK)
+		dmaconn_builder_warn(b, "%s: GPU %d (%s) -> GPU %d: NVML reports NVLink P2P OK but no active "
+				     "NVLink joins them", s->label, i, bus, j);
+	return 0;
+}
+
+static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
+{
+	char why[WHY_SIZE];
+	int n = s->nslots, ancestor_warned = 0;
+	if (!nvml.nvmlDeviceGetP2PStatus) {
+		dmaconn_builder_warn(b, "%s: NVML lacks nvmlDeviceGetP2PStatus; assuming no peer access", s->label);
+		return DMACONN_OK;
+	}
+	if (collect(b, s, nodes, m, why) != 0)
+		goto failed;
+	for (int i = 0; i < n; i++) {
+		if (nodes[i].isolated)
+			continue;
+		const char *source = "unknown";
+		double rate = nodes[i].nlinks ? link_rate(s->handles[s->slots[i].index], &source) : 0;
+		for (int j = 0; j < n; j++) {
+			if (i == j || nodes[j].isolated)
+				continue;
+			if (p2p_pair(b, s, i, j, m[(size_t)i * (size_t)n + (size_t)j], rate, source,
+				     &ancestor_warned, why) != 0)
+				goto failed;
+		}
+	}
+	return DMACONN_OK;
+failed:
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (i != j)
+				dmaconn_builder_set(b, i, j, 0);
+	dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
+	return DMACONN_OK;
+}
+
+int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	return with_session(b, "cuda/p2p", p2p_body);
+}

@@ -1,0 +1,38 @@
+/* The NVML functions dmaconn may call, kept apart from the types so that the
+ * ABI check can expand the list against NVIDIA's own nvml.h. */
+#ifndef DMACONN_NVML_FUNCTIONS_H
+#define DMACONN_NVML_FUNCTIONS_H
+
+/*
+ * X(name, return type, parameter list, required): every NVML function dmaconn
+ * may call.  A required function missing from the library makes NVML unusable;
+ * an optional one stays NULL and its caller falls back.
+ */
+#define NVML_FUNCTIONS(X)                                                                  \
+	X(nvmlInit_v2, nvmlReturn_t, (void), 1)                                             \
+	X(nvmlShutdown, nvmlReturn_t, (void), 0)                                            \
+	X(nvmlErrorString, const char *, (nvmlReturn_t), 0)                                 \
+	X(nvmlSystemGetDriverVersion, nvmlReturn_t, (char *, unsigned int), 0)              \
+	X(nvmlSystemGetNVMLVersion, nvmlReturn_t, (char *, unsigned int), 0)                \
+	X(nvmlSystemGetCudaDriverVersion_v2, nvmlReturn_t, (int *), 0)                      \
+	X(nvmlDeviceGetCount_v2, nvmlReturn_t, (unsigned int *), 1)                         \
+	X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t, (unsigned int, nvmlDevice_t *), 1)   \
+	X(nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t, char *, unsigned int), 1)         \
+	X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t, char *, unsigned int), 1)         \
+	X(nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t, nvmlPciInfo_t *), 1)        \
+	X(nvmlDeviceGetCudaComputeCapability, nvmlReturn_t, (nvmlDevice_t, int *, int *), 0) \
+	X(nvmlDeviceGetMigMode, nvmlReturn_t, (nvmlDevice_t, unsigned int *, unsigned int *), 0) \
+	X(nvmlDeviceGetGpuFabricInfoV, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_v3_t *), 0) \
+	X(nvmlDeviceGetGpuFabricInfo, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_t *), 0) \
+	X(nvmlDeviceGetNvLinkState, nvmlReturn_t, (nvmlDevice_t, unsigned int, nvmlEnableState_t *), 1) \
+	X(nvmlDeviceGetNvLinkVersion, nvmlReturn_t, (nvmlDevice_t, unsigned int, unsigned int *), 0) \
+	X(nvmlDeviceGetNvLinkRemoteDeviceType, nvmlReturn_t,                                \
+	  (nvmlDevice_t, unsigned int, nvmlIntNvLinkDeviceType_t *), 0)                     \
+	X(nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlReturn_t, (nvmlDevice_t, unsigned int, nvmlPciInfo_t *), 1) \
+	X(nvmlDeviceGetFieldValues, nvmlReturn_t, (nvmlDevice_t, int, nvmlFieldValue_t *), 0) \
+	X(nvmlDeviceGetP2PStatus, nvmlReturn_t,                                             \
+	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t *), 0)     \
+	X(nvmlDeviceGetTopologyCommonAncestor, nvmlReturn_t,                                \
+	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *), 0)
+
+#endif

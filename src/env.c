@@ -1,0 +1,140 @@
+/* The environment as detectors see it, and the optional replay component. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "replay_abi.h"
+
+static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *replay_handle;
+static const struct dmaconn_replay_ops *replay;
+static char replay_error[1024];
+static int replay_tried;
+static char replay_path[4096];
+
+/* The replay component beside this library, found through dladdr, so that a
+ * build tree and an installed tree both work without LD_LIBRARY_PATH. */
+static void *open_sibling(void)
+{
+	Dl_info info;
+	if (!dladdr((void *)&dc_replay_open, &info) || !info.dli_fname || info.dli_fname[0] != '/')
+		return NULL;
+	const char *slash = strrchr(info.dli_fname, '/');
+	char path[4096];
+	int len = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - info.dli_fname),
+			   info.dli_fname, DMACONN_REPLAY_SONAME);
+	if (len < 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
+		return NULL;
+	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+static int load_replay(void)
+{
+	const char *override = secure_getenv("DMACONN_REPLAY_LIBRARY");
+	void *h = NULL;
+	if (override && *override) {
+		if (override[0] != '/') {
+			snprintf(replay_error, sizeof(replay_error),
+				 "DMACONN_REPLAY_LIBRARY must be an absolute path, not '%s'", override);
+			return -1;
+		}
+		h = dlopen(override, RTLD_NOW | RTLD_LOCAL);
+	} else {
+		h = open_sibling();
+		if (!h)
+			h = dlopen(DMACONN_REPLAY_SONAME, RTLD_NOW | RTLD_LOCAL);
+	}
+	if (!h) {
+		const char *why = dlerror();
+		snprintf(replay_error, sizeof(replay_error),
+			 "DMACONN_REPLAY is set but the replay component cannot be loaded: %s",
+			 why ? why : DMACONN_REPLAY_SONAME " not found");
+		return -1;
+	}
+	dmaconn_replay_ops_fn get;
+	void *sym = dlsym(h, "dmaconn_replay_ops");
+	memcpy(&get, &sym, sizeof(get));
+	const struct dmaconn_replay_ops *ops = sym ? get() : NULL;
+	if (!ops || ops->abi_version != DMACONN_REPLAY_ABI_VERSION) {
+		snprintf(replay_error, sizeof(replay_error),
+			 "the replay component does not speak replay ABI %d", DMACONN_REPLAY_ABI_VERSION);
+		dlclose(h);
+		return -1;
+	}
+	Dl_info info;
+	if (!dladdr(sym, &info) || !info.dli_fname ||
+	    (size_t)snprintf(replay_path, sizeof(replay_path), "%s", info.dli_fname) >= sizeof(replay_path)) {
+		snprintf(replay_error, sizeof(replay_error), "cannot locate the replay component");
+		dlclose(h);
+		return -1;
+	}
+	replay_handle = h;
+	replay = ops;
+	return 0;
+}
+
+int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen)
+{
+	const char *file = secure_getenv("DMACONN_REPLAY");
+	if (!file || !*file)
+		return 0;
+	pthread_mutex_lock(&replay_lock);
+	if (!replay_tried) {
+		replay_tried = 1;
+		load_replay();
+	}
+	const char *why = replay ? replay->load_error() : replay_error;
+	int rc = -1;
+	if (!why) {
+		/* A reference of the caller's own, so that it can dlclose freely. */
+		*handle = dlopen(replay_path, RTLD_NOW | RTLD_LOCAL);
+		*ops = replay;
+		rc = *handle ? 1 : -1;
+		why = "cannot reopen the replay component";
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "%s", why);
+	pthread_mutex_unlock(&replay_lock);
+	return rc;
+}
+
+const struct dmaconn_replay_ops *dc_replay_ops(void)
+{
+	const char *file = secure_getenv("DMACONN_REPLAY");
+	if (!file || !*file)
+		return NULL;
+	pthread_mutex_lock(&replay_lock);
+	if (!replay_tried) {
+		replay_tried = 1;
+		load_replay();
+	}
+	const struct dmaconn_replay_ops *ops = replay && !replay->load_error() ? replay : NULL;
+	pthread_mutex_unlock(&replay_lock);
+	return ops;
+}
+
+const char *dc_getenv(const char *name)
+{
+	const struct dmaconn_replay_ops *ops = dc_replay_ops();
+	const char *value;
+	const char *live = secure_getenv("DMACONN_REPLAY_LIVE_ENV");
+	if (ops && !(live && *live && strcmp(live, "0")) && ops->getenv(name, &value))
+		return value;
+	return secure_getenv(name);
+}
+
+void dc_replay_shutdown(void)
+{
+	pthread_mutex_lock(&replay_lock);
+	if (replay_handle)
+		dlclose(replay_handle);
+	replay_handle = NULL;
+	replay = NULL;
+	replay_tried = 0;
+	replay_error[0] = '\0';
+	pthread_mutex_unlock(&replay_lock);
+}

@@ -1,0 +1,82 @@
+/* What the parts of the core share: results, the builder, the environment. */
+#ifndef DMACONN_INTERNAL_H
+#define DMACONN_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+
+#include "dmaconn.h"
+
+struct dc_prop {
+	char *key;
+	char *value;
+};
+
+struct dc_props {
+	struct dc_prop *items;
+	int count, cap;
+};
+
+struct dc_strings {
+	char **items;
+	int count, cap;
+};
+
+struct dmaconn_result {
+	atomic_int refs;
+	dmaconn_device_type type;
+	char *connection;
+	int n;
+	int *matrix;              /* n*n, row-major */
+	struct dc_props *devices; /* n entries */
+	struct dc_props *pairs;   /* n*n entries, NULL until a pair property is set */
+	struct dc_strings warnings;
+};
+
+struct dmaconn_builder {
+	struct dmaconn_result *r;
+	int sized;
+	int oom; /* an allocation failed: the detection fails with ENOMEM */
+};
+
+/* Records the calling thread's message for dmaconn_last_error(); returns err. */
+int dc_fail(int err, const char *fmt, ...)
+#ifdef __GNUC__
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+/* Sets (or replaces) key in p; -1 when out of memory. */
+int dc_props_set(struct dc_props *p, const char *key, const char *value);
+void dc_props_clear(struct dc_props *p);
+const char *dc_props_get(const struct dc_props *p, const char *key);
+
+int dc_strings_push(struct dc_strings *s, const char *str);
+void dc_strings_clear(struct dc_strings *s);
+
+/* Sends a warning to the sink (the builder also stores it in its result). */
+void dc_warning_emit(const char *message);
+
+/* ---- environment (env.c) ---- */
+
+/* An environment variable as the detectors must see it: pinned by the replay
+ * file when one is active, otherwise secure_getenv(). */
+const char *dc_getenv(const char *name);
+
+/*
+ * The replay component, when DMACONN_REPLAY is set: 1 with *handle (a dlopen
+ * handle of the component, a new reference the caller closes) and *ops; 0
+ * when replay is off; -1 when it cannot be used (message in err).
+ */
+struct dmaconn_replay_ops;
+int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen);
+/* 1 when replay is on and its file loaded; used to keep live sysfs out of a replay. */
+const struct dmaconn_replay_ops *dc_replay_ops(void);
+void dc_replay_shutdown(void);
+
+/* ---- built-in detectors ---- */
+int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data);
+int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data);
+void dc_nvml_shutdown(void);
+
+#endif

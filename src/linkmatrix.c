@@ -1,0 +1,42 @@
+#include "linkmatrix.h"
+
+#include <string.h>
+
+int dc_switch_links(const struct dc_node *node)
+{
+	int count = 0;
+	for (int l = 0; l < node->nlinks; l++)
+		count += node->links[l].remote == DC_REMOTE_SWITCH;
+	return count;
+}
+
+static int same_domain(const struct dc_node *a, const struct dc_node *b)
+{
+	if (!a->has_domain || !b->has_domain)
+		return 1;
+	return a->clique == b->clique && !memcmp(a->cluster, b->cluster, sizeof(a->cluster));
+}
+
+void dc_link_matrix(const struct dc_node *nodes, int n, int *m)
+{
+	memset(m, 0, (size_t)n * (size_t)n * sizeof(*m));
+	for (int i = 0; i < n; i++) {
+		const struct dc_node *a = &nodes[i];
+		if (a->isolated)
+			continue;
+		int sw_a = a->switch_usable ? dc_switch_links(a) : 0;
+		for (int j = 0; j < n; j++) {
+			const struct dc_node *b = &nodes[j];
+			if (i == j || b->isolated)
+				continue;
+			int v = 0;
+			for (int l = 0; b->has_pci && l < a->nlinks; l++)
+				v += a->links[l].remote == DC_REMOTE_GPU &&
+				     dc_pci_equal(&a->links[l].remote_pci, &b->pci);
+			int sw_b = b->switch_usable ? dc_switch_links(b) : 0;
+			if (same_domain(a, b))
+				v += sw_a < sw_b ? sw_a : sw_b;
+			m[(size_t)i * (size_t)n + (size_t)j] = v;
+		}
+	}
+}

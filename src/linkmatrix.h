@@ -1,0 +1,40 @@
+/* From per-device link facts to a connectivity matrix: the one place that
+ * knows how direct links and switch links combine. */
+#ifndef DMACONN_LINKMATRIX_H
+#define DMACONN_LINKMATRIX_H
+
+#include "pci.h"
+
+#define DC_MAX_LINKS 64
+
+enum dc_remote { DC_REMOTE_NONE, DC_REMOTE_GPU, DC_REMOTE_SWITCH, DC_REMOTE_OTHER };
+
+struct dc_link {
+	enum dc_remote remote;
+	struct dc_pci remote_pci; /* for DC_REMOTE_GPU */
+};
+
+struct dc_node {
+	int isolated;        /* no peer DMA at all (a MIG instance, MIG mode) */
+	int has_pci;
+	struct dc_pci pci;
+	int switch_usable;   /* its switch links may carry traffic */
+	int has_domain;      /* cluster and clique below are known */
+	unsigned char cluster[16];
+	unsigned int clique;
+	int nlinks;          /* active links listed in links[] */
+	struct dc_link links[DC_MAX_LINKS];
+};
+
+/* Number of active links of node i attached to a switch. */
+int dc_switch_links(const struct dc_node *node);
+
+/*
+ * m[i*n+j] = direct links from i to j (matched by PCI address), plus
+ * min(switch links of i, switch links of j) when both may use their switch
+ * links and they are in the same fabric domain (or either does not say).
+ * The diagonal and the rows and columns of isolated nodes are 0.
+ */
+void dc_link_matrix(const struct dc_node *nodes, int n, int *m);
+
+#endif

@@ -1,0 +1,93 @@
+#include "pci.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Reads 1..maxdigits hex digits from s[*pos] (bounded by len). */
+static int read_hex(const char *s, size_t len, size_t *pos, int maxdigits, unsigned int *out)
+{
+	unsigned long v = 0;
+	int n = 0;
+	while (*pos < len && hexval(s[*pos]) >= 0) {
+		if (++n > maxdigits)
+			return -1;
+		v = v * 16 + (unsigned long)hexval(s[*pos]);
+		(*pos)++;
+	}
+	if (n == 0)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+int dc_pci_parse(const char *s, size_t maxlen, struct dc_pci *out)
+{
+	if (!s)
+		return -1;
+	size_t len = strnlen(s, maxlen);
+	unsigned int f[4];
+	size_t pos = 0;
+	int fields = 0;
+	/* Up to three ':'-separated fields, then ".function". */
+	for (;;) {
+		if (fields == 3 || read_hex(s, len, &pos, 8, &f[fields]) != 0)
+			return -1;
+		fields++;
+		if (pos < len && s[pos] == ':') {
+			pos++;
+			continue;
+		}
+		break;
+	}
+	if (fields < 2 || pos >= len || s[pos] != '.')
+		return -1;
+	pos++;
+	unsigned int fn;
+	if (read_hex(s, len, &pos, 1, &fn) != 0 || pos != len || fn > 7)
+		return -1;
+	struct dc_pci p = { 0, 0, 0, fn };
+	if (fields == 3) {
+		p.domain = f[0];
+		p.bus = f[1];
+		p.device = f[2];
+	} else {
+		p.bus = f[0];
+		p.device = f[1];
+	}
+	if (p.bus > 0xff || p.device > 0xff)
+		return -1;
+	*out = p;
+	return 0;
+}
+
+void dc_pci_format(const struct dc_pci *p, char out[DC_PCI_BUS_ID_SIZE])
+{
+	snprintf(out, DC_PCI_BUS_ID_SIZE, p->domain > 0xffff ? "%08x:%02x:%02x.%x" : "%04x:%02x:%02x.%x",
+		 p->domain, p->bus, p->device, p->function);
+}
+
+int dc_pci_equal(const struct dc_pci *a, const struct dc_pci *b)
+{
+	return dc_pci_compare(a, b) == 0;
+}
+
+int dc_pci_compare(const struct dc_pci *a, const struct dc_pci *b)
+{
+	const unsigned int x[4] = { a->domain, a->bus, a->device, a->function };
+	const unsigned int y[4] = { b->domain, b->bus, b->device, b->function };
+	for (int i = 0; i < 4; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}

@@ -1,0 +1,25 @@
+/* PCI addresses as NVML, CUDA and sysfs spell them. */
+#ifndef DMACONN_PCI_H
+#define DMACONN_PCI_H
+
+#include <stddef.h>
+
+struct dc_pci {
+	unsigned int domain, bus, device, function;
+};
+
+#define DC_PCI_BUS_ID_SIZE 32
+
+/*
+ * Parses "[domain:]bus:device.function" in hex, as in "00000000:00:06.0",
+ * "0000:0a:00.0" or "0a:00.0", reading at most maxlen bytes (NVML's buffers
+ * need not be terminated).  Returns 0, or -1 for anything else.
+ */
+int dc_pci_parse(const char *s, size_t maxlen, struct dc_pci *out);
+/* Writes the canonical lower-case form, "0000:00:06.0" (8 domain digits when
+ * the domain does not fit in 4). */
+void dc_pci_format(const struct dc_pci *p, char out[DC_PCI_BUS_ID_SIZE]);
+int dc_pci_equal(const struct dc_pci *a, const struct dc_pci *b);
+int dc_pci_compare(const struct dc_pci *a, const struct dc_pci *b);
+
+#endif

@@ -1,0 +1,65 @@
+/* Every NVML constant, size and offset dmaconn declares, expanded once
+ * against src/backends/nvml_api.h and once against NVIDIA's nvml.h. */
+#define NVML_ABI_ITEMS(C, S, O)                                                         \
+	C(NVML_SUCCESS) C(NVML_ERROR_UNINITIALIZED) C(NVML_ERROR_INVALID_ARGUMENT)      \
+	C(NVML_ERROR_NOT_SUPPORTED) C(NVML_ERROR_NO_PERMISSION)                         \
+	C(NVML_ERROR_ALREADY_INITIALIZED) C(NVML_ERROR_NOT_FOUND)                       \
+	C(NVML_ERROR_INSUFFICIENT_SIZE) C(NVML_ERROR_INSUFFICIENT_POWER)                \
+	C(NVML_ERROR_DRIVER_NOT_LOADED) C(NVML_ERROR_TIMEOUT) C(NVML_ERROR_IRQ_ISSUE)   \
+	C(NVML_ERROR_LIBRARY_NOT_FOUND) C(NVML_ERROR_FUNCTION_NOT_FOUND)                \
+	C(NVML_ERROR_CORRUPTED_INFOROM) C(NVML_ERROR_GPU_IS_LOST)                       \
+	C(NVML_ERROR_RESET_REQUIRED) C(NVML_ERROR_OPERATING_SYSTEM)                     \
+	C(NVML_ERROR_LIB_RM_VERSION_MISMATCH) C(NVML_ERROR_IN_USE) C(NVML_ERROR_MEMORY) \
+	C(NVML_ERROR_NO_DATA) C(NVML_ERROR_VGPU_ECC_NOT_SUPPORTED)                      \
+	C(NVML_ERROR_INSUFFICIENT_RESOURCES) C(NVML_ERROR_FREQ_NOT_SUPPORTED)           \
+	C(NVML_ERROR_ARGUMENT_VERSION_MISMATCH) C(NVML_ERROR_DEPRECATED)                \
+	C(NVML_ERROR_NOT_READY) C(NVML_ERROR_GPU_NOT_FOUND) C(NVML_ERROR_INVALID_STATE)  \
+	C(NVML_ERROR_UNKNOWN)                                                           \
+	C(NVML_FEATURE_DISABLED) C(NVML_FEATURE_ENABLED)                                \
+	C(NVML_NVLINK_DEVICE_TYPE_GPU) C(NVML_NVLINK_DEVICE_TYPE_IBMNPU)                \
+	C(NVML_NVLINK_DEVICE_TYPE_SWITCH) C(NVML_NVLINK_DEVICE_TYPE_UNKNOWN)            \
+	C(NVML_TOPOLOGY_INTERNAL) C(NVML_TOPOLOGY_SINGLE) C(NVML_TOPOLOGY_MULTIPLE)     \
+	C(NVML_TOPOLOGY_HOSTBRIDGE) C(NVML_TOPOLOGY_NODE) C(NVML_TOPOLOGY_SYSTEM)       \
+	C(NVML_P2P_STATUS_OK) C(NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED)                  \
+	C(NVML_P2P_STATUS_GPU_NOT_SUPPORTED) C(NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED) \
+	C(NVML_P2P_STATUS_DISABLED_BY_REGKEY) C(NVML_P2P_STATUS_NOT_SUPPORTED)          \
+	C(NVML_P2P_STATUS_UNKNOWN)                                                      \
+	C(NVML_P2P_CAPS_INDEX_READ) C(NVML_P2P_CAPS_INDEX_WRITE)                        \
+	C(NVML_P2P_CAPS_INDEX_NVLINK) C(NVML_P2P_CAPS_INDEX_ATOMICS)                    \
+	C(NVML_P2P_CAPS_INDEX_PCI)                                                      \
+	C(NVML_NVLINK_MAX_LINKS) C(NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE)                  \
+	C(NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE) C(NVML_DEVICE_UUID_V2_BUFFER_SIZE)     \
+	C(NVML_DEVICE_NAME_V2_BUFFER_SIZE) C(NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE)    \
+	C(NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE) C(NVML_GPU_FABRIC_UUID_LEN)             \
+	C(NVML_GPU_FABRIC_STATE_NOT_SUPPORTED) C(NVML_GPU_FABRIC_STATE_NOT_STARTED)     \
+	C(NVML_GPU_FABRIC_STATE_IN_PROGRESS) C(NVML_GPU_FABRIC_STATE_COMPLETED)         \
+	C(nvmlGpuFabricInfo_v2) C(nvmlGpuFabricInfo_v3)                                 \
+	C(NVML_VALUE_TYPE_UNSIGNED_INT) C(NVML_FI_DEV_NVLINK_LINK_COUNT)                \
+	C(NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT) C(NVML_FI_DEV_NVLINK_GET_SPEED)    \
+	C(NVML_FI_DEV_NVLINK_GET_STATE) C(NVML_FI_DEV_NVLINK_GET_VERSION)               \
+	S(nvmlReturn_t) S(nvmlDevice_t) S(nvmlEnableState_t) S(nvmlIntNvLinkDeviceType_t) \
+	S(nvmlGpuTopologyLevel_t) S(nvmlGpuP2PStatus_t) S(nvmlGpuP2PCapsIndex_t)        \
+	S(nvmlGpuFabricState_t) S(nvmlPciInfo_t) S(nvmlGpuFabricInfo_t)                 \
+	S(nvmlGpuFabricInfo_v2_t) S(nvmlGpuFabricInfo_v3_t) S(nvmlValue_t)              \
+	S(nvmlFieldValue_t)                                                             \
+	O(nvmlPciInfo_t, busIdLegacy) O(nvmlPciInfo_t, domain) O(nvmlPciInfo_t, bus)    \
+	O(nvmlPciInfo_t, device) O(nvmlPciInfo_t, pciDeviceId)                          \
+	O(nvmlPciInfo_t, pciSubSystemId) O(nvmlPciInfo_t, busId)                        \
+	O(nvmlGpuFabricInfo_t, clusterUuid) O(nvmlGpuFabricInfo_t, status)              \
+	O(nvmlGpuFabricInfo_t, cliqueId) O(nvmlGpuFabricInfo_t, state)                  \
+	O(nvmlGpuFabricInfo_v2_t, version) O(nvmlGpuFabricInfo_v2_t, clusterUuid)       \
+	O(nvmlGpuFabricInfo_v2_t, status) O(nvmlGpuFabricInfo_v2_t, cliqueId)           \
+	O(nvmlGpuFabricInfo_v2_t, state) O(nvmlGpuFabricInfo_v2_t, healthMask)         \
+	O(nvmlGpuFabricInfo_v3_t, version) O(nvmlGpuFabricInfo_v3_t, clusterUuid)       \
+	O(nvmlGpuFabricInfo_v3_t, status) O(nvmlGpuFabricInfo_v3_t, cliqueId)           \
+	O(nvmlGpuFabricInfo_v3_t, state) O(nvmlGpuFabricInfo_v3_t, healthMask)         \
+	O(nvmlGpuFabricInfo_v3_t, healthSummary)                                        \
+	O(nvmlFieldValue_t, fieldId) O(nvmlFieldValue_t, scopeId)                       \
+	O(nvmlFieldValue_t, timestamp) O(nvmlFieldValue_t, latencyUsec)                 \
+	O(nvmlFieldValue_t, valueType) O(nvmlFieldValue_t, nvmlReturn)                  \
+	O(nvmlFieldValue_t, value)
+
+struct abi_item {
+	const char *name;
+	long long value;
+};

@@ -1,0 +1,181 @@
+/* Unit tests of the core's pure parts: PCI addresses, CUDA ordering, the
+ * link-matrix rule. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "linkmatrix.h"
+#include "order.h"
+#include "pci.h"
+
+static void test_pci(void)
+{
+	struct dc_pci p;
+	char buf[DC_PCI_BUS_ID_SIZE];
+	CHECK_INT(dc_pci_parse("00000000:00:06.0", 32, &p), 0);
+	CHECK_INT(p.domain, 0);
+	CHECK_INT(p.device, 6);
+	dc_pci_format(&p, buf);
+	CHECK_STR(buf, "0000:00:06.0");
+	CHECK_INT(dc_pci_parse("0000:0A:1f.3", 32, &p), 0);
+	dc_pci_format(&p, buf);
+	CHECK_STR(buf, "0000:0a:1f.3");
+	CHECK_INT(dc_pci_parse("0a:00.0", 32, &p), 0);
+	CHECK_INT(p.bus, 10);
+	CHECK_INT(dc_pci_parse("FFFFFFFF:FF:FF.0", 32, &p), 0);
+	dc_pci_format(&p, buf);
+	CHECK_STR(buf, "ffffffff:ff:ff.0");
+	/* Unterminated buffers are read up to their size only. */
+	char raw[8] = { '0', '1', ':', '0', '0', '.', '0', 'X' };
+	CHECK(dc_pci_parse(raw, sizeof(raw), &p) != 0);
+	CHECK_INT(dc_pci_parse(raw, 7, &p), 0);
+	const char *bad[] = { "", "0", "00:00", "00:00.8", "000000000:00:00.0", "0:0:0:0.0",
+			      "zz:00.0", "00:00.0 ", " 00:00.0", "100:00.0", "00:100.0" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(dc_pci_parse(bad[i], 32, &p) != 0);
+	CHECK(dc_pci_parse(NULL, 32, &p) != 0);
+}
+
+static struct dc_gpu gpu(const char *uuid, const char *name, unsigned bus, int cc)
+{
+	struct dc_gpu g;
+	memset(&g, 0, sizeof(g));
+	snprintf(g.uuid, sizeof(g.uuid), "%s", uuid);
+	snprintf(g.name, sizeof(g.name), "%s", name);
+	g.pci.bus = bus;
+	g.cc_major = cc / 10;
+	g.cc_minor = cc % 10;
+	return g;
+}
+
+/* Runs the ordering and renders the slots as "i,i,m,u" (m: MIG, u: unknown). */
+static const char *order(const struct dc_gpu *g, int n, int known, const char *ord,
+			 const char *cvd, int *guessed)
+{
+	static char out[256];
+	struct dc_slot *slots;
+	int dummy;
+	int count = dc_cuda_visible(g, n, known, ord, cvd, &slots, guessed ? guessed : &dummy);
+	out[0] = '\0';
+	for (int i = 0; i < count; i++) {
+		char item[16];
+		if (slots[i].index >= 0)
+			snprintf(item, sizeof(item), "%s%d", i ? "," : "", slots[i].index);
+		else
+			snprintf(item, sizeof(item), "%s%s", i ? "," : "",
+				 slots[i].index == DC_SLOT_MIG ? "m" : "u");
+		strcat(out, item);
+	}
+	free(slots);
+	return out;
+}
+
+static void test_order(void)
+{
+	/* NVML index order deliberately differs from PCI order. */
+	struct dc_gpu g[4] = {
+		gpu("GPU-aaaa1111-0000", "H100", 0x41, 90),
+		gpu("GPU-aaaa2222-0000", "H100", 0x01, 90),
+		gpu("GPU-bbbb3333-0000", "H100", 0x81, 90),
+		gpu("GPU-cccc4444-0000", "H100", 0x21, 90),
+	};
+	int guessed;
+	CHECK_STR(order(g, 4, 1, NULL, NULL, &guessed), "1,3,0,2");
+	CHECK_INT(guessed, 0);
+	CHECK_STR(order(g, 4, 1, "PCI_BUS_ID", NULL, NULL), "1,3,0,2");
+	CHECK_STR(order(g, 4, 1, NULL, "2,0", NULL), "0,1");
+	CHECK_STR(order(g, 4, 1, NULL, " 3 , 1", NULL), "2,3");
+	CHECK_STR(order(g, 4, 1, NULL, "", NULL), "");
+	CHECK_STR(order(g, 4, 1, NULL, "-1", NULL), "");
+	CHECK_STR(order(g, 4, 1, NULL, "-1,0", NULL), "");
+	CHECK_STR(order(g, 4, 1, NULL, "0,foo,1", NULL), "1");
+	CHECK_STR(order(g, 4, 1, NULL, "1,9,2", NULL), "3");
+	CHECK_STR(order(g, 4, 1, NULL, "1,1,2", NULL), "3");
+	CHECK_STR(order(g, 4, 1, NULL, "0,,1", NULL), "1");
+	CHECK_STR(order(g, 4, 1, NULL, "GPU-bbbb3333-0000,0", NULL), "2,1");
+	CHECK_STR(order(g, 4, 1, NULL, "GPU-bbbb,GPU-cccc", NULL), "2,3");
+	CHECK_STR(order(g, 4, 1, NULL, "GPU-BBBB", NULL), "2");
+	CHECK_STR(order(g, 4, 1, NULL, "GPU-aaaa,1", NULL), "");  /* ambiguous prefix */
+	CHECK_STR(order(g, 4, 1, NULL, "GPU-dddd,1", NULL), "");  /* no such GPU */
+	CHECK_STR(order(g, 4, 1, NULL, "GPU-aaaa2,GPU-aaaa2222", NULL), "1"); /* same GPU twice */
+	CHECK_STR(order(g, 4, 1, NULL, "1,GPU-aaaa1111", NULL), "3,0");
+	CHECK_STR(order(g, 4, 1, NULL, "0,MIG-1234,1", NULL), "1,m,3");
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-1,MIG-1", NULL), "m");
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-", NULL), "");
+	CHECK_STR(order(g, 4, 1, NULL, "0,1,2,3,0", NULL), "1,3,0,2");
+	CHECK_STR(order(g, 0, 1, NULL, "0", NULL), "");
+	/* Without identities: UUIDs take slots while GPUs remain. */
+	CHECK_STR(order(g, 2, 0, NULL, "GPU-x,1", NULL), "");
+	CHECK_STR(order(g, 2, 0, NULL, "GPU-12ab,1,GPU-34cd", NULL), "u,0");
+
+	/* Mixed GPUs: FASTEST_FIRST guesses by compute capability. */
+	struct dc_gpu m[3] = {
+		gpu("GPU-1", "A100", 0x01, 80),
+		gpu("GPU-2", "H100", 0x41, 90),
+		gpu("GPU-3", "A100", 0x21, 80),
+	};
+	CHECK_STR(order(m, 3, 1, NULL, NULL, &guessed), "1,0,2");
+	CHECK_INT(guessed, 1);
+	CHECK_STR(order(m, 3, 1, "FASTEST_FIRST", "0", &guessed), "1");
+	CHECK_INT(guessed, 1);
+	CHECK_STR(order(m, 3, 1, NULL, "GPU-3", &guessed), "2");
+	CHECK_INT(guessed, 0);
+	CHECK_STR(order(m, 3, 1, "PCI_BUS_ID", NULL, &guessed), "0,2,1");
+	CHECK_INT(guessed, 0);
+}
+
+static struct dc_node node(unsigned bus, int sw)
+{
+	struct dc_node n;
+	memset(&n, 0, sizeof(n));
+	n.has_pci = 1;
+	n.pci.bus = bus;
+	n.switch_usable = 1;
+	for (int l = 0; l < sw; l++)
+		n.links[n.nlinks++].remote = DC_REMOTE_SWITCH;
+	return n;
+}
+
+static void direct(struct dc_node *a, const struct dc_node *b, int links)
+{
+	for (int l = 0; l < links; l++) {
+		a->links[a->nlinks].remote = DC_REMOTE_GPU;
+		a->links[a->nlinks++].remote_pci = b->pci;
+	}
+}
+
+static void test_matrix(void)
+{
+	struct dc_node n[4] = { node(1, 18), node(2, 16), node(3, 18), node(4, 0) };
+	direct(&n[3], &n[0], 2);
+	direct(&n[0], &n[3], 2);
+	n[0].links[n[0].nlinks++].remote = DC_REMOTE_OTHER; /* a CPU link counts for nothing */
+	int m[16];
+	dc_link_matrix(n, 4, m);
+	const int want[16] = { 0, 16, 18, 2, 16, 0, 16, 0, 18, 16, 0, 0, 2, 0, 0, 0 };
+	for (int i = 0; i < 16; i++)
+		CHECK_INT(m[i], want[i]);
+
+	/* Unusable switch links, other cliques and isolated nodes. */
+	n[2].switch_usable = 0;
+	n[1].has_domain = n[0].has_domain = 1;
+	n[1].clique = 7;
+	n[3].isolated = 1;
+	dc_link_matrix(n, 4, m);
+	const int want2[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	for (int i = 0; i < 16; i++)
+		CHECK_INT(m[i], want2[i]);
+	n[1].clique = 0;
+	dc_link_matrix(n, 4, m);
+	CHECK_INT(m[1], 16);
+	CHECK_INT(m[2], 0);
+	CHECK_INT(m[3], 0);
+	CHECK_INT(dc_switch_links(&n[1]), 16);
+}
+
+int main(void)
+{
+	test_pci();
+	test_order();
+	test_matrix();
+	return check_done("test_units");
+}
