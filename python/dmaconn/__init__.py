@@ -13,6 +13,7 @@ system loader.  It never initialises CUDA.
 
 from ._core import (
     DMAConnectivity,
+    VerifyResult,
     clear_cache,
     detect,
     detect_dma_connectivity,
@@ -20,7 +21,10 @@ from ._core import (
     library_path,
     list_detectors,
     register_detector,
+    shutdown,
+    strerror,
     unregister_detector,
+    verify,
     version,
 )
 from ._errors import (
@@ -54,6 +58,7 @@ __all__ = [
     "RangeError",
     "ReplayError",
     "UnavailableError",
+    "VerifyResult",
     "clear_cache",
     "detect",
     "detect_dma_connectivity",
@@ -61,6 +66,9 @@ __all__ = [
     "library_path",
     "list_detectors",
     "register_detector",
+    "shutdown",
+    "strerror",
     "unregister_detector",
+    "verify",
     "version",
 ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _errors, _library
-from ._errors import DetectorError, DmaconnWarning, Error, InvalidArgumentError
+from ._errors import DetectorError, DmaconnWarning, Error
 
 Matrix = List[List[int]]
 
@@ -40,7 +40,9 @@ class DMAConnectivity:
     ``matrix[i][j]`` is the connectivity from device i to device j: 0 for
     none, otherwise connection-specific (the number of links for nvlink).
     Device i is the runtime's ordinal i; ``devices[i]`` holds its properties
-    ("ordinal", "name", "pci_bus_id", "uuid", ...).  ``device_type`` is a
+    ("ordinal", "name", "pci_bus_id", "uuid", ...).  ``pairs`` lists the
+    pairs that have properties (cuda/p2p: "read", "write", "atomics",
+    "path", ...), each as a dict with "from" and "to".  ``device_type`` is a
     string such as "cuda", or, from detect_dma_connectivity(), the object the
     caller passed.
     """
@@ -49,7 +51,15 @@ class DMAConnectivity:
     connection_type: str
     matrix: Matrix
     devices: List[Dict[str, Any]] = field(default_factory=list)
+    pairs: List[Dict[str, Any]] = field(default_factory=list)
     warnings: List[str] = field(default_factory=list)
+
+    def pair(self, i: int, j: int) -> Dict[str, str]:
+        """The properties of the pair i -> j (empty when it has none)."""
+        for entry in self.pairs:
+            if entry["from"] == i and entry["to"] == j:
+                return {k: v for k, v in entry.items() if k not in ("from", "to")}
+        return {}
 
 
 def _result_from_c(lib: ctypes.CDLL, r: int) -> DMAConnectivity:
@@ -64,11 +74,23 @@ def _result_from_c(lib: ctypes.CDLL, r: int) -> DMAConnectivity:
             key = _decode(lib.dmaconn_result_device_property_key(r, i, k))
             props.setdefault(key, _decode(lib.dmaconn_result_device_property_value(r, i, k)))
         devices.append(props)
+    pairs: List[Dict[str, Any]] = []
+    for i in range(n):
+        for j in range(n):
+            count = lib.dmaconn_result_pair_property_count(r, i, j)
+            if not count:
+                continue
+            entry: Dict[str, Any] = {"from": i, "to": j}
+            for k in range(count):
+                key = _decode(lib.dmaconn_result_pair_property_key(r, i, j, k))
+                entry.setdefault(key, _decode(lib.dmaconn_result_pair_property_value(r, i, j, k)))
+            pairs.append(entry)
     return DMAConnectivity(
         device_type=_decode(lib.dmaconn_device_type_name(lib.dmaconn_result_device_type(r))),
         connection_type=_decode(lib.dmaconn_result_connection_type(r)),
         matrix=matrix,
         devices=devices,
+        pairs=pairs,
         warnings=[
             _decode(lib.dmaconn_result_warning(r, k))
             for k in range(lib.dmaconn_result_warning_count(r))
@@ -258,6 +280,104 @@ def list_detectors() -> List[Tuple[str, str]]:
             ]
 
 
+def strerror(code: int) -> str:
+    """The library's text for an error code."""
+    return _decode(_lib().dmaconn_strerror(code))
+
+
+# ------------------------------------------------------------ verification
+
+VERIFY_STATUS = ("pass", "fail", "no_peer")
+
+
+@dataclass
+class VerifyResult:
+    """What verify() found: one entry per ordered pair i != j.
+
+    ``pairs`` holds dicts with "from", "to", "status" ("pass", "fail" or
+    "no_peer") and the pair's properties ("reason", "gbps", "latency_us", ...).
+    """
+
+    device_type: str
+    size: int
+    pairs: List[Dict[str, Any]] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
+
+    def status(self, i: int, j: int) -> str:
+        """The status of the pair i -> j ("fail" for pairs not checked)."""
+        for entry in self.pairs:
+            if entry["from"] == i and entry["to"] == j:
+                return entry["status"]
+        return "fail"
+
+    @property
+    def ok(self) -> bool:
+        """No pair failed."""
+        return all(entry["status"] != "fail" for entry in self.pairs)
+
+
+def verify(device_type: Any = "cuda", timeout: Optional[float] = None) -> VerifyResult:
+    """Proves peer load/store/atomics by running a kernel on every pair.
+
+    The work runs in a helper process, so this process stays CUDA-free.
+    ``timeout`` bounds the run in seconds (the library's default: 120).
+    UnavailableError when the library or the device type has no verifier.
+    """
+    lib = _lib()
+    if not _library.has_verify:
+        raise _errors.UnavailableError(
+            f"{_library.path()} has no functional check (dmaconn_verify)", _errors.EUNAVAILABLE
+        )
+    ctype = _parse_type(lib, device_type)
+    timeout_ms = 0 if timeout is None else max(1, int(timeout * 1000))
+    out = ctypes.c_void_p()
+    pending: List[str] = []
+    stack = _pending_stack()
+    stack.append(pending)
+    try:
+        code = lib.dmaconn_verify(ctype, timeout_ms, ctypes.byref(out))
+        error = _last_error(lib, code) if code != _errors.OK else None
+    finally:
+        stack.pop()
+    try:
+        if error is not None:
+            for message in pending:
+                warnings.warn(message, DmaconnWarning, stacklevel=2)
+            raise error
+        v = out.value
+        n = lib.dmaconn_verify_size(v)
+        pairs: List[Dict[str, Any]] = []
+        for i in range(n):
+            for j in range(n):
+                if i == j:
+                    continue
+                st = lib.dmaconn_verify_status_of(v, i, j)
+                entry: Dict[str, Any] = {
+                    "from": i,
+                    "to": j,
+                    "status": VERIFY_STATUS[st] if 0 <= st < len(VERIFY_STATUS) else str(st),
+                }
+                for k in range(lib.dmaconn_verify_pair_property_count(v, i, j)):
+                    key = _decode(lib.dmaconn_verify_pair_property_key(v, i, j, k))
+                    entry.setdefault(key, _decode(lib.dmaconn_verify_pair_property_value(v, i, j, k)))
+                pairs.append(entry)
+        result = VerifyResult(
+            device_type=_decode(lib.dmaconn_device_type_name(ctype)),
+            size=n,
+            pairs=pairs,
+            warnings=[
+                _decode(lib.dmaconn_verify_warning(v, k))
+                for k in range(lib.dmaconn_verify_warning_count(v))
+            ],
+        )
+    finally:
+        if out.value:
+            lib.dmaconn_verify_result_free(out)
+    for message in pending + [w for w in result.warnings if w not in pending]:
+        warnings.warn(message, DmaconnWarning, stacklevel=2)
+    return result
+
+
 # -------------------------------------------------------- Python detectors
 
 
@@ -284,15 +404,18 @@ def _take_detector_exception(ctype: int, connection: str) -> Optional[BaseExcept
     return _detector_exceptions().pop((ctype, connection), None)
 
 
-def _unpack(output: Any) -> Tuple[Any, Any, Any]:
-    """(matrix, devices, warnings) from what a Python detector returned."""
+_OUTPUT_KEYS = ("devices", "pairs", "warnings")
+
+
+def _unpack(output: Any) -> Tuple[Any, Dict[str, Any]]:
+    """(matrix, {"devices", "pairs", "warnings"}) from what a detector returned."""
     if isinstance(output, Mapping):
         if "matrix" not in output:
             raise ValueError("a detector's mapping needs a 'matrix' key")
-        return output["matrix"], output.get("devices"), output.get("warnings")
+        return output["matrix"], {key: output.get(key) for key in _OUTPUT_KEYS}
     if hasattr(output, "matrix"):
-        return output.matrix, getattr(output, "devices", None), getattr(output, "warnings", None)
-    return output, None, None
+        return output.matrix, {key: getattr(output, key, None) for key in _OUTPUT_KEYS}
+    return output, {}
 
 
 def _validate_matrix(matrix: Any) -> Matrix:
@@ -321,13 +444,32 @@ def _validate_matrix(matrix: Any) -> Matrix:
     return rows
 
 
+def _pair_entries(pairs: Any) -> List[Tuple[int, int, Mapping[str, Any]]]:
+    """(i, j, properties) from a list of {"from", "to", ...} or a {(i, j): {...}} mapping."""
+    if isinstance(pairs, Mapping):
+        out = []
+        for key, props in pairs.items():
+            i, j = key
+            out.append((operator.index(i), operator.index(j), props))
+        return out
+    out = []
+    for entry in pairs:
+        if not isinstance(entry, Mapping) or "from" not in entry or "to" not in entry:
+            raise TypeError('pairs entries are mappings with "from" and "to"')
+        props = {k: v for k, v in entry.items() if k not in ("from", "to")}
+        out.append((operator.index(entry["from"]), operator.index(entry["to"]), props))
+    return out
+
+
 def _fill(lib: ctypes.CDLL, builder: int, output: Any) -> None:
-    raw_matrix, devices, messages = _unpack(output)
+    raw_matrix, extra = _unpack(output)
     matrix = _validate_matrix(raw_matrix)
     n = len(matrix)
-    devices = list(devices or [])
+    devices = list(extra.get("devices") or [])
     if len(devices) > n:
         raise ValueError(f"{len(devices)} device entries for a {n}x{n} matrix")
+    pairs = _pair_entries(extra.get("pairs") or [])
+    messages = extra.get("warnings") or []
     if isinstance(messages, str):
         messages = [messages]
     _check(lib, lib.dmaconn_builder_set_size(builder, n))
@@ -339,15 +481,24 @@ def _fill(lib: ctypes.CDLL, builder: int, output: Any) -> None:
         if not isinstance(props, Mapping):
             raise TypeError(f"device {i} is a {type(props).__name__}, not a mapping")
         for key, value in props.items():
-            if key == "ordinal":
-                continue
+            if key != "ordinal":
+                _check(
+                    lib,
+                    lib.dmaconn_builder_set_device_property(
+                        builder, i, _encode(str(key)), _encode(str(value))
+                    ),
+                )
+    for i, j, props in pairs:
+        if not isinstance(props, Mapping):
+            raise TypeError(f"pair ({i}, {j}) has a {type(props).__name__}, not a mapping")
+        for key, value in props.items():
             _check(
                 lib,
-                lib.dmaconn_builder_set_device_property(
-                    builder, i, _encode(str(key)), _encode(str(value))
+                lib.dmaconn_builder_set_pair_property(
+                    builder, i, j, _encode(str(key)), _encode(str(value))
                 ),
             )
-    for message in messages or []:
+    for message in messages:
         _check(lib, lib.dmaconn_builder_warn(builder, b"%s", _encode(str(message))))
 
 
@@ -375,7 +526,8 @@ def register_detector(device_type: Any, connection_type: str, fn: Callable[[], A
 
     ``fn()`` returns the matrix (a square list of lists of int, diagonal 0),
     or a mapping or object with "matrix" and optional "devices" (a list of
-    property dicts) and "warnings" (a list of str).  An exception in fn makes
+    property dicts), "pairs" (dicts with "from", "to" and properties, or a
+    {(i, j): properties} mapping) and "warnings" (a list of str).  An exception in fn makes
     detect() raise DetectorError from it.  DetectorExistsError when the pair
     already has a detector.  fn may run on any thread that detects.
     """
@@ -404,6 +556,19 @@ def unregister_detector(device_type: Any, connection_type: str) -> None:
         token = _by_pair.pop((ctype, connection_type), None)
         if token is not None:
             _detectors.pop(token, None)
+
+
+def shutdown() -> None:
+    """Resets the library: drops the cache and every run-time detector and
+    unloads NVML; the next detection starts over (DMACONN_REPLAY included).
+    Not to be called while another thread uses dmaconn.
+    """
+    lib = _lib()
+    with _registry_lock:
+        lib.dmaconn_shutdown()
+        _by_pair.clear()
+        _detectors.clear()
+    _install_handler(lib)
 
 
 @atexit.register

@@ -7,7 +7,7 @@ import ctypes.util
 import os
 import threading
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from ._errors import LibraryNotFoundError
 
@@ -54,6 +54,22 @@ _PROTOTYPES = {
         ctypes.c_char_p,
         [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p],
     ),
+    "dmaconn_result_pair_property_count": (
+        ctypes.c_int,
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int],
+    ),
+    "dmaconn_result_pair_property_key": (
+        ctypes.c_char_p,
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int],
+    ),
+    "dmaconn_result_pair_property_value": (
+        ctypes.c_char_p,
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int],
+    ),
+    "dmaconn_result_pair_get": (
+        ctypes.c_char_p,
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p],
+    ),
     "dmaconn_builder_set_size": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
     "dmaconn_builder_set": (
         ctypes.c_int,
@@ -62,6 +78,10 @@ _PROTOTYPES = {
     "dmaconn_builder_set_device_property": (
         ctypes.c_int,
         [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p],
+    ),
+    "dmaconn_builder_set_pair_property": (
+        ctypes.c_int,
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p],
     ),
     # Variadic: always called as (b, b"%s", message).
     "dmaconn_builder_warn": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]),
@@ -76,6 +96,35 @@ _PROTOTYPES = {
     ),
     "dmaconn_set_warning_handler": (None, [WARNING_FN, ctypes.c_void_p]),
     "dmaconn_shutdown": (None, []),
+}
+
+# The functional check, which a library may be built without.
+_OPTIONAL_PROTOTYPES = {
+    "dmaconn_verify": (
+        ctypes.c_int,
+        [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)],
+    ),
+    "dmaconn_verify_result_free": (None, [ctypes.c_void_p]),
+    "dmaconn_verify_size": (ctypes.c_int, [ctypes.c_void_p]),
+    "dmaconn_verify_status_of": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]),
+    "dmaconn_verify_pair_get": (
+        ctypes.c_char_p,
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p],
+    ),
+    "dmaconn_verify_pair_property_count": (
+        ctypes.c_int,
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int],
+    ),
+    "dmaconn_verify_pair_property_key": (
+        ctypes.c_char_p,
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int],
+    ),
+    "dmaconn_verify_pair_property_value": (
+        ctypes.c_char_p,
+        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int],
+    ),
+    "dmaconn_verify_warning_count": (ctypes.c_int, [ctypes.c_void_p]),
+    "dmaconn_verify_warning": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]),
 }
 
 
@@ -137,7 +186,8 @@ def _load() -> ctypes.CDLL:
     )
 
 
-def _declare(lib: ctypes.CDLL) -> None:
+def _declare(lib: ctypes.CDLL) -> bool:
+    """Declares the prototypes; whether the optional functional check is there."""
     for name, (restype, argtypes) in _PROTOTYPES.items():
         try:
             fn = getattr(lib, name)
@@ -147,23 +197,31 @@ def _declare(lib: ctypes.CDLL) -> None:
             ) from None
         fn.restype = restype
         fn.argtypes = argtypes
+    if not all(hasattr(lib, name) for name in _OPTIONAL_PROTOTYPES):
+        return False
+    for name, (restype, argtypes) in _OPTIONAL_PROTOTYPES.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return True
 
 
 _lock = threading.Lock()
 _lib: Optional[ctypes.CDLL] = None
-_on_load = []  # callables run once, right after the library is loaded
+has_verify = False  # whether the loaded library has dmaconn_verify()
+_on_load: List[Callable[[ctypes.CDLL], None]] = []  # run once, right after loading
 
 
 def get() -> ctypes.CDLL:
     """The loaded library (loaded and declared on first use)."""
-    global _lib
+    global _lib, has_verify
     lib = _lib
     if lib is not None:
         return lib
     with _lock:
         if _lib is None:
             lib = _load()
-            _declare(lib)
+            has_verify = _declare(lib)
             for hook in _on_load:
                 hook(lib)
             _lib = lib

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import enum
 import itertools
+import os
 import threading
 import unittest
 import warnings
 from typing import Any, Callable, List
 
-import _support  # noqa: F401  (sets up sys.path and the environment)
+import _support  # sets up sys.path and the environment
 
 import dmaconn
 
@@ -67,23 +68,37 @@ class LibraryTest(unittest.TestCase):
     def test_library_path(self) -> None:
         self.assertTrue(dmaconn.library_path().endswith("libdmaconn.so.0"))
 
-    def test_builtin_detector_listed_first(self) -> None:
-        self.assertEqual(dmaconn.list_detectors()[0], ("cuda", "nvlink"))
+    def test_builtin_detectors_listed_first(self) -> None:
+        self.assertEqual(dmaconn.list_detectors()[:2], [("cuda", "nvlink"), ("cuda", "p2p")])
 
-    def test_device_type_names(self) -> None:
-        for given, name in [
-            ("cuda", "cuda"),
-            ("CUDA", "cuda"),
-            ("rocm", "rocm"),
-            ("hip", "rocm"),
-            ("xpu", "xpu"),
-            (DeviceType.CUDA, "cuda"),
-            (DeviceType.HIP, "rocm"),
-            (DeviceType.XPU, "xpu"),
-            (StrOnly(), "cuda"),
-        ]:
-            with self.subTest(given=given):
-                self.assertEqual(dmaconn.device_type_name(given), name)
+    def test_strerror(self) -> None:
+        self.assertEqual(dmaconn.strerror(-2), "no DMA connectivity detector for this pair")
+        self.assertEqual(dmaconn.strerror(1234), "unknown error")
+
+    def test_verify_without_helper(self) -> None:
+        from dmaconn import _library
+
+        if not _library.has_verify:
+            with self.assertRaises(dmaconn.UnavailableError) as ctx:
+                dmaconn.verify("cuda")
+            self.assertEqual(ctx.exception.code, -9)
+            return
+        with self.assertRaises(dmaconn.UnavailableError):
+            dmaconn.verify("xpu")
+        os.environ["DMACONN_VERIFY_HELPER"] = "/nonexistent/dmaconn-verify-helper"
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                v = dmaconn.verify("cuda", timeout=30)
+        finally:
+            del os.environ["DMACONN_VERIFY_HELPER"]
+        self.assertIsInstance(v, dmaconn.VerifyResult)
+        self.assertEqual(v.device_type, "cuda")
+        self.assertEqual(len(v.pairs), v.size * (v.size - 1))
+        self.assertTrue(all(p["status"] == "fail" for p in v.pairs))
+        self.assertEqual(v.ok, not v.pairs)
+        self.assertTrue(any("/nonexistent/dmaconn-verify-helper" in w for w in v.warnings))
+        self.assertEqual([str(w.message) for w in caught if w.category is dmaconn.DmaconnWarning], v.warnings)
 
 
 class ErrorTest(unittest.TestCase):
@@ -141,6 +156,7 @@ class ErrorTest(unittest.TestCase):
         self.assertTrue(issubclass(dmaconn.DmaconnWarning, UserWarning))
 
 
+@_support.needs_replay
 class BuiltinInProcessTest(unittest.TestCase):
     """The built-in detector, on the topology _support pins for this process."""
 
@@ -209,6 +225,33 @@ class PythonDetectorTest(PythonDetectorCase):
         self.assertEqual(r.warnings, ["first %s %d", "second"])
         self.assertEqual(warned, ["first %s %d", "second"])
 
+    def test_pairs(self) -> None:
+        for pairs in (
+            [{"from": 0, "to": 1, "path": "NV2", "read": "OK"}, {"from": 1, "to": 0, "path": 2}],
+            {(0, 1): {"path": "NV2", "read": "OK"}, (1, 0): {"path": 2}},
+        ):
+            with self.subTest(pairs=pairs):
+                conn = self.register(lambda pairs=pairs: {"matrix": [[0, 2], [2, 0]], "pairs": pairs})
+                r = dmaconn.detect("cuda", conn)
+                self.assertEqual(
+                    r.pairs,
+                    [{"from": 0, "to": 1, "path": "NV2", "read": "OK"}, {"from": 1, "to": 0, "path": "2"}],
+                )
+                self.assertEqual(r.pair(0, 1), {"path": "NV2", "read": "OK"})
+                self.assertEqual(r.pair(1, 1), {})
+
+    def test_invalid_pairs(self) -> None:
+        for pairs, cause in (
+            ([{"from": 0, "to": 0, "x": "y"}], (dmaconn.InvalidArgumentError, dmaconn.RangeError)),
+            ([{"from": 0, "to": 2, "x": "y"}], dmaconn.RangeError),
+            ([{"to": 1}], TypeError),
+        ):
+            with self.subTest(pairs=pairs):
+                conn = self.register(lambda pairs=pairs: {"matrix": [[0, 1], [1, 0]], "pairs": pairs})
+                with self.assertRaises(dmaconn.DetectorError) as ctx:
+                    dmaconn.detect("cuda", conn)
+                self.assertIsInstance(ctx.exception.__cause__, cause)
+
     def test_object_result(self) -> None:
         class Found:
             matrix = [[0, 1], [1, 0]]
@@ -232,6 +275,14 @@ class PythonDetectorTest(PythonDetectorCase):
         conn = self.register(lambda: [])
         r = dmaconn.detect("cuda", conn)
         self.assertEqual((r.matrix, r.devices), ([], []))
+
+    def test_detect_dma_connectivity(self) -> None:
+        conn = self.register(lambda: [[0, 4], [4, 0]])
+        r = dmaconn.detect_dma_connectivity(DeviceType.CUDA, conn)
+        self.assertIs(r.device_type, DeviceType.CUDA)
+        self.assertEqual((r.connection_type, r.matrix), (conn, [[0, 4], [4, 0]]))
+        r = dmaconn.detect_dma_connectivity("CUDA", conn)
+        self.assertEqual(r.device_type, "cuda")
 
     def test_other_device_types(self) -> None:
         conn = self.register(lambda: [[0, 1], [1, 0]], device_type=DeviceType.HIP)

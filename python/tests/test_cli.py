@@ -25,7 +25,7 @@ def c_cli(args: List[str], replay: Optional[str] = None, **env: Optional[str]):
 @needs_replay
 class OutputTest(unittest.TestCase):
     def test_python_output(self) -> None:
-        proc = py_cli(["--replay", data("switch2.json")])
+        proc = py_cli(["--replay", data("switch2.json"), "-d", "cuda", "-c", "nvlink"])
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(
             proc.stdout.decode(),
@@ -49,6 +49,24 @@ class OutputTest(unittest.TestCase):
         self.assertEqual(len(doc["warnings"]), 1)
         self.assertEqual(proc.stderr.decode(), f"dmaconn: warning: {doc['warnings'][0]}\n")
 
+    def test_replay_label_from_environment(self) -> None:
+        proc = py_cli(["-d", "cuda", "-c", "nvlink"], data("switch2.json"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(
+            proc.stdout.decode().startswith(f"cuda/nvlink (replay of {data('switch2.json')}): 2 devices\n")
+        )
+
+    def test_topo(self) -> None:
+        proc = py_cli(["--topo"], data("direct4.json"), CUDA_VISIBLE_DEVICES="2,0")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.decode().splitlines()
+        self.assertEqual(lines[0], f"cuda topology (replay of {data('direct4.json')}): 2 devices")
+        self.assertEqual(lines[1:4], ["        GPU0     GPU1   ", "GPU0    X        NV2    ", "GPU1    NV2      X      "])
+        self.assertTrue(
+            any(line.startswith("  GPU0 -> GPU1: DMA yes; read OK, write OK, atomics OK, nvlink OK") for line in lines)
+        )
+        self.assertEqual(lines[-1], "NS = not supported; U = unknown.")
+
     def test_quiet(self) -> None:
         for args, env in [(["-q"], {}), ([], {"DMACONN_QUIET": "1"})]:
             with self.subTest(args=args, env=env):
@@ -58,7 +76,15 @@ class OutputTest(unittest.TestCase):
                 self.assertEqual(len(json.loads(proc.stdout)["results"][0]["warnings"]), 1)
 
     def test_usage_errors(self) -> None:
-        for args in (["-d", "cuda"], ["-c", "nvlink"], ["-d", "tpu", "-c", "nvlink"], ["--bogus"], ["extra"]):
+        for args in (
+            ["-d", "cuda"],
+            ["-c", "nvlink"],
+            ["-d", "tpu", "-c", "nvlink"],
+            ["--bogus"],
+            ["extra"],
+            ["--topo", "-c", "p2p"],
+            ["--verify", "--timeout", "0"],
+        ):
             with self.subTest(args=args):
                 proc = py_cli(args, data("switch2.json"))
                 self.assertEqual(proc.returncode, 2)
@@ -87,14 +113,23 @@ class SameAsCToolTest(unittest.TestCase):
 
     def test_topologies(self) -> None:
         for name in TOPOLOGIES:
-            for args in ([], ["--json"], ["-d", "cuda", "-c", "nvlink"], ["-d", "CUDA", "-c", "nvlink", "-j"], ["-q"]):
+            for args in (
+                [],
+                ["--json"],
+                ["-d", "cuda", "-c", "nvlink"],
+                ["-d", "CUDA", "-c", "nvlink", "-j"],
+                ["-d", "cuda", "-c", "p2p", "--json"],
+                ["--topo"],
+                ["--topo", "-d", "cuda", "--json"],
+                ["-q"],
+            ):
                 with self.subTest(topology=name, args=args):
                     self.assert_same(["--replay", data(name), *args])
                     self.assert_same(args, data(name))
 
     def test_visible_devices(self) -> None:
         for cvd in ("2,0", "3,1,0", "1", ""):
-            for args in ([], ["--json"]):
+            for args in ([], ["--json"], ["--topo"]):
                 with self.subTest(CUDA_VISIBLE_DEVICES=cvd, args=args):
                     self.assert_same(args, data("direct4.json"), CUDA_VISIBLE_DEVICES=cvd)
 
@@ -109,7 +144,15 @@ class SameAsCToolTest(unittest.TestCase):
         self.assert_same(["--json"], "/nonexistent/topology.json")
 
     def test_usage_errors(self) -> None:
-        for args in (["-d", "cuda"], ["-c", "nvlink"], ["-d", "tpu", "-c", "nvlink"]):
+        for args in (
+            ["-d", "cuda"],
+            ["-c", "nvlink"],
+            ["-d", "tpu", "-c", "nvlink"],
+            ["--topo", "-c", "nvlink"],
+            ["--topo", "-d", "cuda", "-c", "p2p"],
+            ["--timeout", "0"],
+            ["--timeout", "x"],
+        ):
             with self.subTest(args=args):
                 c = c_cli(args)
                 py = py_cli(args)
@@ -117,6 +160,12 @@ class SameAsCToolTest(unittest.TestCase):
 
     def test_version(self) -> None:
         self.assert_same(["--version"])
+
+    def test_verify_without_helper(self) -> None:
+        # A helper that cannot run gives the same answer everywhere.
+        for args in (["--verify"], ["--verify", "--json"], ["--verify", "-d", "xpu"], ["--verify", "--timeout", "5"]):
+            with self.subTest(args=args):
+                self.assert_same(args, data("switch2.json"), DMACONN_VERIFY_HELPER="/nonexistent/helper")
 
 
 if __name__ == "__main__":

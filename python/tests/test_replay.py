@@ -55,6 +55,49 @@ class DetectTest(unittest.TestCase):
         )
         self.assertEqual(entry["result"]["matrix"], [[0, 1], [1, 0]])
 
+    def test_p2p(self) -> None:
+        [entry] = probe(data("switch2.json"), [{"conn": "p2p"}])
+        r = entry["result"]
+        self.assertEqual((r["device_type"], r["connection_type"]), ("cuda", "p2p"))
+        self.assertEqual(r["matrix"], [[0, 1], [1, 0]])
+        self.assertEqual([(p["from"], p["to"]) for p in r["pairs"]], [(0, 1), (1, 0)])
+        for pair in r["pairs"]:
+            self.assertEqual(
+                {k: pair[k] for k in ("read", "write", "atomics", "nvlink", "path")},
+                {"read": "OK", "write": "OK", "atomics": "OK", "nvlink": "OK", "path": "NV18"},
+            )
+
+    def test_p2p_pair_accessor(self) -> None:
+        code = (
+            "import dmaconn\n"
+            "r = dmaconn.detect('cuda', 'p2p')\n"
+            "print(r.pair(1, 0)['path'], r.pair(0, 0), r.pair(5, 1))\n"
+        )
+        proc = run_python(code, child_env(data("direct4.json"), CUDA_VISIBLE_DEVICES="0,2"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode(), "NV2 {} {}\n")
+
+    def test_shutdown_starts_over(self) -> None:
+        code = (
+            "import os, warnings, dmaconn\n"
+            "warnings.simplefilter('error')\n"
+            "dmaconn.register_detector('cuda', 'mine', lambda: [[0]])\n"
+            "print(dmaconn.detect('cuda', 'nvlink').matrix)\n"
+            "dmaconn.shutdown()\n"
+            "print(('cuda', 'mine') in dmaconn.list_detectors())\n"
+            "os.environ['DMACONN_REPLAY'] = os.environ['NEXT_REPLAY']\n"
+            "try:\n"
+            "    dmaconn.detect('cuda', 'nvlink')\n"
+            "except dmaconn.DmaconnWarning as w:\n"
+            "    print('warned:', w)\n"
+        )
+        proc = run_python(code, child_env(data("switch2.json"), NEXT_REPLAY=data("init-fail.json")))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(
+            proc.stdout.decode(), f"[[0, 18], [18, 0]]\nFalse\nwarned: {INIT_FAIL_WARNING}\n"
+        )
+        self.assertEqual(proc.stderr, b"")
+
     def test_nvml_failure_warns_once_per_detection(self) -> None:
         entries = probe(
             data("init-fail.json"),
