@@ -215,6 +215,20 @@ DMACONN_EXTERN int dmaconn_list_detectors(dmaconn_device_type *types, const char
 					  int max);
 
 /* ------------------------------------------------------------------------ */
+/* Record and replay                                                         */
+
+/*
+ * Writes every vendor-library answer the detectors use on this node (or, with
+ * DMACONN_REPLAY set, in the replayed file) to `path`, in the versioned JSON
+ * format of docs/replay-format.md, with the device-ordering environment.
+ * Setting DMACONN_REPLAY to such a file makes every detector answer from it.
+ * Needs the optional replay component (libdmaconn_replay, found beside this
+ * library or through DMACONN_REPLAY_LIBRARY): DMACONN_EUNAVAILABLE without
+ * it; DMACONN_EREPLAY when the file cannot be written.
+ */
+DMACONN_EXTERN int dmaconn_record(const char *path);
+
+/* ------------------------------------------------------------------------ */
 /* Functional check                                                          */
 
 /*

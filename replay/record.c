@@ -145,7 +145,8 @@ static json_t *rec_pci_gpus(struct rec *r)
 		char(*ids)[DMACONN_REPLAY_BUS_ID_SIZE] = n > 0 ? calloc((size_t)n, sizeof(*ids)) : NULL;
 		if (n > 0 && !ids)
 			r->oom = true;
-		for (int i = 0; ids && i < r->ops->pci_gpus(ids, n) && i < n; i++)
+		int got = ids ? r->ops->pci_gpus(ids, n) : 0;
+		for (int i = 0; i < got && i < n; i++)
 			append(r, arr, json_string(ids[i]));
 		free(ids);
 		return arr;
@@ -273,7 +274,9 @@ static unsigned long long field_value(const nvmlFieldValue_t *v)
 {
 	switch (v->valueType) {
 	case VALUE_DOUBLE:
-		return v->value.dVal > 0 ? (unsigned long long)v->value.dVal : 0;
+		if (!(v->value.dVal > 0))
+			return 0;
+		return v->value.dVal < (double)UINT_MAX ? (unsigned long long)v->value.dVal : UINT_MAX;
 	case VALUE_ULONG:
 		return v->value.ulVal;
 	case VALUE_ULONGLONG:
@@ -313,6 +316,7 @@ static const char *const link_keys[L_COUNT] = { "state", "version", "remote_type
 
 struct link_answers {
 	bool asked[L_COUNT];
+	bool field[L_COUNT]; /* answered by nvmlDeviceGetFieldValues */
 	nvmlReturn_t rc[L_COUNT];
 	json_t *v[L_COUNT];
 };
@@ -335,7 +339,7 @@ static void ask_link(struct rec *r, nvmlDevice_t h, unsigned int ln, struct link
 			a->v[L_VERSION] = json_integer(version);
 	} else if (api->nvmlDeviceGetFieldValues) {
 		/* The replay answers the version field from "version" too. */
-		a->asked[L_VERSION] = true;
+		a->asked[L_VERSION] = a->field[L_VERSION] = true;
 		a->rc[L_VERSION] = ask_field(api, h, NVML_FI_DEV_NVLINK_GET_VERSION, ln, &a->v[L_VERSION]);
 	}
 	if ((a->asked[L_TYPE] = api->nvmlDeviceGetNvLinkRemoteDeviceType != NULL) &&
@@ -346,18 +350,27 @@ static void ask_link(struct rec *r, nvmlDevice_t h, unsigned int ln, struct link
 	a->asked[L_PCI] = true;
 	if (!(a->rc[L_PCI] = api->nvmlDeviceGetNvLinkRemotePciInfo_v2(h, ln, &pci)))
 		a->v[L_PCI] = pci_json(&pci);
-	if ((a->asked[L_SPEED] = api->nvmlDeviceGetFieldValues != NULL))
+	if ((a->asked[L_SPEED] = a->field[L_SPEED] = api->nvmlDeviceGetFieldValues != NULL))
 		a->rc[L_SPEED] = ask_field(api, h, NVML_FI_DEV_NVLINK_GET_SPEED, ln, &a->v[L_SPEED]);
 	for (int k = 0; k < L_COUNT; k++)
 		if (a->asked[k] && !a->rc[k] && !a->v[k])
 			r->oom = true;
 }
 
-/* One "nvlink" entry: {"error": X} when every call answered X. */
-static json_t *rec_link(struct rec *r, nvmlDevice_t h, unsigned int ln)
+/*
+ * One "nvlink" entry: {"error": X} when every call answered X.  *absent:
+ * the answers are those of a link the GPU does not have (INVALID_ARGUMENT,
+ * NOT_SUPPORTED for fields), which is also how links past the last entry
+ * replay.
+ */
+static json_t *rec_link(struct rec *r, nvmlDevice_t h, unsigned int ln, bool *absent)
 {
 	struct link_answers a;
 	ask_link(r, h, ln, &a);
+	*absent = true;
+	for (int k = 0; k < L_COUNT; k++)
+		*absent = *absent && (!a.asked[k] || a.rc[k] == (a.field[k] ? NVML_ERROR_NOT_SUPPORTED
+									     : NVML_ERROR_INVALID_ARGUMENT));
 	bool same = a.rc[L_STATE] != NVML_SUCCESS;
 	for (int k = 0; k < L_COUNT; k++)
 		same = same && (!a.asked[k] || a.rc[k] == a.rc[L_STATE]);
@@ -372,21 +385,25 @@ static json_t *rec_link(struct rec *r, nvmlDevice_t h, unsigned int ln)
 }
 
 /*
- * Every link up to NVML's maximum, less the trailing ones that answer
- * INVALID_ARGUMENT to everything (links past the last entry do so anyway),
- * with runs of identical links folded into "repeat".  A device whose every
- * link is NOT_SUPPORTED gets no "nvlink", which replays the same.
+ * Every link up to NVML's maximum, less the trailing ones the GPU does not
+ * have (links past the last entry replay as such), with runs of identical
+ * links folded into "repeat".  A device whose every link is NOT_SUPPORTED
+ * gets no "nvlink", which replays the same.
  */
 static void rec_nvlink(struct rec *r, json_t *dev, nvmlDevice_t h)
 {
 	json_t *links[NVML_NVLINK_MAX_LINKS];
+	bool absent[NVML_NVLINK_MAX_LINKS];
 	unsigned int n = NVML_NVLINK_MAX_LINKS, unsupported = 0;
-	json_t *inval = err_obj(NVML_ERROR_INVALID_ARGUMENT), *unsup = err_obj(NVML_ERROR_NOT_SUPPORTED);
+	json_t *unsup = err_obj(NVML_ERROR_NOT_SUPPORTED);
+	if (!unsup)
+		r->oom = true;
 	for (unsigned int ln = 0; ln < n; ln++) {
-		links[ln] = rec_link(r, h, ln);
+		links[ln] = rec_link(r, h, ln, &absent[ln]);
 		unsupported += json_equal(links[ln], unsup);
 	}
-	while (n && json_equal(links[n - 1], inval))
+	json_decref(unsup);
+	while (n && absent[n - 1])
 		json_decref(links[--n]);
 	if (unsupported < NVML_NVLINK_MAX_LINKS) {
 		json_t *arr = json_array();
@@ -407,10 +424,6 @@ static void rec_nvlink(struct rec *r, json_t *dev, nvmlDevice_t h)
 	}
 	for (unsigned int ln = 0; ln < n; ln++)
 		json_decref(links[ln]);
-	json_decref(inval);
-	json_decref(unsup);
-	if (!inval || !unsup)
-		r->oom = true;
 }
 
 static json_t *rec_peer(struct rec *r, nvmlDevice_t h, nvmlDevice_t peer_h, unsigned int peer)
@@ -450,8 +463,9 @@ static json_t *rec_device(struct rec *r, nvmlDevice_t *h, unsigned int n, unsign
 	rec_nvlink(r, o, h[i]);
 	if (api->nvmlDeviceGetP2PStatus || api->nvmlDeviceGetTopologyCommonAncestor) {
 		json_t *arr = json_array();
+		/* Every pair, a device with itself included: NVML answers that too. */
 		for (unsigned int j = 0; j < n; j++)
-			if (j != i && h[j])
+			if (h[j])
 				append(r, arr, rec_peer(r, h[i], h[j], j));
 		put(r, o, "p2p", arr);
 	}

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "nvml_load.h"
@@ -305,6 +306,7 @@ static int get_str(struct ld *ld, json_t *v, const char *path, char *dst, size_t
 
 static int get_code(struct ld *ld, json_t *v, const char *path, nvmlReturn_t *rc)
 {
+	*rc = NVML_ERROR_UNKNOWN;
 	if (!json_is_string(v))
 		return bad(ld, path, "expected an NVML return code name such as \"NOT_SUPPORTED\"");
 	if (nvml_return_parse(json_string_value(v), rc))
@@ -531,8 +533,7 @@ static int read_nvlink(struct ld *ld, json_t *arr, const char *path, struct nvml
 
 const char *const replay_p2p_caps_keys[P2P_CAPS] = { "read", "write", "nvlink", "atomics", "pci" };
 
-static int read_p2p_entry(struct ld *ld, json_t *e, const char *path, const struct nvmlDevice_st *d,
-			  unsigned int ndev, struct p2p *out)
+static int read_p2p_entry(struct ld *ld, json_t *e, const char *path, unsigned int ndev, struct p2p *out)
 {
 	char p[PATH_LEN];
 	json_t *v;
@@ -543,10 +544,9 @@ static int read_p2p_entry(struct ld *ld, json_t *e, const char *path, const stru
 	json_t *pv = json_object_get(e, "peer");
 	if (!pv)
 		return bad(ld, path, "\"peer\" is required");
+	/* A device may be its own peer: NVML answers for that pair too. */
 	if (get_int(ld, pv, sub(p, path, "peer"), 0, (long long)ndev - 1, &peer))
 		return -1;
-	if (peer == d->index)
-		return bad(ld, p, "a device is not its own peer");
 	out->peer = (unsigned int)peer;
 	for (int c = 0; c < P2P_CAPS; c++) {
 		out->status[c] = NVML_P2P_STATUS_NOT_SUPPORTED;
@@ -575,15 +575,15 @@ static int read_p2p(struct ld *ld, json_t *arr, const char *path, struct nvmlDev
 	if (!json_is_array(arr))
 		return bad(ld, path, "expected an array of peer objects");
 	size_t n = json_array_size(arr);
-	if (n >= ndev && n)
-		return bad(ld, path, "more peers than the %u other devices", ndev - 1);
+	if (n > ndev)
+		return bad(ld, path, "more peers than the %u devices", ndev);
 	if (!n)
 		return 0;
 	if (!(d->p2p = calloc(n, sizeof(*d->p2p))))
 		return bad(ld, path, "out of memory");
 	d->np2p = (unsigned int)n;
 	for (size_t i = 0; i < n; i++)
-		if (read_p2p_entry(ld, json_array_get(arr, i), item(p, path, i), d, ndev, &d->p2p[i]))
+		if (read_p2p_entry(ld, json_array_get(arr, i), item(p, path, i), ndev, &d->p2p[i]))
 			return -1;
 	qsort(d->p2p, n, sizeof(*d->p2p), cmp_p2p);
 	for (size_t i = 1; i < n; i++)
@@ -752,14 +752,14 @@ static int read_faults(struct ld *ld, json_t *arr, const char *path)
 {
 	char p[PATH_LEN];
 	void *list;
-	int r = read_list(ld, arr, path, "faults", sizeof(*g.faults), &list, &g.nfaults);
-	g.faults = list;
-	if (r)
-		return -1;
-	for (unsigned int i = 0; i < g.nfaults; i++)
-		if (read_fault(ld, json_array_get(arr, i), item(p, path, i), &g.faults[i]))
-			return -1;
-	return 0;
+	unsigned int n;
+	int r = read_list(ld, arr, path, "faults", sizeof(*g.faults), &list, &n);
+	struct fault *faults = list;
+	g.faults = faults;
+	g.nfaults = n;
+	for (unsigned int i = 0; !r && i < n; i++)
+		r = read_fault(ld, json_array_get(arr, i), item(p, path, i), &faults[i]);
+	return r;
 }
 
 static int read_missing(struct ld *ld, json_t *arr, const char *path)
@@ -835,7 +835,6 @@ static int read_system(struct ld *ld, json_t *nvml)
 static int read_nvml(struct ld *ld, json_t *nvml)
 {
 	json_t *v;
-	int r;
 	if (!json_is_object(nvml))
 		return bad(ld, "nvml", "expected an object");
 	g.nvml_present = true;
@@ -847,9 +846,10 @@ static int read_nvml(struct ld *ld, json_t *nvml)
 		return -1;
 	g.init_rc = NVML_SUCCESS;
 	if ((v = json_object_get(nvml, "init"))) {
-		/* A bare name, or an error object like every other answer. */
-		if ((r = error_object(ld, v, "nvml.init", &g.init_rc)) < 0 ||
-		    (!r && get_code(ld, v, "nvml.init", &g.init_rc)))
+		/* A bare name, or an error object like every other answer;
+		 * here SUCCESS is a return code like the others. */
+		json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+		if (get_code(ld, e ? e : v, e ? "nvml.init.error" : "nvml.init", &g.init_rc))
 			return -1;
 	}
 	if ((v = json_object_get(nvml, "devices")) && read_devices(ld, v, "nvml.devices"))
@@ -934,6 +934,13 @@ static void load(void)
 	FILE *f = fopen(file, "re");
 	if (!f) {
 		snprintf(g.err, sizeof(g.err), "%s: cannot open: %s", file, strerror(errno));
+		g.load_error = g.err;
+		return;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(g.err, sizeof(g.err), "%s: cannot open: %s", file, strerror(EISDIR));
 		g.load_error = g.err;
 		return;
 	}
@@ -1096,8 +1103,9 @@ static nvmlReturn_t enter_pair(enum fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, 
 	nvmlReturn_t rc = enter(fn);
 	if (rc)
 		return rc;
+	/* NVML answers for a device paired with itself as for any pair. */
 	struct nvmlDevice_st *d1 = dev_of(h1), *d2 = dev_of(h2);
-	if (!d1 || !d2 || d1 == d2)
+	if (!d1 || !d2)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	struct call c = { fn, d1->index, -1, d2->index };
 	if ((rc = fault(&c, false)))
@@ -1141,6 +1149,7 @@ nvmlReturn_t nvmlShutdown(void)
 	return NVML_SUCCESS;
 }
 
+/* As libnvidia-ml 580 words them. */
 static const struct {
 	nvmlReturn_t code;
 	const char *text;
@@ -1161,21 +1170,21 @@ static const struct {
 	{ NVML_ERROR_FUNCTION_NOT_FOUND, "Function Not Found" },
 	{ NVML_ERROR_CORRUPTED_INFOROM, "Corrupted infoROM" },
 	{ NVML_ERROR_GPU_IS_LOST, "GPU is lost" },
-	{ NVML_ERROR_RESET_REQUIRED, "GPU requires restart" },
-	{ NVML_ERROR_OPERATING_SYSTEM, "The operating system has blocked the request." },
-	{ NVML_ERROR_LIB_RM_VERSION_MISMATCH, "RM has detected an NVML/RM version mismatch." },
+	{ NVML_ERROR_RESET_REQUIRED, "GPU requires reset" },
+	{ NVML_ERROR_OPERATING_SYSTEM, "GPU access blocked by the operating system" },
+	{ NVML_ERROR_LIB_RM_VERSION_MISMATCH, "Driver/library version mismatch" },
 	{ NVML_ERROR_IN_USE, "In use by another client" },
 	{ NVML_ERROR_MEMORY, "Insufficient Memory" },
 	{ NVML_ERROR_NO_DATA, "No data" },
-	{ NVML_ERROR_VGPU_ECC_NOT_SUPPORTED,
-	  "The requested vgpu operation is not available on target device, because ECC is enabled" },
+	{ NVML_ERROR_VGPU_ECC_NOT_SUPPORTED, "vGPU ECC not supported" },
 	{ NVML_ERROR_INSUFFICIENT_RESOURCES, "Insufficient Resources" },
-	{ NVML_ERROR_FREQ_NOT_SUPPORTED, "Frequency not supported" },
+	{ NVML_ERROR_FREQ_NOT_SUPPORTED, "Invalid Frequency" },
 	{ NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "Argument version mismatch" },
-	{ NVML_ERROR_DEPRECATED, "Deprecated" },
-	{ NVML_ERROR_NOT_READY, "Not Ready" },
-	{ NVML_ERROR_GPU_NOT_FOUND, "GPU not found" },
-	{ NVML_ERROR_INVALID_STATE, "Invalid state" },
+	{ NVML_ERROR_DEPRECATED, "Requested functionality has been deprecated" },
+	{ NVML_ERROR_NOT_READY, "System is not in ready state" },
+	{ NVML_ERROR_GPU_NOT_FOUND, "No supported GPUs were found" },
+	{ NVML_ERROR_INVALID_STATE, "Resource not in correct state to perform requested operation" },
+	{ 30 /* NVML_ERROR_RESET_TYPE_NOT_SUPPORTED */, "Reset type is not supported for given device" },
 	{ NVML_ERROR_UNKNOWN, "Unknown Error" },
 };
 
@@ -1438,11 +1447,20 @@ static nvmlReturn_t field_link_count(const struct nvmlDevice_st *d, bool switch_
 
 static nvmlReturn_t field_link(const struct nvmlDevice_st *d, unsigned int id, unsigned int ln, unsigned int *out)
 {
+	/* Unlike the link calls, NVML answers fields of absent links so. */
 	const struct link *l = link_of(d, ln);
 	if (!l)
-		return NVML_ERROR_INVALID_ARGUMENT;
+		return NVML_ERROR_NOT_SUPPORTED;
+	/* NVML reads a link's state or version the same way for the field
+	 * and for the call, so a fault on the call fails the field as well. */
+	enum fn_id same = id == NVML_FI_DEV_NVLINK_GET_STATE	  ? FN_nvmlDeviceGetNvLinkState
+			  : id == NVML_FI_DEV_NVLINK_GET_VERSION ? FN_nvmlDeviceGetNvLinkVersion
+								 : FN_COUNT;
 	struct call c = { FN_nvmlDeviceGetFieldValues, d->index, ln, -1 };
+	struct call c2 = { same, d->index, ln, -1 };
 	nvmlReturn_t rc = fault(&c, true);
+	if (!rc && same != FN_COUNT)
+		rc = fault(&c2, false);
 	if (rc)
 		return rc;
 	switch (id) {
@@ -1475,7 +1493,10 @@ static void field_value(const struct nvmlDevice_st *d, nvmlFieldValue_t *v, long
 		rc = field_link(d, v->fieldId, v->scopeId, &x);
 		break;
 	default:
-		rc = NVML_ERROR_NOT_SUPPORTED;
+		/* A field the format does not describe: NVML leaves the rest
+		 * of the entry alone for ids it does not know. */
+		v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+		return;
 	}
 	v->timestamp = now;
 	v->latencyUsec = 0;
@@ -1492,7 +1513,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
 	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetFieldValues, device, -1, &d);
 	if (rc)
 		return rc;
-	if (valuesCount < 0 || (valuesCount > 0 && !values))
+	if (valuesCount <= 0 || !values)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -1511,8 +1532,13 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, 
 	nvmlReturn_t rc = enter_pair(FN_nvmlDeviceGetP2PStatus, device1, device2, &p);
 	if (rc)
 		return rc;
-	if (p2pIndex < 0 || p2pIndex >= P2P_CAPS || !p2pStatus)
+	if (!p2pStatus)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	/* NVML 580 answers OK for a capability index it does not know. */
+	if (p2pIndex < 0 || p2pIndex >= P2P_CAPS) {
+		*p2pStatus = NVML_P2P_STATUS_OK;
+		return NVML_SUCCESS;
+	}
 	if (p->status_rc[p2pIndex])
 		return p->status_rc[p2pIndex];
 	*p2pStatus = p->status[p2pIndex];

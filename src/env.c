@@ -32,6 +32,7 @@ static void *open_sibling(void)
 	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
+/* Loads the component once (replay_lock held); 0, or -1 with replay_error. */
 static int load_replay(void)
 {
 	const char *override = secure_getenv("DMACONN_REPLAY_LIBRARY");
@@ -51,7 +52,7 @@ static int load_replay(void)
 	if (!h) {
 		const char *why = dlerror();
 		snprintf(replay_error, sizeof(replay_error),
-			 "DMACONN_REPLAY is set but the replay component cannot be loaded: %s",
+			 "the replay component cannot be loaded: %s",
 			 why ? why : DMACONN_REPLAY_SONAME " not found");
 		return -1;
 	}
@@ -75,6 +76,31 @@ static int load_replay(void)
 	replay_handle = h;
 	replay = ops;
 	return 0;
+}
+
+int dmaconn_record(const char *path)
+{
+	if (!path || !*path)
+		return dc_fail(DMACONN_EINVAL, "no file to record to");
+	pthread_mutex_lock(&replay_lock);
+	if (!replay_tried) {
+		replay_tried = 1;
+		load_replay();
+	}
+	void *sym = replay_handle ? dlsym(replay_handle, "dmaconn_replay_record") : NULL;
+	char why[1024];
+	snprintf(why, sizeof(why), "%s", replay_error);
+	pthread_mutex_unlock(&replay_lock);
+	if (!sym)
+		return dc_fail(DMACONN_EUNAVAILABLE, "cannot record: %s",
+			       why[0] ? why : "the replay component has no recorder");
+	int (*record)(const char *, const char *, char *, size_t);
+	memcpy(&record, &sym, sizeof(record));
+	char tool[64], err[1024] = "";
+	snprintf(tool, sizeof(tool), "dmaconn %s", dmaconn_version_string());
+	if (record(path, tool, err, sizeof(err)) != 0)
+		return dc_fail(DMACONN_EREPLAY, "cannot record: %s", err);
+	return DMACONN_OK;
 }
 
 int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen)

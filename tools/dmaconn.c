@@ -7,9 +7,6 @@
 
 #include "dmaconn.h"
 #include "json_out.h"
-#ifdef DMACONN_HAVE_REPLAY
-#include "dmaconn_replay.h"
-#endif
 
 enum { EXIT_USAGE = 2 };
 
@@ -217,20 +214,13 @@ static int run_one(dmaconn_device_type type, const char *conn, int json, int top
 
 static int record(const char *path)
 {
-#ifdef DMACONN_HAVE_REPLAY
-	char err[1024];
-	char tool[64];
-	snprintf(tool, sizeof(tool), "dmaconn %s", dmaconn_version_string());
-	if (dmaconn_replay_record(path, tool, err, sizeof(err)) != 0) {
-		fprintf(stderr, "dmaconn: cannot record: %s\n", err);
+	if (dmaconn_record(path) != DMACONN_OK) {
+		fprintf(stderr, "dmaconn: %s\n", dmaconn_last_error());
 		return 1;
 	}
-	fprintf(stderr, "dmaconn: recorded this node to %s\n", path);
+	fprintf(stderr, "dmaconn: recorded %s to %s\n",
+		getenv("DMACONN_REPLAY") ? "the replayed node" : "this node", path);
 	return 0;
-#else
-	fprintf(stderr, "dmaconn: cannot record %s: built without the replay component (Jansson)\n", path);
-	return 1;
-#endif
 }
 
 int main(int argc, char **argv)
@@ -252,7 +242,7 @@ int main(int argc, char **argv)
 	};
 	const char *type_name = NULL, *conn = NULL, *record_path = NULL, *replay = NULL;
 	int json = 0, list = 0, topo = 0, verify = 0, timeout_ms = 0, opt;
-	while ((opt = getopt_long(argc, argv, "d:c:jlqhV", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:c:jltvqhV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			type_name = optarg;

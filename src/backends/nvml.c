@@ -435,81 +435,208 @@ static int remote_of(nvmlDevice_t h, const char *bus, unsigned int l, struct dc_
 	return 0;
 }
 
-/* Fills node with device h's active links; -1 with the reason. */
-static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, char *why)
+enum { LINK_ABSENT, LINK_DOWN, LINK_UP };
+
+/*
+ * The state of every link of device h in one nvmlDeviceGetFieldValues round
+ * trip, plus its count of links to NVSwitches.  Returns the number of link
+ * indices answered (states[] filled), or -1 when the batch cannot be trusted
+ * and the caller must ask link by link (which names any error precisely).
+ */
+static int batch_states(nvmlDevice_t h, int states[NVML_NVLINK_MAX_LINKS], int *switch_links)
 {
+	if (!nvml.nvmlDeviceGetFieldValues)
+		return -1;
+	nvmlFieldValue_t fv[NVML_NVLINK_MAX_LINKS + 1];
+	memset(fv, 0, sizeof(fv));
 	for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
-		nvmlEnableState_t active = NVML_FEATURE_DISABLED;
-		nvmlReturn_t r = nvml.nvmlDeviceGetNvLinkState(h, l, &active);
+		fv[l].fieldId = NVML_FI_DEV_NVLINK_GET_STATE;
+		fv[l].scopeId = l;
+	}
+	fv[NVML_NVLINK_MAX_LINKS].fieldId = NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
+	if (nvml.nvmlDeviceGetFieldValues(h, NVML_NVLINK_MAX_LINKS + 1, fv) != NVML_SUCCESS)
+		return -1;
+	int n = 0;
+	for (; n < NVML_NVLINK_MAX_LINKS; n++) {
+		nvmlReturn_t r = fv[n].nvmlReturn;
 		if (r == NVML_ERROR_INVALID_ARGUMENT)
-			break; /* past the device's last link */
+			break;
 		if (r == NVML_ERROR_NOT_SUPPORTED)
-			continue;
-		if (r != NVML_SUCCESS) {
-			call_failed(why, r, "nvmlDeviceGetNvLinkState(GPU %s, link %u)", bus, l);
+			states[n] = LINK_ABSENT;
+		else if (r == NVML_SUCCESS)
+			states[n] = fv[n].value.uiVal == NVML_FEATURE_ENABLED ? LINK_UP : LINK_DOWN;
+		else
 			return -1;
+	}
+	const nvmlFieldValue_t *sw = &fv[NVML_NVLINK_MAX_LINKS];
+	*switch_links = sw->nvmlReturn == NVML_SUCCESS ? (int)sw->value.uiVal : -1;
+	return n;
+}
+
+/* Fills node with device h's active links; -1 with the reason. */
+static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, int batch, char *why)
+{
+	int states[NVML_NVLINK_MAX_LINKS], switch_links = -1;
+	int n = batch ? batch_states(h, states, &switch_links) : -1;
+	if (n < 0) {
+		for (n = 0; n < NVML_NVLINK_MAX_LINKS; n++) {
+			nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+			nvmlReturn_t r = nvml.nvmlDeviceGetNvLinkState(h, (unsigned int)n, &active);
+			if (r == NVML_ERROR_INVALID_ARGUMENT)
+				break; /* past the device's last link */
+			if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED) {
+				call_failed(why, r, "nvmlDeviceGetNvLinkState(GPU %s, link %d)", bus, n);
+				return -1;
+			}
+			states[n] = r != NVML_SUCCESS ? LINK_ABSENT
+						      : active == NVML_FEATURE_ENABLED ? LINK_UP : LINK_DOWN;
 		}
-		if (active != NVML_FEATURE_ENABLED)
+	}
+	int up = 0, down = 0;
+	for (int l = 0; l < n; l++) {
+		up += states[l] == LINK_UP;
+		down += states[l] == LINK_DOWN;
+	}
+	/* Every link is up and NVML counts as many NVSwitch links: all of them
+	 * go to switches, and asking each link's remote would only repeat it. */
+	int all_switch = down == 0 && up > 0 && switch_links == up;
+	for (int l = 0; l < n; l++) {
+		if (states[l] != LINK_UP)
 			continue;
 		struct dc_link *link = &node->links[node->nlinks];
 		memset(link, 0, sizeof(*link));
-		if (remote_of(h, bus, l, link, why) != 0)
+		if (all_switch)
+			link->remote = DC_REMOTE_SWITCH;
+		else if (remote_of(h, bus, (unsigned int)l, link, why) != 0)
 			return -1;
 		node->nlinks++;
 	}
 	return 0;
 }
 
-/* Collects the facts of the GPU at `ordinal`; -1 with the reason. */
-static int describe_gpu(dmaconn_builder *b, const struct session *s, int ordinal,
-			struct dc_node *node, char *why)
+/* What the query phase learns of one visible GPU, on any thread. */
+struct gpu_facts {
+	int failed;
+	char why[WHY_SIZE];
+	int mig_known;
+	unsigned int mig;
+	nvmlReturn_t fabric_rc;
+	struct fabric fabric;
+	struct dc_node node;
+};
+
+static void query_gpu(const struct session *s, int ordinal, int batch, struct gpu_facts *f)
 {
 	const struct dc_slot *slot = &s->slots[ordinal];
 	if (slot->index < 0) {
-		node->isolated = 1;
+		f->node.isolated = 1;
+		return;
+	}
+	const struct dc_gpu *g = &s->gpus[slot->index];
+	nvmlDevice_t h = s->handles[slot->index];
+	char bus[DC_PCI_BUS_ID_SIZE];
+	dc_pci_format(&g->pci, bus);
+	f->node.has_pci = 1;
+	f->node.pci = g->pci;
+	if (nvml.nvmlDeviceGetMigMode) {
+		unsigned int pending = 0;
+		nvmlReturn_t r = nvml.nvmlDeviceGetMigMode(h, &f->mig, &pending);
+		if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED) {
+			call_failed(f->why, r, "nvmlDeviceGetMigMode(GPU %s)", bus);
+			f->failed = 1;
+			return;
+		}
+		f->mig_known = r == NVML_SUCCESS;
+		if (f->mig_known && f->mig) {
+			f->node.isolated = 1;
+			return;
+		}
+	}
+	f->fabric_rc = query_fabric(h, &f->fabric);
+	if (f->fabric_rc != NVML_SUCCESS && f->fabric_rc != NVML_ERROR_NOT_SUPPORTED) {
+		call_failed(f->why, f->fabric_rc, "nvmlDeviceGetGpuFabricInfoV(GPU %s)", bus);
+		f->failed = 1;
+		return;
+	}
+	f->failed = query_links(h, bus, &f->node, batch, f->why) != 0;
+}
+
+/* How many threads query devices: one per device up to a bound, or
+ * DMACONN_NVML_THREADS (1 = serial, for comparison and debugging). */
+static int query_threads(int n)
+{
+	const char *env = secure_getenv("DMACONN_NVML_THREADS");
+	long want = env && *env ? strtol(env, NULL, 10) : 32;
+	if (want < 1)
+		want = 1;
+	return (int)(want < n ? want : n);
+}
+
+struct query_job {
+	const struct session *s;
+	struct gpu_facts *facts;
+	int first, stride, batch;
+};
+
+static void *query_worker(void *arg)
+{
+	const struct query_job *j = arg;
+	for (int i = j->first; i < j->s->nslots; i += j->stride)
+		query_gpu(j->s, i, j->batch, &j->facts[i]);
+	return NULL;
+}
+
+/* Queries every visible GPU, devices in parallel (NVML is thread-safe and
+ * most of its cost is per-call latency to the driver). */
+static void query_all(const struct session *s, struct gpu_facts *facts)
+{
+	enum { MAX_THREADS = 64 };
+	int threads = query_threads(s->nslots);
+	int batch = !(secure_getenv("DMACONN_NVML_NO_BATCH") && *secure_getenv("DMACONN_NVML_NO_BATCH"));
+	pthread_t tid[MAX_THREADS];
+	int created[MAX_THREADS] = { 0 };
+	struct query_job jobs[MAX_THREADS];
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	for (int t = 0; t < threads; t++)
+		jobs[t] = (struct query_job){ s, facts, t, threads, batch };
+	for (int t = 1; t < threads; t++)
+		created[t] = pthread_create(&tid[t], NULL, query_worker, &jobs[t]) == 0;
+	/* Shares whose thread could not start run here, after our own. */
+	for (int t = 0; t < threads; t++)
+		if (!created[t])
+			query_worker(&jobs[t]);
+	for (int t = 1; t < threads; t++)
+		if (created[t])
+			pthread_join(tid[t], NULL);
+}
+
+/* The apply phase: properties and warnings of GPU `ordinal`, in order. */
+static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, struct gpu_facts *f)
+{
+	const struct dc_slot *slot = &s->slots[ordinal];
+	char bus[DC_PCI_BUS_ID_SIZE], num[16];
+	if (slot->index < 0) {
 		dmaconn_builder_warn(b,
 				     "%s: device %d is MIG instance %s (CUDA_VISIBLE_DEVICES); MIG instances "
 				     "have no peer DMA, so its row and column are 0",
 				     s->label, ordinal, slot->uuid);
-		return 0;
+		return;
 	}
-	const struct dc_gpu *g = &s->gpus[slot->index];
-	nvmlDevice_t h = s->handles[slot->index];
-	char bus[DC_PCI_BUS_ID_SIZE], num[16];
-	dc_pci_format(&g->pci, bus);
-	node->has_pci = 1;
-	node->pci = g->pci;
-
-	if (nvml.nvmlDeviceGetMigMode) {
-		unsigned int current = 0, pending = 0;
-		nvmlReturn_t r = nvml.nvmlDeviceGetMigMode(h, &current, &pending);
-		if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED) {
-			call_failed(why, r, "nvmlDeviceGetMigMode(GPU %s)", bus);
-			return -1;
-		}
-		if (r == NVML_SUCCESS) {
-			dmaconn_builder_set_device_property(b, ordinal, "mig", current ? "enabled" : "disabled");
-			if (current) {
-				node->isolated = 1;
-				dmaconn_builder_warn(b,
-						     "%s: GPU %d (%s) is in MIG mode; MIG instances have no peer "
-						     "DMA, so its row and column are 0",
-						     s->label, ordinal, bus);
-				return 0;
-			}
-		}
+	dc_pci_format(&s->gpus[slot->index].pci, bus);
+	if (f->mig_known)
+		dmaconn_builder_set_device_property(b, ordinal, "mig", f->mig ? "enabled" : "disabled");
+	if (f->mig_known && f->mig) {
+		dmaconn_builder_warn(b,
+				     "%s: GPU %d (%s) is in MIG mode; MIG instances have no peer DMA, so its "
+				     "row and column are 0",
+				     s->label, ordinal, bus);
+		return;
 	}
-
-	struct fabric f;
-	nvmlReturn_t r = query_fabric(h, &f);
-	if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED) {
-		call_failed(why, r, "nvmlDeviceGetGpuFabricInfoV(GPU %s)", bus);
-		return -1;
-	}
-	fabric_properties(b, ordinal, &f);
-	if (query_links(h, bus, node, why) != 0)
-		return -1;
-
+	if (f->failed)
+		return;
+	fabric_properties(b, ordinal, &f->fabric);
+	struct dc_node *node = &f->node;
 	int sw = dc_switch_links(node);
 	snprintf(num, sizeof(num), "%d", node->nlinks);
 	dmaconn_builder_set_device_property(b, ordinal, "nvlink_active_links", num);
@@ -517,28 +644,28 @@ static int describe_gpu(dmaconn_builder *b, const struct session *s, int ordinal
 	dmaconn_builder_set_device_property(b, ordinal, "nvlink_switch_links", num);
 
 	node->switch_usable = 1;
-	if (f.known && f.state != NVML_GPU_FABRIC_STATE_NOT_SUPPORTED) {
-		int done = f.state == NVML_GPU_FABRIC_STATE_COMPLETED && f.status == NVML_SUCCESS;
-		node->switch_usable = done;
-		node->has_domain = done;
-		memcpy(node->cluster, f.cluster, sizeof(node->cluster));
-		node->clique = f.clique;
-		if (!done && sw > 0) {
-			char detail[300];
-			if (f.state == NVML_GPU_FABRIC_STATE_COMPLETED)
-				describe(f.status, detail, sizeof(detail));
-			dmaconn_builder_warn(b,
-					     "%s: GPU %d (%s): NVSwitch fabric registration %s%s%s (is the fabric "
-					     "manager running?); counting none of its %d NVSwitch links",
-					     s->label, ordinal, bus,
-					     f.state == NVML_GPU_FABRIC_STATE_COMPLETED ? "failed: " : "is ",
-					     f.state == NVML_GPU_FABRIC_STATE_COMPLETED
-						     ? detail
-						     : (f.state < 4 ? fabric_states[f.state] : "in an unknown state"),
-					     "", sw);
-		}
+	const struct fabric *fb = &f->fabric;
+	if (!fb->known || fb->state == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED)
+		return;
+	int done = fb->state == NVML_GPU_FABRIC_STATE_COMPLETED && fb->status == NVML_SUCCESS;
+	node->switch_usable = done;
+	node->has_domain = done;
+	memcpy(node->cluster, fb->cluster, sizeof(node->cluster));
+	node->clique = fb->clique;
+	if (done || sw == 0)
+		return;
+	char detail[300];
+	if (fb->state == NVML_GPU_FABRIC_STATE_COMPLETED) {
+		char err[256];
+		describe(fb->status, err, sizeof(err));
+		snprintf(detail, sizeof(detail), "failed: %s", err);
+	} else {
+		snprintf(detail, sizeof(detail), "is %s", fb->state < 4 ? fabric_states[fb->state] : "in an unknown state");
 	}
-	return 0;
+	dmaconn_builder_warn(b,
+			     "%s: GPU %d (%s): NVSwitch fabric registration %s (is the fabric manager "
+			     "running?); counting none of its %d NVSwitch links",
+			     s->label, ordinal, bus, detail, sw);
 }
 
 /* Collects every visible GPU's link facts into nodes and computes the
@@ -546,11 +673,25 @@ static int describe_gpu(dmaconn_builder *b, const struct session *s, int ordinal
 static int collect(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m,
 		   char *why)
 {
-	for (int i = 0; i < s->nslots; i++)
-		if (describe_gpu(b, s, i, &nodes[i], why) != 0)
-			return -1;
-	dc_link_matrix(nodes, s->nslots, m);
-	return 0;
+	struct gpu_facts *facts = calloc((size_t)s->nslots + 1, sizeof(*facts));
+	if (!facts) {
+		snprintf(why, WHY_SIZE, "out of memory");
+		return -1;
+	}
+	query_all(s, facts);
+	int failed = -1;
+	for (int i = 0; i < s->nslots; i++) {
+		apply_gpu(b, s, i, &facts[i]);
+		nodes[i] = facts[i].node;
+		if (facts[i].failed && failed < 0)
+			failed = i;
+	}
+	if (failed >= 0)
+		snprintf(why, WHY_SIZE, "%s", facts[failed].why);
+	else
+		dc_link_matrix(nodes, s->nslots, m);
+	free(facts);
+	return failed >= 0 ? -1 : 0;
 }
 
 /* Runs a detector body over an open session with its scratch arrays. */

@@ -1,0 +1,155 @@
+/*
+ * Where NVML's time goes on this machine: each call dmaconn makes, timed
+ * alone; link states per link versus one nvmlDeviceGetFieldValues batch;
+ * serial versus one thread per device.  Prints one line per measurement.
+ * Build: cc -O2 -Isrc/backends bench/nvml_probe.c src/backends/nvml_load.c -ldl -lpthread
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nvml_load.h"
+
+static struct nvml_api nv;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+#define TIME(label, expr)                                                               \
+	do {                                                                            \
+		double t0_ = now_ms();                                                  \
+		nvmlReturn_t r_ = (expr);                                               \
+		printf("%-58s %8.3f ms  rc=%d\n", label, now_ms() - t0_, r_);           \
+	} while (0)
+
+struct dev_job {
+	nvmlDevice_t h;
+	int active;
+	double ms;
+};
+
+static void *scan_states(void *arg)
+{
+	struct dev_job *j = arg;
+	double t0 = now_ms();
+	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		nvmlEnableState_t st;
+		if (nv.nvmlDeviceGetNvLinkState(j->h, l, &st) == NVML_SUCCESS && st)
+			j->active++;
+	}
+	j->ms = now_ms() - t0;
+	return NULL;
+}
+
+static void *scan_fields(void *arg)
+{
+	struct dev_job *j = arg;
+	nvmlFieldValue_t fv[NVML_NVLINK_MAX_LINKS + 1];
+	memset(fv, 0, sizeof(fv));
+	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		fv[l].fieldId = NVML_FI_DEV_NVLINK_GET_STATE;
+		fv[l].scopeId = l;
+	}
+	fv[NVML_NVLINK_MAX_LINKS].fieldId = NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
+	double t0 = now_ms();
+	nvmlReturn_t r = nv.nvmlDeviceGetFieldValues(j->h, NVML_NVLINK_MAX_LINKS + 1, fv);
+	j->ms = now_ms() - t0;
+	j->active = 0;
+	for (unsigned l = 0; r == NVML_SUCCESS && l < NVML_NVLINK_MAX_LINKS; l++)
+		j->active += fv[l].nvmlReturn == NVML_SUCCESS && fv[l].value.uiVal;
+	printf("  fields: rc=%d state[0] rc=%d v=%u type=%d; switch_count rc=%d v=%u\n", r,
+	       fv[0].nvmlReturn, fv[0].value.uiVal, fv[0].valueType, fv[NVML_NVLINK_MAX_LINKS].nvmlReturn,
+	       fv[NVML_NVLINK_MAX_LINKS].value.uiVal);
+	return NULL;
+}
+
+static void run(const char *label, void *(*fn)(void *), struct dev_job *jobs, unsigned n, int threads)
+{
+	double t0 = now_ms();
+	pthread_t t[64];
+	for (unsigned i = 0; i < n; i++) {
+		jobs[i].active = 0;
+		if (threads)
+			pthread_create(&t[i], NULL, fn, &jobs[i]);
+		else
+			fn(&jobs[i]);
+	}
+	for (unsigned i = 0; threads && i < n; i++)
+		pthread_join(t[i], NULL);
+	int active = 0;
+	for (unsigned i = 0; i < n; i++)
+		active += jobs[i].active;
+	printf("%-58s %8.3f ms  active=%d\n", label, now_ms() - t0, active);
+}
+
+int main(void)
+{
+	char err[512];
+	double t0 = now_ms();
+	if (nvml_api_open(&nv, "libnvidia-ml.so.1", NULL, err, sizeof(err))) {
+		printf("%s\n", err);
+		return 1;
+	}
+	printf("%-58s %8.3f ms\n", "dlopen + dlsym (22 symbols)", now_ms() - t0);
+	TIME("nvmlInit_v2", nv.nvmlInit_v2());
+	TIME("nvmlInit_v2 (again)", nv.nvmlInit_v2());
+	unsigned n = 0;
+	TIME("nvmlDeviceGetCount_v2", nv.nvmlDeviceGetCount_v2(&n));
+	if (n > 64)
+		n = 64;
+	struct dev_job jobs[64];
+	memset(jobs, 0, sizeof(jobs));
+	for (unsigned i = 0; i < n; i++) {
+		nvmlDevice_t h;
+		char buf[128];
+		nvmlPciInfo_t pci;
+		int a, b;
+		unsigned c, p;
+		nvmlGpuFabricInfo_v3_t f;
+		nvmlEnableState_t st;
+		nvmlIntNvLinkDeviceType_t type;
+		nvmlGpuP2PStatus_t ps;
+		nvmlGpuTopologyLevel_t lvl;
+		printf("device %u\n", i);
+		TIME("  nvmlDeviceGetHandleByIndex_v2", nv.nvmlDeviceGetHandleByIndex_v2(i, &h));
+		jobs[i].h = h;
+		TIME("  nvmlDeviceGetPciInfo_v3", nv.nvmlDeviceGetPciInfo_v3(h, &pci));
+		TIME("  nvmlDeviceGetUUID", nv.nvmlDeviceGetUUID(h, buf, sizeof(buf)));
+		TIME("  nvmlDeviceGetName", nv.nvmlDeviceGetName(h, buf, sizeof(buf)));
+		TIME("  nvmlDeviceGetCudaComputeCapability", nv.nvmlDeviceGetCudaComputeCapability(h, &a, &b));
+		TIME("  nvmlDeviceGetMigMode", nv.nvmlDeviceGetMigMode(h, &c, &p));
+		memset(&f, 0, sizeof(f));
+		f.version = nvmlGpuFabricInfo_v3;
+		TIME("  nvmlDeviceGetGpuFabricInfoV (v3)", nv.nvmlDeviceGetGpuFabricInfoV(h, &f));
+		printf("    fabric state=%u status=%d clique=%u\n", f.state, f.status, f.cliqueId);
+		TIME("  nvmlDeviceGetNvLinkState(link 0)", nv.nvmlDeviceGetNvLinkState(h, 0, &st));
+		TIME("  nvmlDeviceGetNvLinkState(link 17)", nv.nvmlDeviceGetNvLinkState(h, 17, &st));
+		TIME("  nvmlDeviceGetNvLinkState(link 18)", nv.nvmlDeviceGetNvLinkState(h, 18, &st));
+		TIME("  nvmlDeviceGetNvLinkRemoteDeviceType(link 0)", nv.nvmlDeviceGetNvLinkRemoteDeviceType(h, 0, &type));
+		printf("    remote type=%d\n", type);
+		TIME("  nvmlDeviceGetNvLinkRemotePciInfo_v2(link 0)", nv.nvmlDeviceGetNvLinkRemotePciInfo_v2(h, 0, &pci));
+		printf("    remote bus id=%.32s\n", pci.busId);
+		TIME("  nvmlDeviceGetNvLinkVersion(link 0)", nv.nvmlDeviceGetNvLinkVersion(h, 0, &c));
+		nvmlFieldValue_t fv;
+		memset(&fv, 0, sizeof(fv));
+		fv.fieldId = NVML_FI_DEV_NVLINK_GET_SPEED;
+		TIME("  nvmlDeviceGetFieldValues(GET_SPEED link 0)", nv.nvmlDeviceGetFieldValues(h, 1, &fv));
+		printf("    speed rc=%d value=%u type=%d\n", fv.nvmlReturn, fv.value.uiVal, fv.valueType);
+		if (i > 0) {
+			TIME("  nvmlDeviceGetP2PStatus(READ)", nv.nvmlDeviceGetP2PStatus(jobs[0].h, h, 0, &ps));
+			TIME("  nvmlDeviceGetTopologyCommonAncestor", nv.nvmlDeviceGetTopologyCommonAncestor(jobs[0].h, h, &lvl));
+			printf("    p2p=%d ancestor=%d\n", ps, lvl);
+		}
+	}
+	run("link states, per link, serial", scan_states, jobs, n, 0);
+	run("link states, per link, a thread per device", scan_states, jobs, n, 1);
+	run("link states, one field batch per device, serial", scan_fields, jobs, n, 0);
+	run("link states, one field batch per device, threads", scan_fields, jobs, n, 1);
+	return 0;
+}

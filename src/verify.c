@@ -1,0 +1,910 @@
+/*
+ * dmaconn_verify(): the opt-in functional check.  The CUDA work happens in
+ * dmaconn-verify-helper (tools/verify_helper.c), spawned with posix_spawn so
+ * that this process never loads the driver; here we find the helper, run it
+ * under a deadline, parse its line protocol (documented in the helper) and
+ * build the result, then compare it with what NVML says ("cuda"/"p2p").
+ *
+ * The helper is DMACONN_VERIFY_HELPER (an absolute path) when set, else
+ * <dir>/dmaconn-verify-helper (the build tree) or
+ * <dir>/DMACONN_HELPER_RELDIR/dmaconn-verify-helper (the installed tree),
+ * where <dir> holds this library.
+ *
+ * A helper that cannot be run, crashes, times out, exits non-zero or writes
+ * something unreadable fails every pair with the reason, plus one warning.
+ * The diagonal (i -> i) is DMACONN_VERIFY_NO_PEER: a device is not its own
+ * peer.  No global state: everything lives on the caller's stack and heap.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef DMACONN_HELPER_RELDIR
+#define DMACONN_HELPER_RELDIR "../libexec/dmaconn"
+#endif
+#define HELPER_NAME "dmaconn-verify-helper"
+#define DEFAULT_TIMEOUT_MS 120000
+#define MAX_OUTPUT (4u << 20) /* more than this from the helper is garbage */
+#define STDERR_TAIL 512
+#define REAP_GRACE_MS 5000
+
+struct dmaconn_verify_result {
+	int n;
+	unsigned char *status;   /* n*n dmaconn_verify_status */
+	struct dc_props *pairs;  /* n*n */
+	struct dc_strings warnings;
+};
+
+/* ------------------------------------------------------------ accessors */
+
+void dmaconn_verify_result_free(dmaconn_verify_result *v)
+{
+	if (!v)
+		return;
+	for (size_t k = 0; v->pairs && k < (size_t)v->n * (size_t)v->n; k++)
+		dc_props_clear(&v->pairs[k]);
+	free(v->pairs);
+	free(v->status);
+	dc_strings_clear(&v->warnings);
+	free(v);
+}
+
+int dmaconn_verify_size(const dmaconn_verify_result *v)
+{
+	return v ? v->n : 0;
+}
+
+static int in_range(const dmaconn_verify_result *v, int i, int j)
+{
+	return v && i >= 0 && j >= 0 && i < v->n && j < v->n;
+}
+
+dmaconn_verify_status dmaconn_verify_status_of(const dmaconn_verify_result *v, int i, int j)
+{
+	if (!in_range(v, i, j))
+		return DMACONN_VERIFY_FAIL;
+	return (dmaconn_verify_status)v->status[(size_t)i * (size_t)v->n + (size_t)j];
+}
+
+static const struct dc_props *pair_props(const dmaconn_verify_result *v, int i, int j)
+{
+	return in_range(v, i, j) ? &v->pairs[(size_t)i * (size_t)v->n + (size_t)j] : NULL;
+}
+
+const char *dmaconn_verify_pair_get(const dmaconn_verify_result *v, int i, int j, const char *key)
+{
+	return dc_props_get(pair_props(v, i, j), key);
+}
+
+int dmaconn_verify_pair_property_count(const dmaconn_verify_result *v, int i, int j)
+{
+	const struct dc_props *p = pair_props(v, i, j);
+	return p ? p->count : 0;
+}
+
+const char *dmaconn_verify_pair_property_key(const dmaconn_verify_result *v, int i, int j, int k)
+{
+	const struct dc_props *p = pair_props(v, i, j);
+	return p && k >= 0 && k < p->count ? p->items[k].key : NULL;
+}
+
+const char *dmaconn_verify_pair_property_value(const dmaconn_verify_result *v, int i, int j, int k)
+{
+	const struct dc_props *p = pair_props(v, i, j);
+	return p && k >= 0 && k < p->count ? p->items[k].value : NULL;
+}
+
+int dmaconn_verify_warning_count(const dmaconn_verify_result *v)
+{
+	return v ? v->warnings.count : 0;
+}
+
+const char *dmaconn_verify_warning(const dmaconn_verify_result *v, int k)
+{
+	if (!v || k < 0 || k >= v->warnings.count)
+		return NULL;
+	return v->warnings.items[k];
+}
+
+/* --------------------------------------------------------- locating it */
+
+static const char anchor; /* an address inside this library, for dladdr */
+
+/* 0 with the helper's path; -1 with the reason. */
+static int find_helper(char *path, size_t len, char *why, size_t whylen)
+{
+	const char *env = secure_getenv("DMACONN_VERIFY_HELPER");
+	if (env && *env) {
+		if (env[0] != '/') {
+			snprintf(why, whylen, "DMACONN_VERIFY_HELPER must be an absolute path, not '%.600s'",
+				 env);
+			return -1;
+		}
+		if ((size_t)snprintf(path, len, "%s", env) >= len) {
+			snprintf(why, whylen, "DMACONN_VERIFY_HELPER is too long");
+			return -1;
+		}
+		return 0;
+	}
+	Dl_info info;
+	if (!dladdr(&anchor, &info) || !info.dli_fname || info.dli_fname[0] != '/') {
+		snprintf(why, whylen, "cannot locate libdmaconn to find " HELPER_NAME
+				      " (set DMACONN_VERIFY_HELPER)");
+		return -1;
+	}
+	int dirlen = (int)(strrchr(info.dli_fname, '/') - info.dli_fname);
+	const char *subdirs[] = { "", "/" DMACONN_HELPER_RELDIR };
+	for (size_t k = 0; k < sizeof(subdirs) / sizeof(subdirs[0]); k++) {
+		int n = snprintf(path, len, "%.*s%s/" HELPER_NAME, dirlen, info.dli_fname, subdirs[k]);
+		if (n > 0 && (size_t)n < len && access(path, X_OK) == 0)
+			return 0;
+	}
+#ifdef DMACONN_HELPER_PATH
+	if ((size_t)snprintf(path, len, "%s", DMACONN_HELPER_PATH) < len && access(path, X_OK) == 0)
+		return 0;
+#endif
+	snprintf(why, whylen,
+		 HELPER_NAME " not found in %.*s or %.*s/" DMACONN_HELPER_RELDIR
+			     " (set DMACONN_VERIFY_HELPER)",
+		 dirlen, info.dli_fname, dirlen, info.dli_fname);
+	return -1;
+}
+
+/* ------------------------------------------------------------ running it */
+
+struct run {
+	char *out; /* stdout, NUL-terminated */
+	size_t len, cap;
+	char err[STDERR_TAIL + 1]; /* the end of stderr */
+	size_t errlen;
+	int spawned;
+	int timed_out, too_much;
+	int status_known, exited, code, signaled, sig;
+	long long elapsed_ms;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static void *reaper(void *arg)
+{
+	pid_t pid = (pid_t)(long)arg;
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/* Kills the helper and reaps it; if it will not die in time (stuck in the
+ * driver), a detached thread reaps it later. */
+static void kill_and_reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	long long until = now_ms() + REAP_GRACE_MS;
+	for (;;) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return;
+		if (now_ms() >= until)
+			break;
+		sleep_ms(5);
+	}
+	pthread_t t;
+	pthread_attr_t attr;
+	if (pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_create(&t, &attr, reaper, (void *)(long)pid);
+		pthread_attr_destroy(&attr);
+	}
+}
+
+static int append_out(struct run *r, const char *buf, size_t n)
+{
+	if (r->len + n > MAX_OUTPUT) {
+		r->too_much = 1;
+		return -1;
+	}
+	if (r->len + n + 1 > r->cap) {
+		size_t ncap = r->cap ? r->cap : 4096;
+		while (ncap < r->len + n + 1)
+			ncap *= 2;
+		char *grown = realloc(r->out, ncap);
+		if (!grown)
+			return -2;
+		r->out = grown;
+		r->cap = ncap;
+	}
+	memcpy(r->out + r->len, buf, n);
+	r->len += n;
+	r->out[r->len] = '\0';
+	return 0;
+}
+
+static void append_err(struct run *r, const char *buf, size_t n)
+{
+	if (n >= STDERR_TAIL) {
+		memcpy(r->err, buf + n - STDERR_TAIL, STDERR_TAIL);
+		r->errlen = STDERR_TAIL;
+	} else {
+		size_t keep = r->errlen + n > STDERR_TAIL ? STDERR_TAIL - n : r->errlen;
+		memmove(r->err, r->err + r->errlen - keep, keep);
+		memcpy(r->err + keep, buf, n);
+		r->errlen = keep + n;
+	}
+	r->err[r->errlen] = '\0';
+}
+
+/*
+ * Runs the helper to completion or the deadline.  Returns 0 when it ran
+ * (r says how it ended), -1 when it could not be started (reason in why),
+ * -2 when out of memory.
+ */
+static int run_helper(const char *path, int timeout_ms, struct run *r, char *why, size_t whylen)
+{
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	int have_fa = 0, have_attr = 0, rc = -1;
+	pid_t pid = -1;
+	long long start = now_ms();
+
+	/* posix_spawn reports a failed exec as exit status 127 on some
+	 * systems (and under valgrind): check first, for a clear reason. */
+	if (access(path, X_OK) != 0) {
+		char buf[128];
+		snprintf(why, whylen, "cannot run the verify helper %.600s: %s", path,
+			 strerror_r(errno, buf, sizeof(buf)));
+		goto out;
+	}
+	if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+		char buf[128];
+		snprintf(why, whylen, "cannot create pipes for the verify helper: %s",
+			 strerror_r(errno, buf, sizeof(buf)));
+		goto out;
+	}
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		goto nomem;
+	have_fa = 1;
+	if (posix_spawnattr_init(&attr) != 0)
+		goto nomem;
+	have_attr = 1;
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	sigdelset(&all, SIGKILL);
+	sigdelset(&all, SIGSTOP);
+	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
+	    posix_spawn_file_actions_adddup2(&fa, outp[1], 1) != 0 ||
+	    posix_spawn_file_actions_adddup2(&fa, errp[1], 2) != 0 ||
+	    posix_spawnattr_setsigmask(&attr, &none) != 0 ||
+	    posix_spawnattr_setsigdefault(&attr, &all) != 0 ||
+	    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) != 0)
+		goto nomem;
+
+	char *argv[] = { (char *)path, NULL };
+	int err = posix_spawn(&pid, path, &fa, &attr, argv, environ);
+	if (err != 0) {
+		char buf[128];
+		snprintf(why, whylen, "cannot run the verify helper %.600s: %s", path,
+			 strerror_r(err, buf, sizeof(buf)));
+		goto out;
+	}
+	r->spawned = 1;
+	close(outp[1]);
+	close(errp[1]);
+	outp[1] = errp[1] = -1;
+
+	long long deadline = start + timeout_ms;
+	struct pollfd fds[2];
+	int open_out = 1, open_err = 1;
+	while (open_out || open_err) {
+		long long left = deadline - now_ms();
+		if (left <= 0) {
+			r->timed_out = 1;
+			break;
+		}
+		int nfds = 0;
+		if (open_out)
+			fds[nfds++] = (struct pollfd){ .fd = outp[0], .events = POLLIN };
+		if (open_err)
+			fds[nfds++] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
+		int pr = poll(fds, (nfds_t)nfds, left > INT_MAX ? INT_MAX : (int)left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0) {
+			r->timed_out = 1; /* cannot wait any more: treat as a timeout */
+			break;
+		}
+		for (int k = 0; k < nfds; k++) {
+			if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			char buf[8192];
+			ssize_t n = read(fds[k].fd, buf, sizeof(buf));
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			int is_out = fds[k].fd == outp[0];
+			if (n <= 0) {
+				if (is_out)
+					open_out = 0;
+				else
+					open_err = 0;
+				continue;
+			}
+			if (!is_out) {
+				append_err(r, buf, (size_t)n);
+				continue;
+			}
+			int a = append_out(r, buf, (size_t)n);
+			if (a == -2) {
+				kill_and_reap(pid);
+				pid = -1;
+				goto nomem;
+			}
+			if (a == -1)
+				open_out = open_err = 0; /* too much: stop reading, kill below */
+		}
+	}
+	if (r->timed_out || r->too_much) {
+		kill_and_reap(pid);
+	} else {
+		/* Both pipes closed: wait for the exit, still under the deadline. */
+		for (;;) {
+			int st;
+			pid_t w = waitpid(pid, &st, WNOHANG);
+			if (w == pid) {
+				r->status_known = 1;
+				if (WIFEXITED(st)) {
+					r->exited = 1;
+					r->code = WEXITSTATUS(st);
+				} else if (WIFSIGNALED(st)) {
+					r->signaled = 1;
+					r->sig = WTERMSIG(st);
+				}
+				break;
+			}
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) /* ECHILD: the caller reaps children itself */
+				break;
+			if (now_ms() >= deadline) {
+				r->timed_out = 1;
+				kill_and_reap(pid);
+				break;
+			}
+			sleep_ms(2);
+		}
+	}
+	r->elapsed_ms = now_ms() - start;
+	rc = 0;
+	goto out;
+nomem:
+	rc = -2;
+out:
+	if (have_fa)
+		posix_spawn_file_actions_destroy(&fa);
+	if (have_attr)
+		posix_spawnattr_destroy(&attr);
+	for (int k = 0; k < 2; k++) {
+		if (outp[k] >= 0)
+			close(outp[k]);
+		if (errp[k] >= 0)
+			close(errp[k]);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+struct pair_rec {
+	int from, to;
+	dmaconn_verify_status status;
+	struct dc_props props;
+};
+
+struct parsed {
+	int ndev;           /* devices reported: ordinals 0..ndev-1 */
+	char **pci;         /* per ordinal, may be NULL */
+	int dev_cap;
+	struct pair_rec *pairs;
+	int npairs, pair_cap;
+	int done, done_pairs;
+	char *error;        /* the helper's error record */
+	char garbled[256];  /* the first protocol violation */
+};
+
+static void parsed_clear(struct parsed *p)
+{
+	for (int i = 0; i < p->ndev; i++)
+		free(p->pci[i]);
+	free(p->pci);
+	for (int k = 0; k < p->npairs; k++)
+		dc_props_clear(&p->pairs[k].props);
+	free(p->pairs);
+	free(p->error);
+	memset(p, 0, sizeof(*p));
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decodes %XX in place; -1 on a bad escape or an encoded NUL. */
+static int decode(char *s)
+{
+	char *w = s;
+	for (const char *p = s; *p; p++) {
+		if (*p != '%') {
+			*w++ = *p;
+			continue;
+		}
+		int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+			return -1;
+		*w++ = (char)(hi * 16 + lo);
+		p += 2;
+	}
+	*w = '\0';
+	return 0;
+}
+
+static int parse_int(const char *s, int max, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 0 || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+#define MAX_DEVICES 1024
+
+/* Parses one record (modified in place).  Returns 0, -1 for a protocol
+ * violation (p->garbled set), -2 when out of memory. */
+static int parse_line(struct parsed *p, char *line, int lineno)
+{
+	char *save = NULL;
+	char *type = strtok_r(line, " ", &save);
+	if (!type)
+		return 0; /* blank line */
+	struct pair_rec rec = { .from = -1, .to = -1 };
+	int ordinal = -1, pairs = -1, status = -1;
+	char *pci = NULL;
+	int is_device = !strcmp(type, "device"), is_pair = !strcmp(type, "pair"),
+	    is_done = !strcmp(type, "done"), is_error = !strcmp(type, "error");
+	int rc = 0;
+
+	for (char *tok; (tok = strtok_r(NULL, " ", &save));) {
+		char *eq = strchr(tok, '=');
+		if (!eq || eq == tok) {
+			snprintf(p->garbled, sizeof(p->garbled), "line %d: '%.40s' is not key=value",
+				 lineno, tok);
+			rc = -1;
+			goto out;
+		}
+		*eq = '\0';
+		char *key = tok, *value = eq + 1;
+		if (decode(value) != 0) {
+			snprintf(p->garbled, sizeof(p->garbled), "line %d: bad escape in %.40s", lineno,
+				 key);
+			rc = -1;
+			goto out;
+		}
+		if (is_device && !strcmp(key, "ordinal")) {
+			if (parse_int(value, MAX_DEVICES - 1, &ordinal) != 0)
+				goto bad_value;
+		} else if (is_device && !strcmp(key, "pci")) {
+			free(pci);
+			if (!(pci = strdup(value)))
+				goto nomem;
+		} else if (is_pair && !strcmp(key, "from")) {
+			if (parse_int(value, MAX_DEVICES - 1, &rec.from) != 0)
+				goto bad_value;
+		} else if (is_pair && !strcmp(key, "to")) {
+			if (parse_int(value, MAX_DEVICES - 1, &rec.to) != 0)
+				goto bad_value;
+		} else if (is_pair && !strcmp(key, "status")) {
+			if (!strcmp(value, "pass"))
+				status = DMACONN_VERIFY_PASS;
+			else if (!strcmp(value, "fail"))
+				status = DMACONN_VERIFY_FAIL;
+			else if (!strcmp(value, "no_peer"))
+				status = DMACONN_VERIFY_NO_PEER;
+			else
+				goto bad_value;
+		} else if (is_pair) {
+			if (dc_props_set(&rec.props, key, value) != 0)
+				goto nomem;
+		} else if (is_done && !strcmp(key, "pairs")) {
+			if (parse_int(value, INT_MAX, &pairs) != 0)
+				goto bad_value;
+		} else if (is_error && !strcmp(key, "reason")) {
+			free(p->error);
+			if (!(p->error = strdup(value)))
+				goto nomem;
+		}
+		continue;
+	bad_value:
+		snprintf(p->garbled, sizeof(p->garbled), "line %d: bad %s '%.40s'", lineno, key, value);
+		rc = -1;
+		goto out;
+	}
+
+	if (is_device) {
+		if (ordinal != p->ndev) {
+			snprintf(p->garbled, sizeof(p->garbled),
+				 "line %d: device ordinal %d out of sequence", lineno, ordinal);
+			rc = -1;
+			goto out;
+		}
+		if (p->ndev == p->dev_cap) {
+			int ncap = p->dev_cap ? p->dev_cap * 2 : 8;
+			char **grown = realloc(p->pci, (size_t)ncap * sizeof(*grown));
+			if (!grown)
+				goto nomem;
+			p->pci = grown;
+			p->dev_cap = ncap;
+		}
+		p->pci[p->ndev++] = pci;
+		pci = NULL;
+	} else if (is_pair) {
+		if (rec.from < 0 || rec.to < 0 || status < 0 || rec.from == rec.to ||
+		    rec.from >= p->ndev || rec.to >= p->ndev) {
+			snprintf(p->garbled, sizeof(p->garbled),
+				 "line %d: pair record without a valid from, to and status", lineno);
+			rc = -1;
+			goto out;
+		}
+		if (p->npairs == p->pair_cap) {
+			int ncap = p->pair_cap ? p->pair_cap * 2 : 16;
+			struct pair_rec *grown = realloc(p->pairs, (size_t)ncap * sizeof(*grown));
+			if (!grown)
+				goto nomem;
+			p->pairs = grown;
+			p->pair_cap = ncap;
+		}
+		rec.status = (dmaconn_verify_status)status;
+		p->pairs[p->npairs++] = rec;
+		memset(&rec.props, 0, sizeof(rec.props));
+	} else if (is_done) {
+		if (pairs < 0) {
+			snprintf(p->garbled, sizeof(p->garbled), "line %d: done without pairs", lineno);
+			rc = -1;
+			goto out;
+		}
+		p->done = 1;
+		p->done_pairs = pairs;
+	} else if (is_error && !p->error) {
+		if (!(p->error = strdup("(no reason given)")))
+			goto nomem;
+	}
+	/* Other record types are for newer readers: ignored. */
+	goto out;
+nomem:
+	rc = -2;
+out:
+	free(pci);
+	dc_props_clear(&rec.props);
+	return rc;
+}
+
+/* Parses the whole output; a last line without '\n' is a protocol
+ * violation (the helper ends every record with one). */
+static int parse_output(struct parsed *p, char *out, size_t len)
+{
+	int lineno = 0;
+	char *s = out, *end = out + len;
+	while (s < end) {
+		char *nl = memchr(s, '\n', (size_t)(end - s));
+		lineno++;
+		if (!nl) {
+			if (!p->garbled[0])
+				snprintf(p->garbled, sizeof(p->garbled), "line %d is incomplete", lineno);
+			return 0;
+		}
+		*nl = '\0';
+		if (memchr(s, '\0', (size_t)(nl - s))) {
+			if (!p->garbled[0])
+				snprintf(p->garbled, sizeof(p->garbled), "line %d holds a NUL byte", lineno);
+			return 0;
+		}
+		int rc = parse_line(p, s, lineno);
+		if (rc == -2)
+			return -2;
+		if (rc == -1)
+			return 0; /* stop at the first violation */
+		s = nl + 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- the result */
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGABRT: return "SIGABRT";
+	case SIGSEGV: return "SIGSEGV";
+	case SIGBUS: return "SIGBUS";
+	case SIGILL: return "SIGILL";
+	case SIGFPE: return "SIGFPE";
+	case SIGKILL: return "SIGKILL";
+	case SIGTERM: return "SIGTERM";
+	case SIGINT: return "SIGINT";
+	case SIGHUP: return "SIGHUP";
+	case SIGPIPE: return "SIGPIPE";
+	case SIGTRAP: return "SIGTRAP";
+	case SIGXCPU: return "SIGXCPU";
+	case SIGSYS: return "SIGSYS";
+	}
+	return "a signal";
+}
+
+/* The last non-empty line of the helper's stderr, printable, for reasons. */
+static void stderr_note(const struct run *r, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	size_t n = r->errlen;
+	while (n > 0 && (r->err[n - 1] == '\n' || r->err[n - 1] == '\r' || r->err[n - 1] == ' '))
+		n--;
+	size_t b = n;
+	while (b > 0 && r->err[b - 1] != '\n')
+		b--;
+	if (b == n)
+		return;
+	char line[STDERR_TAIL + 1];
+	size_t k = 0;
+	for (size_t i = b; i < n; i++)
+		line[k++] = (unsigned char)r->err[i] < 0x20 || r->err[i] == 0x7f ? ' ' : r->err[i];
+	line[k] = '\0';
+	snprintf(buf, len, " (stderr: %.200s)", line);
+}
+
+static int warn(dmaconn_verify_result *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int warn(dmaconn_verify_result *v, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (dc_strings_push(&v->warnings, msg) != 0)
+		return -1;
+	dc_warning_emit(msg);
+	return 0;
+}
+
+static dmaconn_verify_result *result_new(int n)
+{
+	dmaconn_verify_result *v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	v->n = n;
+	if (n > 0) {
+		size_t nn = (size_t)n * (size_t)n;
+		v->status = malloc(nn);
+		v->pairs = calloc(nn, sizeof(*v->pairs));
+		if (!v->status || !v->pairs) {
+			dmaconn_verify_result_free(v);
+			return NULL;
+		}
+		for (size_t k = 0; k < nn; k++)
+			v->status[k] = (unsigned char)(k / (size_t)n == k % (size_t)n
+							       ? DMACONN_VERIFY_NO_PEER
+							       : DMACONN_VERIFY_FAIL);
+	}
+	return v;
+}
+
+/* Compares with NVML's "cuda"/"p2p" matrix (1: read, write and atomics
+ * all OK), when that detector exists and sees the same GPUs. */
+static int cross_check(dmaconn_verify_result *v, const struct parsed *p)
+{
+	dmaconn_result *r = NULL;
+	int rc = dmaconn_detect(DMACONN_DEVICE_CUDA, "p2p", &r);
+	if (rc == DMACONN_ENODETECTOR)
+		return 0;
+	if (rc == DMACONN_ENOMEM)
+		return -1;
+	if (rc != DMACONN_OK)
+		return warn(v, "cuda verify: no cross-check with NVML: %s", dmaconn_last_error());
+	int n = dmaconn_result_size(r), fail = 0;
+	if (n == 0) {
+		/* NVML sees nothing (absent, or no GPU): its detector has warned. */
+	} else if (n != v->n) {
+		fail = warn(v, "cuda verify: NVML sees %d GPUs but the functional check %d; "
+			       "not cross-checked",
+			    n, v->n);
+	} else {
+		for (int i = 0; i < n; i++) {
+			const char *a = dmaconn_result_device_get(r, i, "pci_bus_id");
+			const char *b = i < p->ndev ? p->pci[i] : NULL;
+			if (a && b && strcasecmp(a, b) != 0) {
+				fail = warn(v, "cuda verify: GPU %d is %s for the CUDA driver but %s for "
+					       "NVML; not cross-checked",
+					    i, b, a);
+				n = 0;
+				break;
+			}
+		}
+		for (int i = 0; i < n && !fail; i++) {
+			for (int j = 0; j < n && !fail; j++) {
+				if (i == j)
+					continue;
+				int nvml = dmaconn_result_get(r, i, j) != 0;
+				dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
+				if (nvml == (st == DMACONN_VERIFY_PASS))
+					continue;
+				const char *rd = dmaconn_result_pair_get(r, i, j, "read");
+				const char *wr = dmaconn_result_pair_get(r, i, j, "write");
+				const char *at = dmaconn_result_pair_get(r, i, j, "atomics");
+				const char *why = dmaconn_verify_pair_get(v, i, j, "reason");
+				if (!nvml)
+					fail = warn(v, "cuda verify: GPU %d -> %d: NVML reports no full peer "
+						       "access (read %s, write %s, atomics %s) but the "
+						       "functional check passed",
+						    i, j, rd ? rd : "?", wr ? wr : "?", at ? at : "?");
+				else
+					fail = warn(v, "cuda verify: GPU %d -> %d: NVML reports peer read, "
+						       "write and atomics but the functional check %s: %s",
+						    i, j, st == DMACONN_VERIFY_NO_PEER ? "found no peer access" : "failed",
+						    why ? why : "no reason given");
+			}
+		}
+	}
+	dmaconn_result_release(r);
+	return fail;
+}
+
+int dmaconn_verify(dmaconn_device_type type, int timeout_ms, dmaconn_verify_result **out)
+{
+	if (!out)
+		return dc_fail(DMACONN_EINVAL, "NULL result pointer");
+	*out = NULL;
+	if (!dmaconn_device_type_name(type))
+		return dc_fail(DMACONN_EINVAL, "unknown device type %d", (int)type);
+	if (type != DMACONN_DEVICE_CUDA)
+		return dc_fail(DMACONN_EUNAVAILABLE, "no functional check for %s devices (only cuda)",
+			       dmaconn_device_type_name(type));
+	if (timeout_ms < 0)
+		return dc_fail(DMACONN_EINVAL, "negative timeout %d ms", timeout_ms);
+	if (timeout_ms == 0)
+		timeout_ms = DEFAULT_TIMEOUT_MS;
+
+	char path[4096], why[1024] = "";
+	struct run run;
+	struct parsed parsed;
+	memset(&run, 0, sizeof(run));
+	memset(&parsed, 0, sizeof(parsed));
+	dmaconn_verify_result *v = NULL;
+	char *reported = NULL;
+	int rc = DMACONN_ENOMEM;
+
+	/* Run and parse; any failure leaves its reason in why. */
+	if (find_helper(path, sizeof(path), why, sizeof(why)) == 0) {
+		int ran = run_helper(path, timeout_ms, &run, why, sizeof(why));
+		if (ran == -2)
+			goto done;
+		if (ran == 0 && run.len > 0 && parse_output(&parsed, run.out, run.len) == -2)
+			goto done;
+		if (ran == 0) {
+			char note[256];
+			stderr_note(&run, note, sizeof(note));
+			if (run.timed_out)
+				snprintf(why, sizeof(why),
+					 "the verify helper timed out after %d ms and was killed", timeout_ms);
+			else if (run.too_much)
+				snprintf(why, sizeof(why),
+					 "the verify helper wrote more than %u bytes and was killed",
+					 MAX_OUTPUT);
+			else if (run.signaled)
+				snprintf(why, sizeof(why), "the verify helper was killed by signal %d (%s)%s",
+					 run.sig, signal_name(run.sig), note);
+			else if (parsed.error)
+				snprintf(why, sizeof(why), "the verify helper could not check the GPUs: %s",
+					 parsed.error);
+			else if (run.exited && run.code != 0)
+				snprintf(why, sizeof(why), "the verify helper exited with status %d%s",
+					 run.code, note);
+			else if (parsed.garbled[0])
+				snprintf(why, sizeof(why), "the verify helper's output is garbled: %s",
+					 parsed.garbled);
+			else if (!parsed.done)
+				snprintf(why, sizeof(why),
+					 "the verify helper's output ended before its 'done' record%s", note);
+			else if (parsed.done_pairs != parsed.npairs)
+				snprintf(why, sizeof(why),
+					 "the verify helper reported %d pairs but announced %d",
+					 parsed.npairs, parsed.done_pairs);
+		}
+	}
+
+	int n = parsed.ndev;
+	if (!(v = result_new(n)))
+		goto done;
+	if (n > 0 && !(reported = calloc((size_t)n * (size_t)n, 1)))
+		goto done;
+	for (int k = 0; k < parsed.npairs; k++) {
+		struct pair_rec *pr = &parsed.pairs[k];
+		size_t at = (size_t)pr->from * (size_t)n + (size_t)pr->to;
+		reported[at] = 1;
+		v->status[at] = (unsigned char)pr->status;
+		dc_props_clear(&v->pairs[at]);
+		v->pairs[at] = pr->props;
+		memset(&pr->props, 0, sizeof(pr->props));
+	}
+	if (why[0]) {
+		/* The run failed: every pair fails with the reason. */
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				if (i != j) {
+					v->status[(size_t)i * (size_t)n + (size_t)j] = DMACONN_VERIFY_FAIL;
+					if (dc_props_set(&v->pairs[(size_t)i * (size_t)n + (size_t)j],
+							 "reason", why) != 0)
+						goto done;
+				}
+		if (warn(v, "cuda verify: %s; %s", why,
+			 n > 0 ? "every pair is marked failed" : "no GPU was checked") != 0)
+			goto done;
+	} else {
+		int missing = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++) {
+				struct dc_props *pp = &v->pairs[(size_t)i * (size_t)n + (size_t)j];
+				if (i == j || reported[(size_t)i * (size_t)n + (size_t)j])
+					continue;
+				missing++;
+				if (dc_props_set(pp, "reason", "the verify helper did not report this pair") != 0)
+					goto done;
+			}
+		if (missing && warn(v, "cuda verify: the verify helper did not report %d pairs", missing) != 0)
+			goto done;
+		if (n > 0 && cross_check(v, &parsed) != 0)
+			goto done;
+	}
+	*out = v;
+	v = NULL;
+	rc = DMACONN_OK;
+done:
+	free(run.out);
+	free(reported);
+	parsed_clear(&parsed);
+	dmaconn_verify_result_free(v);
+	if (rc != DMACONN_OK)
+		return dc_fail(rc, "out of memory while verifying cuda peer access");
+	dc_fail(DMACONN_OK, "%s", "");
+	return DMACONN_OK;
+}

@@ -1,0 +1,634 @@
+/*
+ * dmaconn_verify() against a fake CUDA driver, no GPU needed:
+ *
+ *   test_verify FAKE_LIBCUDA HELPER
+ *
+ * FAKE_LIBCUDA is the absolute path of tests/fake_cuda_driver.c built as
+ * libcuda.so.1 (in a directory of its own), HELPER the built
+ * dmaconn-verify-helper.  Each scenario sets the fake's FAKE_CUDA_* variables
+ * with setenv(); the helper inherits the environment when it is spawned.
+ *
+ * NVML is pointed at a missing library and sysfs at a tree without NVIDIA
+ * devices, so that the "cuda"/"p2p" detector, when the core has it, sees no
+ * GPU and the NVML cross-check is skipped: warnings then come from the
+ * functional check alone.  The cross-check itself is tested against the
+ * h200x2 replay when the core can replay it, and skipped otherwise.
+ *
+ *   test_verify --real [HELPER]
+ *
+ * runs on a GPU machine against the real driver and NVML: every pair must
+ * pass or report no peer access, with no warnings, and the matrix is printed.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dmaconn.h"
+
+#define MAX_MSGS 64
+static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *msgs[MAX_MSGS];
+static int nmsgs;
+
+static void on_warning(const char *message, void *user_data)
+{
+	(void)user_data;
+	pthread_mutex_lock(&msg_lock);
+	if (nmsgs < MAX_MSGS)
+		msgs[nmsgs++] = strdup(message);
+	pthread_mutex_unlock(&msg_lock);
+}
+
+static void clear_msgs(void)
+{
+	pthread_mutex_lock(&msg_lock);
+	for (int k = 0; k < nmsgs; k++)
+		free(msgs[k]);
+	nmsgs = 0;
+	pthread_mutex_unlock(&msg_lock);
+}
+
+static const char *fake_vars[] = { "FAKE_CUDA_DEVICES", "FAKE_CUDA_NO_PEER", "FAKE_CUDA_FAIL",
+				   "FAKE_CUDA_CORRUPT", "FAKE_CUDA_CRASH", "FAKE_CUDA_HANG",
+				   "FAKE_CUDA_NO_DRIVER", "FAKE_CUDA_PCI" };
+static const char *helper_path;
+
+/* A clean environment for the next scenario. */
+static void reset(void)
+{
+	for (size_t k = 0; k < sizeof(fake_vars) / sizeof(fake_vars[0]); k++)
+		unsetenv(fake_vars[k]);
+	setenv("DMACONN_VERIFY_HELPER", helper_path, 1);
+	clear_msgs();
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static dmaconn_verify_result *verify(int timeout_ms)
+{
+	dmaconn_verify_result *v = NULL;
+	CHECK_INT(dmaconn_verify(DMACONN_DEVICE_CUDA, timeout_ms, &v), DMACONN_OK);
+	CHECK(v != NULL);
+	return v;
+}
+
+/* The warning count, and the warnings equal what reached the sink. */
+static void check_warnings(const dmaconn_verify_result *v, int expected)
+{
+	CHECK_INT(dmaconn_verify_warning_count(v), expected);
+	pthread_mutex_lock(&msg_lock);
+	CHECK_INT(nmsgs, dmaconn_verify_warning_count(v));
+	for (int k = 0; k < nmsgs && k < dmaconn_verify_warning_count(v); k++)
+		CHECK_STR(msgs[k], dmaconn_verify_warning(v, k));
+	pthread_mutex_unlock(&msg_lock);
+}
+
+static void check_all_pass(const dmaconn_verify_result *v, int n)
+{
+	CHECK_INT(dmaconn_verify_size(v), n);
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j) {
+				CHECK_INT(dmaconn_verify_status_of(v, i, j), DMACONN_VERIFY_NO_PEER);
+				CHECK_INT(dmaconn_verify_pair_property_count(v, i, j), 0);
+				continue;
+			}
+			CHECK_INT(dmaconn_verify_status_of(v, i, j), DMACONN_VERIFY_PASS);
+			CHECK_STR(dmaconn_verify_pair_get(v, i, j, "can_access_peer"), "1");
+			CHECK_STR(dmaconn_verify_pair_get(v, i, j, "access_supported"), "1");
+			CHECK_STR(dmaconn_verify_pair_get(v, i, j, "native_atomics"), "1");
+			CHECK_STR(dmaconn_verify_pair_get(v, i, j, "performance_rank"), "0");
+			const char *gbps = dmaconn_verify_pair_get(v, i, j, "gbps");
+			const char *lat = dmaconn_verify_pair_get(v, i, j, "latency_us");
+			CHECK(gbps && atof(gbps) > 0);
+			CHECK(lat && atof(lat) >= 0);
+			CHECK(dmaconn_verify_pair_get(v, i, j, "reason") == NULL);
+		}
+	}
+}
+
+/* Every pair fails and its reason contains `needle`. */
+static void check_all_fail(const dmaconn_verify_result *v, const char *needle)
+{
+	int n = dmaconn_verify_size(v);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (i != j) {
+				CHECK_INT(dmaconn_verify_status_of(v, i, j), DMACONN_VERIFY_FAIL);
+				CHECK_CONTAINS(dmaconn_verify_pair_get(v, i, j, "reason"), needle);
+			}
+}
+
+static void test_arguments(void)
+{
+	dmaconn_verify_result *v = (dmaconn_verify_result *)&v;
+	CHECK_INT(dmaconn_verify(DMACONN_DEVICE_ROCM, 0, &v), DMACONN_EUNAVAILABLE);
+	CHECK(v == NULL);
+	CHECK_CONTAINS(dmaconn_last_error(), "rocm");
+	CHECK_INT(dmaconn_verify(DMACONN_DEVICE_XPU, 0, &v), DMACONN_EUNAVAILABLE);
+	CHECK_INT(dmaconn_verify((dmaconn_device_type)99, 0, &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_verify(DMACONN_DEVICE_CUDA, 0, NULL), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_verify(DMACONN_DEVICE_CUDA, -1, &v), DMACONN_EINVAL);
+	CHECK(v == NULL);
+	dmaconn_verify_result_free(NULL);
+	CHECK_INT(dmaconn_verify_size(NULL), 0);
+	CHECK_INT(dmaconn_verify_status_of(NULL, 0, 1), DMACONN_VERIFY_FAIL);
+	CHECK(dmaconn_verify_pair_get(NULL, 0, 1, "reason") == NULL);
+	CHECK_INT(dmaconn_verify_pair_property_count(NULL, 0, 1), 0);
+	CHECK(dmaconn_verify_pair_property_key(NULL, 0, 1, 0) == NULL);
+	CHECK(dmaconn_verify_pair_property_value(NULL, 0, 1, 0) == NULL);
+	CHECK_INT(dmaconn_verify_warning_count(NULL), 0);
+	CHECK(dmaconn_verify_warning(NULL, 0) == NULL);
+}
+
+static void test_pass(int n)
+{
+	reset();
+	char count[16];
+	snprintf(count, sizeof(count), "%d", n);
+	setenv("FAKE_CUDA_DEVICES", count, 1);
+	dmaconn_verify_result *v = verify(0);
+	check_all_pass(v, n);
+	check_warnings(v, 0);
+	CHECK_STR(dmaconn_last_error(), "");
+	/* Properties in the helper's order; accessors bounded. */
+	CHECK_STR(dmaconn_verify_pair_property_key(v, 0, 1, 0), "can_access_peer");
+	CHECK_STR(dmaconn_verify_pair_property_value(v, 0, 1, 0), "1");
+	int count01 = dmaconn_verify_pair_property_count(v, 0, 1);
+	CHECK_INT(count01, 6);
+	CHECK(dmaconn_verify_pair_property_key(v, 0, 1, count01) == NULL);
+	CHECK(dmaconn_verify_pair_property_key(v, 0, 1, -1) == NULL);
+	CHECK_INT(dmaconn_verify_status_of(v, 0, n), DMACONN_VERIFY_FAIL);
+	CHECK_INT(dmaconn_verify_status_of(v, -1, 0), DMACONN_VERIFY_FAIL);
+	CHECK(dmaconn_verify_pair_get(v, n, 0, "gbps") == NULL);
+	CHECK(dmaconn_verify_warning(v, 0) == NULL);
+	dmaconn_verify_result_free(v);
+}
+
+static void test_no_peer(void)
+{
+	reset();
+	setenv("FAKE_CUDA_DEVICES", "3", 1);
+	setenv("FAKE_CUDA_NO_PEER", "0-1,2-0", 1);
+	dmaconn_verify_result *v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 3);
+	CHECK_INT(dmaconn_verify_status_of(v, 0, 1), DMACONN_VERIFY_NO_PEER);
+	CHECK_INT(dmaconn_verify_status_of(v, 2, 0), DMACONN_VERIFY_NO_PEER);
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "can_access_peer"), "0");
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "access_supported"), "0");
+	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 0, 1, "reason"), "no peer access");
+	CHECK(dmaconn_verify_pair_get(v, 0, 1, "gbps") == NULL);
+	CHECK_INT(dmaconn_verify_status_of(v, 1, 0), DMACONN_VERIFY_PASS);
+	CHECK_INT(dmaconn_verify_status_of(v, 0, 2), DMACONN_VERIFY_PASS);
+	CHECK_INT(dmaconn_verify_status_of(v, 1, 2), DMACONN_VERIFY_PASS);
+	CHECK_INT(dmaconn_verify_status_of(v, 2, 1), DMACONN_VERIFY_PASS);
+	check_warnings(v, 0);
+	dmaconn_verify_result_free(v);
+}
+
+static void test_no_driver(void)
+{
+	reset();
+	setenv("FAKE_CUDA_NO_DRIVER", "1", 1);
+	dmaconn_verify_result *v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 0);
+	check_warnings(v, 1);
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "cuInit");
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "CUDA_ERROR_NO_DEVICE");
+	CHECK_INT(dmaconn_verify_status_of(v, 0, 1), DMACONN_VERIFY_FAIL);
+	dmaconn_verify_result_free(v);
+}
+
+static void test_access_denied(void)
+{
+	reset();
+	setenv("FAKE_CUDA_FAIL", "cuCtxEnablePeerAccess:0", 1);
+	dmaconn_verify_result *v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 2);
+	CHECK_INT(dmaconn_verify_status_of(v, 0, 1), DMACONN_VERIFY_FAIL);
+	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 0, 1, "reason"), "cuCtxEnablePeerAccess");
+	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 0, 1, "reason"), "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED");
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "can_access_peer"), "1");
+	CHECK_INT(dmaconn_verify_status_of(v, 1, 0), DMACONN_VERIFY_PASS);
+	check_warnings(v, 0);
+	dmaconn_verify_result_free(v);
+
+	/* A failing launch leaves the device usable for the next pair. */
+	reset();
+	setenv("FAKE_CUDA_DEVICES", "3", 1);
+	setenv("FAKE_CUDA_FAIL", "cuLaunchKernel:1", 1);
+	v = verify(0);
+	CHECK_INT(dmaconn_verify_status_of(v, 1, 0), DMACONN_VERIFY_FAIL);
+	CHECK_INT(dmaconn_verify_status_of(v, 1, 2), DMACONN_VERIFY_FAIL);
+	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 1, 2, "reason"), "cuLaunchKernel");
+	CHECK_INT(dmaconn_verify_status_of(v, 0, 1), DMACONN_VERIFY_PASS);
+	CHECK_INT(dmaconn_verify_status_of(v, 2, 1), DMACONN_VERIFY_PASS);
+	CHECK_INT(dmaconn_verify_status_of(v, 0, 2), DMACONN_VERIFY_PASS);
+	dmaconn_verify_result_free(v);
+}
+
+static void test_corrupt(void)
+{
+	reset();
+	setenv("FAKE_CUDA_CORRUPT", "1", 1);
+	dmaconn_verify_result *v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 2);
+	check_all_fail(v, "stores: 1 of 1024 values");
+	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 0, 1, "reason"), "first at 7");
+	check_warnings(v, 0);
+	dmaconn_verify_result_free(v);
+}
+
+static void test_crash(void)
+{
+	reset();
+	setenv("FAKE_CUDA_CRASH", "1", 1);
+	dmaconn_verify_result *v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 2); /* its device records came first */
+	check_all_fail(v, "killed by signal");
+	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 0, 1, "reason"), "SIGABRT");
+	check_warnings(v, 1);
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "signal");
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "every pair is marked failed");
+	dmaconn_verify_result_free(v);
+}
+
+static void test_hang(void)
+{
+	reset();
+	setenv("FAKE_CUDA_HANG", "1", 1);
+	double t0 = now_s();
+	dmaconn_verify_result *v = verify(2000);
+	double elapsed = now_s() - t0;
+	CHECK(elapsed >= 1.9);
+	CHECK(elapsed < 10);
+	CHECK_INT(dmaconn_verify_size(v), 2);
+	check_all_fail(v, "timed out after 2000 ms");
+	check_warnings(v, 1);
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "timed out");
+	dmaconn_verify_result_free(v);
+}
+
+static void test_missing_helper(void)
+{
+	reset();
+	setenv("DMACONN_VERIFY_HELPER", "/nonexistent/dmaconn-verify-helper", 1);
+	dmaconn_verify_result *v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 0);
+	CHECK_INT(dmaconn_verify_status_of(v, 0, 1), DMACONN_VERIFY_FAIL);
+	check_warnings(v, 1);
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "/nonexistent/dmaconn-verify-helper");
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "No such file");
+	dmaconn_verify_result_free(v);
+
+	reset();
+	setenv("DMACONN_VERIFY_HELPER", "dmaconn-verify-helper", 1);
+	v = verify(0);
+	check_warnings(v, 1);
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "absolute path");
+	dmaconn_verify_result_free(v);
+
+	/* A helper that exits non-zero without a word. */
+	const char *falses[] = { "/bin/false", "/usr/bin/false" };
+	for (size_t k = 0; k < 2; k++) {
+		if (access(falses[k], X_OK) != 0)
+			continue;
+		reset();
+		setenv("DMACONN_VERIFY_HELPER", falses[k], 1);
+		v = verify(0);
+		CHECK_INT(dmaconn_verify_size(v), 0);
+		check_warnings(v, 1);
+		CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "exited with status 1");
+		dmaconn_verify_result_free(v);
+		break;
+	}
+}
+
+/* Helpers written as shell scripts: what the parser makes of odd output. */
+static char tmpdir[256];
+
+static const char *script(const char *name, const char *body)
+{
+	static char path[512];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return "/nonexistent";
+	fprintf(f, "#!/bin/sh\n%s", body);
+	fclose(f);
+	chmod(path, 0700);
+	return path;
+}
+
+static void test_protocol(void)
+{
+	char tmpl[] = "/tmp/dmaconn-verify-test-XXXXXX";
+	const char *base = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/dmaconn-verify-test-XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+		CHECK(mkdtemp(tmpdir) != NULL);
+	}
+
+	/* Escapes, extra keys and unknown records; a pair not reported. */
+	reset();
+	setenv("DMACONN_VERIFY_HELPER",
+	       script("ok.sh", "echo 'future record=1'\n"
+			       "echo 'device ordinal=0 pci=0000:01:00.0'\n"
+			       "echo 'device ordinal=1 pci=0000:02:00.0 extra=x'\n"
+			       "echo 'pair from=0 to=1 status=fail reason=a%20b%25c%3Dd new_key=7'\n"
+			       "echo 'done pairs=1'\n"),
+	       1);
+	dmaconn_verify_result *v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 2);
+	CHECK_INT(dmaconn_verify_status_of(v, 0, 1), DMACONN_VERIFY_FAIL);
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "reason"), "a b%c=d");
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "new_key"), "7");
+	CHECK_INT(dmaconn_verify_status_of(v, 1, 0), DMACONN_VERIFY_FAIL);
+	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 1, 0, "reason"), "did not report");
+	check_warnings(v, 1);
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "did not report 1 pairs");
+	dmaconn_verify_result_free(v);
+
+	/* A pair naming an unknown device. */
+	reset();
+	setenv("DMACONN_VERIFY_HELPER",
+	       script("garbled.sh", "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
+				    "echo 'pair from=0 to=5 status=pass'\necho 'done pairs=1'\n"),
+	       1);
+	v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 2);
+	check_all_fail(v, "garbled");
+	check_warnings(v, 1);
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "line 3");
+	dmaconn_verify_result_free(v);
+
+	/* Bad escape; bad status. */
+	const char *bodies[] = { "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
+				 "echo 'pair from=0 to=1 status=pass reason=%zz'\necho 'done pairs=1'\n",
+				 "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
+				 "echo 'pair from=0 to=1 status=maybe'\necho 'done pairs=1'\n",
+				 "echo 'device ordinal=1'\necho 'done pairs=0'\n" };
+	for (size_t k = 0; k < sizeof(bodies) / sizeof(bodies[0]); k++) {
+		reset();
+		setenv("DMACONN_VERIFY_HELPER", script("bad.sh", bodies[k]), 1);
+		v = verify(0);
+		check_warnings(v, 1);
+		CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "garbled");
+		check_all_fail(v, "garbled");
+		dmaconn_verify_result_free(v);
+	}
+
+	/* Output that stops without 'done', with a word on stderr. */
+	reset();
+	setenv("DMACONN_VERIFY_HELPER",
+	       script("short.sh", "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
+				  "echo 'pair from=0 to=1 status=pass'\necho 'it broke' >&2\n"),
+	       1);
+	v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 2);
+	check_all_fail(v, "'done'");
+	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 0, 1, "reason"), "stderr: it broke");
+	dmaconn_verify_result_free(v);
+
+	/* Exit status 2 with an error record. */
+	reset();
+	setenv("DMACONN_VERIFY_HELPER",
+	       script("error.sh", "echo 'error reason=no%20luck'\nexit 2\n"), 1);
+	v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 0);
+	check_warnings(v, 1);
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "could not check the GPUs: no luck");
+	dmaconn_verify_result_free(v);
+
+	/* A helper that closes its output but keeps running is still timed out. */
+	reset();
+	setenv("DMACONN_VERIFY_HELPER",
+	       script("linger.sh", "exec >/dev/null 2>&1\nsleep 30\n"), 1);
+	double t0 = now_s();
+	v = verify(1000);
+	CHECK(now_s() - t0 < 8);
+	check_warnings(v, 1);
+	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "timed out after 1000 ms");
+	dmaconn_verify_result_free(v);
+
+	const char *names[] = { "ok.sh", "garbled.sh", "bad.sh", "short.sh", "error.sh", "linger.sh" };
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, names[k]);
+		unlink(path);
+	}
+	rmdir(tmpdir);
+}
+
+/* Without DMACONN_VERIFY_HELPER the helper is looked for next to the library. */
+static void test_sibling(void)
+{
+	reset();
+	unsetenv("DMACONN_VERIFY_HELPER");
+	Dl_info info;
+	char path[4096] = "";
+	if (dladdr((void *)&dmaconn_verify_size, &info) && info.dli_fname && strrchr(info.dli_fname, '/'))
+		snprintf(path, sizeof(path), "%.*s/dmaconn-verify-helper",
+			 (int)(strrchr(info.dli_fname, '/') - info.dli_fname), info.dli_fname);
+	dmaconn_verify_result *v = verify(0);
+	if (path[0] && access(path, X_OK) == 0) {
+		check_all_pass(v, 2);
+		check_warnings(v, 0);
+	} else {
+		printf("test_verify: no helper beside the library (%s): checking the message\n", path);
+		check_warnings(v, 1);
+		CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "not found");
+	}
+	dmaconn_verify_result_free(v);
+}
+
+static void *verify_thread(void *arg)
+{
+	dmaconn_verify_result **out = arg;
+	if (dmaconn_verify(DMACONN_DEVICE_CUDA, 0, out) != DMACONN_OK)
+		*out = NULL;
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	reset();
+	setenv("FAKE_CUDA_DEVICES", "3", 1);
+	pthread_t t[3];
+	dmaconn_verify_result *v[3] = { NULL, NULL, NULL };
+	for (int k = 0; k < 3; k++)
+		CHECK_INT(pthread_create(&t[k], NULL, verify_thread, &v[k]), 0);
+	for (int k = 0; k < 3; k++) {
+		pthread_join(t[k], NULL);
+		CHECK(v[k] != NULL);
+		if (v[k])
+			check_all_pass(v[k], 3);
+		dmaconn_verify_result_free(v[k]);
+	}
+}
+
+/*
+ * The NVML cross-check, against the h200x2 replay when the core can replay
+ * it with a "cuda"/"p2p" detector: the fake is given the replay's GPUs (count
+ * and PCI ids) and no peer access 0 -> 1; every pair where the replay's
+ * matrix and the verdict disagree must be warned about, and no other.
+ */
+static void test_cross_check(const char *replay)
+{
+	reset();
+	if (access(replay, R_OK) != 0) {
+		printf("test_verify: cross-check skipped (%s missing)\n", replay);
+		return;
+	}
+	char *nvml = getenv("DMACONN_NVML_LIBRARY") ? strdup(getenv("DMACONN_NVML_LIBRARY")) : NULL;
+	unsetenv("DMACONN_NVML_LIBRARY");
+	setenv("DMACONN_REPLAY", replay, 1);
+	dmaconn_clear_cache();
+	dmaconn_result *r = NULL;
+	int rc = dmaconn_detect(DMACONN_DEVICE_CUDA, "p2p", &r);
+	int n = rc == DMACONN_OK ? dmaconn_result_size(r) : 0;
+	if (n < 2) {
+		printf("test_verify: cross-check skipped (cuda/p2p replay: %s, %d GPUs)\n",
+		       rc == DMACONN_OK ? "ok" : dmaconn_strerror(rc), n);
+	} else {
+		char pci[1024] = "", count[16];
+		for (int i = 0; i < n; i++) {
+			const char *b = dmaconn_result_device_get(r, i, "pci_bus_id");
+			size_t len = strlen(pci);
+			snprintf(pci + len, sizeof(pci) - len, "%s%s", i ? "," : "", b ? b : "");
+		}
+		snprintf(count, sizeof(count), "%d", n);
+		setenv("FAKE_CUDA_DEVICES", count, 1);
+		setenv("FAKE_CUDA_PCI", pci, 1);
+		setenv("FAKE_CUDA_NO_PEER", "0-1", 1);
+		clear_msgs();
+		dmaconn_verify_result *v = verify(0);
+		CHECK_INT(dmaconn_verify_size(v), n);
+		int expected = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				if (i != j && (dmaconn_result_get(r, i, j) != 0) !=
+						      (dmaconn_verify_status_of(v, i, j) == DMACONN_VERIFY_PASS))
+					expected++;
+		CHECK(expected >= 0);
+		int seen = 0;
+		for (int k = 0; k < dmaconn_verify_warning_count(v); k++)
+			seen += strstr(dmaconn_verify_warning(v, k), "NVML reports") != NULL;
+		CHECK_INT(seen, expected);
+		if (dmaconn_result_get(r, 0, 1)) {
+			int found = 0;
+			for (int k = 0; k < dmaconn_verify_warning_count(v); k++)
+				found |= strstr(dmaconn_verify_warning(v, k), "GPU 0 -> 1: NVML reports peer read") != NULL;
+			CHECK(found);
+		}
+		printf("test_verify: cross-check against %s: %d disagreements warned\n", replay, seen);
+		dmaconn_verify_result_free(v);
+
+		/* GPUs in another order than NVML's: no pair comparison. */
+		reset();
+		setenv("FAKE_CUDA_DEVICES", count, 1);
+		setenv("FAKE_CUDA_PCI", "0000:ff:00.0", 1);
+		v = verify(0);
+		int order = 0;
+		for (int k = 0; k < dmaconn_verify_warning_count(v); k++) {
+			order += strstr(dmaconn_verify_warning(v, k), "not cross-checked") != NULL;
+			CHECK(strstr(dmaconn_verify_warning(v, k), "NVML reports") == NULL);
+		}
+		CHECK_INT(order, 1);
+		dmaconn_verify_result_free(v);
+	}
+	dmaconn_result_release(r);
+	unsetenv("DMACONN_REPLAY");
+	if (nvml)
+		setenv("DMACONN_NVML_LIBRARY", nvml, 1);
+	free(nvml);
+	dmaconn_clear_cache();
+}
+
+static int run_real(const char *helper)
+{
+	if (helper)
+		setenv("DMACONN_VERIFY_HELPER", helper, 1);
+	dmaconn_set_warning_handler(on_warning, NULL);
+	double t0 = now_s();
+	dmaconn_verify_result *v = verify(0);
+	double elapsed = now_s() - t0;
+	int n = dmaconn_verify_size(v);
+	printf("test_verify --real: %d GPUs in %.2f s\n", n, elapsed);
+	CHECK(n > 0);
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
+			printf("  %d -> %d: %s", i, j,
+			       st == DMACONN_VERIFY_PASS ? "pass" : st == DMACONN_VERIFY_NO_PEER ? "no_peer" : "FAIL");
+			for (int k = 0; k < dmaconn_verify_pair_property_count(v, i, j); k++)
+				printf(" %s=%s", dmaconn_verify_pair_property_key(v, i, j, k),
+				       dmaconn_verify_pair_property_value(v, i, j, k));
+			printf("\n");
+			CHECK(st != DMACONN_VERIFY_FAIL);
+		}
+	}
+	for (int k = 0; k < dmaconn_verify_warning_count(v); k++)
+		printf("  warning: %s\n", dmaconn_verify_warning(v, k));
+	check_warnings(v, 0);
+	dmaconn_verify_result_free(v);
+	clear_msgs();
+	dmaconn_shutdown();
+	return check_done("test_verify --real");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "--real"))
+		return run_real(argc >= 3 ? argv[2] : NULL);
+	if (argc < 3 || argv[1][0] != '/' || argv[2][0] != '/') {
+		fprintf(stderr, "usage: test_verify /abs/fake/libcuda.so.1 /abs/dmaconn-verify-helper [replay.json]\n"
+				"       test_verify --real [/abs/dmaconn-verify-helper]\n");
+		return 2;
+	}
+	setenv("DMACONN_CUDA_LIBRARY", argv[1], 1);
+	helper_path = argv[2];
+	/* No NVML and no NVIDIA sysfs devices: the p2p detector sees no GPU. */
+	setenv("DMACONN_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+	setenv("DMACONN_SYSFS_ROOT", "tests/sysfs/no-nvidia", 0);
+	unsetenv("DMACONN_REPLAY");
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	dmaconn_set_warning_handler(on_warning, NULL);
+	/* The p2p detector's own warnings (no NVML) come once, when it first
+	 * runs; have that happen now, so that the sink holds ours alone. */
+	dmaconn_result *p2p = NULL;
+	dmaconn_detect(DMACONN_DEVICE_CUDA, "p2p", &p2p);
+	dmaconn_result_release(p2p);
+
+	test_arguments();
+	test_pass(2);
+	test_pass(4);
+	test_no_peer();
+	test_no_driver();
+	test_access_denied();
+	test_corrupt();
+	test_crash();
+	test_hang();
+	test_missing_helper();
+	test_protocol();
+	test_sibling();
+	test_threads();
+	test_cross_check(argc >= 4 ? argv[3] : "tests/topologies/h200x2.json");
+
+	clear_msgs();
+	dmaconn_shutdown();
+	return check_done("test_verify");
+}

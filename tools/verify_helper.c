@@ -1,0 +1,638 @@
+/*
+ * dmaconn-verify-helper: the process that dmaconn_verify() spawns, so that
+ * the CUDA driver is loaded here and never in the caller.  It checks peer
+ * access between every ordered pair of visible GPUs by doing it, and reports
+ * on stdout, one record per line (see "Output protocol" below).
+ *
+ * It loads libcuda.so.1 by soname, or the absolute path in
+ * DMACONN_CUDA_LIBRARY (tests point that at a fake driver).  Device ordinals
+ * are the driver's, so CUDA_VISIBLE_DEVICES, inherited from the caller,
+ * applies as it does to the caller.
+ *
+ * For each ordered pair (i, j), i != j:
+ *   - cuDeviceCanAccessPeer and cuDeviceGetP2PAttribute (access supported,
+ *     native atomics, performance rank);
+ *   - when access is possible: the primary contexts of i and j,
+ *     cuCtxEnablePeerAccess from i to j, then a kernel on i (PTX below, JIT
+ *     compiled by the driver) in which each of 1024 threads loads a value the
+ *     host wrote into j's memory, stores a value into j's memory and loads it
+ *     back, and adds atomically to a 32-bit and a 64-bit counter in j's
+ *     memory; wrong loads are counted in i's memory.  The host then checks
+ *     every stored value, both counters and the count of wrong loads;
+ *   - copy bandwidth: the best of 3 timed cuMemcpyPeer of 64 MiB from i to j
+ *     (after one untimed copy), in decimal GB/s (1e9 bytes per second);
+ *   - latency: the median over 100 of the event-timed duration of a 4-byte
+ *     cuMemcpyPeer from i to j, in microseconds (a copy's one-way latency as
+ *     the GPU sees it, launch overhead on the GPU included).
+ *
+ * Output protocol (stdout, one record per line, "type key=value ..." with
+ * single spaces; in values every byte other than A-Z a-z 0-9 and - _ . : /
+ * , + @ is written as %XX, upper-case hex):
+ *   driver version=13000
+ *   device ordinal=0 pci=0000:00:06.0 uuid=GPU-... name=NVIDIA%20H200
+ *   pair from=0 to=1 status=pass|fail|no_peer can_access_peer=1
+ *        access_supported=1 native_atomics=1 performance_rank=0 gbps=393.70
+ *        latency_us=2.10 [reason=...]
+ *   done pairs=2
+ * or, when nothing could be checked, "error reason=..." (after any device
+ * records).  Unknown record types and keys are to be ignored by readers.
+ * Exit status: 0 when it reported (whatever the pairs' status), 2 otherwise.
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_api.h"
+
+#define THREADS_PER_BLOCK 256u
+#define BLOCKS 4u
+#define T (THREADS_PER_BLOCK * BLOCKS)
+#define BW_BYTES ((size_t)64 << 20)
+#define BW_REPS 3
+#define LAT_REPS 100
+#define LAT_BYTES 4
+
+/* Layout of the small per-device buffer (bytes). */
+#define DATA_OFF 0                      /* 2*T u32: [0,T) host-written, [T,2T) kernel-written */
+#define CTR64_OFF (DATA_OFF + 8 * T)     /* u64 */
+#define CTR32_OFF (CTR64_OFF + 8)        /* u32 */
+#define MISMATCH_OFF (CTR32_OFF + 8)     /* u32, used on the kernel's own device */
+#define SMALL_BYTES (MISMATCH_OFF + 8)
+
+#define PATTERN_MUL 0x9E3779B1u
+#define CTR64_MUL 0x100000001ull
+
+/* The kernel.  Parameters: peer data, peer 32-bit counter, peer 64-bit
+ * counter, local mismatch counter, n (threads), seed.  Thread t:
+ *   a = seed + t * 0x9E3779B1
+ *   if (peer[t] != a) mismatch++              (a load of host-written data)
+ *   peer[n + t] = ~a; if (peer[n + t] != ~a) mismatch++   (store, load back)
+ *   atomicAdd(ctr32, 1); atomicAdd(ctr64, (t + 1) * 0x100000001)
+ * Loads and stores are volatile so that they reach memory. */
+static const char kernel_ptx[] =
+	".version 7.0\n"
+	".target sm_52\n"
+	".address_size 64\n"
+	"\n"
+	".visible .entry dmaconn_peer_check(\n"
+	"\t.param .u64 p_data,\n"
+	"\t.param .u64 p_ctr32,\n"
+	"\t.param .u64 p_ctr64,\n"
+	"\t.param .u64 p_mismatch,\n"
+	"\t.param .u32 p_n,\n"
+	"\t.param .u32 p_seed\n"
+	")\n"
+	"{\n"
+	"\t.reg .pred %p<4>;\n"
+	"\t.reg .b32 %r<16>;\n"
+	"\t.reg .b64 %rd<16>;\n"
+	"\n"
+	"\tld.param.u64 %rd1, [p_data];\n"
+	"\tld.param.u64 %rd2, [p_ctr32];\n"
+	"\tld.param.u64 %rd3, [p_ctr64];\n"
+	"\tld.param.u64 %rd4, [p_mismatch];\n"
+	"\tld.param.u32 %r1, [p_n];\n"
+	"\tld.param.u32 %r2, [p_seed];\n"
+	"\tcvta.to.global.u64 %rd1, %rd1;\n"
+	"\tcvta.to.global.u64 %rd2, %rd2;\n"
+	"\tcvta.to.global.u64 %rd3, %rd3;\n"
+	"\tcvta.to.global.u64 %rd4, %rd4;\n"
+	"\tmov.u32 %r3, %ctaid.x;\n"
+	"\tmov.u32 %r4, %ntid.x;\n"
+	"\tmov.u32 %r5, %tid.x;\n"
+	"\tmad.lo.u32 %r6, %r3, %r4, %r5;\n"
+	"\tsetp.ge.u32 %p1, %r6, %r1;\n"
+	"\t@%p1 bra DONE;\n"
+	"\tmov.u32 %r15, 0x9E3779B1;\n"
+	"\tmad.lo.u32 %r7, %r6, %r15, %r2;\n"
+	"\tmul.wide.u32 %rd5, %r6, 4;\n"
+	"\tadd.u64 %rd6, %rd1, %rd5;\n"
+	"\tld.volatile.global.u32 %r8, [%rd6];\n"
+	"\tsetp.ne.u32 %p2, %r8, %r7;\n"
+	"\t@%p2 atom.global.add.u32 %r9, [%rd4], 1;\n"
+	"\tnot.b32 %r10, %r7;\n"
+	"\tmul.wide.u32 %rd7, %r1, 4;\n"
+	"\tadd.u64 %rd8, %rd6, %rd7;\n"
+	"\tst.volatile.global.u32 [%rd8], %r10;\n"
+	"\tld.volatile.global.u32 %r11, [%rd8];\n"
+	"\tsetp.ne.u32 %p3, %r11, %r10;\n"
+	"\t@%p3 atom.global.add.u32 %r12, [%rd4], 1;\n"
+	"\tatom.global.add.u32 %r13, [%rd2], 1;\n"
+	"\tadd.u32 %r14, %r6, 1;\n"
+	"\tcvt.u64.u32 %rd9, %r14;\n"
+	"\tmul.lo.u64 %rd10, %rd9, 4294967297;\n"
+	"\tatom.global.add.u64 %rd11, [%rd3], %rd10;\n"
+	"DONE:\n"
+	"\tret;\n"
+	"}\n";
+
+static const char kernel_name[] = "dmaconn_peer_check";
+
+static struct {
+	void *lib;
+#define DC_FIELD_(sym, fallback, params) dc_pfn_##sym sym;
+	DC_CU_FUNCS(DC_FIELD_)
+#undef DC_FIELD_
+} cu;
+
+/* ------------------------------------------------------------------ output */
+
+/* A record being built: "type k=v k=v". */
+struct line {
+	char buf[4096];
+	size_t len;
+};
+
+static void line_raw(struct line *l, const char *s)
+{
+	size_t n = strlen(s);
+	if (l->len + n >= sizeof(l->buf))
+		n = sizeof(l->buf) - 1 - l->len;
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+	l->buf[l->len] = '\0';
+}
+
+static int plain_byte(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("-_.:/,+@", c));
+}
+
+static void line_start(struct line *l, const char *type)
+{
+	l->len = 0;
+	l->buf[0] = '\0';
+	line_raw(l, type);
+}
+
+static void line_kv(struct line *l, const char *key, const char *value)
+{
+	line_raw(l, " ");
+	line_raw(l, key);
+	line_raw(l, "=");
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+		char enc[4];
+		if (plain_byte(*p)) {
+			enc[0] = (char)*p;
+			enc[1] = '\0';
+		} else {
+			snprintf(enc, sizeof(enc), "%%%02X", *p);
+		}
+		line_raw(l, enc);
+	}
+}
+
+static void line_kvf(struct line *l, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void line_kvf(struct line *l, const char *key, const char *fmt, ...)
+{
+	char value[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	line_kv(l, key, value);
+}
+
+static void line_emit(struct line *l)
+{
+	fputs(l->buf, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static int fail_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail_run(const char *fmt, ...)
+{
+	char reason[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	struct line l;
+	line_start(&l, "error");
+	line_kv(&l, "reason", reason);
+	line_emit(&l);
+	return 2;
+}
+
+/* "cuXxx: CUDA_ERROR_NAME (code): description" */
+static void cu_error(char *buf, size_t len, const char *call, dc_CUresult rc)
+{
+	const char *name = NULL, *text = NULL;
+	if (cu.cuGetErrorName && cu.cuGetErrorName(rc, &name) != DC_CUDA_SUCCESS)
+		name = NULL;
+	if (cu.cuGetErrorString && cu.cuGetErrorString(rc, &text) != DC_CUDA_SUCCESS)
+		text = NULL;
+	snprintf(buf, len, "%s: %s (%u)%s%s", call, name ? name : "CUDA error", rc, text ? ": " : "",
+		 text ? text : "");
+}
+
+/* ----------------------------------------------------------------- loading */
+
+static int load_driver(char *err, size_t errlen)
+{
+	const char *path = secure_getenv("DMACONN_CUDA_LIBRARY");
+	if (path && *path && path[0] != '/') {
+		snprintf(err, errlen, "DMACONN_CUDA_LIBRARY must be an absolute path, not '%s'", path);
+		return -1;
+	}
+	const char *name = path && *path ? path : "libcuda.so.1";
+	cu.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	if (!cu.lib) {
+		const char *why = dlerror();
+		snprintf(err, errlen, "cannot load the CUDA driver (%s): %s", name,
+			 why ? why : "unknown error");
+		return -1;
+	}
+	void *sym;
+	const char *fb;
+#define DC_LOAD_(name_, fallback, params)                                                 \
+	sym = dlsym(cu.lib, #name_);                                                      \
+	fb = fallback;                                                                    \
+	if (!sym && fb)                                                                   \
+		sym = dlsym(cu.lib, fb);                                                  \
+	if (!sym) {                                                                       \
+		snprintf(err, errlen, "the CUDA driver (%s) lacks %s", name, #name_);     \
+		return -1;                                                                \
+	}                                                                                 \
+	memcpy(&cu.name_, &sym, sizeof(sym));
+	DC_CU_FUNCS(DC_LOAD_)
+#undef DC_LOAD_
+	return 0;
+}
+
+/* ------------------------------------------------------------------ devices */
+
+struct dev {
+	dc_CUdevice dev;
+	dc_CUcontext ctx;
+	dc_CUmodule mod;
+	dc_CUfunction fn;
+	dc_CUdeviceptr small, big;
+	dc_CUevent ev[2];
+	int retained, ready, broken;
+	char why[512]; /* when broken */
+};
+
+static void dev_teardown(struct dev *d, int reset)
+{
+	if (d->retained) {
+		cu.cuCtxSetCurrent(d->ctx);
+		for (int k = 0; k < 2; k++)
+			if (d->ev[k])
+				cu.cuEventDestroy_v2(d->ev[k]);
+		if (d->small)
+			cu.cuMemFree_v2(d->small);
+		if (d->big)
+			cu.cuMemFree_v2(d->big);
+		if (d->mod)
+			cu.cuModuleUnload(d->mod);
+		cu.cuCtxSetCurrent(NULL);
+		cu.cuDevicePrimaryCtxRelease_v2(d->dev);
+		/* Resetting clears a context that a failed kernel left unusable. */
+		if (reset)
+			cu.cuDevicePrimaryCtxReset_v2(d->dev);
+	}
+	d->ev[0] = d->ev[1] = NULL;
+	d->small = d->big = 0;
+	d->mod = NULL;
+	d->fn = NULL;
+	d->ctx = NULL;
+	d->retained = d->ready = 0;
+}
+
+#define TRY(call, args)                                                         \
+	do {                                                                    \
+		dc_CUresult rc_ = cu.call args;                                 \
+		if (rc_ != DC_CUDA_SUCCESS) {                                   \
+			cu_error(why, whylen, #call, rc_);                      \
+			goto fail;                                              \
+		}                                                               \
+	} while (0)
+
+static int dev_setup(struct dev *d)
+{
+	if (d->ready)
+		return 0;
+	if (d->broken)
+		return -1;
+	char *why = d->why;
+	size_t whylen = sizeof(d->why);
+	TRY(cuDevicePrimaryCtxRetain, (&d->ctx, d->dev));
+	d->retained = 1;
+	TRY(cuCtxSetCurrent, (d->ctx));
+	TRY(cuModuleLoadData, (&d->mod, kernel_ptx));
+	TRY(cuModuleGetFunction, (&d->fn, d->mod, kernel_name));
+	TRY(cuMemAlloc_v2, (&d->small, SMALL_BYTES));
+	TRY(cuMemAlloc_v2, (&d->big, BW_BYTES));
+	TRY(cuEventCreate, (&d->ev[0], DC_CU_EVENT_DEFAULT));
+	TRY(cuEventCreate, (&d->ev[1], DC_CU_EVENT_DEFAULT));
+	d->ready = 1;
+	return 0;
+fail:
+	dev_teardown(d, 1);
+	d->broken = 1;
+	return -1;
+}
+
+/* --------------------------------------------------------------- one pair */
+
+struct pair_out {
+	int can_access, access_supported, native_atomics, rank;
+	int have_access_supported, have_native_atomics, have_rank;
+	int measured;
+	double gbps, latency_us;
+	const char *status;
+	char reason[1024];
+};
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+/* The kernel check, bandwidth and latency for i -> j with both set up.
+ * Returns 0 when every CUDA call succeeded (o->status says how the check
+ * went), -1 on a CUDA error (reason in o->reason). */
+static int check_pair(struct dev *di, struct dev *dj, int i, int j, struct pair_out *o)
+{
+	char *why = o->reason;
+	size_t whylen = sizeof(o->reason);
+	uint32_t *host = NULL;
+	int enabled = 0;
+	uint32_t seed = 0x5eed0000u ^ ((uint32_t)i << 8) ^ (uint32_t)j;
+
+	host = calloc(1, SMALL_BYTES);
+	if (!host) {
+		snprintf(why, whylen, "out of host memory");
+		return -1;
+	}
+	for (uint32_t t = 0; t < T; t++)
+		host[t] = seed + t * PATTERN_MUL;
+
+	TRY(cuCtxSetCurrent, (di->ctx));
+	dc_CUresult rc = cu.cuCtxEnablePeerAccess(dj->ctx, 0);
+	if (rc != DC_CUDA_SUCCESS && rc != DC_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+		cu_error(why, whylen, "cuCtxEnablePeerAccess", rc);
+		goto fail;
+	}
+	enabled = rc == DC_CUDA_SUCCESS;
+
+	/* Fresh values in j's buffer (the host-written half, a zeroed
+	 * kernel-written half, zeroed counters) and a zeroed mismatch count. */
+	TRY(cuMemcpyHtoD_v2, (dj->small, host, SMALL_BYTES));
+	TRY(cuMemsetD32_v2, (di->small + MISMATCH_OFF, 0, 1));
+
+	dc_CUdeviceptr p_data = dj->small + DATA_OFF, p_ctr32 = dj->small + CTR32_OFF,
+		       p_ctr64 = dj->small + CTR64_OFF, p_mismatch = di->small + MISMATCH_OFF;
+	unsigned int n = T;
+	void *params[] = { &p_data, &p_ctr32, &p_ctr64, &p_mismatch, &n, &seed };
+	TRY(cuLaunchKernel, (di->fn, BLOCKS, 1, 1, THREADS_PER_BLOCK, 1, 1, 0, NULL, params, NULL));
+	TRY(cuCtxSynchronize, ());
+
+	memset(host, 0, SMALL_BYTES);
+	TRY(cuMemcpyDtoH_v2, (host, dj->small, SMALL_BYTES));
+	uint32_t mismatch = 0;
+	TRY(cuMemcpyDtoH_v2, (&mismatch, di->small + MISMATCH_OFF, sizeof(mismatch)));
+
+	unsigned bad = 0, first = 0;
+	uint32_t got = 0, want = 0;
+	for (uint32_t t = 0; t < T; t++) {
+		uint32_t a = seed + t * PATTERN_MUL;
+		if (host[t] != a || host[T + t] != (uint32_t)~a) {
+			if (!bad++) {
+				first = t;
+				got = host[t] != a ? host[t] : host[T + t];
+				want = host[t] != a ? a : (uint32_t)~a;
+			}
+		}
+	}
+	uint32_t ctr32;
+	uint64_t ctr64;
+	memcpy(&ctr32, (const char *)host + CTR32_OFF, sizeof(ctr32));
+	memcpy(&ctr64, (const char *)host + CTR64_OFF, sizeof(ctr64));
+	uint64_t want64 = (uint64_t)T * (T + 1) / 2 * CTR64_MUL;
+
+	o->status = "pass";
+	if (bad) {
+		o->status = "fail";
+		snprintf(o->reason, sizeof(o->reason),
+			 "stores: %u of %u values in GPU %d's memory wrong after the kernel on GPU %d "
+			 "(first at %u: 0x%08x, expected 0x%08x)",
+			 bad, T, j, i, first, got, want);
+	} else if (mismatch) {
+		o->status = "fail";
+		snprintf(o->reason, sizeof(o->reason),
+			 "loads: the kernel on GPU %d read %u wrong values from GPU %d's memory", i,
+			 mismatch, j);
+	} else if (ctr32 != T) {
+		o->status = "fail";
+		snprintf(o->reason, sizeof(o->reason),
+			 "atomics: 32-bit counter on GPU %d is %u after %u atomic adds from GPU %d", j,
+			 ctr32, T, i);
+	} else if (ctr64 != want64) {
+		o->status = "fail";
+		snprintf(o->reason, sizeof(o->reason),
+			 "atomics: 64-bit sum on GPU %d is %llu, expected %llu", j,
+			 (unsigned long long)ctr64, (unsigned long long)want64);
+	}
+
+	/* Bandwidth: one untimed copy, then the best of BW_REPS. */
+	float best = 0;
+	TRY(cuMemcpyPeer, (dj->big, dj->ctx, di->big, di->ctx, BW_BYTES));
+	for (int r = 0; r < BW_REPS; r++) {
+		float ms = 0;
+		TRY(cuEventRecord, (di->ev[0], NULL));
+		TRY(cuMemcpyPeer, (dj->big, dj->ctx, di->big, di->ctx, BW_BYTES));
+		TRY(cuEventRecord, (di->ev[1], NULL));
+		TRY(cuEventSynchronize, (di->ev[1]));
+		TRY(cuEventElapsedTime_v2, (&ms, di->ev[0], di->ev[1]));
+		if (ms > 0 && (best == 0 || ms < best))
+			best = ms;
+	}
+	/* Latency: the median of LAT_REPS small copies. */
+	float lat[LAT_REPS];
+	for (int r = 0; r < LAT_REPS; r++) {
+		lat[r] = 0;
+		TRY(cuEventRecord, (di->ev[0], NULL));
+		TRY(cuMemcpyPeer, (dj->big, dj->ctx, di->big, di->ctx, LAT_BYTES));
+		TRY(cuEventRecord, (di->ev[1], NULL));
+		TRY(cuEventSynchronize, (di->ev[1]));
+		TRY(cuEventElapsedTime_v2, (&lat[r], di->ev[0], di->ev[1]));
+	}
+	qsort(lat, LAT_REPS, sizeof(lat[0]), cmp_float);
+	o->measured = 1;
+	o->gbps = best > 0 ? (double)BW_BYTES / ((double)best * 1e-3) / 1e9 : 0;
+	o->latency_us = (double)(lat[LAT_REPS / 2 - 1] + lat[LAT_REPS / 2]) / 2 * 1e3;
+
+	if (enabled)
+		cu.cuCtxDisablePeerAccess(dj->ctx);
+	free(host);
+	return 0;
+fail:
+	if (enabled)
+		cu.cuCtxDisablePeerAccess(dj->ctx);
+	free(host);
+	return -1;
+}
+
+static void run_pair(struct dev *devs, int i, int j)
+{
+	struct pair_out o;
+	memset(&o, 0, sizeof(o));
+	char *why = o.reason;
+	size_t whylen = sizeof(o.reason);
+	struct dev *di = &devs[i], *dj = &devs[j];
+
+	TRY(cuDeviceCanAccessPeer, (&o.can_access, di->dev, dj->dev));
+	TRY(cuDeviceGetP2PAttribute,
+	    (&o.access_supported, DC_CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, di->dev, dj->dev));
+	o.have_access_supported = 1;
+	TRY(cuDeviceGetP2PAttribute, (&o.native_atomics,
+				      DC_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, di->dev,
+				      dj->dev));
+	o.have_native_atomics = 1;
+	TRY(cuDeviceGetP2PAttribute,
+	    (&o.rank, DC_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, di->dev, dj->dev));
+	o.have_rank = 1;
+
+	if (!o.can_access) {
+		o.status = "no_peer";
+		snprintf(o.reason, sizeof(o.reason),
+			 "the driver reports no peer access from GPU %d to GPU %d", i, j);
+	} else if (dev_setup(di) != 0) {
+		o.status = "fail";
+		snprintf(o.reason, sizeof(o.reason), "GPU %d: %s", i, di->why);
+	} else if (dev_setup(dj) != 0) {
+		o.status = "fail";
+		snprintf(o.reason, sizeof(o.reason), "GPU %d: %s", j, dj->why);
+	} else if (check_pair(di, dj, i, j, &o) != 0) {
+		o.status = "fail";
+		/* The failed call may have left either context unusable. */
+		dev_teardown(di, 1);
+		dev_teardown(dj, 1);
+	}
+	goto out;
+fail:
+	o.status = "fail";
+out:;
+	struct line l;
+	line_start(&l, "pair");
+	line_kvf(&l, "from", "%d", i);
+	line_kvf(&l, "to", "%d", j);
+	line_kv(&l, "status", o.status);
+	line_kvf(&l, "can_access_peer", "%d", o.can_access);
+	if (o.have_access_supported)
+		line_kvf(&l, "access_supported", "%d", o.access_supported);
+	if (o.have_native_atomics)
+		line_kvf(&l, "native_atomics", "%d", o.native_atomics);
+	if (o.have_rank)
+		line_kvf(&l, "performance_rank", "%d", o.rank);
+	if (o.measured) {
+		line_kvf(&l, "gbps", "%.2f", o.gbps);
+		line_kvf(&l, "latency_us", "%.2f", o.latency_us);
+	}
+	if (o.reason[0])
+		line_kv(&l, "reason", o.reason);
+	line_emit(&l);
+}
+
+/* ------------------------------------------------------------------- main */
+
+static void uuid_string(const dc_CUuuid *u, char *out, size_t len)
+{
+	const unsigned char *b = (const unsigned char *)u->bytes;
+	snprintf(out, len,
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+		 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+		 b[14], b[15]);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "usage: dmaconn-verify-helper\n"
+				"Checks CUDA peer access between all visible GPUs; run by "
+				"dmaconn_verify().\n");
+		return 2;
+	}
+	char err[1024];
+	if (load_driver(err, sizeof(err)) != 0)
+		return fail_run("%s", err);
+
+	dc_CUresult rc = cu.cuInit(0);
+	if (rc != DC_CUDA_SUCCESS) {
+		cu_error(err, sizeof(err), "cuInit", rc);
+		return fail_run("%s", err);
+	}
+	struct line l;
+	int version = 0;
+	if (cu.cuDriverGetVersion(&version) == DC_CUDA_SUCCESS) {
+		line_start(&l, "driver");
+		line_kvf(&l, "version", "%d", version);
+		line_emit(&l);
+	}
+	int n = 0;
+	rc = cu.cuDeviceGetCount(&n);
+	if (rc != DC_CUDA_SUCCESS) {
+		cu_error(err, sizeof(err), "cuDeviceGetCount", rc);
+		return fail_run("%s", err);
+	}
+	struct dev *devs = calloc(n > 0 ? (size_t)n : 1, sizeof(*devs));
+	if (!devs)
+		return fail_run("out of memory");
+	for (int i = 0; i < n; i++) {
+		rc = cu.cuDeviceGet(&devs[i].dev, i);
+		if (rc != DC_CUDA_SUCCESS) {
+			cu_error(err, sizeof(err), "cuDeviceGet", rc);
+			free(devs);
+			return fail_run("GPU %d: %s", i, err);
+		}
+		char pci[64] = "", name[256] = "", uuid[64] = "";
+		dc_CUuuid u;
+		if (cu.cuDeviceGetPCIBusId(pci, (int)sizeof(pci), devs[i].dev) != DC_CUDA_SUCCESS)
+			pci[0] = '\0';
+		for (char *p = pci; *p; p++)
+			if (*p >= 'A' && *p <= 'F')
+				*p = (char)(*p - 'A' + 'a');
+		if (cu.cuDeviceGetName(name, (int)sizeof(name), devs[i].dev) != DC_CUDA_SUCCESS)
+			name[0] = '\0';
+		if (cu.cuDeviceGetUuid_v2(&u, devs[i].dev) == DC_CUDA_SUCCESS)
+			uuid_string(&u, uuid, sizeof(uuid));
+		line_start(&l, "device");
+		line_kvf(&l, "ordinal", "%d", i);
+		if (pci[0])
+			line_kv(&l, "pci", pci);
+		if (uuid[0])
+			line_kv(&l, "uuid", uuid);
+		if (name[0])
+			line_kv(&l, "name", name);
+		line_emit(&l);
+	}
+
+	int pairs = 0;
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			run_pair(devs, i, j);
+			pairs++;
+		}
+	}
+	line_start(&l, "done");
+	line_kvf(&l, "pairs", "%d", pairs);
+	line_emit(&l);
+
+	for (int i = 0; i < n; i++)
+		dev_teardown(&devs[i], 0);
+	free(devs);
+	/* libcuda stays loaded: unloading a driver mid-exit gains nothing. */
+	return 0;
+}
