@@ -1,6 +1,6 @@
 /*
- * Detection never loads CUDA.  The test runs with a fake libcuda.so.1 (and
- * libcudart) first on the library path whose constructor leaves a marker;
+ * Detection never loads CUDA.  The test runs with a fake libcuda.so.1
+ * first on the library path whose constructor leaves a marker;
  * after detecting, neither the marker nor any CUDA library in the process
  * map may exist.  Loading the fake at the end proves the test can fail.
  */
@@ -11,13 +11,19 @@
 #include "check.h"
 #include "dmaconn.h"
 
+/* Whether a CUDA driver or runtime library is mapped; prints the lines. */
 static int cuda_mapped(void)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[4096];
 	int found = 0;
-	while (f && fgets(line, sizeof(line), f))
-		found |= strstr(line, "libcuda") != NULL;
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *base = strrchr(line, '/');
+		if (base && (!strncmp(base, "/libcuda.so", 11) || !strncmp(base, "/libcudart.so", 13))) {
+			found = 1;
+			fprintf(stderr, "mapped: %s", line);
+		}
+	}
 	if (f)
 		fclose(f);
 	return found;

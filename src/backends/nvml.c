@@ -142,6 +142,103 @@ static void gpu_string(char *dst, size_t dstlen, const char *src, size_t srclen)
 	dst[n] = '\0';
 }
 
+/*
+ * Runs fn(ctx, i) for i in [0, n), spread over threads: NVML is thread-safe
+ * and most of its cost is per-device latency in the driver (attaching a GPU
+ * on its first handle, the first NVLink query), which overlaps well.
+ * DMACONN_NVML_THREADS bounds the threads (1 = serial, for comparison).
+ */
+struct parallel {
+	void (*fn)(void *ctx, int i);
+	void *ctx;
+	int first, stride, n;
+};
+
+static void *parallel_worker(void *arg)
+{
+	const struct parallel *p = arg;
+	for (int i = p->first; i < p->n; i += p->stride)
+		p->fn(p->ctx, i);
+	return NULL;
+}
+
+static void parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx)
+{
+	enum { MAX_THREADS = 64 };
+	const char *env = secure_getenv("DMACONN_NVML_THREADS");
+	long threads = env && *env ? strtol(env, NULL, 10) : MAX_THREADS;
+	threads = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+	threads = threads > n ? n : threads;
+	pthread_t tid[MAX_THREADS];
+	int created[MAX_THREADS] = { 0 };
+	struct parallel jobs[MAX_THREADS];
+	for (int t = 0; t < threads; t++)
+		jobs[t] = (struct parallel){ fn, ctx, t, (int)threads, n };
+	for (int t = 1; t < threads; t++)
+		created[t] = pthread_create(&tid[t], NULL, parallel_worker, &jobs[t]) == 0;
+	/* Shares whose thread could not start run here, after our own. */
+	for (int t = 0; t < threads; t++)
+		if (!created[t])
+			parallel_worker(&jobs[t]);
+	for (int t = 1; t < threads; t++)
+		if (created[t])
+			pthread_join(tid[t], NULL);
+}
+
+struct identity_job {
+	struct session *s;
+	char (*why)[WHY_SIZE]; /* per device; empty when it went well */
+};
+
+/* Handle, PCI address, UUID, name and compute capability of NVML device i. */
+static void identify(void *ctx, int idx)
+{
+	struct identity_job *job = ctx;
+	unsigned int i = (unsigned int)idx;
+	char *why = job->why[i];
+	struct dc_gpu *g = &job->s->gpus[i];
+	nvmlDevice_t h = NULL;
+	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "", uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "";
+	nvmlPciInfo_t pci;
+	nvmlReturn_t r;
+	memset(&pci, 0, sizeof(pci));
+	if ((r = nvml.nvmlDeviceGetHandleByIndex_v2(i, &h)) != NVML_SUCCESS) {
+		call_failed(why, r, "nvmlDeviceGetHandleByIndex_v2(%u)", i);
+		return;
+	}
+	if ((r = nvml.nvmlDeviceGetPciInfo_v3(h, &pci)) != NVML_SUCCESS) {
+		call_failed(why, r, "nvmlDeviceGetPciInfo_v3(device %u)", i);
+		return;
+	}
+	if (dc_pci_parse(pci.busId, sizeof(pci.busId), &g->pci) != 0 &&
+	    dc_pci_parse(pci.busIdLegacy, sizeof(pci.busIdLegacy), &g->pci) != 0) {
+		snprintf(why, WHY_SIZE, "nvmlDeviceGetPciInfo_v3(device %u) returned an unreadable bus id '%.32s'",
+			 i, pci.busId);
+		return;
+	}
+	if ((r = nvml.nvmlDeviceGetUUID(h, uuid, sizeof(uuid))) != NVML_SUCCESS) {
+		call_failed(why, r, "nvmlDeviceGetUUID(device %u)", i);
+		return;
+	}
+	if ((r = nvml.nvmlDeviceGetName(h, name, sizeof(name))) != NVML_SUCCESS) {
+		call_failed(why, r, "nvmlDeviceGetName(device %u)", i);
+		return;
+	}
+	gpu_string(g->uuid, sizeof(g->uuid), uuid, sizeof(uuid));
+	gpu_string(g->name, sizeof(g->name), name, sizeof(name));
+	g->cc_major = g->cc_minor = -1;
+	if (nvml.nvmlDeviceGetCudaComputeCapability) {
+		r = nvml.nvmlDeviceGetCudaComputeCapability(h, &g->cc_major, &g->cc_minor);
+		if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED) {
+			call_failed(why, r, "nvmlDeviceGetCudaComputeCapability(device %u)", i);
+			return;
+		}
+		if (r != NVML_SUCCESS)
+			g->cc_major = g->cc_minor = -1;
+	}
+	job->s->handles[i] = h;
+}
+
 static int enumerate(struct session *s, char *why)
 {
 	unsigned int count = 0;
@@ -156,54 +253,23 @@ static int enumerate(struct session *s, char *why)
 	}
 	s->gpus = calloc(count + 1, sizeof(*s->gpus));
 	s->handles = calloc(count + 1, sizeof(*s->handles));
-	if (!s->gpus || !s->handles) {
+	struct identity_job job = { s, calloc(count + 1, WHY_SIZE) };
+	if (!s->gpus || !s->handles || !job.why) {
+		free(job.why);
 		snprintf(why, WHY_SIZE, "out of memory for %u devices", count);
 		return -1;
 	}
-	for (unsigned int i = 0; i < count; i++) {
-		struct dc_gpu *g = &s->gpus[i];
-		nvmlDevice_t h = NULL;
-		char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "", uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "";
-		nvmlPciInfo_t pci;
-		memset(&pci, 0, sizeof(pci));
-		if ((r = nvml.nvmlDeviceGetHandleByIndex_v2(i, &h)) != NVML_SUCCESS) {
-			call_failed(why, r, "nvmlDeviceGetHandleByIndex_v2(%u)", i);
-			return -1;
+	parallel_for((int)count, identify, &job);
+	int rc = 0;
+	for (unsigned int i = 0; i < count && rc == 0; i++) {
+		if (job.why[i][0]) {
+			snprintf(why, WHY_SIZE, "%s", job.why[i]);
+			rc = -1;
 		}
-		if ((r = nvml.nvmlDeviceGetPciInfo_v3(h, &pci)) != NVML_SUCCESS) {
-			call_failed(why, r, "nvmlDeviceGetPciInfo_v3(device %u)", i);
-			return -1;
-		}
-		if (dc_pci_parse(pci.busId, sizeof(pci.busId), &g->pci) != 0 &&
-		    dc_pci_parse(pci.busIdLegacy, sizeof(pci.busIdLegacy), &g->pci) != 0) {
-			snprintf(why, WHY_SIZE, "nvmlDeviceGetPciInfo_v3(device %u) returned an unreadable bus id '%.32s'",
-				 i, pci.busId);
-			return -1;
-		}
-		if ((r = nvml.nvmlDeviceGetUUID(h, uuid, sizeof(uuid))) != NVML_SUCCESS) {
-			call_failed(why, r, "nvmlDeviceGetUUID(device %u)", i);
-			return -1;
-		}
-		if ((r = nvml.nvmlDeviceGetName(h, name, sizeof(name))) != NVML_SUCCESS) {
-			call_failed(why, r, "nvmlDeviceGetName(device %u)", i);
-			return -1;
-		}
-		gpu_string(g->uuid, sizeof(g->uuid), uuid, sizeof(uuid));
-		gpu_string(g->name, sizeof(g->name), name, sizeof(name));
-		g->cc_major = g->cc_minor = -1;
-		if (nvml.nvmlDeviceGetCudaComputeCapability) {
-			r = nvml.nvmlDeviceGetCudaComputeCapability(h, &g->cc_major, &g->cc_minor);
-			if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED) {
-				call_failed(why, r, "nvmlDeviceGetCudaComputeCapability(device %u)", i);
-				return -1;
-			}
-			if (r != NVML_SUCCESS)
-				g->cc_major = g->cc_minor = -1;
-		}
-		s->handles[i] = h;
 	}
+	free(job.why);
 	s->ngpus = (int)count;
-	return 0;
+	return rc;
 }
 
 /* N without NVML: NVIDIA PCI functions (sysfs, or the replay's record). */
@@ -561,54 +627,24 @@ static void query_gpu(const struct session *s, int ordinal, int batch, struct gp
 	f->failed = query_links(h, bus, &f->node, batch, f->why) != 0;
 }
 
-/* How many threads query devices: one per device up to a bound, or
- * DMACONN_NVML_THREADS (1 = serial, for comparison and debugging). */
-static int query_threads(int n)
-{
-	const char *env = secure_getenv("DMACONN_NVML_THREADS");
-	long want = env && *env ? strtol(env, NULL, 10) : 32;
-	if (want < 1)
-		want = 1;
-	return (int)(want < n ? want : n);
-}
-
 struct query_job {
 	const struct session *s;
 	struct gpu_facts *facts;
-	int first, stride, batch;
+	int batch;
 };
 
-static void *query_worker(void *arg)
+static void query_one(void *ctx, int i)
 {
-	const struct query_job *j = arg;
-	for (int i = j->first; i < j->s->nslots; i += j->stride)
-		query_gpu(j->s, i, j->batch, &j->facts[i]);
-	return NULL;
+	const struct query_job *j = ctx;
+	query_gpu(j->s, i, j->batch, &j->facts[i]);
 }
 
-/* Queries every visible GPU, devices in parallel (NVML is thread-safe and
- * most of its cost is per-call latency to the driver). */
+/* Queries every visible GPU, devices in parallel. */
 static void query_all(const struct session *s, struct gpu_facts *facts)
 {
-	enum { MAX_THREADS = 64 };
-	int threads = query_threads(s->nslots);
-	int batch = !(secure_getenv("DMACONN_NVML_NO_BATCH") && *secure_getenv("DMACONN_NVML_NO_BATCH"));
-	pthread_t tid[MAX_THREADS];
-	int created[MAX_THREADS] = { 0 };
-	struct query_job jobs[MAX_THREADS];
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	for (int t = 0; t < threads; t++)
-		jobs[t] = (struct query_job){ s, facts, t, threads, batch };
-	for (int t = 1; t < threads; t++)
-		created[t] = pthread_create(&tid[t], NULL, query_worker, &jobs[t]) == 0;
-	/* Shares whose thread could not start run here, after our own. */
-	for (int t = 0; t < threads; t++)
-		if (!created[t])
-			query_worker(&jobs[t]);
-	for (int t = 1; t < threads; t++)
-		if (created[t])
-			pthread_join(tid[t], NULL);
+	const char *no_batch = secure_getenv("DMACONN_NVML_NO_BATCH");
+	struct query_job job = { s, facts, !(no_batch && *no_batch && strcmp(no_batch, "0")) };
+	parallel_for(s->nslots, query_one, &job);
 }
 
 /* The apply phase: properties and warnings of GPU `ordinal`, in order. */
@@ -797,55 +833,105 @@ static double link_rate(nvmlDevice_t h, const char **source)
 	return 0;
 }
 
-static int p2p_pair(dmaconn_builder *b, const struct session *s, int i, int j, int links,
-		    double rate, const char *rate_source, int *ancestor_warned, char *why)
+/* NVML's answers about one ordered pair, gathered on any thread. */
+struct pair_facts {
+	int asked;
+	nvmlReturn_t rc;           /* first failing P2P status call, or SUCCESS */
+	char failed_cap[16];
+	nvmlGpuP2PStatus_t st[4];  /* read, write, atomics, nvlink */
+	nvmlReturn_t ancestor_rc;
+	nvmlGpuTopologyLevel_t ancestor;
+};
+
+static const struct {
+	nvmlGpuP2PCapsIndex_t index;
+	const char *key;
+} p2p_caps[] = { { NVML_P2P_CAPS_INDEX_READ, "read" },
+		 { NVML_P2P_CAPS_INDEX_WRITE, "write" },
+		 { NVML_P2P_CAPS_INDEX_ATOMICS, "atomics" },
+		 { NVML_P2P_CAPS_INDEX_NVLINK, "nvlink" } };
+
+struct p2p_job {
+	const struct session *s;
+	const struct dc_node *nodes;
+	const int *m;
+	struct pair_facts *pairs; /* n*n */
+	double *rate;             /* per device, GB/s per link */
+	const char **rate_source;
+};
+
+/* Row i: every P2P status from GPU i, its PCIe path to the GPUs after it
+ * (the path is symmetric), and its per-link NVLink rate. */
+static void p2p_row(void *ctx, int i)
 {
-	nvmlDevice_t hi = s->handles[s->slots[i].index], hj = s->handles[s->slots[j].index];
-	const struct dc_gpu *gi = &s->gpus[s->slots[i].index];
-	static const struct {
-		nvmlGpuP2PCapsIndex_t index;
-		const char *key;
-	} caps[] = { { NVML_P2P_CAPS_INDEX_READ, "read" },
-		     { NVML_P2P_CAPS_INDEX_WRITE, "write" },
-		     { NVML_P2P_CAPS_INDEX_ATOMICS, "atomics" },
-		     { NVML_P2P_CAPS_INDEX_NVLINK, "nvlink" } };
-	nvmlGpuP2PStatus_t st[4];
-	char bus[DC_PCI_BUS_ID_SIZE], buf[64];
-	dc_pci_format(&gi->pci, bus);
-	for (int c = 0; c < 4; c++) {
-		nvmlReturn_t r = nvml.nvmlDeviceGetP2PStatus(hi, hj, caps[c].index, &st[c]);
-		if (r != NVML_SUCCESS) {
-			call_failed(why, r, "nvmlDeviceGetP2PStatus(GPU %d -> GPU %d, %s)", i, j, caps[c].key);
-			return -1;
+	const struct p2p_job *job = ctx;
+	const struct session *s = job->s;
+	int n = s->nslots;
+	if (job->nodes[i].isolated)
+		return;
+	nvmlDevice_t hi = s->handles[s->slots[i].index];
+	job->rate_source[i] = "unknown";
+	job->rate[i] = job->nodes[i].nlinks ? link_rate(hi, &job->rate_source[i]) : 0;
+	for (int j = 0; j < n; j++) {
+		struct pair_facts *p = &job->pairs[(size_t)i * (size_t)n + (size_t)j];
+		if (i == j || job->nodes[j].isolated)
+			continue;
+		nvmlDevice_t hj = s->handles[s->slots[j].index];
+		p->asked = 1;
+		for (int c = 0; c < 4 && p->rc == NVML_SUCCESS; c++) {
+			p->rc = nvml.nvmlDeviceGetP2PStatus(hi, hj, p2p_caps[c].index, &p->st[c]);
+			if (p->rc != NVML_SUCCESS)
+				snprintf(p->failed_cap, sizeof(p->failed_cap), "%s", p2p_caps[c].key);
 		}
-		dmaconn_builder_set_pair_property(b, i, j, caps[c].key, p2p_name(st[c]));
+		p->ancestor_rc = NVML_ERROR_NOT_SUPPORTED;
+		if (j > i && job->m[(size_t)i * (size_t)n + (size_t)j] == 0 &&
+		    nvml.nvmlDeviceGetTopologyCommonAncestor)
+			p->ancestor_rc = nvml.nvmlDeviceGetTopologyCommonAncestor(hi, hj, &p->ancestor);
 	}
+}
+
+/* Properties, matrix value and warnings of the pair i -> j (serially, in order). */
+static int p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int j, int *ancestor_warned,
+		     char *why)
+{
+	const struct session *s = job->s;
+	int n = s->nslots, links = job->m[(size_t)i * (size_t)n + (size_t)j];
+	const struct pair_facts *p = &job->pairs[(size_t)i * (size_t)n + (size_t)j];
+	/* The path was asked from the lower ordinal's side. */
+	const struct pair_facts *q = &job->pairs[i < j ? (size_t)i * (size_t)n + (size_t)j
+						       : (size_t)j * (size_t)n + (size_t)i];
+	char bus[DC_PCI_BUS_ID_SIZE], buf[64];
+	dc_pci_format(&s->gpus[s->slots[i].index].pci, bus);
+	if (p->rc != NVML_SUCCESS) {
+		call_failed(why, p->rc, "nvmlDeviceGetP2PStatus(GPU %d -> GPU %d, %s)", i, j, p->failed_cap);
+		return -1;
+	}
+	for (int c = 0; c < 4; c++)
+		dmaconn_builder_set_pair_property(b, i, j, p2p_caps[c].key, p2p_name(p->st[c]));
 	const char *path = "?";
 	if (links > 0) {
 		snprintf(buf, sizeof(buf), "NV%d", links);
 		path = buf;
-	} else if (nvml.nvmlDeviceGetTopologyCommonAncestor) {
-		nvmlGpuTopologyLevel_t level;
-		nvmlReturn_t r = nvml.nvmlDeviceGetTopologyCommonAncestor(hi, hj, &level);
-		if (r == NVML_SUCCESS) {
-			path = path_name(level);
-		} else if (r != NVML_ERROR_NOT_SUPPORTED && !*ancestor_warned) {
-			char err[WHY_SIZE];
-			call_failed(err, r, "nvmlDeviceGetTopologyCommonAncestor(GPU %d, GPU %d)", i, j);
-			dmaconn_builder_warn(b, "%s: %s; PCIe path classes are unknown", s->label, err);
-			*ancestor_warned = 1;
-		}
+	} else if (q->ancestor_rc == NVML_SUCCESS) {
+		path = path_name(q->ancestor);
+	} else if (q->ancestor_rc != NVML_ERROR_NOT_SUPPORTED && !*ancestor_warned) {
+		char err[WHY_SIZE];
+		call_failed(err, q->ancestor_rc, "nvmlDeviceGetTopologyCommonAncestor(GPU %d, GPU %d)",
+			    i < j ? i : j, i < j ? j : i);
+		dmaconn_builder_warn(b, "%s: %s; PCIe path classes are unknown", s->label, err);
+		*ancestor_warned = 1;
 	}
 	dmaconn_builder_set_pair_property(b, i, j, "path", path);
 	if (links > 0) {
 		snprintf(buf, sizeof(buf), "%d", links);
 		dmaconn_builder_set_pair_property(b, i, j, "nvlink_links", buf);
-		if (rate > 0) {
-			snprintf(buf, sizeof(buf), "%.1f", links * rate);
+		if (job->rate[i] > 0) {
+			snprintf(buf, sizeof(buf), "%.1f", links * job->rate[i]);
 			dmaconn_builder_set_pair_property(b, i, j, "nvlink_gbps", buf);
 		}
-		dmaconn_builder_set_pair_property(b, i, j, "nvlink_rate_source", rate_source);
+		dmaconn_builder_set_pair_property(b, i, j, "nvlink_rate_source", job->rate_source[i]);
 	}
+	const nvmlGpuP2PStatus_t *st = p->st;
 	int ok = st[0] == NVML_P2P_STATUS_OK && st[1] == NVML_P2P_STATUS_OK && st[2] == NVML_P2P_STATUS_OK;
 	dmaconn_builder_set(b, i, j, ok);
 	if (links > 0 && !ok)
@@ -862,34 +948,39 @@ static int p2p_pair(dmaconn_builder *b, const struct session *s, int i, int j, i
 static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
 {
 	char why[WHY_SIZE];
-	int n = s->nslots, ancestor_warned = 0;
+	int n = s->nslots, ancestor_warned = 0, rc = 0;
 	if (!nvml.nvmlDeviceGetP2PStatus) {
 		dmaconn_builder_warn(b, "%s: NVML lacks nvmlDeviceGetP2PStatus; assuming no peer access", s->label);
 		return DMACONN_OK;
 	}
-	if (collect(b, s, nodes, m, why) != 0)
-		goto failed;
-	for (int i = 0; i < n; i++) {
-		if (nodes[i].isolated)
-			continue;
-		const char *source = "unknown";
-		double rate = nodes[i].nlinks ? link_rate(s->handles[s->slots[i].index], &source) : 0;
-		for (int j = 0; j < n; j++) {
-			if (i == j || nodes[j].isolated)
-				continue;
-			if (p2p_pair(b, s, i, j, m[(size_t)i * (size_t)n + (size_t)j], rate, source,
-				     &ancestor_warned, why) != 0)
-				goto failed;
-		}
+	if (collect(b, s, nodes, m, why) != 0) {
+		dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
+		return DMACONN_OK;
 	}
-	return DMACONN_OK;
-failed:
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n; j++)
-			if (i != j)
-				dmaconn_builder_set(b, i, j, 0);
-	dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
-	return DMACONN_OK;
+	struct p2p_job job = { s, nodes, m, calloc((size_t)n * (size_t)n + 1, sizeof(struct pair_facts)),
+			       calloc((size_t)n + 1, sizeof(double)), calloc((size_t)n + 1, sizeof(char *)) };
+	if (!job.pairs || !job.rate || !job.rate_source) {
+		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
+		goto out;
+	}
+	parallel_for(n, p2p_row, &job);
+	for (int i = 0; i < n && rc == 0; i++)
+		for (int j = 0; j < n && rc == 0; j++)
+			if (job.pairs[(size_t)i * (size_t)n + (size_t)j].asked)
+				rc = p2p_apply(b, &job, i, j, &ancestor_warned, why);
+	if (rc != 0) {
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				if (i != j)
+					dmaconn_builder_set(b, i, j, 0);
+		dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
+		rc = 0;
+	}
+out:
+	free(job.pairs);
+	free(job.rate);
+	free(job.rate_source);
+	return rc;
 }
 
 int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)

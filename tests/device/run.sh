@@ -15,9 +15,10 @@ show() { printf '\n$ %s\n' "$*"; "$@"; }
 DEPS=/tmp/dmaconn-deps
 if [ ! -f /usr/include/jansson.h ] && ls .deps/libjansson*.deb >/dev/null 2>&1; then
 	for f in .deps/libjansson*.deb; do dpkg -x "$f" "$DEPS"; done
+	sed -i "s|^prefix=.*|prefix=$DEPS/usr|" "$DEPS"/usr/lib/*/pkgconfig/jansson.pc
 	export LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 fi
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$DEPS/usr -DDMACONN_BUILD_TESTS=OFF >"$OUT/cmake.log" 2>&1 &&
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$DEPS/usr -DDMACONN_BUILD_TESTS=ON >"$OUT/cmake.log" 2>&1 &&
 	cmake --build $B -j >>"$OUT/cmake.log" 2>&1 || { echo "build failed"; tail -30 "$OUT/cmake.log"; exit 1; }
 
 echo "== ABI: dmaconn's NVML declarations against $CUDA_INC/nvml.h"
@@ -61,6 +62,14 @@ if [ -f python/tests/device_check.py ]; then
 	show env DMACONN_LIBRARY="$PWD/$B/libdmaconn.so.0" PYTHONPATH="$PWD/python" python3 python/tests/device_check.py
 fi
 
+echo "== the test suite on this machine (fakes and replays), then the functional check for real"
+(cd $B && ctest --output-on-failure 2>&1 | tail -15)
+[ -x $B/tests/test_verify ] && show $B/tests/test_verify --real $B/dmaconn-verify-helper
+
+echo "== first detection, fresh processes: dmaconn (parallel+batched), dmaconn naive (serial, per link), raw NVML floor"
+for i in 1 2 3 4 5; do $B/bench/first_detect; done
+for i in 1 2 3; do DMACONN_NVML_THREADS=1 DMACONN_NVML_NO_BATCH=1 $B/bench/first_detect; done
+for i in 1 2 3; do $B/bench/nvml_floor; done
+
 echo "== where NVML's time goes"
-cc -std=gnu11 -O2 -Isrc/backends bench/nvml_probe.c src/backends/nvml_load.c -ldl -lpthread -o $B/nvml_probe &&
-	$B/nvml_probe
+$B/bench/nvml_probe

@@ -1,0 +1,49 @@
+/*
+ * One fresh process's view of dmaconn: the time of the first detection
+ * (NVML load and init included), of a cached detection (ns, averaged), and
+ * the peak RSS.  Prints one JSON line for bench/run.py.
+ * Usage: first_detect [CONNECTION]   (default nvlink)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "dmaconn.h"
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	const char *conn = argc > 1 ? argv[1] : "nvlink";
+	dmaconn_result *r = NULL;
+	double t0 = now_ns();
+	int rc = dmaconn_detect(DMACONN_DEVICE_CUDA, conn, &r);
+	double first = now_ns() - t0;
+	if (rc != DMACONN_OK) {
+		fprintf(stderr, "first_detect: %s\n", dmaconn_last_error());
+		return 1;
+	}
+	int n = dmaconn_result_size(r), sum = 0;
+	for (int i = 0; i < n * n; i++)
+		sum += dmaconn_result_matrix(r)[i];
+	dmaconn_result_release(r);
+
+	enum { REPS = 200000 };
+	t0 = now_ns();
+	for (int i = 0; i < REPS; i++) {
+		dmaconn_detect(DMACONN_DEVICE_CUDA, conn, &r);
+		dmaconn_result_release(r);
+	}
+	double cached = (now_ns() - t0) / REPS;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("{\"first_ms\": %.3f, \"cached_ns\": %.1f, \"maxrss_kb\": %ld, \"n\": %d, \"links\": %d}\n",
+	       first / 1e6, cached, ru.ru_maxrss, n, sum);
+	return 0;
+}
