@@ -15,8 +15,8 @@ build: $(BUILD)/CMakeCache.txt
 
 # This machine's connectivity, then a recorded machine replayed.
 run: build
-	@echo "== this machine"
-	@$(BUILD)/dmaconn || true
+	@echo "== this machine: CUDA NVLink connectivity"
+	@$(BUILD)/dmaconn -d cuda -c nvlink
 	@echo
 	@echo "== replay of examples/h200x2-recorded.json (recorded on 2x NVIDIA H200), not this machine"
 	@$(BUILD)/dmaconn --replay examples/h200x2-recorded.json

@@ -661,6 +661,8 @@ static int record(const char *path, const char *tool, char *err, size_t errlen)
 	put(&r, root, "environment", rec_environment(&r));
 	put(&r, root, "pci_gpus", rec_pci_gpus(&r));
 	put(&r, root, "nvml", rec_nvml(&r, library));
+	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
+		sec->record(root);
 	int rc = -1;
 	if (r.oom)
 		snprintf(err, errlen, "out of memory while recording");
@@ -668,6 +670,12 @@ static int record(const char *path, const char *tool, char *err, size_t errlen)
 		rc = write_file(root, path, err, errlen);
 	json_decref(root);
 	return rc;
+}
+
+int replay_active(void)
+{
+	const char *replay = secure_getenv("DMACONN_REPLAY");
+	return replay && *replay;
 }
 
 int dmaconn_replay_record(const char *path, const char *tool, char *err, size_t errlen)

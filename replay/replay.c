@@ -227,6 +227,8 @@ static void free_data(void)
 	free(g.gpus);
 	free(g.library);
 	free(g.library_error);
+	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
+		sec->release();
 	const char *keep = g.load_error;
 	char err[sizeof(g.err)];
 	memcpy(err, g.err, sizeof(err));
@@ -920,7 +922,22 @@ static int read_root(struct ld *ld, json_t *root)
 		return -1;
 	if ((v = json_object_get(root, "nvml")) && read_nvml(ld, v))
 		return -1;
+	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
+		if ((v = json_object_get(root, sec->key)) && sec->read(ld->file, v))
+			return -1;
 	return 0;
+}
+
+int replay_bad(const char *file, const char *path, const char *fmt, ...)
+{
+	int n = snprintf(g.err, sizeof(g.err), "%s: %s: ", file, path);
+	if (n >= 0 && (size_t)n < sizeof(g.err)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(g.err + n, sizeof(g.err) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
 }
 
 static void load(void)
@@ -1018,11 +1035,47 @@ static nvmlReturn_t fault(const struct call *c, bool link_faults_only)
 	return rc;
 }
 
+/* --------------------------------------------------------------- latency */
+
+/*
+ * For benchmarks (bench/scaling.py), the driver's cost modelled: every NVML
+ * call but nvmlErrorString sleeps DMACONN_REPLAY_LATENCY_US microseconds,
+ * and the first nvmlDeviceGetHandleByIndex_v2 of each device sleeps
+ * DMACONN_REPLAY_ATTACH_US more (the GPU attach).  Read once, at load.
+ */
+static long g_latency_us, g_attach_us;
+static atomic_bool g_attached[MAX_DEVICES];
+
+static long latency_env(const char *name)
+{
+	const char *v = secure_getenv(name);
+	char *end;
+	errno = 0;
+	long us = v && *v ? strtol(v, &end, 10) : 0;
+	if (!v || !*v || *end || errno || us < 0)
+		return 0;
+	return us > 10000000 ? 10000000 : us;
+}
+
+__attribute__((constructor)) static void read_latency(void)
+{
+	g_latency_us = latency_env("DMACONN_REPLAY_LATENCY_US");
+	g_attach_us = latency_env("DMACONN_REPLAY_ATTACH_US");
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
+	while (us > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
 /* -------------------------------------------------------------- prologue */
 
 /* What every call checks first: a usable file, the symbol, initialisation. */
 static nvmlReturn_t enter(enum fn_id fn)
 {
+	sleep_us(g_latency_us);
 	if (!loaded())
 		return NVML_ERROR_UNKNOWN;
 	if (g.fn_missing[fn])
@@ -1254,6 +1307,8 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 		return rc;
 	if (g.devs[index].handle_rc)
 		return g.devs[index].handle_rc;
+	if (g_attach_us && index < MAX_DEVICES && !atomic_exchange(&g_attached[index], true))
+		sleep_us(g_attach_us);
 	*device = &g.devs[index];
 	return NVML_SUCCESS;
 }
@@ -1623,6 +1678,10 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		.nvml_load_error = op_nvml_load_error,
 		.nvml_symbol_missing = op_nvml_symbol_missing,
 		.pci_gpus = op_pci_gpus,
+		.read_file = replay_files_read_file,
+		.list_dir = replay_files_list_dir,
+		.library_load_error = replay_library_load_error,
+		.host = replay_host,
 	};
 	return &ops;
 }

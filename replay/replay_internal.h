@@ -39,4 +39,35 @@ const char *replay_name_of(const struct replay_name *t, int value);
 /* The value named name (case-insensitive); 0, or -1 when t lacks it. */
 int replay_value_of(const struct replay_name *t, const char *name, int *value);
 
+/*
+ * Top-level sections read and recorded by other parts of the component
+ * (files.c: "files", sysfs trees; ze.c: "level_zero").  read() gets the
+ * section's value and returns 0, or -1 after replay_bad(); release() frees
+ * what read() kept; record() adds the section to a recording being written
+ * (root is the recording's top-level object) and never fails the recording.
+ */
+#include <jansson.h>
+
+struct replay_section {
+	const char *key;
+	int (*read)(const char *file, json_t *value);
+	void (*release)(void);
+	void (*record)(json_t *root);
+};
+extern const struct replay_section replay_sections[]; /* ends with a NULL key */
+
+/* Writes "FILE: PATH: message" as the load error; returns -1. */
+int replay_bad(const char *file, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* 1 when the component is replaying a file (DMACONN_REPLAY), 0 when it
+ * records live hardware. */
+int replay_active(void);
+
+/* The ops of ABI 2, implemented by files.c and ze.c. */
+int replay_files_read_file(const char *path, const char **data, size_t *len);
+int replay_files_list_dir(const char *path, const char *const **names, int *count);
+const char *replay_library_load_error(const char *which);
+const char *replay_host(void);
+
 #endif

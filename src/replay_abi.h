@@ -9,7 +9,9 @@
 #define DMACONN_REPLAY_ABI_H
 
 #define DMACONN_REPLAY_SONAME "libdmaconn_replay.so.0"
-#define DMACONN_REPLAY_ABI_VERSION 1
+#define DMACONN_REPLAY_ABI_VERSION 2
+#include <stddef.h>
+
 #define DMACONN_REPLAY_BUS_ID_SIZE 32
 
 /* The environment variables that decide device order; a recording pins them. */
@@ -34,6 +36,22 @@ struct dmaconn_replay_ops {
 	/* The NVIDIA GPU PCI functions recorded from sysfs: their number (0 when
 	 * the file records none), filling at most max bus ids. */
 	int (*pci_gpus)(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max);
+
+	/* ABI 2: sysfs trees and other vendor libraries. */
+	/* 1 with the recorded contents of the file `path` (an absolute path as
+	 * the detector would open it, e.g. "/sys/class/kfd/kfd/topology/nodes/0/
+	 * properties"); 0 when the recording has no such file. */
+	int (*read_file)(const char *path, const char **data, size_t *len);
+	/* 1 with the recorded entries of the directory `path`, in order; 0 when
+	 * the recording has no such directory. */
+	int (*list_dir)(const char *path, const char *const **names, int *count);
+	/* For a vendor library other than NVML ("level_zero", "rocm_smi",
+	 * "amd_smi"): NULL when the recording says it loaded (the component then
+	 * exports its functions), otherwise the recorded loader message. */
+	const char *(*library_load_error)(const char *which);
+	/* The node's identity as the file gives it ("host"; recordings write the
+	 * host name), or NULL: multi-node detection tells nodes apart by it. */
+	const char *(*host)(void);
 };
 
 typedef const struct dmaconn_replay_ops *(*dmaconn_replay_ops_fn)(void);

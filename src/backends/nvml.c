@@ -79,7 +79,15 @@ static int open_library(char *why)
 		snprintf(why, WHY_SIZE, "DMACONN_NVML_LIBRARY must be an absolute path, not '%.300s'", path);
 		return -1;
 	}
-	return nvml_api_open(&nvml, path && *path ? path : NVML_SONAME, NULL, why, WHY_SIZE);
+	if (path && *path)
+		return nvml_api_open(&nvml, path, NULL, why, WHY_SIZE);
+	int rc = nvml_api_open(&nvml, NVML_SONAME, NULL, why, WHY_SIZE);
+	if (rc != 0 && !strncmp(why, "cannot load NVML: ", 18)) {
+		char detail[WHY_SIZE];
+		snprintf(detail, sizeof(detail), "%s", why + 18);
+		snprintf(why, WHY_SIZE, "cannot load NVML (is the NVIDIA driver installed?): %.600s", detail);
+	}
+	return rc;
 }
 
 /* Loads and initialises NVML once; 0 when usable, else -1 with the reason. */

@@ -1,0 +1,47 @@
+/* The top-level sections of a topology file beyond NVML's, and who reads
+ * them; "host" lives here, being a single string. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "replay_internal.h"
+
+static char *host;
+
+static int read_host(const char *file, json_t *value)
+{
+	if (!json_is_string(value) || !json_string_length(value) || json_string_length(value) > 255)
+		return replay_bad(file, "host", "expected the node's name, a string of 1 to 255 characters");
+	free(host);
+	host = strdup(json_string_value(value));
+	return host ? 0 : replay_bad(file, "host", "out of memory");
+}
+
+static void release_host(void)
+{
+	free(host);
+	host = NULL;
+}
+
+/* A recording names the node it was made on (or the replayed node). */
+static void record_host(json_t *root)
+{
+	char name[256] = "";
+	if (replay_active()) {
+		if (host)
+			json_object_set_new(root, "host", json_string(host));
+		return;
+	}
+	if (gethostname(name, sizeof(name) - 1) == 0 && name[0])
+		json_object_set_new(root, "host", json_string(name));
+}
+
+const char *replay_host(void)
+{
+	return host;
+}
+
+const struct replay_section replay_sections[] = {
+	{ "host", read_host, release_host, record_host },
+	{ NULL, NULL, NULL, NULL },
+};

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Unusable replay files give one clear error naming the file and the position
+# (line and column, or the JSON path), exit status 1, and never a crash.
+# Usage: bad_replay_test.sh BUILD_DIR   (run from the source root)
+set -u
+CLI="${DMACONN_TEST_WRAPPER:-} $1/dmaconn"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+
+check() { # FILE EXPECTED-STDERR
+	$CLI --replay "$1" -d cuda -c nvlink >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	if [ $got = 1 ] && [ "$(cat "$TMP/err")" = "$2" ] && [ ! -s "$TMP/out" ]; then
+		pass=$((pass + 1)); echo "ok $1"
+	else
+		fail=$((fail + 1)); echo "FAIL $1: exit $got, stderr:"; cat "$TMP/err"; echo "expected: $2"
+	fi
+}
+
+D=tests/bad-replays
+check $D/truncated.json "dmaconn: $D/truncated.json: line 3, column 273: premature end of input"
+check $D/empty.json "dmaconn: $D/empty.json: line 1, column 0: '[' or '{' expected near end of file"
+check $D/dup.json "dmaconn: $D/dup.json: line 1, column 35: duplicate object key near '\"a\"'"
+check $D/huge.json "dmaconn: $D/huge.json: line 1, column 69: too big integer near '99999999999999999999'"
+check $D/version-type.json "dmaconn: $D/version-type.json: dmaconn_topology: expected the format version, an integer"
+check $D/version-new.json "dmaconn: $D/version-new.json: dmaconn_topology: version 99 is newer than this reader's 1"
+check $D/uuid-type.json "dmaconn: $D/uuid-type.json: nvml.devices[0].uuid: expected a string"
+check $D/busid.json "dmaconn: $D/busid.json: nvml.devices[0].pci.bus_id: \"zz\" is not a PCI bus id"
+check $D/repeat.json "dmaconn: $D/repeat.json: nvml.devices[0].nvlink[0].repeat: 100000 is out of range (1 to 64)"
+check $D/errname.json "dmaconn: $D/errname.json: nvml.init: unknown NVML return code \"NOT_AN_ERROR\""
+check $D/fault-fn.json "dmaconn: $D/fault-fn.json: nvml.faults[0].function: \"nvmlBogus\" is not an NVML function that dmaconn calls"
+
+# 100000 levels of nesting, made here rather than stored.
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; for (i = 0; i < 100000; i++) printf "]"; print "" }' >"$TMP/deep.json"
+check "$TMP/deep.json" "dmaconn: $TMP/deep.json: line 1, column 2049: maximum parsing depth reached near '['"
+check /nonexistent/topology.json "dmaconn: /nonexistent/topology.json: cannot open: No such file or directory"
+check tests "dmaconn: tests: cannot open: Is a directory"
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
