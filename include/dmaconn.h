@@ -109,6 +109,29 @@ DMACONN_EXTERN int dmaconn_detect_fresh(dmaconn_device_type type, const char *co
 /* Drops every cached result (held references stay valid). */
 DMACONN_EXTERN void dmaconn_clear_cache(void);
 
+/*
+ * As dmaconn_detect_fresh(), but over every device of the node: the built-in
+ * detectors ignore the variables that hide devices (CUDA_VISIBLE_DEVICES,
+ * ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL,
+ * ZE_AFFINITY_MASK, live or pinned by a replay file) and order devices as
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID would.  The result is neither cached nor
+ * announced: its warnings stay in it, none goes to the warning sink.  For
+ * combining what processes that each see some of a node's devices detected
+ * (libdmaconn_mpi does).  Errors as dmaconn_detect().
+ */
+DMACONN_EXTERN int dmaconn_detect_node(dmaconn_device_type type, const char *connection,
+				       dmaconn_result **out);
+
+/*
+ * The identity of the node detectors describe, which multi-node detection
+ * tells nodes apart by: with DMACONN_REPLAY set, the replay file's "host"
+ * (or "replay:" and the file's absolute path when it names none, so that
+ * different files are different nodes); otherwise gethostname().  Never
+ * NULL; the string belongs to the calling thread and stays valid until its
+ * next call of this function.
+ */
+DMACONN_EXTERN const char *dmaconn_host_id(void);
+
 /* Takes another reference; returns r. */
 DMACONN_EXTERN dmaconn_result *dmaconn_result_retain(dmaconn_result *r);
 
@@ -190,6 +213,18 @@ DMACONN_EXTERN int dmaconn_builder_warn(dmaconn_builder *b, const char *fmt, ...
 	__attribute__((format(printf, 2, 3)))
 #endif
 	;
+/* Stores a warning in the result without sending it to the sink (one that
+ * was reported already, e.g. by another process); message is copied. */
+DMACONN_EXTERN int dmaconn_builder_add_warning(dmaconn_builder *b, const char *message);
+/* For a detector that cannot produce a result: records the message that
+ * dmaconn_last_error() gives after the failed detection and returns err (a
+ * negative DMACONN_E* code; DMACONN_EDETECTOR when err is not negative),
+ * for the detector to return.  Call it on the detector's thread. */
+DMACONN_EXTERN int dmaconn_builder_fail(dmaconn_builder *b, int err, const char *fmt, ...)
+#ifdef __GNUC__
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
 
 /*
  * A detector: fills b for its pair and returns DMACONN_OK.  A non-zero
@@ -214,6 +249,14 @@ DMACONN_EXTERN int dmaconn_unregister_detector(dmaconn_device_type type, const c
 DMACONN_EXTERN int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
 					  int max);
 
+/* Builds a result with fn, once, outside the registry: nothing is
+ * registered or cached, fn's warnings go to the sink as a detector's do.
+ * *out is a new reference the caller releases.  Errors as dmaconn_detect()
+ * for a failing detector, DMACONN_EINVAL for a bad argument. */
+DMACONN_EXTERN int dmaconn_result_build(dmaconn_device_type type, const char *connection,
+					dmaconn_detector_fn fn, void *user_data,
+					dmaconn_result **out);
+
 /* ------------------------------------------------------------------------ */
 /* Record and replay                                                         */
 
@@ -237,8 +280,14 @@ DMACONN_EXTERN int dmaconn_record(const char *path);
  * ordered pair of visible devices, asks the driver (cuDeviceCanAccessPeer,
  * cuDeviceGetP2PAttribute), enables peer access, runs a kernel that stores,
  * loads and atomically adds on the peer's memory and checks every value,
- * then measures copy bandwidth and one-way latency.  Only DMACONN_DEVICE_CUDA
- * is supported.  timeout_ms bounds the whole run (0: 120000).
+ * then measures copy bandwidth (best of three 64 MiB peer copies, decimal
+ * GB/s) and latency (median event-timed duration of a 4-byte peer copy).
+ * Only DMACONN_DEVICE_CUDA is supported.  timeout_ms bounds the whole run
+ * (0: 120000).  The helper is DMACONN_VERIFY_HELPER (an absolute path) or
+ * the one installed beside the library; it loads libcuda.so.1 (or the
+ * absolute path in DMACONN_CUDA_LIBRARY), the real driver even when
+ * DMACONN_REPLAY is set.  Where the cuda/p2p detector disagrees with what
+ * was measured, a warning says so.
  *
  * On success *out is a new result the caller frees with
  * dmaconn_verify_result_free().  A helper that cannot run, crashes or times
@@ -258,7 +307,8 @@ DMACONN_EXTERN int dmaconn_verify(dmaconn_device_type type, int timeout_ms,
 				  dmaconn_verify_result **out);
 DMACONN_EXTERN void dmaconn_verify_result_free(dmaconn_verify_result *v);
 DMACONN_EXTERN int dmaconn_verify_size(const dmaconn_verify_result *v);
-/* Status of i -> j; DMACONN_VERIFY_FAIL for out-of-range pairs. */
+/* Status of i -> j; DMACONN_VERIFY_NO_PEER on the diagonal,
+ * DMACONN_VERIFY_FAIL for out-of-range pairs. */
 DMACONN_EXTERN dmaconn_verify_status dmaconn_verify_status_of(const dmaconn_verify_result *v,
 							      int i, int j);
 /* Properties of i -> j ("reason", "can_access_peer", "native_atomics",

@@ -56,6 +56,9 @@ case_ no-nvml 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -d cuda -c n
 case_ no-nvml-quiet 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia DMACONN_QUIET=1 -- -d cuda -c nvlink
 case_ relative-override 0 DMACONN_NVML_LIBRARY=libnvidia-ml.so.1 DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --json -d cuda -c nvlink
 case_ bad-replay 1 -- --replay tests/cli/not-json.txt -d cuda -c nvlink
+case_ topo-dgx1 0 -- --topo --replay $T/dgx1-v100.json
+case_ topo-dgx1-subset 0 CUDA_VISIBLE_DEVICES=4,0,5,1 -- --topo --replay $T/dgx1-v100.json
+case_ topo-pcie 0 -- --topo --replay $T/pcie-l40s-4.json
 
 # A recording of a replay replays identically, with the environment it was
 # recorded under pinned (the live CUDA_VISIBLE_DEVICES=0 must not matter).
@@ -65,6 +68,11 @@ for cvd in "" "3,1" "GPU-"; do
 	b=$(CUDA_VISIBLE_DEVICES=0 $CLI --replay "$TMP/rec.json" --json -q -d cuda -c nvlink)
 	if [ -n "$a" ] && [ "$a" = "$b" ]; then pass=$((pass + 1)); echo "ok round-trip '$cvd'"
 	else fail=$((fail + 1)); echo "FAIL round-trip '$cvd':"; echo "$a"; echo "$b"; fi
+	# The P2P statuses and common ancestors replay as recorded, too.
+	a=$(CUDA_VISIBLE_DEVICES=$cvd $CLI --replay $T/dgx1-v100.json --json -q -d cuda -c p2p)
+	b=$(CUDA_VISIBLE_DEVICES=0 $CLI --replay "$TMP/rec.json" --json -q -d cuda -c p2p)
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then pass=$((pass + 1)); echo "ok round-trip-p2p '$cvd'"
+	else fail=$((fail + 1)); echo "FAIL round-trip-p2p '$cvd':"; echo "$a"; echo "$b"; fi
 done
 
 echo "$pass passed, $fail failed"

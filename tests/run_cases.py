@@ -7,14 +7,25 @@ BUILD_DIR is the build directory holding the `dmaconn` executable (or the
 executable itself).  FILTER, when given, selects cases by name: a glob
 pattern when it contains * ? or [, otherwise a substring.
 
-For each case the CLI runs as `dmaconn -d cuda -c nvlink --json` in a clean
-environment (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and every DMACONN_*
+For each case the CLI runs as `dmaconn -d cuda -c CONNECTION --json`, where
+CONNECTION is the case's "connection" ("nvlink" when absent, or "p2p"), in a
+clean environment (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and every DMACONN_*
 variable removed; DMACONN_REPLAY set to the case's topology file unless the
 case is "live"; then the case's "env" applied, null meaning unset).  The
 environment variable DMACONN_TEST_WRAPPER, when set, is a command put in
 front of the CLI (split like a shell would), e.g.
 "valgrind --error-exitcode=99 --leak-check=full -q".  DMACONN_TEST_TIMEOUT
 sets the per-case time limit in seconds (default 120).
+
+Every case gives "n", "matrix" and "warning_count"; optional checks:
+"warnings_contain" (substrings, each found in some warning, case-insensitive),
+"warnings_equal" (the exact warnings, in order), "devices" (per ordinal, the
+expected values of the listed device properties; null skips a device),
+"pairs" (a list of {"from": I, "to": J, KEY: "VALUE", ...}: the result's
+pair I -> J must exist and hold exactly these values for the listed keys; a
+"no_pair_keys" list inside one asserts those keys absent from that pair),
+"no_pair_keys" (keys absent from every pair of the result) and "pair_count"
+(the number of pairs the result describes; "pairs" absent counts as none).
 
 Prints "ok NAME" or "FAIL NAME: why" per case and then "N passed, M failed";
 exits 1 when a case failed (2 on a usage error).  Python 3 standard library
@@ -31,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 CASES = os.path.join(HERE, "cases.json")
 WARN_PREFIX = "dmaconn: warning: "
-CLI_ARGS = ["-d", "cuda", "-c", "nvlink", "--json"]
+CONNECTIONS = ("nvlink", "p2p")
 # Variables whose relative values name files of the repository.
 PATH_VARS = ("DMACONN_SYSFS_ROOT", "DMACONN_REPLAY")
 
@@ -107,14 +118,62 @@ def indent_text(s, limit=4000):
     return "\n".join("    " + line for line in s.splitlines())
 
 
+def connection_of(case):
+    return case.get("connection", "nvlink")
+
+
+def fmt_pair(p):
+    return "%s -> %s" % (p.get("from"), p.get("to"))
+
+
+def check_pairs(case, obj, problems):
+    """The result's "pairs" against the case's "pairs", "no_pair_keys" and "pair_count"."""
+    if not any(k in case for k in ("pairs", "no_pair_keys", "pair_count")):
+        return
+    got = obj.get("pairs", [])
+    if not isinstance(got, list) or not all(isinstance(p, dict) for p in got):
+        problems.append("pairs is not a list of objects: %r" % (got,))
+        return
+    by_pair = {}
+    for p in got:
+        key = (p.get("from"), p.get("to"))
+        if key in by_pair:
+            problems.append("pair %s is listed twice" % fmt_pair(p))
+        by_pair[key] = p
+    if "pair_count" in case and len(got) != case["pair_count"]:
+        problems.append("%d pairs, expected %d: %s" % (
+            len(got), case["pair_count"], ", ".join(fmt_pair(p) for p in got) or "(none)"))
+    for key in case.get("no_pair_keys", []):
+        holders = [fmt_pair(p) for p in got if key in p]
+        if holders:
+            problems.append("pair key %r present, expected on no pair: %s" % (key, ", ".join(holders)))
+    for exp in case.get("pairs", []):
+        name = fmt_pair(exp)
+        p = by_pair.get((exp["from"], exp["to"]))
+        if p is None:
+            problems.append("no pair %s in the result" % name)
+            continue
+        for k, v in exp.items():
+            if k in ("from", "to", "no_pair_keys"):
+                continue
+            if k not in p:
+                problems.append("pair %s lacks %r (expected %r)" % (name, k, v))
+            elif p[k] != v:
+                problems.append("pair %s: %s is %r, expected %r" % (name, k, p[k], v))
+        for k in exp.get("no_pair_keys", []):
+            if k in p:
+                problems.append("pair %s has %r = %r, expected absent" % (name, k, p[k]))
+
+
 def check_case(case, obj, stderr):
     problems = []
     n = case["n"]
+    conn = connection_of(case)
 
     if obj.get("device_type") != "cuda":
         problems.append("device_type is %r, expected 'cuda'" % obj.get("device_type"))
-    if obj.get("connection_type") != "nvlink":
-        problems.append("connection_type is %r, expected 'nvlink'" % obj.get("connection_type"))
+    if obj.get("connection_type") != conn:
+        problems.append("connection_type is %r, expected %r" % (obj.get("connection_type"), conn))
 
     # matrix
     m = obj.get("matrix")
@@ -172,6 +231,12 @@ def check_case(case, obj, stderr):
             if not any(sub.lower() in w.lower() for w in warns):
                 problems.append("no warning contains %r; warnings:%s"
                                 % (sub, "".join("\n    - " + w for w in warns) or " (none)"))
+        if "warnings_equal" in case and warns != case["warnings_equal"]:
+            problems.append("warnings differ:\n  expected:%s\n  got:%s" % (
+                "".join("\n    - " + w for w in case["warnings_equal"]) or " (none)",
+                "".join("\n    - " + w for w in warns) or " (none)"))
+
+    check_pairs(case, obj, problems)
 
     # warnings on stderr (the default sink)
     lines = [l[len(WARN_PREFIX):] for l in stderr.splitlines() if l.startswith(WARN_PREFIX)]
@@ -198,6 +263,22 @@ def validate_case(case):
         raise CaseError("cases.json: matrix of case %r is not %dx%d with a zero diagonal" % (case["name"], n, n))
     if case.get("devices") is not None and len(case["devices"]) != n:
         raise CaseError("cases.json: case %r lists %d devices for n=%d" % (case["name"], len(case["devices"]), n))
+    if connection_of(case) not in CONNECTIONS:
+        raise CaseError("cases.json: case %r has connection %r, not one of %s"
+                        % (case["name"], connection_of(case), ", ".join(CONNECTIONS)))
+    if "warnings_equal" in case and len(case["warnings_equal"]) != case["warning_count"]:
+        raise CaseError("cases.json: case %r lists %d warnings_equal for warning_count %d"
+                        % (case["name"], len(case["warnings_equal"]), case["warning_count"]))
+    for exp in case.get("pairs", []):
+        i, j = exp.get("from"), exp.get("to")
+        if not (isinstance(i, int) and isinstance(j, int) and 0 <= i < n and 0 <= j < n and i != j):
+            raise CaseError("cases.json: case %r expects pair %r -> %r, not two distinct ordinals below %d"
+                            % (case["name"], i, j, n))
+        bad = [k for k, v in exp.items()
+               if k not in ("from", "to", "no_pair_keys") and not isinstance(v, str)]
+        if bad:
+            raise CaseError("cases.json: case %r, pair %d -> %d: values of %s are not strings"
+                            % (case["name"], i, j, ", ".join(bad)))
     if not case.get("live") and not os.path.isfile(os.path.join(REPO, case["topology"])):
         raise CaseError("topology file %s does not exist" % case["topology"])
 
@@ -205,7 +286,7 @@ def validate_case(case):
 def run_case(case, cli, wrapper, timeout):
     validate_case(case)
     env = build_env(case)
-    cmd = wrapper + [cli] + CLI_ARGS
+    cmd = wrapper + [cli, "-d", "cuda", "-c", connection_of(case), "--json"]
     try:
         p = subprocess.run(cmd, env=env, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=timeout)

@@ -1,10 +1,13 @@
 /* dmaconn: print the DMA connectivity matrices of this machine (or of a
  * recording).  Uses the public API only, plus the optional recorder. */
+#include <dlfcn.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../src/mpi/dmaconn_mpi_cli.h"
 #include "dmaconn.h"
 #include "json_out.h"
 
@@ -15,6 +18,7 @@ static void usage(FILE *f)
 	fputs("Usage: dmaconn [-d TYPE -c CONNECTION] [--json] [--replay FILE]\n"
 	      "       dmaconn --topo [-d TYPE] | --verify [-d TYPE]\n"
 	      "       dmaconn --record FILE\n"
+	      "       mpirun -np K dmaconn --mpi [-d TYPE -c CONNECTION] [--json]\n"
 	      "       dmaconn --list | --help | --version\n"
 	      "\n"
 	      "Shows which accelerators can issue load/store and atomic operations on each\n"
@@ -33,6 +37,9 @@ static void usage(FILE *f)
 	      "      --timeout SECONDS   bound --verify (default 120)\n"
 	      "      --record FILE       write this node's vendor-library answers to FILE\n"
 	      "      --replay FILE       answer every detector from FILE instead of the hardware\n"
+	      "      --mpi               across the ranks of an MPI job: rank 0 prints the matrix\n"
+	      "                          over every rank's devices, with a rank/host legend\n"
+	      "                          (needs libdmaconn_mpi; see docs/multinode.md)\n"
 	      "  -q, --quiet             no warnings on standard error (JSON keeps them)\n"
 	      "  -h, --help              this help\n"
 	      "  -V, --version           the version\n"
@@ -101,7 +108,8 @@ static void print_topo(const dmaconn_result *r, const char *replay)
 	}
 	puts("\nPaths: X = self; NV# = # bonded NVLinks; PIX = at most one PCIe bridge;\n"
 	     "PXB = several PCIe bridges, no host bridge; PHB = through a PCIe host bridge;\n"
-	     "NODE = between host bridges of one NUMA node; SYS = across NUMA nodes; - = no answer.\n");
+	     "NODE = between host bridges of one NUMA node; SYS = across NUMA nodes;\n"
+	     "? = NVML gives no PCIe path; - = no answer.\n");
 	puts("Peer capabilities (DMA = load/store and atomics all OK):");
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
@@ -212,6 +220,140 @@ static int run_one(dmaconn_device_type type, const char *conn, int json, int top
 	return 0;
 }
 
+/* ---------------------------------------------------------------- --mpi */
+
+struct mpi_report {
+	int json, quiet, printed;
+};
+
+static int distinct(const dmaconn_result *r, const char *key)
+{
+	int n = dmaconn_result_size(r), count = 0;
+	for (int i = 0; i < n; i++) {
+		const char *v = dmaconn_result_device_get(r, i, key);
+		int seen = 0;
+		for (int j = 0; j < i && !seen; j++) {
+			const char *u = dmaconn_result_device_get(r, j, key);
+			seen = v && u && !strcmp(u, v);
+		}
+		count += v && !seen;
+	}
+	return count;
+}
+
+static void print_mpi_text(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r), ranks = distinct(r, "rank"), nodes = distinct(r, "node");
+	printf("%s/%s across MPI ranks: %d device%s of %d rank%s on %d node%s\n",
+	       dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
+	       n, n == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+	for (int i = 0; i < n; i++) {
+		putchar('[');
+		for (int j = 0; j < n; j++)
+			printf(j ? ", %d" : "%d", dmaconn_result_get(r, i, j));
+		puts("]");
+	}
+	for (int i = 0; i < n; i++) {
+		const char *rank = dmaconn_result_device_get(r, i, "rank");
+		const char *host = dmaconn_result_device_get(r, i, "host");
+		const char *local = dmaconn_result_device_get(r, i, "local_ordinal");
+		const char *name = dmaconn_result_device_get(r, i, "name");
+		const char *bus = dmaconn_result_device_get(r, i, "pci_bus_id");
+		const char *uuid = dmaconn_result_device_get(r, i, "uuid");
+		printf("  %d: rank %s on %s, device %s: %s", i, rank ? rank : "?", host ? host : "?",
+		       local ? local : "?", name && *name ? name : "(unknown)");
+		if (bus)
+			printf(", %s", bus);
+		if (uuid && *uuid)
+			printf(", %s", uuid);
+		putchar('\n');
+	}
+}
+
+/* Rank 0 prints each global result; the warnings of every rank are in it. */
+static int mpi_report(const dmaconn_result *r, int index, int count, void *user_data)
+{
+	struct mpi_report *m = user_data;
+	if (m->json && count > 1 && index == 0)
+		printf("{\"version\":\"%s\",\"results\":[", dmaconn_version_string());
+	if (!r) {
+		fprintf(stderr, "dmaconn: %s\n", dmaconn_last_error());
+	} else if (m->json) {
+		if (m->printed)
+			putchar(',');
+		json_result(stdout, r);
+		m->printed = 1;
+	} else {
+		if (m->printed)
+			putchar('\n');
+		print_mpi_text(r);
+		m->printed = 1;
+	}
+	for (int k = 0; r && !m->quiet && k < dmaconn_result_warning_count(r); k++)
+		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_result_warning(r, k));
+	if (m->json && index == count - 1 && (count > 1 || m->printed))
+		puts(count > 1 ? "]}" : "");
+	fflush(stdout);
+	fflush(stderr);
+	return r ? 0 : 1;
+}
+
+/* libdmaconn_mpi: DMACONN_MPI_LIBRARY, else beside libdmaconn, else the
+ * loader's search.  RTLD_GLOBAL, for the MPI plugins it loads in turn. */
+static void *open_mpi(char *why, size_t len)
+{
+	const char *override = getenv("DMACONN_MPI_LIBRARY");
+	void *h = NULL;
+	if (override && *override) {
+		if (override[0] != '/') {
+			snprintf(why, len, "DMACONN_MPI_LIBRARY must be an absolute path, not '%s'", override);
+			return NULL;
+		}
+		h = dlopen(override, RTLD_NOW | RTLD_GLOBAL);
+	} else {
+		Dl_info info;
+		char path[4096];
+		if (dladdr((void *)&dmaconn_version_string, &info) && info.dli_fname &&
+		    info.dli_fname[0] == '/') {
+			const char *slash = strrchr(info.dli_fname, '/');
+			int n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - info.dli_fname),
+					 info.dli_fname, DMACONN_MPI_SONAME);
+			if (n > 0 && (size_t)n < sizeof(path) && access(path, R_OK) == 0)
+				h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+		}
+		if (!h)
+			h = dlopen(DMACONN_MPI_SONAME, RTLD_NOW | RTLD_GLOBAL);
+	}
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(why, len, "%s", e ? e : DMACONN_MPI_SONAME " not found");
+	}
+	return h;
+}
+
+static int run_mpi(int *argc, char ***argv, int count, const dmaconn_device_type *types,
+		   const char **conns, int json, int quiet)
+{
+	char why[1024];
+	void *h = open_mpi(why, sizeof(why));
+	if (!h) {
+		fprintf(stderr, "dmaconn: --mpi needs the MPI component (built where MPI is found): %s\n", why);
+		return 1;
+	}
+	void *sym = dlsym(h, DMACONN_MPI_CLI_SYMBOL);
+	if (!sym) {
+		fprintf(stderr, "dmaconn: the MPI component lacks %s\n", DMACONN_MPI_CLI_SYMBOL);
+		return 1;
+	}
+	dmaconn_mpi_cli_fn cli;
+	memcpy(&cli, &sym, sizeof(cli));
+	const char *q = getenv("DMACONN_QUIET");
+	struct mpi_report m = { json, quiet || (q && *q && strcmp(q, "0")), 0 };
+	/* Each rank's warnings reach rank 0's report; none printed twice. */
+	dmaconn_set_warning_handler(ignore_warning, NULL);
+	return cli(argc, argv, count, types, (const char *const *)conns, mpi_report, &m);
+}
+
 static int record(const char *path)
 {
 	if (dmaconn_record(path) != DMACONN_OK) {
@@ -238,10 +380,11 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "mpi", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *type_name = NULL, *conn = NULL, *record_path = NULL, *replay = NULL;
-	int json = 0, list = 0, topo = 0, verify = 0, timeout_ms = 0, opt;
+	int json = 0, list = 0, topo = 0, verify = 0, timeout_ms = 0, mpi = 0, quiet = 0, opt;
 	while ((opt = getopt_long(argc, argv, "d:c:jltvqhV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -280,6 +423,10 @@ int main(int argc, char **argv)
 		}
 		case 'q':
 			dmaconn_set_warning_handler(ignore_warning, NULL);
+			quiet = 1;
+			break;
+		case 'M':
+			mpi = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -295,6 +442,10 @@ int main(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "dmaconn: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (mpi && (topo || verify || list || record_path)) {
+		fprintf(stderr, "dmaconn: --mpi takes -d/-c, --json, --quiet and --replay only\n");
 		return EXIT_USAGE;
 	}
 	if ((topo || verify) && conn) {
@@ -334,7 +485,11 @@ int main(int argc, char **argv)
 	count = dmaconn_list_detectors(types, conns, count);
 
 	int status = 0, first = 1;
-	if (verify) {
+	if (mpi) {
+		int one = type_name != NULL;
+		status = run_mpi(&argc, &argv, one ? 1 : count, one ? &type : types, one ? &conn : conns,
+				 json, quiet);
+	} else if (verify) {
 		status = run_verify(type, json, timeout_ms);
 	} else if (topo) {
 		status = run_one(type, "p2p", json, 1, replay, &first);

@@ -52,7 +52,8 @@ Exit status: 0 when detection ran (warnings included), 1 when it could not
 PATHS_LEGEND = """
 Paths: X = self; NV# = # bonded NVLinks; PIX = at most one PCIe bridge;
 PXB = several PCIe bridges, no host bridge; PHB = through a PCIe host bridge;
-NODE = between host bridges of one NUMA node; SYS = across NUMA nodes; - = no answer.
+NODE = between host bridges of one NUMA node; SYS = across NUMA nodes;
+? = NVML gives no PCIe path; - = no answer.
 """
 
 STATUS_LEGEND = """

@@ -466,13 +466,17 @@ static void fabric_properties(dmaconn_builder *b, int ordinal, const struct fabr
 	dmaconn_builder_set_device_property(b, ordinal, "clique_id", buf);
 }
 
-/* The remote end of active link l, or -1 with the reason. */
-static int remote_of(nvmlDevice_t h, const char *bus, unsigned int l, struct dc_link *link, char *why)
+/* The remote end of active link l, or -1 with the reason; *type_rc gets the
+ * answer of nvmlDeviceGetNvLinkRemoteDeviceType (FUNCTION_NOT_FOUND when
+ * NVML lacks it). */
+static int remote_of(nvmlDevice_t h, const char *bus, unsigned int l, struct dc_link *link,
+		     nvmlReturn_t *type_rc, char *why)
 {
 	nvmlReturn_t r = NVML_ERROR_FUNCTION_NOT_FOUND;
 	nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
 	if (nvml.nvmlDeviceGetNvLinkRemoteDeviceType)
 		r = nvml.nvmlDeviceGetNvLinkRemoteDeviceType(h, l, &type);
+	*type_rc = r;
 	if (r == NVML_SUCCESS && type == NVML_NVLINK_DEVICE_TYPE_SWITCH) {
 		link->remote = DC_REMOTE_SWITCH;
 		return 0;
@@ -547,8 +551,10 @@ static int batch_states(nvmlDevice_t h, int states[NVML_NVLINK_MAX_LINKS], int *
 	return n;
 }
 
-/* Fills node with device h's active links; -1 with the reason. */
-static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, int batch, char *why)
+/* Fills node with device h's active links (type_rc[k]: the remote-type
+ * answer for node->links[k]); -1 with the reason. */
+static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, int batch,
+		       nvmlReturn_t type_rc[DC_MAX_LINKS], char *why)
 {
 	int states[NVML_NVLINK_MAX_LINKS], switch_links = -1;
 	int n = batch ? batch_states(h, states, &switch_links) : -1;
@@ -579,9 +585,10 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, in
 			continue;
 		struct dc_link *link = &node->links[node->nlinks];
 		memset(link, 0, sizeof(*link));
+		type_rc[node->nlinks] = NVML_SUCCESS;
 		if (all_switch)
 			link->remote = DC_REMOTE_SWITCH;
-		else if (remote_of(h, bus, (unsigned int)l, link, why) != 0)
+		else if (remote_of(h, bus, (unsigned int)l, link, &type_rc[node->nlinks], why) != 0)
 			return -1;
 		node->nlinks++;
 	}
@@ -597,6 +604,8 @@ struct gpu_facts {
 	nvmlReturn_t fabric_rc;
 	struct fabric fabric;
 	struct dc_node node;
+	int untyped; /* active links to no GPU whose remote type NVML could not give */
+	nvmlReturn_t untyped_rc;
 };
 
 static void query_gpu(const struct session *s, int ordinal, int batch, struct gpu_facts *f)
@@ -628,11 +637,29 @@ static void query_gpu(const struct session *s, int ordinal, int batch, struct gp
 	}
 	f->fabric_rc = query_fabric(h, &f->fabric);
 	if (f->fabric_rc != NVML_SUCCESS && f->fabric_rc != NVML_ERROR_NOT_SUPPORTED) {
-		call_failed(f->why, f->fabric_rc, "nvmlDeviceGetGpuFabricInfoV(GPU %s)", bus);
+		call_failed(f->why, f->fabric_rc, "%s(GPU %s)",
+			    nvml.nvmlDeviceGetGpuFabricInfoV ? "nvmlDeviceGetGpuFabricInfoV"
+							     : "nvmlDeviceGetGpuFabricInfo", bus);
 		f->failed = 1;
 		return;
 	}
-	f->failed = query_links(h, bus, &f->node, batch, f->why) != 0;
+	nvmlReturn_t type_rc[DC_MAX_LINKS];
+	f->failed = query_links(h, bus, &f->node, batch, type_rc, f->why) != 0;
+	/* A link whose remote type NVML could not give (the call is missing or
+	 * "not found") counts only when its address is a GPU's; one to no GPU
+	 * may reach an NVSwitch, so leaving it out must be said. */
+	for (int k = 0; !f->failed && k < f->node.nlinks; k++) {
+		const struct dc_link *link = &f->node.links[k];
+		if (link->remote != DC_REMOTE_GPU || type_rc[k] != NVML_ERROR_FUNCTION_NOT_FOUND)
+			continue;
+		int gpu = 0;
+		for (int i = 0; i < s->ngpus && !gpu; i++)
+			gpu = dc_pci_equal(&link->remote_pci, &s->gpus[i].pci);
+		if (!gpu) {
+			f->untyped++;
+			f->untyped_rc = type_rc[k];
+		}
+	}
 }
 
 struct query_job {
@@ -679,6 +706,19 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 	}
 	if (f->failed)
 		return;
+	if (f->untyped) {
+		char err[WHY_SIZE];
+		if (nvml.nvmlDeviceGetNvLinkRemoteDeviceType)
+			call_failed(err, f->untyped_rc, "nvmlDeviceGetNvLinkRemoteDeviceType");
+		else
+			snprintf(err, sizeof(err), "NVML lacks nvmlDeviceGetNvLinkRemoteDeviceType");
+		dmaconn_builder_warn(b,
+				     "%s: GPU %d (%s): %d active NVLink%s lead%s to no GPU and %s, so whether "
+				     "%s an NVSwitch is unknown; not counting %s",
+				     s->label, ordinal, bus, f->untyped, f->untyped == 1 ? "" : "s",
+				     f->untyped == 1 ? "s" : "", err, f->untyped == 1 ? "it reaches" : "they reach",
+				     f->untyped == 1 ? "it" : "them");
+	}
 	fabric_properties(b, ordinal, &f->fabric);
 	struct dc_node *node = &f->node;
 	int sw = dc_switch_links(node);
@@ -892,15 +932,15 @@ static void p2p_row(void *ctx, int i)
 				snprintf(p->failed_cap, sizeof(p->failed_cap), "%s", p2p_caps[c].key);
 		}
 		p->ancestor_rc = NVML_ERROR_NOT_SUPPORTED;
-		if (j > i && job->m[(size_t)i * (size_t)n + (size_t)j] == 0 &&
-		    nvml.nvmlDeviceGetTopologyCommonAncestor)
+		/* A PCIe path is needed where either direction lacks NVLink. */
+		if (j > i && nvml.nvmlDeviceGetTopologyCommonAncestor &&
+		    (job->m[(size_t)i * (size_t)n + (size_t)j] == 0 || job->m[(size_t)j * (size_t)n + (size_t)i] == 0))
 			p->ancestor_rc = nvml.nvmlDeviceGetTopologyCommonAncestor(hi, hj, &p->ancestor);
 	}
 }
 
 /* Properties, matrix value and warnings of the pair i -> j (serially, in order). */
-static int p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int j, int *ancestor_warned,
-		     char *why)
+static void p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int j, int *ancestor_warned)
 {
 	const struct session *s = job->s;
 	int n = s->nslots, links = job->m[(size_t)i * (size_t)n + (size_t)j];
@@ -910,10 +950,6 @@ static int p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int j
 						       : (size_t)j * (size_t)n + (size_t)i];
 	char bus[DC_PCI_BUS_ID_SIZE], buf[64];
 	dc_pci_format(&s->gpus[s->slots[i].index].pci, bus);
-	if (p->rc != NVML_SUCCESS) {
-		call_failed(why, p->rc, "nvmlDeviceGetP2PStatus(GPU %d -> GPU %d, %s)", i, j, p->failed_cap);
-		return -1;
-	}
 	for (int c = 0; c < 4; c++)
 		dmaconn_builder_set_pair_property(b, i, j, p2p_caps[c].key, p2p_name(p->st[c]));
 	const char *path = "?";
@@ -950,7 +986,6 @@ static int p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int j
 	else if (links == 0 && st[3] == NVML_P2P_STATUS_OK)
 		dmaconn_builder_warn(b, "%s: GPU %d (%s) -> GPU %d: NVML reports NVLink P2P OK but no active "
 				     "NVLink joins them", s->label, i, bus, j);
-	return 0;
 }
 
 static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
@@ -972,18 +1007,22 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 		goto out;
 	}
 	parallel_for(n, p2p_row, &job);
-	for (int i = 0; i < n && rc == 0; i++)
-		for (int j = 0; j < n && rc == 0; j++)
-			if (job.pairs[(size_t)i * (size_t)n + (size_t)j].asked)
-				rc = p2p_apply(b, &job, i, j, &ancestor_warned, why);
-	if (rc != 0) {
-		for (int i = 0; i < n; i++)
-			for (int j = 0; j < n; j++)
-				if (i != j)
-					dmaconn_builder_set(b, i, j, 0);
-		dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
-		rc = 0;
+	/* Any failing status call voids them all: no pair shows half an answer. */
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			const struct pair_facts *p = &job.pairs[(size_t)i * (size_t)n + (size_t)j];
+			if (p->asked && p->rc != NVML_SUCCESS) {
+				call_failed(why, p->rc, "nvmlDeviceGetP2PStatus(GPU %d -> GPU %d, %s)", i, j,
+					    p->failed_cap);
+				dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
+				goto out;
+			}
+		}
 	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (job.pairs[(size_t)i * (size_t)n + (size_t)j].asked)
+				p2p_apply(b, &job, i, j, &ancestor_warned);
 out:
 	free(job.pairs);
 	free(job.rate);

@@ -63,8 +63,10 @@ if [ -f python/tests/device_check.py ]; then
 fi
 
 echo "== the test suite on this machine (fakes and replays), then the functional check for real"
-(cd $B && ctest --output-on-failure 2>&1 | tail -15)
-[ -x $B/tests/test_verify ] && show $B/tests/test_verify --real $B/dmaconn-verify-helper
+(cd $B && ctest --output-on-failure 2>&1 | grep -v "^ok " | tail -60)
+echo "== which libraries a live detection maps (anything CUDA?)"
+LD_DEBUG=libs $B/dmaconn -d cuda -c p2p -q 2>&1 | grep -E "calling init|find library" | grep -i -E "cuda|nvidia" | sed 's/^ *[0-9]*://' | sort -u | head -20
+[ -x $B/tests/test_verify ] && show $B/tests/test_verify --real "$PWD/$B/dmaconn-verify-helper"
 
 echo "== first detection, fresh processes: dmaconn (parallel+batched), dmaconn naive (serial, per link), raw NVML floor"
 for i in 1 2 3 4 5; do $B/bench/first_detect; done
