@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build run test install clean deps
+.PHONY: all build run test install clean deps bench bench-scaling
 
 all: build
 
@@ -19,10 +19,21 @@ run: build
 	@$(BUILD)/dmaconn -d cuda -c nvlink
 	@echo
 	@echo "== replay of examples/h200x2-recorded.json (recorded on 2x NVIDIA H200), not this machine"
-	@$(BUILD)/dmaconn --replay examples/h200x2-recorded.json
+	@$(BUILD)/dmaconn --replay examples/h200x2-recorded.json -d cuda -c nvlink
+	@echo
+	@$(BUILD)/dmaconn --replay examples/h200x2-recorded.json --topo
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Benchmarks (bench/README.md): first detection against PyTorch, nvidia-smi
+# and raw NVML on this machine's GPUs (~4 min); scaling on the fake NVML.
+# BENCH_ARGS=--quick for a smoke run.  Not part of `make test`.
+bench: build
+	python3 bench/run.py --build $(BUILD) $(BENCH_ARGS)
+
+bench-scaling: build
+	python3 bench/scaling.py --build $(BUILD) $(BENCH_ARGS)
 
 install: build
 	cmake --install $(BUILD)

@@ -219,7 +219,9 @@ DMACONN_EXTERN int dmaconn_builder_add_warning(dmaconn_builder *b, const char *m
 /* For a detector that cannot produce a result: records the message that
  * dmaconn_last_error() gives after the failed detection and returns err (a
  * negative DMACONN_E* code; DMACONN_EDETECTOR when err is not negative),
- * for the detector to return.  Call it on the detector's thread. */
+ * for the detector to return.  The detection then fails with
+ * DMACONN_EDETECTOR, or with err itself when it is DMACONN_ENOMEM or
+ * DMACONN_EREPLAY.  Call it on the detector's thread. */
 DMACONN_EXTERN int dmaconn_builder_fail(dmaconn_builder *b, int err, const char *fmt, ...)
 #ifdef __GNUC__
 	__attribute__((format(printf, 3, 4)))

@@ -56,6 +56,11 @@ struct replay_section {
 };
 extern const struct replay_section replay_sections[]; /* ends with a NULL key */
 
+/* The "files" section (files.c). */
+int replay_files_read(const char *file, json_t *value);
+void replay_files_release(void);
+void replay_files_record(json_t *root);
+
 /* Writes "FILE: PATH: message" as the load error; returns -1. */
 int replay_bad(const char *file, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

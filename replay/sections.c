@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "replay_internal.h"
+#include "replay_ze.h"
 
 static char *host;
 
@@ -43,5 +44,7 @@ const char *replay_host(void)
 
 const struct replay_section replay_sections[] = {
 	{ "host", read_host, release_host, record_host },
+	{ "files", replay_files_read, replay_files_release, replay_files_record },
+	{ "level_zero", replay_ze_read, replay_ze_release, replay_ze_record },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -6,6 +6,8 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "backends/level_zero.h"
+#include "backends/kfd.h"
 
 #define DC_STR_(x) #x
 #define DC_STR(x) DC_STR_(x)
@@ -390,8 +392,34 @@ int dmaconn_builder_warn(dmaconn_builder *b, const char *fmt, ...)
 		b->oom = 1;
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	}
-	dc_warning_emit(msg);
+	if (!b->quiet)
+		dc_warning_emit(msg);
 	return DMACONN_OK;
+}
+
+int dmaconn_builder_add_warning(dmaconn_builder *b, const char *message)
+{
+	if (!b || !message)
+		return dc_fail(DMACONN_EINVAL, "dmaconn_builder_add_warning: NULL argument");
+	if (dc_strings_push(&b->r->warnings, message) != 0) {
+		b->oom = 1;
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	}
+	return DMACONN_OK;
+}
+
+int dmaconn_builder_fail(dmaconn_builder *b, int err, const char *fmt, ...)
+{
+	(void)b;
+	if (err >= 0)
+		err = DMACONN_EDETECTOR;
+	if (!fmt)
+		return dc_fail(err, "the detector failed");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return err;
 }
 
 /* ---------------------------------------------------------------- registry */
@@ -426,6 +454,10 @@ static const struct {
 } builtin_detectors[] = {
 	{ DMACONN_DEVICE_CUDA, "nvlink", dc_nvml_detect_nvlink },
 	{ DMACONN_DEVICE_CUDA, "p2p", dc_nvml_detect_p2p },
+	{ DMACONN_DEVICE_ROCM, "infinity_fabric", dc_kfd_detect_infinity_fabric },
+	{ DMACONN_DEVICE_ROCM, "p2p", dc_kfd_detect_p2p },
+	{ DMACONN_DEVICE_XPU, "p2p", dc_ze_detect_p2p },
+	{ DMACONN_DEVICE_XPU, "xelink", dc_ze_detect_xelink },
 };
 
 static struct entry *entry_new(dmaconn_device_type type, const char *connection,
@@ -552,8 +584,13 @@ int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
 
 /* ---------------------------------------------------------------- detection */
 
-static int run_detector(struct entry *e, dmaconn_device_type type, const char *connection,
-			dmaconn_result **out)
+/* How a detection runs: cached (dmaconn_detect), fresh and cached
+ * (dmaconn_detect_fresh), or over the whole node, quiet and uncached
+ * (dmaconn_detect_node). */
+enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE };
+
+static int run_detector(dmaconn_detector_fn fn, void *user_data, dmaconn_device_type type,
+			const char *connection, int mode, dmaconn_result **out)
 {
 	dmaconn_result *r = calloc(1, sizeof(*r));
 	if (!r || !(r->connection = strdup(connection))) {
@@ -562,9 +599,13 @@ static int run_detector(struct entry *e, dmaconn_device_type type, const char *c
 	}
 	atomic_init(&r->refs, 1);
 	r->type = type;
-	dmaconn_builder b = { .r = r };
+	dmaconn_builder b = { .r = r, .quiet = mode == DETECT_NODE };
 	last_error[0] = '\0';
-	int rc = e->fn(&b, e->user_data);
+	if (mode == DETECT_NODE)
+		dc_set_node_scope(1);
+	int rc = fn(&b, user_data);
+	if (mode == DETECT_NODE)
+		dc_set_node_scope(0);
 	if (rc == DMACONN_OK && b.oom)
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory while detecting %s over %s",
 			     dmaconn_device_type_name(type), connection);
@@ -582,7 +623,7 @@ static int run_detector(struct entry *e, dmaconn_device_type type, const char *c
 	return DMACONN_OK;
 }
 
-static int detect(dmaconn_device_type type, const char *connection, int fresh,
+static int detect(dmaconn_device_type type, const char *connection, int mode,
 		  dmaconn_result **out)
 {
 	if (!out)
@@ -605,7 +646,7 @@ static int detect(dmaconn_device_type type, const char *connection, int fresh,
 			return dc_fail(DMACONN_ENODETECTOR, "no DMA connectivity detector for %s over %s",
 				       dmaconn_device_type_name(type), connection);
 		}
-		if (!fresh && e->cached) {
+		if (mode == DETECT_CACHED && e->cached) {
 			*out = dmaconn_result_retain(e->cached);
 			pthread_mutex_unlock(&reg_lock);
 			return dc_ok();
@@ -626,12 +667,12 @@ static int detect(dmaconn_device_type type, const char *connection, int fresh,
 	pthread_mutex_unlock(&reg_lock);
 
 	dmaconn_result *r = NULL;
-	rc = run_detector(e, type, connection, &r);
+	rc = run_detector(e->fn, e->user_data, type, connection, mode, &r);
 
 	dmaconn_result *old = NULL;
 	pthread_mutex_lock(&reg_lock);
 	e->running = 0;
-	if (rc == DMACONN_OK && !e->removed) {
+	if (rc == DMACONN_OK && !e->removed && mode != DETECT_NODE) {
 		old = e->cached;
 		e->cached = dmaconn_result_retain(r);
 	}
@@ -646,12 +687,32 @@ static int detect(dmaconn_device_type type, const char *connection, int fresh,
 
 int dmaconn_detect(dmaconn_device_type type, const char *connection, dmaconn_result **out)
 {
-	return detect(type, connection, 0, out);
+	return detect(type, connection, DETECT_CACHED, out);
 }
 
 int dmaconn_detect_fresh(dmaconn_device_type type, const char *connection, dmaconn_result **out)
 {
-	return detect(type, connection, 1, out);
+	return detect(type, connection, DETECT_FRESH, out);
+}
+
+int dmaconn_detect_node(dmaconn_device_type type, const char *connection, dmaconn_result **out)
+{
+	return detect(type, connection, DETECT_NODE, out);
+}
+
+int dmaconn_result_build(dmaconn_device_type type, const char *connection, dmaconn_detector_fn fn,
+			 void *user_data, dmaconn_result **out)
+{
+	if (!out)
+		return dc_fail(DMACONN_EINVAL, "NULL result pointer");
+	*out = NULL;
+	int rc = check_pair(type, connection);
+	if (rc)
+		return rc;
+	if (!fn)
+		return dc_fail(DMACONN_EINVAL, "NULL detector function");
+	rc = run_detector(fn, user_data, type, connection, DETECT_FRESH, out);
+	return rc == DMACONN_OK ? dc_ok() : rc;
 }
 
 void dmaconn_clear_cache(void)
@@ -662,6 +723,57 @@ void dmaconn_clear_cache(void)
 		e->cached = NULL;
 	}
 	pthread_mutex_unlock(&reg_lock);
+}
+
+/* ------------------------------------------------------------------- fork */
+
+/*
+ * fork() while other threads detect: the child has only the thread that
+ * forked, so a lock another thread held at that moment would stay locked
+ * forever, and a detection another thread was running would never finish
+ * (its waiters would wait forever).  Before fork, the library's locks are
+ * taken in the order the code nests them -- the warning sink (whose handler
+ * may call dmaconn), the registry, NVML (whose initialisation opens the
+ * replay component), the replay component -- so that fork happens between
+ * critical sections; both sides release them, and the child forgets the
+ * detections that ran on threads it does not have (and their waiters).  A warning handler must
+ * therefore not fork.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&sink_lock);
+	pthread_mutex_lock(&reg_lock);
+	dc_nvml_fork(DC_FORK_PREPARE);
+	dc_replay_fork(DC_FORK_PREPARE);
+}
+
+static void fork_release(int phase)
+{
+	dc_replay_fork(phase);
+	dc_nvml_fork(phase);
+	pthread_mutex_unlock(&reg_lock);
+	pthread_mutex_unlock(&sink_lock);
+}
+
+static void fork_parent(void)
+{
+	fork_release(DC_FORK_PARENT);
+}
+
+static void fork_child(void)
+{
+	for (struct entry *e = entries; e; e = e->next)
+		if (e->running && !pthread_equal(e->runner, pthread_self()))
+			e->running = 0;
+	/* Threads that waited on it are gone, and glibc's broadcast would wait
+	 * for them to wake: a fresh condition variable. */
+	pthread_cond_init(&reg_cond, NULL);
+	fork_release(DC_FORK_CHILD);
+}
+
+__attribute__((constructor)) static void install_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 void dmaconn_shutdown(void)
@@ -680,5 +792,7 @@ void dmaconn_shutdown(void)
 	}
 	dmaconn_set_warning_handler(NULL, NULL);
 	dc_nvml_shutdown();
+	dc_kfd_shutdown();
+	dc_ze_shutdown();
 	dc_replay_shutdown();
 }

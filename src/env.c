@@ -143,14 +143,69 @@ const struct dmaconn_replay_ops *dc_replay_ops(void)
 	return ops;
 }
 
+static _Thread_local int node_scope;
+
+void dc_set_node_scope(int on)
+{
+	node_scope = on;
+}
+
+/* The variables that hide devices from a runtime (CUDA_DEVICE_ORDER only
+ * orders them). */
+static int hides_devices(const char *name)
+{
+	static const char *const names[] = { "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+					     "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+					     "ZE_AFFINITY_MASK" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
 const char *dc_getenv(const char *name)
 {
+	if (node_scope && hides_devices(name))
+		return NULL;
+	if (node_scope && !strcmp(name, "CUDA_DEVICE_ORDER"))
+		return "PCI_BUS_ID";
 	const struct dmaconn_replay_ops *ops = dc_replay_ops();
 	const char *value;
 	const char *live = secure_getenv("DMACONN_REPLAY_LIVE_ENV");
 	if (ops && !(live && *live && strcmp(live, "0")) && ops->getenv(name, &value))
 		return value;
 	return secure_getenv(name);
+}
+
+const char *dmaconn_host_id(void)
+{
+	static _Thread_local char id[1024];
+	const char *file = secure_getenv("DMACONN_REPLAY");
+	if (file && *file) {
+		const struct dmaconn_replay_ops *ops = dc_replay_ops();
+		const char *host = ops && ops->host ? ops->host() : NULL;
+		if (host && *host) {
+			snprintf(id, sizeof(id), "%s", host);
+		} else {
+			/* No name in the file: the file itself is the node. */
+			char *abs = realpath(file, NULL);
+			snprintf(id, sizeof(id), "replay:%s", abs ? abs : file);
+			free(abs);
+		}
+		return id;
+	}
+	if (gethostname(id, sizeof(id) - 1) != 0 || !id[0])
+		snprintf(id, sizeof(id), "localhost");
+	id[sizeof(id) - 1] = '\0';
+	return id;
+}
+
+void dc_replay_fork(int phase)
+{
+	if (phase == DC_FORK_PREPARE)
+		pthread_mutex_lock(&replay_lock);
+	else
+		pthread_mutex_unlock(&replay_lock);
 }
 
 void dc_replay_shutdown(void)

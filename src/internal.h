@@ -37,6 +37,7 @@ struct dmaconn_builder {
 	struct dmaconn_result *r;
 	int sized;
 	int oom; /* an allocation failed: the detection fails with ENOMEM */
+	int quiet; /* warnings stay in the result, none goes to the sink */
 };
 
 /* Records the calling thread's message for dmaconn_last_error(); returns err. */
@@ -73,6 +74,17 @@ int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *e
 /* 1 when replay is on and its file loaded; used to keep live sysfs out of a replay. */
 const struct dmaconn_replay_ops *dc_replay_ops(void);
 void dc_replay_shutdown(void);
+
+/* fork() while other threads work: DC_FORK_PREPARE takes the lock of a part,
+ * DC_FORK_PARENT and DC_FORK_CHILD release it (dmaconn.c's pthread_atfork
+ * handlers call these in the order code nests the locks). */
+enum { DC_FORK_PREPARE, DC_FORK_PARENT, DC_FORK_CHILD };
+void dc_replay_fork(int phase);
+void dc_nvml_fork(int phase);
+/* While on, the calling thread's dc_getenv() hides the device-visibility
+ * variables and answers CUDA_DEVICE_ORDER=PCI_BUS_ID: detection then covers
+ * every device of the node (dmaconn_detect_node). */
+void dc_set_node_scope(int on);
 
 /* ---- built-in detectors ---- */
 int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data);

@@ -8,6 +8,7 @@
 
 struct sort_ctx {
 	const struct dc_gpu *gpus;
+	const int (*cc)[2]; /* compute capability per GPU, unknown ones filled in */
 	int by_speed;
 };
 
@@ -23,19 +24,41 @@ static int cmp_gpus(const void *pa, const void *pb)
 	const struct keyed *a = pa, *b = pb;
 	const struct dc_gpu *x = &a->ctx->gpus[a->index], *y = &a->ctx->gpus[b->index];
 	if (a->ctx->by_speed) {
-		int cx = x->cc_major * 100 + x->cc_minor, cy = y->cc_major * 100 + y->cc_minor;
-		if (cx != cy)
-			return cx > cy ? -1 : 1;
+		/* Major, then minor: NVML's ints, compared without arithmetic. */
+		const int *cx = a->ctx->cc[a->index], *cy = a->ctx->cc[b->index];
+		if (cx[0] != cy[0])
+			return cx[0] > cy[0] ? -1 : 1;
+		if (cx[1] != cy[1])
+			return cx[1] > cy[1] ? -1 : 1;
 	}
 	int c = dc_pci_compare(&x->pci, &y->pci);
 	return c ? c : a->index - b->index;
 }
 
-static int all_alike(const struct dc_gpu *g, int n)
+/*
+ * Each GPU's compute capability for ordering: a GPU whose capability NVML
+ * did not give (-1) takes that of a GPU of the same name, which is the same
+ * model, so that one unanswered query does not make identical GPUs "mixed"
+ * and reorder them.
+ */
+static void fill_cc(const struct dc_gpu *g, int n, int (*cc)[2])
+{
+	for (int i = 0; i < n; i++) {
+		cc[i][0] = g[i].cc_major;
+		cc[i][1] = g[i].cc_minor;
+		for (int k = 0; cc[i][0] < 0 && k < n; k++) {
+			if (g[k].cc_major >= 0 && !strcmp(g[k].name, g[i].name)) {
+				cc[i][0] = g[k].cc_major;
+				cc[i][1] = g[k].cc_minor;
+			}
+		}
+	}
+}
+
+static int all_alike(const struct dc_gpu *g, const int (*cc)[2], int n)
 {
 	for (int i = 1; i < n; i++)
-		if (strcmp(g[i].name, g[0].name) || g[i].cc_major != g[0].cc_major ||
-		    g[i].cc_minor != g[0].cc_minor)
+		if (strcmp(g[i].name, g[0].name) || cc[i][0] != cc[0][0] || cc[i][1] != cc[0][1])
 			return 0;
 	return 1;
 }
@@ -89,13 +112,15 @@ int dc_cuda_visible(const struct dc_gpu *gpus, int n, int uuids_known, const cha
 		entries += *c == ',';
 	struct dc_slot *out = calloc((size_t)n + entries, sizeof(*out));
 	char *copy = visible ? strdup(visible) : NULL;
-	if (!keys || !ordered || !used || !out || (visible && !copy)) {
-		free(keys), free(ordered), free(used), free(out), free(copy);
+	int (*cc)[2] = calloc((size_t)n + 1, sizeof(*cc));
+	if (!keys || !ordered || !used || !out || (visible && !copy) || !cc) {
+		free(keys), free(ordered), free(used), free(out), free(copy), free(cc);
 		return -1;
 	}
 
-	struct sort_ctx ctx = { gpus, 0 };
-	int mixed = !all_alike(gpus, n);
+	fill_cc(gpus, n, cc);
+	struct sort_ctx ctx = { gpus, (const int (*)[2])cc, 0 };
+	int mixed = !all_alike(gpus, (const int (*)[2])cc, n);
 	ctx.by_speed = mixed && !(order && !strcmp(order, "PCI_BUS_ID"));
 	for (int i = 0; i < n; i++)
 		keys[i] = (struct keyed){ i, &ctx };
@@ -155,6 +180,7 @@ int dc_cuda_visible(const struct dc_gpu *gpus, int n, int uuids_known, const cha
 	free(ordered);
 	free(used);
 	free(copy);
+	free(cc);
 	*slots = out;
 	return count;
 }

@@ -39,4 +39,26 @@ struct dc_slot {
 int dc_cuda_visible(const struct dc_gpu *gpus, int n, int uuids_known, const char *order,
 		    const char *visible, struct dc_slot **slots, int *guessed);
 
+/*
+ * Device order as HIP shows AMD GPUs (order_hip.c), without asking ROCr or
+ * HIP.  The n GPUs are given in KFD node order, by their KFD unique_id (0 when
+ * the kernel reports none).  ROCR_VISIBLE_DEVICES (`rocr`, NULL = unset)
+ * first, as ROCr's device filter does: set but empty hides every GPU;
+ * otherwise comma-separated tokens, blanks around them ignored and case
+ * ignored, at most n of them evaluated: a token starting with 'G' is a UUID
+ * ("GPU-" and 16 hex digits of unique_id) or a unique prefix of one, 5 to 20
+ * characters; any other is an integer (C syntax: 0x1f and 017 too); the
+ * first unmatched, ambiguous, out-of-range or repeated token ends the list,
+ * and an empty token leaves ROCr without devices.  Then HIP_VISIBLE_DEVICES
+ * (`hip`), or CUDA_VISIBLE_DEVICES (`cuda`) when that is unset or empty,
+ * indexes the GPUs ROCr left, as HIP does: exact decimal indices ("1", not
+ * " 1" or "01") or a string found inside a GPU's "GPU-<16 lower-case hex>"
+ * UUID ("GPU-XX" for unique_id 0), which selects the first such GPU; the
+ * first invalid entry ends the list and repeated ones are skipped.
+ * Returns the number of visible GPUs and *order, their indices into the n
+ * (malloc'd, caller frees), or -1 when out of memory.
+ */
+int dc_hip_visible(const unsigned long long *unique_ids, int n, const char *rocr,
+		   const char *hip, const char *cuda, int **order);
+
 #endif

@@ -66,3 +66,175 @@ int dc_sysfs_nvidia_gpus(const char *root, struct dc_pci *out, int max)
 	free(all);
 	return n;
 }
+
+/* ------------------------------------------------ files as detectors see them */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+static int join_root(const char *root, const char *path, char *out, size_t len)
+{
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	int n = snprintf(out, len, "%s%s", root ? root : "", path);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int dc_sysfs_read_at(const char *root, const char *path, char *buf, size_t len)
+{
+	char full[4096];
+	int rc = join_root(root, path, full, sizeof(full));
+	if (rc)
+		return rc;
+	if (!buf || len == 0)
+		return -EINVAL;
+	int fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t got = 0;
+	int err = 0;
+	for (;;) {
+		if (got == len - 1) {
+			/* Full: one more byte tells a file that fits from one that does not. */
+			char extra;
+			ssize_t r = read(fd, &extra, 1);
+			err = r > 0 ? -EFBIG : r < 0 ? -errno : 0;
+			break;
+		}
+		ssize_t r = read(fd, buf + got, len - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return err ? err : (int)got;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void dc_free_names(char **names, int count)
+{
+	for (int i = 0; names && i < count; i++)
+		free(names[i]);
+	free(names);
+}
+
+int dc_sysfs_list_at(const char *root, const char *path, char ***names)
+{
+	char full[4096];
+	*names = NULL;
+	int rc = join_root(root, path, full, sizeof(full));
+	if (rc)
+		return rc;
+	DIR *d = opendir(full);
+	if (!d)
+		return -errno;
+	char **all = NULL;
+	int n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (n == cap) {
+			int ncap = cap ? cap * 2 : 16;
+			char **grown = realloc(all, (size_t)ncap * sizeof(*all));
+			if (!grown)
+				goto oom;
+			all = grown;
+			cap = ncap;
+		}
+		if (!(all[n] = strdup(e->d_name)))
+			goto oom;
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(all, (size_t)n, sizeof(*all), cmp_names);
+	*names = all;
+	return n;
+oom:
+	closedir(d);
+	dc_free_names(all, n);
+	return -ENOMEM;
+}
+
+#ifdef DMACONN_BUILDING
+/* The replay-aware readers, in libdmaconn only (the replay component has no
+ * replay of its own to consult). */
+#include "internal.h"
+#include "replay_abi.h"
+
+static int replaying(const struct dmaconn_replay_ops **ops)
+{
+	const char *file = secure_getenv("DMACONN_REPLAY");
+	if (!file || !*file)
+		return 0;
+	*ops = dc_replay_ops();
+	return 1;
+}
+
+static const char *live_root(void)
+{
+	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
+	return root && *root ? root : "";
+}
+
+int dc_read_file(const char *path, char *buf, size_t len)
+{
+	const struct dmaconn_replay_ops *ops = NULL;
+	if (!replaying(&ops))
+		return dc_sysfs_read_at(live_root(), path, buf, len);
+	/* A replay that cannot be loaded has no files: never the live ones. */
+	const char *data;
+	size_t size;
+	if (!buf || len == 0)
+		return -EINVAL;
+	if (!ops || !ops->read_file || !path || !ops->read_file(path, &data, &size)) {
+		buf[0] = '\0';
+		return -ENOENT;
+	}
+	if (size > len - 1) {
+		buf[0] = '\0';
+		return -EFBIG;
+	}
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	return (int)size;
+}
+
+int dc_list_dir(const char *path, char ***names)
+{
+	const struct dmaconn_replay_ops *ops = NULL;
+	*names = NULL;
+	if (!replaying(&ops))
+		return dc_sysfs_list_at(live_root(), path, names);
+	const char *const *recorded;
+	int count = 0;
+	if (!ops || !ops->list_dir || !path || !ops->list_dir(path, &recorded, &count))
+		return -ENOENT;
+	char **all = calloc((size_t)count + 1, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (int i = 0; i < count; i++) {
+		if (!(all[i] = strdup(recorded[i]))) {
+			dc_free_names(all, i);
+			return -ENOMEM;
+		}
+	}
+	if (count > 1)
+		qsort(all, (size_t)count, sizeof(*all), cmp_names);
+	*names = all;
+	return count;
+}
+#endif

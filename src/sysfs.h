@@ -13,4 +13,30 @@
  */
 int dc_sysfs_nvidia_gpus(const char *root, struct dc_pci *out, int max);
 
+/*
+ * The kernel's files as a detector must see them.  When a replay is active
+ * (DMACONN_REPLAY), the answers come from the recording's "files" section
+ * only: a path it lacks does not exist.  Otherwise the file system is read
+ * below DMACONN_SYSFS_ROOT (secure_getenv; unset or empty: "/").  Paths are
+ * absolute, as the kernel spells them ("/sys/class/kfd/kfd/topology/...").
+ */
+
+/* Reads the file into buf (NUL-terminated) and returns its length, or a
+ * negative errno: -ENOENT when it does not exist, -EFBIG when it does not fit
+ * in len - 1 bytes. */
+int dc_read_file(const char *path, char *buf, size_t len);
+
+/* Lists the directory: returns the number of entries ("." and ".." left out)
+ * and *names, a malloc'd array of malloc'd names sorted with strcmp, which
+ * the caller frees with dc_free_names(); or a negative errno (-ENOENT,
+ * -ENOTDIR, -ENOMEM), *names then NULL. */
+int dc_list_dir(const char *path, char ***names);
+void dc_free_names(char **names, int count);
+
+/* The same on the file system only, below root ("" or NULL for "/"); what
+ * the recorder uses.  dc_read_file() and dc_list_dir() are part of
+ * libdmaconn only (they consult the replay), these of both libraries. */
+int dc_sysfs_read_at(const char *root, const char *path, char *buf, size_t len);
+int dc_sysfs_list_at(const char *root, const char *path, char ***names);
+
 #endif

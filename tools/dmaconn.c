@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../src/mpi/dmaconn_mpi_cli.h"
+#include "cli.h"
 #include "dmaconn.h"
 #include "json_out.h"
 
@@ -44,8 +45,10 @@ static void usage(FILE *f)
 	      "  -h, --help              this help\n"
 	      "  -V, --version           the version\n"
 	      "\n"
-	      "Environment: CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER (device order, as CUDA),\n"
-	      "DMACONN_QUIET, DMACONN_REPLAY, DMACONN_NVML_LIBRARY, DMACONN_SYSFS_ROOT.\n"
+	      "Device order follows CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER (cuda),\n"
+	      "ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES (rocm), ZE_AFFINITY_MASK and\n"
+	      "ZE_FLAT_DEVICE_HIERARCHY (xpu).  Also read: DMACONN_QUIET, DMACONN_REPLAY,\n"
+	      "DMACONN_NVML_LIBRARY, DMACONN_SYSFS_ROOT and the others in README.md.\n"
 	      "Exit status: 0 when detection ran (warnings included), 1 when it could not\n"
 	      "(or --verify found a failing pair), 2 for bad arguments.\n",
 	      f);
@@ -84,6 +87,78 @@ static void print_text(const dmaconn_result *r, const char *replay)
 	}
 }
 
+/* The legend and per-pair lines of --topo for AMD GPUs (rocm/p2p's pair
+ * properties, from the KFD topology). */
+static void print_topo_rocm(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	puts("\nPaths: X = self; XGMI# = # direct XGMI (Infinity Fabric) links; XGMI+ = XGMI\n"
+	     "through other GPUs; XGMI? = XGMI, link count not reported (partitioned GPUs);\n"
+	     "PCIE = peer access over PCIe; NONE = no peer link; - = no answer.\n");
+	puts("Peer capabilities (DMA = peer DMA and 32- and 64-bit atomics all supported):");
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			const char *type = dmaconn_result_pair_get(r, i, j, "link_type");
+			const char *hops = dmaconn_result_pair_get(r, i, j, "hops");
+			const char *w = dmaconn_result_pair_get(r, i, j, "weight");
+			const char *lo = dmaconn_result_pair_get(r, i, j, "min_bandwidth_mbs");
+			const char *hi = dmaconn_result_pair_get(r, i, j, "max_bandwidth_mbs");
+			const char *links = dmaconn_result_pair_get(r, i, j, "xgmi_links");
+			const char *a32 = dmaconn_result_pair_get(r, i, j, "atomics_32");
+			const char *a64 = dmaconn_result_pair_get(r, i, j, "atomics_64");
+			const char *coh = dmaconn_result_pair_get(r, i, j, "coherent");
+			printf("  GPU%d -> GPU%d: DMA %s; %s", i, j, dmaconn_result_get(r, i, j) ? "yes" : "no",
+			       type ? type : "-");
+			if (links)
+				printf(", %s link%s", links, strcmp(links, "1") ? "s" : "");
+			if (hops)
+				printf(", %s hop%s", hops, strcmp(hops, "1") ? "s" : "");
+			if (w)
+				printf(", weight %s", w);
+			if (lo && hi)
+				printf(", %s-%s MB/s", lo, hi);
+			if (a32 && a64 && coh)
+				printf("; atomics 32-bit %s, 64-bit %s; coherent %s", a32, a64, coh);
+			putchar('\n');
+		}
+	}
+}
+
+/* The legend and per-pair lines of --topo for Intel GPUs (xpu/p2p's pair
+ * properties: Level Zero P2P flags and the fabric's Xe Link / MDFI edges). */
+static void print_topo_xpu(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	puts("\nPaths: X = self; XL# = # Xe Link connections (fabric edges); MDFI = the die-to-die\n"
+	     "link between two tiles of one card; - = no fabric edge (PCIe, or no answer).\n");
+	puts("Peer capabilities (DMA = Level Zero P2P ACCESS and ATOMICS):");
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			const char *flags = dmaconn_result_pair_get(r, i, j, "p2p_flags");
+			const char *path = dmaconn_result_pair_get(r, i, j, "path");
+			const char *gb = dmaconn_result_pair_get(r, i, j, "xelink_gbps");
+			const char *bw = dmaconn_result_pair_get(r, i, j, "xelink_bandwidth");
+			const char *lat = dmaconn_result_pair_get(r, i, j, "xelink_latency");
+			const char *dup = dmaconn_result_pair_get(r, i, j, "xelink_duplexity");
+			printf("  GPU%d -> GPU%d: DMA %s; p2p %s; %s", i, j, dmaconn_result_get(r, i, j) ? "yes" : "no",
+			       flags ? flags : "-", path ? path : "-");
+			if (gb)
+				printf(", %s GB/s", gb);
+			else if (bw)
+				printf(", %s", bw);
+			if (lat)
+				printf(", latency %s", lat);
+			if (dup)
+				printf(", %s duplex", dup);
+			putchar('\n');
+		}
+	}
+}
+
 /* A `nvidia-smi topo -m`-like table from the p2p result, then each pair's
  * capabilities. */
 static void print_topo(const dmaconn_result *r, const char *replay)
@@ -105,6 +180,14 @@ static void print_topo(const dmaconn_result *r, const char *replay)
 			printf("  %-7s", path ? path : "-");
 		}
 		putchar('\n');
+	}
+	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_ROCM) {
+		print_topo_rocm(r);
+		return;
+	}
+	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_XPU) {
+		print_topo_xpu(r);
+		return;
 	}
 	puts("\nPaths: X = self; NV# = # bonded NVLinks; PIX = at most one PCIe bridge;\n"
 	     "PXB = several PCIe bridges, no host bridge; PHB = through a PCIe host bridge;\n"
@@ -244,7 +327,7 @@ static int distinct(const dmaconn_result *r, const char *key)
 static void print_mpi_text(const dmaconn_result *r)
 {
 	int n = dmaconn_result_size(r), ranks = distinct(r, "rank"), nodes = distinct(r, "node");
-	printf("%s/%s across MPI ranks: %d device%s of %d rank%s on %d node%s\n",
+	printf("%s/%s across MPI ranks: %d device%s from %d rank%s on %d node%s\n",
 	       dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
 	       n, n == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
 	for (int i = 0; i < n; i++) {
@@ -302,7 +385,7 @@ static int mpi_report(const dmaconn_result *r, int index, int count, void *user_
  * loader's search.  RTLD_GLOBAL, for the MPI plugins it loads in turn. */
 static void *open_mpi(char *why, size_t len)
 {
-	const char *override = getenv("DMACONN_MPI_LIBRARY");
+	const char *override = secure_getenv("DMACONN_MPI_LIBRARY");
 	void *h = NULL;
 	if (override && *override) {
 		if (override[0] != '/') {
@@ -347,7 +430,7 @@ static int run_mpi(int *argc, char ***argv, int count, const dmaconn_device_type
 	}
 	dmaconn_mpi_cli_fn cli;
 	memcpy(&cli, &sym, sizeof(cli));
-	const char *q = getenv("DMACONN_QUIET");
+	const char *q = secure_getenv("DMACONN_QUIET");
 	struct mpi_report m = { json, quiet || (q && *q && strcmp(q, "0")), 0 };
 	/* Each rank's warnings reach rank 0's report; none printed twice. */
 	dmaconn_set_warning_handler(ignore_warning, NULL);
@@ -361,11 +444,13 @@ static int record(const char *path)
 		return 1;
 	}
 	fprintf(stderr, "dmaconn: recorded %s to %s\n",
-		getenv("DMACONN_REPLAY") ? "the replayed node" : "this node", path);
+		secure_getenv("DMACONN_REPLAY") ? "the replayed node" : "this node", path);
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The CLI; main() below, or a test that runs it again and again (getopt
+ * state is reset on entry, tests/fuzz). */
+int dmaconn_cli_main(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "device-type", required_argument, NULL, 'd' },
@@ -385,6 +470,7 @@ int main(int argc, char **argv)
 	};
 	const char *type_name = NULL, *conn = NULL, *record_path = NULL, *replay = NULL;
 	int json = 0, list = 0, topo = 0, verify = 0, timeout_ms = 0, mpi = 0, quiet = 0, opt;
+	optind = 0; /* glibc: rescan from argv[1] with fresh state */
 	while ((opt = getopt_long(argc, argv, "d:c:jltvqhV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -466,8 +552,8 @@ int main(int argc, char **argv)
 	}
 	if (record_path)
 		return record(record_path);
-	if (!replay && getenv("DMACONN_REPLAY") && *getenv("DMACONN_REPLAY"))
-		replay = getenv("DMACONN_REPLAY"); /* label replayed output either way */
+	if (!replay && secure_getenv("DMACONN_REPLAY") && *secure_getenv("DMACONN_REPLAY"))
+		replay = secure_getenv("DMACONN_REPLAY"); /* label replayed output either way */
 
 	dmaconn_device_type type = DMACONN_DEVICE_CUDA;
 	if (type_name && dmaconn_device_type_parse(type_name, &type) != DMACONN_OK) {
@@ -514,3 +600,10 @@ int main(int argc, char **argv)
 	free(conns);
 	return status;
 }
+
+#ifndef DMACONN_CLI_NO_MAIN
+int main(int argc, char **argv)
+{
+	return dmaconn_cli_main(argc, argv);
+}
+#endif

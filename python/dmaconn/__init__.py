@@ -41,6 +41,7 @@ from ._errors import (
     ReplayError,
     UnavailableError,
 )
+from ._multinode import detect_node, global_matrix, host_id, rank_record
 
 __version__ = "0.1.0"
 
@@ -62,9 +63,13 @@ __all__ = [
     "clear_cache",
     "detect",
     "detect_dma_connectivity",
+    "detect_node",
     "device_type_name",
+    "global_matrix",
+    "host_id",
     "library_path",
     "list_detectors",
+    "rank_record",
     "register_detector",
     "shutdown",
     "strerror",

@@ -111,6 +111,14 @@ static int nvml_ready(char *why)
 	return rc;
 }
 
+void dc_nvml_fork(int phase)
+{
+	if (phase == DC_FORK_PREPARE)
+		pthread_mutex_lock(&nvml_lock);
+	else
+		pthread_mutex_unlock(&nvml_lock);
+}
+
 void dc_nvml_shutdown(void)
 {
 	pthread_mutex_lock(&nvml_lock);

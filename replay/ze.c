@@ -1,0 +1,2054 @@
+/*
+ * The "level_zero" section: a stand-in Level Zero loader.  This file exports
+ * the ze* functions dmaconn calls, with Level Zero's exact signatures,
+ * answering from the topology file (docs/replay-format.md, "level_zero"),
+ * and records the section from a live loader (or re-emits it under replay).
+ *
+ * A hand-made file describes the node physically (cards, their tiles, the
+ * fabric edges between them); at zeInit this stand-in plays Intel's runtime
+ * and shows the devices ZE_AFFINITY_MASK and ZE_FLAT_DEVICE_HIERARCHY leave
+ * (src/order_ze.c), reading both as dmaconn does (pinned by the file unless
+ * DMACONN_REPLAY_LIVE_ENV is set).  A recording ("exposed": true) holds what
+ * the runtime showed, and is shown unchanged.
+ *
+ * The file is read once; after zeInit everything is read-only except the
+ * fault counters, so the functions may be called from any thread.
+ */
+#include "replay_ze.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "order_ze.h"
+#include "pci.h"
+#include "replay_internal.h"
+#include "ze_load.h"
+
+#define REPLAY_ZE_PROTO_(name, ret, params, required) REPLAY_EXPORT ret name params;
+ZE_FUNCTIONS(REPLAY_ZE_PROTO_)
+#undef REPLAY_ZE_PROTO_
+REPLAY_EXPORT int dmaconn_replay_ze_hidden(const char *symbol);
+
+#define ZID 24                /* "4095.31" and more */
+#define MAX_CARDS 1024
+#define MAX_TILES DC_ZE_MAX_TILES
+#define MAX_ITEMS 65536       /* edges, p2p pairs, faults */
+#define ZPATH 192
+#define DEFAULT_NAME "Intel(R) Graphics"
+#define NOT_INSTALLED ZE_LOADER_SONAME ": cannot open shared object file (replayed)"
+
+/* ------------------------------------------------------------- functions */
+
+enum ze_fn {
+#define ZFN_ENUM_(name, ret, params, required) ZFN_##name,
+	ZE_FUNCTIONS(ZFN_ENUM_)
+#undef ZFN_ENUM_
+	ZFN_COUNT
+};
+
+static const char *const zfn_names[ZFN_COUNT] = {
+#define ZFN_NAME_(name, ret, params, required) [ZFN_##name] = #name,
+	ZE_FUNCTIONS(ZFN_NAME_)
+#undef ZFN_NAME_
+};
+
+/* The arguments a fault may be narrowed by, per function. */
+enum { ARG_DRIVER = 1, ARG_DEVICE = 2, ARG_PEER = 4, ARG_EDGE = 8 };
+static const unsigned char zfn_args[ZFN_COUNT] = {
+	[ZFN_zeDeviceGet] = ARG_DRIVER,
+	[ZFN_zeFabricVertexGetExp] = ARG_DRIVER,
+	[ZFN_zeDeviceGetProperties] = ARG_DRIVER | ARG_DEVICE,
+	[ZFN_zeDeviceGetSubDevices] = ARG_DRIVER | ARG_DEVICE,
+	[ZFN_zeDevicePciGetPropertiesExt] = ARG_DRIVER | ARG_DEVICE,
+	[ZFN_zeFabricVertexGetSubVerticesExp] = ARG_DRIVER | ARG_DEVICE,
+	[ZFN_zeFabricVertexGetPropertiesExp] = ARG_DRIVER | ARG_DEVICE,
+	[ZFN_zeFabricVertexGetDeviceExp] = ARG_DRIVER | ARG_DEVICE,
+	[ZFN_zeDeviceGetP2PProperties] = ARG_DRIVER | ARG_DEVICE | ARG_PEER,
+	[ZFN_zeFabricEdgeGetExp] = ARG_DRIVER | ARG_DEVICE | ARG_PEER,
+	[ZFN_zeFabricEdgeGetPropertiesExp] = ARG_DRIVER | ARG_EDGE,
+};
+
+/* ----------------------------------------------------------------- names */
+
+struct zname {
+	const char *name;
+	uint32_t value;
+};
+
+static const struct zname type_names[] = {
+	{ "GPU", ZE_DEVICE_TYPE_GPU }, { "CPU", ZE_DEVICE_TYPE_CPU }, { "FPGA", ZE_DEVICE_TYPE_FPGA },
+	{ "MCA", ZE_DEVICE_TYPE_MCA }, { "VPU", ZE_DEVICE_TYPE_VPU }, { NULL, 0 },
+};
+static const struct zname device_flag_names[] = {
+	{ "INTEGRATED", ZE_DEVICE_PROPERTY_FLAG_INTEGRATED },
+	{ "SUBDEVICE", ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE },
+	{ "ECC", ZE_DEVICE_PROPERTY_FLAG_ECC },
+	{ "ONDEMANDPAGING", ZE_DEVICE_PROPERTY_FLAG_ONDEMANDPAGING },
+	{ NULL, 0 },
+};
+static const struct zname p2p_flag_names[] = {
+	{ "ACCESS", ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS },
+	{ "ATOMICS", ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS },
+	{ NULL, 0 },
+};
+static const struct zname vertex_type_names[] = {
+	{ "UNKNOWN", ZE_FABRIC_VERTEX_EXP_TYPE_UNKNOWN }, { "DEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE },
+	{ "SUBDEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE }, { "SWITCH", ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH },
+	{ NULL, 0 },
+};
+static const struct zname bandwidth_unit_names[] = {
+	{ "UNKNOWN", ZE_BANDWIDTH_UNIT_UNKNOWN },
+	{ "BYTES_PER_NANOSEC", ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC },
+	{ "BYTES_PER_CLOCK", ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK },
+	{ NULL, 0 },
+};
+static const struct zname latency_unit_names[] = {
+	{ "UNKNOWN", ZE_LATENCY_UNIT_UNKNOWN }, { "NANOSEC", ZE_LATENCY_UNIT_NANOSEC },
+	{ "CLOCK", ZE_LATENCY_UNIT_CLOCK },     { "HOP", ZE_LATENCY_UNIT_HOP },
+	{ NULL, 0 },
+};
+static const struct zname duplexity_names[] = {
+	{ "UNKNOWN", ZE_FABRIC_EDGE_EXP_DUPLEXITY_UNKNOWN },
+	{ "HALF_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_HALF_DUPLEX },
+	{ "FULL_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_FULL_DUPLEX },
+	{ NULL, 0 },
+};
+
+static const char *name_of(const struct zname *t, uint32_t value)
+{
+	for (; t->name; t++)
+		if (t->value == value)
+			return t->name;
+	return NULL;
+}
+
+static int value_of(const struct zname *t, const char *name, uint32_t *value)
+{
+	for (; t->name; t++)
+		if (!strcasecmp(t->name, name)) {
+			*value = t->value;
+			return 0;
+		}
+	return -1;
+}
+
+/* ------------------------------------------------------------------ data */
+
+/* A card or a tile as the file describes it. */
+struct znode {
+	char id[ZID]; /* "3" for card 3, "3.1" for its tile 1 */
+	int card, tile; /* tile -1 for a card */
+	ze_result_t props_rc;
+	char name[ZE_MAX_DEVICE_NAME];
+	uint8_t uuid[16];
+	uint32_t vendor, device_id, type, flags, subdevice_id;
+	ze_result_t pci_rc;
+	bool has_pci;
+	ze_pci_ext_properties_t pci;
+	ze_result_t sub_rc;
+	int nsub;
+	struct znode *subs; /* cards only */
+	bool vertex;        /* has a fabric vertex */
+	int vertex_type;    /* a ze_fabric_vertex_exp_type_t, or -1: by its place */
+	bool vertex_remote;
+	bool vertex_has_pci;
+	ze_fabric_vertex_pci_exp_address_t vertex_pci;
+};
+
+struct zedge {
+	const struct znode *a, *b;
+	ze_fabric_edge_exp_properties_t props;
+};
+
+struct zpair {
+	char from[ZID], to[ZID];
+	ze_result_t rc;
+	uint32_t flags;
+};
+
+enum { REL_SAME_CARD, REL_XELINK, REL_OTHER, REL_COUNT };
+static const char *const rel_keys[REL_COUNT] = { "same_card", "xelink", "other" };
+
+struct zdriver {
+	enum dc_ze_hierarchy default_h;
+	int ncards;
+	struct znode *cards;
+	int nedges;
+	struct zedge *edges;
+	uint32_t rel[REL_COUNT];
+	int npairs;
+	struct zpair *pairs;
+	ze_result_t vertices_rc; /* zeFabricVertexGetExp's answer */
+};
+
+struct zfault {
+	enum ze_fn fn;
+	long long driver, edge; /* -1: any */
+	char device[ZID], peer[ZID]; /* "": any */
+	ze_result_t error;
+	unsigned long long skip, times, seen;
+	bool limited;
+};
+
+static struct {
+	bool present;
+	char *library;
+	char *library_error;
+	bool fn_missing[ZFN_COUNT];
+	char **missing;
+	int nmissing;
+	ze_result_t init_rc;
+	bool exposed;
+	int ndrivers;
+	struct zdriver *drivers;
+	int nfaults;
+	struct zfault *faults;
+} z;
+
+/* What zeInit shows: handles are pointers into these arrays. */
+struct _ze_driver_handle_t {
+	int driver; /* index into z.drivers */
+	enum dc_ze_hierarchy h;
+	int ndevs, *devs; /* zeDeviceGet's answer: indices into x.devs */
+	int nvtx, *vtx;   /* zeFabricVertexGetExp's answer: indices into x.vtx */
+};
+
+struct _ze_device_handle_t {
+	const struct znode *node;
+	int driver;
+	bool root;
+	bool flat;        /* shown under FLAT: no sub-vertices */
+	int nsubs, *subs; /* indices into x.devs */
+	int vertex;       /* index into x.vtx, or -1 */
+};
+
+struct _ze_fabric_vertex_handle_t {
+	int dev;
+	int nsubs, *subs; /* indices into x.vtx */
+};
+
+struct _ze_fabric_edge_handle_t {
+	int driver, index;
+};
+
+static struct {
+	ze_result_t rc; /* zeInit's lasting answer once shown */
+	bool done;
+	int ndrv;
+	struct _ze_driver_handle_t *drv;
+	int ndevs, capdevs;
+	struct _ze_device_handle_t *devs;
+	int nvtx, capvtx;
+	struct _ze_fabric_vertex_handle_t *vtx;
+	int nedges;
+	struct _ze_fabric_edge_handle_t *edges; /* every edge of every driver, in order */
+	int *edge_first;                         /* per driver: its first edge in edges[] */
+} x;
+
+static pthread_mutex_t x_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void free_nodes(struct znode *nodes, int n)
+{
+	for (int i = 0; nodes && i < n; i++)
+		free(nodes[i].subs);
+	free(nodes);
+}
+
+static void free_shown(void)
+{
+	for (int i = 0; i < x.ndrv; i++) {
+		free(x.drv[i].devs);
+		free(x.drv[i].vtx);
+	}
+	for (int i = 0; i < x.ndevs; i++)
+		free(x.devs[i].subs);
+	for (int i = 0; i < x.nvtx; i++)
+		free(x.vtx[i].subs);
+	free(x.drv);
+	free(x.devs);
+	free(x.vtx);
+	free(x.edges);
+	free(x.edge_first);
+	memset(&x, 0, sizeof(x));
+}
+
+static bool inited; /* zeInit succeeded; under x_lock */
+
+void replay_ze_release(void)
+{
+	pthread_mutex_lock(&x_lock);
+	free_shown();
+	inited = false;
+	pthread_mutex_unlock(&x_lock);
+	for (int d = 0; d < z.ndrivers; d++) {
+		free_nodes(z.drivers[d].cards, z.drivers[d].ncards);
+		free(z.drivers[d].edges);
+		free(z.drivers[d].pairs);
+	}
+	free(z.drivers);
+	for (int i = 0; i < z.nmissing; i++)
+		free(z.missing[i]);
+	free(z.missing);
+	free(z.faults);
+	free(z.library);
+	free(z.library_error);
+	memset(&z, 0, sizeof(z));
+}
+
+/* ------------------------------------------------------------ file reader */
+
+struct ld {
+	const char *file;
+};
+
+static const char *sub(char *buf, const char *base, const char *key)
+{
+	int n = snprintf(buf, ZPATH, "%s.%s", base, key);
+	if (n < 0 || n >= ZPATH)
+		strcpy(buf + ZPATH - 4, "...");
+	return buf;
+}
+
+static const char *item(char *buf, const char *base, size_t i)
+{
+	int n = snprintf(buf, ZPATH, "%s[%zu]", base, i);
+	if (n < 0 || n >= ZPATH)
+		strcpy(buf + ZPATH - 4, "...");
+	return buf;
+}
+
+static int get_int(struct ld *ld, json_t *v, const char *path, long long min, long long max, long long *out)
+{
+	*out = 0;
+	if (!json_is_integer(v))
+		return replay_bad(ld->file, path, "expected an integer");
+	long long val = (long long)json_integer_value(v);
+	if (val < min || val > max)
+		return replay_bad(ld->file, path, "%lld is out of range (%lld to %lld)", val, min, max);
+	*out = val;
+	return 0;
+}
+
+static int get_u32(struct ld *ld, json_t *v, const char *path, uint32_t *out)
+{
+	long long val;
+	if (get_int(ld, v, path, 0, UINT32_MAX, &val))
+		return -1;
+	*out = (uint32_t)val;
+	return 0;
+}
+
+static int get_code(struct ld *ld, json_t *v, const char *path, ze_result_t *rc)
+{
+	*rc = ZE_RESULT_ERROR_UNKNOWN;
+	if (!json_is_string(v))
+		return replay_bad(ld->file, path, "expected a ze_result_t name such as \"DEVICE_LOST\"");
+	if (ze_result_parse(json_string_value(v), rc))
+		return replay_bad(ld->file, path, "unknown ze_result_t \"%s\"", json_string_value(v));
+	return 0;
+}
+
+/* {"error": NAME}: 1 with *rc its code; 0 when v is not an error object; -1 on a bad one. */
+static int error_object(struct ld *ld, json_t *v, const char *path, ze_result_t *rc)
+{
+	char p[ZPATH];
+	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	if (!e)
+		return 0;
+	if (get_code(ld, e, sub(p, path, "error"), rc))
+		return -1;
+	if (*rc == ZE_RESULT_SUCCESS)
+		return replay_bad(ld->file, p, "SUCCESS is not an error");
+	return 1;
+}
+
+static int get_name(struct ld *ld, json_t *v, const char *path, const struct zname *t, uint32_t *out)
+{
+	if (json_is_string(v) && !value_of(t, json_string_value(v), out))
+		return 0;
+	char list[256] = "";
+	size_t len = 0;
+	for (const struct zname *e = t; e->name && len < sizeof(list); e++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s\"%s\"", len ? ", " : "", e->name);
+	return replay_bad(ld->file, path, "expected one of %s", list);
+}
+
+/* An array of flag names, or'ed. */
+static int get_flags(struct ld *ld, json_t *v, const char *path, const struct zname *t, uint32_t *out)
+{
+	char p[ZPATH];
+	*out = 0;
+	if (!json_is_array(v))
+		return replay_bad(ld->file, path, "expected an array of flag names");
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		uint32_t f;
+		if (get_name(ld, json_array_get(v, i), item(p, path, i), t, &f))
+			return -1;
+		*out |= f;
+	}
+	return 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* 32 hex digits, hyphens anywhere ignored. */
+static int get_uuid(struct ld *ld, json_t *v, const char *path, uint8_t out[16])
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+	int n = 0;
+	for (; s && *s && n <= 32; s++) {
+		if (*s == '-')
+			continue;
+		int h = hexval((unsigned char)*s);
+		if (h < 0)
+			break;
+		if (n < 32)
+			out[n / 2] = (uint8_t)(n % 2 ? (out[n / 2] | h) : h << 4);
+		n++;
+	}
+	if (!s || *s || n != 32)
+		return replay_bad(ld->file, path, "expected a UUID of 32 hex digits (hyphens allowed)");
+	return 0;
+}
+
+static int read_pci(struct ld *ld, json_t *v, const char *path, struct znode *node)
+{
+	char p[ZPATH];
+	int r = error_object(ld, v, path, &node->pci_rc);
+	if (r)
+		return r < 0 ? -1 : 0;
+	if (!json_is_object(v))
+		return replay_bad(ld->file, path, "expected {\"bus_id\": ...} or an error object");
+	json_t *bus = json_object_get(v, "bus_id");
+	struct dc_pci a;
+	if (!json_is_string(bus) || dc_pci_parse(json_string_value(bus), json_string_length(bus) + 1, &a))
+		return replay_bad(ld->file, sub(p, path, "bus_id"), "expected a PCI bus id such as \"0000:18:00.0\"");
+	ze_pci_ext_properties_t *pci = &node->pci;
+	pci->stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
+	pci->address = (ze_pci_address_ext_t){ a.domain, a.bus, a.device, a.function };
+	pci->maxSpeed = (ze_pci_speed_ext_t){ -1, -1, -1 };
+	long long val;
+	json_t *e;
+	if ((e = json_object_get(v, "gen"))) {
+		if (get_int(ld, e, sub(p, path, "gen"), -1, INT32_MAX, &val))
+			return -1;
+		pci->maxSpeed.genVersion = (int32_t)val;
+	}
+	if ((e = json_object_get(v, "width"))) {
+		if (get_int(ld, e, sub(p, path, "width"), -1, INT32_MAX, &val))
+			return -1;
+		pci->maxSpeed.width = (int32_t)val;
+	}
+	if ((e = json_object_get(v, "max_bandwidth"))) {
+		if (get_int(ld, e, sub(p, path, "max_bandwidth"), -1, INT64_MAX, &val))
+			return -1;
+		pci->maxSpeed.maxBandwidth = val;
+	}
+	node->has_pci = true;
+	return 0;
+}
+
+static int read_vertex(struct ld *ld, json_t *v, const char *path, struct znode *node)
+{
+	char p[ZPATH];
+	node->vertex = true;
+	node->vertex_type = -1;
+	if (!v)
+		return 0;
+	if (json_is_boolean(v)) {
+		node->vertex = json_is_true(v);
+		return 0;
+	}
+	if (!json_is_object(v))
+		return replay_bad(ld->file, path, "expected true, false or an object");
+	json_t *e;
+	uint32_t t;
+	if ((e = json_object_get(v, "type"))) {
+		if (get_name(ld, e, sub(p, path, "type"), vertex_type_names, &t))
+			return -1;
+		node->vertex_type = (int)t;
+	}
+	if ((e = json_object_get(v, "remote"))) {
+		if (!json_is_boolean(e))
+			return replay_bad(ld->file, sub(p, path, "remote"), "expected true or false");
+		node->vertex_remote = json_is_true(e);
+	}
+	if ((e = json_object_get(v, "bus_id"))) {
+		struct dc_pci a;
+		if (!json_is_string(e) || dc_pci_parse(json_string_value(e), json_string_length(e) + 1, &a))
+			return replay_bad(ld->file, sub(p, path, "bus_id"), "expected a PCI bus id");
+		node->vertex_has_pci = true;
+		node->vertex_pci = (ze_fabric_vertex_pci_exp_address_t){ a.domain, a.bus, a.device, a.function };
+	}
+	return 0;
+}
+
+static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *node, const struct znode *card);
+
+static int read_subdevices(struct ld *ld, json_t *v, const char *path, struct znode *card)
+{
+	char p[ZPATH];
+	int r = error_object(ld, v, path, &card->sub_rc);
+	if (r)
+		return r < 0 ? -1 : 0;
+	if (!json_is_array(v))
+		return replay_bad(ld->file, path, "expected an array of tiles or an error object");
+	size_t n = json_array_size(v);
+	if (n > MAX_TILES)
+		return replay_bad(ld->file, path, "%zu tiles, more than the %d supported", n, MAX_TILES);
+	if (n == 1 && !z.exposed)
+		return replay_bad(ld->file, path, "a card has no tiles or at least two (a single-tile card lists none)");
+	if (n && !(card->subs = calloc(n, sizeof(*card->subs))))
+		return replay_bad(ld->file, path, "out of memory");
+	card->nsub = (int)n;
+	for (size_t t = 0; t < n; t++) {
+		struct znode *tile = &card->subs[t];
+		tile->card = card->card;
+		tile->tile = (int)t;
+		snprintf(tile->id, sizeof(tile->id), "%d.%zu", card->card, t);
+		if (read_node(ld, json_array_get(v, t), item(p, path, t), tile, card))
+			return -1;
+	}
+	return 0;
+}
+
+/* A card (card NULL) or one of its tiles. */
+static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *node, const struct znode *card)
+{
+	char p[ZPATH];
+	json_t *v;
+	if (!json_is_object(o))
+		return replay_bad(ld->file, path, "expected a device object");
+	node->type = ZE_DEVICE_TYPE_GPU;
+	node->vendor = 0x8086;
+	snprintf(node->name, sizeof(node->name), "%s", card ? card->name : DEFAULT_NAME);
+	if (card) {
+		node->device_id = card->device_id;
+		node->vendor = card->vendor;
+		node->type = card->type;
+		node->flags = z.exposed ? 0 : ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
+		node->subdevice_id = (uint32_t)node->tile;
+		/* A tile's address and UUID default to its card's, the UUID with
+		 * its last byte marked by the tile. */
+		memcpy(node->uuid, card->uuid, sizeof(node->uuid));
+		node->uuid[15] ^= (uint8_t)(node->tile + 1);
+		node->has_pci = card->has_pci;
+		node->pci_rc = card->pci_rc;
+		node->pci = card->pci;
+	}
+	if ((v = json_object_get(o, "error")) && get_code(ld, v, sub(p, path, "error"), &node->props_rc))
+		return -1;
+	if (v && node->props_rc == ZE_RESULT_SUCCESS)
+		return replay_bad(ld->file, p, "SUCCESS is not an error");
+	if ((v = json_object_get(o, "name"))) {
+		if (!json_is_string(v) || json_string_length(v) >= ZE_MAX_DEVICE_NAME)
+			return replay_bad(ld->file, sub(p, path, "name"), "expected a string of at most %d characters",
+					  ZE_MAX_DEVICE_NAME - 1);
+		memcpy(node->name, json_string_value(v), json_string_length(v) + 1);
+	}
+	if ((v = json_object_get(o, "uuid"))) {
+		if (get_uuid(ld, v, sub(p, path, "uuid"), node->uuid))
+			return -1;
+	} else if (!card && !z.exposed && node->props_rc == ZE_RESULT_SUCCESS) {
+		return replay_bad(ld->file, path, "\"uuid\" is required");
+	}
+	if ((v = json_object_get(o, "vendor_id")) && get_u32(ld, v, sub(p, path, "vendor_id"), &node->vendor))
+		return -1;
+	if ((v = json_object_get(o, "device_id")) && get_u32(ld, v, sub(p, path, "device_id"), &node->device_id))
+		return -1;
+	if ((v = json_object_get(o, "type")) && get_name(ld, v, sub(p, path, "type"), type_names, &node->type))
+		return -1;
+	if ((v = json_object_get(o, "flags")) &&
+	    get_flags(ld, v, sub(p, path, "flags"), device_flag_names, &node->flags))
+		return -1;
+	if ((v = json_object_get(o, "subdevice_id")) &&
+	    get_u32(ld, v, sub(p, path, "subdevice_id"), &node->subdevice_id))
+		return -1;
+	if ((v = json_object_get(o, "pci")) && read_pci(ld, v, sub(p, path, "pci"), node))
+		return -1;
+	if (!card && !node->has_pci && node->pci_rc == ZE_RESULT_SUCCESS)
+		node->pci_rc = ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; /* nothing to answer with */
+	if (read_vertex(ld, json_object_get(o, "vertex"), sub(p, path, "vertex"), node))
+		return -1;
+	if ((v = json_object_get(o, "subdevices"))) {
+		if (card)
+			return replay_bad(ld->file, sub(p, path, "subdevices"), "a tile has no tiles of its own");
+		if (read_subdevices(ld, v, sub(p, path, "subdevices"), node))
+			return -1;
+	}
+	return 0;
+}
+
+/* The node named id ("C" or "C.T") of driver d, or NULL. */
+static const struct znode *node_by_id(const struct zdriver *d, const char *id)
+{
+	char *end;
+	long c = strtol(id, &end, 10);
+	if (end == id || c < 0 || c >= d->ncards)
+		return NULL;
+	const struct znode *card = &d->cards[c];
+	if (!*end)
+		return card;
+	if (*end != '.')
+		return NULL;
+	const char *t = end + 1;
+	long tile = strtol(t, &end, 10);
+	if (end == t || *end || tile < 0 || tile >= card->nsub)
+		return NULL;
+	return &card->subs[tile];
+}
+
+static int get_id(struct ld *ld, json_t *v, const char *path, const struct zdriver *d, char out[ZID],
+		  const struct znode **node)
+{
+	const struct znode *n = json_is_string(v) ? node_by_id(d, json_string_value(v)) : NULL;
+	if (!n)
+		return replay_bad(ld->file, path, "expected the id of a device of this driver, \"C\" or \"C.T\"");
+	snprintf(out, ZID, "%s", n->id);
+	if (node)
+		*node = n;
+	return 0;
+}
+
+static int read_edge(struct ld *ld, json_t *o, const char *path, const struct zdriver *d, struct zedge *e)
+{
+	char p[ZPATH], id[ZID];
+	json_t *v;
+	if (!json_is_object(o))
+		return replay_bad(ld->file, path, "expected an edge object");
+	if (get_id(ld, json_object_get(o, "a"), sub(p, path, "a"), d, id, &e->a) ||
+	    get_id(ld, json_object_get(o, "b"), sub(p, path, "b"), d, id, &e->b))
+		return -1;
+	if (e->a == e->b)
+		return replay_bad(ld->file, path, "an edge joins two different vertices");
+	ze_fabric_edge_exp_properties_t *pr = &e->props;
+	pr->stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
+	v = json_object_get(o, "model");
+	if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= ZE_MAX_FABRIC_EDGE_MODEL_EXP_SIZE)
+		return replay_bad(ld->file, sub(p, path, "model"), "expected the edge's model, e.g. \"XeLink\" or \"MDFI\"");
+	memcpy(pr->model, json_string_value(v), json_string_length(v) + 1);
+	if ((v = json_object_get(o, "bandwidth")) && get_u32(ld, v, sub(p, path, "bandwidth"), &pr->bandwidth))
+		return -1;
+	if ((v = json_object_get(o, "bandwidth_unit")) &&
+	    get_name(ld, v, sub(p, path, "bandwidth_unit"), bandwidth_unit_names, &pr->bandwidthUnit))
+		return -1;
+	if ((v = json_object_get(o, "latency")) && get_u32(ld, v, sub(p, path, "latency"), &pr->latency))
+		return -1;
+	if ((v = json_object_get(o, "latency_unit")) &&
+	    get_name(ld, v, sub(p, path, "latency_unit"), latency_unit_names, &pr->latencyUnit))
+		return -1;
+	if ((v = json_object_get(o, "duplexity")) &&
+	    get_name(ld, v, sub(p, path, "duplexity"), duplexity_names, &pr->duplexity))
+		return -1;
+	if ((v = json_object_get(o, "uuid")) && get_uuid(ld, v, sub(p, path, "uuid"), pr->uuid.id))
+		return -1;
+	return 0;
+}
+
+static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *d)
+{
+	char p[ZPATH], q[ZPATH];
+	json_t *v;
+	if (!json_is_object(o))
+		return replay_bad(ld->file, path, "expected an object");
+	for (int r = 0; r < REL_COUNT; r++)
+		if ((v = json_object_get(o, rel_keys[r])) &&
+		    get_flags(ld, v, sub(p, path, rel_keys[r]), p2p_flag_names, &d->rel[r]))
+			return -1;
+	if (!(v = json_object_get(o, "pairs")))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
+		return replay_bad(ld->file, sub(p, path, "pairs"), "expected an array of at most %d pairs", MAX_ITEMS);
+	size_t n = json_array_size(v);
+	if (n && !(d->pairs = calloc(n, sizeof(*d->pairs))))
+		return replay_bad(ld->file, path, "out of memory");
+	d->npairs = (int)n;
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(v, i);
+		struct zpair *pr = &d->pairs[i];
+		item(q, sub(p, path, "pairs"), i);
+		if (!json_is_object(e))
+			return replay_bad(ld->file, q, "expected {\"from\", \"to\", \"flags\" or \"error\"}");
+		if (get_id(ld, json_object_get(e, "from"), sub(p, q, "from"), d, pr->from, NULL) ||
+		    get_id(ld, json_object_get(e, "to"), sub(p, q, "to"), d, pr->to, NULL))
+			return -1;
+		int r = error_object(ld, e, q, &pr->rc);
+		if (r < 0)
+			return -1;
+		json_t *f = json_object_get(e, "flags");
+		if (!r && !f)
+			return replay_bad(ld->file, q, "\"flags\" or \"error\" is required");
+		if (f && get_flags(ld, f, sub(p, q, "flags"), p2p_flag_names, &pr->flags))
+			return -1;
+	}
+	return 0;
+}
+
+static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdriver *d)
+{
+	char p[ZPATH];
+	json_t *v;
+	if (!json_is_object(o))
+		return replay_bad(ld->file, path, "expected a driver object");
+	d->default_h = DC_ZE_COMPOSITE;
+	d->rel[REL_SAME_CARD] = d->rel[REL_XELINK] =
+		ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS | ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS;
+	if ((v = json_object_get(o, "default_hierarchy"))) {
+		const char *s = json_is_string(v) ? json_string_value(v) : "";
+		if (strcmp(s, "COMPOSITE") && strcmp(s, "FLAT") && strcmp(s, "COMBINED"))
+			return replay_bad(ld->file, sub(p, path, "default_hierarchy"),
+					  "expected \"COMPOSITE\", \"FLAT\" or \"COMBINED\"");
+		d->default_h = dc_ze_hierarchy(s, DC_ZE_COMPOSITE);
+	}
+	v = json_object_get(o, "devices");
+	if (v && (!json_is_array(v) || json_array_size(v) > MAX_CARDS))
+		return replay_bad(ld->file, sub(p, path, "devices"), "expected an array of at most %d devices", MAX_CARDS);
+	size_t n = v ? json_array_size(v) : 0;
+	if (n && !(d->cards = calloc(n, sizeof(*d->cards))))
+		return replay_bad(ld->file, path, "out of memory");
+	d->ncards = (int)n;
+	for (size_t c = 0; c < n; c++) {
+		struct znode *card = &d->cards[c];
+		card->card = (int)c;
+		card->tile = -1;
+		snprintf(card->id, sizeof(card->id), "%zu", c);
+		char q[ZPATH];
+		if (read_node(ld, json_array_get(v, c), item(q, sub(p, path, "devices"), c), card, NULL))
+			return -1;
+	}
+	if ((v = json_object_get(o, "edges"))) {
+		if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
+			return replay_bad(ld->file, sub(p, path, "edges"), "expected an array of at most %d edges", MAX_ITEMS);
+		size_t ne = json_array_size(v);
+		if (ne && !(d->edges = calloc(ne, sizeof(*d->edges))))
+			return replay_bad(ld->file, path, "out of memory");
+		d->nedges = (int)ne;
+		for (size_t e = 0; e < ne; e++) {
+			char q[ZPATH];
+			if (read_edge(ld, json_array_get(v, e), item(q, sub(p, path, "edges"), e), d, &d->edges[e]))
+				return -1;
+		}
+	}
+	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, sub(p, path, "p2p"), d))
+		return -1;
+	if ((v = json_object_get(o, "vertices_error")) &&
+	    get_code(ld, v, sub(p, path, "vertices_error"), &d->vertices_rc))
+		return -1;
+	return 0;
+}
+
+static int zfn_lookup(const char *name)
+{
+	for (int i = 0; i < ZFN_COUNT; i++)
+		if (!strcmp(zfn_names[i], name))
+			return i;
+	return -1;
+}
+
+static int read_fault(struct ld *ld, json_t *o, const char *path, struct zfault *f)
+{
+	char p[ZPATH];
+	json_t *v;
+	long long val;
+	if (!json_is_object(o))
+		return replay_bad(ld->file, path, "expected an object");
+	v = json_object_get(o, "function");
+	int id = json_is_string(v) ? zfn_lookup(json_string_value(v)) : -1;
+	if (id < 0)
+		return replay_bad(ld->file, sub(p, path, "function"), "expected a Level Zero function that dmaconn calls");
+	f->fn = (enum ze_fn)id;
+	f->driver = f->edge = -1;
+	static const struct {
+		const char *key;
+		int arg;
+	} args[] = { { "driver", ARG_DRIVER }, { "device", ARG_DEVICE }, { "peer", ARG_PEER }, { "edge", ARG_EDGE } };
+	for (size_t a = 0; a < sizeof(args) / sizeof(args[0]); a++) {
+		if (!(v = json_object_get(o, args[a].key)))
+			continue;
+		sub(p, path, args[a].key);
+		if (!(zfn_args[f->fn] & args[a].arg))
+			return replay_bad(ld->file, p, "%s has no %s argument", zfn_names[f->fn], args[a].key);
+		if (args[a].arg == ARG_DEVICE || args[a].arg == ARG_PEER) {
+			if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= ZID)
+				return replay_bad(ld->file, p, "expected a device id, \"C\" or \"C.T\"");
+			snprintf(args[a].arg == ARG_DEVICE ? f->device : f->peer, ZID, "%s", json_string_value(v));
+		} else if (get_int(ld, v, p, 0, INT_MAX, args[a].arg == ARG_DRIVER ? &f->driver : &f->edge)) {
+			return -1;
+		}
+	}
+	if (!(v = json_object_get(o, "error")))
+		return replay_bad(ld->file, path, "\"error\" is required");
+	if (get_code(ld, v, sub(p, path, "error"), &f->error))
+		return -1;
+	if (f->error == ZE_RESULT_SUCCESS)
+		return replay_bad(ld->file, p, "a fault needs an error, not SUCCESS");
+	if ((v = json_object_get(o, "skip"))) {
+		if (get_int(ld, v, sub(p, path, "skip"), 0, LLONG_MAX, &val))
+			return -1;
+		f->skip = (unsigned long long)val;
+	}
+	if ((v = json_object_get(o, "times"))) {
+		if (get_int(ld, v, sub(p, path, "times"), 0, LLONG_MAX, &val))
+			return -1;
+		f->times = (unsigned long long)val;
+		f->limited = true;
+	}
+	return 0;
+}
+
+static int read_names(struct ld *ld, json_t *v, const char *path)
+{
+	char p[ZPATH];
+	if (!json_is_array(v) || json_array_size(v) > 4096)
+		return replay_bad(ld->file, path, "expected an array of function names");
+	size_t n = json_array_size(v);
+	if (n && !(z.missing = calloc(n, sizeof(*z.missing))))
+		return replay_bad(ld->file, path, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(v, i);
+		if (!json_is_string(e))
+			return replay_bad(ld->file, item(p, path, i), "expected a function name");
+		if (!(z.missing[i] = strdup(json_string_value(e))))
+			return replay_bad(ld->file, path, "out of memory");
+		z.nmissing = (int)i + 1;
+		int id = zfn_lookup(z.missing[i]);
+		if (id >= 0)
+			z.fn_missing[id] = true;
+	}
+	return 0;
+}
+
+int replay_ze_read(const char *file, json_t *value)
+{
+	struct ld ld = { file };
+	char p[ZPATH];
+	json_t *v;
+	replay_ze_release();
+	if (!json_is_object(value))
+		return replay_bad(file, "level_zero", "expected an object");
+	z.present = true;
+	if ((v = json_object_get(value, "library"))) {
+		json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+		if (json_is_string(v))
+			z.library = strdup(json_string_value(v));
+		else if (json_is_string(e))
+			z.library_error = strdup(json_string_value(e));
+		else
+			return replay_bad(file, "level_zero.library",
+					  "expected the loader's name or {\"error\": \"loader message\"}");
+		if (!z.library && !z.library_error)
+			return replay_bad(file, "level_zero.library", "out of memory");
+		if (z.library_error)
+			return 0; /* nothing else can be reached */
+	}
+	if ((v = json_object_get(value, "missing_functions")) && read_names(&ld, v, "level_zero.missing_functions"))
+		return -1;
+	z.init_rc = ZE_RESULT_SUCCESS;
+	if ((v = json_object_get(value, "init"))) {
+		json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+		if (get_code(&ld, e ? e : v, e ? "level_zero.init.error" : "level_zero.init", &z.init_rc))
+			return -1;
+	}
+	if ((v = json_object_get(value, "exposed"))) {
+		if (!json_is_boolean(v))
+			return replay_bad(file, "level_zero.exposed", "expected true or false");
+		z.exposed = json_is_true(v);
+	}
+	if ((v = json_object_get(value, "drivers"))) {
+		if (!json_is_array(v) || json_array_size(v) > 64)
+			return replay_bad(file, "level_zero.drivers", "expected an array of at most 64 drivers");
+		size_t n = json_array_size(v);
+		if (n && !(z.drivers = calloc(n, sizeof(*z.drivers))))
+			return replay_bad(file, "level_zero.drivers", "out of memory");
+		z.ndrivers = (int)n;
+		for (size_t d = 0; d < n; d++)
+			if (read_driver(&ld, json_array_get(v, d), item(p, "level_zero.drivers", d), &z.drivers[d]))
+				return -1;
+	}
+	if ((v = json_object_get(value, "faults"))) {
+		if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
+			return replay_bad(file, "level_zero.faults", "expected an array of at most %d faults", MAX_ITEMS);
+		size_t n = json_array_size(v);
+		if (n && !(z.faults = calloc(n, sizeof(*z.faults))))
+			return replay_bad(file, "level_zero.faults", "out of memory");
+		z.nfaults = (int)n;
+		for (size_t i = 0; i < n; i++)
+			if (read_fault(&ld, json_array_get(v, i), item(p, "level_zero.faults", i), &z.faults[i]))
+				return -1;
+	}
+	return 0;
+}
+
+const char *replay_ze_load_error(void)
+{
+	if (!z.present)
+		return NOT_INSTALLED;
+	return z.library_error;
+}
+
+int dmaconn_replay_ze_hidden(const char *symbol)
+{
+	if (!symbol)
+		return 0;
+	for (int i = 0; i < z.nmissing; i++)
+		if (!strcmp(z.missing[i], symbol))
+			return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------ showing */
+
+/* The environment as dmaconn reads it: pinned by the file unless
+ * DMACONN_REPLAY_LIVE_ENV says otherwise. */
+static const char *env_of(const char *name)
+{
+	const char *live = secure_getenv("DMACONN_REPLAY_LIVE_ENV");
+	const char *value;
+	const struct dmaconn_replay_ops *ops = dmaconn_replay_ops();
+	if (!(live && *live && strcmp(live, "0")) && ops->getenv(name, &value))
+		return value;
+	return secure_getenv(name);
+}
+
+static int new_dev(const struct znode *node, int driver, bool root)
+{
+	if (x.ndevs == x.capdevs) {
+		int ncap = x.capdevs ? x.capdevs * 2 : 16;
+		struct _ze_device_handle_t *grown = realloc(x.devs, (size_t)ncap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		x.devs = grown;
+		x.capdevs = ncap;
+	}
+	struct _ze_device_handle_t *dev = &x.devs[x.ndevs];
+	memset(dev, 0, sizeof(*dev));
+	dev->node = node;
+	dev->driver = driver;
+	dev->root = root;
+	dev->vertex = -1;
+	return x.ndevs++;
+}
+
+static int new_vtx(int dev)
+{
+	if (x.nvtx == x.capvtx) {
+		int ncap = x.capvtx ? x.capvtx * 2 : 16;
+		struct _ze_fabric_vertex_handle_t *grown = realloc(x.vtx, (size_t)ncap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		x.vtx = grown;
+		x.capvtx = ncap;
+	}
+	memset(&x.vtx[x.nvtx], 0, sizeof(x.vtx[x.nvtx]));
+	x.vtx[x.nvtx].dev = dev;
+	return x.nvtx++;
+}
+
+static int push(int **list, int *n, int value)
+{
+	int *grown = realloc(*list, ((size_t)*n + 1) * sizeof(int));
+	if (!grown)
+		return -1;
+	grown[(*n)++] = value;
+	*list = grown;
+	return 0;
+}
+
+/* Vertices for device dev and its sub-devices (x.devs may move: indices only). */
+static int make_vertices(int dev)
+{
+	if (!x.devs[dev].node->vertex)
+		return 0;
+	int v = new_vtx(dev);
+	if (v < 0)
+		return -1;
+	x.devs[dev].vertex = v;
+	for (int k = 0; k < x.devs[dev].nsubs; k++) {
+		int s = x.devs[dev].subs[k];
+		if (!x.devs[s].node->vertex)
+			continue;
+		int sv = new_vtx(s);
+		if (sv < 0 || push(&x.vtx[v].subs, &x.vtx[v].nsubs, sv))
+			return -1;
+		x.devs[s].vertex = sv;
+	}
+	return 0;
+}
+
+/* One driver as the runtime would show it. */
+static int show_driver(int d, struct _ze_driver_handle_t *out)
+{
+	const struct zdriver *zd = &z.drivers[d];
+	out->driver = d;
+	if (z.exposed) {
+		out->h = DC_ZE_COMPOSITE;
+		for (int c = 0; c < zd->ncards; c++) {
+			int r = new_dev(&zd->cards[c], d, true);
+			if (r < 0 || push(&out->devs, &out->ndevs, r))
+				return -1;
+			for (int t = 0; t < zd->cards[c].nsub; t++) {
+				int s = new_dev(&zd->cards[c].subs[t], d, false);
+				if (s < 0 || push(&x.devs[r].subs, &x.devs[r].nsubs, s))
+					return -1;
+			}
+			if (make_vertices(r) || (x.devs[r].vertex >= 0 && push(&out->vtx, &out->nvtx, x.devs[r].vertex)))
+				return -1;
+		}
+		return 0;
+	}
+	int *tiles = calloc((size_t)zd->ncards + 1, sizeof(int));
+	struct dc_ze_root *roots = NULL;
+	struct dc_ze_device *devices = NULL;
+	int nroots = 0, ndevices = 0, rc = -1;
+	if (!tiles)
+		return -1;
+	for (int c = 0; c < zd->ncards; c++)
+		tiles[c] = zd->cards[c].nsub > 1 ? zd->cards[c].nsub : 1;
+	out->h = dc_ze_hierarchy(env_of("ZE_FLAT_DEVICE_HIERARCHY"), zd->default_h);
+	if (dc_ze_expose(tiles, zd->ncards, out->h, env_of("ZE_AFFINITY_MASK"), &roots, &nroots, &devices, &ndevices))
+		goto out;
+	int *root_dev = calloc((size_t)nroots + 1, sizeof(int));
+	if (!root_dev)
+		goto out;
+	for (int r = 0; r < nroots; r++) {
+		const struct znode *card = &zd->cards[roots[r].card];
+		const struct znode *node = card;
+		if (roots[r].subdevices == 0 && card->nsub > 1) {
+			for (int t = 0; t < card->nsub; t++)
+				if (roots[r].tiles & (1u << t)) {
+					node = &card->subs[t];
+					break;
+				}
+		}
+		int rd = new_dev(node, d, true);
+		if (rd < 0)
+			goto out_roots;
+		root_dev[r] = rd;
+		for (int t = 0; roots[r].subdevices > 0 && t < card->nsub; t++) {
+			if (!(roots[r].tiles & (1u << t)))
+				continue;
+			int s = new_dev(&card->subs[t], d, false);
+			if (s < 0 || push(&x.devs[rd].subs, &x.devs[rd].nsubs, s))
+				goto out_roots;
+		}
+		if (make_vertices(rd))
+			goto out_roots;
+	}
+	for (int k = 0; k < ndevices; k++) {
+		int rd = root_dev[devices[k].root];
+		int dev = rd;
+		if (out->h != DC_ZE_COMPOSITE && x.devs[rd].nsubs > 0) {
+			dev = -1;
+			for (int s = 0; s < x.devs[rd].nsubs; s++)
+				if (x.devs[x.devs[rd].subs[s]].node->tile == devices[k].tile)
+					dev = x.devs[rd].subs[s];
+			if (dev < 0)
+				goto out_roots;
+		}
+		if (push(&out->devs, &out->ndevs, dev))
+			goto out_roots;
+		if (x.devs[dev].vertex >= 0 && push(&out->vtx, &out->nvtx, x.devs[dev].vertex))
+			goto out_roots;
+	}
+	rc = 0;
+out_roots:
+	free(root_dev);
+out:
+	free(tiles);
+	free(roots);
+	free(devices);
+	return rc;
+}
+
+/* Builds what zeInit shows, once; x_lock held. */
+static ze_result_t show(void)
+{
+	if (x.done)
+		return x.rc;
+	free_shown();
+	x.done = true;
+	x.rc = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	if (z.ndrivers && (!(x.drv = calloc((size_t)z.ndrivers, sizeof(*x.drv))) ||
+			   !(x.edge_first = calloc((size_t)z.ndrivers, sizeof(int)))))
+		return x.rc;
+	int nedges = 0;
+	for (int d = 0; d < z.ndrivers; d++)
+		nedges += z.drivers[d].nedges;
+	if (nedges && !(x.edges = calloc((size_t)nedges, sizeof(*x.edges))))
+		return x.rc;
+	for (int d = 0; d < z.ndrivers; d++) {
+		x.edge_first[d] = x.nedges;
+		for (int e = 0; e < z.drivers[d].nedges; e++)
+			x.edges[x.nedges++] = (struct _ze_fabric_edge_handle_t){ d, e };
+	}
+	/* A driver left without devices does not initialise (the runtime
+	 * reports none), and a loader without drivers fails zeInit. */
+	for (int d = 0; d < z.ndrivers; d++) {
+		struct _ze_driver_handle_t *drv = &x.drv[x.ndrv];
+		memset(drv, 0, sizeof(*drv));
+		if (show_driver(d, drv)) {
+			free(drv->devs);
+			free(drv->vtx);
+			return x.rc;
+		}
+		if (drv->ndevs)
+			x.ndrv++;
+		else {
+			free(drv->devs);
+			free(drv->vtx);
+		}
+	}
+	for (int k = 0; k < x.ndrv; k++)
+		for (int i = 0; i < x.ndevs; i++)
+			if (x.devs[i].driver == x.drv[k].driver)
+				x.devs[i].flat = x.drv[k].h == DC_ZE_FLAT;
+	x.rc = x.ndrv ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNINITIALIZED;
+	return x.rc;
+}
+
+/* ---------------------------------------------------------------- faults */
+
+struct call {
+	enum ze_fn fn;
+	long long driver, edge;
+	const char *device, *peer;
+};
+
+static ze_result_t fault(const struct call *c)
+{
+	ze_result_t rc = ZE_RESULT_SUCCESS;
+	if (!z.nfaults)
+		return rc;
+	pthread_mutex_lock(&fault_lock);
+	for (int i = 0; i < z.nfaults; i++) {
+		struct zfault *f = &z.faults[i];
+		if (f->fn != c->fn || (f->driver >= 0 && f->driver != c->driver) || (f->edge >= 0 && f->edge != c->edge) ||
+		    (f->device[0] && (!c->device || strcmp(f->device, c->device))) ||
+		    (f->peer[0] && (!c->peer || strcmp(f->peer, c->peer))))
+			continue;
+		if (f->seen < ULLONG_MAX)
+			f->seen++;
+		if (rc == ZE_RESULT_SUCCESS && f->seen > f->skip && (!f->limited || f->seen - f->skip <= f->times))
+			rc = f->error;
+	}
+	pthread_mutex_unlock(&fault_lock);
+	return rc;
+}
+
+/* -------------------------------------------------------------- prologue */
+
+static bool file_loaded(void)
+{
+	return dmaconn_replay_ops()->load_error() == NULL;
+}
+
+/* What every call but zeInit checks first. */
+static ze_result_t enter(enum ze_fn fn)
+{
+	if (!file_loaded() || !z.present || z.library_error)
+		return ZE_RESULT_ERROR_UNINITIALIZED;
+	if (z.fn_missing[fn])
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	pthread_mutex_lock(&x_lock);
+	bool ok = inited;
+	pthread_mutex_unlock(&x_lock);
+	return ok ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNINITIALIZED;
+}
+
+static struct _ze_driver_handle_t *drv_of(ze_driver_handle_t h)
+{
+	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.drv;
+	if (!h || !x.drv || p < base || (p - base) % sizeof(*x.drv) || (p - base) / sizeof(*x.drv) >= (size_t)x.ndrv)
+		return NULL;
+	return h;
+}
+
+static struct _ze_device_handle_t *dev_of(ze_device_handle_t h)
+{
+	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.devs;
+	if (!h || !x.devs || p < base || (p - base) % sizeof(*x.devs) || (p - base) / sizeof(*x.devs) >= (size_t)x.ndevs)
+		return NULL;
+	return h;
+}
+
+static struct _ze_fabric_vertex_handle_t *vtx_of(ze_fabric_vertex_handle_t h)
+{
+	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.vtx;
+	if (!h || !x.vtx || p < base || (p - base) % sizeof(*x.vtx) || (p - base) / sizeof(*x.vtx) >= (size_t)x.nvtx)
+		return NULL;
+	return h;
+}
+
+static struct _ze_fabric_edge_handle_t *edge_of(ze_fabric_edge_handle_t h)
+{
+	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.edges;
+	if (!h || !x.edges || p < base || (p - base) % sizeof(*x.edges) ||
+	    (p - base) / sizeof(*x.edges) >= (size_t)x.nedges)
+		return NULL;
+	return h;
+}
+
+static ze_result_t enter_device(enum ze_fn fn, ze_device_handle_t h, struct _ze_device_handle_t **dev)
+{
+	ze_result_t rc = enter(fn);
+	if (rc)
+		return rc;
+	if (!(*dev = dev_of(h)))
+		return h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	struct call c = { fn, (*dev)->driver, -1, (*dev)->node->id, NULL };
+	return fault(&c);
+}
+
+static ze_result_t enter_vertex(enum ze_fn fn, ze_fabric_vertex_handle_t h, struct _ze_fabric_vertex_handle_t **v)
+{
+	ze_result_t rc = enter(fn);
+	if (rc)
+		return rc;
+	if (!(*v = vtx_of(h)))
+		return h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	const struct _ze_device_handle_t *dev = &x.devs[(*v)->dev];
+	struct call c = { fn, dev->driver, -1, dev->node->id, NULL };
+	return fault(&c);
+}
+
+/* Copies up to *count of the n indices into out (handles of base). */
+#define ANSWER_LIST(count, out, n, list, base)                                          \
+	do {                                                                            \
+		if (*(count) == 0 || !(out)) {                                          \
+			if (*(count) != 0 && !(out))                                    \
+				return ZE_RESULT_ERROR_INVALID_NULL_POINTER;            \
+			*(count) = (uint32_t)(n);                                       \
+			return ZE_RESULT_SUCCESS;                                       \
+		}                                                                       \
+		uint32_t k_ = 0;                                                        \
+		for (; k_ < *(count) && k_ < (uint32_t)(n); k_++)                       \
+			(out)[k_] = &(base)[(list)[k_]];                                \
+		*(count) = k_;                                                          \
+		return ZE_RESULT_SUCCESS;                                               \
+	} while (0)
+
+/* ------------------------------------------------------ Level Zero: core */
+
+ze_result_t zeInit(ze_init_flags_t flags)
+{
+	if (!file_loaded() || !z.present || z.library_error)
+		return ZE_RESULT_ERROR_UNINITIALIZED;
+	if (flags > (ZE_INIT_FLAG_GPU_ONLY | ZE_INIT_FLAG_VPU_ONLY))
+		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+	struct call c = { ZFN_zeInit, -1, -1, NULL, NULL };
+	ze_result_t rc = fault(&c);
+	if (rc)
+		return rc;
+	if (z.init_rc != ZE_RESULT_SUCCESS)
+		return z.init_rc;
+	pthread_mutex_lock(&x_lock);
+	rc = show();
+	inited = rc == ZE_RESULT_SUCCESS;
+	pthread_mutex_unlock(&x_lock);
+	return rc;
+}
+
+ze_result_t zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
+{
+	ze_result_t rc = enter(ZFN_zeDriverGet);
+	struct call c = { ZFN_zeDriverGet, -1, -1, NULL, NULL };
+	if (rc || (rc = fault(&c)))
+		return rc;
+	if (!pCount)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (*pCount == 0 || !phDrivers) {
+		if (*pCount != 0)
+			return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+		*pCount = (uint32_t)x.ndrv;
+		return ZE_RESULT_SUCCESS;
+	}
+	uint32_t k = 0;
+	for (; k < *pCount && k < (uint32_t)x.ndrv; k++)
+		phDrivers[k] = &x.drv[k];
+	*pCount = k;
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
+{
+	ze_result_t rc = enter(ZFN_zeDeviceGet);
+	if (rc)
+		return rc;
+	struct _ze_driver_handle_t *drv = drv_of(hDriver);
+	if (!drv)
+		return hDriver ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	struct call c = { ZFN_zeDeviceGet, drv->driver, -1, NULL, NULL };
+	if ((rc = fault(&c)))
+		return rc;
+	if (!pCount)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	ANSWER_LIST(pCount, phDevices, drv->ndevs, drv->devs, x.devs);
+}
+
+ze_result_t zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
+{
+	struct _ze_device_handle_t *dev;
+	ze_result_t rc = enter_device(ZFN_zeDeviceGetProperties, hDevice, &dev);
+	if (rc)
+		return rc;
+	if (!pDeviceProperties)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	const struct znode *n = dev->node;
+	if (n->props_rc)
+		return n->props_rc;
+	ze_device_properties_t *p = pDeviceProperties;
+	void *next = p->pNext;
+	ze_structure_type_t stype = p->stype;
+	memset(p, 0, sizeof(*p));
+	p->stype = stype;
+	p->pNext = next;
+	p->type = n->type;
+	p->vendorId = n->vendor;
+	p->deviceId = n->device_id;
+	p->flags = n->flags;
+	p->subdeviceId = n->subdevice_id;
+	/* A tile shown as a root device (a card keeping one tile) is no
+	 * sub-device to the caller, as in the runtime. */
+	if (!z.exposed && dev->root) {
+		p->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
+		p->subdeviceId = 0;
+	}
+	memcpy(p->uuid.id, n->uuid, sizeof(p->uuid.id));
+	snprintf(p->name, sizeof(p->name), "%s", n->name);
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
+{
+	struct _ze_device_handle_t *dev;
+	ze_result_t rc = enter_device(ZFN_zeDeviceGetSubDevices, hDevice, &dev);
+	if (rc)
+		return rc;
+	if (!pCount)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (dev->node->sub_rc)
+		return dev->node->sub_rc;
+	ANSWER_LIST(pCount, phSubdevices, dev->nsubs, dev->subs, x.devs);
+}
+
+ze_result_t zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
+{
+	struct _ze_device_handle_t *dev;
+	ze_result_t rc = enter_device(ZFN_zeDevicePciGetPropertiesExt, hDevice, &dev);
+	if (rc)
+		return rc;
+	if (!pPciProperties)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (dev->node->pci_rc)
+		return dev->node->pci_rc;
+	pPciProperties->address = dev->node->pci.address;
+	pPciProperties->maxSpeed = dev->node->pci.maxSpeed;
+	return ZE_RESULT_SUCCESS;
+}
+
+/* The physical nodes a shown device stands for (itself and its sub-devices). */
+static bool joined_by_xelink(const struct zdriver *zd, const struct _ze_device_handle_t *a,
+			     const struct _ze_device_handle_t *b)
+{
+	for (int e = 0; e < zd->nedges; e++) {
+		const struct zedge *ed = &zd->edges[e];
+		if (strcmp(ed->props.model, "XeLink"))
+			continue;
+		bool in_a = ed->a == a->node, in_b = ed->b == b->node, rin_a = ed->b == a->node, rin_b = ed->a == b->node;
+		for (int s = 0; s < a->nsubs; s++) {
+			in_a |= ed->a == x.devs[a->subs[s]].node;
+			rin_a |= ed->b == x.devs[a->subs[s]].node;
+		}
+		for (int s = 0; s < b->nsubs; s++) {
+			in_b |= ed->b == x.devs[b->subs[s]].node;
+			rin_b |= ed->a == x.devs[b->subs[s]].node;
+		}
+		if ((in_a && in_b) || (rin_a && rin_b))
+			return true;
+	}
+	return false;
+}
+
+static const char *card_id(const struct znode *n, char buf[ZID])
+{
+	snprintf(buf, ZID, "%d", n->card);
+	return buf;
+}
+
+ze_result_t zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
+				     ze_device_p2p_properties_t *pP2PProperties)
+{
+	ze_result_t rc = enter(ZFN_zeDeviceGetP2PProperties);
+	if (rc)
+		return rc;
+	struct _ze_device_handle_t *a = dev_of(hDevice), *b = dev_of(hPeerDevice);
+	if (!a || !b)
+		return (hDevice && hPeerDevice) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	struct call c = { ZFN_zeDeviceGetP2PProperties, a->driver, -1, a->node->id, b->node->id };
+	if ((rc = fault(&c)))
+		return rc;
+	if (!pP2PProperties)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (a->driver != b->driver)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	const struct zdriver *zd = &z.drivers[a->driver];
+	char ca[ZID], cb[ZID];
+	/* The pair's own entry, then its cards', then the pair's relation. */
+	for (int pass = 0; pass < 2; pass++) {
+		const char *from = pass ? card_id(a->node, ca) : a->node->id;
+		const char *to = pass ? card_id(b->node, cb) : b->node->id;
+		for (int k = 0; k < zd->npairs; k++) {
+			const struct zpair *p = &zd->pairs[k];
+			if (strcmp(p->from, from) || strcmp(p->to, to))
+				continue;
+			if (p->rc)
+				return p->rc;
+			pP2PProperties->flags = p->flags;
+			return ZE_RESULT_SUCCESS;
+		}
+	}
+	int rel = a->node->card == b->node->card ? REL_SAME_CARD
+		  : joined_by_xelink(zd, a, b)    ? REL_XELINK
+						  : REL_OTHER;
+	pP2PProperties->flags = zd->rel[rel];
+	return ZE_RESULT_SUCCESS;
+}
+
+/* ---------------------------------------------------- Level Zero: fabric */
+
+ze_result_t zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
+{
+	ze_result_t rc = enter(ZFN_zeFabricVertexGetExp);
+	if (rc)
+		return rc;
+	struct _ze_driver_handle_t *drv = drv_of(hDriver);
+	if (!drv)
+		return hDriver ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	struct call c = { ZFN_zeFabricVertexGetExp, drv->driver, -1, NULL, NULL };
+	if ((rc = fault(&c)))
+		return rc;
+	if (!pCount)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (z.drivers[drv->driver].vertices_rc)
+		return z.drivers[drv->driver].vertices_rc;
+	ANSWER_LIST(pCount, phVertices, drv->nvtx, drv->vtx, x.vtx);
+}
+
+ze_result_t zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t *pCount,
+					    ze_fabric_vertex_handle_t *phSubvertices)
+{
+	struct _ze_fabric_vertex_handle_t *v;
+	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetSubVerticesExp, hVertex, &v);
+	if (rc)
+		return rc;
+	if (!pCount)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	/* Under FLAT the runtime shows no sub-vertices. */
+	int n = x.devs[v->dev].flat ? 0 : v->nsubs;
+	ANSWER_LIST(pCount, phSubvertices, n, v->subs, x.vtx);
+}
+
+ze_result_t zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
+					   ze_fabric_vertex_exp_properties_t *pVertexProperties)
+{
+	struct _ze_fabric_vertex_handle_t *v;
+	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetPropertiesExp, hVertex, &v);
+	if (rc)
+		return rc;
+	if (!pVertexProperties)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	const struct _ze_device_handle_t *dev = &x.devs[v->dev];
+	const struct znode *n = dev->node;
+	ze_fabric_vertex_exp_properties_t *p = pVertexProperties;
+	memcpy(p->uuid.id, n->uuid, sizeof(p->uuid.id));
+	p->type = n->vertex_type >= 0 ? (uint32_t)n->vertex_type
+		  : dev->root	      ? ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE
+				      : ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE;
+	p->remote = n->vertex_remote;
+	if (n->vertex_has_pci)
+		p->address = n->vertex_pci;
+	else if (n->has_pci)
+		p->address = (ze_fabric_vertex_pci_exp_address_t){ n->pci.address.domain, n->pci.address.bus,
+								   n->pci.address.device, n->pci.address.function };
+	else
+		memset(&p->address, 0, sizeof(p->address));
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
+{
+	struct _ze_fabric_vertex_handle_t *v;
+	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetDeviceExp, hVertex, &v);
+	if (rc)
+		return rc;
+	if (!phDevice)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	const struct znode *n = x.devs[v->dev].node;
+	if (n->vertex_type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH)
+		return ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE;
+	if (n->vertex_remote)
+		return ZE_RESULT_EXP_ERROR_REMOTE_DEVICE;
+	*phDevice = &x.devs[v->dev];
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
+			       uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
+{
+	ze_result_t rc = enter(ZFN_zeFabricEdgeGetExp);
+	if (rc)
+		return rc;
+	struct _ze_fabric_vertex_handle_t *va = vtx_of(hVertexA), *vb = vtx_of(hVertexB);
+	if (!va || !vb)
+		return (hVertexA && hVertexB) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	const struct _ze_device_handle_t *a = &x.devs[va->dev], *b = &x.devs[vb->dev];
+	struct call c = { ZFN_zeFabricEdgeGetExp, a->driver, -1, a->node->id, b->node->id };
+	if ((rc = fault(&c)))
+		return rc;
+	if (!pCount)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	uint32_t n = 0;
+	if (a->driver == b->driver) {
+		const struct zdriver *zd = &z.drivers[a->driver];
+		/* Physical edges join two vertices both ways. */
+		for (int e = 0; e < zd->nedges; e++) {
+			const struct zedge *ed = &zd->edges[e];
+			if (!((ed->a == a->node && ed->b == b->node) || (ed->a == b->node && ed->b == a->node)))
+				continue;
+			if (*pCount != 0 && phEdges) {
+				if (n >= *pCount)
+					break;
+				phEdges[n] = &x.edges[x.edge_first[a->driver] + e];
+			}
+			n++;
+		}
+	}
+	if (*pCount != 0 && !phEdges)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	*pCount = n;
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
+					 ze_fabric_edge_exp_properties_t *pEdgeProperties)
+{
+	ze_result_t rc = enter(ZFN_zeFabricEdgeGetPropertiesExp);
+	if (rc)
+		return rc;
+	struct _ze_fabric_edge_handle_t *e = edge_of(hEdge);
+	if (!e)
+		return hEdge ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	struct call c = { ZFN_zeFabricEdgeGetPropertiesExp, e->driver, e->index, NULL, NULL };
+	if ((rc = fault(&c)))
+		return rc;
+	if (!pEdgeProperties)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	const ze_fabric_edge_exp_properties_t *src = &z.drivers[e->driver].edges[e->index].props;
+	ze_fabric_edge_exp_properties_t *p = pEdgeProperties;
+	p->uuid = src->uuid;
+	memcpy(p->model, src->model, sizeof(p->model));
+	p->bandwidth = src->bandwidth;
+	p->bandwidthUnit = src->bandwidthUnit;
+	p->latency = src->latency;
+	p->latencyUnit = src->latencyUnit;
+	p->duplexity = src->duplexity;
+	return ZE_RESULT_SUCCESS;
+}
+
+/* ------------------------------------------------------------- recording */
+
+struct rec {
+	struct ze_api api;
+	json_t *faults;
+	bool oom;
+};
+
+static void put(struct rec *r, json_t *obj, const char *key, json_t *v)
+{
+	if (!v || json_object_set_new(obj, key, v))
+		r->oom = true;
+}
+
+static void append(struct rec *r, json_t *arr, json_t *v)
+{
+	if (!v || json_array_append_new(arr, v))
+		r->oom = true;
+}
+
+static json_t *code_json(ze_result_t rc)
+{
+	const char *n = ze_result_short_name(rc);
+	char buf[32];
+	if (!n) {
+		snprintf(buf, sizeof(buf), "UNKNOWN");
+		n = buf;
+	}
+	return json_string(n);
+}
+
+static json_t *err_obj(ze_result_t rc)
+{
+	json_t *o = json_object();
+	if (o && json_object_set_new(o, "error", code_json(rc))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* A failing call the section has no place for becomes a lasting fault. */
+static void rec_fault(struct rec *r, enum ze_fn fn, int driver, const char *device, const char *peer, int edge,
+		      ze_result_t rc)
+{
+	json_t *f = json_object();
+	put(r, f, "function", json_string(zfn_names[fn]));
+	if (driver >= 0)
+		put(r, f, "driver", json_integer(driver));
+	if (device)
+		put(r, f, "device", json_string(device));
+	if (peer)
+		put(r, f, "peer", json_string(peer));
+	if (edge >= 0)
+		put(r, f, "edge", json_integer(edge));
+	put(r, f, "error", code_json(rc));
+	append(r, r->faults, f);
+}
+
+static json_t *flags_json(const struct zname *t, uint32_t flags)
+{
+	json_t *a = json_array();
+	for (; a && t->name; t++)
+		if (flags & t->value)
+			json_array_append_new(a, json_string(t->name));
+	return a;
+}
+
+static json_t *uuid_json(const uint8_t u[16])
+{
+	char buf[40];
+	static const char hex[] = "0123456789abcdef";
+	int o = 0;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			buf[o++] = '-';
+		buf[o++] = hex[u[i] >> 4];
+		buf[o++] = hex[u[i] & 15];
+	}
+	buf[o] = '\0';
+	return json_string(buf);
+}
+
+/* Bytes of a fixed buffer as a JSON string; bytes that are not UTF-8 become '?'. */
+static json_t *text(const char *s, size_t size)
+{
+	size_t n = strnlen(s, size);
+	json_t *v = json_stringn(s, n);
+	if (v)
+		return v;
+	char *clean = malloc(n + 1);
+	if (!clean)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		clean[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+	v = json_stringn(clean, n);
+	free(clean);
+	return v;
+}
+
+static json_t *rec_device(struct rec *r, ze_device_handle_t h)
+{
+	json_t *o = json_object();
+	ze_device_properties_t p;
+	memset(&p, 0, sizeof(p));
+	p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+	ze_result_t rc = r->api.zeDeviceGetProperties(h, &p);
+	if (rc) {
+		put(r, o, "error", code_json(rc));
+	} else {
+		put(r, o, "name", text(p.name, sizeof(p.name)));
+		put(r, o, "uuid", uuid_json(p.uuid.id));
+		put(r, o, "vendor_id", json_integer(p.vendorId));
+		put(r, o, "device_id", json_integer(p.deviceId));
+		const char *type = name_of(type_names, p.type);
+		put(r, o, "type", json_string(type ? type : "GPU"));
+		put(r, o, "flags", flags_json(device_flag_names, p.flags));
+		put(r, o, "subdevice_id", json_integer(p.subdeviceId));
+	}
+	if (r->api.zeDevicePciGetPropertiesExt) {
+		ze_pci_ext_properties_t pci;
+		memset(&pci, 0, sizeof(pci));
+		pci.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
+		rc = r->api.zeDevicePciGetPropertiesExt(h, &pci);
+		struct dc_pci a = { pci.address.domain, pci.address.bus, pci.address.device, pci.address.function };
+		if (!rc && (a.bus > 0xff || a.device > 0xff || a.function > 7))
+			rc = ZE_RESULT_ERROR_UNKNOWN; /* no address this format can hold */
+		if (rc) {
+			put(r, o, "pci", err_obj(rc));
+		} else {
+			char bus[DC_PCI_BUS_ID_SIZE];
+			dc_pci_format(&a, bus);
+			json_t *po = json_object();
+			put(r, po, "bus_id", json_string(bus));
+			put(r, po, "gen", json_integer(pci.maxSpeed.genVersion));
+			put(r, po, "width", json_integer(pci.maxSpeed.width));
+			put(r, po, "max_bandwidth", json_integer(pci.maxSpeed.maxBandwidth));
+			put(r, o, "pci", po);
+		}
+	}
+	return o;
+}
+
+struct vid {
+	ze_fabric_vertex_handle_t v;
+	char id[ZID];
+};
+
+/* The id of device handle h among the recorded ones, or NULL. */
+static const char *id_of(ze_device_handle_t h, ze_device_handle_t *handles, char (*ids)[ZID], int n)
+{
+	for (int i = 0; i < n; i++)
+		if (handles[i] == h)
+			return ids[i];
+	return NULL;
+}
+
+static json_t *object_of(json_t *devices, const char *id)
+{
+	char *end;
+	long c = strtol(id, &end, 10);
+	json_t *dev = json_array_get(devices, (size_t)c);
+	if (*end == '.')
+		dev = json_array_get(json_object_get(dev, "subdevices"), (size_t)strtol(end + 1, NULL, 10));
+	return dev;
+}
+
+static void rec_fabric(struct rec *r, int d, ze_driver_handle_t drv, json_t *dobj, json_t *devices,
+		       ze_device_handle_t *handles, char (*ids)[ZID], int nids)
+{
+	uint32_t nv = 0;
+	ze_result_t rc = r->api.zeFabricVertexGetExp(drv, &nv, NULL);
+	ze_fabric_vertex_handle_t *vs = NULL;
+	if (!rc && nv > 4096)
+		rc = ZE_RESULT_ERROR_INVALID_SIZE;
+	if (!rc && nv && !(vs = calloc(nv, sizeof(*vs)))) {
+		r->oom = true;
+		return;
+	}
+	if (!rc && nv)
+		rc = r->api.zeFabricVertexGetExp(drv, &nv, vs);
+	if (rc) {
+		put(r, dobj, "vertices_error", code_json(rc));
+		free(vs);
+		return;
+	}
+	struct vid *mapped = calloc((size_t)nv * (MAX_TILES + 1) + 1, sizeof(*mapped));
+	int nm = 0;
+	if (!mapped) {
+		r->oom = true;
+		free(vs);
+		return;
+	}
+	for (uint32_t k = 0; k < nv; k++) {
+		ze_fabric_vertex_handle_t list[MAX_TILES + 1];
+		uint32_t nl = 1;
+		list[0] = vs[k];
+		uint32_t nsub = 0;
+		rc = r->api.zeFabricVertexGetSubVerticesExp(vs[k], &nsub, NULL);
+		if (!rc && nsub > MAX_TILES)
+			nsub = MAX_TILES;
+		if (!rc && nsub) {
+			rc = r->api.zeFabricVertexGetSubVerticesExp(vs[k], &nsub, list + 1);
+			nl += rc ? 0 : nsub;
+		}
+		for (uint32_t t = 0; t < nl; t++) {
+			ze_device_handle_t dh = NULL;
+			ze_fabric_vertex_exp_properties_t vp;
+			memset(&vp, 0, sizeof(vp));
+			vp.stype = ZE_STRUCTURE_TYPE_FABRIC_VERTEX_EXP_PROPERTIES;
+			if (r->api.zeFabricVertexGetDeviceExp(list[t], &dh) != ZE_RESULT_SUCCESS)
+				continue;
+			const char *id = id_of(dh, handles, ids, nids);
+			if (!id)
+				continue;
+			if (t == 0 && rc)
+				rec_fault(r, ZFN_zeFabricVertexGetSubVerticesExp, d, id, NULL, -1, rc);
+			ze_result_t prc = r->api.zeFabricVertexGetPropertiesExp(list[t], &vp);
+			json_t *vo = json_object();
+			if (prc) {
+				rec_fault(r, ZFN_zeFabricVertexGetPropertiesExp, d, id, NULL, -1, prc);
+			} else {
+				const char *type = name_of(vertex_type_names, vp.type);
+				put(r, vo, "type", json_string(type ? type : "UNKNOWN"));
+				put(r, vo, "remote", json_boolean(vp.remote));
+				struct dc_pci a = { vp.address.domain, vp.address.bus, vp.address.device, vp.address.function };
+				char bus[DC_PCI_BUS_ID_SIZE];
+				if (a.bus <= 0xff && a.device <= 0xff && a.function <= 7) {
+					dc_pci_format(&a, bus);
+					put(r, vo, "bus_id", json_string(bus));
+				}
+			}
+			put(r, object_of(devices, id), "vertex", vo);
+			mapped[nm].v = list[t];
+			snprintf(mapped[nm].id, ZID, "%s", id);
+			nm++;
+		}
+	}
+	free(vs);
+	/* Devices without a vertex say so. */
+	for (int i = 0; i < nids; i++) {
+		json_t *dev = object_of(devices, ids[i]);
+		if (dev && !json_object_get(dev, "vertex"))
+			put(r, dev, "vertex", json_false());
+	}
+	json_t *edges = json_array();
+	for (int a = 0; a < nm; a++) {
+		for (int b = a + 1; b < nm; b++) {
+			uint32_t ne = 0;
+			ze_fabric_edge_handle_t *es = NULL;
+			rc = r->api.zeFabricEdgeGetExp(mapped[a].v, mapped[b].v, &ne, NULL);
+			if (!rc && ne > 4096)
+				rc = ZE_RESULT_ERROR_INVALID_SIZE;
+			if (!rc && ne && !(es = calloc(ne, sizeof(*es))))
+				r->oom = true;
+			if (!rc && es)
+				rc = r->api.zeFabricEdgeGetExp(mapped[a].v, mapped[b].v, &ne, es);
+			if (rc) {
+				rec_fault(r, ZFN_zeFabricEdgeGetExp, d, mapped[a].id, mapped[b].id, -1, rc);
+				free(es);
+				continue;
+			}
+			for (uint32_t k = 0; es && k < ne; k++) {
+				ze_fabric_edge_exp_properties_t ep;
+				memset(&ep, 0, sizeof(ep));
+				ep.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
+				json_t *eo = json_object();
+				put(r, eo, "a", json_string(mapped[a].id));
+				put(r, eo, "b", json_string(mapped[b].id));
+				rc = r->api.zeFabricEdgeGetPropertiesExp(es[k], &ep);
+				if (rc) {
+					put(r, eo, "model", json_string("unknown"));
+					rec_fault(r, ZFN_zeFabricEdgeGetPropertiesExp, d, NULL, NULL,
+						  (int)json_array_size(edges), rc);
+				} else {
+					const char *bu = name_of(bandwidth_unit_names, ep.bandwidthUnit);
+					const char *lu = name_of(latency_unit_names, ep.latencyUnit);
+					const char *du = name_of(duplexity_names, ep.duplexity);
+					json_t *model = text(ep.model, sizeof(ep.model));
+					put(r, eo, "model", json_string_length(model) ? model : (json_decref(model), json_string("unknown")));
+					put(r, eo, "bandwidth", json_integer(ep.bandwidth));
+					put(r, eo, "bandwidth_unit", json_string(bu ? bu : "UNKNOWN"));
+					put(r, eo, "latency", json_integer(ep.latency));
+					put(r, eo, "latency_unit", json_string(lu ? lu : "UNKNOWN"));
+					put(r, eo, "duplexity", json_string(du ? du : "UNKNOWN"));
+					put(r, eo, "uuid", uuid_json(ep.uuid.id));
+				}
+				append(r, edges, eo);
+			}
+			free(es);
+		}
+	}
+	free(mapped);
+	put(r, dobj, "edges", edges);
+}
+
+static json_t *rec_driver(struct rec *r, int d, ze_driver_handle_t drv)
+{
+	json_t *dobj = json_object(), *devices = json_array();
+	uint32_t n = 0;
+	ze_device_handle_t *roots = NULL;
+	ze_result_t rc = r->api.zeDeviceGet(drv, &n, NULL);
+	if (!rc && n > MAX_CARDS)
+		rc = ZE_RESULT_ERROR_INVALID_SIZE;
+	if (!rc && n && !(roots = calloc(n, sizeof(*roots)))) {
+		r->oom = true;
+		return dobj;
+	}
+	if (!rc && n)
+		rc = r->api.zeDeviceGet(drv, &n, roots);
+	if (rc) {
+		rec_fault(r, ZFN_zeDeviceGet, d, NULL, NULL, -1, rc);
+		n = 0;
+	}
+	/* Every handle recorded, with its id ("C", "C.T"). */
+	size_t cap = (size_t)n * (MAX_TILES + 1) + 1;
+	ze_device_handle_t *handles = calloc(cap, sizeof(*handles));
+	char(*ids)[ZID] = calloc(cap, sizeof(*ids));
+	int nids = 0;
+	if (!handles || !ids) {
+		r->oom = true;
+		n = 0;
+	}
+	for (uint32_t c = 0; c < n; c++) {
+		json_t *dev = rec_device(r, roots[c]);
+		handles[nids] = roots[c];
+		snprintf(ids[nids++], ZID, "%u", c);
+		if (r->api.zeDeviceGetSubDevices) {
+			uint32_t ns = 0;
+			ze_device_handle_t subs[MAX_TILES];
+			rc = r->api.zeDeviceGetSubDevices(roots[c], &ns, NULL);
+			if (!rc && ns > MAX_TILES)
+				ns = MAX_TILES;
+			if (!rc && ns)
+				rc = r->api.zeDeviceGetSubDevices(roots[c], &ns, subs);
+			if (rc) {
+				put(r, dev, "subdevices", err_obj(rc));
+			} else if (ns) {
+				json_t *arr = json_array();
+				for (uint32_t t = 0; t < ns; t++) {
+					append(r, arr, rec_device(r, subs[t]));
+					handles[nids] = subs[t];
+					snprintf(ids[nids++], ZID, "%u.%u", c, t);
+				}
+				put(r, dev, "subdevices", arr);
+			}
+		}
+		append(r, devices, dev);
+	}
+	put(r, dobj, "devices", devices);
+	json_t *p2p = json_object(), *pairs = json_array();
+	put(r, p2p, "same_card", json_array());
+	put(r, p2p, "xelink", json_array());
+	put(r, p2p, "other", json_array());
+	for (uint32_t i = 0; r->api.zeDeviceGetP2PProperties && i < n; i++) {
+		for (uint32_t j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			ze_device_p2p_properties_t pp;
+			memset(&pp, 0, sizeof(pp));
+			pp.stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES;
+			rc = r->api.zeDeviceGetP2PProperties(roots[i], roots[j], &pp);
+			json_t *e = rc ? err_obj(rc) : json_object();
+			char from[ZID], to[ZID];
+			snprintf(from, sizeof(from), "%u", i);
+			snprintf(to, sizeof(to), "%u", j);
+			put(r, e, "from", json_string(from));
+			put(r, e, "to", json_string(to));
+			if (!rc)
+				put(r, e, "flags", flags_json(p2p_flag_names, pp.flags));
+			append(r, pairs, e);
+		}
+	}
+	put(r, p2p, "pairs", pairs);
+	put(r, dobj, "p2p", p2p);
+	int fabric = 1;
+#define REC_FABRIC_(fn) fabric &= r->api.fn != NULL;
+	ZE_FABRIC_FUNCTIONS(REC_FABRIC_)
+#undef REC_FABRIC_
+	if (fabric && n)
+		rec_fabric(r, d, drv, dobj, devices, handles, ids, nids);
+	free(handles);
+	free(ids);
+	free(roots);
+	return dobj;
+}
+
+static void rec_answers(struct rec *r, json_t *sec)
+{
+	json_t *missing = json_array();
+#define REC_MISSING_(fn, ret, params, required)                                        \
+	if (!r->api.fn)                                                                \
+		append(r, missing, json_string(#fn));
+	ZE_FUNCTIONS(REC_MISSING_)
+#undef REC_MISSING_
+	put(r, sec, "missing_functions", missing);
+	ze_result_t rc = r->api.zeInit(ZE_INIT_FLAG_GPU_ONLY);
+	if (rc) {
+		put(r, sec, "init", err_obj(rc));
+		return;
+	}
+	put(r, sec, "init", json_string("SUCCESS"));
+	put(r, sec, "exposed", json_true());
+	json_t *drivers = json_array();
+	uint32_t n = 0;
+	ze_driver_handle_t list[64];
+	rc = r->api.zeDriverGet(&n, NULL);
+	if (!rc && n > 64)
+		n = 64;
+	if (!rc && n)
+		rc = r->api.zeDriverGet(&n, list);
+	if (rc) {
+		rec_fault(r, ZFN_zeDriverGet, -1, NULL, NULL, -1, rc);
+		n = 0;
+	}
+	for (uint32_t d = 0; d < n; d++)
+		append(r, drivers, rec_driver(r, (int)d, list[d]));
+	put(r, sec, "drivers", drivers);
+}
+
+/* This component's own functions, less those the replayed file hides. */
+static void bind_self(struct ze_api *api)
+{
+	memset(api, 0, sizeof(*api));
+#define BIND_SELF_(fn, ret, params, required)                                          \
+	if (!dmaconn_replay_ze_hidden(#fn))                                            \
+		api->fn = fn;
+	ZE_FUNCTIONS(BIND_SELF_)
+#undef BIND_SELF_
+}
+
+void replay_ze_record(json_t *root)
+{
+	struct rec r;
+	memset(&r, 0, sizeof(r));
+	char why[1024] = "";
+	const char *library = ZE_LOADER_SONAME, *load_error = NULL;
+	json_t *sec = json_object();
+	r.faults = json_array();
+	bool live = !replay_active();
+	if (!live) {
+		load_error = replay_ze_load_error();
+		if (z.library)
+			library = z.library;
+		if (!load_error) {
+			bind_self(&r.api);
+			/* A required function hidden: the recorded loader was unusable. */
+			if (!r.api.zeInit || !r.api.zeDriverGet || !r.api.zeDeviceGet || !r.api.zeDeviceGetProperties) {
+				snprintf(why, sizeof(why), "%s lacks a required function (not a Level Zero loader?)", library);
+				load_error = why;
+			}
+		}
+	} else {
+		const char *env = secure_getenv("DMACONN_ZE_LIBRARY");
+		if (env && *env && env[0] == '/')
+			library = env;
+		if (ze_api_open(&r.api, library, why, sizeof(why)) != 0)
+			load_error = strncmp(why, "cannot load Level Zero: ", 24) ? why : why + 24;
+	}
+	if (load_error) {
+		json_t *e = json_object();
+		put(&r, e, "error", json_string(load_error));
+		put(&r, sec, "library", e);
+	} else {
+		put(&r, sec, "library", json_string(library));
+		rec_answers(&r, sec);
+		/* A live loader stays mapped once initialised (see level_zero.c). */
+		if (live && !json_object_get(json_object_get(sec, "init"), "error"))
+			r.api.handle = NULL;
+		if (live)
+			ze_api_close(&r.api);
+	}
+	if (json_array_size(r.faults))
+		put(&r, sec, "faults", r.faults);
+	else
+		json_decref(r.faults);
+	if (!r.oom)
+		json_object_set_new(root, "level_zero", sec);
+	else
+		json_decref(sec);
+}

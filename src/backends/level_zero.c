@@ -1,0 +1,998 @@
+/*
+ * Intel detectors on oneAPI Level Zero.  The loader (libze_loader.so.1, or
+ * the absolute path in DMACONN_ZE_LIBRARY) is loaded on first use and
+ * initialised once with zeInit(ZE_INIT_FLAG_GPU_ONLY); under DMACONN_REPLAY
+ * the replay component stands in for it, exporting the same functions.
+ *
+ * Devices are the GPU devices of every driver, in zeDriverGet and
+ * zeDeviceGet order: the runtime has already applied ZE_AFFINITY_MASK and
+ * ZE_FLAT_DEVICE_HIERARCHY (src/order_ze.c documents how), and that is the
+ * list SYCL and PyTorch's xpu device ordinals are built from.
+ *
+ * xpu/p2p:    1 where zeDeviceGetP2PProperties(i, j) has both
+ *             ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS and ..._ATOMICS.
+ * xpu/xelink: the number of Xe Link connections between devices i and j:
+ *             fabric edges of model "XeLink" between the fabric vertex of i
+ *             and that of j, each counted once, where a vertex with
+ *             sub-vertices (a card under COMPOSITE) counts the edges of its
+ *             sub-vertices (its tiles).  Edges of model "MDFI" (the
+ *             die-to-die link between tiles of one card) are reported in
+ *             the pair's detail, never counted.
+ */
+#include "level_zero.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "../order_ze.h"
+#include "../pci.h"
+#include "../replay_abi.h"
+#include "ze_load.h"
+
+#define WHY_SIZE 768
+#define MAX_HANDLES 4096 /* drivers, devices, vertices or edges one call may list */
+
+static pthread_mutex_t ze_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ze_api ze;
+static int ze_state;       /* 0 not tried, 1 ready, -1 unusable (sticky) */
+static int ze_live_inited; /* a real loader was initialised: it stays mapped */
+static char ze_error[WHY_SIZE];
+
+/* Formats "<call> failed: ZE_RESULT_..." into why. */
+static void call_failed(char *why, ze_result_t r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void call_failed(char *why, ze_result_t r, const char *fmt, ...)
+{
+	char call[256], name[64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(call, sizeof(call), fmt, ap);
+	va_end(ap);
+	snprintf(why, WHY_SIZE, "%s failed: %s", call, ze_result_describe(r, name, sizeof(name)));
+}
+
+static int open_library(char *why, int *replayed)
+{
+	void *h;
+	const struct dmaconn_replay_ops *ops;
+	*replayed = 0;
+	int replay = dc_replay_open(&h, &ops, why, WHY_SIZE);
+	if (replay < 0)
+		return -1;
+	if (replay) {
+		*replayed = 1;
+		const char *load_error = ops->library_load_error ? ops->library_load_error("level_zero") : NULL;
+		if (load_error) {
+			dlclose(h);
+			snprintf(why, WHY_SIZE, "cannot load Level Zero: %.600s", load_error);
+			return -1;
+		}
+		int (*hidden)(const char *) = NULL;
+		void *sym = dlsym(h, DMACONN_REPLAY_ZE_HIDDEN);
+		memcpy(&hidden, &sym, sizeof(hidden));
+		return ze_api_bind(&ze, h, ZE_LOADER_SONAME, hidden, why, WHY_SIZE);
+	}
+	const char *path = secure_getenv("DMACONN_ZE_LIBRARY");
+	if (path && *path && path[0] != '/') {
+		snprintf(why, WHY_SIZE, "DMACONN_ZE_LIBRARY must be an absolute path, not '%.300s'", path);
+		return -1;
+	}
+	if (path && *path)
+		return ze_api_open(&ze, path, why, WHY_SIZE);
+	int rc = ze_api_open(&ze, ZE_LOADER_SONAME, why, WHY_SIZE);
+	if (rc != 0 && !strncmp(why, "cannot load Level Zero: ", 24)) {
+		char detail[WHY_SIZE];
+		snprintf(detail, sizeof(detail), "%s", why + 24);
+		snprintf(why, WHY_SIZE, "cannot load Level Zero (is the Level Zero loader installed?): %.600s", detail);
+	}
+	return rc;
+}
+
+/* Loads and initialises Level Zero once; 0 when usable, else -1 with the reason. */
+static int ze_ready(char *why)
+{
+	pthread_mutex_lock(&ze_lock);
+	if (ze_state == 0) {
+		int replayed;
+		ze_state = -1;
+		if (open_library(ze_error, &replayed) == 0) {
+			ze_result_t r = ze.zeInit(ZE_INIT_FLAG_GPU_ONLY);
+			if (r == ZE_RESULT_SUCCESS) {
+				ze_state = 1;
+				ze_live_inited = !replayed;
+			} else {
+				call_failed(ze_error, r, "zeInit");
+			}
+		}
+	}
+	int rc = ze_state == 1 ? 0 : -1;
+	if (rc)
+		snprintf(why, WHY_SIZE, "%s", ze_error);
+	pthread_mutex_unlock(&ze_lock);
+	return rc;
+}
+
+void dc_ze_shutdown(void)
+{
+	pthread_mutex_lock(&ze_lock);
+	/* Level Zero 1.4 has no way to undo zeInit, and a runtime unloaded
+	 * under its own threads is not safe: a live loader stays mapped. */
+	if (ze_live_inited)
+		memset(&ze, 0, sizeof(ze));
+	else
+		ze_api_close(&ze);
+	ze_state = 0;
+	ze_live_inited = 0;
+	ze_error[0] = '\0';
+	pthread_mutex_unlock(&ze_lock);
+}
+
+/* ------------------------------------------------------------ enumeration */
+
+struct zdev {
+	ze_device_handle_t h;
+	int driver, index; /* zeDriverGet and zeDeviceGet positions */
+	ze_device_properties_t props;
+	int has_pci;
+	struct dc_pci pci;
+	int subdevices; /* -1: unknown */
+	int tile;       /* the tile this device is (-1: none or unknown), in sysfs fallbacks */
+};
+
+struct session {
+	const char *label; /* "xpu/p2p" */
+	uint32_t ndrivers;
+	ze_driver_handle_t *drivers;
+	int n;
+	struct zdev *devs;
+	int from_ze; /* devices come from Level Zero (else from sysfs, without handles) */
+};
+
+static void session_free(struct session *s)
+{
+	free(s->drivers);
+	free(s->devs);
+}
+
+/*
+ * list_NAME(parent, &out, &count, &rc, why, call...): zeXxxGet(parent, &count,
+ * NULL), then again into a malloc'd array (NULL when empty).  0, or -1 with
+ * the reason and, when a call failed, its result in *rc.
+ */
+#define DEFINE_LIST(name, parent_t, handle_t, call)                                              \
+	static int name(parent_t parent, handle_t **out, uint32_t *count, ze_result_t *rc, char *why, \
+			const char *fmt, ...) __attribute__((format(printf, 6, 7)));                  \
+	static int name(parent_t parent, handle_t **out, uint32_t *count, ze_result_t *rc, char *why, \
+			const char *fmt, ...)                                                         \
+	{                                                                                         \
+		char what[256];                                                                   \
+		va_list ap;                                                                       \
+		va_start(ap, fmt);                                                                \
+		vsnprintf(what, sizeof(what), fmt, ap);                                           \
+		va_end(ap);                                                                       \
+		*out = NULL;                                                                      \
+		*count = 0;                                                                       \
+		*rc = call(parent, count, NULL);                                                  \
+		if (*rc == ZE_RESULT_SUCCESS && *count > MAX_HANDLES) {                           \
+			snprintf(why, WHY_SIZE, "%s listed %u handles, more than dmaconn accepts", \
+				 what, (unsigned int)*count);                                     \
+			return -1;                                                                \
+		}                                                                                 \
+		if (*rc == ZE_RESULT_SUCCESS && *count) {                                         \
+			if (!(*out = calloc(*count, sizeof(handle_t)))) {                         \
+				snprintf(why, WHY_SIZE, "out of memory");                         \
+				return -1;                                                        \
+			}                                                                         \
+			*rc = call(parent, count, *out);                                          \
+		}                                                                                 \
+		if (*rc != ZE_RESULT_SUCCESS) {                                                   \
+			free(*out);                                                               \
+			*out = NULL;                                                              \
+			call_failed(why, *rc, "%s", what);                                        \
+			return -1;                                                                \
+		}                                                                                 \
+		return 0;                                                                         \
+	}
+
+static ze_result_t driver_get(void *unused, uint32_t *count, ze_driver_handle_t *out)
+{
+	(void)unused;
+	return ze.zeDriverGet(count, out);
+}
+
+DEFINE_LIST(list_drivers, void *, ze_driver_handle_t, driver_get)
+DEFINE_LIST(list_devices, ze_driver_handle_t, ze_device_handle_t, ze.zeDeviceGet)
+DEFINE_LIST(list_vertices, ze_driver_handle_t, ze_fabric_vertex_handle_t, ze.zeFabricVertexGetExp)
+DEFINE_LIST(list_subvertices, ze_fabric_vertex_handle_t, ze_fabric_vertex_handle_t, ze.zeFabricVertexGetSubVerticesExp)
+
+/* Every GPU device of every driver, with its identity. */
+static int enumerate(struct session *s, char *why)
+{
+	ze_result_t rc;
+	if (list_drivers(NULL, &s->drivers, &s->ndrivers, &rc, why, "zeDriverGet") != 0)
+		return -1;
+	int cap = 0;
+	for (uint32_t d = 0; d < s->ndrivers; d++) {
+		uint32_t count = 0;
+		ze_device_handle_t *handles = NULL;
+		if (list_devices(s->drivers[d], &handles, &count, &rc, why, "zeDeviceGet(driver %u)", d) != 0)
+			return -1;
+		for (uint32_t k = 0; k < count; k++) {
+			ze_device_properties_t p;
+			memset(&p, 0, sizeof(p));
+			p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+			ze_result_t r = ze.zeDeviceGetProperties(handles[k], &p);
+			if (r != ZE_RESULT_SUCCESS) {
+				call_failed(why, r, "zeDeviceGetProperties(driver %u, device %u)", d, k);
+				free(handles);
+				return -1;
+			}
+			if (p.type != ZE_DEVICE_TYPE_GPU)
+				continue;
+			if (s->n == cap) {
+				int ncap = cap ? cap * 2 : 8;
+				struct zdev *grown = ncap <= MAX_HANDLES ? realloc(s->devs, (size_t)ncap * sizeof(*grown)) : NULL;
+				if (!grown) {
+					snprintf(why, WHY_SIZE, "out of memory for %d devices", ncap);
+					free(handles);
+					return -1;
+				}
+				s->devs = grown;
+				cap = ncap;
+			}
+			struct zdev *z = &s->devs[s->n++];
+			memset(z, 0, sizeof(*z));
+			z->h = handles[k];
+			z->driver = (int)d;
+			z->index = (int)k;
+			z->props = p;
+			z->subdevices = -1;
+			z->tile = -1;
+		}
+		free(handles);
+	}
+	s->from_ze = 1;
+	return 0;
+}
+
+static void format_uuid(const uint8_t u[16], char out[40])
+{
+	static const char hex[] = "0123456789abcdef";
+	int o = 0;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[u[i] >> 4];
+		out[o++] = hex[u[i] & 15];
+	}
+	out[o] = '\0';
+}
+
+/* PCI addresses and sub-device counts: identity only, so a failure is a
+ * warning, not a reason to doubt the matrix. */
+static void identify(dmaconn_builder *b, struct session *s)
+{
+	char why[WHY_SIZE];
+	int pci_warned = 0, sub_warned = 0;
+	for (int i = 0; i < s->n; i++) {
+		struct zdev *z = &s->devs[i];
+		if (ze.zeDevicePciGetPropertiesExt) {
+			ze_pci_ext_properties_t p;
+			memset(&p, 0, sizeof(p));
+			p.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
+			ze_result_t r = ze.zeDevicePciGetPropertiesExt(z->h, &p);
+			if (r == ZE_RESULT_SUCCESS) {
+				z->has_pci = p.address.bus <= 0xff && p.address.device <= 0xff && p.address.function <= 7;
+				z->pci = (struct dc_pci){ p.address.domain, p.address.bus, p.address.device, p.address.function };
+			} else if (!pci_warned++) {
+				call_failed(why, r, "zeDevicePciGetPropertiesExt(device %d)", i);
+				dmaconn_builder_warn(b, "%s: %s; PCI bus ids are unknown", s->label, why);
+			}
+		}
+		if (ze.zeDeviceGetSubDevices) {
+			uint32_t count = 0;
+			ze_result_t r = ze.zeDeviceGetSubDevices(z->h, &count, NULL);
+			if (r == ZE_RESULT_SUCCESS) {
+				z->subdevices = (int)count;
+			} else if (!sub_warned++) {
+				call_failed(why, r, "zeDeviceGetSubDevices(device %d)", i);
+				dmaconn_builder_warn(b, "%s: %s; tile counts are unknown", s->label, why);
+			}
+		}
+	}
+}
+
+static void set_identity(dmaconn_builder *b, const struct session *s)
+{
+	char buf[64];
+	for (int i = 0; i < s->n; i++) {
+		const struct zdev *z = &s->devs[i];
+		if (s->from_ze) {
+			char name[ZE_MAX_DEVICE_NAME];
+			snprintf(name, sizeof(name), "%.*s", (int)strnlen(z->props.name, sizeof(z->props.name)),
+				 z->props.name);
+			dmaconn_builder_set_device_property(b, i, "name", name);
+		}
+		if (z->has_pci) {
+			dc_pci_format(&z->pci, buf);
+			dmaconn_builder_set_device_property(b, i, "pci_bus_id", buf);
+		}
+		if (!s->from_ze) {
+			if (z->tile >= 0) {
+				snprintf(buf, sizeof(buf), "%d", z->tile);
+				dmaconn_builder_set_device_property(b, i, "tile", buf);
+			}
+			continue;
+		}
+		format_uuid(z->props.uuid.id, buf);
+		dmaconn_builder_set_device_property(b, i, "uuid", buf);
+		snprintf(buf, sizeof(buf), "%d", z->driver);
+		dmaconn_builder_set_device_property(b, i, "level_zero_driver", buf);
+		snprintf(buf, sizeof(buf), "%d", z->index);
+		dmaconn_builder_set_device_property(b, i, "level_zero_index", buf);
+		if (z->props.flags & ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE) {
+			snprintf(buf, sizeof(buf), "%u", z->props.subdeviceId);
+			dmaconn_builder_set_device_property(b, i, "tile", buf);
+		}
+		if (z->subdevices > 0) {
+			snprintf(buf, sizeof(buf), "%d", z->subdevices);
+			dmaconn_builder_set_device_property(b, i, "tiles", buf);
+		}
+	}
+}
+
+/* ------------------------------------------------- without Level Zero: sysfs */
+
+/*
+ * The Intel GPUs the kernel lists: PCI functions of vendor 0x8086 and class
+ * VGA (0x0300) or display controller (0x0380), each with its tiles (the xe
+ * driver's tile<N> directories, else i915's drm/card<N>/gt/gt<N>).  Read from
+ * DMACONN_SYSFS_ROOT (default /sys), or under replay from the recording's
+ * sysfs files.
+ */
+struct fsview {
+	const struct dmaconn_replay_ops *ops;
+	const char *root;
+};
+
+struct names {
+	char **items;
+	int count;
+};
+
+static void names_free(struct names *n)
+{
+	for (int i = 0; i < n->count; i++)
+		free(n->items[i]);
+	free(n->items);
+	n->items = NULL;
+	n->count = 0;
+}
+
+/* The entries of the directory `path` ("/sys/..."); 0, or -1 when it is absent. */
+static int fs_list(const struct fsview *v, const char *path, struct names *out)
+{
+	out->items = NULL;
+	out->count = 0;
+	if (v->ops) {
+		const char *const *names;
+		int count;
+		if (!v->ops->list_dir || !v->ops->list_dir(path, &names, &count) || count < 0)
+			return -1;
+		out->items = calloc((size_t)count + 1, sizeof(char *));
+		for (int i = 0; out->items && i < count; i++)
+			if ((out->items[out->count] = strdup(names[i])))
+				out->count++;
+		return out->items ? 0 : -1;
+	}
+	char full[4096];
+	if ((size_t)snprintf(full, sizeof(full), "%s%s", v->root, path + 4) >= sizeof(full))
+		return -1;
+	DIR *d = opendir(full);
+	if (!d)
+		return -1;
+	int cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (out->count == cap) {
+			int ncap = cap ? cap * 2 : 16;
+			char **grown = realloc(out->items, (size_t)ncap * sizeof(char *));
+			if (!grown)
+				break;
+			out->items = grown;
+			cap = ncap;
+		}
+		if ((out->items[out->count] = strdup(e->d_name)))
+			out->count++;
+	}
+	closedir(d);
+	return 0;
+}
+
+/* The first line of the file `path` as a hexadecimal number; 0, or -1. */
+static int fs_hex(const struct fsview *v, const char *path, unsigned long *value)
+{
+	char buf[64] = "";
+	if (v->ops) {
+		const char *data;
+		size_t len;
+		if (!v->ops->read_file || !v->ops->read_file(path, &data, &len))
+			return -1;
+		snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) ? len : sizeof(buf) - 1), data);
+	} else {
+		char full[4096];
+		if ((size_t)snprintf(full, sizeof(full), "%s%s", v->root, path + 4) >= sizeof(full))
+			return -1;
+		FILE *f = fopen(full, "re");
+		if (!f)
+			return -1;
+		char *ok = fgets(buf, sizeof(buf), f);
+		fclose(f);
+		if (!ok)
+			return -1;
+	}
+	char *end;
+	*value = strtoul(buf, &end, 16);
+	return end == buf ? -1 : 0;
+}
+
+/* How many names of n are prefix followed by a decimal number. */
+static int count_numbered(const struct names *n, const char *prefix)
+{
+	int count = 0;
+	size_t len = strlen(prefix);
+	for (int i = 0; i < n->count; i++) {
+		const char *s = n->items[i];
+		if (strncmp(s, prefix, len) || !s[len])
+			continue;
+		const char *p = s + len;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		count += *p == '\0';
+	}
+	return count;
+}
+
+static int tiles_of(const struct fsview *v, const char *dev)
+{
+	char path[512];
+	struct names n;
+	int tiles = 0;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", dev);
+	if (fs_list(v, path, &n) == 0)
+		tiles = count_numbered(&n, "tile");
+	names_free(&n);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/drm", dev);
+	if (tiles == 0 && fs_list(v, path, &n) == 0) {
+		for (int i = 0; i < n.count && tiles == 0; i++) {
+			struct names gts;
+			if (strncmp(n.items[i], "card", 4))
+				continue;
+			snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/drm/%s/gt", dev, n.items[i]);
+			if (fs_list(v, path, &gts) == 0)
+				tiles = count_numbered(&gts, "gt");
+			names_free(&gts);
+		}
+		names_free(&n);
+	}
+	return tiles > 1 ? tiles : 1;
+}
+
+struct zcard {
+	struct dc_pci pci;
+	int tiles;
+	int integrated;
+};
+
+static int card_before(const struct zcard *x, const struct zcard *y, int discrete_first)
+{
+	if (discrete_first && x->integrated != y->integrated)
+		return !x->integrated;
+	return dc_pci_compare(&x->pci, &y->pci) < 0;
+}
+
+static int sysfs_cards(struct zcard **out)
+{
+	struct fsview v = { dc_replay_ops(), NULL };
+	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
+	v.root = root && *root ? root : "/sys";
+	struct names devs;
+	*out = NULL;
+	if (fs_list(&v, "/sys/bus/pci/devices", &devs) != 0)
+		return 0;
+	struct zcard *cards = calloc((size_t)devs.count + 1, sizeof(*cards));
+	int n = 0;
+	for (int i = 0; cards && i < devs.count && n < MAX_HANDLES; i++) {
+		struct dc_pci p;
+		char path[512];
+		unsigned long vendor, cls;
+		if (dc_pci_parse(devs.items[i], 64, &p) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", devs.items[i]);
+		if (fs_hex(&v, path, &vendor) != 0 || vendor != 0x8086)
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", devs.items[i]);
+		if (fs_hex(&v, path, &cls) != 0 || ((cls >> 8) != 0x0300 && (cls >> 8) != 0x0380))
+			continue;
+		cards[n].pci = p;
+		cards[n].tiles = tiles_of(&v, devs.items[i]);
+		/* Intel's integrated GPUs sit at 00:02.0. */
+		cards[n].integrated = p.domain == 0 && p.bus == 0 && p.device == 2;
+		n++;
+	}
+	names_free(&devs);
+	/* compute-runtime's order: discrete first, then PCI; PCI alone with
+	 * ZE_ENABLE_PCI_ID_DEVICE_ORDER=1.  Insertion sort: a node has few GPUs. */
+	const char *pci_order = dc_getenv("ZE_ENABLE_PCI_ID_DEVICE_ORDER");
+	int discrete_first = !(pci_order && !strcmp(pci_order, "1"));
+	for (int i = 1; i < n; i++) {
+		struct zcard c = cards[i];
+		int k = i;
+		for (; k > 0 && card_before(&c, &cards[k - 1], discrete_first); k--)
+			cards[k] = cards[k - 1];
+		cards[k] = c;
+	}
+	*out = cards;
+	return n;
+}
+
+/* N without Level Zero: the Intel GPUs of sysfs, shown as the runtime would
+ * show them (ZE_AFFINITY_MASK, ZE_FLAT_DEVICE_HIERARCHY; the default
+ * hierarchy is FLAT when the first card has tiles, as on Data Center GPU
+ * Max, and COMPOSITE otherwise, which shows single-tile cards alike). */
+static int fallback_devices(struct session *s)
+{
+	struct zcard *cards;
+	int ncards = sysfs_cards(&cards);
+	int *tiles = calloc((size_t)ncards + 1, sizeof(int));
+	struct dc_ze_root *roots = NULL;
+	struct dc_ze_device *devices = NULL;
+	int nroots = 0, ndevices = 0, rc = -1;
+	if (!tiles)
+		goto out;
+	for (int c = 0; c < ncards; c++)
+		tiles[c] = cards[c].tiles;
+	enum dc_ze_hierarchy h = dc_ze_hierarchy(dc_getenv("ZE_FLAT_DEVICE_HIERARCHY"),
+						 ncards && tiles[0] > 1 ? DC_ZE_FLAT : DC_ZE_COMPOSITE);
+	if (dc_ze_expose(tiles, ncards, h, dc_getenv("ZE_AFFINITY_MASK"), &roots, &nroots, &devices, &ndevices))
+		goto out;
+	free(s->devs);
+	s->devs = calloc((size_t)ndevices + 1, sizeof(*s->devs));
+	if (!s->devs)
+		goto out;
+	for (int i = 0; i < ndevices; i++) {
+		s->devs[i].has_pci = 1;
+		s->devs[i].pci = cards[devices[i].card].pci;
+		s->devs[i].tile = devices[i].tile;
+	}
+	s->n = ndevices;
+	s->from_ze = 0;
+	rc = 0;
+out:
+	free(cards);
+	free(tiles);
+	free(roots);
+	free(devices);
+	return rc;
+}
+
+/*
+ * Loads Level Zero and lists the devices.  Returns 1 when the detector can
+ * go on querying, 0 when Level Zero is unusable (one warning raised, the
+ * result sized from sysfs, all zero), or a negative dmaconn error.
+ */
+static int session_begin(dmaconn_builder *b, struct session *s)
+{
+	char why[WHY_SIZE];
+	const char *replay = secure_getenv("DMACONN_REPLAY");
+	if (replay && *replay) {
+		void *h;
+		const struct dmaconn_replay_ops *ops;
+		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
+			return dc_fail(DMACONN_EREPLAY, "%s", why);
+		dlclose(h);
+	}
+	if (ze_ready(why) == 0 && enumerate(s, why) == 0) {
+		if (dmaconn_builder_set_size(b, s->n) != DMACONN_OK)
+			return dc_fail(DMACONN_ENOMEM, "out of memory");
+		identify(b, s);
+		set_identity(b, s);
+		return 1;
+	}
+	free(s->drivers);
+	s->drivers = NULL;
+	s->ndrivers = 0;
+	if (fallback_devices(s) != 0 || dmaconn_builder_set_size(b, s->n) != DMACONN_OK)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	set_identity(b, s);
+	dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without Level Zero)",
+			     s->label, why, s->n, s->n == 1 ? "" : "s");
+	return 0;
+}
+
+/* ------------------------------------------------------------- the fabric */
+
+/* What the fabric says about one pair of devices (symmetric). */
+struct link_facts {
+	int xelink, mdfi;         /* edges of model "XeLink" and "MDFI" */
+	uint64_t bw[3];           /* XeLink bandwidth summed by ze_bandwidth_unit_t */
+	int bw_edges[3];          /* XeLink edges per bandwidth unit */
+	uint32_t latency;         /* the lowest XeLink latency of a known unit */
+	ze_latency_unit_t latency_unit;
+	int duplexity;            /* of the XeLink edges: a ze_fabric_edge_exp_duplexity_t, or -1 when they differ */
+};
+
+struct fabric {
+	int n;
+	struct link_facts *pairs; /* n*n */
+	int *first;               /* per device: index of its first endpoint in endpoints[] (-1: no vertex) */
+	int *count;               /* per device: its number of endpoints */
+	ze_fabric_vertex_handle_t *endpoints;
+	int nendpoints;
+};
+
+static void fabric_free(struct fabric *f)
+{
+	free(f->pairs);
+	free(f->first);
+	free(f->count);
+	free(f->endpoints);
+}
+
+/* 1 when the loader has every fabric function, else 0 with *missing the first absent one. */
+static int fabric_available(const char **missing)
+{
+#define FABRIC_PRESENT_(fn)                                                                   \
+	if (!ze.fn) {                                                                         \
+		*missing = #fn;                                                               \
+		return 0;                                                                     \
+	}
+	ZE_FABRIC_FUNCTIONS(FABRIC_PRESENT_)
+#undef FABRIC_PRESENT_
+	return 1;
+}
+
+static int find_device(const struct session *s, int driver, ze_device_handle_t h)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->devs[i].driver == driver && s->devs[i].h == h)
+			return i;
+	return -1;
+}
+
+/* Each device's endpoints: the sub-vertices of its vertex, or the vertex. */
+static int map_vertices(const struct session *s, struct fabric *f, uint32_t d, char *why, ze_result_t *first_rc)
+{
+	uint32_t nv = 0;
+	ze_fabric_vertex_handle_t *vertices = NULL;
+	if (list_vertices(s->drivers[d], &vertices, &nv, first_rc, why, "zeFabricVertexGetExp(driver %u)", d) != 0)
+		return -1;
+	int rc = 0;
+	for (uint32_t k = 0; k < nv && rc == 0; k++) {
+		ze_fabric_vertex_exp_properties_t vp;
+		memset(&vp, 0, sizeof(vp));
+		vp.stype = ZE_STRUCTURE_TYPE_FABRIC_VERTEX_EXP_PROPERTIES;
+		ze_result_t r = ze.zeFabricVertexGetPropertiesExp(vertices[k], &vp);
+		if (r != ZE_RESULT_SUCCESS) {
+			call_failed(why, r, "zeFabricVertexGetPropertiesExp(driver %u, vertex %u)", d, k);
+			rc = -1;
+			break;
+		}
+		if (vp.remote)
+			continue;
+		ze_device_handle_t dh = NULL;
+		r = ze.zeFabricVertexGetDeviceExp(vertices[k], &dh);
+		if (r == ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE || r == ZE_RESULT_EXP_ERROR_REMOTE_DEVICE)
+			continue; /* a switch, or another node's device */
+		if (r != ZE_RESULT_SUCCESS) {
+			call_failed(why, r, "zeFabricVertexGetDeviceExp(driver %u, vertex %u)", d, k);
+			rc = -1;
+			break;
+		}
+		int i = find_device(s, (int)d, dh);
+		if (i < 0 || f->first[i] >= 0)
+			continue; /* not a device of ours (e.g. not a GPU), or seen */
+		uint32_t nsub = 0;
+		ze_fabric_vertex_handle_t *subs = NULL;
+		ze_result_t sub_rc;
+		if (list_subvertices(vertices[k], &subs, &nsub, &sub_rc, why, "zeFabricVertexGetSubVerticesExp(device %d)",
+				     i) != 0) {
+			rc = -1;
+			break;
+		}
+		uint32_t add = nsub ? nsub : 1;
+		ze_fabric_vertex_handle_t *grown =
+			realloc(f->endpoints, ((size_t)f->nendpoints + add) * sizeof(*grown));
+		if (!grown) {
+			free(subs);
+			snprintf(why, WHY_SIZE, "out of memory");
+			rc = -1;
+			break;
+		}
+		f->endpoints = grown;
+		f->first[i] = f->nendpoints;
+		f->count[i] = (int)add;
+		for (uint32_t t = 0; t < add; t++)
+			f->endpoints[f->nendpoints++] = nsub ? subs[t] : vertices[k];
+		free(subs);
+	}
+	free(vertices);
+	return rc;
+}
+
+static void add_edge(struct link_facts *p, const ze_fabric_edge_exp_properties_t *e)
+{
+	size_t mlen = strnlen(e->model, sizeof(e->model));
+	if (mlen == 4 && !memcmp(e->model, "MDFI", 4)) {
+		p->mdfi++;
+		return;
+	}
+	if (mlen != 6 || memcmp(e->model, "XeLink", 6))
+		return; /* multi-hop ("XeLink-MDFI") or unknown edges are not links */
+	ze_bandwidth_unit_t bu = e->bandwidthUnit <= ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK ? e->bandwidthUnit
+										     : ZE_BANDWIDTH_UNIT_UNKNOWN;
+	p->bw[bu] += e->bandwidth;
+	p->bw_edges[bu]++;
+	if (e->latencyUnit >= ZE_LATENCY_UNIT_NANOSEC && e->latencyUnit <= ZE_LATENCY_UNIT_HOP &&
+	    (p->latency_unit == ZE_LATENCY_UNIT_UNKNOWN ||
+	     (p->latency_unit == e->latencyUnit && e->latency < p->latency))) {
+		p->latency = e->latency;
+		p->latency_unit = e->latencyUnit;
+	}
+	if (p->xelink == 0)
+		p->duplexity = (int)e->duplexity;
+	else if (p->duplexity != (int)e->duplexity)
+		p->duplexity = -1;
+	p->xelink++;
+}
+
+/* The edges between endpoint a of device i and endpoint b of device j. */
+static int edges_between(struct link_facts *p, ze_fabric_vertex_handle_t a, ze_fabric_vertex_handle_t b, int i,
+			 int j, char *why)
+{
+	uint32_t ne = 0;
+	ze_fabric_edge_handle_t *edges = NULL;
+	ze_result_t r = ze.zeFabricEdgeGetExp(a, b, &ne, NULL);
+	if (r == ZE_RESULT_SUCCESS && ne > MAX_HANDLES)
+		r = ZE_RESULT_ERROR_INVALID_SIZE;
+	if (r == ZE_RESULT_SUCCESS && ne) {
+		if (!(edges = calloc(ne, sizeof(*edges)))) {
+			snprintf(why, WHY_SIZE, "out of memory");
+			return -1;
+		}
+		r = ze.zeFabricEdgeGetExp(a, b, &ne, edges);
+	}
+	if (r != ZE_RESULT_SUCCESS) {
+		free(edges);
+		call_failed(why, r, "zeFabricEdgeGetExp(device %d, device %d)", i, j);
+		return -1;
+	}
+	for (uint32_t k = 0; k < ne; k++) {
+		ze_fabric_edge_exp_properties_t e;
+		memset(&e, 0, sizeof(e));
+		e.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
+		r = ze.zeFabricEdgeGetPropertiesExp(edges[k], &e);
+		if (r != ZE_RESULT_SUCCESS) {
+			free(edges);
+			call_failed(why, r, "zeFabricEdgeGetPropertiesExp(device %d, device %d, edge %u)", i, j, k);
+			return -1;
+		}
+		add_edge(p, &e);
+	}
+	free(edges);
+	return 0;
+}
+
+/* Collects the fabric facts of every pair of devices; -1 with the reason
+ * (*rc: the failing result, when a call failed). */
+static int fabric_collect(const struct session *s, struct fabric *f, char *why, ze_result_t *rc)
+{
+	int n = s->n;
+	memset(f, 0, sizeof(*f));
+	*rc = ZE_RESULT_SUCCESS;
+	f->n = n;
+	f->pairs = calloc((size_t)n * (size_t)n + 1, sizeof(*f->pairs));
+	f->first = malloc(((size_t)n + 1) * sizeof(int));
+	f->count = calloc((size_t)n + 1, sizeof(int));
+	if (!f->pairs || !f->first || !f->count) {
+		snprintf(why, WHY_SIZE, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		f->first[i] = -1;
+	for (uint32_t d = 0; d < s->ndrivers; d++)
+		if (map_vertices(s, f, d, why, rc) != 0)
+			return -1;
+	for (int i = 0; i < n; i++) {
+		for (int j = i + 1; j < n; j++) {
+			if (f->first[i] < 0 || f->first[j] < 0 || s->devs[i].driver != s->devs[j].driver)
+				continue;
+			struct link_facts *p = &f->pairs[(size_t)i * (size_t)n + (size_t)j];
+			for (int a = 0; a < f->count[i]; a++)
+				for (int c = 0; c < f->count[j]; c++)
+					if (edges_between(p, f->endpoints[f->first[i] + a], f->endpoints[f->first[j] + c],
+							  i, j, why) != 0)
+						return -1;
+			f->pairs[(size_t)j * (size_t)n + (size_t)i] = *p;
+		}
+	}
+	return 0;
+}
+
+static const struct link_facts *pair_of(const struct fabric *f, int i, int j)
+{
+	return &f->pairs[(size_t)i * (size_t)f->n + (size_t)j];
+}
+
+/* The pair's fabric detail: path, Xe Link bandwidth, latency and duplexity, MDFI. */
+static void fabric_detail(dmaconn_builder *b, const struct fabric *f, int i, int j)
+{
+	const struct link_facts *p = pair_of(f, i, j);
+	char buf[64];
+	if (p->xelink > 0) {
+		snprintf(buf, sizeof(buf), "XL%d", p->xelink);
+		dmaconn_builder_set_pair_property(b, i, j, "path", buf);
+		snprintf(buf, sizeof(buf), "%d", p->xelink);
+		dmaconn_builder_set_pair_property(b, i, j, "xelink_links", buf);
+		/* Design bandwidth; 1 byte per nanosecond is 1 GB/s. */
+		if (p->bw_edges[ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC] == p->xelink) {
+			snprintf(buf, sizeof(buf), "%.1f", (double)p->bw[ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC]);
+			dmaconn_builder_set_pair_property(b, i, j, "xelink_gbps", buf);
+		} else if (p->bw_edges[ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK] == p->xelink) {
+			snprintf(buf, sizeof(buf), "%llu bytes/clock",
+				 (unsigned long long)p->bw[ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK]);
+			dmaconn_builder_set_pair_property(b, i, j, "xelink_bandwidth", buf);
+		}
+		if (p->latency_unit != ZE_LATENCY_UNIT_UNKNOWN) {
+			const char *unit = p->latency_unit == ZE_LATENCY_UNIT_NANOSEC ? "ns"
+					   : p->latency_unit == ZE_LATENCY_UNIT_CLOCK ? (p->latency == 1 ? "clock" : "clocks")
+					   : (p->latency == 1 ? "hop" : "hops");
+			snprintf(buf, sizeof(buf), "%u %s", p->latency, unit);
+			dmaconn_builder_set_pair_property(b, i, j, "xelink_latency", buf);
+		}
+		dmaconn_builder_set_pair_property(b, i, j, "xelink_duplexity",
+						  p->duplexity == ZE_FABRIC_EDGE_EXP_DUPLEXITY_FULL_DUPLEX   ? "full"
+						  : p->duplexity == ZE_FABRIC_EDGE_EXP_DUPLEXITY_HALF_DUPLEX ? "half"
+						  : p->duplexity < 0					     ? "mixed"
+												     : "unknown");
+	} else if (p->mdfi > 0) {
+		dmaconn_builder_set_pair_property(b, i, j, "path", "MDFI");
+	}
+	if (p->mdfi > 0) {
+		snprintf(buf, sizeof(buf), "%d", p->mdfi);
+		dmaconn_builder_set_pair_property(b, i, j, "mdfi_links", buf);
+	}
+}
+
+/* ------------------------------------------------------------ detectors */
+
+static int with_session(dmaconn_builder *b, const char *label, int (*body)(dmaconn_builder *, struct session *))
+{
+	struct session s = { .label = label };
+	int rc = session_begin(b, &s);
+	if (rc > 0)
+		rc = body(b, &s);
+	session_free(&s);
+	return rc < 0 ? rc : DMACONN_OK;
+}
+
+static int xelink_body(dmaconn_builder *b, struct session *s)
+{
+	char why[WHY_SIZE];
+	const char *missing;
+	if (!fabric_available(&missing)) {
+		dmaconn_builder_warn(b,
+				     "%s: the Level Zero loader lacks %s (the fabric topology extension "
+				     "ZE_experimental_fabric); assuming no Xe Link connectivity",
+				     s->label, missing);
+		return DMACONN_OK;
+	}
+	struct fabric f;
+	ze_result_t rc;
+	if (fabric_collect(s, &f, why, &rc) != 0) {
+		dmaconn_builder_warn(b, "%s: %s; assuming no Xe Link connectivity", s->label, why);
+		fabric_free(&f);
+		return DMACONN_OK;
+	}
+	for (int i = 0; i < s->n; i++) {
+		for (int j = 0; j < s->n; j++) {
+			if (i == j)
+				continue;
+			dmaconn_builder_set(b, i, j, pair_of(&f, i, j)->xelink);
+			fabric_detail(b, &f, i, j);
+		}
+	}
+	fabric_free(&f);
+	return DMACONN_OK;
+}
+
+int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	return with_session(b, "xpu/xelink", xelink_body);
+}
+
+static const char *flags_name(ze_device_p2p_property_flags_t flags)
+{
+	int access = (flags & ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS) != 0;
+	int atomics = (flags & ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS) != 0;
+	return access && atomics ? "ACCESS|ATOMICS" : access ? "ACCESS" : atomics ? "ATOMICS" : "none";
+}
+
+static int p2p_body(dmaconn_builder *b, struct session *s)
+{
+	char why[WHY_SIZE];
+	int n = s->n;
+	if (!ze.zeDeviceGetP2PProperties) {
+		dmaconn_builder_warn(b, "%s: the Level Zero loader lacks zeDeviceGetP2PProperties; assuming no peer access",
+				     s->label);
+		return DMACONN_OK;
+	}
+	ze_device_p2p_property_flags_t *flags = calloc((size_t)n * (size_t)n + 1, sizeof(*flags));
+	if (!flags)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j || s->devs[i].driver != s->devs[j].driver)
+				continue;
+			ze_device_p2p_properties_t p;
+			memset(&p, 0, sizeof(p));
+			p.stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES;
+			ze_result_t r = ze.zeDeviceGetP2PProperties(s->devs[i].h, s->devs[j].h, &p);
+			if (r != ZE_RESULT_SUCCESS) {
+				call_failed(why, r, "zeDeviceGetP2PProperties(device %d, device %d)", i, j);
+				dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
+				free(flags);
+				return DMACONN_OK;
+			}
+			flags[(size_t)i * (size_t)n + (size_t)j] = p.flags;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j || s->devs[i].driver != s->devs[j].driver)
+				continue;
+			ze_device_p2p_property_flags_t fl = flags[(size_t)i * (size_t)n + (size_t)j];
+			int access = (fl & ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS) != 0;
+			int atomics = (fl & ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS) != 0;
+			dmaconn_builder_set(b, i, j, access && atomics);
+			dmaconn_builder_set_pair_property(b, i, j, "read", access ? "OK" : "NS");
+			dmaconn_builder_set_pair_property(b, i, j, "write", access ? "OK" : "NS");
+			dmaconn_builder_set_pair_property(b, i, j, "atomics", atomics ? "OK" : "NS");
+			dmaconn_builder_set_pair_property(b, i, j, "p2p_flags", flags_name(fl));
+		}
+	}
+	free(flags);
+
+	/* The fabric adds paths and bandwidths to the pairs; a node without it
+	 * (no extension, or a driver that does not support it) simply has none. */
+	const char *missing;
+	if (!fabric_available(&missing))
+		return DMACONN_OK;
+	struct fabric f;
+	ze_result_t rc;
+	if (fabric_collect(s, &f, why, &rc) != 0) {
+		if (rc != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)
+			dmaconn_builder_warn(b, "%s: %s; Xe Link paths and bandwidths are unknown", s->label, why);
+	} else {
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				if (i != j)
+					fabric_detail(b, &f, i, j);
+	}
+	fabric_free(&f);
+	return DMACONN_OK;
+}
+
+int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	return with_session(b, "xpu/p2p", p2p_body);
+}

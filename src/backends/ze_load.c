@@ -1,0 +1,101 @@
+#include "ze_load.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+int ze_api_bind(struct ze_api *api, void *handle, const char *path, int (*hidden)(const char *symbol),
+		char *err, size_t errlen)
+{
+	memset(api, 0, sizeof(*api));
+	api->handle = handle;
+	/* Through a void pointer: ISO C has no cast from object to function
+	 * pointer, POSIX guarantees the representation. */
+#define ZE_API_RESOLVE_(fn, ret, params, required)                                             \
+	do {                                                                                   \
+		void *sym_ = (hidden && hidden(#fn)) ? NULL : dlsym(handle, #fn);              \
+		memcpy(&api->fn, &sym_, sizeof(sym_));                                         \
+		if (!sym_ && (required)) {                                                     \
+			snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", path, #fn); \
+			ze_api_close(api);                                                     \
+			return -1;                                                             \
+		}                                                                              \
+	} while (0);
+	ZE_FUNCTIONS(ZE_API_RESOLVE_)
+#undef ZE_API_RESOLVE_
+	return 0;
+}
+
+int ze_api_open(struct ze_api *api, const char *path, char *err, size_t errlen)
+{
+	memset(api, 0, sizeof(*api));
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+		snprintf(err, errlen, "cannot load Level Zero: %s", why ? why : path);
+		return -1;
+	}
+	return ze_api_bind(api, h, path, NULL, err, errlen);
+}
+
+void ze_api_close(struct ze_api *api)
+{
+	if (api->handle)
+		dlclose(api->handle);
+	memset(api, 0, sizeof(*api));
+}
+
+static const struct {
+	ze_result_t code;
+	const char *name;
+} ze_names[] = {
+#define ZE_NAME_(name, value) { value, #name },
+	ZE_RESULT_CODES(ZE_NAME_)
+#undef ZE_NAME_
+};
+
+#define ZE_NAMES (sizeof(ze_names) / sizeof(ze_names[0]))
+
+const char *ze_result_name(ze_result_t r)
+{
+	for (size_t i = 0; i < ZE_NAMES; i++)
+		if (ze_names[i].code == r)
+			return ze_names[i].name;
+	return NULL;
+}
+
+/* "ZE_RESULT_X" -> "X"; "ERROR_X" -> "X". */
+static const char *shorten(const char *full)
+{
+	const char *s = full + strlen("ZE_RESULT_");
+	return strncmp(s, "ERROR_", 6) ? s : s + 6;
+}
+
+const char *ze_result_short_name(ze_result_t r)
+{
+	const char *n = ze_result_name(r);
+	return n ? shorten(n) : NULL;
+}
+
+int ze_result_parse(const char *name, ze_result_t *out)
+{
+	for (size_t i = 0; name && i < ZE_NAMES; i++) {
+		const char *full = ze_names[i].name, *mid = full + strlen("ZE_RESULT_");
+		if (!strcasecmp(name, full) || !strcasecmp(name, mid) || !strcasecmp(name, shorten(full))) {
+			*out = ze_names[i].code;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *ze_result_describe(ze_result_t r, char *buf, size_t len)
+{
+	const char *n = ze_result_name(r);
+	if (n)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "ze_result_t 0x%x", (unsigned int)r);
+	return buf;
+}

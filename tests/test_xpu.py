@@ -1,0 +1,503 @@
+#!/usr/bin/env python3
+"""The Intel detectors (xpu/p2p, xpu/xelink) against the stand-in Level Zero
+loader, i.e. the replay component on tests/topologies-xpu/*.json.
+
+usage: test_xpu.py BUILD_DIR [FILTER]
+
+Every case runs `dmaconn -d xpu -c CONNECTION --json` in a clean environment
+(ZE_*, CUDA_* and DMACONN_* removed; DMACONN_REPLAY set to the case's
+topology unless it is live; the case's env applied) and checks the matrix,
+the exact warnings (result and stderr), and the listed device and pair
+properties.  The expected values were worked out by hand from the rules in
+src/order_ze.c and src/backends/level_zero.c, not by running the program.
+
+Beyond the table: one fault per Level Zero function (each added to a copy of
+pvc-2x2.json in a temporary directory), the count of devices from sysfs when
+the loader is missing (a temporary sysfs tree), recordings of replays that
+replay identically whatever the live ZE_* variables, and the Python binding.
+DMACONN_TEST_WRAPPER (e.g. valgrind) is put in front of the CLI when set.
+Python 3 standard library only.
+"""
+import copy
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+TOPO = os.path.join(HERE, "topologies-xpu")
+WARN = "dmaconn: warning: "
+LOST = "ZE_RESULT_ERROR_DEVICE_LOST"
+
+
+def zeros(n):
+    return [[0] * n for _ in range(n)]
+
+
+def table(n, value):
+    """n x n matrix of value(i, j) off the diagonal."""
+    return [[0 if i == j else value(i, j) for j in range(n)] for i in range(n)]
+
+
+# Aurora-like node, FLAT: ordinal k is tile k % 2 of card k // 2.
+def _card(k):
+    return k // 2
+
+
+def _tile(k):
+    return k % 2
+
+
+AURORA_XELINK = table(12, lambda i, j: int(_card(i) != _card(j) and _tile(i) == _tile(j)))
+AURORA_P2P = table(12, lambda i, j: int(_card(i) == _card(j) or _tile(i) == _tile(j)))
+AURORA_BUS = ["0000:18:00.0", "0000:42:00.0", "0000:6c:00.0", "0001:18:00.0", "0001:42:00.0", "0001:6c:00.0"]
+XL1 = {"path": "XL1", "xelink_links": "1", "xelink_gbps": "26.0", "xelink_latency": "1 hop",
+       "xelink_duplexity": "full"}
+XL2 = {"path": "XL2", "xelink_links": "2", "xelink_gbps": "52.0", "xelink_latency": "1 hop",
+       "xelink_duplexity": "full"}
+MDFI = {"path": "MDFI", "mdfi_links": "1"}
+ACCESS_ONLY = {"read": "OK", "write": "OK", "atomics": "NS", "p2p_flags": "ACCESS"}
+BOTH = {"read": "OK", "write": "OK", "atomics": "OK", "p2p_flags": "ACCESS|ATOMICS"}
+ARC_BUS = ["0000:03:00.0", "0000:1a:00.0", "0000:83:00.0", "0000:9c:00.0"]
+# pvc-2x2.json, FLAT: 0.0, 0.1, 1.0, 1.1.
+PVC_P2P = [[0, 1, 1, 0], [1, 0, 0, 1], [1, 0, 0, 1], [0, 1, 1, 0]]
+PVC_XELINK = [[0, 0, 1, 0], [0, 0, 0, 1], [1, 0, 0, 0], [0, 1, 0, 0]]
+
+
+def no_ze(label, why, n=0):
+    return "xpu/%s: %s; assuming no DMA connectivity (%d device%s counted without Level Zero)" % (
+        label, why, n, "" if n == 1 else "s")
+
+
+UNINIT = "zeInit failed: ZE_RESULT_ERROR_UNINITIALIZED"
+
+CASES = [
+    # Aurora-like node: 6 cards x 2 tiles, FLAT by default (Xe HPC).
+    dict(name="aurora-flat-xelink", topology="aurora-6x2.json", connection="xelink", n=12, matrix=AURORA_XELINK,
+         devices={0: {"pci_bus_id": "0000:18:00.0", "tile": "0", "level_zero_index": "0",
+                      "name": "Intel(R) Data Center GPU Max 1550",
+                      "uuid": "86800bd5-0000-4000-8000-000018000001"},
+                  11: {"pci_bus_id": "0001:6c:00.0", "tile": "1", "level_zero_index": "11"}},
+         absent_device_keys=["tiles"],
+         pairs={(0, 2): XL1, (2, 0): XL1, (1, 11): XL1, (0, 1): MDFI, (5, 4): MDFI}, no_pairs=[(0, 3), (0, 11)]),
+    dict(name="aurora-flat-p2p", topology="aurora-6x2.json", connection="p2p", n=12, matrix=AURORA_P2P,
+         pairs={(0, 1): dict(BOTH, **MDFI), (0, 2): dict(BOTH, **XL1), (0, 3): ACCESS_ONLY}),
+    dict(name="aurora-composite-xelink", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=6, matrix=table(6, lambda i, j: 2),
+         devices={c: {"pci_bus_id": AURORA_BUS[c], "tiles": "2"} for c in range(6)}, absent_device_keys=["tile"],
+         pairs={(0, 5): XL2, (3, 1): XL2}),
+    dict(name="aurora-composite-p2p", topology="aurora-6x2.json", connection="p2p",
+         env={"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=6, matrix=table(6, lambda i, j: 1),
+         pairs={(0, 5): dict(BOTH, **XL2)}),
+    dict(name="aurora-combined-xelink", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_FLAT_DEVICE_HIERARCHY": "COMBINED"}, n=12, matrix=AURORA_XELINK),
+    dict(name="aurora-combined-p2p", topology="aurora-6x2.json", connection="p2p",
+         env={"ZE_FLAT_DEVICE_HIERARCHY": "COMBINED"}, n=12, matrix=AURORA_P2P),
+    dict(name="aurora-bogus-hierarchy", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_FLAT_DEVICE_HIERARCHY": "composite"}, n=12, matrix=AURORA_XELINK),
+    # ZE_AFFINITY_MASK="0,2": tiles 0 and 2 (FLAT), cards 0 and 2 (COMPOSITE).
+    dict(name="aurora-mask-0,2-flat", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_AFFINITY_MASK": "0,2"}, n=2, matrix=[[0, 1], [1, 0]],
+         devices={0: {"pci_bus_id": "0000:18:00.0"}, 1: {"pci_bus_id": "0000:42:00.0"}},
+         absent_device_keys=["tile", "tiles"], pairs={(0, 1): XL1}),
+    dict(name="aurora-mask-0,2-flat-p2p", topology="aurora-6x2.json", connection="p2p",
+         env={"ZE_AFFINITY_MASK": "0,2"}, n=2, matrix=[[0, 1], [1, 0]]),
+    dict(name="aurora-mask-0,2-composite", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_AFFINITY_MASK": "0,2", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=2, matrix=[[0, 2], [2, 0]],
+         devices={0: {"pci_bus_id": "0000:18:00.0", "tiles": "2"}, 1: {"pci_bus_id": "0000:6c:00.0", "tiles": "2"}}),
+    # "1.0": tile 0 of card 1 under COMPOSITE; ignored under FLAT, leaving nothing.
+    dict(name="aurora-mask-1.0-composite", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_AFFINITY_MASK": "1.0", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=1, matrix=[[0]],
+         devices={0: {"pci_bus_id": "0000:42:00.0", "uuid": "86800bd5-0000-4000-8000-000118000101"}},
+         absent_device_keys=["tile", "tiles"]),
+    dict(name="aurora-mask-1.0-flat", topology="aurora-6x2.json", connection="p2p",
+         env={"ZE_AFFINITY_MASK": "1.0"}, n=0, matrix=[], warnings=[no_ze("p2p", UNINIT)]),
+    # "0.1,1.1": tile 1 of cards 0 and 1 (COMPOSITE), joined by one Xe Link.
+    dict(name="aurora-mask-0.1,1.1-composite", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_AFFINITY_MASK": "0.1,1.1", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=2,
+         matrix=[[0, 1], [1, 0]],
+         devices={0: {"pci_bus_id": "0000:18:00.0", "uuid": "86800bd5-0000-4000-8000-000018000002"},
+                  1: {"pci_bus_id": "0000:42:00.0", "uuid": "86800bd5-0000-4000-8000-000118000102"}},
+         pairs={(0, 1): XL1}),
+    dict(name="aurora-mask-0.1,1.1-composite-p2p", topology="aurora-6x2.json", connection="p2p",
+         env={"ZE_AFFINITY_MASK": "0.1,1.1", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=2,
+         matrix=[[0, 1], [1, 0]], pairs={(1, 0): dict(BOTH, **XL1)}),
+    dict(name="aurora-mask-0.1,1.1-flat", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_AFFINITY_MASK": "0.1,1.1"}, n=0, matrix=[], warnings=[no_ze("xelink", UNINIT)]),
+    # Tiles 1 and 3 in flat numbering: tile 1 of cards 0 and 1; COMBINED keeps them sub-devices.
+    dict(name="aurora-mask-3,1-combined", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_AFFINITY_MASK": "3,1", "ZE_FLAT_DEVICE_HIERARCHY": "COMBINED"}, n=2, matrix=[[0, 1], [1, 0]],
+         devices={0: {"pci_bus_id": "0000:18:00.0", "tile": "1"}, 1: {"pci_bus_id": "0000:42:00.0", "tile": "1"}}),
+    dict(name="aurora-mask-3,1-flat", topology="aurora-6x2.json", connection="xelink",
+         env={"ZE_AFFINITY_MASK": "3,1"}, n=2, matrix=[[0, 1], [1, 0]],
+         devices={0: {"pci_bus_id": "0000:18:00.0"}, 1: {"pci_bus_id": "0000:42:00.0"}},
+         absent_device_keys=["tile"]),
+    dict(name="aurora-mask-flat-cross-tiles", topology="aurora-6x2.json", connection="p2p",
+         env={"ZE_AFFINITY_MASK": "0,3"}, n=2, matrix=zeros(2), pairs={(0, 1): ACCESS_ONLY}),
+    # PCIe-only Arc box: no Xe Link, peer access without atomics.
+    dict(name="arc-xelink", topology="arc-pcie-4.json", connection="xelink", n=4, matrix=zeros(4),
+         devices={c: {"pci_bus_id": ARC_BUS[c], "name": "Intel(R) Arc(TM) A770 Graphics"} for c in range(4)},
+         absent_device_keys=["tile", "tiles"], no_pairs=[(0, 1), (2, 3)]),
+    dict(name="arc-p2p", topology="arc-pcie-4.json", connection="p2p", n=4, matrix=zeros(4),
+         pairs={(0, 1): ACCESS_ONLY, (3, 2): ACCESS_ONLY}, absent_pair_keys=["path"]),
+    dict(name="arc-mask-0,2", topology="arc-pcie-4.json", connection="p2p", env={"ZE_AFFINITY_MASK": "0,2"}, n=2,
+         matrix=zeros(2), devices={0: {"pci_bus_id": ARC_BUS[0]}, 1: {"pci_bus_id": ARC_BUS[2]}}),
+    dict(name="arc-mask-1.0-composite-default", topology="arc-pcie-4.json", connection="p2p",
+         env={"ZE_AFFINITY_MASK": "1.0"}, n=1, matrix=[[0]], devices={0: {"pci_bus_id": ARC_BUS[1]}}),
+    dict(name="arc-mask-1.0-flat", topology="arc-pcie-4.json", connection="xelink",
+         env={"ZE_AFFINITY_MASK": "1.0", "ZE_FLAT_DEVICE_HIERARCHY": "FLAT"}, n=0, matrix=[],
+         warnings=[no_ze("xelink", UNINIT)]),
+    dict(name="arc-flat-same", topology="arc-pcie-4.json", connection="xelink",
+         env={"ZE_FLAT_DEVICE_HIERARCHY": "FLAT"}, n=4, matrix=zeros(4)),
+    # The fabric extension missing: Xe Link unknown, P2P unaffected.
+    dict(name="fabric-missing-xelink", topology="fabric-missing.json", connection="xelink", n=4, matrix=zeros(4),
+         warnings=["xpu/xelink: the Level Zero loader lacks zeFabricVertexGetExp (the fabric topology extension "
+                   "ZE_experimental_fabric); assuming no Xe Link connectivity"]),
+    dict(name="fabric-missing-p2p", topology="fabric-missing.json", connection="p2p", n=4, matrix=PVC_P2P,
+         pairs={(0, 2): BOTH, (0, 3): ACCESS_ONLY}, absent_pair_keys=["path", "xelink_links"]),
+    # The loader.
+    dict(name="loader-missing", topology="loader-missing.json", connection="p2p", n=0, matrix=[],
+         warnings=[no_ze("p2p", "cannot load Level Zero: libze_loader.so.1: cannot open shared object file: "
+                                "No such file or directory")]),
+    dict(name="section-absent", topology=None, connection="xelink", n=0, matrix=[],
+         warnings=[no_ze("xelink", "cannot load Level Zero: libze_loader.so.1: cannot open shared object file "
+                                   "(replayed)")]),
+    dict(name="init-fail", topology="init-fail.json", connection="p2p", n=0, matrix=[],
+         warnings=[no_ze("p2p", UNINIT)]),
+    dict(name="pvc-2x2-xelink", topology="pvc-2x2.json", connection="xelink", n=4, matrix=PVC_XELINK,
+         pairs={(0, 2): XL1, (1, 3): XL1, (0, 1): MDFI, (2, 3): MDFI}),
+    dict(name="pvc-2x2-p2p", topology="pvc-2x2.json", connection="p2p", n=4, matrix=PVC_P2P),
+]
+
+# One fault per Level Zero function, on pvc-2x2.json: the fault, then the
+# expected (matrix, warnings) of p2p and of xelink ("%s" is the label).
+FAULTS = [
+    ("zeInit", {}, ([], [no_ze("%s", "zeInit failed: " + LOST)])),
+    ("zeDriverGet", {}, ([], [no_ze("%s", "zeDriverGet failed: " + LOST)])),
+    ("zeDeviceGet", {"driver": 0}, ([], [no_ze("%s", "zeDeviceGet(driver 0) failed: " + LOST)])),
+    ("zeDeviceGetProperties", {"device": "1.0"},
+     ([], [no_ze("%s", "zeDeviceGetProperties(driver 0, device 2) failed: " + LOST)])),
+    ("zeDeviceGetSubDevices", {},
+     (None, ["xpu/%s: zeDeviceGetSubDevices(device 0) failed: " + LOST + "; tile counts are unknown"])),
+    ("zeDevicePciGetPropertiesExt", {"device": "0.1"},
+     (None, ["xpu/%s: zeDevicePciGetPropertiesExt(device 1) failed: " + LOST + "; PCI bus ids are unknown"])),
+    ("zeDeviceGetP2PProperties", {"device": "0.0", "peer": "1.0"},
+     {"p2p": (zeros(4), ["xpu/p2p: zeDeviceGetP2PProperties(device 0, device 2) failed: " + LOST +
+                         "; assuming no peer access"]),
+      "xelink": (PVC_XELINK, [])}),
+]
+FABRIC_FAULTS = [
+    ("zeFabricVertexGetExp", {"driver": 0}, "zeFabricVertexGetExp(driver 0)"),
+    ("zeFabricVertexGetSubVerticesExp", {"device": "0.1"}, "zeFabricVertexGetSubVerticesExp(device 1)"),
+    ("zeFabricVertexGetPropertiesExp", {"device": "1.1"}, "zeFabricVertexGetPropertiesExp(driver 0, vertex 3)"),
+    ("zeFabricVertexGetDeviceExp", {"device": "1.0"}, "zeFabricVertexGetDeviceExp(driver 0, vertex 2)"),
+    ("zeFabricEdgeGetExp", {"device": "0.0", "peer": "1.0"}, "zeFabricEdgeGetExp(device 0, device 2)"),
+    ("zeFabricEdgeGetPropertiesExp", {"edge": 0}, "zeFabricEdgeGetPropertiesExp(device 0, device 2, edge 0)"),
+]
+for fn, where, call in FABRIC_FAULTS:
+    FAULTS.append((fn, where, {
+        "p2p": (PVC_P2P, ["xpu/p2p: %s failed: %s; Xe Link paths and bandwidths are unknown" % (call, LOST)]),
+        "xelink": (zeros(4), ["xpu/xelink: %s failed: %s; assuming no Xe Link connectivity" % (call, LOST)])}))
+
+
+class Failure(Exception):
+    pass
+
+
+def clean_env(extra, replay):
+    env = {k: v for k, v in os.environ.items()
+           if not (k.startswith("ZE_") or k.startswith("CUDA_") or k.startswith("DMACONN_"))}
+    if replay:
+        env["DMACONN_REPLAY"] = replay
+    for k, v in (extra or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+def run_cli(cli, args, env):
+    wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
+    p = subprocess.run(wrapper + [cli] + args, env=env, cwd=REPO, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    if p.returncode != 0:
+        raise Failure("%s exited %d\n%s%s" % (" ".join(args), p.returncode, out, err))
+    return out, err
+
+
+def detect(cli, connection, env):
+    out, err = run_cli(cli, ["-d", "xpu", "-c", connection, "--json"], env)
+    try:
+        return json.loads(out), err
+    except ValueError:
+        raise Failure("not JSON: %r" % out)
+
+
+def check(case, obj, err, conn):
+    problems = []
+    n = case["n"]
+    if obj.get("device_type") != "xpu" or obj.get("connection_type") != conn:
+        problems.append("result is %s/%s" % (obj.get("device_type"), obj.get("connection_type")))
+    if case["matrix"] is not None and obj.get("matrix") != case["matrix"]:
+        problems.append("matrix:\n  expected %s\n  got      %s" % (case["matrix"], obj.get("matrix")))
+    if len(obj.get("devices", [])) != n:
+        problems.append("%d devices, expected %d" % (len(obj.get("devices", [])), n))
+    warnings = obj.get("warnings")
+    if warnings != case.get("warnings", []):
+        problems.append("warnings:\n  expected %s\n  got      %s" % (case.get("warnings", []), warnings))
+    lines = [l[len(WARN):] for l in err.splitlines() if l.startswith(WARN)]
+    if lines != (warnings or []):
+        problems.append("stderr warnings %s differ from the result's %s" % (lines, warnings))
+    devices = obj.get("devices", [])
+    for i, want in case.get("devices", {}).items():
+        got = devices[i] if i < len(devices) else {}
+        for k, v in want.items():
+            if got.get(k) != v:
+                problems.append("devices[%d].%s: expected %r, got %r" % (i, k, v, got.get(k)))
+    for k in case.get("absent_device_keys", []):
+        for d in devices:
+            if k in d:
+                problems.append("devices[%d] has %s=%r, expected none" % (d["ordinal"], k, d[k]))
+    pairs = {(p["from"], p["to"]): p for p in obj.get("pairs", [])}
+    for (i, j), want in case.get("pairs", {}).items():
+        got = pairs.get((i, j))
+        if got is None:
+            problems.append("no pair %d -> %d" % (i, j))
+            continue
+        got = {k: v for k, v in got.items() if k not in ("from", "to")}
+        if got != want:
+            problems.append("pair %d -> %d:\n  expected %s\n  got      %s" % (i, j, want, got))
+    for (i, j) in case.get("no_pairs", []):
+        if (i, j) in pairs:
+            problems.append("pair %d -> %d described, expected nothing: %s" % (i, j, pairs[(i, j)]))
+    for k in case.get("absent_pair_keys", []):
+        for (i, j), p in pairs.items():
+            if k in p:
+                problems.append("pair %d -> %d has %s, expected none" % (i, j, k))
+    if problems:
+        raise Failure("\n  ".join(problems))
+
+
+def topology_path(case, tmp):
+    if case.get("topology") is None:
+        path = os.path.join(tmp, "no-level-zero.json")
+        with open(path, "w") as f:
+            json.dump({"dmaconn_topology": 1, "description": "no level_zero section"}, f)
+        return path
+    return os.path.join(TOPO, case["topology"])
+
+
+def fault_cases(tmp):
+    with open(os.path.join(TOPO, "pvc-2x2.json")) as f:
+        base = json.load(f)
+    out = []
+    faults = FAULTS + [("zeFabricVertexGetExp", {"driver": 0, "error": "UNSUPPORTED_FEATURE"}, {
+        # A driver without the fabric extension: p2p describes no paths, silently.
+        "p2p": (PVC_P2P, []),
+        "xelink": (zeros(4), ["xpu/xelink: zeFabricVertexGetExp(driver 0) failed: "
+                              "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; assuming no Xe Link connectivity"])})]
+    for k, (fn, where, expect) in enumerate(faults):
+        topo = copy.deepcopy(base)
+        fault = {"function": fn, "error": "DEVICE_LOST"}
+        fault.update(where)
+        topo["level_zero"]["faults"] = [fault]
+        path = os.path.join(tmp, "fault-%02d-%s.json" % (k, fn))
+        with open(path, "w") as f:
+            json.dump(topo, f)
+        for conn in ("p2p", "xelink"):
+            matrix, warnings = expect[conn] if isinstance(expect, dict) else expect
+            if matrix is None:
+                matrix = PVC_P2P if conn == "p2p" else PVC_XELINK
+            case = dict(name="fault-%s-%s%s" % (fn, conn, "-unsupported" if "error" in where else ""),
+                        path=path, connection=conn, n=len(matrix), matrix=matrix,
+                        warnings=[w % conn if "%s" in w else w for w in warnings])
+            if fn == "zeDevicePciGetPropertiesExt":
+                case["devices"] = {0: {"pci_bus_id": "0000:29:00.0"}, 2: {"pci_bus_id": "0000:9a:00.0"}}
+            out.append(case)
+    # A loader lacking a required function is no Level Zero loader.
+    topo = copy.deepcopy(base)
+    topo["level_zero"]["missing_functions"] = ["zeDeviceGet"]
+    path = os.path.join(tmp, "missing-required.json")
+    with open(path, "w") as f:
+        json.dump(topo, f)
+    out.append(dict(name="missing-required", path=path, connection="p2p", n=0, matrix=[],
+                    warnings=[no_ze("p2p", "libze_loader.so.1 lacks zeDeviceGet (not a Level Zero loader?)")]))
+    # A loader without zeDeviceGetP2PProperties: no peer access, the fabric still counts.
+    topo = copy.deepcopy(base)
+    topo["level_zero"]["missing_functions"] = ["zeDeviceGetP2PProperties"]
+    path = os.path.join(tmp, "missing-p2p.json")
+    with open(path, "w") as f:
+        json.dump(topo, f)
+    out.append(dict(name="missing-p2p", path=path, connection="p2p", n=4, matrix=zeros(4),
+                    warnings=["xpu/p2p: the Level Zero loader lacks zeDeviceGetP2PProperties; "
+                              "assuming no peer access"]))
+    out.append(dict(name="missing-p2p-xelink", path=path, connection="xelink", n=4, matrix=PVC_XELINK))
+    return out
+
+
+def write_sysfs(root):
+    """A host with two Data Center GPU Max (xe: tile<N>; i915: drm/card<N>/gt/gt<N>), an integrated
+    GPU, an NVIDIA GPU and an Intel NIC."""
+    devs = {
+        "0000:00:02.0": ("0x8086", "0x030000", []),
+        "0000:3a:00.0": ("0x8086", "0x038000", ["tile0", "tile1"]),
+        "0000:9a:00.0": ("0x8086", "0x038000", ["drm/card1/gt/gt0", "drm/card1/gt/gt1"]),
+        "0000:17:00.0": ("0x10de", "0x030200", []),
+        "0000:18:00.0": ("0x8086", "0x020000", []),
+    }
+    for bdf, (vendor, cls, dirs) in devs.items():
+        d = os.path.join(root, "bus", "pci", "devices", bdf)
+        os.makedirs(d)
+        for name, value in (("vendor", vendor), ("class", cls)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(value + "\n")
+        for sub in dirs:
+            os.makedirs(os.path.join(d, sub))
+
+
+def live_cases(tmp):
+    root = os.path.join(tmp, "sysfs")
+    write_sysfs(root)
+    lib = "/nonexistent/libze_loader.so.1"
+    why = ("cannot load Level Zero: /nonexistent/libze_loader.so.1: cannot open shared object file: "
+           "No such file or directory")
+    base = {"DMACONN_ZE_LIBRARY": lib, "DMACONN_SYSFS_ROOT": root}
+    flat5 = [("0000:3a:00.0", "0"), ("0000:3a:00.0", "1"), ("0000:9a:00.0", "0"), ("0000:9a:00.0", "1"),
+             ("0000:00:02.0", None)]
+
+    def devs(lst):
+        return {i: ({"pci_bus_id": b, "tile": t} if t is not None else {"pci_bus_id": b}) for i, (b, t) in
+                enumerate(lst)}
+
+    return [
+        # Discrete first, then PCI order; the first card has tiles, so FLAT.
+        dict(name="sysfs-flat", live=True, env=base, connection="p2p", n=5, matrix=zeros(5),
+             warnings=[no_ze("p2p", why, 5)], devices=devs(flat5)),
+        dict(name="sysfs-mask", live=True, env=dict(base, ZE_AFFINITY_MASK="4,1"), connection="xelink", n=2,
+             matrix=zeros(2), warnings=[no_ze("xelink", why, 2)],
+             devices=devs([("0000:3a:00.0", "1"), ("0000:00:02.0", None)])),
+        dict(name="sysfs-composite", live=True, env=dict(base, ZE_FLAT_DEVICE_HIERARCHY="COMPOSITE"),
+             connection="p2p", n=3, matrix=zeros(3), warnings=[no_ze("p2p", why, 3)],
+             devices=devs([("0000:3a:00.0", None), ("0000:9a:00.0", None), ("0000:00:02.0", None)]),
+             absent_device_keys=["tile"]),
+        # PCI order alone puts the integrated GPU first; a single-tile first card: COMPOSITE.
+        dict(name="sysfs-pci-order", live=True, env=dict(base, ZE_ENABLE_PCI_ID_DEVICE_ORDER="1"),
+             connection="p2p", n=3, matrix=zeros(3), warnings=[no_ze("p2p", why, 3)],
+             devices=devs([("0000:00:02.0", None), ("0000:3a:00.0", None), ("0000:9a:00.0", None)])),
+        dict(name="relative-ze-library", live=True,
+             env={"DMACONN_ZE_LIBRARY": "libze_loader.so.1", "DMACONN_SYSFS_ROOT": os.path.join(tmp, "empty")},
+             connection="xelink", n=0, matrix=[],
+             warnings=[no_ze("xelink", "DMACONN_ZE_LIBRARY must be an absolute path, not 'libze_loader.so.1'")]),
+    ]
+
+
+def round_trips(cli, tmp):
+    """A recording of a replay replays identically, whatever the live ZE_* variables then."""
+    problems = []
+    rec = os.path.join(tmp, "recorded.json")
+    trips = [("aurora-6x2.json", {}), ("aurora-6x2.json", {"ZE_AFFINITY_MASK": "0,2"}),
+             ("aurora-6x2.json", {"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE", "ZE_AFFINITY_MASK": "0.1,1.1"}),
+             ("arc-pcie-4.json", {}), ("fabric-missing.json", {}), ("loader-missing.json", {}),
+             ("init-fail.json", {})]
+    for topo, env in trips:
+        src = os.path.join(TOPO, topo)
+        run_cli(cli, ["--replay", src, "--record", rec], clean_env(env, None))
+        with open(rec) as f:
+            recorded = json.load(f).get("level_zero")
+        if recorded is None:
+            problems.append("%s %s: the recording has no level_zero section" % (topo, env))
+            continue
+        if "drivers" in recorded and recorded.get("exposed") is not True:
+            problems.append("%s %s: the recording is not marked exposed" % (topo, env))
+        other = {"ZE_AFFINITY_MASK": "1", "ZE_FLAT_DEVICE_HIERARCHY": "COMBINED", "DMACONN_REPLAY_LIVE_ENV": "1"}
+        for conn in ("p2p", "xelink"):
+            a, _ = run_cli(cli, ["-d", "xpu", "-c", conn, "--json", "-q"], clean_env(env, src))
+            b, _ = run_cli(cli, ["-d", "xpu", "-c", conn, "--json", "-q"], clean_env(other, rec))
+            if a != b:
+                problems.append("%s %s %s: the recording replays differently:\n    %s\n    %s" % (
+                    topo, env, conn, a.strip()[:400], b.strip()[:400]))
+    return problems
+
+
+def topo(cli, tmp):
+    """--topo -d xpu shows paths, P2P flags, bandwidth and latency."""
+    env = clean_env({"ZE_AFFINITY_MASK": "0,1,2,3"}, os.path.join(TOPO, "aurora-6x2.json"))
+    out, err = run_cli(cli, ["--topo", "-d", "xpu"], env)
+    want = ["GPU0    X        MDFI     XL1      -",
+            "GPU0 -> GPU1: DMA yes; p2p ACCESS|ATOMICS; MDFI",
+            "GPU0 -> GPU2: DMA yes; p2p ACCESS|ATOMICS; XL1, 26.0 GB/s, latency 1 hop, full duplex",
+            "GPU0 -> GPU3: DMA no; p2p ACCESS; -"]
+    return ["--topo lacks %r:\n%s" % (w, out) for w in want if w not in out] + (["stderr: " + err] if err else [])
+
+
+def binding(build, tmp):
+    """The Python binding sees the same result."""
+    lib = os.path.join(build, "libdmaconn.so.0")
+    if not os.path.exists(lib):
+        return ["no %s" % lib]
+    code = ("import dmaconn, json; r = dmaconn.detect('xpu', 'xelink'); "
+            "print(json.dumps([r.matrix, r.devices[0].get('tiles'), r.pair(0, 1).get('path'), r.warnings]))")
+    env = clean_env({"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE", "ZE_AFFINITY_MASK": "0,2",
+                     "DMACONN_LIBRARY": lib, "PYTHONPATH": os.path.join(REPO, "python")},
+                    os.path.join(TOPO, "aurora-6x2.json"))
+    p = subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    want = [[[0, 2], [2, 0]], "2", "XL2", []]
+    if p.returncode != 0:
+        return ["binding: %s" % p.stderr.decode("utf-8", "replace")]
+    got = json.loads(p.stdout.decode())
+    return [] if got == want else ["binding: expected %s, got %s" % (want, got)]
+
+
+def main(argv):
+    if len(argv) not in (2, 3):
+        sys.stderr.write("usage: %s BUILD_DIR [FILTER]\n" % argv[0])
+        return 2
+    build = os.path.abspath(argv[1])
+    cli = build if os.path.isfile(build) else os.path.join(build, "dmaconn")
+    build = os.path.dirname(cli)
+    pattern = argv[2] if len(argv) == 3 else ""
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "empty"))
+        cases = CASES + fault_cases(tmp) + live_cases(tmp)
+        for case in cases:
+            if pattern not in case["name"]:
+                continue
+            try:
+                replay = None if case.get("live") else case.get("path") or topology_path(case, tmp)
+                obj, err = detect(cli, case["connection"], clean_env(case.get("env"), replay))
+                check(case, obj, err, case["connection"])
+            except (Failure, subprocess.TimeoutExpired) as e:
+                failed += 1
+                print("FAIL %s: %s" % (case["name"], e), flush=True)
+            else:
+                passed += 1
+                print("ok %s" % case["name"], flush=True)
+        for name, fn in (("round-trips", lambda: round_trips(cli, tmp)), ("topo", lambda: topo(cli, tmp)),
+                         ("binding", lambda: binding(build, tmp))):
+            if pattern not in name:
+                continue
+            if name == "binding" and (os.environ.get("DMACONN_TEST_WRAPPER") or
+                                      os.environ.get("DMACONN_XPU_SKIP_BINDING")):
+                continue  # the binding loads the library into Python itself
+            try:
+                problems = fn()
+            except Failure as e:
+                problems = [str(e)]
+            if problems:
+                failed += 1
+                print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)), flush=True)
+            else:
+                passed += 1
+                print("ok %s" % name, flush=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
