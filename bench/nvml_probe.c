@@ -89,9 +89,67 @@ static void run(const char *label, void *(*fn)(void *), struct dev_job *jobs, un
 	printf("%-58s %8.3f ms  active=%d\n", label, now_ms() - t0, active);
 }
 
+struct attach_job {
+	unsigned int index;
+	double ms;
+};
+
+static void *attach(void *arg)
+{
+	struct attach_job *j = arg;
+	nvmlDevice_t h;
+	nvmlEnableState_t st;
+	double t0 = now_ms();
+	nv.nvmlDeviceGetHandleByIndex_v2(j->index, &h);
+	nv.nvmlDeviceGetNvLinkState(h, 0, &st);
+	j->ms = now_ms() - t0;
+	return NULL;
+}
+
+/*
+ * "attach" / "noattach": in a fresh process, init (nvmlInit_v2, or
+ * nvmlInitWithFlags(NVML_INIT_FLAG_NO_ATTACH)) and then every device's first
+ * handle and NVLink query from a thread of its own: does the driver attach
+ * GPUs concurrently, and does deferring the attach shorten init?
+ */
+static int attach_probe(int no_attach)
+{
+	char err[512];
+	if (nvml_api_open(&nv, "libnvidia-ml.so.1", NULL, err, sizeof(err))) {
+		printf("%s\n", err);
+		return 1;
+	}
+	nvmlReturn_t (*init_flags)(unsigned int);
+	void *sym = dlsym(nv.handle, "nvmlInitWithFlags");
+	memcpy(&init_flags, &sym, sizeof(sym));
+	double t0 = now_ms();
+	nvmlReturn_t r = no_attach && sym ? init_flags(2) : nv.nvmlInit_v2();
+	double t1 = now_ms();
+	unsigned int n = 0;
+	nv.nvmlDeviceGetCount_v2(&n);
+	n = n > 64 ? 64 : n;
+	pthread_t t[64];
+	struct attach_job jobs[64];
+	for (unsigned int i = 0; i < n; i++) {
+		jobs[i] = (struct attach_job){ i, 0 };
+		pthread_create(&t[i], NULL, attach, &jobs[i]);
+	}
+	for (unsigned int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	double t2 = now_ms();
+	printf("%s: init %.3f ms (rc=%d); %u devices' first handle + NVLink query in parallel %.3f ms (each:",
+	       no_attach ? "nvmlInitWithFlags(NO_ATTACH)" : "nvmlInit_v2", t1 - t0, r, n, t2 - t1);
+	for (unsigned int i = 0; i < n; i++)
+		printf(" %.3f", jobs[i].ms);
+	printf("); total %.3f ms\n", t2 - t0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[512];
+	if (argc > 1 && (!strcmp(argv[1], "attach") || !strcmp(argv[1], "noattach")))
+		return attach_probe(!strcmp(argv[1], "noattach"));
 	/* "lazy": how much of dlopen is binding NVML's own imports up front. */
 	int lazy = argc > 1 && !strcmp(argv[1], "lazy");
 	double t0 = now_ms();

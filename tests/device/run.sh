@@ -74,4 +74,4 @@ for i in 1 2 3; do DMACONN_NVML_THREADS=1 DMACONN_NVML_NO_BATCH=1 $B/bench/first
 for i in 1 2 3; do $B/bench/nvml_floor; done
 
 echo "== where NVML's time goes"
-$B/bench/nvml_probe; $B/bench/nvml_probe lazy; $B/bench/nvml_probe lazy
+$B/bench/nvml_probe; for m in lazy lazy attach attach noattach noattach; do $B/bench/nvml_probe $m; done
