@@ -145,11 +145,98 @@ static int attach_probe(int no_attach)
 	return 0;
 }
 
+/* dmaconn's own sequence of calls, phase by phase. */
+struct seq_job {
+	unsigned int index;
+	nvmlDevice_t h;
+	int phase; /* 1 identity, 2 links, 3 both */
+	double ms;
+};
+
+static void *seq_device(void *arg)
+{
+	struct seq_job *j = arg;
+	double t0 = now_ms();
+	if (j->phase & 1) {
+		char buf[96];
+		nvmlPciInfo_t pci;
+		int a, b;
+		nv.nvmlDeviceGetHandleByIndex_v2(j->index, &j->h);
+		nv.nvmlDeviceGetPciInfo_v3(j->h, &pci);
+		nv.nvmlDeviceGetUUID(j->h, buf, sizeof(buf));
+		nv.nvmlDeviceGetName(j->h, buf, sizeof(buf));
+		nv.nvmlDeviceGetCudaComputeCapability(j->h, &a, &b);
+	}
+	if (j->phase & 2) {
+		unsigned int c, p;
+		nvmlGpuFabricInfo_v3_t f;
+		nvmlFieldValue_t fv[NVML_NVLINK_MAX_LINKS + 1];
+		nv.nvmlDeviceGetMigMode(j->h, &c, &p);
+		memset(&f, 0, sizeof(f));
+		f.version = nvmlGpuFabricInfo_v3;
+		nv.nvmlDeviceGetGpuFabricInfoV(j->h, &f);
+		memset(fv, 0, sizeof(fv));
+		for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+			fv[l].fieldId = NVML_FI_DEV_NVLINK_GET_STATE;
+			fv[l].scopeId = l;
+		}
+		fv[NVML_NVLINK_MAX_LINKS].fieldId = NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
+		nv.nvmlDeviceGetFieldValues(j->h, NVML_NVLINK_MAX_LINKS + 1, fv);
+	}
+	j->ms = now_ms() - t0;
+	return NULL;
+}
+
+static double seq_phase(struct seq_job *jobs, unsigned int n, int phase)
+{
+	pthread_t t[64];
+	double t0 = now_ms();
+	for (unsigned int i = 0; i < n; i++) {
+		jobs[i].phase = phase;
+		pthread_create(&t[i], NULL, seq_device, &jobs[i]);
+	}
+	for (unsigned int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return now_ms() - t0;
+}
+
+static int sequence_probe(int one_pass)
+{
+	char err[512];
+	double t0 = now_ms();
+	if (nvml_api_open(&nv, "libnvidia-ml.so.1", NULL, err, sizeof(err))) {
+		printf("%s\n", err);
+		return 1;
+	}
+	double t1 = now_ms();
+	nv.nvmlInit_v2();
+	double t2 = now_ms();
+	unsigned int n = 0;
+	nv.nvmlDeviceGetCount_v2(&n);
+	n = n > 64 ? 64 : n;
+	struct seq_job jobs[64];
+	memset(jobs, 0, sizeof(jobs));
+	for (unsigned int i = 0; i < n; i++)
+		jobs[i].index = i;
+	if (one_pass) {
+		double p = seq_phase(jobs, n, 3);
+		printf("one pass: dlopen %.3f, init %.3f, identity+links per device in parallel %.3f; total %.3f ms\n",
+		       t1 - t0, t2 - t1, p, now_ms() - t0);
+	} else {
+		double p1 = seq_phase(jobs, n, 1), p2 = seq_phase(jobs, n, 2);
+		printf("two passes: dlopen %.3f, init %.3f, identity %.3f, links %.3f; total %.3f ms\n", t1 - t0,
+		       t2 - t1, p1, p2, now_ms() - t0);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[512];
 	if (argc > 1 && (!strcmp(argv[1], "attach") || !strcmp(argv[1], "noattach")))
 		return attach_probe(!strcmp(argv[1], "noattach"));
+	if (argc > 1 && (!strcmp(argv[1], "twopass") || !strcmp(argv[1], "onepass")))
+		return sequence_probe(!strcmp(argv[1], "onepass"));
 	/* "lazy": how much of dlopen is binding NVML's own imports up front. */
 	int lazy = argc > 1 && !strcmp(argv[1], "lazy");
 	double t0 = now_ms();

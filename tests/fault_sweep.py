@@ -38,7 +38,7 @@ something to lose.
 
 DMACONN_TEST_WRAPPER (e.g. "valgrind --error-exitcode=99 --leak-check=full
 -q"), when set, is put in front of every run; the sweep then runs every Nth
-combination only (--sample, or DMACONN_SWEEP_SAMPLE; default: about 150
+combination only (--sample, or DMACONN_SWEEP_SAMPLE; default: about 120
 runs in all).  Without it every combination runs.  Runs go in parallel
 (--jobs, default: the number of CPUs).  Prints "FAIL ..." per failing run,
 a summary per group, and "N passed, M failed"; exits 1 on a failure.
@@ -585,7 +585,7 @@ def main(argv):
         print("FAIL sources: nvml.c calls %s, which the sweep does not know (add to ARGS)" % ", ".join(unknown))
         return 1
     # nvmlShutdown runs only in dmaconn_shutdown(), which the CLI does not
-    # call: tests/test_lifecycle.c fails it.
+    # call: tests/test_memory.c makes it fail.
     swept = [fn for fn in called if ARGS[fn] is not None and fn != "nvmlShutdown"]
     print("NVML functions the detectors call: %d; swept with faults: %s" % (len(called), ", ".join(swept)))
     print("not called by the detectors (record or shutdown only): %s" % ", ".join(
@@ -602,7 +602,7 @@ def main(argv):
         total = len(cases)
         sample = args.sample or int(os.environ.get("DMACONN_SWEEP_SAMPLE", "0") or 0)
         if not sample:
-            sample = max(1, total // 150) if wrapper else 1
+            sample = max(1, total // 120) if wrapper else 1
         if sample > 1:
             # Every group keeps at least its first case.
             seen, picked = set(), []

@@ -133,11 +133,34 @@ void dc_nvml_shutdown(void)
 /* ------------------------------------------------------------ enumeration */
 
 /* What every NVIDIA detector starts from: the GPUs in CUDA's order. */
+struct fabric {
+	int known; /* the call answered */
+	nvmlGpuFabricState_t state;
+	nvmlReturn_t status;
+	unsigned char cluster[NVML_GPU_FABRIC_UUID_LEN];
+	unsigned int clique;
+};
+
+/* What the query of one GPU learns (on any thread): its links, fabric and MIG mode. */
+struct gpu_facts {
+	int failed;
+	char why[WHY_SIZE];
+	int mig_known;
+	unsigned int mig;
+	nvmlReturn_t fabric_rc;
+	struct fabric fabric;
+	struct dc_node node;
+	nvmlReturn_t type_rc[DC_MAX_LINKS]; /* per active link: the remote-type answer */
+	int untyped; /* active links to no GPU whose remote type NVML could not give */
+	nvmlReturn_t untyped_rc;
+};
+
 struct session {
 	const char *label; /* "cuda/nvlink" */
 	int ngpus;
 	struct dc_gpu *gpus;
 	nvmlDevice_t *handles;
+	struct gpu_facts *facts; /* per NVML device: links, fabric, MIG */
 	int nslots;
 	struct dc_slot *slots;
 };
@@ -146,6 +169,7 @@ static void session_free(struct session *s)
 {
 	free(s->gpus);
 	free(s->handles);
+	free(s->facts);
 	free(s->slots);
 }
 
@@ -204,7 +228,10 @@ static void parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx)
 struct identity_job {
 	struct session *s;
 	char (*why)[WHY_SIZE]; /* per device; empty when it went well */
+	int batch;             /* link states through nvmlDeviceGetFieldValues */
 };
+
+static void query_gpu(const struct session *s, int index, int batch, struct gpu_facts *f);
 
 /* Handle, PCI address, UUID, name and compute capability of NVML device i. */
 static void identify(void *ctx, int idx)
@@ -253,6 +280,10 @@ static void identify(void *ctx, int idx)
 			g->cc_major = g->cc_minor = -1;
 	}
 	job->s->handles[i] = h;
+	/* The links, fabric and MIG mode in the same pass: a GPU's first NVLink
+	 * query costs milliseconds in the driver, better spent while the other
+	 * GPUs attach than after all of them have. */
+	query_gpu(job->s, idx, job->batch, &job->s->facts[i]);
 }
 
 static int enumerate(struct session *s, char *why)
@@ -269,8 +300,11 @@ static int enumerate(struct session *s, char *why)
 	}
 	s->gpus = calloc(count + 1, sizeof(*s->gpus));
 	s->handles = calloc(count + 1, sizeof(*s->handles));
-	struct identity_job job = { s, calloc(count + 1, WHY_SIZE) };
-	if (!s->gpus || !s->handles || !job.why) {
+	s->facts = calloc(count + 1, sizeof(*s->facts));
+	const char *no_batch = secure_getenv("DMACONN_NVML_NO_BATCH");
+	struct identity_job job = { s, calloc(count + 1, WHY_SIZE),
+				    !(no_batch && *no_batch && strcmp(no_batch, "0")) };
+	if (!s->gpus || !s->handles || !s->facts || !job.why) {
 		free(job.why);
 		snprintf(why, WHY_SIZE, "out of memory for %u devices", count);
 		return -1;
@@ -400,13 +434,7 @@ static int session_begin(dmaconn_builder *b, struct session *s)
 static const char *const fabric_states[] = { "not_supported", "not_started", "in_progress",
 					     "completed" };
 
-struct fabric {
-	int known; /* the call answered */
-	nvmlGpuFabricState_t state;
-	nvmlReturn_t status;
-	unsigned char cluster[NVML_GPU_FABRIC_UUID_LEN];
-	unsigned int clique;
-};
+
 
 static nvmlReturn_t query_fabric(nvmlDevice_t h, struct fabric *f)
 {
@@ -603,28 +631,13 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, in
 	return 0;
 }
 
-/* What the query phase learns of one visible GPU, on any thread. */
-struct gpu_facts {
-	int failed;
-	char why[WHY_SIZE];
-	int mig_known;
-	unsigned int mig;
-	nvmlReturn_t fabric_rc;
-	struct fabric fabric;
-	struct dc_node node;
-	int untyped; /* active links to no GPU whose remote type NVML could not give */
-	nvmlReturn_t untyped_rc;
-};
 
-static void query_gpu(const struct session *s, int ordinal, int batch, struct gpu_facts *f)
+
+/* Links, fabric and MIG mode of NVML device `index` (its identity known). */
+static void query_gpu(const struct session *s, int index, int batch, struct gpu_facts *f)
 {
-	const struct dc_slot *slot = &s->slots[ordinal];
-	if (slot->index < 0) {
-		f->node.isolated = 1;
-		return;
-	}
-	const struct dc_gpu *g = &s->gpus[slot->index];
-	nvmlDevice_t h = s->handles[slot->index];
+	const struct dc_gpu *g = &s->gpus[index];
+	nvmlDevice_t h = s->handles[index];
 	char bus[DC_PCI_BUS_ID_SIZE];
 	dc_pci_format(&g->pci, bus);
 	f->node.has_pci = 1;
@@ -651,43 +664,26 @@ static void query_gpu(const struct session *s, int ordinal, int batch, struct gp
 		f->failed = 1;
 		return;
 	}
-	nvmlReturn_t type_rc[DC_MAX_LINKS];
-	f->failed = query_links(h, bus, &f->node, batch, type_rc, f->why) != 0;
-	/* A link whose remote type NVML could not give (the call is missing or
-	 * "not found") counts only when its address is a GPU's; one to no GPU
-	 * may reach an NVSwitch, so leaving it out must be said. */
+	f->failed = query_links(h, bus, &f->node, batch, f->type_rc, f->why) != 0;
+}
+
+/* A link whose remote type NVML could not give (the call is missing or "not
+ * found") counts only when its address is a GPU's; one to no GPU may reach
+ * an NVSwitch, so leaving it out must be said.  Needs every GPU's address. */
+static void count_untyped(const struct session *s, struct gpu_facts *f)
+{
 	for (int k = 0; !f->failed && k < f->node.nlinks; k++) {
 		const struct dc_link *link = &f->node.links[k];
-		if (link->remote != DC_REMOTE_GPU || type_rc[k] != NVML_ERROR_FUNCTION_NOT_FOUND)
+		if (link->remote != DC_REMOTE_GPU || f->type_rc[k] != NVML_ERROR_FUNCTION_NOT_FOUND)
 			continue;
 		int gpu = 0;
 		for (int i = 0; i < s->ngpus && !gpu; i++)
 			gpu = dc_pci_equal(&link->remote_pci, &s->gpus[i].pci);
 		if (!gpu) {
 			f->untyped++;
-			f->untyped_rc = type_rc[k];
+			f->untyped_rc = f->type_rc[k];
 		}
 	}
-}
-
-struct query_job {
-	const struct session *s;
-	struct gpu_facts *facts;
-	int batch;
-};
-
-static void query_one(void *ctx, int i)
-{
-	const struct query_job *j = ctx;
-	query_gpu(j->s, i, j->batch, &j->facts[i]);
-}
-
-/* Queries every visible GPU, devices in parallel. */
-static void query_all(const struct session *s, struct gpu_facts *facts)
-{
-	const char *no_batch = secure_getenv("DMACONN_NVML_NO_BATCH");
-	struct query_job job = { s, facts, !(no_batch && *no_batch && strcmp(no_batch, "0")) };
-	parallel_for(s->nslots, query_one, &job);
 }
 
 /* The apply phase: properties and warnings of GPU `ordinal`, in order. */
@@ -765,24 +761,26 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 static int collect(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m,
 		   char *why)
 {
-	struct gpu_facts *facts = calloc((size_t)s->nslots + 1, sizeof(*facts));
-	if (!facts) {
-		snprintf(why, WHY_SIZE, "out of memory");
-		return -1;
-	}
-	query_all(s, facts);
+	struct gpu_facts mig_instance;
 	int failed = -1;
 	for (int i = 0; i < s->nslots; i++) {
-		apply_gpu(b, s, i, &facts[i]);
-		nodes[i] = facts[i].node;
-		if (facts[i].failed && failed < 0)
-			failed = i;
+		struct gpu_facts *f = &mig_instance;
+		if (s->slots[i].index >= 0) {
+			f = &s->facts[s->slots[i].index];
+			count_untyped(s, f);
+		} else {
+			memset(f, 0, sizeof(*f));
+			f->node.isolated = 1;
+		}
+		apply_gpu(b, s, i, f);
+		nodes[i] = f->node;
+		if (f->failed && failed < 0)
+			failed = s->slots[i].index;
 	}
 	if (failed >= 0)
-		snprintf(why, WHY_SIZE, "%s", facts[failed].why);
+		snprintf(why, WHY_SIZE, "%s", s->facts[failed].why);
 	else
 		dc_link_matrix(nodes, s->nslots, m);
-	free(facts);
 	return failed >= 0 ? -1 : 0;
 }
 
