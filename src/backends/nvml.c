@@ -912,6 +912,8 @@ struct p2p_job {
 	struct pair_facts *pairs; /* n*n */
 	double *rate;             /* per device, GB/s per link */
 	const char **rate_source;
+	int *path_pairs;          /* i*n+j (i < j) of the pairs whose PCIe path is asked */
+	int npath_pairs;
 };
 
 /* Row i: every P2P status from GPU i, its PCIe path to the GPUs after it
@@ -938,11 +940,20 @@ static void p2p_row(void *ctx, int i)
 				snprintf(p->failed_cap, sizeof(p->failed_cap), "%s", p2p_caps[c].key);
 		}
 		p->ancestor_rc = NVML_ERROR_NOT_SUPPORTED;
-		/* A PCIe path is needed where either direction lacks NVLink. */
-		if (j > i && nvml.nvmlDeviceGetTopologyCommonAncestor &&
-		    (job->m[(size_t)i * (size_t)n + (size_t)j] == 0 || job->m[(size_t)j * (size_t)n + (size_t)i] == 0))
-			p->ancestor_rc = nvml.nvmlDeviceGetTopologyCommonAncestor(hi, hj, &p->ancestor);
 	}
+}
+
+/* The PCIe path of the k-th unordered pair that needs one (either direction
+ * lacks NVLink); asked once, from the lower ordinal.  Spread over threads by
+ * pair rather than by row: each call can take NVML ~17 ms. */
+static void p2p_ancestor(void *ctx, int k)
+{
+	const struct p2p_job *job = ctx;
+	const struct session *s = job->s;
+	int n = s->nslots, i = job->path_pairs[k] / n, j = job->path_pairs[k] % n;
+	struct pair_facts *p = &job->pairs[(size_t)i * (size_t)n + (size_t)j];
+	p->ancestor_rc = nvml.nvmlDeviceGetTopologyCommonAncestor(s->handles[s->slots[i].index],
+								  s->handles[s->slots[j].index], &p->ancestor);
 }
 
 /* Properties, matrix value and warnings of the pair i -> j (serially, in order). */
@@ -1007,12 +1018,19 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 		return DMACONN_OK;
 	}
 	struct p2p_job job = { s, nodes, m, calloc((size_t)n * (size_t)n + 1, sizeof(struct pair_facts)),
-			       calloc((size_t)n + 1, sizeof(double)), calloc((size_t)n + 1, sizeof(char *)) };
-	if (!job.pairs || !job.rate || !job.rate_source) {
+			       calloc((size_t)n + 1, sizeof(double)), calloc((size_t)n + 1, sizeof(char *)),
+			       calloc((size_t)n * (size_t)n + 1, sizeof(int)), 0 };
+	if (!job.pairs || !job.rate || !job.rate_source || !job.path_pairs) {
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
 		goto out;
 	}
 	parallel_for(n, p2p_row, &job);
+	for (int i = 0; nvml.nvmlDeviceGetTopologyCommonAncestor && i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (!nodes[i].isolated && !nodes[j].isolated &&
+			    (m[(size_t)i * (size_t)n + (size_t)j] == 0 || m[(size_t)j * (size_t)n + (size_t)i] == 0))
+				job.path_pairs[job.npath_pairs++] = i * n + j;
+	parallel_for(job.npath_pairs, p2p_ancestor, &job);
 	/* Any failing status call voids them all: no pair shows half an answer. */
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
@@ -1033,6 +1051,7 @@ out:
 	free(job.pairs);
 	free(job.rate);
 	free(job.rate_source);
+	free(job.path_pairs);
 	return rc;
 }
 
