@@ -230,9 +230,62 @@ static int sequence_probe(int one_pass)
 	return 0;
 }
 
+/* Whether the CUDA driver library is mapped into this process. */
+static int cuda_mapped(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096];
+	int found = 0;
+	while (f && fgets(line, sizeof(line), f))
+		found |= strstr(line, "/libcuda.so") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+#define STEP(label, expr)                                                               \
+	do {                                                                            \
+		nvmlReturn_t r_ = (expr);                                               \
+		printf("%-44s rc=%-4d libcuda mapped: %s\n", label, r_, cuda_mapped() ? "YES" : "no"); \
+	} while (0)
+
+/* "cudamap": which NVML call, if any, makes NVML map the CUDA driver. */
+static int cudamap_probe(void)
+{
+	char err[512], buf[96];
+	printf("%-44s        libcuda mapped: %s\n", "(start)", cuda_mapped() ? "YES" : "no");
+	if (nvml_api_open(&nv, "libnvidia-ml.so.1", NULL, err, sizeof(err))) {
+		printf("%s\n", err);
+		return 1;
+	}
+	printf("%-44s        libcuda mapped: %s\n", "dlopen(libnvidia-ml.so.1)", cuda_mapped() ? "YES" : "no");
+	nvmlDevice_t h;
+	nvmlPciInfo_t pci;
+	unsigned int n, c, p;
+	int a, b;
+	nvmlEnableState_t st;
+	nvmlGpuFabricInfo_v3_t f;
+	memset(&f, 0, sizeof(f));
+	f.version = nvmlGpuFabricInfo_v3;
+	STEP("nvmlInit_v2", nv.nvmlInit_v2());
+	STEP("nvmlDeviceGetCount_v2", nv.nvmlDeviceGetCount_v2(&n));
+	STEP("nvmlDeviceGetHandleByIndex_v2", nv.nvmlDeviceGetHandleByIndex_v2(0, &h));
+	STEP("nvmlDeviceGetPciInfo_v3", nv.nvmlDeviceGetPciInfo_v3(h, &pci));
+	STEP("nvmlDeviceGetUUID", nv.nvmlDeviceGetUUID(h, buf, sizeof(buf)));
+	STEP("nvmlDeviceGetName", nv.nvmlDeviceGetName(h, buf, sizeof(buf)));
+	STEP("nvmlDeviceGetCudaComputeCapability", nv.nvmlDeviceGetCudaComputeCapability(h, &a, &b));
+	STEP("nvmlDeviceGetMigMode", nv.nvmlDeviceGetMigMode(h, &c, &p));
+	STEP("nvmlDeviceGetGpuFabricInfoV", nv.nvmlDeviceGetGpuFabricInfoV(h, &f));
+	STEP("nvmlDeviceGetNvLinkState", nv.nvmlDeviceGetNvLinkState(h, 0, &st));
+	STEP("nvmlSystemGetCudaDriverVersion_v2", nv.nvmlSystemGetCudaDriverVersion_v2(&a));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[512];
+	if (argc > 1 && !strcmp(argv[1], "cudamap"))
+		return cudamap_probe();
 	if (argc > 1 && (!strcmp(argv[1], "attach") || !strcmp(argv[1], "noattach")))
 		return attach_probe(!strcmp(argv[1], "noattach"));
 	if (argc > 1 && (!strcmp(argv[1], "twopass") || !strcmp(argv[1], "onepass")))
