@@ -399,17 +399,6 @@ static int read_pci(struct ld *ld, json_t *v, const char *path, nvmlPciInfo_t *o
 	return 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* "8-4-4-4-12" hex groups, or 32 hex digits. */
 static int parse_uuid(const char *s, unsigned char out[NVML_GPU_FABRIC_UUID_LEN])
 {
@@ -420,7 +409,7 @@ static int parse_uuid(const char *s, unsigned char out[NVML_GPU_FABRIC_UUID_LEN]
 	for (int i = 0; i < NVML_GPU_FABRIC_UUID_LEN; i++) {
 		if (hyphens && (pos == 8 || pos == 13 || pos == 18 || pos == 23) && s[pos++] != '-')
 			return -1;
-		int hi = hexval((unsigned char)s[pos]), lo = hexval((unsigned char)s[pos + 1]);
+		int hi = dc_hexval((unsigned char)s[pos]), lo = dc_hexval((unsigned char)s[pos + 1]);
 		if (hi < 0 || lo < 0)
 			return -1;
 		out[i] = (unsigned char)(hi << 4 | lo);

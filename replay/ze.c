@@ -396,17 +396,6 @@ static int get_flags(struct ld *ld, json_t *v, const char *path, const struct zn
 	return 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* 32 hex digits, hyphens anywhere ignored. */
 static int get_uuid(struct ld *ld, json_t *v, const char *path, uint8_t out[16])
 {
@@ -415,7 +404,7 @@ static int get_uuid(struct ld *ld, json_t *v, const char *path, uint8_t out[16])
 	for (; s && *s && n <= 32; s++) {
 		if (*s == '-')
 			continue;
-		int h = hexval((unsigned char)*s);
+		int h = dc_hexval((unsigned char)*s);
 		if (h < 0)
 			break;
 		if (n < 32)

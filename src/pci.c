@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int hexval(char c)
+int dc_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -19,10 +19,10 @@ static int read_hex(const char *s, size_t len, size_t *pos, int maxdigits, unsig
 {
 	unsigned long v = 0;
 	int n = 0;
-	while (*pos < len && hexval(s[*pos]) >= 0) {
+	while (*pos < len && dc_hexval(s[*pos]) >= 0) {
 		if (++n > maxdigits)
 			return -1;
-		v = v * 16 + (unsigned long)hexval(s[*pos]);
+		v = v * 16 + (unsigned long)dc_hexval(s[*pos]);
 		(*pos)++;
 	}
 	if (n == 0)

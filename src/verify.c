@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "pci.h"
 
 #ifndef DMACONN_HELPER_RELDIR
 #define DMACONN_HELPER_RELDIR "../libexec/dmaconn"
@@ -448,17 +449,6 @@ static void parsed_clear(struct parsed *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decodes %XX in place; -1 on a bad escape or an encoded NUL. */
 static int decode(char *s)
 {
@@ -468,7 +458,7 @@ static int decode(char *s)
 			*w++ = *p;
 			continue;
 		}
-		int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+		int hi = dc_hexval(p[1]), lo = hi < 0 ? -1 : dc_hexval(p[2]);
 		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 			return -1;
 		*w++ = (char)(hi * 16 + lo);

@@ -56,6 +56,7 @@ case_ no-nvml 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -d cuda -c n
 case_ no-nvml-quiet 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia DMACONN_QUIET=1 -- -d cuda -c nvlink
 case_ relative-override 0 DMACONN_NVML_LIBRARY=libnvidia-ml.so.1 DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --json -d cuda -c nvlink
 case_ bad-replay 1 -- --replay tests/cli/not-json.txt -d cuda -c nvlink
+case_ example-mi300x 0 -- --replay examples/mi300x.json -d rocm -c infinity_fabric
 case_ topo-dgx1 0 -- --topo --replay $T/dgx1-v100.json
 case_ topo-dgx1-subset 0 CUDA_VISIBLE_DEVICES=4,0,5,1 -- --topo --replay $T/dgx1-v100.json
 case_ topo-pcie 0 -- --topo --replay $T/pcie-l40s-4.json
