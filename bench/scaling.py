@@ -181,11 +181,11 @@ def explain(meta, configs, counts, data):
     out.append("")
     out.append(
         "**The optimised detection is bounded by the slowest device, not by N.** Devices are asked in parallel "
-        "(one thread each, up to %d), in two phases (identity, then links), so the critical path is "
+        "(one thread each, up to %d), in one pass per device (its identity, then its links), so the critical path is "
         "nvmlInit_v2 + the device count + one device's 5 identity calls (and its attach) + its 3 link calls "
         "(MIG, fabric, one `nvmlDeviceGetFieldValues` with all 18 link states and the NVSwitch link count; all "
         "links up and all to switches, so no remote-type calls): 10 calls whatever N. Measured: %s ms at %d GPU, "
-        "%s ms at %d GPUs. What grows with N is CPU work: creating and joining N threads twice, parsing the "
+        "%s ms at %d GPUs. What grows with N is CPU work: creating and joining N threads, parsing the "
         "replay file, building the N×N result."
         % (MAX_THREADS, bl.fmt_ms(op_lo), lo, bl.fmt_ms(op_top), top))
     out.append("")
@@ -230,13 +230,13 @@ def explain(meta, configs, counts, data):
     if cpu:
         o_top, o_lo = med(data, cpu["key"], "optimised", top), med(data, cpu["key"], "optimised", lo)
         n_top = med(data, cpu["key"], "naive", top)
-        per_thread = (o_top - o_lo) / (2 * (min(top, MAX_THREADS) - 1)) * 1e3 if o_top and o_lo and top > 1 else None
+        per_thread = (o_top - o_lo) / (min(top, MAX_THREADS) - 1) * 1e3 if o_top and o_lo and top > 1 else None
         out.append(
             "**What the threads cost.** Without latency (the last series) the optimised detection takes %s ms at "
-            "%d GPUs against the naive scan's %s ms: two rounds of %d thread creations and joins on %s CPUs, "
+            "%d GPUs against the naive scan's %s ms: %d thread creations and joins on %s CPUs, "
             "about %s µs per thread here. That is most of the optimised curve's growth with N in the first two "
             "series, and it is noisy on a shared 2-CPU VM (load average recorded with the run: %s). "
-            "A pool kept across the two phases, or fewer threads than devices where the per-device work is "
+            "Fewer threads than devices where the per-device work is "
             "short, would trim it. At 2 GPUs the optimised run costs %s ms of CPU here against the naive scan's %s ms; "
             "a host with idle cores should pay less."
             % (bl.fmt_ms(o_top), top, bl.fmt_ms(n_top), min(top, MAX_THREADS) - 1,
