@@ -733,8 +733,8 @@ void dmaconn_clear_cache(void)
  * forever, and a detection another thread was running would never finish
  * (its waiters would wait forever).  Before fork, the library's locks are
  * taken in the order the code nests them -- the warning sink (whose handler
- * may call dmaconn), the registry, NVML (whose initialisation opens the
- * replay component), the replay component -- so that fork happens between
+ * may call dmaconn), the registry, NVML, Level Zero and ROCm SMI (whose
+ * initialisation opens the replay component), the replay component -- so that fork happens between
  * critical sections; both sides release them, and the child forgets the
  * detections that ran on threads it does not have (and their waiters).  A warning handler must
  * therefore not fork.
@@ -744,12 +744,16 @@ static void fork_prepare(void)
 	pthread_mutex_lock(&sink_lock);
 	pthread_mutex_lock(&reg_lock);
 	dc_nvml_fork(DC_FORK_PREPARE);
+	dc_ze_fork(DC_FORK_PREPARE);
+	dc_kfd_fork(DC_FORK_PREPARE);
 	dc_replay_fork(DC_FORK_PREPARE);
 }
 
 static void fork_release(int phase)
 {
 	dc_replay_fork(phase);
+	dc_kfd_fork(phase);
+	dc_ze_fork(phase);
 	dc_nvml_fork(phase);
 	pthread_mutex_unlock(&reg_lock);
 	pthread_mutex_unlock(&sink_lock);

@@ -628,6 +628,14 @@ static void set_pair(dmaconn_builder *b, int i, int j, const struct pair *p)
 /* ---------------------------------------------------------------- ROCm SMI */
 
 static pthread_mutex_t rsmi_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void dc_kfd_fork(int phase)
+{
+	if (phase == DC_FORK_PREPARE)
+		pthread_mutex_lock(&rsmi_lock);
+	else
+		pthread_mutex_unlock(&rsmi_lock);
+}
 static void *rsmi_handle;      /* a library dmaconn opened, kept like NVML */
 static char rsmi_path[4096];
 

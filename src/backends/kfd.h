@@ -10,5 +10,7 @@ int dc_kfd_detect_infinity_fabric(dmaconn_builder *b, void *user_data);
 int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data);
 /* Unloads ROCm SMI when dmaconn loaded it. */
 void dc_kfd_shutdown(void);
+/* fork() handling, as dc_nvml_fork() (src/internal.h). */
+void dc_kfd_fork(int phase);
 
 #endif

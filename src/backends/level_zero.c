@@ -39,6 +39,14 @@
 #define MAX_HANDLES 4096 /* drivers, devices, vertices or edges one call may list */
 
 static pthread_mutex_t ze_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void dc_ze_fork(int phase)
+{
+	if (phase == DC_FORK_PREPARE)
+		pthread_mutex_lock(&ze_lock);
+	else
+		pthread_mutex_unlock(&ze_lock);
+}
 static struct ze_api ze;
 static int ze_state;       /* 0 not tried, 1 ready, -1 unusable (sticky) */
 static int ze_live_inited; /* a real loader was initialised: it stays mapped */

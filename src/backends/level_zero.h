@@ -10,6 +10,8 @@ int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data);
 int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data);
 /* Unloads Level Zero (a live loader stays mapped once zeInit succeeded). */
 void dc_ze_shutdown(void);
+/* fork() handling, as dc_nvml_fork() (src/internal.h). */
+void dc_ze_fork(int phase);
 
 /* The symbol the replay component exports to hide Level Zero functions that
  * the recorded loader lacked: int (*)(const char *symbol). */
