@@ -7,8 +7,13 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 all: build
 
+# A fresh machine: install what is missing first (tools/setup-deps.sh).
 $(BUILD)/CMakeCache.txt:
+	@sh tools/setup-deps.sh
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+deps:
+	@sh tools/setup-deps.sh
 
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
