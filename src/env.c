@@ -163,6 +163,30 @@ static int hides_devices(const char *name)
 	return 0;
 }
 
+int dc_library_override(const char *var, const char **path, char *why, size_t len)
+{
+	const char *value = secure_getenv(var);
+	*path = NULL;
+	if (!value || !*value)
+		return 0;
+	if (value[0] != '/') {
+		snprintf(why, len, "%s must be an absolute path, not '%.300s'", var, value);
+		return -1;
+	}
+	*path = value;
+	return 0;
+}
+
+void dc_load_hint(char *why, size_t len, const char *what, const char *hint)
+{
+	char prefix[128], detail[1024];
+	int n = snprintf(prefix, sizeof(prefix), "cannot load %s: ", what);
+	if (n < 0 || (size_t)n >= sizeof(prefix) || strncmp(why, prefix, (size_t)n))
+		return;
+	snprintf(detail, sizeof(detail), "%s", why + n);
+	snprintf(why, len, "cannot load %s (%s): %.600s", what, hint, detail);
+}
+
 const char *dc_getenv(const char *name)
 {
 	if (node_scope && hides_devices(name))

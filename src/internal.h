@@ -65,6 +65,18 @@ void dc_warning_emit(const char *message);
 const char *dc_getenv(const char *name);
 
 /*
+ * A vendor library's override variable (e.g. DMACONN_NVML_LIBRARY), read with
+ * secure_getenv: 0 with *path the absolute path it names, or NULL when it is
+ * unset or empty; -1 with "VAR must be an absolute path, not '...'" in why
+ * when it names anything else (never a relative path, never the CWD).
+ */
+int dc_library_override(const char *var, const char **path, char *why, size_t len);
+
+/* Turns "cannot load WHAT: detail" in why into "cannot load WHAT (HINT):
+ * detail", for a library missing from its usual place. */
+void dc_load_hint(char *why, size_t len, const char *what, const char *hint);
+
+/*
  * The replay component, when DMACONN_REPLAY is set: 1 with *handle (a dlopen
  * handle of the component, a new reference the caller closes) and *ops; 0
  * when replay is off; -1 when it cannot be used (message in err).

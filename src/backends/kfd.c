@@ -706,14 +706,11 @@ static int rsmi_open(struct rsmi_api *api, void **release, char *why)
 		*release = h;
 		return 1;
 	}
-	const char *override = secure_getenv("DMACONN_ROCM_SMI_LIBRARY");
+	const char *override;
 	const char *path = RSMI_SONAME;
-	if (override && *override) {
-		if (override[0] != '/') {
-			snprintf(why, WHY_SIZE, "DMACONN_ROCM_SMI_LIBRARY must be an absolute path, not '%.300s'",
-				 override);
-			return -1;
-		}
+	if (dc_library_override("DMACONN_ROCM_SMI_LIBRARY", &override, why, WHY_SIZE) != 0)
+		return -1;
+	if (override) {
 		path = override;
 	} else {
 		/* The library reads the real /sys: comparing it with another root

@@ -85,19 +85,14 @@ static int open_library(char *why, int *replayed)
 		memcpy(&hidden, &sym, sizeof(hidden));
 		return ze_api_bind(&ze, h, ZE_LOADER_SONAME, hidden, why, WHY_SIZE);
 	}
-	const char *path = secure_getenv("DMACONN_ZE_LIBRARY");
-	if (path && *path && path[0] != '/') {
-		snprintf(why, WHY_SIZE, "DMACONN_ZE_LIBRARY must be an absolute path, not '%.300s'", path);
+	const char *path;
+	if (dc_library_override("DMACONN_ZE_LIBRARY", &path, why, WHY_SIZE) != 0)
 		return -1;
-	}
-	if (path && *path)
+	if (path)
 		return ze_api_open(&ze, path, why, WHY_SIZE);
 	int rc = ze_api_open(&ze, ZE_LOADER_SONAME, why, WHY_SIZE);
-	if (rc != 0 && !strncmp(why, "cannot load Level Zero: ", 24)) {
-		char detail[WHY_SIZE];
-		snprintf(detail, sizeof(detail), "%s", why + 24);
-		snprintf(why, WHY_SIZE, "cannot load Level Zero (is the Level Zero loader installed?): %.600s", detail);
-	}
+	if (rc != 0)
+		dc_load_hint(why, WHY_SIZE, "Level Zero", "is the Level Zero loader installed?");
 	return rc;
 }
 

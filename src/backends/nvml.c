@@ -74,19 +74,14 @@ static int open_library(char *why)
 		}
 		return nvml_api_bind(&nvml, h, NVML_SONAME, ops->nvml_symbol_missing, why, WHY_SIZE);
 	}
-	const char *path = secure_getenv("DMACONN_NVML_LIBRARY");
-	if (path && *path && path[0] != '/') {
-		snprintf(why, WHY_SIZE, "DMACONN_NVML_LIBRARY must be an absolute path, not '%.300s'", path);
+	const char *path;
+	if (dc_library_override("DMACONN_NVML_LIBRARY", &path, why, WHY_SIZE) != 0)
 		return -1;
-	}
-	if (path && *path)
+	if (path)
 		return nvml_api_open(&nvml, path, NULL, why, WHY_SIZE);
 	int rc = nvml_api_open(&nvml, NVML_SONAME, NULL, why, WHY_SIZE);
-	if (rc != 0 && !strncmp(why, "cannot load NVML: ", 18)) {
-		char detail[WHY_SIZE];
-		snprintf(detail, sizeof(detail), "%s", why + 18);
-		snprintf(why, WHY_SIZE, "cannot load NVML (is the NVIDIA driver installed?): %.600s", detail);
-	}
+	if (rc != 0)
+		dc_load_hint(why, WHY_SIZE, "NVML", "is the NVIDIA driver installed?");
 	return rc;
 }
 
