@@ -43,19 +43,6 @@ struct rec {
 	bool oom;
 };
 
-/* Builders return NULL only when out of memory; put() notes that once. */
-static void put(struct rec *r, json_t *obj, const char *key, json_t *v)
-{
-	if (!v || json_object_set_new(obj, key, v))
-		r->oom = true;
-}
-
-static void append(struct rec *r, json_t *arr, json_t *v)
-{
-	if (!v || json_array_append_new(arr, v))
-		r->oom = true;
-}
-
 /* "NOT_SUPPORTED", "SUCCESS": the names the format uses. */
 static const char *code_name(nvmlReturn_t rc)
 {
@@ -124,7 +111,7 @@ static void put_env(struct rec *r, json_t *env, const char *name)
 	const char *v = NULL;
 	if (!r->ops || !r->ops->getenv(name, &v))
 		v = secure_getenv(name);
-	put(r, env, name, v ? text(v, strlen(v)) : json_null());
+	replay_put(&r->oom, env, name, v ? text(v, strlen(v)) : json_null());
 }
 
 static json_t *rec_environment(struct rec *r)
@@ -147,7 +134,7 @@ static json_t *rec_pci_gpus(struct rec *r)
 			r->oom = true;
 		int got = ids ? r->ops->pci_gpus(ids, n) : 0;
 		for (int i = 0; i < got && i < n; i++)
-			append(r, arr, json_string(ids[i]));
+			replay_append(&r->oom, arr, json_string(ids[i]));
 		free(ids);
 		return arr;
 	}
@@ -164,7 +151,7 @@ static json_t *rec_pci_gpus(struct rec *r)
 	int got = gpus ? dc_sysfs_nvidia_gpus(root, gpus, n) : 0;
 	for (int i = 0; i < got && i < n; i++) {
 		dc_pci_format(&gpus[i], id);
-		append(r, arr, json_string(id));
+		replay_append(&r->oom, arr, json_string(id));
 	}
 	free(gpus);
 	return arr;
@@ -379,7 +366,7 @@ static json_t *rec_link(struct rec *r, nvmlDevice_t h, unsigned int ln, bool *ab
 		if (same || !a.asked[k])
 			json_decref(a.v[k]);
 		else
-			put(r, o, link_keys[k], a.rc[k] ? err_obj(a.rc[k]) : a.v[k]);
+			replay_put(&r->oom, o, link_keys[k], a.rc[k] ? err_obj(a.rc[k]) : a.v[k]);
 	}
 	return o;
 }
@@ -418,9 +405,9 @@ static void rec_nvlink(struct rec *r, json_t *dev, nvmlDevice_t h)
 			} else {
 				json_incref(e);
 			}
-			append(r, arr, e);
+			replay_append(&r->oom, arr, e);
 		}
-		put(r, dev, "nvlink", arr);
+		replay_put(&r->oom, dev, "nvlink", arr);
 	}
 	for (unsigned int ln = 0; ln < n; ln++)
 		json_decref(links[ln]);
@@ -429,19 +416,19 @@ static void rec_nvlink(struct rec *r, json_t *dev, nvmlDevice_t h)
 static json_t *rec_peer(struct rec *r, nvmlDevice_t h, nvmlDevice_t peer_h, unsigned int peer)
 {
 	json_t *o = json_object();
-	put(r, o, "peer", json_integer(peer));
+	replay_put(&r->oom, o, "peer", json_integer(peer));
 	for (int c = 0; r->api.nvmlDeviceGetP2PStatus && c < REPLAY_P2P_CAPS; c++) {
 		nvmlGpuP2PStatus_t s = 0;
 		nvmlReturn_t rc = r->api.nvmlDeviceGetP2PStatus(h, peer_h, c, &s);
 		const char *name = replay_name_of(replay_p2p_names, s);
-		put(r, o, replay_p2p_caps_keys[c], rc ? err_obj(rc) : json_string(name ? name : "U"));
+		replay_put(&r->oom, o, replay_p2p_caps_keys[c], rc ? err_obj(rc) : json_string(name ? name : "U"));
 	}
 	if (r->api.nvmlDeviceGetTopologyCommonAncestor) {
 		nvmlGpuTopologyLevel_t level = 0;
 		nvmlReturn_t rc = r->api.nvmlDeviceGetTopologyCommonAncestor(h, peer_h, &level);
 		const char *name = replay_name_of(replay_ancestor_names, level);
 		/* A level the format cannot name replays as NVML's generic failure. */
-		put(r, o, "common_ancestor",
+		replay_put(&r->oom, o, "common_ancestor",
 		    rc ? err_obj(rc) : name ? json_string(name) : err_obj(NVML_ERROR_UNKNOWN));
 	}
 	return o;
@@ -451,23 +438,23 @@ static json_t *rec_device(struct rec *r, nvmlDevice_t *h, unsigned int n, unsign
 {
 	const struct nvml_api *api = &r->api;
 	json_t *o = json_object();
-	put(r, o, "name", rec_text(api->nvmlDeviceGetName, h[i], NVML_DEVICE_NAME_V2_BUFFER_SIZE));
-	put(r, o, "uuid", rec_text(api->nvmlDeviceGetUUID, h[i], NVML_DEVICE_UUID_V2_BUFFER_SIZE));
-	put(r, o, "pci", rec_pci(r, h[i]));
+	replay_put(&r->oom, o, "name", rec_text(api->nvmlDeviceGetName, h[i], NVML_DEVICE_NAME_V2_BUFFER_SIZE));
+	replay_put(&r->oom, o, "uuid", rec_text(api->nvmlDeviceGetUUID, h[i], NVML_DEVICE_UUID_V2_BUFFER_SIZE));
+	replay_put(&r->oom, o, "pci", rec_pci(r, h[i]));
 	if (api->nvmlDeviceGetCudaComputeCapability)
-		put(r, o, "cuda_compute_capability", rec_cc(r, h[i]));
+		replay_put(&r->oom, o, "cuda_compute_capability", rec_cc(r, h[i]));
 	if (api->nvmlDeviceGetMigMode)
-		put(r, o, "mig_mode", rec_mig(r, h[i]));
+		replay_put(&r->oom, o, "mig_mode", rec_mig(r, h[i]));
 	if (api->nvmlDeviceGetGpuFabricInfoV || api->nvmlDeviceGetGpuFabricInfo)
-		put(r, o, "fabric", rec_fabric(r, h[i]));
+		replay_put(&r->oom, o, "fabric", rec_fabric(r, h[i]));
 	rec_nvlink(r, o, h[i]);
 	if (api->nvmlDeviceGetP2PStatus || api->nvmlDeviceGetTopologyCommonAncestor) {
 		json_t *arr = json_array();
 		/* Every pair, a device with itself included: NVML answers that too. */
 		for (unsigned int j = 0; j < n; j++)
 			if (h[j])
-				append(r, arr, rec_peer(r, h[i], h[j], j));
-		put(r, o, "p2p", arr);
+				replay_append(&r->oom, arr, rec_peer(r, h[i], h[j], j));
+		replay_put(&r->oom, o, "p2p", arr);
 	}
 	return o;
 }
@@ -515,7 +502,7 @@ static void rec_devices(struct rec *r, json_t *nvml)
 {
 	unsigned int count = 0;
 	nvmlReturn_t rc = r->api.nvmlDeviceGetCount_v2(&count);
-	put(r, nvml, "device_count", rc ? err_obj(rc) : json_integer(count));
+	replay_put(&r->oom, nvml, "device_count", rc ? err_obj(rc) : json_integer(count));
 	if (count > REPLAY_MAX_DEVICES)
 		count = REPLAY_MAX_DEVICES;
 	nvmlDevice_t *h = calloc(REPLAY_MAX_DEVICES, sizeof(*h));
@@ -527,11 +514,11 @@ static void rec_devices(struct rec *r, json_t *nvml)
 		/* Every handle first: the P2P answers need the peers'. */
 		unsigned int n = get_handles(r, count, rc == NVML_SUCCESS, h, hrc);
 		for (unsigned int i = 0; i < n; i++)
-			append(r, devs, h[i] ? rec_device(r, h, n, i) : err_obj(hrc[i]));
+			replay_append(&r->oom, devs, h[i] ? rec_device(r, h, n, i) : err_obj(hrc[i]));
 	}
 	free(h);
 	free(hrc);
-	put(r, nvml, "devices", devs);
+	replay_put(&r->oom, nvml, "devices", devs);
 }
 
 static void rec_nvml_answers(struct rec *r, json_t *nvml)
@@ -540,24 +527,24 @@ static void rec_nvml_answers(struct rec *r, json_t *nvml)
 	json_t *missing = json_array();
 #define RECORD_MISSING_(fn, ret, params, required) \
 	if (!api->fn)                              \
-		append(r, missing, json_string(#fn));
+		replay_append(&r->oom, missing, json_string(#fn));
 	NVML_FUNCTIONS(RECORD_MISSING_)
 #undef RECORD_MISSING_
-	put(r, nvml, "missing_functions", missing);
+	replay_put(&r->oom, nvml, "missing_functions", missing);
 	nvmlReturn_t rc = api->nvmlInit_v2();
-	put(r, nvml, "init", json_string(code_name(rc)));
+	replay_put(&r->oom, nvml, "init", json_string(code_name(rc)));
 	if (rc)
 		return; /* every other call would answer UNINITIALIZED */
 	if (api->nvmlSystemGetDriverVersion)
-		put(r, nvml, "driver_version",
+		replay_put(&r->oom, nvml, "driver_version",
 		    rec_sys_text(api->nvmlSystemGetDriverVersion, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE));
 	if (api->nvmlSystemGetNVMLVersion)
-		put(r, nvml, "nvml_version",
+		replay_put(&r->oom, nvml, "nvml_version",
 		    rec_sys_text(api->nvmlSystemGetNVMLVersion, NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE));
 	if (api->nvmlSystemGetCudaDriverVersion_v2) {
 		int v = 0;
 		rc = api->nvmlSystemGetCudaDriverVersion_v2(&v);
-		put(r, nvml, "cuda_driver_version", rc ? err_obj(rc) : json_integer(v));
+		replay_put(&r->oom, nvml, "cuda_driver_version", rc ? err_obj(rc) : json_integer(v));
 	}
 	rec_devices(r, nvml);
 	if (api->nvmlShutdown)
@@ -595,11 +582,11 @@ static json_t *rec_nvml(struct rec *r, const char *library)
 	}
 	if (load_error) {
 		json_t *e = json_object();
-		put(r, e, "error", text(load_error, strlen(load_error)));
-		put(r, nvml, "library", e);
+		replay_put(&r->oom, e, "error", text(load_error, strlen(load_error)));
+		replay_put(&r->oom, nvml, "library", e);
 		return nvml;
 	}
-	put(r, nvml, "library", text(library, strlen(library)));
+	replay_put(&r->oom, nvml, "library", text(library, strlen(library)));
 	rec_nvml_answers(r, nvml);
 	if (!r->ops)
 		nvml_api_close(&r->api);
@@ -655,12 +642,12 @@ static int record(const char *path, const char *tool, char *err, size_t errlen)
 	if (!tool || !*tool)
 		tool = "dmaconn";
 	json_t *root = json_object();
-	put(&r, root, "dmaconn_topology", json_integer(1));
-	put(&r, root, "description", json_string("recorded by dmaconn"));
-	put(&r, root, "recorded", rec_recorded(tool));
-	put(&r, root, "environment", rec_environment(&r));
-	put(&r, root, "pci_gpus", rec_pci_gpus(&r));
-	put(&r, root, "nvml", rec_nvml(&r, library));
+	replay_put(&r.oom, root, "dmaconn_topology", json_integer(1));
+	replay_put(&r.oom, root, "description", json_string("recorded by dmaconn"));
+	replay_put(&r.oom, root, "recorded", rec_recorded(tool));
+	replay_put(&r.oom, root, "environment", rec_environment(&r));
+	replay_put(&r.oom, root, "pci_gpus", rec_pci_gpus(&r));
+	replay_put(&r.oom, root, "nvml", rec_nvml(&r, library));
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
 		sec->record(root);
 	int rc = -1;
@@ -670,6 +657,18 @@ static int record(const char *path, const char *tool, char *err, size_t errlen)
 		rc = write_file(root, path, err, errlen);
 	json_decref(root);
 	return rc;
+}
+
+void replay_put(bool *oom, json_t *obj, const char *key, json_t *v)
+{
+	if (!v || json_object_set_new(obj, key, v))
+		*oom = true;
+}
+
+void replay_append(bool *oom, json_t *arr, json_t *v)
+{
+	if (!v || json_array_append_new(arr, v))
+		*oom = true;
 }
 
 int replay_active(void)

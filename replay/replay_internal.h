@@ -47,6 +47,7 @@ int replay_value_of(const struct replay_name *t, const char *name, int *value);
  * (root is the recording's top-level object) and never fails the recording.
  */
 #include <jansson.h>
+#include <stdbool.h>
 
 struct replay_section {
 	const char *key;
@@ -60,6 +61,11 @@ extern const struct replay_section replay_sections[]; /* ends with a NULL key */
 int replay_files_read(const char *file, json_t *value);
 void replay_files_release(void);
 void replay_files_record(json_t *root);
+
+/* Recording: add v to an object or array.  JSON builders return NULL only
+ * when out of memory; these note that in *oom (and take v over). */
+void replay_put(bool *oom, json_t *obj, const char *key, json_t *v);
+void replay_append(bool *oom, json_t *arr, json_t *v);
 
 /* Writes "FILE: PATH: message" as the load error; returns -1. */
 int replay_bad(const char *file, const char *path, const char *fmt, ...)

@@ -1568,18 +1568,6 @@ struct rec {
 	bool oom;
 };
 
-static void put(struct rec *r, json_t *obj, const char *key, json_t *v)
-{
-	if (!v || json_object_set_new(obj, key, v))
-		r->oom = true;
-}
-
-static void append(struct rec *r, json_t *arr, json_t *v)
-{
-	if (!v || json_array_append_new(arr, v))
-		r->oom = true;
-}
-
 static json_t *code_json(ze_result_t rc)
 {
 	const char *n = ze_result_short_name(rc);
@@ -1606,17 +1594,17 @@ static void rec_fault(struct rec *r, enum ze_fn fn, int driver, const char *devi
 		      ze_result_t rc)
 {
 	json_t *f = json_object();
-	put(r, f, "function", json_string(zfn_names[fn]));
+	replay_put(&r->oom, f, "function", json_string(zfn_names[fn]));
 	if (driver >= 0)
-		put(r, f, "driver", json_integer(driver));
+		replay_put(&r->oom, f, "driver", json_integer(driver));
 	if (device)
-		put(r, f, "device", json_string(device));
+		replay_put(&r->oom, f, "device", json_string(device));
 	if (peer)
-		put(r, f, "peer", json_string(peer));
+		replay_put(&r->oom, f, "peer", json_string(peer));
 	if (edge >= 0)
-		put(r, f, "edge", json_integer(edge));
-	put(r, f, "error", code_json(rc));
-	append(r, r->faults, f);
+		replay_put(&r->oom, f, "edge", json_integer(edge));
+	replay_put(&r->oom, f, "error", code_json(rc));
+	replay_append(&r->oom, r->faults, f);
 }
 
 static json_t *flags_json(const struct zname *t, uint32_t flags)
@@ -1668,16 +1656,16 @@ static json_t *rec_device(struct rec *r, ze_device_handle_t h)
 	p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
 	ze_result_t rc = r->api.zeDeviceGetProperties(h, &p);
 	if (rc) {
-		put(r, o, "error", code_json(rc));
+		replay_put(&r->oom, o, "error", code_json(rc));
 	} else {
-		put(r, o, "name", text(p.name, sizeof(p.name)));
-		put(r, o, "uuid", uuid_json(p.uuid.id));
-		put(r, o, "vendor_id", json_integer(p.vendorId));
-		put(r, o, "device_id", json_integer(p.deviceId));
+		replay_put(&r->oom, o, "name", text(p.name, sizeof(p.name)));
+		replay_put(&r->oom, o, "uuid", uuid_json(p.uuid.id));
+		replay_put(&r->oom, o, "vendor_id", json_integer(p.vendorId));
+		replay_put(&r->oom, o, "device_id", json_integer(p.deviceId));
 		const char *type = name_of(type_names, p.type);
-		put(r, o, "type", json_string(type ? type : "GPU"));
-		put(r, o, "flags", flags_json(device_flag_names, p.flags));
-		put(r, o, "subdevice_id", json_integer(p.subdeviceId));
+		replay_put(&r->oom, o, "type", json_string(type ? type : "GPU"));
+		replay_put(&r->oom, o, "flags", flags_json(device_flag_names, p.flags));
+		replay_put(&r->oom, o, "subdevice_id", json_integer(p.subdeviceId));
 	}
 	if (r->api.zeDevicePciGetPropertiesExt) {
 		ze_pci_ext_properties_t pci;
@@ -1688,16 +1676,16 @@ static json_t *rec_device(struct rec *r, ze_device_handle_t h)
 		if (!rc && (a.bus > 0xff || a.device > 0xff || a.function > 7))
 			rc = ZE_RESULT_ERROR_UNKNOWN; /* no address this format can hold */
 		if (rc) {
-			put(r, o, "pci", err_obj(rc));
+			replay_put(&r->oom, o, "pci", err_obj(rc));
 		} else {
 			char bus[DC_PCI_BUS_ID_SIZE];
 			dc_pci_format(&a, bus);
 			json_t *po = json_object();
-			put(r, po, "bus_id", json_string(bus));
-			put(r, po, "gen", json_integer(pci.maxSpeed.genVersion));
-			put(r, po, "width", json_integer(pci.maxSpeed.width));
-			put(r, po, "max_bandwidth", json_integer(pci.maxSpeed.maxBandwidth));
-			put(r, o, "pci", po);
+			replay_put(&r->oom, po, "bus_id", json_string(bus));
+			replay_put(&r->oom, po, "gen", json_integer(pci.maxSpeed.genVersion));
+			replay_put(&r->oom, po, "width", json_integer(pci.maxSpeed.width));
+			replay_put(&r->oom, po, "max_bandwidth", json_integer(pci.maxSpeed.maxBandwidth));
+			replay_put(&r->oom, o, "pci", po);
 		}
 	}
 	return o;
@@ -1742,7 +1730,7 @@ static void rec_fabric(struct rec *r, int d, ze_driver_handle_t drv, json_t *dob
 	if (!rc && nv)
 		rc = r->api.zeFabricVertexGetExp(drv, &nv, vs);
 	if (rc) {
-		put(r, dobj, "vertices_error", code_json(rc));
+		replay_put(&r->oom, dobj, "vertices_error", code_json(rc));
 		free(vs);
 		return;
 	}
@@ -1783,16 +1771,16 @@ static void rec_fabric(struct rec *r, int d, ze_driver_handle_t drv, json_t *dob
 				rec_fault(r, ZFN_zeFabricVertexGetPropertiesExp, d, id, NULL, -1, prc);
 			} else {
 				const char *type = name_of(vertex_type_names, vp.type);
-				put(r, vo, "type", json_string(type ? type : "UNKNOWN"));
-				put(r, vo, "remote", json_boolean(vp.remote));
+				replay_put(&r->oom, vo, "type", json_string(type ? type : "UNKNOWN"));
+				replay_put(&r->oom, vo, "remote", json_boolean(vp.remote));
 				struct dc_pci a = { vp.address.domain, vp.address.bus, vp.address.device, vp.address.function };
 				char bus[DC_PCI_BUS_ID_SIZE];
 				if (a.bus <= 0xff && a.device <= 0xff && a.function <= 7) {
 					dc_pci_format(&a, bus);
-					put(r, vo, "bus_id", json_string(bus));
+					replay_put(&r->oom, vo, "bus_id", json_string(bus));
 				}
 			}
-			put(r, object_of(devices, id), "vertex", vo);
+			replay_put(&r->oom, object_of(devices, id), "vertex", vo);
 			mapped[nm].v = list[t];
 			snprintf(mapped[nm].id, ZID, "%s", id);
 			nm++;
@@ -1803,7 +1791,7 @@ static void rec_fabric(struct rec *r, int d, ze_driver_handle_t drv, json_t *dob
 	for (int i = 0; i < nids; i++) {
 		json_t *dev = object_of(devices, ids[i]);
 		if (dev && !json_object_get(dev, "vertex"))
-			put(r, dev, "vertex", json_false());
+			replay_put(&r->oom, dev, "vertex", json_false());
 	}
 	json_t *edges = json_array();
 	for (int a = 0; a < nm; a++) {
@@ -1827,11 +1815,11 @@ static void rec_fabric(struct rec *r, int d, ze_driver_handle_t drv, json_t *dob
 				memset(&ep, 0, sizeof(ep));
 				ep.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
 				json_t *eo = json_object();
-				put(r, eo, "a", json_string(mapped[a].id));
-				put(r, eo, "b", json_string(mapped[b].id));
+				replay_put(&r->oom, eo, "a", json_string(mapped[a].id));
+				replay_put(&r->oom, eo, "b", json_string(mapped[b].id));
 				rc = r->api.zeFabricEdgeGetPropertiesExp(es[k], &ep);
 				if (rc) {
-					put(r, eo, "model", json_string("unknown"));
+					replay_put(&r->oom, eo, "model", json_string("unknown"));
 					rec_fault(r, ZFN_zeFabricEdgeGetPropertiesExp, d, NULL, NULL,
 						  (int)json_array_size(edges), rc);
 				} else {
@@ -1839,21 +1827,21 @@ static void rec_fabric(struct rec *r, int d, ze_driver_handle_t drv, json_t *dob
 					const char *lu = name_of(latency_unit_names, ep.latencyUnit);
 					const char *du = name_of(duplexity_names, ep.duplexity);
 					json_t *model = text(ep.model, sizeof(ep.model));
-					put(r, eo, "model", json_string_length(model) ? model : (json_decref(model), json_string("unknown")));
-					put(r, eo, "bandwidth", json_integer(ep.bandwidth));
-					put(r, eo, "bandwidth_unit", json_string(bu ? bu : "UNKNOWN"));
-					put(r, eo, "latency", json_integer(ep.latency));
-					put(r, eo, "latency_unit", json_string(lu ? lu : "UNKNOWN"));
-					put(r, eo, "duplexity", json_string(du ? du : "UNKNOWN"));
-					put(r, eo, "uuid", uuid_json(ep.uuid.id));
+					replay_put(&r->oom, eo, "model", json_string_length(model) ? model : (json_decref(model), json_string("unknown")));
+					replay_put(&r->oom, eo, "bandwidth", json_integer(ep.bandwidth));
+					replay_put(&r->oom, eo, "bandwidth_unit", json_string(bu ? bu : "UNKNOWN"));
+					replay_put(&r->oom, eo, "latency", json_integer(ep.latency));
+					replay_put(&r->oom, eo, "latency_unit", json_string(lu ? lu : "UNKNOWN"));
+					replay_put(&r->oom, eo, "duplexity", json_string(du ? du : "UNKNOWN"));
+					replay_put(&r->oom, eo, "uuid", uuid_json(ep.uuid.id));
 				}
-				append(r, edges, eo);
+				replay_append(&r->oom, edges, eo);
 			}
 			free(es);
 		}
 	}
 	free(mapped);
-	put(r, dobj, "edges", edges);
+	replay_put(&r->oom, dobj, "edges", edges);
 }
 
 static json_t *rec_driver(struct rec *r, int d, ze_driver_handle_t drv)
@@ -1896,24 +1884,24 @@ static json_t *rec_driver(struct rec *r, int d, ze_driver_handle_t drv)
 			if (!rc && ns)
 				rc = r->api.zeDeviceGetSubDevices(roots[c], &ns, subs);
 			if (rc) {
-				put(r, dev, "subdevices", err_obj(rc));
+				replay_put(&r->oom, dev, "subdevices", err_obj(rc));
 			} else if (ns) {
 				json_t *arr = json_array();
 				for (uint32_t t = 0; t < ns; t++) {
-					append(r, arr, rec_device(r, subs[t]));
+					replay_append(&r->oom, arr, rec_device(r, subs[t]));
 					handles[nids] = subs[t];
 					snprintf(ids[nids++], ZID, "%u.%u", c, t);
 				}
-				put(r, dev, "subdevices", arr);
+				replay_put(&r->oom, dev, "subdevices", arr);
 			}
 		}
-		append(r, devices, dev);
+		replay_append(&r->oom, devices, dev);
 	}
-	put(r, dobj, "devices", devices);
+	replay_put(&r->oom, dobj, "devices", devices);
 	json_t *p2p = json_object(), *pairs = json_array();
-	put(r, p2p, "same_card", json_array());
-	put(r, p2p, "xelink", json_array());
-	put(r, p2p, "other", json_array());
+	replay_put(&r->oom, p2p, "same_card", json_array());
+	replay_put(&r->oom, p2p, "xelink", json_array());
+	replay_put(&r->oom, p2p, "other", json_array());
 	for (uint32_t i = 0; r->api.zeDeviceGetP2PProperties && i < n; i++) {
 		for (uint32_t j = 0; j < n; j++) {
 			if (i == j)
@@ -1926,15 +1914,15 @@ static json_t *rec_driver(struct rec *r, int d, ze_driver_handle_t drv)
 			char from[ZID], to[ZID];
 			snprintf(from, sizeof(from), "%u", i);
 			snprintf(to, sizeof(to), "%u", j);
-			put(r, e, "from", json_string(from));
-			put(r, e, "to", json_string(to));
+			replay_put(&r->oom, e, "from", json_string(from));
+			replay_put(&r->oom, e, "to", json_string(to));
 			if (!rc)
-				put(r, e, "flags", flags_json(p2p_flag_names, pp.flags));
-			append(r, pairs, e);
+				replay_put(&r->oom, e, "flags", flags_json(p2p_flag_names, pp.flags));
+			replay_append(&r->oom, pairs, e);
 		}
 	}
-	put(r, p2p, "pairs", pairs);
-	put(r, dobj, "p2p", p2p);
+	replay_put(&r->oom, p2p, "pairs", pairs);
+	replay_put(&r->oom, dobj, "p2p", p2p);
 	int fabric = 1;
 #define REC_FABRIC_(fn) fabric &= r->api.fn != NULL;
 	ZE_FABRIC_FUNCTIONS(REC_FABRIC_)
@@ -1952,17 +1940,17 @@ static void rec_answers(struct rec *r, json_t *sec)
 	json_t *missing = json_array();
 #define REC_MISSING_(fn, ret, params, required)                                        \
 	if (!r->api.fn)                                                                \
-		append(r, missing, json_string(#fn));
+		replay_append(&r->oom, missing, json_string(#fn));
 	ZE_FUNCTIONS(REC_MISSING_)
 #undef REC_MISSING_
-	put(r, sec, "missing_functions", missing);
+	replay_put(&r->oom, sec, "missing_functions", missing);
 	ze_result_t rc = r->api.zeInit(ZE_INIT_FLAG_GPU_ONLY);
 	if (rc) {
-		put(r, sec, "init", err_obj(rc));
+		replay_put(&r->oom, sec, "init", err_obj(rc));
 		return;
 	}
-	put(r, sec, "init", json_string("SUCCESS"));
-	put(r, sec, "exposed", json_true());
+	replay_put(&r->oom, sec, "init", json_string("SUCCESS"));
+	replay_put(&r->oom, sec, "exposed", json_true());
 	json_t *drivers = json_array();
 	uint32_t n = 0;
 	ze_driver_handle_t list[64];
@@ -1976,8 +1964,8 @@ static void rec_answers(struct rec *r, json_t *sec)
 		n = 0;
 	}
 	for (uint32_t d = 0; d < n; d++)
-		append(r, drivers, rec_driver(r, (int)d, list[d]));
-	put(r, sec, "drivers", drivers);
+		replay_append(&r->oom, drivers, rec_driver(r, (int)d, list[d]));
+	replay_put(&r->oom, sec, "drivers", drivers);
 }
 
 /* This component's own functions, less those the replayed file hides. */
@@ -2021,10 +2009,10 @@ void replay_ze_record(json_t *root)
 	}
 	if (load_error) {
 		json_t *e = json_object();
-		put(&r, e, "error", json_string(load_error));
-		put(&r, sec, "library", e);
+		replay_put(&r.oom, e, "error", json_string(load_error));
+		replay_put(&r.oom, sec, "library", e);
 	} else {
-		put(&r, sec, "library", json_string(library));
+		replay_put(&r.oom, sec, "library", json_string(library));
 		rec_answers(&r, sec);
 		/* A live loader stays mapped once initialised (see level_zero.c). */
 		if (live && !json_object_get(json_object_get(sec, "init"), "error"))
@@ -2033,7 +2021,7 @@ void replay_ze_record(json_t *root)
 			ze_api_close(&r.api);
 	}
 	if (json_array_size(r.faults))
-		put(&r, sec, "faults", r.faults);
+		replay_put(&r.oom, sec, "faults", r.faults);
 	else
 		json_decref(r.faults);
 	if (!r.oom)
