@@ -139,8 +139,8 @@ static json_t *rec_pci_gpus(struct rec *r)
 		return arr;
 	}
 	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-	if (!root || !*root)
-		root = "/sys";
+	if (!root)
+		root = "";
 	int n = dc_sysfs_nvidia_gpus(root, NULL, 0);
 	if (n > REPLAY_MAX_DEVICES)
 		n = REPLAY_MAX_DEVICES;

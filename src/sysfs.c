@@ -30,7 +30,8 @@ static int cmp_pci(const void *a, const void *b)
 int dc_sysfs_nvidia_gpus(const char *root, struct dc_pci *out, int max)
 {
 	char dirpath[4096];
-	if ((size_t)snprintf(dirpath, sizeof(dirpath), "%s/bus/pci/devices", root) >= sizeof(dirpath))
+	if ((size_t)snprintf(dirpath, sizeof(dirpath), "%s/sys/bus/pci/devices", root ? root : "") >=
+	    sizeof(dirpath))
 		return 0;
 	DIR *d = opendir(dirpath);
 	if (!d)

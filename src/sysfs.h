@@ -5,9 +5,10 @@
 #include "pci.h"
 
 /*
- * Lists the PCI functions under ROOT/bus/pci/devices with vendor 0x10de and
- * class VGA (0x0300) or 3D controller (0x0302), sorted by address.  root is
- * "/sys" unless DMACONN_SYSFS_ROOT says otherwise (the caller decides).
+ * Lists the PCI functions under ROOT/sys/bus/pci/devices with vendor 0x10de
+ * and class VGA (0x0300) or 3D controller (0x0302), sorted by address.  root
+ * is the file system's root: "" unless DMACONN_SYSFS_ROOT says otherwise
+ * (the caller decides).
  * Returns how many there are (0 when the directory is missing) and fills at
  * most max of them.
  */

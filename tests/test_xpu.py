@@ -351,7 +351,7 @@ def write_sysfs(root):
         "0000:18:00.0": ("0x8086", "0x020000", []),
     }
     for bdf, (vendor, cls, dirs) in devs.items():
-        d = os.path.join(root, "bus", "pci", "devices", bdf)
+        d = os.path.join(root, "sys", "bus", "pci", "devices", bdf)
         os.makedirs(d)
         for name, value in (("vendor", vendor), ("class", cls)):
             with open(os.path.join(d, name), "w") as f:

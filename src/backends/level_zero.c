@@ -21,7 +21,6 @@
  */
 #include "level_zero.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -30,6 +29,7 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "../sysfs.h"
 #include "../order_ze.h"
 #include "../pci.h"
 #include "../replay_abi.h"
@@ -354,15 +354,10 @@ static void set_identity(dmaconn_builder *b, const struct session *s)
 /*
  * The Intel GPUs the kernel lists: PCI functions of vendor 0x8086 and class
  * VGA (0x0300) or display controller (0x0380), each with its tiles (the xe
- * driver's tile<N> directories, else i915's drm/card<N>/gt/gt<N>).  Read from
- * DMACONN_SYSFS_ROOT (default /sys), or under replay from the recording's
- * sysfs files.
+ * driver's tile<N> directories, else i915's drm/card<N>/gt/gt<N>), read
+ * through dc_read_file()/dc_list_dir(): below DMACONN_SYSFS_ROOT, or under
+ * replay from the recording's sysfs files.
  */
-struct fsview {
-	const struct dmaconn_replay_ops *ops;
-	const char *root;
-};
-
 struct names {
 	char **items;
 	int count;
@@ -370,77 +365,25 @@ struct names {
 
 static void names_free(struct names *n)
 {
-	for (int i = 0; i < n->count; i++)
-		free(n->items[i]);
-	free(n->items);
+	dc_free_names(n->items, n->count);
 	n->items = NULL;
 	n->count = 0;
 }
 
 /* The entries of the directory `path` ("/sys/..."); 0, or -1 when it is absent. */
-static int fs_list(const struct fsview *v, const char *path, struct names *out)
+static int fs_list(const char *path, struct names *out)
 {
-	out->items = NULL;
-	out->count = 0;
-	if (v->ops) {
-		const char *const *names;
-		int count;
-		if (!v->ops->list_dir || !v->ops->list_dir(path, &names, &count) || count < 0)
-			return -1;
-		out->items = calloc((size_t)count + 1, sizeof(char *));
-		for (int i = 0; out->items && i < count; i++)
-			if ((out->items[out->count] = strdup(names[i])))
-				out->count++;
-		return out->items ? 0 : -1;
-	}
-	char full[4096];
-	if ((size_t)snprintf(full, sizeof(full), "%s%s", v->root, path + 4) >= sizeof(full))
-		return -1;
-	DIR *d = opendir(full);
-	if (!d)
-		return -1;
-	int cap = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (out->count == cap) {
-			int ncap = cap ? cap * 2 : 16;
-			char **grown = realloc(out->items, (size_t)ncap * sizeof(char *));
-			if (!grown)
-				break;
-			out->items = grown;
-			cap = ncap;
-		}
-		if ((out->items[out->count] = strdup(e->d_name)))
-			out->count++;
-	}
-	closedir(d);
-	return 0;
+	int n = dc_list_dir(path, &out->items);
+	out->count = n > 0 ? n : 0;
+	return n < 0 ? -1 : 0;
 }
 
 /* The first line of the file `path` as a hexadecimal number; 0, or -1. */
-static int fs_hex(const struct fsview *v, const char *path, unsigned long *value)
+static int fs_hex(const char *path, unsigned long *value)
 {
-	char buf[64] = "";
-	if (v->ops) {
-		const char *data;
-		size_t len;
-		if (!v->ops->read_file || !v->ops->read_file(path, &data, &len))
-			return -1;
-		snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) ? len : sizeof(buf) - 1), data);
-	} else {
-		char full[4096];
-		if ((size_t)snprintf(full, sizeof(full), "%s%s", v->root, path + 4) >= sizeof(full))
-			return -1;
-		FILE *f = fopen(full, "re");
-		if (!f)
-			return -1;
-		char *ok = fgets(buf, sizeof(buf), f);
-		fclose(f);
-		if (!ok)
-			return -1;
-	}
+	char buf[64];
+	if (dc_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
 	char *end;
 	*value = strtoul(buf, &end, 16);
 	return end == buf ? -1 : 0;
@@ -463,23 +406,23 @@ static int count_numbered(const struct names *n, const char *prefix)
 	return count;
 }
 
-static int tiles_of(const struct fsview *v, const char *dev)
+static int tiles_of(const char *dev)
 {
 	char path[512];
 	struct names n;
 	int tiles = 0;
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", dev);
-	if (fs_list(v, path, &n) == 0)
+	if (fs_list(path, &n) == 0)
 		tiles = count_numbered(&n, "tile");
 	names_free(&n);
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/drm", dev);
-	if (tiles == 0 && fs_list(v, path, &n) == 0) {
+	if (tiles == 0 && fs_list(path, &n) == 0) {
 		for (int i = 0; i < n.count && tiles == 0; i++) {
 			struct names gts;
 			if (strncmp(n.items[i], "card", 4))
 				continue;
 			snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/drm/%s/gt", dev, n.items[i]);
-			if (fs_list(v, path, &gts) == 0)
+			if (fs_list(path, &gts) == 0)
 				tiles = count_numbered(&gts, "gt");
 			names_free(&gts);
 		}
@@ -503,12 +446,9 @@ static int card_before(const struct zcard *x, const struct zcard *y, int discret
 
 static int sysfs_cards(struct zcard **out)
 {
-	struct fsview v = { dc_replay_ops(), NULL };
-	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-	v.root = root && *root ? root : "/sys";
 	struct names devs;
 	*out = NULL;
-	if (fs_list(&v, "/sys/bus/pci/devices", &devs) != 0)
+	if (fs_list("/sys/bus/pci/devices", &devs) != 0)
 		return 0;
 	struct zcard *cards = calloc((size_t)devs.count + 1, sizeof(*cards));
 	int n = 0;
@@ -519,13 +459,13 @@ static int sysfs_cards(struct zcard **out)
 		if (dc_pci_parse(devs.items[i], 64, &p) != 0)
 			continue;
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", devs.items[i]);
-		if (fs_hex(&v, path, &vendor) != 0 || vendor != 0x8086)
+		if (fs_hex(path, &vendor) != 0 || vendor != 0x8086)
 			continue;
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", devs.items[i]);
-		if (fs_hex(&v, path, &cls) != 0 || ((cls >> 8) != 0x0300 && (cls >> 8) != 0x0380))
+		if (fs_hex(path, &cls) != 0 || ((cls >> 8) != 0x0300 && (cls >> 8) != 0x0380))
 			continue;
 		cards[n].pci = p;
-		cards[n].tiles = tiles_of(&v, devs.items[i]);
+		cards[n].tiles = tiles_of(devs.items[i]);
 		/* Intel's integrated GPUs sit at 00:02.0. */
 		cards[n].integrated = p.domain == 0 && p.bus == 0 && p.device == 2;
 		n++;

@@ -335,7 +335,7 @@ static int fallback_gpus(struct session *s)
 		free(ids);
 	} else {
 		const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-		n = dc_sysfs_nvidia_gpus(root && *root ? root : "/sys", pcis, MAX_FALLBACK);
+		n = dc_sysfs_nvidia_gpus(root && *root ? root : "", pcis, MAX_FALLBACK);
 		n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
 	}
 	free(s->gpus);
