@@ -12,6 +12,7 @@ from a static initialiser, as third-party plug-ins do.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import unittest
 from pathlib import Path
@@ -141,8 +142,9 @@ class TorchLiveTest(unittest.TestCase):
     def env(cls, replay: Optional[str], **extra: Optional[str]) -> Dict[str, str]:
         extra.setdefault("DMACONN_TORCH_EXCLUDE", None)
         extra.setdefault("CUDA_VISIBLE_DEVICES", None)
-        env = child_env(replay, DMACONN_TORCH_CACHE=str(Path(cls.tmp.name) / "cache"), DMACONN_QUIET="1", **extra)
-        return env
+        # A cache of this run's own, unless DMACONN_TORCH_CACHE names one to reuse.
+        cache = os.environ.get("DMACONN_TORCH_CACHE") or str(Path(cls.tmp.name) / "cache")
+        return child_env(replay, DMACONN_TORCH_CACHE=cache, DMACONN_QUIET="1", **extra)
 
     def run_steps(self, steps: List[List[Any]], replay: Optional[str], **extra: Optional[str]) -> List[Dict[str, Any]]:
         proc = run_python(_CHILD, self.env(replay, **extra), json.dumps(steps))
