@@ -485,6 +485,15 @@ class ShimBuildTest(unittest.TestCase):
         old.write_text("")
         self.assertEqual(_shim.header(include), old)  # the layout before symm_mem/
 
+    def test_an_installation_without_the_source(self) -> None:
+        saved = _shim.SOURCE
+        _shim.SOURCE = Path(self.tmp.name) / "absent" / "shim.cpp"
+        try:
+            with self.assertRaisesRegex(_shim.ShimUnavailable, "shim source is missing"):
+                _shim.build(self.torch)
+        finally:
+            _shim.SOURCE = saved
+
     def test_command_uses_the_installation_and_its_abi(self) -> None:
         (self.root / "lib" / "libtorch_cpu.so").write_text("")
         argv = _shim.command(self.torch, Path("s.cpp"), Path("o.so"))

@@ -177,7 +177,6 @@ def build(torch_module: Any) -> Path:
         source_bytes = SOURCE.read_bytes()
     except OSError as exc:
         raise ShimUnavailable(f"the shim source is missing from this installation ({exc})") from None
-    torch_dirs(torch_module)
     header(torch_dirs(torch_module)[0])
     key = cache_key(torch_module, source_bytes)
     try:
