@@ -89,18 +89,13 @@ void dc_replay_shutdown(void);
 
 /* fork() while other threads work: DC_FORK_PREPARE takes the lock of a part,
  * DC_FORK_PARENT and DC_FORK_CHILD release it (dmaconn.c's pthread_atfork
- * handlers call these in the order code nests the locks). */
+ * handlers call these, and each backend's atfork, in the order code nests
+ * the locks). */
 enum { DC_FORK_PREPARE, DC_FORK_PARENT, DC_FORK_CHILD };
 void dc_replay_fork(int phase);
-void dc_nvml_fork(int phase);
 /* While on, the calling thread's dc_getenv() hides the device-visibility
  * variables and answers CUDA_DEVICE_ORDER=PCI_BUS_ID: detection then covers
  * every device of the node (dmaconn_detect_node). */
 void dc_set_node_scope(int on);
-
-/* ---- built-in detectors ---- */
-int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data);
-int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data);
-void dc_nvml_shutdown(void);
 
 #endif

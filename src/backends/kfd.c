@@ -37,7 +37,8 @@
 #include "../pci.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"
-#include "kfd.h"
+#include "backend.h"
+#include "loader.h"
 #include "rocm_smi_api.h"
 
 #define KFD_NODES "/sys/class/kfd/kfd/topology/nodes"
@@ -629,7 +630,7 @@ static void set_pair(dmaconn_builder *b, int i, int j, const struct pair *p)
 
 static pthread_mutex_t rsmi_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void dc_kfd_fork(int phase)
+static void dc_kfd_fork(int phase)
 {
 	if (phase == DC_FORK_PREPARE)
 		pthread_mutex_lock(&rsmi_lock);
@@ -639,7 +640,7 @@ void dc_kfd_fork(int phase)
 static void *rsmi_handle;      /* a library dmaconn opened, kept like NVML */
 static char rsmi_path[4096];
 
-void dc_kfd_shutdown(void)
+static void dc_kfd_shutdown(void)
 {
 	pthread_mutex_lock(&rsmi_lock);
 	if (rsmi_handle)
@@ -670,16 +671,12 @@ static void rsmi_describe(const struct rsmi_api *api, rsmi_status_t r, char *out
 static const char *rsmi_bind(void *handle, struct rsmi_api *api)
 {
 	memset(api, 0, sizeof(*api));
-#define RSMI_BIND_(fn, ret, params, required)                                           \
-	{                                                                               \
-		void *sym = dlsym(handle, #fn);                                         \
-		if (!sym && (required))                                                 \
-			return #fn;                                                     \
-		memcpy(&api->fn, &sym, sizeof(sym));                                    \
-	}
-	RSMI_FUNCTIONS(RSMI_BIND_)
-#undef RSMI_BIND_
-	return NULL;
+	const struct dc_symbol syms[] = {
+#define RSMI_SYMBOL_(fn, ret, params, required) DC_SYMBOL_OF(api, fn, required),
+		RSMI_FUNCTIONS(RSMI_SYMBOL_)
+#undef RSMI_SYMBOL_
+	};
+	return dc_lib_bind(handle, syms, sizeof(syms) / sizeof(syms[0]), NULL);
 }
 
 /*
@@ -720,15 +717,9 @@ static int rsmi_open(struct rsmi_api *api, void **release, char *why)
 			return 0;
 	}
 	if (!rsmi_handle || strcmp(rsmi_path, path)) {
-		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		if (!h) {
-			if (path == override) {
-				const char *e = dlerror();
-				snprintf(why, WHY_SIZE, "cannot load ROCm SMI: %.600s", e ? e : path);
-				return -1;
-			}
-			return 0; /* not installed: nothing to cross-check with */
-		}
+		void *h = dc_lib_open(path, "ROCm SMI", why, WHY_SIZE);
+		if (!h)
+			return path == override ? -1 : 0; /* not installed: nothing to cross-check with */
 		if (rsmi_handle)
 			dlclose(rsmi_handle);
 		rsmi_handle = h;
@@ -952,14 +943,28 @@ done:
 	return rc;
 }
 
-int dc_kfd_detect_infinity_fabric(dmaconn_builder *b, void *user_data)
+static int dc_kfd_detect_infinity_fabric(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return detect(b, "rocm/infinity_fabric", 0);
 }
 
-int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data)
+static int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return detect(b, "rocm/p2p", 1);
 }
+
+static const struct dc_view dc_kfd_views[] = {
+	{ "infinity_fabric", dc_kfd_detect_infinity_fabric },
+	{ "p2p", dc_kfd_detect_p2p },
+};
+
+const struct dc_backend dc_backend_kfd = {
+	.name = "kfd",
+	.type = DMACONN_DEVICE_ROCM,
+	.discover = NULL,
+	DC_VIEWS(dc_kfd_views),
+	.atfork = dc_kfd_fork,
+	.shutdown = dc_kfd_shutdown,
+};

@@ -19,8 +19,6 @@
  *             die-to-die link between tiles of one card) are reported in
  *             the pair's detail, never counted.
  */
-#include "level_zero.h"
-
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -33,6 +31,7 @@
 #include "../order_ze.h"
 #include "../pci.h"
 #include "../replay_abi.h"
+#include "backend.h"
 #include "ze_load.h"
 
 #define WHY_SIZE 768
@@ -40,7 +39,7 @@
 
 static pthread_mutex_t ze_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void dc_ze_fork(int phase)
+static void dc_ze_fork(int phase)
 {
 	if (phase == DC_FORK_PREPARE)
 		pthread_mutex_lock(&ze_lock);
@@ -120,7 +119,7 @@ static int ze_ready(char *why)
 	return rc;
 }
 
-void dc_ze_shutdown(void)
+static void dc_ze_shutdown(void)
 {
 	pthread_mutex_lock(&ze_lock);
 	/* Level Zero 1.4 has no way to undo zeInit, and a runtime unloaded
@@ -856,7 +855,7 @@ static int xelink_body(dmaconn_builder *b, struct session *s)
 	return DMACONN_OK;
 }
 
-int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
+static int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return with_session(b, "xpu/xelink", xelink_body);
@@ -934,8 +933,22 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 	return DMACONN_OK;
 }
 
-int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
+static int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return with_session(b, "xpu/p2p", p2p_body);
 }
+
+static const struct dc_view dc_ze_views[] = {
+	{ "p2p", dc_ze_detect_p2p },
+	{ "xelink", dc_ze_detect_xelink },
+};
+
+const struct dc_backend dc_backend_level_zero = {
+	.name = "level_zero",
+	.type = DMACONN_DEVICE_XPU,
+	.discover = NULL,
+	DC_VIEWS(dc_ze_views),
+	.atfork = dc_ze_fork,
+	.shutdown = dc_ze_shutdown,
+};

@@ -18,6 +18,7 @@
 #include "../order.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"
+#include "backend.h"
 #include "nvml_load.h"
 
 #define NVML_SONAME "libnvidia-ml.so.1"
@@ -106,7 +107,7 @@ static int nvml_ready(char *why)
 	return rc;
 }
 
-void dc_nvml_fork(int phase)
+static void dc_nvml_fork(int phase)
 {
 	if (phase == DC_FORK_PREPARE)
 		pthread_mutex_lock(&nvml_lock);
@@ -114,7 +115,7 @@ void dc_nvml_fork(int phase)
 		pthread_mutex_unlock(&nvml_lock);
 }
 
-void dc_nvml_shutdown(void)
+static void dc_nvml_shutdown(void)
 {
 	pthread_mutex_lock(&nvml_lock);
 	if (nvml_state == 1 && nvml.nvmlShutdown)
@@ -813,7 +814,7 @@ static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_no
 	return DMACONN_OK;
 }
 
-int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
+static int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return with_session(b, "cuda/nvlink", nvlink_body);
@@ -1050,8 +1051,22 @@ out:
 	return rc;
 }
 
-int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
+static int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return with_session(b, "cuda/p2p", p2p_body);
 }
+
+static const struct dc_view dc_nvml_views[] = {
+	{ "nvlink", dc_nvml_detect_nvlink },
+	{ "p2p", dc_nvml_detect_p2p },
+};
+
+const struct dc_backend dc_backend_nvml = {
+	.name = "nvml",
+	.type = DMACONN_DEVICE_CUDA,
+	.discover = NULL,
+	DC_VIEWS(dc_nvml_views),
+	.atfork = dc_nvml_fork,
+	.shutdown = dc_nvml_shutdown,
+};
