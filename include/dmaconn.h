@@ -90,6 +90,8 @@ typedef struct dmaconn_result dmaconn_result;
  * Detects DMA connectivity between the devices of `type` over `connection`
  * ("nvlink", ...).  The first successful result for each pair is cached for
  * the process; concurrent first calls detect once and all get that result.
+ * The built-in cuda detectors share one discovery of the NVML devices,
+ * made on first use.
  *
  * On success *out holds a new reference that the caller owns and releases
  * with dmaconn_result_release().  Vendor-library problems are not errors:
@@ -101,12 +103,14 @@ typedef struct dmaconn_result dmaconn_result;
 DMACONN_EXTERN int dmaconn_detect(dmaconn_device_type type, const char *connection,
 				  dmaconn_result **out);
 
-/* As dmaconn_detect(), but always detects afresh and replaces the cached
- * result (references to the old one stay valid until released). */
+/* As dmaconn_detect(), but always detects afresh -- the vendor is
+ * discovered again -- and replaces the cached result (references to the old
+ * one stay valid until released). */
 DMACONN_EXTERN int dmaconn_detect_fresh(dmaconn_device_type type, const char *connection,
 					dmaconn_result **out);
 
-/* Drops every cached result (held references stay valid). */
+/* Drops every cached result and what the built-in detectors discovered
+ * (held references stay valid): the next detection discovers again. */
 DMACONN_EXTERN void dmaconn_clear_cache(void);
 
 /*

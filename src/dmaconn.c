@@ -591,7 +591,9 @@ static int run_detector(dmaconn_detector_fn fn, void *user_data, dmaconn_device_
 	last_error[0] = '\0';
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(1);
+	dc_set_rediscover(mode == DETECT_FRESH);
 	int rc = fn(&b, user_data);
+	dc_set_rediscover(0);
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(0);
 	if (rc == DMACONN_OK && b.oom)
@@ -711,6 +713,9 @@ void dmaconn_clear_cache(void)
 		e->cached = NULL;
 	}
 	pthread_mutex_unlock(&reg_lock);
+	for (const struct dc_backend *const *be = dc_backends; *be; be++)
+		if ((*be)->forget)
+			(*be)->forget();
 }
 
 /* ------------------------------------------------------------------- fork */

@@ -144,6 +144,17 @@ const struct dmaconn_replay_ops *dc_replay_ops(void)
 }
 
 static _Thread_local int node_scope;
+static _Thread_local int rediscover;
+
+void dc_set_rediscover(int on)
+{
+	rediscover = on;
+}
+
+int dc_rediscover(void)
+{
+	return rediscover;
+}
 
 void dc_set_node_scope(int on)
 {

@@ -97,5 +97,9 @@ void dc_replay_fork(int phase);
  * variables and answers CUDA_DEVICE_ORDER=PCI_BUS_ID: detection then covers
  * every device of the node (dmaconn_detect_node). */
 void dc_set_node_scope(int on);
+/* While on, the calling thread's detection is fresh (dmaconn_detect_fresh):
+ * backends discover again instead of reusing their model. */
+void dc_set_rediscover(int on);
+int dc_rediscover(void);
 
 #endif

@@ -20,10 +20,11 @@ struct dc_backend {
 	const char *name; /* "nvml", "kfd", "level_zero" */
 	dmaconn_device_type type;
 	/*
-	 * Discovers the vendor's devices into the backend's model, once per
-	 * process (fresh: discover again).  0, or a negative dmaconn error.
-	 * The views call it themselves; NULL when the backend has no
-	 * separate discovery.
+	 * Discovers the vendor's devices into the backend's node model
+	 * (src/model/model.h), once per process; fresh: discover again.  0, or
+	 * a negative dmaconn error.  The views take the model the same way, so
+	 * calling it is optional; NULL for a backend whose views still read
+	 * the vendor themselves.
 	 */
 	int (*discover)(int fresh);
 	const struct dc_view *views;
@@ -31,6 +32,9 @@ struct dc_backend {
 	/* fork() handling: DC_FORK_PREPARE takes the backend's locks,
 	 * DC_FORK_PARENT and DC_FORK_CHILD release them (internal.h). */
 	void (*atfork)(int phase);
+	/* Forgets what was discovered (dmaconn_clear_cache); NULL when the
+	 * backend keeps nothing. */
+	void (*forget)(void);
 	/* Forgets what was discovered and unloads the vendor library. */
 	void (*shutdown)(void);
 };
