@@ -45,10 +45,12 @@ int main(int argc, char **argv)
 
 	/* Six detectors, two per vendor: one discovery each. */
 	CHECK_INT(calls("nvml"), 1);
+	CHECK_INT(calls("kfd"), 1);
 
 	/* Cached results: nothing asked again. */
 	detect_all(0);
 	CHECK_INT(calls("nvml"), 1);
+	CHECK_INT(calls("kfd"), 1);
 
 	/* A fresh detection discovers again, once per detector asked. */
 	dmaconn_result *r = NULL;
@@ -56,11 +58,15 @@ int main(int argc, char **argv)
 	CHECK_INT(dmaconn_result_size(r), 2);
 	dmaconn_result_release(r);
 	CHECK_INT(calls("nvml"), 2);
+	CHECK_INT(dmaconn_detect_fresh(DMACONN_DEVICE_ROCM, "p2p", &r), DMACONN_OK);
+	dmaconn_result_release(r);
+	CHECK_INT(calls("kfd"), 2);
 
 	/* Clearing the cache forgets the model: the next detection discovers. */
 	dmaconn_clear_cache();
 	detect_all(0);
 	CHECK_INT(calls("nvml"), 3);
+	CHECK_INT(calls("kfd"), 3);
 
 	dlclose(h);
 	dmaconn_shutdown();

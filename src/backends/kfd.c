@@ -27,6 +27,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,12 +205,40 @@ struct node {
 	struct dc_pci pci;
 };
 
-struct session {
-	const char *label;
-	int p2p;            /* the p2p detector */
+/* What discovery read, once per process (and per DMACONN_SYSFS_ROOT):
+ * shared read-only by the views, reference-counted. */
+struct kfd_topo {
+	atomic_int refs;
+	char *root;         /* the DMACONN_SYSFS_ROOT it was read under, or NULL */
+	int failed;         /* unusable: why */
+	int uncounted;      /* not even the GPUs could be counted */
+	char why[WHY_SIZE];
 	struct node *nodes; /* supported nodes, in node order */
 	int nnodes;
 	int *gpus; /* indices into nodes of the AMD GPUs, in node order */
+	int ngpus;
+};
+
+static void topo_release(struct kfd_topo *t)
+{
+	if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (int i = 0; t->nodes && i < t->nnodes; i++)
+		free(t->nodes[i].links);
+	free(t->nodes);
+	free(t->gpus);
+	free(t->root);
+	free(t);
+}
+
+/* A view under way: the topology (its arrays borrowed) and the visible GPUs. */
+struct session {
+	const char *label;
+	int p2p;            /* the p2p detector */
+	struct kfd_topo *t;
+	const struct node *nodes;
+	int nnodes;
+	const int *gpus;
 	int ngpus;
 	int *slots; /* per ordinal, index into gpus */
 	int nslots;
@@ -217,10 +246,7 @@ struct session {
 
 static void session_free(struct session *s)
 {
-	for (int i = 0; s->nodes && i < s->nnodes; i++)
-		free(s->nodes[i].links);
-	free(s->nodes);
-	free(s->gpus);
+	topo_release(s->t);
 	free(s->slots);
 }
 
@@ -328,7 +354,7 @@ static int read_links(struct node *n, const char *kind, int indirect, char *why)
 	return rc;
 }
 
-static struct node *node_by_id(struct session *s, unsigned long long id)
+static struct node *node_by_id(struct kfd_topo *s, unsigned long long id)
 {
 	for (int i = 0; i < s->nnodes; i++)
 		if (s->nodes[i].id == id)
@@ -341,7 +367,7 @@ static struct node *node_by_id(struct session *s, unsigned long long id)
  * 0; -1 with why when the topology is unusable (*fatal_n = 1 when not even
  * the GPUs could be counted).
  */
-static int read_topology(struct session *s, char *why, int *uncounted)
+static int read_topology(struct kfd_topo *s, char *why, int *uncounted)
 {
 	unsigned long *ids;
 	char path[256];
@@ -433,7 +459,7 @@ static int read_topology(struct session *s, char *why, int *uncounted)
 
 /* PCI addresses and partitions: nodes of one package share unique_id and
  * bus/device; the lowest location_id of the group has the true function. */
-static void identify(struct session *s)
+static void identify(struct kfd_topo *s)
 {
 	for (int g = 0; g < s->ngpus; g++) {
 		struct node *n = &s->nodes[s->gpus[g]];
@@ -630,18 +656,26 @@ static void set_pair(dmaconn_builder *b, int i, int j, const struct pair *p)
 
 static pthread_mutex_t rsmi_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void dc_kfd_fork(int phase)
 {
-	if (phase == DC_FORK_PREPARE)
+	if (phase == DC_FORK_PREPARE) {
+		pthread_mutex_lock(&topo_lock);
 		pthread_mutex_lock(&rsmi_lock);
-	else
+	} else {
 		pthread_mutex_unlock(&rsmi_lock);
+		pthread_mutex_unlock(&topo_lock);
+	}
 }
 static void *rsmi_handle;      /* a library dmaconn opened, kept like NVML */
 static char rsmi_path[4096];
 
+static void dc_kfd_forget(void);
+
 static void dc_kfd_shutdown(void)
 {
+	dc_kfd_forget();
 	pthread_mutex_lock(&rsmi_lock);
 	if (rsmi_handle)
 		dlclose(rsmi_handle);
@@ -877,6 +911,63 @@ out_noinit:
 
 /* --------------------------------------------------------------- detectors */
 
+/* Reads the KFD topology into a new kfd_topo; NULL when out of memory. */
+static struct kfd_topo *discover_topo(const char *root)
+{
+	struct kfd_topo *t = calloc(1, sizeof(*t));
+	if (!t || (root && !(t->root = strdup(root)))) {
+		free(t);
+		return NULL;
+	}
+	atomic_init(&t->refs, 1);
+	t->failed = read_topology(t, t->why, &t->uncounted) != 0;
+	if (!t->uncounted)
+		identify(t);
+	return t;
+}
+
+static struct kfd_topo *kfd_topo; /* the last discovery, under topo_lock */
+
+/* The topology to compute views from: read on first use, again for a fresh
+ * detection or another DMACONN_SYSFS_ROOT.  A new reference, or NULL. */
+static struct kfd_topo *topo_get(void)
+{
+	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
+	root = root && *root ? root : NULL;
+	pthread_mutex_lock(&topo_lock);
+	struct kfd_topo *t = kfd_topo;
+	if (!t || dc_rediscover() || !t->root != !root || (root && strcmp(root, t->root))) {
+		struct kfd_topo *fresh = discover_topo(root);
+		if (fresh) {
+			topo_release(kfd_topo);
+			kfd_topo = fresh;
+		}
+	}
+	t = kfd_topo;
+	if (t)
+		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&topo_lock);
+	return t;
+}
+
+static void dc_kfd_forget(void)
+{
+	pthread_mutex_lock(&topo_lock);
+	struct kfd_topo *t = kfd_topo;
+	kfd_topo = NULL;
+	pthread_mutex_unlock(&topo_lock);
+	topo_release(t);
+}
+
+static int dc_kfd_discover(int fresh)
+{
+	if (fresh)
+		dc_kfd_forget();
+	struct kfd_topo *t = topo_get();
+	topo_release(t);
+	return t ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
+}
+
 static int detect(dmaconn_builder *b, const char *label, int p2p)
 {
 	char why[WHY_SIZE] = "";
@@ -889,8 +980,14 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 			return dc_fail(DMACONN_EREPLAY, "%s", why);
 		dlclose(h);
 	}
-	int uncounted = 0;
-	int failed = read_topology(&s, why, &uncounted) != 0;
+	if (!(s.t = topo_get()))
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	s.nodes = s.t->nodes;
+	s.nnodes = s.t->nnodes;
+	s.gpus = s.t->gpus;
+	s.ngpus = s.t->ngpus;
+	int failed = s.t->failed;
+	snprintf(why, sizeof(why), "%s", s.t->why);
 	int rc = DMACONN_OK;
 	unsigned long long *ids = calloc((size_t)s.ngpus + 1, sizeof(*ids));
 	if (!ids) {
@@ -899,12 +996,10 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 	}
 	for (int g = 0; g < s.ngpus; g++)
 		ids[g] = s.nodes[s.gpus[g]].unique_id;
-	if (!uncounted) {
-		identify(&s);
+	if (!s.t->uncounted)
 		s.nslots = dc_hip_visible(ids, s.ngpus, dc_getenv("ROCR_VISIBLE_DEVICES"),
 					  dc_getenv("HIP_VISIBLE_DEVICES"), dc_getenv("CUDA_VISIBLE_DEVICES"),
 					  &s.slots);
-	}
 	free(ids);
 	if (s.nslots < 0 || dmaconn_builder_set_size(b, s.nslots) != DMACONN_OK) {
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
@@ -963,8 +1058,9 @@ static const struct dc_view dc_kfd_views[] = {
 const struct dc_backend dc_backend_kfd = {
 	.name = "kfd",
 	.type = DMACONN_DEVICE_ROCM,
-	.discover = NULL,
+	.discover = dc_kfd_discover,
 	DC_VIEWS(dc_kfd_views),
 	.atfork = dc_kfd_fork,
+	.forget = dc_kfd_forget,
 	.shutdown = dc_kfd_shutdown,
 };
