@@ -40,3 +40,11 @@ void dc_link_matrix(const struct dc_node *nodes, int n, int *m)
 		}
 	}
 }
+
+int dc_links_by_bandwidth(unsigned long long max_bw, unsigned long long min_bw)
+{
+	/* Divide in 64 bits and bound before narrowing: a ratio that wrapped
+	 * would read as a small count, 0, or negative. */
+	unsigned long long links = max_bw / min_bw;
+	return links > DC_MAX_LINKS ? -1 : (int)links;
+}

@@ -37,4 +37,12 @@ int dc_switch_links(const struct dc_node *node);
  */
 void dc_link_matrix(const struct dc_node *nodes, int n, int *m);
 
+/*
+ * The number of links a peer is reached over, from the bandwidth of all of
+ * them (max_bw) and of one (min_bw > 0), as ROCr and RCCL read an XGMI
+ * link: 0 when max_bw is 0 (a peer reached through other devices), -1 when
+ * the ratio is beyond any real count (more than DC_MAX_LINKS).
+ */
+int dc_links_by_bandwidth(unsigned long long max_bw, unsigned long long min_bw);
+
 #endif

@@ -34,6 +34,8 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "../linkmatrix.h"
+#include "../model/model.h"
 #include "../order.h"
 #include "../pci.h"
 #include "../replay_abi.h"
@@ -180,7 +182,7 @@ static void read_line(const char *path, char *out, size_t len)
 	e = s + strlen(s);
 	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 		*--e = '\0';
-	snprintf(out, len, "%s", s);
+	dc_copy_text(out, len, s, (size_t)(e - s));
 }
 
 /* ----------------------------------------------------------------- model */
@@ -568,7 +570,7 @@ static struct pair pair_facts(const struct session *s, const struct node *a, con
 			p.count_source = "partition";
 			p.hops = 1;
 		} else if (k->min_bw && k->max_bw) {
-			p.xgmi_links = (int)(k->max_bw / k->min_bw);
+			p.xgmi_links = dc_links_by_bandwidth(k->max_bw, k->min_bw); /* -1: unreadable */
 			p.count_source = "bandwidth";
 		} else if (k->min_bw) {
 			p.xgmi_links = 0; /* reached through other GPUs */
@@ -881,7 +883,7 @@ static void cross_check(dmaconn_builder *b, const struct session *s, const struc
 					goto out;
 				}
 				if (r == RSMI_STATUS_SUCCESS && lo && hi)
-					theirs = (int)(hi / lo);
+					theirs = dc_links_by_bandwidth(hi, lo);
 			}
 			if (ours_xgmi == theirs_xgmi && (theirs < 0 || theirs == ours))
 				continue;

@@ -156,15 +156,6 @@ static void dc_nvml_shutdown(void)
 
 /* ------------------------------------------------------------- discovery */
 
-static void gpu_string(char *dst, size_t dstlen, const char *src, size_t srclen)
-{
-	size_t n = strnlen(src, srclen);
-	if (n >= dstlen)
-		n = dstlen - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 /*
  * Runs fn(ctx, i) for i in [0, n), spread over threads: NVML is thread-safe
  * and most of its cost is per-device latency in the driver (attaching a GPU
@@ -251,8 +242,8 @@ static void identify(void *ctx, int idx)
 		call_failed(why, r, "nvmlDeviceGetName(device %u)", i);
 		return;
 	}
-	gpu_string(g->uuid, sizeof(g->uuid), uuid, sizeof(uuid));
-	gpu_string(g->name, sizeof(g->name), name, sizeof(name));
+	dc_copy_text(g->uuid, sizeof(g->uuid), uuid, sizeof(uuid));
+	dc_copy_text(g->name, sizeof(g->name), name, sizeof(name));
 	g->cc_major = g->cc_minor = -1;
 	if (nvml.nvmlDeviceGetCudaComputeCapability) {
 		r = nvml.nvmlDeviceGetCudaComputeCapability(h, &g->cc_major, &g->cc_minor);
@@ -352,10 +343,11 @@ static struct dc_model *enumerate(char *why)
 	return m;
 }
 
-/* N without NVML: NVIDIA PCI functions (sysfs, or the replay's record). */
+/* N without NVML: NVIDIA PCI functions (sysfs, or the replay's record), at
+ * most as many as NVML may report. */
 static struct dc_model *fallback_model(const char *why)
 {
-	enum { MAX_FALLBACK = 1024 };
+	enum { MAX_FALLBACK = 4096 };
 	struct dc_pci *pcis = calloc(MAX_FALLBACK, sizeof(*pcis));
 	if (!pcis)
 		return NULL;
@@ -364,16 +356,18 @@ static struct dc_model *fallback_model(const char *why)
 	if (ops) {
 		char (*ids)[DMACONN_REPLAY_BUS_ID_SIZE] = calloc(MAX_FALLBACK, sizeof(*ids));
 		n = ids ? ops->pci_gpus(ids, MAX_FALLBACK) : 0;
-		n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n && i < MAX_FALLBACK; i++)
 			dc_pci_parse(ids[i], sizeof(ids[i]), &pcis[i]);
 		free(ids);
 	} else {
 		const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
 		n = dc_sysfs_nvidia_gpus(root && *root ? root : "", pcis, MAX_FALLBACK);
-		n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
 	}
+	int found = n;
+	n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
 	struct dc_model *m = dc_model_new(n, 0);
+	if (m)
+		m->found = found;
 	for (int i = 0; m && i < n; i++)
 		m->ids[i].pci = pcis[i];
 	free(pcis);
@@ -741,6 +735,9 @@ static int session_begin(dmaconn_builder *b, struct session *s)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without NVML)",
 			     s->label, s->m->why, s->nslots, s->nslots == 1 ? "" : "s");
+	if (s->m->found > s->m->n)
+		dmaconn_builder_warn(b, "%s: found %d NVIDIA PCI devices, more than dmaconn accepts; counting the "
+				     "first %d by bus id", s->label, s->m->found, s->m->n);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "model.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct dc_model *dc_model_new(int n, int with_facts)
 {
@@ -41,4 +42,20 @@ void dc_model_release(struct dc_model *m)
 	free(m->handles);
 	free(m->peers);
 	free(m);
+}
+
+void dc_copy_text(char *dst, size_t len, const char *src, size_t srclen)
+{
+	if (!len)
+		return;
+	size_t n = strnlen(src, srclen);
+	if (n >= len) {
+		n = len - 1;
+		/* Back over continuation bytes to the lead byte of the character
+		 * that does not fit, and leave it out. */
+		while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }

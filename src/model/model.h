@@ -84,11 +84,16 @@ struct dc_model {
 	int vendor_ok;                 /* the vendor library answered; else why */
 	char why[DC_MODEL_WHY_SIZE];
 	int n;
+	int found;                     /* devices found, when more than the n kept */
 	struct dc_gpu *ids;            /* identities, in the vendor's order */
 	struct dc_device *devices;     /* NULL when !vendor_ok */
 	void **handles;                /* the backend's per-device handles */
 	struct dc_peer *peers;         /* n*n, NULL until a view needs them */
 };
+
+/* Copies the text src (at most srclen bytes, up to a NUL) into dst of len
+ * bytes, NUL-terminated, cut where needed at a UTF-8 character boundary. */
+void dc_copy_text(char *dst, size_t len, const char *src, size_t srclen);
 
 /* A model for n devices, all zero (ids' compute capabilities -1); NULL when
  * out of memory.  with_facts: also devices and handles. */
