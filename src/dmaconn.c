@@ -33,6 +33,18 @@ const char *dmaconn_strerror(int err)
 	return "unknown error";
 }
 
+const char *dmaconn_err_name(int err)
+{
+	switch (err) {
+#define DC_ERR_NAME_(name, value, text)                                                 \
+	case value:                                                                     \
+		return "DMACONN_" #name;
+		DMACONN_ERRORS(DC_ERR_NAME_)
+#undef DC_ERR_NAME_
+	}
+	return "DMACONN_EUNKNOWN";
+}
+
 const char *dmaconn_last_error(void)
 {
 	return last_error;

@@ -502,36 +502,36 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 	char buf[160], arch[32];
 	unsigned long long v = n->gfx;
 	snprintf(arch, sizeof(arch), "gfx%llu%llu%llx", v / 10000, (v / 100) % 100, v % 100);
-	dmaconn_builder_set_device_property(b, ordinal, "name", n->marketing[0] ? n->marketing
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, n->marketing[0] ? n->marketing
 								       : v ? arch : "AMD GPU");
 	dc_pci_format(&n->pci, buf);
-	dmaconn_builder_set_device_property(b, ordinal, "pci_bus_id", buf);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, buf);
 	if (n->unique_id) {
 		snprintf(buf, sizeof(buf), "GPU-%016llx", n->unique_id);
-		dmaconn_builder_set_device_property(b, ordinal, "uuid", buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, buf);
 	}
 	snprintf(buf, sizeof(buf), "%lu", n->id);
-	dmaconn_builder_set_device_property(b, ordinal, "kfd_node", buf);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_KFD_NODE, buf);
 	if (v) {
 		snprintf(buf, sizeof(buf), "%llu", v);
-		dmaconn_builder_set_device_property(b, ordinal, "gfx_target_version", buf);
-		dmaconn_builder_set_device_property(b, ordinal, "gfx_arch", arch);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_GFX_TARGET_VERSION, buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_GFX_ARCH, arch);
 	}
 	if (n->marketing[0])
-		dmaconn_builder_set_device_property(b, ordinal, "marketing_name", n->marketing);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MARKETING_NAME, n->marketing);
 	if (n->kfd_name[0])
-		dmaconn_builder_set_device_property(b, ordinal, "kfd_name", n->kfd_name);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_KFD_NAME, n->kfd_name);
 	snprintf(buf, sizeof(buf), "0x%04llx", n->device);
-	dmaconn_builder_set_device_property(b, ordinal, "pci_device_id", buf);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_DEVICE_ID, buf);
 	if (n->hive_id) {
 		snprintf(buf, sizeof(buf), "0x%llx", n->hive_id);
-		dmaconn_builder_set_device_property(b, ordinal, "hive_id", buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_HIVE_ID, buf);
 	}
 	if (n->part_count > 1) {
 		snprintf(buf, sizeof(buf), "%d", n->part_index);
-		dmaconn_builder_set_device_property(b, ordinal, "partition", buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PARTITION, buf);
 		snprintf(buf, sizeof(buf), "%d", n->part_count);
-		dmaconn_builder_set_device_property(b, ordinal, "partitions", buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PARTITIONS, buf);
 	}
 }
 
@@ -612,36 +612,36 @@ static void set_pair(dmaconn_builder *b, int i, int j, const struct pair *p)
 	char buf[64], tbuf[32];
 	const struct link *k = p->link;
 	if (!k) {
-		dmaconn_builder_set_pair_property(b, i, j, "link_type", "NONE");
-		dmaconn_builder_set_pair_property(b, i, j, "path", "NONE");
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_LINK_TYPE, "NONE");
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, "NONE");
 		return;
 	}
 	const char *type = type_name(k->type, tbuf, sizeof(tbuf));
-	dmaconn_builder_set_pair_property(b, i, j, "link_type", type);
-	dmaconn_builder_set_pair_property(b, i, j, "kfd_link", k->indirect ? "p2p_links" : "io_links");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_LINK_TYPE, type);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_KFD_LINK, k->indirect ? "p2p_links" : "io_links");
 	if (p->hops) {
 		snprintf(buf, sizeof(buf), "%d", p->hops);
-		dmaconn_builder_set_pair_property(b, i, j, "hops", buf);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_HOPS, buf);
 	}
 	snprintf(buf, sizeof(buf), "%llu", k->weight);
-	dmaconn_builder_set_pair_property(b, i, j, "weight", buf);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_WEIGHT, buf);
 	snprintf(buf, sizeof(buf), "%llu", k->min_bw);
-	dmaconn_builder_set_pair_property(b, i, j, "min_bandwidth_mbs", buf);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MIN_BANDWIDTH_MBS, buf);
 	snprintf(buf, sizeof(buf), "%llu", k->max_bw);
-	dmaconn_builder_set_pair_property(b, i, j, "max_bandwidth_mbs", buf);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MAX_BANDWIDTH_MBS, buf);
 	if (k->type == IOLINK_TYPE_XGMI) {
 		if (p->xgmi_links >= 0)
 			snprintf(buf, sizeof(buf), "%d", p->xgmi_links);
-		dmaconn_builder_set_pair_property(b, i, j, "xgmi_links", p->xgmi_links >= 0 ? buf : "unknown");
-		dmaconn_builder_set_pair_property(b, i, j, "xgmi_links_source", p->count_source);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XGMI_LINKS, p->xgmi_links >= 0 ? buf : "unknown");
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XGMI_LINKS_SOURCE, p->count_source);
 	}
 	snprintf(buf, sizeof(buf), "0x%llx", k->flags);
-	dmaconn_builder_set_pair_property(b, i, j, "flags", buf);
-	dmaconn_builder_set_pair_property(b, i, j, "enabled", p->enabled ? "yes" : "no");
-	dmaconn_builder_set_pair_property(b, i, j, "coherent", k->flags & IOLINK_NON_COHERENT ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, "atomics_32", k->flags & IOLINK_NO_ATOMICS_32 ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, "atomics_64", k->flags & IOLINK_NO_ATOMICS_64 ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, "peer_dma", k->flags & IOLINK_NO_P2P_DMA ? "no" : "yes");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_FLAGS, buf);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ENABLED, p->enabled ? "yes" : "no");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_COHERENT, k->flags & IOLINK_NON_COHERENT ? "no" : "yes");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS_32, k->flags & IOLINK_NO_ATOMICS_32 ? "no" : "yes");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS_64, k->flags & IOLINK_NO_ATOMICS_64 ? "no" : "yes");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PEER_DMA, k->flags & IOLINK_NO_P2P_DMA ? "no" : "yes");
 	const char *path = buf;
 	if (!p->enabled)
 		path = "NONE";
@@ -651,7 +651,7 @@ static void set_pair(dmaconn_builder *b, int i, int j, const struct pair *p)
 		path = p->xgmi_links < 0 ? "XGMI?" : "XGMI+";
 	else
 		path = type;
-	dmaconn_builder_set_pair_property(b, i, j, "path", path);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, path);
 }
 
 /* ---------------------------------------------------------------- ROCm SMI */

@@ -622,7 +622,7 @@ static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t typ
 /* --------------------------------------------------------------- views */
 
 static const char *const fabric_states[] = { "not_supported", "not_started", "in_progress",
-					     "completed" };
+					     DMACONN_FABRIC_STATE_COMPLETED };
 
 /* A view under way: the model and the visible GPUs in CUDA's order. */
 struct session {
@@ -656,16 +656,16 @@ static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_f
 	char buf[64];
 	if (!f->known)
 		return;
-	dmaconn_builder_set_device_property(b, ordinal, "fabric_state",
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_STATE,
 					    f->state < 4 ? fabric_states[f->state] : "unknown");
 	if (f->state != DC_FABRIC_COMPLETED)
 		return;
 	const char *status = nvml_return_name((nvmlReturn_t)f->status);
-	dmaconn_builder_set_device_property(b, ordinal, "fabric_status", status ? status : "unknown");
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_STATUS, status ? status : "unknown");
 	format_uuid(f->cluster, buf);
-	dmaconn_builder_set_device_property(b, ordinal, "cluster_uuid", buf);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLUSTER_UUID, buf);
 	snprintf(buf, sizeof(buf), "%u", f->clique);
-	dmaconn_builder_set_device_property(b, ordinal, "clique_id", buf);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLIQUE_ID, buf);
 }
 
 static void set_identity(dmaconn_builder *b, const struct session *s, int ordinal)
@@ -675,21 +675,21 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 		const struct dc_gpu *g = &s->m->ids[slot->index];
 		char bus[DC_PCI_BUS_ID_SIZE], num[32];
 		dc_pci_format(&g->pci, bus);
-		dmaconn_builder_set_device_property(b, ordinal, "name", g->name);
-		dmaconn_builder_set_device_property(b, ordinal, "pci_bus_id", bus);
-		dmaconn_builder_set_device_property(b, ordinal, "uuid", g->uuid);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, g->name);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, bus);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, g->uuid);
 		if (s->m->vendor_ok) {
 			snprintf(num, sizeof(num), "%d", slot->index);
-			dmaconn_builder_set_device_property(b, ordinal, "nvml_index", num);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVML_INDEX, num);
 		}
 		if (g->cc_major >= 0) {
 			snprintf(num, sizeof(num), "%d.%d", g->cc_major, g->cc_minor);
-			dmaconn_builder_set_device_property(b, ordinal, "compute_capability", num);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_COMPUTE_CAPABILITY, num);
 		}
 	} else {
-		dmaconn_builder_set_device_property(b, ordinal, "uuid", slot->uuid);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, slot->uuid);
 		if (slot->index == DC_SLOT_MIG)
-			dmaconn_builder_set_device_property(b, ordinal, "mig", "instance");
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG, "instance");
 	}
 }
 
@@ -755,7 +755,7 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 	}
 	dc_pci_format(&s->m->ids[slot->index].pci, bus);
 	if (f->mig_known)
-		dmaconn_builder_set_device_property(b, ordinal, "mig", f->mig ? "enabled" : "disabled");
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG, f->mig ? "enabled" : "disabled");
 	if (f->mig_known && f->mig) {
 		dmaconn_builder_warn(b,
 				     "%s: GPU %d (%s) is in MIG mode; MIG instances have no peer DMA, so its "
@@ -782,9 +782,9 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 	const struct dc_node *node = &f->node;
 	int sw = dc_switch_links(node);
 	snprintf(num, sizeof(num), "%d", node->nlinks);
-	dmaconn_builder_set_device_property(b, ordinal, "nvlink_active_links", num);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_ACTIVE_LINKS, num);
 	snprintf(num, sizeof(num), "%d", sw);
-	dmaconn_builder_set_device_property(b, ordinal, "nvlink_switch_links", num);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_SWITCH_LINKS, num);
 
 	const struct dc_fabric_facts *fb = &f->fabric;
 	if (!fb->known || fb->state == DC_FABRIC_NOT_SUPPORTED || node->switch_usable || sw == 0)
@@ -943,10 +943,10 @@ static double link_rate(nvmlDevice_t h, const char **source)
 static const struct {
 	nvmlGpuP2PCapsIndex_t index;
 	const char *key;
-} p2p_caps[] = { { NVML_P2P_CAPS_INDEX_READ, "read" },
-		 { NVML_P2P_CAPS_INDEX_WRITE, "write" },
-		 { NVML_P2P_CAPS_INDEX_ATOMICS, "atomics" },
-		 { NVML_P2P_CAPS_INDEX_NVLINK, "nvlink" } };
+} p2p_caps[] = { { NVML_P2P_CAPS_INDEX_READ, DMACONN_PROP_READ },
+		 { NVML_P2P_CAPS_INDEX_WRITE, DMACONN_PROP_WRITE },
+		 { NVML_P2P_CAPS_INDEX_ATOMICS, DMACONN_PROP_ATOMICS },
+		 { NVML_P2P_CAPS_INDEX_NVLINK, DMACONN_PROP_NVLINK } };
 
 struct p2p_job {
 	const struct session *s;
@@ -1043,15 +1043,15 @@ static void p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int 
 		dmaconn_builder_warn(b, "%s: %s; PCIe path classes are unknown", s->label, err);
 		*ancestor_warned = 1;
 	}
-	dmaconn_builder_set_pair_property(b, i, j, "path", path);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, path);
 	if (links > 0) {
 		snprintf(buf, sizeof(buf), "%d", links);
-		dmaconn_builder_set_pair_property(b, i, j, "nvlink_links", buf);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_LINKS, buf);
 		if (d->link_gbps > 0) {
 			snprintf(buf, sizeof(buf), "%.1f", links * d->link_gbps);
-			dmaconn_builder_set_pair_property(b, i, j, "nvlink_gbps", buf);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_GBPS, buf);
 		}
-		dmaconn_builder_set_pair_property(b, i, j, "nvlink_rate_source", d->rate_source);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_RATE_SOURCE, d->rate_source);
 	}
 	const unsigned char *st = p->status;
 	int ok = st[DC_PEER_READ] == DC_PEER_OK && st[DC_PEER_WRITE] == DC_PEER_OK &&
