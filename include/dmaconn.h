@@ -358,6 +358,17 @@ DMACONN_EXTERN int dmaconn_result_build(dmaconn_device_type type, const char *co
  */
 DMACONN_EXTERN int dmaconn_record(const char *path);
 
+/*
+ * Replays `path` (a file in the format of docs/replay-format.md) as if
+ * DMACONN_REPLAY named it, without touching the environment; NULL or ""
+ * goes back to DMACONN_REPLAY.  Threading rule: call it before the first
+ * detection, recording or dmaconn_host_id(), while no other thread uses
+ * dmaconn.  A replay file is read once per process, so once one is loaded
+ * only the same path is accepted.  Errors: DMACONN_EINVAL (path longer than
+ * 4095 bytes), DMACONN_EBUSY (another file is already replayed).
+ */
+DMACONN_EXTERN int dmaconn_set_replay_file(const char *path);
+
 /* ------------------------------------------------------------------------ */
 /* Functional check                                                          */
 

@@ -82,6 +82,9 @@ void dc_load_hint(char *why, size_t len, const char *what, const char *hint);
  * when replay is off; -1 when it cannot be used (message in err).
  */
 struct dmaconn_replay_ops;
+/* The replay file: dmaconn_set_replay_file()'s, else DMACONN_REPLAY; NULL
+ * when replay is off. */
+const char *dc_replay_file(void);
 int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen);
 /* 1 when replay is on and its file loaded; used to keep live sysfs out of a replay. */
 const struct dmaconn_replay_ops *dc_replay_ops(void);

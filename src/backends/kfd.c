@@ -723,7 +723,7 @@ static const char *rsmi_bind(void *handle, struct rsmi_api *api)
 static int rsmi_open(struct rsmi_api *api, void **release, char *why)
 {
 	*release = NULL;
-	const char *replay = secure_getenv("DMACONN_REPLAY");
+	const char *replay = dc_replay_file();
 	if (replay && *replay) {
 		/* A recording says whether ROCm SMI was there; the component exports
 		 * its functions only when it replays them. */
@@ -974,7 +974,7 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 {
 	char why[WHY_SIZE] = "";
 	struct session s = { .label = label, .p2p = p2p };
-	const char *replay = secure_getenv("DMACONN_REPLAY");
+	const char *replay = dc_replay_file();
 	if (replay && *replay) {
 		void *h;
 		const struct dmaconn_replay_ops *ops;

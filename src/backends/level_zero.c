@@ -533,7 +533,7 @@ out:
 static int session_begin(dmaconn_builder *b, struct session *s)
 {
 	char why[WHY_SIZE];
-	const char *replay = secure_getenv("DMACONN_REPLAY");
+	const char *replay = dc_replay_file();
 	if (replay && *replay) {
 		void *h;
 		const struct dmaconn_replay_ops *ops;

@@ -720,7 +720,7 @@ static int place(dmaconn_builder *b, struct session *s, int uuids_known, int war
 static int session_begin(dmaconn_builder *b, struct session *s)
 {
 	char why[WHY_SIZE];
-	if (secure_getenv("DMACONN_REPLAY") && *secure_getenv("DMACONN_REPLAY")) {
+	if (dc_replay_file()) {
 		void *h;
 		const struct dmaconn_replay_ops *ops;
 		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
