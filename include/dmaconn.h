@@ -60,6 +60,10 @@ typedef enum dmaconn_error {
 /* A static string for an error code; never NULL ("unknown error" for others). */
 DMACONN_EXTERN const char *dmaconn_strerror(int err);
 
+/* The code's name as a static string, e.g. "DMACONN_EINVAL" for
+ * DMACONN_EINVAL; never NULL ("DMACONN_EUNKNOWN" for a code not listed). */
+DMACONN_EXTERN const char *dmaconn_err_name(int err);
+
 /* The calling thread's message for its last failed call, e.g. "no DMA
  * connectivity detector for cuda over bogus".  Never NULL; valid until the
  * thread's next dmaconn call. */
@@ -90,6 +94,8 @@ typedef struct dmaconn_result dmaconn_result;
  * Detects DMA connectivity between the devices of `type` over `connection`
  * ("nvlink", ...).  The first successful result for each pair is cached for
  * the process; concurrent first calls detect once and all get that result.
+ * The built-in cuda detectors share one discovery of the NVML devices,
+ * made on first use.
  *
  * On success *out holds a new reference that the caller owns and releases
  * with dmaconn_result_release().  Vendor-library problems are not errors:
@@ -101,12 +107,14 @@ typedef struct dmaconn_result dmaconn_result;
 DMACONN_EXTERN int dmaconn_detect(dmaconn_device_type type, const char *connection,
 				  dmaconn_result **out);
 
-/* As dmaconn_detect(), but always detects afresh and replaces the cached
- * result (references to the old one stay valid until released). */
+/* As dmaconn_detect(), but always detects afresh -- the vendor is
+ * discovered again -- and replaces the cached result (references to the old
+ * one stay valid until released). */
 DMACONN_EXTERN int dmaconn_detect_fresh(dmaconn_device_type type, const char *connection,
 					dmaconn_result **out);
 
-/* Drops every cached result (held references stay valid). */
+/* Drops every cached result and what the built-in detectors discovered
+ * (held references stay valid): the next detection discovers again. */
 DMACONN_EXTERN void dmaconn_clear_cache(void);
 
 /*
@@ -192,6 +200,83 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 						   const char *key);
 
 /* ------------------------------------------------------------------------ */
+/* Property keys                                                             */
+
+/*
+ * The keys the built-in detectors (and libdmaconn_mpi) set, named once:
+ * values are strings, numbers in decimal unless said otherwise.
+ */
+/* Every device type. */
+#define DMACONN_PROP_NAME "name"                   /* marketing or product name */
+#define DMACONN_PROP_PCI_BUS_ID "pci_bus_id"       /* "dddd:bb:dd.f", lower case */
+#define DMACONN_PROP_UUID "uuid"                   /* "GPU-...", "MIG-..." */
+/* cuda devices (NVML). */
+#define DMACONN_PROP_NVML_INDEX "nvml_index"
+#define DMACONN_PROP_COMPUTE_CAPABILITY "compute_capability" /* "9.0" */
+#define DMACONN_PROP_MIG "mig"                     /* "enabled", "disabled", "instance" */
+#define DMACONN_PROP_NVLINK_ACTIVE_LINKS "nvlink_active_links"
+#define DMACONN_PROP_NVLINK_SWITCH_LINKS "nvlink_switch_links" /* active links to NVSwitches */
+#define DMACONN_PROP_FABRIC_STATE "fabric_state"   /* "not_supported", ..., "completed" */
+#define DMACONN_PROP_FABRIC_STATUS "fabric_status" /* NVML's return name, e.g. "NVML_SUCCESS" */
+#define DMACONN_PROP_CLUSTER_UUID "cluster_uuid"   /* NVLink domain (with clique_id) */
+#define DMACONN_PROP_CLIQUE_ID "clique_id"
+/* The values of fabric_state and fabric_status that make a device's NVSwitch
+ * links usable: registered with the fabric manager, successfully. */
+#define DMACONN_FABRIC_STATE_COMPLETED "completed"
+#define DMACONN_FABRIC_STATUS_SUCCESS "NVML_SUCCESS"
+/* rocm devices (KFD). */
+#define DMACONN_PROP_KFD_NODE "kfd_node"
+#define DMACONN_PROP_KFD_NAME "kfd_name"
+#define DMACONN_PROP_GFX_TARGET_VERSION "gfx_target_version"
+#define DMACONN_PROP_GFX_ARCH "gfx_arch"           /* "gfx942" */
+#define DMACONN_PROP_MARKETING_NAME "marketing_name"
+#define DMACONN_PROP_PCI_DEVICE_ID "pci_device_id" /* "0x74a1" */
+#define DMACONN_PROP_HIVE_ID "hive_id"             /* XGMI hive, hexadecimal */
+#define DMACONN_PROP_PARTITION "partition"         /* index of a partitioned GPU's part */
+#define DMACONN_PROP_PARTITIONS "partitions"
+/* xpu devices (Level Zero). */
+#define DMACONN_PROP_LEVEL_ZERO_DRIVER "level_zero_driver"
+#define DMACONN_PROP_LEVEL_ZERO_INDEX "level_zero_index"
+#define DMACONN_PROP_TILE "tile"
+#define DMACONN_PROP_TILES "tiles"
+/* Devices of a libdmaconn_mpi result. */
+#define DMACONN_PROP_RANK "rank"
+#define DMACONN_PROP_HOST "host"
+#define DMACONN_PROP_NODE "node"
+#define DMACONN_PROP_LOCAL_ORDINAL "local_ordinal"
+
+/* Pairs (i -> j). */
+#define DMACONN_PROP_PATH "path"                   /* NV#, PIX, ..., XGMI#, NONE */
+#define DMACONN_PROP_READ "read"                   /* OK, CNS, GNS, TNS, NS, DR, U */
+#define DMACONN_PROP_WRITE "write"
+#define DMACONN_PROP_ATOMICS "atomics"
+#define DMACONN_PROP_NVLINK "nvlink"
+#define DMACONN_PROP_NVLINK_LINKS "nvlink_links"
+#define DMACONN_PROP_NVLINK_GBPS "nvlink_gbps"     /* GB/s per direction, one decimal */
+#define DMACONN_PROP_NVLINK_RATE_SOURCE "nvlink_rate_source"
+#define DMACONN_PROP_LINK_TYPE "link_type"         /* XGMI, PCIE, NONE, ... */
+#define DMACONN_PROP_KFD_LINK "kfd_link"           /* "io_links", "p2p_links" */
+#define DMACONN_PROP_HOPS "hops"
+#define DMACONN_PROP_WEIGHT "weight"
+#define DMACONN_PROP_MIN_BANDWIDTH_MBS "min_bandwidth_mbs"
+#define DMACONN_PROP_MAX_BANDWIDTH_MBS "max_bandwidth_mbs"
+#define DMACONN_PROP_XGMI_LINKS "xgmi_links"       /* or "unknown" */
+#define DMACONN_PROP_XGMI_LINKS_SOURCE "xgmi_links_source"
+#define DMACONN_PROP_FLAGS "flags"                 /* KFD io_link flags, hexadecimal */
+#define DMACONN_PROP_ENABLED "enabled"             /* "yes", "no" */
+#define DMACONN_PROP_COHERENT "coherent"
+#define DMACONN_PROP_ATOMICS_32 "atomics_32"
+#define DMACONN_PROP_ATOMICS_64 "atomics_64"
+#define DMACONN_PROP_PEER_DMA "peer_dma"
+#define DMACONN_PROP_P2P_FLAGS "p2p_flags"
+#define DMACONN_PROP_XELINK_LINKS "xelink_links"
+#define DMACONN_PROP_XELINK_GBPS "xelink_gbps"
+#define DMACONN_PROP_XELINK_BANDWIDTH "xelink_bandwidth"
+#define DMACONN_PROP_XELINK_LATENCY "xelink_latency"
+#define DMACONN_PROP_XELINK_DUPLEXITY "xelink_duplexity"
+#define DMACONN_PROP_MDFI_LINKS "mdfi_links"
+
+/* ------------------------------------------------------------------------ */
 /* Detectors                                                                 */
 
 /* What a detector fills in.  Only valid during the detector's call. */
@@ -272,6 +357,17 @@ DMACONN_EXTERN int dmaconn_result_build(dmaconn_device_type type, const char *co
  * it; DMACONN_EREPLAY when the file cannot be written.
  */
 DMACONN_EXTERN int dmaconn_record(const char *path);
+
+/*
+ * Replays `path` (a file in the format of docs/replay-format.md) as if
+ * DMACONN_REPLAY named it, without touching the environment; NULL or ""
+ * goes back to DMACONN_REPLAY.  Threading rule: call it before the first
+ * detection, recording or dmaconn_host_id(), while no other thread uses
+ * dmaconn.  A replay file is read once per process, so once one is loaded
+ * only the same path is accepted.  Errors: DMACONN_EINVAL (path longer than
+ * 4095 bytes), DMACONN_EBUSY (another file is already replayed).
+ */
+DMACONN_EXTERN int dmaconn_set_replay_file(const char *path);
 
 /* ------------------------------------------------------------------------ */
 /* Functional check                                                          */

@@ -33,6 +33,14 @@ extern "C" {
 DMACONN_REPLAY_EXTERN int dmaconn_replay_record(const char *path, const char *tool, char *err,
 						size_t errlen);
 
+/*
+ * The file to replay instead of DMACONN_REPLAY (NULL or "": back to the
+ * variable), as libdmaconn's dmaconn_set_replay_file() passes it.  The file
+ * is read once per process: after that only the same path is accepted.
+ * Returns 0, or -1 when refused.
+ */
+DMACONN_REPLAY_EXTERN int dmaconn_replay_use_file(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -622,8 +622,7 @@ static int record(const char *path, const char *tool, char *err, size_t errlen)
 		snprintf(err, errlen, "no file to record to");
 		return -1;
 	}
-	const char *replay = secure_getenv("DMACONN_REPLAY");
-	if (replay && *replay) {
+	if (replay_active()) {
 		r.ops = dmaconn_replay_ops();
 		const char *why = r.ops->load_error();
 		if (why) {
@@ -673,8 +672,9 @@ void replay_append(bool *oom, json_t *arr, json_t *v)
 
 int replay_active(void)
 {
-	const char *replay = secure_getenv("DMACONN_REPLAY");
-	return replay && *replay;
+	char file[8];
+	replay_file(file, sizeof(file));
+	return file[0] != '\0';
 }
 
 int dmaconn_replay_record(const char *path, const char *tool, char *err, size_t errlen)

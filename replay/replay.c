@@ -8,6 +8,7 @@
  * everything is read-only except the init count and the fault counters, so
  * the functions may be called from any number of threads.
  */
+#include "dmaconn_replay.h"
 #include "replay_internal.h"
 
 #include <errno.h>
@@ -929,10 +930,52 @@ int replay_bad(const char *file, const char *path, const char *fmt, ...)
 	return -1;
 }
 
+/* The file libdmaconn passed (dmaconn_replay_use_file), fixed once loaded:
+ * load() stores the file it read there. */
+static pthread_mutex_t g_file_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *g_file;
+static int g_file_loaded;
+
+void replay_file(char *buf, size_t len)
+{
+	pthread_mutex_lock(&g_file_lock);
+	const char *env = secure_getenv("DMACONN_REPLAY");
+	snprintf(buf, len, "%s", g_file && *g_file ? g_file : env ? env : "");
+	pthread_mutex_unlock(&g_file_lock);
+}
+
+int dmaconn_replay_use_file(const char *path)
+{
+	path = path ? path : "";
+	pthread_mutex_lock(&g_file_lock);
+	int rc = 0;
+	if (g_file_loaded) {
+		/* The file is read once per process: only the same one after that. */
+		rc = g_file && !strcmp(g_file, path) ? 0 : -1;
+	} else {
+		char *copy = strdup(path);
+		if (copy) {
+			free(g_file);
+			g_file = copy;
+		}
+		rc = copy ? 0 : -1;
+	}
+	pthread_mutex_unlock(&g_file_lock);
+	return rc;
+}
+
 static void load(void)
 {
-	const char *file = secure_getenv("DMACONN_REPLAY");
-	if (!file || !*file) {
+	pthread_mutex_lock(&g_file_lock);
+	g_file_loaded = 1;
+	if (!g_file || !*g_file) {
+		const char *env = secure_getenv("DMACONN_REPLAY");
+		free(g_file);
+		g_file = strdup(env ? env : "");
+	}
+	const char *file = g_file ? g_file : "";
+	pthread_mutex_unlock(&g_file_lock);
+	if (!*file) {
 		snprintf(g.err, sizeof(g.err), "DMACONN_REPLAY is not set");
 		g.load_error = g.err;
 		return;

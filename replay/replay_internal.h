@@ -75,6 +75,10 @@ int replay_bad(const char *file, const char *path, const char *fmt, ...)
  * records live hardware. */
 int replay_active(void);
 
+/* The file to replay into buf: the one libdmaconn passed (its
+ * dmaconn_set_replay_file), else DMACONN_REPLAY; "" when none. */
+void replay_file(char *buf, size_t len);
+
 /* The ops of ABI 2, implemented by files.c and ze.c. */
 int replay_files_read_file(const char *path, const char **data, size_t *len);
 int replay_files_list_dir(const char *path, const char *const **names, int *count);

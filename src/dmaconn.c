@@ -6,8 +6,7 @@
 #include <strings.h>
 
 #include "internal.h"
-#include "backends/level_zero.h"
-#include "backends/kfd.h"
+#include "backends/backend.h"
 
 #define DC_STR_(x) #x
 #define DC_STR(x) DC_STR_(x)
@@ -32,6 +31,18 @@ const char *dmaconn_strerror(int err)
 #undef DC_STRERROR_
 	}
 	return "unknown error";
+}
+
+const char *dmaconn_err_name(int err)
+{
+	switch (err) {
+#define DC_ERR_NAME_(name, value, text)                                                 \
+	case value:                                                                     \
+		return "DMACONN_" #name;
+		DMACONN_ERRORS(DC_ERR_NAME_)
+#undef DC_ERR_NAME_
+	}
+	return "DMACONN_EUNKNOWN";
 }
 
 const char *dmaconn_last_error(void)
@@ -447,19 +458,6 @@ static pthread_cond_t reg_cond = PTHREAD_COND_INITIALIZER;
 static struct entry *entries;   /* registration order */
 static int builtins_registered; /* under reg_lock */
 
-static const struct {
-	dmaconn_device_type type;
-	const char *connection;
-	dmaconn_detector_fn fn;
-} builtin_detectors[] = {
-	{ DMACONN_DEVICE_CUDA, "nvlink", dc_nvml_detect_nvlink },
-	{ DMACONN_DEVICE_CUDA, "p2p", dc_nvml_detect_p2p },
-	{ DMACONN_DEVICE_ROCM, "infinity_fabric", dc_kfd_detect_infinity_fabric },
-	{ DMACONN_DEVICE_ROCM, "p2p", dc_kfd_detect_p2p },
-	{ DMACONN_DEVICE_XPU, "p2p", dc_ze_detect_p2p },
-	{ DMACONN_DEVICE_XPU, "xelink", dc_ze_detect_xelink },
-};
-
 static struct entry *entry_new(dmaconn_device_type type, const char *connection,
 			       dmaconn_detector_fn fn, void *user_data, int builtin)
 {
@@ -488,12 +486,14 @@ static int ensure_builtins(void)
 {
 	if (builtins_registered)
 		return 0;
-	for (size_t i = 0; i < sizeof(builtin_detectors) / sizeof(builtin_detectors[0]); i++) {
-		struct entry *e = entry_new(builtin_detectors[i].type, builtin_detectors[i].connection,
-					    builtin_detectors[i].fn, NULL, 1);
-		if (!e)
-			return -1;
-		entry_append(e);
+	for (const struct dc_backend *const *be = dc_backends; *be; be++) {
+		for (int v = 0; v < (*be)->nviews; v++) {
+			struct entry *e = entry_new((*be)->type, (*be)->views[v].connection,
+						    (*be)->views[v].detect, NULL, 1);
+			if (!e)
+				return -1;
+			entry_append(e);
+		}
 	}
 	builtins_registered = 1;
 	return 0;
@@ -603,7 +603,9 @@ static int run_detector(dmaconn_detector_fn fn, void *user_data, dmaconn_device_
 	last_error[0] = '\0';
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(1);
+	dc_set_rediscover(mode == DETECT_FRESH);
 	int rc = fn(&b, user_data);
+	dc_set_rediscover(0);
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(0);
 	if (rc == DMACONN_OK && b.oom)
@@ -723,6 +725,9 @@ void dmaconn_clear_cache(void)
 		e->cached = NULL;
 	}
 	pthread_mutex_unlock(&reg_lock);
+	for (const struct dc_backend *const *be = dc_backends; *be; be++)
+		if ((*be)->forget)
+			(*be)->forget();
 }
 
 /* ------------------------------------------------------------------- fork */
@@ -733,7 +738,7 @@ void dmaconn_clear_cache(void)
  * forever, and a detection another thread was running would never finish
  * (its waiters would wait forever).  Before fork, the library's locks are
  * taken in the order the code nests them -- the warning sink (whose handler
- * may call dmaconn), the registry, NVML, Level Zero and ROCm SMI (whose
+ * may call dmaconn), the registry, each backend of the table (whose
  * initialisation opens the replay component), the replay component -- so that fork happens between
  * critical sections; both sides release them, and the child forgets the
  * detections that ran on threads it does not have (and their waiters).  A warning handler must
@@ -743,18 +748,19 @@ static void fork_prepare(void)
 {
 	pthread_mutex_lock(&sink_lock);
 	pthread_mutex_lock(&reg_lock);
-	dc_nvml_fork(DC_FORK_PREPARE);
-	dc_ze_fork(DC_FORK_PREPARE);
-	dc_kfd_fork(DC_FORK_PREPARE);
+	for (const struct dc_backend *const *be = dc_backends; *be; be++)
+		(*be)->atfork(DC_FORK_PREPARE);
 	dc_replay_fork(DC_FORK_PREPARE);
 }
 
 static void fork_release(int phase)
 {
 	dc_replay_fork(phase);
-	dc_kfd_fork(phase);
-	dc_ze_fork(phase);
-	dc_nvml_fork(phase);
+	size_t n = 0;
+	while (dc_backends[n])
+		n++;
+	while (n-- > 0)
+		dc_backends[n]->atfork(phase);
 	pthread_mutex_unlock(&reg_lock);
 	pthread_mutex_unlock(&sink_lock);
 }
@@ -795,8 +801,7 @@ void dmaconn_shutdown(void)
 		e = next;
 	}
 	dmaconn_set_warning_handler(NULL, NULL);
-	dc_nvml_shutdown();
-	dc_kfd_shutdown();
-	dc_ze_shutdown();
+	for (const struct dc_backend *const *be = dc_backends; *be; be++)
+		(*be)->shutdown();
 	dc_replay_shutdown();
 }

@@ -15,6 +15,54 @@ static const struct dmaconn_replay_ops *replay;
 static char replay_error[1024];
 static int replay_tried;
 static char replay_path[4096];
+static char replay_file_set[4096]; /* dmaconn_set_replay_file(), "" for none */
+
+/* Passes the file set by dmaconn_set_replay_file to the loaded component
+ * (replay_lock held); 0, or -1 with replay_error. */
+static int pass_replay_file(void)
+{
+	if (!replay_file_set[0])
+		return 0;
+	int (*use)(const char *) = NULL;
+	void *sym = dlsym(replay_handle, DMACONN_REPLAY_USE_FILE);
+	memcpy(&use, &sym, sizeof(use));
+	if (!use) {
+		snprintf(replay_error, sizeof(replay_error), "the replay component cannot replay a file it is given");
+		return -1;
+	}
+	if (use(replay_file_set) != 0) {
+		snprintf(replay_error, sizeof(replay_error),
+			 "the replay component already replays another file than %.900s", replay_file_set);
+		return -1;
+	}
+	return 0;
+}
+
+const char *dc_replay_file(void)
+{
+	if (replay_file_set[0])
+		return replay_file_set;
+	const char *file = secure_getenv("DMACONN_REPLAY");
+	return file && *file ? file : NULL;
+}
+
+int dmaconn_set_replay_file(const char *path)
+{
+	if (path && strlen(path) >= sizeof(replay_file_set))
+		return dc_fail(DMACONN_EINVAL, "replay file path too long");
+	pthread_mutex_lock(&replay_lock);
+	int rc = DMACONN_OK;
+	char before[sizeof(replay_file_set)];
+	snprintf(before, sizeof(before), "%s", replay_file_set);
+	snprintf(replay_file_set, sizeof(replay_file_set), "%s", path ? path : "");
+	if (replay_handle && replay_file_set[0] && pass_replay_file() != 0) {
+		rc = dc_fail(DMACONN_EBUSY, "%s", replay_error);
+		replay_error[0] = '\0';
+		snprintf(replay_file_set, sizeof(replay_file_set), "%s", before);
+	}
+	pthread_mutex_unlock(&replay_lock);
+	return rc;
+}
 
 /* The replay component beside this library, found through dladdr, so that a
  * build tree and an installed tree both work without LD_LIBRARY_PATH. */
@@ -75,6 +123,12 @@ static int load_replay(void)
 	}
 	replay_handle = h;
 	replay = ops;
+	if (pass_replay_file() != 0) {
+		replay_handle = NULL;
+		replay = NULL;
+		dlclose(h);
+		return -1;
+	}
 	return 0;
 }
 
@@ -105,8 +159,8 @@ int dmaconn_record(const char *path)
 
 int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen)
 {
-	const char *file = secure_getenv("DMACONN_REPLAY");
-	if (!file || !*file)
+	const char *file = dc_replay_file();
+	if (!file)
 		return 0;
 	pthread_mutex_lock(&replay_lock);
 	if (!replay_tried) {
@@ -130,8 +184,8 @@ int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *e
 
 const struct dmaconn_replay_ops *dc_replay_ops(void)
 {
-	const char *file = secure_getenv("DMACONN_REPLAY");
-	if (!file || !*file)
+	const char *file = dc_replay_file();
+	if (!file)
 		return NULL;
 	pthread_mutex_lock(&replay_lock);
 	if (!replay_tried) {
@@ -144,6 +198,17 @@ const struct dmaconn_replay_ops *dc_replay_ops(void)
 }
 
 static _Thread_local int node_scope;
+static _Thread_local int rediscover;
+
+void dc_set_rediscover(int on)
+{
+	rediscover = on;
+}
+
+int dc_rediscover(void)
+{
+	return rediscover;
+}
 
 void dc_set_node_scope(int on)
 {
@@ -203,9 +268,9 @@ const char *dc_getenv(const char *name)
 
 const char *dmaconn_host_id(void)
 {
-	static _Thread_local char id[1024];
-	const char *file = secure_getenv("DMACONN_REPLAY");
-	if (file && *file) {
+	static _Thread_local char id[4200]; /* "replay:" and a path */
+	const char *file = dc_replay_file();
+	if (file) {
 		const struct dmaconn_replay_ops *ops = dc_replay_ops();
 		const char *host = ops && ops->host ? ops->host() : NULL;
 		if (host && *host) {

@@ -82,6 +82,9 @@ void dc_load_hint(char *why, size_t len, const char *what, const char *hint);
  * when replay is off; -1 when it cannot be used (message in err).
  */
 struct dmaconn_replay_ops;
+/* The replay file: dmaconn_set_replay_file()'s, else DMACONN_REPLAY; NULL
+ * when replay is off. */
+const char *dc_replay_file(void);
 int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen);
 /* 1 when replay is on and its file loaded; used to keep live sysfs out of a replay. */
 const struct dmaconn_replay_ops *dc_replay_ops(void);
@@ -89,18 +92,17 @@ void dc_replay_shutdown(void);
 
 /* fork() while other threads work: DC_FORK_PREPARE takes the lock of a part,
  * DC_FORK_PARENT and DC_FORK_CHILD release it (dmaconn.c's pthread_atfork
- * handlers call these in the order code nests the locks). */
+ * handlers call these, and each backend's atfork, in the order code nests
+ * the locks). */
 enum { DC_FORK_PREPARE, DC_FORK_PARENT, DC_FORK_CHILD };
 void dc_replay_fork(int phase);
-void dc_nvml_fork(int phase);
 /* While on, the calling thread's dc_getenv() hides the device-visibility
  * variables and answers CUDA_DEVICE_ORDER=PCI_BUS_ID: detection then covers
  * every device of the node (dmaconn_detect_node). */
 void dc_set_node_scope(int on);
-
-/* ---- built-in detectors ---- */
-int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data);
-int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data);
-void dc_nvml_shutdown(void);
+/* While on, the calling thread's detection is fresh (dmaconn_detect_fresh):
+ * backends discover again instead of reusing their model. */
+void dc_set_rediscover(int on);
+int dc_rediscover(void);
 
 #endif

@@ -17,6 +17,13 @@ static int same_domain(const struct dc_node *a, const struct dc_node *b)
 	return a->clique == b->clique && !memcmp(a->cluster, b->cluster, sizeof(a->cluster));
 }
 
+long dc_switch_between(const struct dc_node *a, long sw_a, const struct dc_node *b, long sw_b)
+{
+	if (!a->switch_usable || !b->switch_usable || !same_domain(a, b))
+		return 0;
+	return sw_a < sw_b ? sw_a : sw_b;
+}
+
 void dc_link_matrix(const struct dc_node *nodes, int n, int *m)
 {
 	memset(m, 0, (size_t)n * (size_t)n * sizeof(*m));
@@ -24,7 +31,7 @@ void dc_link_matrix(const struct dc_node *nodes, int n, int *m)
 		const struct dc_node *a = &nodes[i];
 		if (a->isolated)
 			continue;
-		int sw_a = a->switch_usable ? dc_switch_links(a) : 0;
+		int sw_a = dc_switch_links(a);
 		for (int j = 0; j < n; j++) {
 			const struct dc_node *b = &nodes[j];
 			if (i == j || b->isolated)
@@ -33,10 +40,16 @@ void dc_link_matrix(const struct dc_node *nodes, int n, int *m)
 			for (int l = 0; b->has_pci && l < a->nlinks; l++)
 				v += a->links[l].remote == DC_REMOTE_GPU &&
 				     dc_pci_equal(&a->links[l].remote_pci, &b->pci);
-			int sw_b = b->switch_usable ? dc_switch_links(b) : 0;
-			if (same_domain(a, b))
-				v += sw_a < sw_b ? sw_a : sw_b;
+			v += (int)dc_switch_between(a, sw_a, b, dc_switch_links(b));
 			m[(size_t)i * (size_t)n + (size_t)j] = v;
 		}
 	}
+}
+
+int dc_links_by_bandwidth(unsigned long long max_bw, unsigned long long min_bw)
+{
+	/* Divide in 64 bits and bound before narrowing: a ratio that wrapped
+	 * would read as a small count, 0, or negative. */
+	unsigned long long links = max_bw / min_bw;
+	return links > DC_MAX_LINKS ? -1 : (int)links;
 }

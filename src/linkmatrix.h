@@ -30,11 +30,26 @@ struct dc_node {
 int dc_switch_links(const struct dc_node *node);
 
 /*
+ * The NVSwitch rule, the one place it lives: links from a to b through the
+ * switches, given their switch link counts sw_a and sw_b -- the lower of
+ * the two, when both may use their switch links and they are in the same
+ * fabric domain (cluster and clique), or either does not say; else 0.
+ */
+long dc_switch_between(const struct dc_node *a, long sw_a, const struct dc_node *b, long sw_b);
+
+/*
  * m[i*n+j] = direct links from i to j (matched by PCI address), plus
- * min(switch links of i, switch links of j) when both may use their switch
- * links and they are in the same fabric domain (or either does not say).
+ * dc_switch_between(i, j).
  * The diagonal and the rows and columns of isolated nodes are 0.
  */
 void dc_link_matrix(const struct dc_node *nodes, int n, int *m);
+
+/*
+ * The number of links a peer is reached over, from the bandwidth of all of
+ * them (max_bw) and of one (min_bw > 0), as ROCr and RCCL read an XGMI
+ * link: 0 when max_bw is 0 (a peer reached through other devices), -1 when
+ * the ratio is beyond any real count (more than DC_MAX_LINKS).
+ */
+int dc_links_by_bandwidth(unsigned long long max_bw, unsigned long long min_bw);
 
 #endif

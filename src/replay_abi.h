@@ -56,4 +56,8 @@ struct dmaconn_replay_ops {
 
 typedef const struct dmaconn_replay_ops *(*dmaconn_replay_ops_fn)(void);
 
+/* int (*)(const char *path): the file to replay instead of DMACONN_REPLAY,
+ * from dmaconn_set_replay_file(); 0, or -1 once another file is loaded. */
+#define DMACONN_REPLAY_USE_FILE "dmaconn_replay_use_file"
+
 #endif

@@ -178,7 +178,7 @@ oom:
 
 static int replaying(const struct dmaconn_replay_ops **ops)
 {
-	const char *file = secure_getenv("DMACONN_REPLAY");
+	const char *file = dc_replay_file();
 	if (!file || !*file)
 		return 0;
 	*ops = dc_replay_ops();

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "model/model.h"
 #include "linkmatrix.h"
 #include "order.h"
 #include "pci.h"
@@ -172,8 +173,58 @@ static void test_matrix(void)
 	CHECK_INT(dc_switch_links(&n[1]), 16);
 }
 
+/* The ordered pair (i, j) of n devices as one index, and back: exact past
+ * 46,340 devices, where i*n+j no longer fits an int. */
+static void test_pair_index(void)
+{
+	const int n = 46341;
+	size_t k = dc_pair_index(n - 1, n - 2, n);
+	CHECK(k == (size_t)46340 * 46341 + 46339);
+	CHECK_INT(k / (size_t)n, n - 1);
+	CHECK_INT(k % (size_t)n, n - 2);
+	CHECK(dc_pair_index(2, 3, 4) == 11);
+	CHECK(dc_pair_index(65535, 65535, 65536) == (size_t)65536 * 65536 - 1);
+}
+
+/* Link counts from an XGMI link's bandwidths (max: all links, min: one). */
+static void test_links_by_bandwidth(void)
+{
+	CHECK_INT(dc_links_by_bandwidth(64000, 64000), 1);
+	CHECK_INT(dc_links_by_bandwidth(256000, 64000), 4);
+	CHECK_INT(dc_links_by_bandwidth(0, 64000), 0);       /* reached through other GPUs */
+	CHECK_INT(dc_links_by_bandwidth(DC_MAX_LINKS, 1), DC_MAX_LINKS);
+	/* Beyond any real count: unknown, never a wrapped int. */
+	CHECK_INT(dc_links_by_bandwidth(4294967299ULL, 1), -1);
+	CHECK_INT(dc_links_by_bandwidth(1ULL << 31, 1), -1);
+	CHECK_INT(dc_links_by_bandwidth(1ULL << 32, 1), -1);
+	CHECK_INT(dc_links_by_bandwidth(DC_MAX_LINKS + 1, 1), -1);
+}
+
+/* Names cut to a buffer keep whole UTF-8 characters. */
+static void test_copy_text(void)
+{
+	char buf[8];
+	dc_copy_text(buf, sizeof(buf), "abcdef\xc3\xa9", 8); /* "abcdef" + e-acute: 8 bytes */
+	CHECK_STR(buf, "abcdef");
+	dc_copy_text(buf, sizeof(buf), "abcde\xc3\xa9", 7);
+	CHECK_STR(buf, "abcde\xc3\xa9");
+	dc_copy_text(buf, sizeof(buf), "ab\xe2\x82\xac\xe2\x82\xac", 8); /* two euro signs */
+	CHECK_STR(buf, "ab\xe2\x82\xac");
+	dc_copy_text(buf, sizeof(buf), "abc", 3);
+	CHECK_STR(buf, "abc");
+	char tiny[1];
+	dc_copy_text(tiny, sizeof(tiny), "x", 1);
+	CHECK_STR(tiny, "");
+	/* A source shorter than srclen stops at its NUL. */
+	dc_copy_text(buf, sizeof(buf), "ab\0cd", 5);
+	CHECK_STR(buf, "ab");
+}
+
 int main(void)
 {
+	test_pair_index();
+	test_links_by_bandwidth();
+	test_copy_text();
 	test_pci();
 	test_order();
 	test_matrix();

@@ -546,8 +546,8 @@ int dmaconn_cli_main(int argc, char **argv)
 		fprintf(stderr, "dmaconn: --record takes no other option but --replay\n");
 		return EXIT_USAGE;
 	}
-	if (replay && setenv("DMACONN_REPLAY", replay, 1) != 0) {
-		perror("dmaconn: setenv");
+	if (replay && dmaconn_set_replay_file(replay) != DMACONN_OK) {
+		fprintf(stderr, "dmaconn: %s\n", dmaconn_last_error());
 		return 1;
 	}
 	if (record_path)

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "cuda_api.h"
+#include "loader.h"
 
 #define THREADS_PER_BLOCK 256u
 #define BLOCKS 4u
@@ -242,27 +243,23 @@ static int load_driver(char *err, size_t errlen)
 		return -1;
 	}
 	const char *name = path && *path ? path : "libcuda.so.1";
-	cu.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	char why[512];
+	cu.lib = dc_lib_open(name, "the CUDA driver", why, sizeof(why));
 	if (!cu.lib) {
-		const char *why = dlerror();
 		snprintf(err, errlen, "cannot load the CUDA driver (%s): %s", name,
-			 why ? why : "unknown error");
+			 why + strlen("cannot load the CUDA driver: "));
 		return -1;
 	}
-	void *sym;
-	const char *fb;
-#define DC_LOAD_(name_, fallback, params)                                                 \
-	sym = dlsym(cu.lib, #name_);                                                      \
-	fb = fallback;                                                                    \
-	if (!sym && fb)                                                                   \
-		sym = dlsym(cu.lib, fb);                                                  \
-	if (!sym) {                                                                       \
-		snprintf(err, errlen, "the CUDA driver (%s) lacks %s", name, #name_);     \
-		return -1;                                                                \
-	}                                                                                 \
-	memcpy(&cu.name_, &sym, sizeof(sym));
-	DC_CU_FUNCS(DC_LOAD_)
-#undef DC_LOAD_
+	const struct dc_symbol syms[] = {
+#define DC_SYMBOL_(name_, fallback, params) { #name_, fallback, &cu.name_, 1 },
+		DC_CU_FUNCS(DC_SYMBOL_)
+#undef DC_SYMBOL_
+	};
+	const char *missing = dc_lib_bind(cu.lib, syms, sizeof(syms) / sizeof(syms[0]), NULL);
+	if (missing) {
+		snprintf(err, errlen, "the CUDA driver (%s) lacks %s", name, missing);
+		return -1;
+	}
 	return 0;
 }
 

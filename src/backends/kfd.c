@@ -27,17 +27,21 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../internal.h"
+#include "../linkmatrix.h"
+#include "../model/model.h"
 #include "../order.h"
 #include "../pci.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"
-#include "kfd.h"
+#include "backend.h"
+#include "loader.h"
 #include "rocm_smi_api.h"
 
 #define KFD_NODES "/sys/class/kfd/kfd/topology/nodes"
@@ -178,7 +182,7 @@ static void read_line(const char *path, char *out, size_t len)
 	e = s + strlen(s);
 	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 		*--e = '\0';
-	snprintf(out, len, "%s", s);
+	dc_copy_text(out, len, s, (size_t)(e - s));
 }
 
 /* ----------------------------------------------------------------- model */
@@ -203,12 +207,40 @@ struct node {
 	struct dc_pci pci;
 };
 
-struct session {
-	const char *label;
-	int p2p;            /* the p2p detector */
+/* What discovery read, once per process (and per DMACONN_SYSFS_ROOT):
+ * shared read-only by the views, reference-counted. */
+struct kfd_topo {
+	atomic_int refs;
+	char *root;         /* the DMACONN_SYSFS_ROOT it was read under, or NULL */
+	int failed;         /* unusable: why */
+	int uncounted;      /* not even the GPUs could be counted */
+	char why[WHY_SIZE];
 	struct node *nodes; /* supported nodes, in node order */
 	int nnodes;
 	int *gpus; /* indices into nodes of the AMD GPUs, in node order */
+	int ngpus;
+};
+
+static void topo_release(struct kfd_topo *t)
+{
+	if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (int i = 0; t->nodes && i < t->nnodes; i++)
+		free(t->nodes[i].links);
+	free(t->nodes);
+	free(t->gpus);
+	free(t->root);
+	free(t);
+}
+
+/* A view under way: the topology (its arrays borrowed) and the visible GPUs. */
+struct session {
+	const char *label;
+	int p2p;            /* the p2p detector */
+	struct kfd_topo *t;
+	const struct node *nodes;
+	int nnodes;
+	const int *gpus;
 	int ngpus;
 	int *slots; /* per ordinal, index into gpus */
 	int nslots;
@@ -216,10 +248,7 @@ struct session {
 
 static void session_free(struct session *s)
 {
-	for (int i = 0; s->nodes && i < s->nnodes; i++)
-		free(s->nodes[i].links);
-	free(s->nodes);
-	free(s->gpus);
+	topo_release(s->t);
 	free(s->slots);
 }
 
@@ -327,7 +356,7 @@ static int read_links(struct node *n, const char *kind, int indirect, char *why)
 	return rc;
 }
 
-static struct node *node_by_id(struct session *s, unsigned long long id)
+static struct node *node_by_id(struct kfd_topo *s, unsigned long long id)
 {
 	for (int i = 0; i < s->nnodes; i++)
 		if (s->nodes[i].id == id)
@@ -340,7 +369,7 @@ static struct node *node_by_id(struct session *s, unsigned long long id)
  * 0; -1 with why when the topology is unusable (*fatal_n = 1 when not even
  * the GPUs could be counted).
  */
-static int read_topology(struct session *s, char *why, int *uncounted)
+static int read_topology(struct kfd_topo *s, char *why, int *uncounted)
 {
 	unsigned long *ids;
 	char path[256];
@@ -432,7 +461,7 @@ static int read_topology(struct session *s, char *why, int *uncounted)
 
 /* PCI addresses and partitions: nodes of one package share unique_id and
  * bus/device; the lowest location_id of the group has the true function. */
-static void identify(struct session *s)
+static void identify(struct kfd_topo *s)
 {
 	for (int g = 0; g < s->ngpus; g++) {
 		struct node *n = &s->nodes[s->gpus[g]];
@@ -473,36 +502,36 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 	char buf[160], arch[32];
 	unsigned long long v = n->gfx;
 	snprintf(arch, sizeof(arch), "gfx%llu%llu%llx", v / 10000, (v / 100) % 100, v % 100);
-	dmaconn_builder_set_device_property(b, ordinal, "name", n->marketing[0] ? n->marketing
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, n->marketing[0] ? n->marketing
 								       : v ? arch : "AMD GPU");
 	dc_pci_format(&n->pci, buf);
-	dmaconn_builder_set_device_property(b, ordinal, "pci_bus_id", buf);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, buf);
 	if (n->unique_id) {
 		snprintf(buf, sizeof(buf), "GPU-%016llx", n->unique_id);
-		dmaconn_builder_set_device_property(b, ordinal, "uuid", buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, buf);
 	}
 	snprintf(buf, sizeof(buf), "%lu", n->id);
-	dmaconn_builder_set_device_property(b, ordinal, "kfd_node", buf);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_KFD_NODE, buf);
 	if (v) {
 		snprintf(buf, sizeof(buf), "%llu", v);
-		dmaconn_builder_set_device_property(b, ordinal, "gfx_target_version", buf);
-		dmaconn_builder_set_device_property(b, ordinal, "gfx_arch", arch);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_GFX_TARGET_VERSION, buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_GFX_ARCH, arch);
 	}
 	if (n->marketing[0])
-		dmaconn_builder_set_device_property(b, ordinal, "marketing_name", n->marketing);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MARKETING_NAME, n->marketing);
 	if (n->kfd_name[0])
-		dmaconn_builder_set_device_property(b, ordinal, "kfd_name", n->kfd_name);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_KFD_NAME, n->kfd_name);
 	snprintf(buf, sizeof(buf), "0x%04llx", n->device);
-	dmaconn_builder_set_device_property(b, ordinal, "pci_device_id", buf);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_DEVICE_ID, buf);
 	if (n->hive_id) {
 		snprintf(buf, sizeof(buf), "0x%llx", n->hive_id);
-		dmaconn_builder_set_device_property(b, ordinal, "hive_id", buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_HIVE_ID, buf);
 	}
 	if (n->part_count > 1) {
 		snprintf(buf, sizeof(buf), "%d", n->part_index);
-		dmaconn_builder_set_device_property(b, ordinal, "partition", buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PARTITION, buf);
 		snprintf(buf, sizeof(buf), "%d", n->part_count);
-		dmaconn_builder_set_device_property(b, ordinal, "partitions", buf);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PARTITIONS, buf);
 	}
 }
 
@@ -541,7 +570,7 @@ static struct pair pair_facts(const struct session *s, const struct node *a, con
 			p.count_source = "partition";
 			p.hops = 1;
 		} else if (k->min_bw && k->max_bw) {
-			p.xgmi_links = (int)(k->max_bw / k->min_bw);
+			p.xgmi_links = dc_links_by_bandwidth(k->max_bw, k->min_bw); /* -1: unreadable */
 			p.count_source = "bandwidth";
 		} else if (k->min_bw) {
 			p.xgmi_links = 0; /* reached through other GPUs */
@@ -583,36 +612,36 @@ static void set_pair(dmaconn_builder *b, int i, int j, const struct pair *p)
 	char buf[64], tbuf[32];
 	const struct link *k = p->link;
 	if (!k) {
-		dmaconn_builder_set_pair_property(b, i, j, "link_type", "NONE");
-		dmaconn_builder_set_pair_property(b, i, j, "path", "NONE");
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_LINK_TYPE, "NONE");
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, "NONE");
 		return;
 	}
 	const char *type = type_name(k->type, tbuf, sizeof(tbuf));
-	dmaconn_builder_set_pair_property(b, i, j, "link_type", type);
-	dmaconn_builder_set_pair_property(b, i, j, "kfd_link", k->indirect ? "p2p_links" : "io_links");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_LINK_TYPE, type);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_KFD_LINK, k->indirect ? "p2p_links" : "io_links");
 	if (p->hops) {
 		snprintf(buf, sizeof(buf), "%d", p->hops);
-		dmaconn_builder_set_pair_property(b, i, j, "hops", buf);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_HOPS, buf);
 	}
 	snprintf(buf, sizeof(buf), "%llu", k->weight);
-	dmaconn_builder_set_pair_property(b, i, j, "weight", buf);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_WEIGHT, buf);
 	snprintf(buf, sizeof(buf), "%llu", k->min_bw);
-	dmaconn_builder_set_pair_property(b, i, j, "min_bandwidth_mbs", buf);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MIN_BANDWIDTH_MBS, buf);
 	snprintf(buf, sizeof(buf), "%llu", k->max_bw);
-	dmaconn_builder_set_pair_property(b, i, j, "max_bandwidth_mbs", buf);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MAX_BANDWIDTH_MBS, buf);
 	if (k->type == IOLINK_TYPE_XGMI) {
 		if (p->xgmi_links >= 0)
 			snprintf(buf, sizeof(buf), "%d", p->xgmi_links);
-		dmaconn_builder_set_pair_property(b, i, j, "xgmi_links", p->xgmi_links >= 0 ? buf : "unknown");
-		dmaconn_builder_set_pair_property(b, i, j, "xgmi_links_source", p->count_source);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XGMI_LINKS, p->xgmi_links >= 0 ? buf : "unknown");
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XGMI_LINKS_SOURCE, p->count_source);
 	}
 	snprintf(buf, sizeof(buf), "0x%llx", k->flags);
-	dmaconn_builder_set_pair_property(b, i, j, "flags", buf);
-	dmaconn_builder_set_pair_property(b, i, j, "enabled", p->enabled ? "yes" : "no");
-	dmaconn_builder_set_pair_property(b, i, j, "coherent", k->flags & IOLINK_NON_COHERENT ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, "atomics_32", k->flags & IOLINK_NO_ATOMICS_32 ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, "atomics_64", k->flags & IOLINK_NO_ATOMICS_64 ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, "peer_dma", k->flags & IOLINK_NO_P2P_DMA ? "no" : "yes");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_FLAGS, buf);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ENABLED, p->enabled ? "yes" : "no");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_COHERENT, k->flags & IOLINK_NON_COHERENT ? "no" : "yes");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS_32, k->flags & IOLINK_NO_ATOMICS_32 ? "no" : "yes");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS_64, k->flags & IOLINK_NO_ATOMICS_64 ? "no" : "yes");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PEER_DMA, k->flags & IOLINK_NO_P2P_DMA ? "no" : "yes");
 	const char *path = buf;
 	if (!p->enabled)
 		path = "NONE";
@@ -622,25 +651,33 @@ static void set_pair(dmaconn_builder *b, int i, int j, const struct pair *p)
 		path = p->xgmi_links < 0 ? "XGMI?" : "XGMI+";
 	else
 		path = type;
-	dmaconn_builder_set_pair_property(b, i, j, "path", path);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, path);
 }
 
 /* ---------------------------------------------------------------- ROCm SMI */
 
 static pthread_mutex_t rsmi_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void dc_kfd_fork(int phase)
+static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void dc_kfd_fork(int phase)
 {
-	if (phase == DC_FORK_PREPARE)
+	if (phase == DC_FORK_PREPARE) {
+		pthread_mutex_lock(&topo_lock);
 		pthread_mutex_lock(&rsmi_lock);
-	else
+	} else {
 		pthread_mutex_unlock(&rsmi_lock);
+		pthread_mutex_unlock(&topo_lock);
+	}
 }
 static void *rsmi_handle;      /* a library dmaconn opened, kept like NVML */
 static char rsmi_path[4096];
 
-void dc_kfd_shutdown(void)
+static void dc_kfd_forget(void);
+
+static void dc_kfd_shutdown(void)
 {
+	dc_kfd_forget();
 	pthread_mutex_lock(&rsmi_lock);
 	if (rsmi_handle)
 		dlclose(rsmi_handle);
@@ -670,16 +707,12 @@ static void rsmi_describe(const struct rsmi_api *api, rsmi_status_t r, char *out
 static const char *rsmi_bind(void *handle, struct rsmi_api *api)
 {
 	memset(api, 0, sizeof(*api));
-#define RSMI_BIND_(fn, ret, params, required)                                           \
-	{                                                                               \
-		void *sym = dlsym(handle, #fn);                                         \
-		if (!sym && (required))                                                 \
-			return #fn;                                                     \
-		memcpy(&api->fn, &sym, sizeof(sym));                                    \
-	}
-	RSMI_FUNCTIONS(RSMI_BIND_)
-#undef RSMI_BIND_
-	return NULL;
+	const struct dc_symbol syms[] = {
+#define RSMI_SYMBOL_(fn, ret, params, required) DC_SYMBOL_OF(api, fn, required),
+		RSMI_FUNCTIONS(RSMI_SYMBOL_)
+#undef RSMI_SYMBOL_
+	};
+	return dc_lib_bind(handle, syms, sizeof(syms) / sizeof(syms[0]), NULL);
 }
 
 /*
@@ -690,7 +723,7 @@ static const char *rsmi_bind(void *handle, struct rsmi_api *api)
 static int rsmi_open(struct rsmi_api *api, void **release, char *why)
 {
 	*release = NULL;
-	const char *replay = secure_getenv("DMACONN_REPLAY");
+	const char *replay = dc_replay_file();
 	if (replay && *replay) {
 		/* A recording says whether ROCm SMI was there; the component exports
 		 * its functions only when it replays them. */
@@ -720,15 +753,9 @@ static int rsmi_open(struct rsmi_api *api, void **release, char *why)
 			return 0;
 	}
 	if (!rsmi_handle || strcmp(rsmi_path, path)) {
-		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		if (!h) {
-			if (path == override) {
-				const char *e = dlerror();
-				snprintf(why, WHY_SIZE, "cannot load ROCm SMI: %.600s", e ? e : path);
-				return -1;
-			}
-			return 0; /* not installed: nothing to cross-check with */
-		}
+		void *h = dc_lib_open(path, "ROCm SMI", why, WHY_SIZE);
+		if (!h)
+			return path == override ? -1 : 0; /* not installed: nothing to cross-check with */
 		if (rsmi_handle)
 			dlclose(rsmi_handle);
 		rsmi_handle = h;
@@ -856,7 +883,7 @@ static void cross_check(dmaconn_builder *b, const struct session *s, const struc
 					goto out;
 				}
 				if (r == RSMI_STATUS_SUCCESS && lo && hi)
-					theirs = (int)(hi / lo);
+					theirs = dc_links_by_bandwidth(hi, lo);
 			}
 			if (ours_xgmi == theirs_xgmi && (theirs < 0 || theirs == ours))
 				continue;
@@ -886,11 +913,68 @@ out_noinit:
 
 /* --------------------------------------------------------------- detectors */
 
+/* Reads the KFD topology into a new kfd_topo; NULL when out of memory. */
+static struct kfd_topo *discover_topo(const char *root)
+{
+	struct kfd_topo *t = calloc(1, sizeof(*t));
+	if (!t || (root && !(t->root = strdup(root)))) {
+		free(t);
+		return NULL;
+	}
+	atomic_init(&t->refs, 1);
+	t->failed = read_topology(t, t->why, &t->uncounted) != 0;
+	if (!t->uncounted)
+		identify(t);
+	return t;
+}
+
+static struct kfd_topo *kfd_topo; /* the last discovery, under topo_lock */
+
+/* The topology to compute views from: read on first use, again for a fresh
+ * detection or another DMACONN_SYSFS_ROOT.  A new reference, or NULL. */
+static struct kfd_topo *topo_get(void)
+{
+	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
+	root = root && *root ? root : NULL;
+	pthread_mutex_lock(&topo_lock);
+	struct kfd_topo *t = kfd_topo;
+	if (!t || dc_rediscover() || !t->root != !root || (root && strcmp(root, t->root))) {
+		struct kfd_topo *fresh = discover_topo(root);
+		if (fresh) {
+			topo_release(kfd_topo);
+			kfd_topo = fresh;
+		}
+	}
+	t = kfd_topo;
+	if (t)
+		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&topo_lock);
+	return t;
+}
+
+static void dc_kfd_forget(void)
+{
+	pthread_mutex_lock(&topo_lock);
+	struct kfd_topo *t = kfd_topo;
+	kfd_topo = NULL;
+	pthread_mutex_unlock(&topo_lock);
+	topo_release(t);
+}
+
+static int dc_kfd_discover(int fresh)
+{
+	if (fresh)
+		dc_kfd_forget();
+	struct kfd_topo *t = topo_get();
+	topo_release(t);
+	return t ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
+}
+
 static int detect(dmaconn_builder *b, const char *label, int p2p)
 {
 	char why[WHY_SIZE] = "";
 	struct session s = { .label = label, .p2p = p2p };
-	const char *replay = secure_getenv("DMACONN_REPLAY");
+	const char *replay = dc_replay_file();
 	if (replay && *replay) {
 		void *h;
 		const struct dmaconn_replay_ops *ops;
@@ -898,8 +982,14 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 			return dc_fail(DMACONN_EREPLAY, "%s", why);
 		dlclose(h);
 	}
-	int uncounted = 0;
-	int failed = read_topology(&s, why, &uncounted) != 0;
+	if (!(s.t = topo_get()))
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	s.nodes = s.t->nodes;
+	s.nnodes = s.t->nnodes;
+	s.gpus = s.t->gpus;
+	s.ngpus = s.t->ngpus;
+	int failed = s.t->failed;
+	snprintf(why, sizeof(why), "%s", s.t->why);
 	int rc = DMACONN_OK;
 	unsigned long long *ids = calloc((size_t)s.ngpus + 1, sizeof(*ids));
 	if (!ids) {
@@ -908,12 +998,10 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 	}
 	for (int g = 0; g < s.ngpus; g++)
 		ids[g] = s.nodes[s.gpus[g]].unique_id;
-	if (!uncounted) {
-		identify(&s);
+	if (!s.t->uncounted)
 		s.nslots = dc_hip_visible(ids, s.ngpus, dc_getenv("ROCR_VISIBLE_DEVICES"),
 					  dc_getenv("HIP_VISIBLE_DEVICES"), dc_getenv("CUDA_VISIBLE_DEVICES"),
 					  &s.slots);
-	}
 	free(ids);
 	if (s.nslots < 0 || dmaconn_builder_set_size(b, s.nslots) != DMACONN_OK) {
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
@@ -952,14 +1040,29 @@ done:
 	return rc;
 }
 
-int dc_kfd_detect_infinity_fabric(dmaconn_builder *b, void *user_data)
+static int dc_kfd_detect_infinity_fabric(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return detect(b, "rocm/infinity_fabric", 0);
 }
 
-int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data)
+static int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return detect(b, "rocm/p2p", 1);
 }
+
+static const struct dc_view dc_kfd_views[] = {
+	{ "infinity_fabric", dc_kfd_detect_infinity_fabric },
+	{ "p2p", dc_kfd_detect_p2p },
+};
+
+const struct dc_backend dc_backend_kfd = {
+	.name = "kfd",
+	.type = DMACONN_DEVICE_ROCM,
+	.discover = dc_kfd_discover,
+	DC_VIEWS(dc_kfd_views),
+	.atfork = dc_kfd_fork,
+	.forget = dc_kfd_forget,
+	.shutdown = dc_kfd_shutdown,
+};

@@ -19,8 +19,6 @@
  *             die-to-die link between tiles of one card) are reported in
  *             the pair's detail, never counted.
  */
-#include "level_zero.h"
-
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -33,6 +31,7 @@
 #include "../order_ze.h"
 #include "../pci.h"
 #include "../replay_abi.h"
+#include "backend.h"
 #include "ze_load.h"
 
 #define WHY_SIZE 768
@@ -40,7 +39,7 @@
 
 static pthread_mutex_t ze_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void dc_ze_fork(int phase)
+static void dc_ze_fork(int phase)
 {
 	if (phase == DC_FORK_PREPARE)
 		pthread_mutex_lock(&ze_lock);
@@ -120,7 +119,7 @@ static int ze_ready(char *why)
 	return rc;
 }
 
-void dc_ze_shutdown(void)
+static void dc_ze_shutdown(void)
 {
 	pthread_mutex_lock(&ze_lock);
 	/* Level Zero 1.4 has no way to undo zeInit, and a runtime unloaded
@@ -319,32 +318,32 @@ static void set_identity(dmaconn_builder *b, const struct session *s)
 			char name[ZE_MAX_DEVICE_NAME];
 			snprintf(name, sizeof(name), "%.*s", (int)strnlen(z->props.name, sizeof(z->props.name)),
 				 z->props.name);
-			dmaconn_builder_set_device_property(b, i, "name", name);
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_NAME, name);
 		}
 		if (z->has_pci) {
 			dc_pci_format(&z->pci, buf);
-			dmaconn_builder_set_device_property(b, i, "pci_bus_id", buf);
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_PCI_BUS_ID, buf);
 		}
 		if (!s->from_ze) {
 			if (z->tile >= 0) {
 				snprintf(buf, sizeof(buf), "%d", z->tile);
-				dmaconn_builder_set_device_property(b, i, "tile", buf);
+				dmaconn_builder_set_device_property(b, i, DMACONN_PROP_TILE, buf);
 			}
 			continue;
 		}
 		format_uuid(z->props.uuid.id, buf);
-		dmaconn_builder_set_device_property(b, i, "uuid", buf);
+		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_UUID, buf);
 		snprintf(buf, sizeof(buf), "%d", z->driver);
-		dmaconn_builder_set_device_property(b, i, "level_zero_driver", buf);
+		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_LEVEL_ZERO_DRIVER, buf);
 		snprintf(buf, sizeof(buf), "%d", z->index);
-		dmaconn_builder_set_device_property(b, i, "level_zero_index", buf);
+		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_LEVEL_ZERO_INDEX, buf);
 		if (z->props.flags & ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE) {
 			snprintf(buf, sizeof(buf), "%u", z->props.subdeviceId);
-			dmaconn_builder_set_device_property(b, i, "tile", buf);
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_TILE, buf);
 		}
 		if (z->subdevices > 0) {
 			snprintf(buf, sizeof(buf), "%d", z->subdevices);
-			dmaconn_builder_set_device_property(b, i, "tiles", buf);
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_TILES, buf);
 		}
 	}
 }
@@ -534,7 +533,7 @@ out:
 static int session_begin(dmaconn_builder *b, struct session *s)
 {
 	char why[WHY_SIZE];
-	const char *replay = secure_getenv("DMACONN_REPLAY");
+	const char *replay = dc_replay_file();
 	if (replay && *replay) {
 		void *h;
 		const struct dmaconn_replay_ops *ops;
@@ -781,36 +780,36 @@ static void fabric_detail(dmaconn_builder *b, const struct fabric *f, int i, int
 	char buf[64];
 	if (p->xelink > 0) {
 		snprintf(buf, sizeof(buf), "XL%d", p->xelink);
-		dmaconn_builder_set_pair_property(b, i, j, "path", buf);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, buf);
 		snprintf(buf, sizeof(buf), "%d", p->xelink);
-		dmaconn_builder_set_pair_property(b, i, j, "xelink_links", buf);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_LINKS, buf);
 		/* Design bandwidth; 1 byte per nanosecond is 1 GB/s. */
 		if (p->bw_edges[ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC] == p->xelink) {
 			snprintf(buf, sizeof(buf), "%.1f", (double)p->bw[ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC]);
-			dmaconn_builder_set_pair_property(b, i, j, "xelink_gbps", buf);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_GBPS, buf);
 		} else if (p->bw_edges[ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK] == p->xelink) {
 			snprintf(buf, sizeof(buf), "%llu bytes/clock",
 				 (unsigned long long)p->bw[ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK]);
-			dmaconn_builder_set_pair_property(b, i, j, "xelink_bandwidth", buf);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_BANDWIDTH, buf);
 		}
 		if (p->latency_unit != ZE_LATENCY_UNIT_UNKNOWN) {
 			const char *unit = p->latency_unit == ZE_LATENCY_UNIT_NANOSEC ? "ns"
 					   : p->latency_unit == ZE_LATENCY_UNIT_CLOCK ? (p->latency == 1 ? "clock" : "clocks")
 					   : (p->latency == 1 ? "hop" : "hops");
 			snprintf(buf, sizeof(buf), "%u %s", p->latency, unit);
-			dmaconn_builder_set_pair_property(b, i, j, "xelink_latency", buf);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_LATENCY, buf);
 		}
-		dmaconn_builder_set_pair_property(b, i, j, "xelink_duplexity",
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_DUPLEXITY,
 						  p->duplexity == ZE_FABRIC_EDGE_EXP_DUPLEXITY_FULL_DUPLEX   ? "full"
 						  : p->duplexity == ZE_FABRIC_EDGE_EXP_DUPLEXITY_HALF_DUPLEX ? "half"
 						  : p->duplexity < 0					     ? "mixed"
 												     : "unknown");
 	} else if (p->mdfi > 0) {
-		dmaconn_builder_set_pair_property(b, i, j, "path", "MDFI");
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, "MDFI");
 	}
 	if (p->mdfi > 0) {
 		snprintf(buf, sizeof(buf), "%d", p->mdfi);
-		dmaconn_builder_set_pair_property(b, i, j, "mdfi_links", buf);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MDFI_LINKS, buf);
 	}
 }
 
@@ -856,7 +855,7 @@ static int xelink_body(dmaconn_builder *b, struct session *s)
 	return DMACONN_OK;
 }
 
-int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
+static int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return with_session(b, "xpu/xelink", xelink_body);
@@ -906,10 +905,10 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 			int access = (fl & ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS) != 0;
 			int atomics = (fl & ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS) != 0;
 			dmaconn_builder_set(b, i, j, access && atomics);
-			dmaconn_builder_set_pair_property(b, i, j, "read", access ? "OK" : "NS");
-			dmaconn_builder_set_pair_property(b, i, j, "write", access ? "OK" : "NS");
-			dmaconn_builder_set_pair_property(b, i, j, "atomics", atomics ? "OK" : "NS");
-			dmaconn_builder_set_pair_property(b, i, j, "p2p_flags", flags_name(fl));
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_READ, access ? "OK" : "NS");
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_WRITE, access ? "OK" : "NS");
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS, atomics ? "OK" : "NS");
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_P2P_FLAGS, flags_name(fl));
 		}
 	}
 	free(flags);
@@ -934,8 +933,22 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 	return DMACONN_OK;
 }
 
-int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
+static int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return with_session(b, "xpu/p2p", p2p_body);
 }
+
+static const struct dc_view dc_ze_views[] = {
+	{ "p2p", dc_ze_detect_p2p },
+	{ "xelink", dc_ze_detect_xelink },
+};
+
+const struct dc_backend dc_backend_level_zero = {
+	.name = "level_zero",
+	.type = DMACONN_DEVICE_XPU,
+	.discover = NULL,
+	DC_VIEWS(dc_ze_views),
+	.atfork = dc_ze_fork,
+	.shutdown = dc_ze_shutdown,
+};

@@ -4,8 +4,10 @@
  * after the caller's own NVML use); it never touches the CUDA runtime or
  * driver, so a process may fork and initialise CUDA afterwards.
  *
- * Flow: load -> enumerate every NVML device -> order them as CUDA would
- * (order.c) -> per visible device, raw link facts -> dc_link_matrix().
+ * Flow: discovery (once per process, src/model/model.h): load -> every NVML
+ * device's identity, links, fabric and MIG mode.  Views (nvlink, p2p): order
+ * the model's GPUs as CUDA would (order.c) -> per visible device, its link
+ * facts -> dc_link_matrix(); p2p adds the per-pair facts it asks once.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -15,9 +17,11 @@
 
 #include "../internal.h"
 #include "../linkmatrix.h"
+#include "../model/model.h"
 #include "../order.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"
+#include "backend.h"
 #include "nvml_load.h"
 
 #define NVML_SONAME "libnvidia-ml.so.1"
@@ -106,16 +110,41 @@ static int nvml_ready(char *why)
 	return rc;
 }
 
-void dc_nvml_fork(int phase)
+/*
+ * The NVML model, discovered once per process (src/model/model.h): every
+ * NVML device's identity, links, fabric and MIG mode; the per-pair facts
+ * are filled by the p2p view on first use.  model_lock orders discovery
+ * (taken before nvml_lock); peer_lock guards the per-pair facts.
+ */
+static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dc_model *nvml_model; /* the last discovery, under model_lock */
+
+static void dc_nvml_fork(int phase)
 {
-	if (phase == DC_FORK_PREPARE)
+	if (phase == DC_FORK_PREPARE) {
+		pthread_mutex_lock(&model_lock);
+		pthread_mutex_lock(&peer_lock);
 		pthread_mutex_lock(&nvml_lock);
-	else
+	} else {
 		pthread_mutex_unlock(&nvml_lock);
+		pthread_mutex_unlock(&peer_lock);
+		pthread_mutex_unlock(&model_lock);
+	}
 }
 
-void dc_nvml_shutdown(void)
+static void dc_nvml_forget(void)
 {
+	pthread_mutex_lock(&model_lock);
+	struct dc_model *m = nvml_model;
+	nvml_model = NULL;
+	pthread_mutex_unlock(&model_lock);
+	dc_model_release(m);
+}
+
+static void dc_nvml_shutdown(void)
+{
+	dc_nvml_forget();
 	pthread_mutex_lock(&nvml_lock);
 	if (nvml_state == 1 && nvml.nvmlShutdown)
 		nvml.nvmlShutdown();
@@ -125,57 +154,7 @@ void dc_nvml_shutdown(void)
 	pthread_mutex_unlock(&nvml_lock);
 }
 
-/* ------------------------------------------------------------ enumeration */
-
-/* What every NVIDIA detector starts from: the GPUs in CUDA's order. */
-struct fabric {
-	int known; /* the call answered */
-	nvmlGpuFabricState_t state;
-	nvmlReturn_t status;
-	unsigned char cluster[NVML_GPU_FABRIC_UUID_LEN];
-	unsigned int clique;
-};
-
-/* What the query of one GPU learns (on any thread): its links, fabric and MIG mode. */
-struct gpu_facts {
-	int failed;
-	char why[WHY_SIZE];
-	int mig_known;
-	unsigned int mig;
-	nvmlReturn_t fabric_rc;
-	struct fabric fabric;
-	struct dc_node node;
-	nvmlReturn_t type_rc[DC_MAX_LINKS]; /* per active link: the remote-type answer */
-	int untyped; /* active links to no GPU whose remote type NVML could not give */
-	nvmlReturn_t untyped_rc;
-};
-
-struct session {
-	const char *label; /* "cuda/nvlink" */
-	int ngpus;
-	struct dc_gpu *gpus;
-	nvmlDevice_t *handles;
-	struct gpu_facts *facts; /* per NVML device: links, fabric, MIG */
-	int nslots;
-	struct dc_slot *slots;
-};
-
-static void session_free(struct session *s)
-{
-	free(s->gpus);
-	free(s->handles);
-	free(s->facts);
-	free(s->slots);
-}
-
-static void gpu_string(char *dst, size_t dstlen, const char *src, size_t srclen)
-{
-	size_t n = strnlen(src, srclen);
-	if (n >= dstlen)
-		n = dstlen - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
+/* ------------------------------------------------------------- discovery */
 
 /*
  * Runs fn(ctx, i) for i in [0, n), spread over threads: NVML is thread-safe
@@ -221,12 +200,13 @@ static void parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx)
 }
 
 struct identity_job {
-	struct session *s;
+	struct dc_model *m;
 	char (*why)[WHY_SIZE]; /* per device; empty when it went well */
 	int batch;             /* link states through nvmlDeviceGetFieldValues */
+	nvmlReturn_t (*type_rc)[DC_MAX_LINKS]; /* per device, per active link: the remote-type answer */
 };
 
-static void query_gpu(const struct session *s, int index, int batch, struct gpu_facts *f);
+static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t type_rc[DC_MAX_LINKS]);
 
 /* Handle, PCI address, UUID, name and compute capability of NVML device i. */
 static void identify(void *ctx, int idx)
@@ -234,7 +214,7 @@ static void identify(void *ctx, int idx)
 	struct identity_job *job = ctx;
 	unsigned int i = (unsigned int)idx;
 	char *why = job->why[i];
-	struct dc_gpu *g = &job->s->gpus[i];
+	struct dc_gpu *g = &job->m->ids[i];
 	nvmlDevice_t h = NULL;
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "", uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "";
 	nvmlPciInfo_t pci;
@@ -262,8 +242,8 @@ static void identify(void *ctx, int idx)
 		call_failed(why, r, "nvmlDeviceGetName(device %u)", i);
 		return;
 	}
-	gpu_string(g->uuid, sizeof(g->uuid), uuid, sizeof(uuid));
-	gpu_string(g->name, sizeof(g->name), name, sizeof(name));
+	dc_copy_text(g->uuid, sizeof(g->uuid), uuid, sizeof(uuid));
+	dc_copy_text(g->name, sizeof(g->name), name, sizeof(name));
 	g->cc_major = g->cc_minor = -1;
 	if (nvml.nvmlDeviceGetCudaComputeCapability) {
 		r = nvml.nvmlDeviceGetCudaComputeCapability(h, &g->cc_major, &g->cc_minor);
@@ -274,37 +254,74 @@ static void identify(void *ctx, int idx)
 		if (r != NVML_SUCCESS)
 			g->cc_major = g->cc_minor = -1;
 	}
-	job->s->handles[i] = h;
+	job->m->handles[i] = h;
 	/* The links, fabric and MIG mode in the same pass: a GPU's first NVLink
 	 * query costs milliseconds in the driver, better spent while the other
 	 * GPUs attach than after all of them have. */
-	query_gpu(job->s, idx, job->batch, &job->s->facts[i]);
+	query_gpu(job->m, idx, job->batch, job->type_rc[i]);
 }
 
-static int enumerate(struct session *s, char *why)
+/* A link whose remote type NVML could not give (the call is missing or "not
+ * found") counts only when its address is a GPU's; one to no GPU may reach
+ * an NVSwitch, so leaving it out must be said.  Needs every GPU's address. */
+static void count_untyped(const struct dc_model *m, struct dc_device *d, const nvmlReturn_t *type_rc)
+{
+	for (int k = 0; !d->failed && k < d->node.nlinks; k++) {
+		const struct dc_link *link = &d->node.links[k];
+		if (link->remote != DC_REMOTE_GPU || type_rc[k] != NVML_ERROR_FUNCTION_NOT_FOUND)
+			continue;
+		int gpu = 0;
+		for (int i = 0; i < m->n && !gpu; i++)
+			gpu = dc_pci_equal(&link->remote_pci, &m->ids[i].pci);
+		if (!gpu) {
+			d->untyped++;
+			d->untyped_rc = (int)type_rc[k];
+		}
+	}
+}
+
+/* The switch domain of a device from its fabric registration. */
+static void domain_of(struct dc_device *d)
+{
+	struct dc_node *node = &d->node;
+	const struct dc_fabric_facts *fb = &d->fabric;
+	node->switch_usable = 1;
+	if (!fb->known || fb->state == DC_FABRIC_NOT_SUPPORTED)
+		return;
+	int done = fb->state == DC_FABRIC_COMPLETED && fb->status == NVML_SUCCESS;
+	node->switch_usable = done;
+	node->has_domain = done;
+	memcpy(node->cluster, fb->cluster, sizeof(node->cluster));
+	node->clique = fb->clique;
+}
+
+/* Every NVML device into a new model; NULL with why (or out of memory). */
+static struct dc_model *enumerate(char *why)
 {
 	unsigned int count = 0;
 	nvmlReturn_t r = nvml.nvmlDeviceGetCount_v2(&count);
 	if (r != NVML_SUCCESS) {
 		call_failed(why, r, "nvmlDeviceGetCount_v2");
-		return -1;
+		return NULL;
 	}
 	if (count > 4096) {
 		snprintf(why, WHY_SIZE, "nvmlDeviceGetCount_v2 reported %u devices, more than dmaconn accepts", count);
-		return -1;
+		return NULL;
 	}
-	s->gpus = calloc(count + 1, sizeof(*s->gpus));
-	s->handles = calloc(count + 1, sizeof(*s->handles));
-	s->facts = calloc(count + 1, sizeof(*s->facts));
+	struct dc_model *m = dc_model_new((int)count, 1);
+	nvmlReturn_t(*type_rc)[DC_MAX_LINKS] = calloc(count + 1, sizeof(*type_rc));
 	const char *no_batch = secure_getenv("DMACONN_NVML_NO_BATCH");
-	struct identity_job job = { s, calloc(count + 1, WHY_SIZE),
-				    !(no_batch && *no_batch && strcmp(no_batch, "0")) };
-	if (!s->gpus || !s->handles || !s->facts || !job.why) {
+	struct identity_job job = { m, calloc(count + 1, WHY_SIZE),
+				    !(no_batch && *no_batch && strcmp(no_batch, "0")), type_rc };
+	if (!m || !job.why || !type_rc) {
 		free(job.why);
+		free(type_rc);
+		dc_model_release(m);
 		snprintf(why, WHY_SIZE, "out of memory for %u devices", count);
-		return -1;
+		return NULL;
 	}
-	parallel_for((int)count, identify, &job);
+	if (count)
+		parallel_for((int)count, identify, &job);
 	int rc = 0;
 	for (unsigned int i = 0; i < count && rc == 0; i++) {
 		if (job.why[i][0]) {
@@ -312,126 +329,93 @@ static int enumerate(struct session *s, char *why)
 			rc = -1;
 		}
 	}
+	for (unsigned int i = 0; rc == 0 && i < count; i++) {
+		count_untyped(m, &m->devices[i], type_rc[i]);
+		domain_of(&m->devices[i]);
+	}
 	free(job.why);
-	s->ngpus = (int)count;
-	return rc;
+	free(type_rc);
+	if (rc != 0) {
+		dc_model_release(m);
+		return NULL;
+	}
+	m->vendor_ok = 1;
+	return m;
 }
 
-/* N without NVML: NVIDIA PCI functions (sysfs, or the replay's record). */
-static int fallback_gpus(struct session *s)
+/* N without NVML: NVIDIA PCI functions (sysfs, or the replay's record), at
+ * most as many as NVML may report. */
+static struct dc_model *fallback_model(const char *why)
 {
-	enum { MAX_FALLBACK = 1024 };
+	enum { MAX_FALLBACK = 4096 };
 	struct dc_pci *pcis = calloc(MAX_FALLBACK, sizeof(*pcis));
 	if (!pcis)
-		return -1;
+		return NULL;
 	int n = 0;
 	const struct dmaconn_replay_ops *ops = dc_replay_ops();
 	if (ops) {
 		char (*ids)[DMACONN_REPLAY_BUS_ID_SIZE] = calloc(MAX_FALLBACK, sizeof(*ids));
 		n = ids ? ops->pci_gpus(ids, MAX_FALLBACK) : 0;
-		n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n && i < MAX_FALLBACK; i++)
 			dc_pci_parse(ids[i], sizeof(ids[i]), &pcis[i]);
 		free(ids);
 	} else {
 		const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
 		n = dc_sysfs_nvidia_gpus(root && *root ? root : "", pcis, MAX_FALLBACK);
-		n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
 	}
-	free(s->gpus);
-	s->gpus = calloc((size_t)n + 1, sizeof(*s->gpus));
-	if (!s->gpus) {
-		free(pcis);
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		s->gpus[i].pci = pcis[i];
-		s->gpus[i].cc_major = s->gpus[i].cc_minor = -1;
-	}
+	int found = n;
+	n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
+	struct dc_model *m = dc_model_new(n, 0);
+	if (m)
+		m->found = found;
+	for (int i = 0; m && i < n; i++)
+		m->ids[i].pci = pcis[i];
 	free(pcis);
-	s->ngpus = n;
-	return 0;
+	if (m)
+		snprintf(m->why, sizeof(m->why), "%s", why);
+	return m;
 }
 
-static void set_identity(dmaconn_builder *b, const struct session *s, int ordinal)
-{
-	const struct dc_slot *slot = &s->slots[ordinal];
-	if (slot->index >= 0) {
-		const struct dc_gpu *g = &s->gpus[slot->index];
-		char bus[DC_PCI_BUS_ID_SIZE], num[32];
-		dc_pci_format(&g->pci, bus);
-		dmaconn_builder_set_device_property(b, ordinal, "name", g->name);
-		dmaconn_builder_set_device_property(b, ordinal, "pci_bus_id", bus);
-		dmaconn_builder_set_device_property(b, ordinal, "uuid", g->uuid);
-		if (s->handles) {
-			snprintf(num, sizeof(num), "%d", slot->index);
-			dmaconn_builder_set_device_property(b, ordinal, "nvml_index", num);
-		}
-		if (g->cc_major >= 0) {
-			snprintf(num, sizeof(num), "%d.%d", g->cc_major, g->cc_minor);
-			dmaconn_builder_set_device_property(b, ordinal, "compute_capability", num);
-		}
-	} else {
-		dmaconn_builder_set_device_property(b, ordinal, "uuid", slot->uuid);
-		if (slot->index == DC_SLOT_MIG)
-			dmaconn_builder_set_device_property(b, ordinal, "mig", "instance");
-	}
-}
-
-/* Orders s->gpus into s->slots and sizes the result; -1 when out of memory. */
-static int place(dmaconn_builder *b, struct session *s, int uuids_known, int warn_guess)
-{
-	int guessed = 0;
-	s->nslots = dc_cuda_visible(s->gpus, s->ngpus, uuids_known, dc_getenv("CUDA_DEVICE_ORDER"),
-				    dc_getenv("CUDA_VISIBLE_DEVICES"), &s->slots, &guessed);
-	if (s->nslots < 0 || dmaconn_builder_set_size(b, s->nslots) != DMACONN_OK)
-		return -1;
-	for (int i = 0; i < s->nslots; i++)
-		set_identity(b, s, i);
-	if (guessed && warn_guess)
-		dmaconn_builder_warn(b,
-				     "%s: the GPUs differ and CUDA_DEVICE_ORDER is FASTEST_FIRST; ordinals assume "
-				     "CUDA ranks higher compute capability first, then PCI bus id (set "
-				     "CUDA_DEVICE_ORDER=PCI_BUS_ID for an order that is certain)",
-				     s->label);
-	return 0;
-}
-
-/*
- * Loads NVML and places the visible GPUs.  Returns 1 when the detector can go
- * on querying, 0 when NVML is unusable (one warning raised, the result sized
- * from sysfs, all zero), or a negative dmaconn error.
- */
-static int session_begin(dmaconn_builder *b, struct session *s)
+/* Loads NVML and discovers every device, or counts them without NVML. */
+static struct dc_model *discover_model(void)
 {
 	char why[WHY_SIZE];
-	if (secure_getenv("DMACONN_REPLAY") && *secure_getenv("DMACONN_REPLAY")) {
-		void *h;
-		const struct dmaconn_replay_ops *ops;
-		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
-			return dc_fail(DMACONN_EREPLAY, "%s", why);
-		dlclose(h);
-	}
-	if (nvml_ready(why) == 0 && enumerate(s, why) == 0)
-		return place(b, s, 1, 1) == 0 ? 1 : dc_fail(DMACONN_ENOMEM, "out of memory");
-
-	free(s->handles);
-	s->handles = NULL;
-	if (fallback_gpus(s) != 0 || place(b, s, 0, 0) != 0)
-		return dc_fail(DMACONN_ENOMEM, "out of memory");
-	dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without NVML)",
-			     s->label, why, s->nslots, s->nslots == 1 ? "" : "s");
-	return 0;
+	struct dc_model *m = NULL;
+	if (nvml_ready(why) == 0)
+		m = enumerate(why);
+	return m ? m : fallback_model(why);
 }
 
-/* ----------------------------------------------------------- link facts */
+/* The model to compute views from: the process's discovery, made on first
+ * use and again for a fresh detection.  A new reference, or NULL when out
+ * of memory. */
+static struct dc_model *model_get(void)
+{
+	pthread_mutex_lock(&model_lock);
+	if (!nvml_model || dc_rediscover()) {
+		struct dc_model *m = discover_model();
+		if (m) {
+			dc_model_release(nvml_model);
+			nvml_model = m;
+		}
+	}
+	struct dc_model *m = dc_model_retain(nvml_model);
+	pthread_mutex_unlock(&model_lock);
+	return m;
+}
 
-static const char *const fabric_states[] = { "not_supported", "not_started", "in_progress",
-					     "completed" };
+static int dc_nvml_discover(int fresh)
+{
+	if (fresh)
+		dc_nvml_forget();
+	struct dc_model *m = model_get();
+	dc_model_release(m);
+	return m ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
+}
 
+/* ---------------------------------------------------------- link facts */
 
-
-static nvmlReturn_t query_fabric(nvmlDevice_t h, struct fabric *f)
+static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 {
 	memset(f, 0, sizeof(*f));
 	nvmlReturn_t r = NVML_ERROR_NOT_SUPPORTED;
@@ -448,7 +432,7 @@ static nvmlReturn_t query_fabric(nvmlDevice_t h, struct fabric *f)
 		}
 		if (r == NVML_SUCCESS) {
 			f->state = v.state;
-			f->status = v.status;
+			f->status = (int)v.status;
 			memcpy(f->cluster, v.clusterUuid, sizeof(f->cluster));
 			f->clique = v.cliqueId;
 		}
@@ -458,43 +442,13 @@ static nvmlReturn_t query_fabric(nvmlDevice_t h, struct fabric *f)
 		r = nvml.nvmlDeviceGetGpuFabricInfo(h, &v);
 		if (r == NVML_SUCCESS) {
 			f->state = v.state;
-			f->status = v.status;
+			f->status = (int)v.status;
 			memcpy(f->cluster, v.clusterUuid, sizeof(f->cluster));
 			f->clique = v.cliqueId;
 		}
 	}
 	f->known = r == NVML_SUCCESS;
 	return r;
-}
-
-static void format_uuid(const unsigned char u[16], char out[40])
-{
-	static const char hex[] = "0123456789abcdef";
-	int o = 0;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[u[i] >> 4];
-		out[o++] = hex[u[i] & 15];
-	}
-	out[o] = '\0';
-}
-
-static void fabric_properties(dmaconn_builder *b, int ordinal, const struct fabric *f)
-{
-	char buf[64];
-	if (!f->known)
-		return;
-	dmaconn_builder_set_device_property(b, ordinal, "fabric_state",
-					    f->state < 4 ? fabric_states[f->state] : "unknown");
-	if (f->state != NVML_GPU_FABRIC_STATE_COMPLETED)
-		return;
-	const char *status = nvml_return_name(f->status);
-	dmaconn_builder_set_device_property(b, ordinal, "fabric_status", status ? status : "unknown");
-	format_uuid(f->cluster, buf);
-	dmaconn_builder_set_device_property(b, ordinal, "cluster_uuid", buf);
-	snprintf(buf, sizeof(buf), "%u", f->clique);
-	dmaconn_builder_set_device_property(b, ordinal, "clique_id", buf);
 }
 
 /* The remote end of active link l, or -1 with the reason; *type_rc gets the
@@ -628,11 +582,13 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, in
 
 
 
-/* Links, fabric and MIG mode of NVML device `index` (its identity known). */
-static void query_gpu(const struct session *s, int index, int batch, struct gpu_facts *f)
+/* Links, fabric and MIG mode of NVML device `index` (its identity known);
+ * type_rc[k]: the remote-type answer for its active link k. */
+static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t type_rc[DC_MAX_LINKS])
 {
-	const struct dc_gpu *g = &s->gpus[index];
-	nvmlDevice_t h = s->handles[index];
+	const struct dc_gpu *g = &m->ids[index];
+	struct dc_device *f = &m->devices[index];
+	nvmlDevice_t h = m->handles[index];
 	char bus[DC_PCI_BUS_ID_SIZE];
 	dc_pci_format(&g->pci, bus);
 	f->node.has_pci = 1;
@@ -651,38 +607,142 @@ static void query_gpu(const struct session *s, int index, int batch, struct gpu_
 			return;
 		}
 	}
-	f->fabric_rc = query_fabric(h, &f->fabric);
-	if (f->fabric_rc != NVML_SUCCESS && f->fabric_rc != NVML_ERROR_NOT_SUPPORTED) {
-		call_failed(f->why, f->fabric_rc, "%s(GPU %s)",
+	nvmlReturn_t fabric_rc = query_fabric(h, &f->fabric);
+	f->fabric_rc = (int)fabric_rc;
+	if (fabric_rc != NVML_SUCCESS && fabric_rc != NVML_ERROR_NOT_SUPPORTED) {
+		call_failed(f->why, fabric_rc, "%s(GPU %s)",
 			    nvml.nvmlDeviceGetGpuFabricInfoV ? "nvmlDeviceGetGpuFabricInfoV"
 							     : "nvmlDeviceGetGpuFabricInfo", bus);
 		f->failed = 1;
 		return;
 	}
-	f->failed = query_links(h, bus, &f->node, batch, f->type_rc, f->why) != 0;
+	f->failed = query_links(h, bus, &f->node, batch, type_rc, f->why) != 0;
 }
 
-/* A link whose remote type NVML could not give (the call is missing or "not
- * found") counts only when its address is a GPU's; one to no GPU may reach
- * an NVSwitch, so leaving it out must be said.  Needs every GPU's address. */
-static void count_untyped(const struct session *s, struct gpu_facts *f)
+/* --------------------------------------------------------------- views */
+
+static const char *const fabric_states[] = { "not_supported", "not_started", "in_progress",
+					     DMACONN_FABRIC_STATE_COMPLETED };
+
+/* A view under way: the model and the visible GPUs in CUDA's order. */
+struct session {
+	const char *label; /* "cuda/nvlink" */
+	struct dc_model *m;
+	int nslots;
+	struct dc_slot *slots;
+};
+
+static void session_free(struct session *s)
 {
-	for (int k = 0; !f->failed && k < f->node.nlinks; k++) {
-		const struct dc_link *link = &f->node.links[k];
-		if (link->remote != DC_REMOTE_GPU || f->type_rc[k] != NVML_ERROR_FUNCTION_NOT_FOUND)
-			continue;
-		int gpu = 0;
-		for (int i = 0; i < s->ngpus && !gpu; i++)
-			gpu = dc_pci_equal(&link->remote_pci, &s->gpus[i].pci);
-		if (!gpu) {
-			f->untyped++;
-			f->untyped_rc = f->type_rc[k];
+	dc_model_release(s->m);
+	free(s->slots);
+}
+
+static void format_uuid(const unsigned char u[16], char out[40])
+{
+	static const char hex[] = "0123456789abcdef";
+	int o = 0;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[u[i] >> 4];
+		out[o++] = hex[u[i] & 15];
+	}
+	out[o] = '\0';
+}
+
+static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_fabric_facts *f)
+{
+	char buf[64];
+	if (!f->known)
+		return;
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_STATE,
+					    f->state < 4 ? fabric_states[f->state] : "unknown");
+	if (f->state != DC_FABRIC_COMPLETED)
+		return;
+	const char *status = nvml_return_name((nvmlReturn_t)f->status);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_STATUS, status ? status : "unknown");
+	format_uuid(f->cluster, buf);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLUSTER_UUID, buf);
+	snprintf(buf, sizeof(buf), "%u", f->clique);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLIQUE_ID, buf);
+}
+
+static void set_identity(dmaconn_builder *b, const struct session *s, int ordinal)
+{
+	const struct dc_slot *slot = &s->slots[ordinal];
+	if (slot->index >= 0) {
+		const struct dc_gpu *g = &s->m->ids[slot->index];
+		char bus[DC_PCI_BUS_ID_SIZE], num[32];
+		dc_pci_format(&g->pci, bus);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, g->name);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, bus);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, g->uuid);
+		if (s->m->vendor_ok) {
+			snprintf(num, sizeof(num), "%d", slot->index);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVML_INDEX, num);
 		}
+		if (g->cc_major >= 0) {
+			snprintf(num, sizeof(num), "%d.%d", g->cc_major, g->cc_minor);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_COMPUTE_CAPABILITY, num);
+		}
+	} else {
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, slot->uuid);
+		if (slot->index == DC_SLOT_MIG)
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG, "instance");
 	}
 }
 
+/* Orders the model's GPUs into s->slots and sizes the result; -1 when out of memory. */
+static int place(dmaconn_builder *b, struct session *s, int uuids_known, int warn_guess)
+{
+	int guessed = 0;
+	s->nslots = dc_cuda_visible(s->m->ids, s->m->n, uuids_known, dc_getenv("CUDA_DEVICE_ORDER"),
+				    dc_getenv("CUDA_VISIBLE_DEVICES"), &s->slots, &guessed);
+	if (s->nslots < 0 || dmaconn_builder_set_size(b, s->nslots) != DMACONN_OK)
+		return -1;
+	for (int i = 0; i < s->nslots; i++)
+		set_identity(b, s, i);
+	if (guessed && warn_guess)
+		dmaconn_builder_warn(b,
+				     "%s: the GPUs differ and CUDA_DEVICE_ORDER is FASTEST_FIRST; ordinals assume "
+				     "CUDA ranks higher compute capability first, then PCI bus id (set "
+				     "CUDA_DEVICE_ORDER=PCI_BUS_ID for an order that is certain)",
+				     s->label);
+	return 0;
+}
+
+/*
+ * Takes the model and places the visible GPUs.  Returns 1 when the view can
+ * go on, 0 when NVML is unusable (one warning raised, the result sized from
+ * sysfs, all zero), or a negative dmaconn error.
+ */
+static int session_begin(dmaconn_builder *b, struct session *s)
+{
+	char why[WHY_SIZE];
+	if (dc_replay_file()) {
+		void *h;
+		const struct dmaconn_replay_ops *ops;
+		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
+			return dc_fail(DMACONN_EREPLAY, "%s", why);
+		dlclose(h);
+	}
+	if (!(s->m = model_get()))
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	if (s->m->vendor_ok)
+		return place(b, s, 1, 1) == 0 ? 1 : dc_fail(DMACONN_ENOMEM, "out of memory");
+	if (place(b, s, 0, 0) != 0)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without NVML)",
+			     s->label, s->m->why, s->nslots, s->nslots == 1 ? "" : "s");
+	if (s->m->found > s->m->n)
+		dmaconn_builder_warn(b, "%s: found %d NVIDIA PCI devices, more than dmaconn accepts; counting the "
+				     "first %d by bus id", s->label, s->m->found, s->m->n);
+	return 0;
+}
+
 /* The apply phase: properties and warnings of GPU `ordinal`, in order. */
-static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, struct gpu_facts *f)
+static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, const struct dc_device *f)
 {
 	const struct dc_slot *slot = &s->slots[ordinal];
 	char bus[DC_PCI_BUS_ID_SIZE], num[16];
@@ -693,9 +753,9 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 				     s->label, ordinal, slot->uuid);
 		return;
 	}
-	dc_pci_format(&s->gpus[slot->index].pci, bus);
+	dc_pci_format(&s->m->ids[slot->index].pci, bus);
 	if (f->mig_known)
-		dmaconn_builder_set_device_property(b, ordinal, "mig", f->mig ? "enabled" : "disabled");
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG, f->mig ? "enabled" : "disabled");
 	if (f->mig_known && f->mig) {
 		dmaconn_builder_warn(b,
 				     "%s: GPU %d (%s) is in MIG mode; MIG instances have no peer DMA, so its "
@@ -708,7 +768,7 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 	if (f->untyped) {
 		char err[WHY_SIZE];
 		if (nvml.nvmlDeviceGetNvLinkRemoteDeviceType)
-			call_failed(err, f->untyped_rc, "nvmlDeviceGetNvLinkRemoteDeviceType");
+			call_failed(err, (nvmlReturn_t)f->untyped_rc, "nvmlDeviceGetNvLinkRemoteDeviceType");
 		else
 			snprintf(err, sizeof(err), "NVML lacks nvmlDeviceGetNvLinkRemoteDeviceType");
 		dmaconn_builder_warn(b,
@@ -719,28 +779,20 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 				     f->untyped == 1 ? "it" : "them");
 	}
 	fabric_properties(b, ordinal, &f->fabric);
-	struct dc_node *node = &f->node;
+	const struct dc_node *node = &f->node;
 	int sw = dc_switch_links(node);
 	snprintf(num, sizeof(num), "%d", node->nlinks);
-	dmaconn_builder_set_device_property(b, ordinal, "nvlink_active_links", num);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_ACTIVE_LINKS, num);
 	snprintf(num, sizeof(num), "%d", sw);
-	dmaconn_builder_set_device_property(b, ordinal, "nvlink_switch_links", num);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_SWITCH_LINKS, num);
 
-	node->switch_usable = 1;
-	const struct fabric *fb = &f->fabric;
-	if (!fb->known || fb->state == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED)
-		return;
-	int done = fb->state == NVML_GPU_FABRIC_STATE_COMPLETED && fb->status == NVML_SUCCESS;
-	node->switch_usable = done;
-	node->has_domain = done;
-	memcpy(node->cluster, fb->cluster, sizeof(node->cluster));
-	node->clique = fb->clique;
-	if (done || sw == 0)
+	const struct dc_fabric_facts *fb = &f->fabric;
+	if (!fb->known || fb->state == DC_FABRIC_NOT_SUPPORTED || node->switch_usable || sw == 0)
 		return;
 	char detail[300];
-	if (fb->state == NVML_GPU_FABRIC_STATE_COMPLETED) {
+	if (fb->state == DC_FABRIC_COMPLETED) {
 		char err[256];
-		describe(fb->status, err, sizeof(err));
+		describe((nvmlReturn_t)fb->status, err, sizeof(err));
 		snprintf(detail, sizeof(detail), "failed: %s", err);
 	} else {
 		snprintf(detail, sizeof(detail), "is %s", fb->state < 4 ? fabric_states[fb->state] : "in an unknown state");
@@ -756,16 +808,15 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 static int collect(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m,
 		   char *why)
 {
-	struct gpu_facts mig_instance;
+	struct dc_device mig_instance;
 	int failed = -1;
 	for (int i = 0; i < s->nslots; i++) {
-		struct gpu_facts *f = &mig_instance;
+		const struct dc_device *f = &mig_instance;
 		if (s->slots[i].index >= 0) {
-			f = &s->facts[s->slots[i].index];
-			count_untyped(s, f);
+			f = &s->m->devices[s->slots[i].index];
 		} else {
-			memset(f, 0, sizeof(*f));
-			f->node.isolated = 1;
+			memset(&mig_instance, 0, sizeof(mig_instance));
+			mig_instance.node.isolated = 1;
 		}
 		apply_gpu(b, s, i, f);
 		nodes[i] = f->node;
@@ -773,13 +824,13 @@ static int collect(dmaconn_builder *b, const struct session *s, struct dc_node *
 			failed = s->slots[i].index;
 	}
 	if (failed >= 0)
-		snprintf(why, WHY_SIZE, "%s", s->facts[failed].why);
+		snprintf(why, WHY_SIZE, "%s", s->m->devices[failed].why);
 	else
 		dc_link_matrix(nodes, s->nslots, m);
 	return failed >= 0 ? -1 : 0;
 }
 
-/* Runs a detector body over an open session with its scratch arrays. */
+/* Runs a view body over an open session with its scratch arrays. */
 static int with_session(dmaconn_builder *b, const char *label,
 			int (*body)(dmaconn_builder *, const struct session *, struct dc_node *, int *))
 {
@@ -790,7 +841,7 @@ static int with_session(dmaconn_builder *b, const char *label,
 		return rc < 0 ? rc : DMACONN_OK;
 	}
 	struct dc_node *nodes = calloc((size_t)s.nslots + 1, sizeof(*nodes));
-	int *m = calloc((size_t)s.nslots * (size_t)s.nslots + 1, sizeof(int));
+	int *m = calloc(dc_pair_index(s.nslots, 0, s.nslots) + 1, sizeof(int));
 	rc = nodes && m ? body(b, &s, nodes, m) : dc_fail(DMACONN_ENOMEM, "out of memory");
 	free(nodes);
 	free(m);
@@ -809,11 +860,11 @@ static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_no
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
 			if (i != j)
-				dmaconn_builder_set(b, i, j, m[(size_t)i * (size_t)n + (size_t)j]);
+				dmaconn_builder_set(b, i, j, m[dc_pair_index(i, j, n)]);
 	return DMACONN_OK;
 }
 
-int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
+static int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return with_session(b, "cuda/nvlink", nvlink_body);
@@ -821,30 +872,37 @@ int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
 
 /* ------------------------------------------------------------------ p2p */
 
-/* nvidia-smi's legend for nvmlGpuP2PStatus_t. */
-static const char *p2p_name(nvmlGpuP2PStatus_t st)
+/* nvidia-smi's legend (enum dc_peer_status). */
+static const char *p2p_name(int st)
 {
 	static const char *const names[] = { "OK", "CNS", "GNS", "TNS", "DR", "NS", "U" };
 	return st >= 0 && st < 7 ? names[st] : "U";
 }
 
-/* `nvidia-smi topo -m`'s name for a common ancestor. */
-static const char *path_name(nvmlGpuTopologyLevel_t level)
+/* The model's PCIe path class of an NVML common ancestor. */
+static unsigned char path_of(nvmlGpuTopologyLevel_t level)
 {
 	switch (level) {
 	case NVML_TOPOLOGY_INTERNAL:
 	case NVML_TOPOLOGY_SINGLE:
-		return "PIX";
+		return DC_PATH_PIX;
 	case NVML_TOPOLOGY_MULTIPLE:
-		return "PXB";
+		return DC_PATH_PXB;
 	case NVML_TOPOLOGY_HOSTBRIDGE:
-		return "PHB";
+		return DC_PATH_PHB;
 	case NVML_TOPOLOGY_NODE:
-		return "NODE";
+		return DC_PATH_NODE;
 	case NVML_TOPOLOGY_SYSTEM:
-		return "SYS";
+		return DC_PATH_SYS;
 	}
-	return "?";
+	return DC_PATH_UNKNOWN;
+}
+
+/* `nvidia-smi topo -m`'s name for a path class. */
+static const char *path_name(unsigned char path)
+{
+	static const char *const names[] = { "?", "PIX", "PXB", "PHB", "NODE", "SYS" };
+	return path < sizeof(names) / sizeof(names[0]) ? names[path] : "?";
 }
 
 /*
@@ -882,37 +940,30 @@ static double link_rate(nvmlDevice_t h, const char **source)
 	return 0;
 }
 
-/* NVML's answers about one ordered pair, gathered on any thread. */
-struct pair_facts {
-	int asked;
-	nvmlReturn_t rc;           /* first failing P2P status call, or SUCCESS */
-	char failed_cap[16];
-	nvmlGpuP2PStatus_t st[4];  /* read, write, atomics, nvlink */
-	nvmlReturn_t ancestor_rc;
-	nvmlGpuTopologyLevel_t ancestor;
-};
-
 static const struct {
 	nvmlGpuP2PCapsIndex_t index;
 	const char *key;
-} p2p_caps[] = { { NVML_P2P_CAPS_INDEX_READ, "read" },
-		 { NVML_P2P_CAPS_INDEX_WRITE, "write" },
-		 { NVML_P2P_CAPS_INDEX_ATOMICS, "atomics" },
-		 { NVML_P2P_CAPS_INDEX_NVLINK, "nvlink" } };
+} p2p_caps[] = { { NVML_P2P_CAPS_INDEX_READ, DMACONN_PROP_READ },
+		 { NVML_P2P_CAPS_INDEX_WRITE, DMACONN_PROP_WRITE },
+		 { NVML_P2P_CAPS_INDEX_ATOMICS, DMACONN_PROP_ATOMICS },
+		 { NVML_P2P_CAPS_INDEX_NVLINK, DMACONN_PROP_NVLINK } };
 
 struct p2p_job {
 	const struct session *s;
 	const struct dc_node *nodes;
 	const int *m;
-	struct pair_facts *pairs; /* n*n */
-	double *rate;             /* per device, GB/s per link */
-	const char **rate_source;
-	int *path_pairs;          /* i*n+j (i < j) of the pairs whose PCIe path is asked */
+	size_t *path_pairs;       /* pair index (i < j) of the pairs whose PCIe path is asked */
 	int npath_pairs;
 };
 
-/* Row i: every P2P status from GPU i, its PCIe path to the GPUs after it
- * (the path is symmetric), and its per-link NVLink rate. */
+/* The model's facts about ordinals i -> j. */
+static struct dc_peer *peer_of(const struct session *s, int i, int j)
+{
+	return &s->m->peers[dc_pair_index(s->slots[i].index, s->slots[j].index, s->m->n)];
+}
+
+/* Row i: every P2P status from GPU i not asked yet, and its per-link NVLink
+ * rate; into the model (peer_lock held). */
 static void p2p_row(void *ctx, int i)
 {
 	const struct p2p_job *job = ctx;
@@ -920,21 +971,30 @@ static void p2p_row(void *ctx, int i)
 	int n = s->nslots;
 	if (job->nodes[i].isolated)
 		return;
-	nvmlDevice_t hi = s->handles[s->slots[i].index];
-	job->rate_source[i] = "unknown";
-	job->rate[i] = job->nodes[i].nlinks ? link_rate(hi, &job->rate_source[i]) : 0;
+	struct dc_device *d = &s->m->devices[s->slots[i].index];
+	nvmlDevice_t hi = s->m->handles[s->slots[i].index];
+	if (!d->rate_known) {
+		d->rate_source = "unknown";
+		d->link_gbps = job->nodes[i].nlinks ? link_rate(hi, &d->rate_source) : 0;
+		d->rate_known = 1;
+	}
 	for (int j = 0; j < n; j++) {
-		struct pair_facts *p = &job->pairs[(size_t)i * (size_t)n + (size_t)j];
 		if (i == j || job->nodes[j].isolated)
 			continue;
-		nvmlDevice_t hj = s->handles[s->slots[j].index];
-		p->asked = 1;
-		for (int c = 0; c < 4 && p->rc == NVML_SUCCESS; c++) {
-			p->rc = nvml.nvmlDeviceGetP2PStatus(hi, hj, p2p_caps[c].index, &p->st[c]);
-			if (p->rc != NVML_SUCCESS)
-				snprintf(p->failed_cap, sizeof(p->failed_cap), "%s", p2p_caps[c].key);
+		struct dc_peer *p = peer_of(s, i, j);
+		if (p->asked)
+			continue;
+		nvmlDevice_t hj = s->m->handles[s->slots[j].index];
+		nvmlReturn_t rc = NVML_SUCCESS;
+		for (int c = 0; c < DC_PEER_CAPS && rc == NVML_SUCCESS; c++) {
+			nvmlGpuP2PStatus_t st = NVML_P2P_STATUS_OK; /* what an answer leaves unset reads as */
+			rc = nvml.nvmlDeviceGetP2PStatus(hi, hj, p2p_caps[c].index, &st);
+			p->status[c] = st >= 0 && st < 7 ? (unsigned char)st : DC_PEER_U;
+			if (rc != NVML_SUCCESS)
+				p->failed_cap = (unsigned char)c;
 		}
-		p->ancestor_rc = NVML_ERROR_NOT_SUPPORTED;
+		p->rc = (int)rc;
+		p->asked = 1;
 	}
 }
 
@@ -945,59 +1005,88 @@ static void p2p_ancestor(void *ctx, int k)
 {
 	const struct p2p_job *job = ctx;
 	const struct session *s = job->s;
-	int n = s->nslots, i = job->path_pairs[k] / n, j = job->path_pairs[k] % n;
-	struct pair_facts *p = &job->pairs[(size_t)i * (size_t)n + (size_t)j];
-	p->ancestor_rc = nvml.nvmlDeviceGetTopologyCommonAncestor(s->handles[s->slots[i].index],
-								  s->handles[s->slots[j].index], &p->ancestor);
+	int n = s->nslots, i = (int)(job->path_pairs[k] / (size_t)n), j = (int)(job->path_pairs[k] % (size_t)n);
+	struct dc_peer *p = peer_of(s, i, j);
+	nvmlGpuTopologyLevel_t level = NVML_TOPOLOGY_SYSTEM;
+	nvmlReturn_t rc = nvml.nvmlDeviceGetTopologyCommonAncestor(s->m->handles[s->slots[i].index],
+								    s->m->handles[s->slots[j].index], &level);
+	p->path_rc = (int)rc;
+	p->path = rc == NVML_SUCCESS ? path_of(level) : DC_PATH_UNKNOWN;
+	p->path_asked = 1;
 }
 
 /* Properties, matrix value and warnings of the pair i -> j (serially, in order). */
 static void p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int j, int *ancestor_warned)
 {
 	const struct session *s = job->s;
-	int n = s->nslots, links = job->m[(size_t)i * (size_t)n + (size_t)j];
-	const struct pair_facts *p = &job->pairs[(size_t)i * (size_t)n + (size_t)j];
+	int n = s->nslots, links = job->m[dc_pair_index(i, j, n)];
+	const struct dc_peer *p = peer_of(s, i, j);
 	/* The path was asked from the lower ordinal's side. */
-	const struct pair_facts *q = &job->pairs[i < j ? (size_t)i * (size_t)n + (size_t)j
-						       : (size_t)j * (size_t)n + (size_t)i];
+	const struct dc_peer *q = i < j ? p : peer_of(s, j, i);
+	const struct dc_device *d = &s->m->devices[s->slots[i].index];
 	char bus[DC_PCI_BUS_ID_SIZE], buf[64];
-	dc_pci_format(&s->gpus[s->slots[i].index].pci, bus);
-	for (int c = 0; c < 4; c++)
-		dmaconn_builder_set_pair_property(b, i, j, p2p_caps[c].key, p2p_name(p->st[c]));
+	dc_pci_format(&s->m->ids[s->slots[i].index].pci, bus);
+	for (int c = 0; c < DC_PEER_CAPS; c++)
+		dmaconn_builder_set_pair_property(b, i, j, p2p_caps[c].key, p2p_name(p->status[c]));
 	const char *path = "?";
+	/* Read only without NVLink: the pairs p2p_fill asked (or found asked). */
+	int path_rc = links == 0 && q->path_asked ? q->path_rc : NVML_ERROR_NOT_SUPPORTED;
 	if (links > 0) {
 		snprintf(buf, sizeof(buf), "NV%d", links);
 		path = buf;
-	} else if (q->ancestor_rc == NVML_SUCCESS) {
-		path = path_name(q->ancestor);
-	} else if (q->ancestor_rc != NVML_ERROR_NOT_SUPPORTED && !*ancestor_warned) {
+	} else if (path_rc == NVML_SUCCESS) {
+		path = path_name(q->path);
+	} else if (path_rc != NVML_ERROR_NOT_SUPPORTED && !*ancestor_warned) {
 		char err[WHY_SIZE];
-		call_failed(err, q->ancestor_rc, "nvmlDeviceGetTopologyCommonAncestor(GPU %d, GPU %d)",
+		call_failed(err, (nvmlReturn_t)path_rc, "nvmlDeviceGetTopologyCommonAncestor(GPU %d, GPU %d)",
 			    i < j ? i : j, i < j ? j : i);
 		dmaconn_builder_warn(b, "%s: %s; PCIe path classes are unknown", s->label, err);
 		*ancestor_warned = 1;
 	}
-	dmaconn_builder_set_pair_property(b, i, j, "path", path);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, path);
 	if (links > 0) {
 		snprintf(buf, sizeof(buf), "%d", links);
-		dmaconn_builder_set_pair_property(b, i, j, "nvlink_links", buf);
-		if (job->rate[i] > 0) {
-			snprintf(buf, sizeof(buf), "%.1f", links * job->rate[i]);
-			dmaconn_builder_set_pair_property(b, i, j, "nvlink_gbps", buf);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_LINKS, buf);
+		if (d->link_gbps > 0) {
+			snprintf(buf, sizeof(buf), "%.1f", links * d->link_gbps);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_GBPS, buf);
 		}
-		dmaconn_builder_set_pair_property(b, i, j, "nvlink_rate_source", job->rate_source[i]);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_RATE_SOURCE, d->rate_source);
 	}
-	const nvmlGpuP2PStatus_t *st = p->st;
-	int ok = st[0] == NVML_P2P_STATUS_OK && st[1] == NVML_P2P_STATUS_OK && st[2] == NVML_P2P_STATUS_OK;
+	const unsigned char *st = p->status;
+	int ok = st[DC_PEER_READ] == DC_PEER_OK && st[DC_PEER_WRITE] == DC_PEER_OK &&
+		 st[DC_PEER_ATOMICS] == DC_PEER_OK;
 	dmaconn_builder_set(b, i, j, ok);
 	if (links > 0 && !ok)
 		dmaconn_builder_warn(b,
 				     "%s: GPU %d (%s) -> GPU %d: %d NVLinks are active but NVML reports peer "
 				     "read %s, write %s, atomics %s (P2P disabled by the driver or a VM?)",
 				     s->label, i, bus, j, links, p2p_name(st[0]), p2p_name(st[1]), p2p_name(st[2]));
-	else if (links == 0 && st[3] == NVML_P2P_STATUS_OK)
+	else if (links == 0 && st[DC_PEER_NVLINK] == DC_PEER_OK)
 		dmaconn_builder_warn(b, "%s: GPU %d (%s) -> GPU %d: NVML reports NVLink P2P OK but no active "
 				     "NVLink joins them", s->label, i, bus, j);
+}
+
+/* Asks NVML what the model lacks about the visible pairs (peer_lock held):
+ * capabilities by row, PCIe paths by pair. */
+static int p2p_fill(struct p2p_job *job)
+{
+	const struct session *s = job->s;
+	int n = s->nslots;
+	struct dc_model *model = s->m;
+	if (!model->peers && !(model->peers = calloc(dc_pair_index(model->n, 0, model->n) + 1,
+						    sizeof(*model->peers))))
+		return -1;
+	if (!(job->path_pairs = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*job->path_pairs))))
+		return -1;
+	parallel_for(n, p2p_row, job);
+	for (int i = 0; nvml.nvmlDeviceGetTopologyCommonAncestor && i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (!job->nodes[i].isolated && !job->nodes[j].isolated && !peer_of(s, i, j)->path_asked &&
+			    (job->m[dc_pair_index(i, j, n)] == 0 || job->m[dc_pair_index(j, i, n)] == 0))
+				job->path_pairs[job->npath_pairs++] = dc_pair_index(i, j, n);
+	parallel_for(job->npath_pairs, p2p_ancestor, job);
+	return 0;
 }
 
 static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
@@ -1012,27 +1101,23 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 		dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
 		return DMACONN_OK;
 	}
-	struct p2p_job job = { s, nodes, m, calloc((size_t)n * (size_t)n + 1, sizeof(struct pair_facts)),
-			       calloc((size_t)n + 1, sizeof(double)), calloc((size_t)n + 1, sizeof(char *)),
-			       calloc((size_t)n * (size_t)n + 1, sizeof(int)), 0 };
-	if (!job.pairs || !job.rate || !job.rate_source || !job.path_pairs) {
+	struct p2p_job job = { s, nodes, m, NULL, 0 };
+	pthread_mutex_lock(&peer_lock);
+	int filled = p2p_fill(&job);
+	pthread_mutex_unlock(&peer_lock);
+	if (filled != 0) {
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
 		goto out;
 	}
-	parallel_for(n, p2p_row, &job);
-	for (int i = 0; nvml.nvmlDeviceGetTopologyCommonAncestor && i < n; i++)
-		for (int j = i + 1; j < n; j++)
-			if (!nodes[i].isolated && !nodes[j].isolated &&
-			    (m[(size_t)i * (size_t)n + (size_t)j] == 0 || m[(size_t)j * (size_t)n + (size_t)i] == 0))
-				job.path_pairs[job.npath_pairs++] = i * n + j;
-	parallel_for(job.npath_pairs, p2p_ancestor, &job);
 	/* Any failing status call voids them all: no pair shows half an answer. */
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
-			const struct pair_facts *p = &job.pairs[(size_t)i * (size_t)n + (size_t)j];
-			if (p->asked && p->rc != NVML_SUCCESS) {
-				call_failed(why, p->rc, "nvmlDeviceGetP2PStatus(GPU %d -> GPU %d, %s)", i, j,
-					    p->failed_cap);
+			if (i == j || nodes[i].isolated || nodes[j].isolated)
+				continue;
+			const struct dc_peer *p = peer_of(s, i, j);
+			if (p->rc != NVML_SUCCESS) {
+				call_failed(why, (nvmlReturn_t)p->rc, "nvmlDeviceGetP2PStatus(GPU %d -> GPU %d, %s)", i, j,
+					    p2p_caps[p->failed_cap].key);
 				dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
 				goto out;
 			}
@@ -1040,18 +1125,30 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 	}
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
-			if (job.pairs[(size_t)i * (size_t)n + (size_t)j].asked)
+			if (i != j && !nodes[i].isolated && !nodes[j].isolated)
 				p2p_apply(b, &job, i, j, &ancestor_warned);
 out:
-	free(job.pairs);
-	free(job.rate);
-	free(job.rate_source);
 	free(job.path_pairs);
 	return rc;
 }
 
-int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
+static int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
 	return with_session(b, "cuda/p2p", p2p_body);
 }
+
+static const struct dc_view dc_nvml_views[] = {
+	{ "nvlink", dc_nvml_detect_nvlink },
+	{ "p2p", dc_nvml_detect_p2p },
+};
+
+const struct dc_backend dc_backend_nvml = {
+	.name = "nvml",
+	.type = DMACONN_DEVICE_CUDA,
+	.discover = dc_nvml_discover,
+	DC_VIEWS(dc_nvml_views),
+	.atfork = dc_nvml_fork,
+	.forget = dc_nvml_forget,
+	.shutdown = dc_nvml_shutdown,
+};

@@ -1,5 +1,7 @@
 #include "nvml_load.h"
 
+#include "loader.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,21 +11,18 @@ int nvml_api_bind(struct nvml_api *api, void *handle, const char *path,
 		  int (*hidden)(const char *symbol), char *err, size_t errlen)
 {
 	memset(api, 0, sizeof(*api));
+	const struct dc_symbol syms[] = {
+#define NVML_API_SYMBOL_(fn, ret, params, required) DC_SYMBOL_OF(api, fn, required),
+		NVML_FUNCTIONS(NVML_API_SYMBOL_)
+#undef NVML_API_SYMBOL_
+	};
+	const char *missing = dc_lib_bind(handle, syms, sizeof(syms) / sizeof(syms[0]), hidden);
 	api->handle = handle;
-	/* Resolve through a void pointer: ISO C has no cast from object to
-	 * function pointer, POSIX guarantees the representation. */
-#define NVML_API_RESOLVE_(fn, ret, params, required)                                   \
-	do {                                                                            \
-		void *sym_ = (hidden && hidden(#fn)) ? NULL : dlsym(handle, #fn);       \
-		memcpy(&api->fn, &sym_, sizeof(sym_));                                  \
-		if (!sym_ && (required)) {                                              \
-			snprintf(err, errlen, "%s lacks %s (not an NVML library?)", path, #fn); \
-			nvml_api_close(api);                                            \
-			return -1;                                                      \
-		}                                                                       \
-	} while (0);
-	NVML_FUNCTIONS(NVML_API_RESOLVE_)
-#undef NVML_API_RESOLVE_
+	if (missing) {
+		snprintf(err, errlen, "%s lacks %s (not an NVML library?)", path, missing);
+		nvml_api_close(api);
+		return -1;
+	}
 	return 0;
 }
 
@@ -31,13 +30,8 @@ int nvml_api_open(struct nvml_api *api, const char *path, int (*hidden)(const ch
 		  char *err, size_t errlen)
 {
 	memset(api, 0, sizeof(*api));
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *why = dlerror();
-		snprintf(err, errlen, "cannot load NVML: %s", why ? why : path);
-		return -1;
-	}
-	return nvml_api_bind(api, h, path, hidden, err, errlen);
+	void *h = dc_lib_open(path, "NVML", err, errlen);
+	return h ? nvml_api_bind(api, h, path, hidden, err, errlen) : -1;
 }
 
 void nvml_api_close(struct nvml_api *api)

@@ -1,5 +1,7 @@
 #include "ze_load.h"
 
+#include "loader.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,34 +11,26 @@ int ze_api_bind(struct ze_api *api, void *handle, const char *path, int (*hidden
 		char *err, size_t errlen)
 {
 	memset(api, 0, sizeof(*api));
+	const struct dc_symbol syms[] = {
+#define ZE_API_SYMBOL_(fn, ret, params, required) DC_SYMBOL_OF(api, fn, required),
+		ZE_FUNCTIONS(ZE_API_SYMBOL_)
+#undef ZE_API_SYMBOL_
+	};
+	const char *missing = dc_lib_bind(handle, syms, sizeof(syms) / sizeof(syms[0]), hidden);
 	api->handle = handle;
-	/* Through a void pointer: ISO C has no cast from object to function
-	 * pointer, POSIX guarantees the representation. */
-#define ZE_API_RESOLVE_(fn, ret, params, required)                                             \
-	do {                                                                                   \
-		void *sym_ = (hidden && hidden(#fn)) ? NULL : dlsym(handle, #fn);              \
-		memcpy(&api->fn, &sym_, sizeof(sym_));                                         \
-		if (!sym_ && (required)) {                                                     \
-			snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", path, #fn); \
-			ze_api_close(api);                                                     \
-			return -1;                                                             \
-		}                                                                              \
-	} while (0);
-	ZE_FUNCTIONS(ZE_API_RESOLVE_)
-#undef ZE_API_RESOLVE_
+	if (missing) {
+		snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", path, missing);
+		ze_api_close(api);
+		return -1;
+	}
 	return 0;
 }
 
 int ze_api_open(struct ze_api *api, const char *path, char *err, size_t errlen)
 {
 	memset(api, 0, sizeof(*api));
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *why = dlerror();
-		snprintf(err, errlen, "cannot load Level Zero: %s", why ? why : path);
-		return -1;
-	}
-	return ze_api_bind(api, h, path, NULL, err, errlen);
+	void *h = dc_lib_open(path, "Level Zero", err, errlen);
+	return h ? ze_api_bind(api, h, path, NULL, err, errlen) : -1;
 }
 
 void ze_api_close(struct ze_api *api)

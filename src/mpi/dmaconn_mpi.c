@@ -23,6 +23,7 @@
 
 #include "dmaconn_mpi.h"
 #include "dmaconn_mpi_cli.h"
+#include "linkmatrix.h"
 
 #define MSG_SIZE 1024
 
@@ -322,10 +323,10 @@ out:
 /* The name two ranks match a device by: its UUID, else its PCI address. */
 static const char *result_key(const dmaconn_result *r, int i)
 {
-	const char *uuid = dmaconn_result_device_get(r, i, "uuid");
+	const char *uuid = dmaconn_result_device_get(r, i, DMACONN_PROP_UUID);
 	if (uuid && *uuid)
 		return uuid;
-	const char *bus = dmaconn_result_device_get(r, i, "pci_bus_id");
+	const char *bus = dmaconn_result_device_get(r, i, DMACONN_PROP_PCI_BUS_ID);
 	return bus && *bus ? bus : "";
 }
 
@@ -405,10 +406,10 @@ static const char *dev_get(const struct contrib *c, int i, const char *key)
 
 static const char *dev_key(const struct contrib *c, int i)
 {
-	const char *uuid = dev_get(c, i, "uuid");
+	const char *uuid = dev_get(c, i, DMACONN_PROP_UUID);
 	if (uuid && *uuid)
 		return uuid;
-	const char *bus = dev_get(c, i, "pci_bus_id");
+	const char *bus = dev_get(c, i, DMACONN_PROP_PCI_BUS_ID);
 	return bus && *bus ? bus : NULL;
 }
 
@@ -451,40 +452,65 @@ static int nonzero_uuid(const char *u)
 	return 0;
 }
 
-/* What the rule looks at in one device, found once. */
+/* What the NVSwitch rule looks at in one device, found once. */
 struct facts {
 	int rank, local;
-	const char *key;             /* dev_key() */
-	const char *cluster, *clique; /* both set when its NVSwitch fabric is usable across nodes */
+	const char *key;   /* dev_key() */
+	int in_domain;     /* its NVSwitch fabric is usable across nodes: node below */
+	struct dc_node node;
 	long switch_links;
 };
 
+/* A fabric cluster UUID as its 16 bytes; -1 unless 32 hex digits. */
+static int parse_uuid(const char *s, unsigned char out[16])
+{
+	int nibbles = 0;
+	for (; *s && nibbles <= 32; s++) {
+		int v = *s >= '0' && *s <= '9' ? *s - '0'
+			: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+		if (v < 0 && *s != '-')
+			return -1;
+		if (v >= 0 && nibbles < 32)
+			out[nibbles / 2] = (unsigned char)(nibbles % 2 ? out[nibbles / 2] | v : v << 4);
+		nibbles += v >= 0;
+	}
+	return nibbles == 32 ? 0 : -1;
+}
+
 static void find_facts(struct facts *f, const struct contrib *c, int r, int i)
 {
-	const char *state = dev_get(&c[r], i, "fabric_state");
-	const char *status = dev_get(&c[r], i, "fabric_status");
-	const char *cluster = dev_get(&c[r], i, "cluster_uuid");
-	const char *clique = dev_get(&c[r], i, "clique_id");
-	const char *links = dev_get(&c[r], i, "nvlink_switch_links");
+	const char *state = dev_get(&c[r], i, DMACONN_PROP_FABRIC_STATE);
+	const char *status = dev_get(&c[r], i, DMACONN_PROP_FABRIC_STATUS);
+	const char *cluster = dev_get(&c[r], i, DMACONN_PROP_CLUSTER_UUID);
+	const char *clique = dev_get(&c[r], i, DMACONN_PROP_CLIQUE_ID);
+	const char *links = dev_get(&c[r], i, DMACONN_PROP_NVLINK_SWITCH_LINKS);
 	memset(f, 0, sizeof(*f));
 	f->rank = r;
 	f->local = i;
 	f->key = dev_key(&c[r], i);
 	f->switch_links = links ? strtol(links, NULL, 10) : 0;
-	if (state && !strcmp(state, "completed") && status &&
-	    (!strcmp(status, "NVML_SUCCESS") || !strcmp(status, "SUCCESS")) && cluster &&
-	    nonzero_uuid(cluster) && clique && f->switch_links > 0) {
-		f->cluster = cluster;
-		f->clique = clique;
+	char *end = NULL;
+	unsigned long clique_id = clique ? strtoul(clique, &end, 10) : 0;
+	/* Registered with the fabric manager, successfully ("SUCCESS" from
+	 * writers that drop NVML's prefix), in a named domain. */
+	if (state && !strcmp(state, DMACONN_FABRIC_STATE_COMPLETED) && status &&
+	    (!strcmp(status, DMACONN_FABRIC_STATUS_SUCCESS) || !strcmp(status, "SUCCESS")) && cluster &&
+	    nonzero_uuid(cluster) && parse_uuid(cluster, f->node.cluster) == 0 && clique && *clique &&
+	    end && !*end && clique_id <= UINT_MAX && f->switch_links > 0) {
+		f->in_domain = 1;
+		f->node.switch_usable = 1;
+		f->node.has_domain = 1;
+		f->node.clique = (unsigned int)clique_id;
 	}
 }
 
 /* Devices of different nodes: one NVLink domain, through the switches. */
 static int across_nodes(const struct assembly *a, const struct facts *fa, const struct facts *fb)
 {
-	if (!fa->cluster || !fb->cluster || strcasecmp(fa->cluster, fb->cluster) || strcmp(fa->clique, fb->clique))
+	long v = dc_switch_between(&fa->node, fa->switch_links, &fb->node, fb->switch_links);
+	if (v <= 0)
 		return 0;
-	long v = fa->switch_links < fb->switch_links ? fa->switch_links : fb->switch_links;
 	if (strcmp(a->connection, "nvlink") != 0)
 		return 1;
 	return v > INT_MAX ? INT_MAX : (int)v;
@@ -508,8 +534,8 @@ static void note(dmaconn_builder *b, const struct assembly *a, int about, const 
 
 static int is_own_key(const char *key)
 {
-	return !strcmp(key, "rank") || !strcmp(key, "host") || !strcmp(key, "node") ||
-	       !strcmp(key, "local_ordinal");
+	return !strcmp(key, DMACONN_PROP_RANK) || !strcmp(key, DMACONN_PROP_HOST) || !strcmp(key, DMACONN_PROP_NODE) ||
+	       !strcmp(key, DMACONN_PROP_LOCAL_ORDINAL);
 }
 
 static int assemble(dmaconn_builder *b, void *user_data)
@@ -567,12 +593,12 @@ static int assemble(dmaconn_builder *b, void *user_data)
 			owner[g] = r;
 			find_facts(&f[g], c, r, i);
 			snprintf(num, sizeof(num), "%d", r);
-			dmaconn_builder_set_device_property(b, g, "rank", num);
-			dmaconn_builder_set_device_property(b, g, "host", c[r].host);
+			dmaconn_builder_set_device_property(b, g, DMACONN_PROP_RANK, num);
+			dmaconn_builder_set_device_property(b, g, DMACONN_PROP_HOST, c[r].host);
 			snprintf(num, sizeof(num), "%d", node[r]);
-			dmaconn_builder_set_device_property(b, g, "node", num);
+			dmaconn_builder_set_device_property(b, g, DMACONN_PROP_NODE, num);
 			snprintf(num, sizeof(num), "%d", i);
-			dmaconn_builder_set_device_property(b, g, "local_ordinal", num);
+			dmaconn_builder_set_device_property(b, g, DMACONN_PROP_LOCAL_ORDINAL, num);
 			for (int p = 0; p < c[r].devs[i].nprops; p++)
 				if (!is_own_key(c[r].devs[i].keys[p]))
 					dmaconn_builder_set_device_property(b, g, c[r].devs[i].keys[p],
@@ -598,7 +624,7 @@ static int assemble(dmaconn_builder *b, void *user_data)
 					if (!unmatched[hi])
 						unmatched[hi] = lo + 1;
 				}
-			} else if (f[g].cluster && f[h].cluster) {
+			} else if (f[g].in_domain && f[h].in_domain) {
 				v = across_nodes(a, &f[g], &f[h]);
 			}
 			if (v > 0)

@@ -1,0 +1,48 @@
+/*
+ * The backend interface, in the spirit of hwloc's components: each vendor
+ * file (nvml.c, kfd.c, level_zero.c) ends in one dc_backend descriptor, and
+ * table.c is the only place that lists them.  The core iterates the table
+ * for the built-in detectors, fork handling and shutdown, and names no
+ * backend.
+ */
+#ifndef DMACONN_BACKEND_H
+#define DMACONN_BACKEND_H
+
+#include "dmaconn.h"
+
+/* One connection type a backend projects, and the detector computing it. */
+struct dc_view {
+	const char *connection; /* "nvlink", "p2p", ... */
+	dmaconn_detector_fn detect;
+};
+
+struct dc_backend {
+	const char *name; /* "nvml", "kfd", "level_zero" */
+	dmaconn_device_type type;
+	/*
+	 * Discovers the vendor's devices into the backend's node model
+	 * (src/model/model.h), once per process; fresh: discover again.  0, or
+	 * a negative dmaconn error.  The views take the model the same way, so
+	 * calling it is optional; NULL for a backend whose views still read
+	 * the vendor themselves.
+	 */
+	int (*discover)(int fresh);
+	const struct dc_view *views;
+	int nviews;
+	/* fork() handling: DC_FORK_PREPARE takes the backend's locks,
+	 * DC_FORK_PARENT and DC_FORK_CHILD release them (internal.h). */
+	void (*atfork)(int phase);
+	/* Forgets what was discovered (dmaconn_clear_cache); NULL when the
+	 * backend keeps nothing. */
+	void (*forget)(void);
+	/* Forgets what was discovered and unloads the vendor library. */
+	void (*shutdown)(void);
+};
+
+/* Every backend, in registration order, NULL-terminated (table.c). */
+extern const struct dc_backend *const dc_backends[];
+
+/* .views and .nviews of a descriptor, from a static array. */
+#define DC_VIEWS(v) .views = (v), .nviews = (int)(sizeof(v) / sizeof((v)[0]))
+
+#endif

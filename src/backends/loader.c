@@ -1,0 +1,35 @@
+#include "loader.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *dc_lib_bind(void *handle, const struct dc_symbol *syms, size_t n,
+			int (*hidden)(const char *symbol))
+{
+	for (size_t i = 0; i < n; i++) {
+		void *sym = hidden && hidden(syms[i].name) ? NULL : dlsym(handle, syms[i].name);
+		if (!sym && syms[i].fallback && !(hidden && hidden(syms[i].fallback)))
+			sym = dlsym(handle, syms[i].fallback);
+		if (!sym && syms[i].required) {
+			void *none = NULL;
+			for (size_t k = 0; k < n; k++)
+				memcpy(syms[k].slot, &none, sizeof(none));
+			return syms[i].name;
+		}
+		/* Through a void pointer: ISO C has no cast from object to
+		 * function pointer, POSIX guarantees the representation. */
+		memcpy(syms[i].slot, &sym, sizeof(sym));
+	}
+	return NULL;
+}
+
+void *dc_lib_open(const char *path, const char *what, char *err, size_t errlen)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+		snprintf(err, errlen, "cannot load %s: %s", what, why ? why : path);
+	}
+	return h;
+}

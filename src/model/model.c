@@ -1,0 +1,61 @@
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct dc_model *dc_model_new(int n, int with_facts)
+{
+	struct dc_model *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	atomic_init(&m->refs, 1);
+	m->n = n;
+	m->ids = calloc((size_t)n + 1, sizeof(*m->ids));
+	int ok = m->ids != NULL;
+	if (with_facts) {
+		m->devices = calloc((size_t)n + 1, sizeof(*m->devices));
+		m->handles = calloc((size_t)n + 1, sizeof(*m->handles));
+		ok = ok && m->devices && m->handles;
+	}
+	if (!ok) {
+		dc_model_release(m);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		m->ids[i].cc_major = m->ids[i].cc_minor = -1;
+	return m;
+}
+
+struct dc_model *dc_model_retain(struct dc_model *m)
+{
+	if (m)
+		atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+	return m;
+}
+
+void dc_model_release(struct dc_model *m)
+{
+	if (!m || atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	free(m->ids);
+	free(m->devices);
+	free(m->handles);
+	free(m->peers);
+	free(m);
+}
+
+void dc_copy_text(char *dst, size_t len, const char *src, size_t srclen)
+{
+	if (!len)
+		return;
+	size_t n = strnlen(src, srclen);
+	if (n >= len) {
+		n = len - 1;
+		/* Back over continuation bytes to the lead byte of the character
+		 * that does not fit, and leave it out. */
+		while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}

@@ -1,0 +1,105 @@
+/*
+ * The node model: what a backend discovered about its vendor's devices, in
+ * vendor-neutral terms -- identities, active links and their remote ends,
+ * fabric membership, and per-pair peer capabilities and PCIe paths.  A
+ * backend discovers once per process (again on dmaconn_detect_fresh) and
+ * every view of that vendor (one per connection type) is computed from the
+ * same model.
+ *
+ * Published models are shared read-only, reference-counted, except the
+ * per-pair facts and link rates, which the first view needing them fills
+ * under the backend's lock.
+ */
+#ifndef DMACONN_MODEL_H
+#define DMACONN_MODEL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "../linkmatrix.h"
+#include "../order.h"
+
+#define DC_MODEL_WHY_SIZE 768
+
+/* Row-major index of the ordered pair (i, j) among n devices, computed in
+ * size_t: n*n exceeds INT_MAX from 46,341 devices on. */
+static inline size_t dc_pair_index(int i, int j, int n)
+{
+	return (size_t)i * (size_t)n + (size_t)j;
+}
+
+/* A switched fabric's registration of a device (NVLink/NVSwitch domains). */
+enum dc_fabric_state {
+	DC_FABRIC_NOT_SUPPORTED = 0,
+	DC_FABRIC_NOT_STARTED = 1,
+	DC_FABRIC_IN_PROGRESS = 2,
+	DC_FABRIC_COMPLETED = 3
+};
+
+struct dc_fabric_facts {
+	int known;          /* the vendor answered */
+	unsigned int state; /* enum dc_fabric_state, or a value it does not name */
+	int status;         /* the registration's vendor status code, 0 = success */
+	unsigned char cluster[16];
+	unsigned int clique;
+};
+
+/* Peer capability, as nvidia-smi's legend names it (OK, CNS, GNS, TNS, DR,
+ * NS, U): chipset, GPU, topology not supported, disabled by registry, not
+ * supported, unknown. */
+enum dc_peer_status { DC_PEER_OK, DC_PEER_CNS, DC_PEER_GNS, DC_PEER_TNS, DC_PEER_DR, DC_PEER_NS, DC_PEER_U };
+enum { DC_PEER_READ, DC_PEER_WRITE, DC_PEER_ATOMICS, DC_PEER_NVLINK, DC_PEER_CAPS };
+
+/* PCIe path class of a pair, as `nvidia-smi topo -m` names it. */
+enum dc_path { DC_PATH_UNKNOWN, DC_PATH_PIX, DC_PATH_PXB, DC_PATH_PHB, DC_PATH_NODE, DC_PATH_SYS };
+
+struct dc_device {
+	int failed;                    /* a query of the device failed: why */
+	char why[DC_MODEL_WHY_SIZE];
+	int mig_known;
+	unsigned int mig;              /* MIG mode enabled */
+	int fabric_rc;                 /* the fabric query's vendor status */
+	struct dc_fabric_facts fabric;
+	struct dc_node node;           /* active links, remote ends, switch domain */
+	int untyped;                   /* active links to no GPU whose remote type is unknown */
+	int untyped_rc;                /* the vendor status that left them unknown */
+	int rate_known;                /* link rate below asked (by the p2p view) */
+	double link_gbps;              /* GB/s per direction per link, 0 unknown */
+	const char *rate_source;       /* a static string */
+};
+
+/* What the vendor says about the ordered pair of devices (a, b). */
+struct dc_peer {
+	unsigned char asked;
+	unsigned char failed_cap;      /* DC_PEER_READ..., the query that failed */
+	unsigned char status[DC_PEER_CAPS];
+	unsigned char path_asked;
+	unsigned char path;            /* enum dc_path */
+	int rc;                        /* first failing capability query, 0 none */
+	int path_rc;                   /* the PCIe path query's status */
+};
+
+struct dc_model {
+	atomic_int refs;
+	int vendor_ok;                 /* the vendor library answered; else why */
+	char why[DC_MODEL_WHY_SIZE];
+	int n;
+	int found;                     /* devices found, when more than the n kept */
+	struct dc_gpu *ids;            /* identities, in the vendor's order */
+	struct dc_device *devices;     /* NULL when !vendor_ok */
+	void **handles;                /* the backend's per-device handles */
+	struct dc_peer *peers;         /* n*n, NULL until a view needs them */
+};
+
+/* Copies the text src (at most srclen bytes, up to a NUL) into dst of len
+ * bytes, NUL-terminated, cut where needed at a UTF-8 character boundary. */
+void dc_copy_text(char *dst, size_t len, const char *src, size_t srclen);
+
+/* A model for n devices, all zero (ids' compute capabilities -1); NULL when
+ * out of memory.  with_facts: also devices and handles. */
+struct dc_model *dc_model_new(int n, int with_facts);
+struct dc_model *dc_model_retain(struct dc_model *m);
+/* Accepts NULL. */
+void dc_model_release(struct dc_model *m);
+
+#endif
