@@ -286,13 +286,17 @@ typedef struct dmaconn_builder dmaconn_builder;
 DMACONN_EXTERN int dmaconn_builder_set_size(dmaconn_builder *b, int n);
 /* Sets m[i][j] (i != j; values on the diagonal are refused). */
 DMACONN_EXTERN int dmaconn_builder_set(dmaconn_builder *b, int i, int j, int value);
-/* Sets (or replaces) a device property; key and value are copied. */
+/* Sets (or replaces) a device property; key and value are copied, as valid
+ * UTF-8 without control characters (other bytes become U+FFFD). */
 DMACONN_EXTERN int dmaconn_builder_set_device_property(dmaconn_builder *b, int i,
 						       const char *key, const char *value);
-/* Sets (or replaces) a property of the pair i -> j (i != j). */
+/* Sets (or replaces) a property of the pair i -> j (i != j), copied likewise. */
 DMACONN_EXTERN int dmaconn_builder_set_pair_property(dmaconn_builder *b, int i, int j,
 						     const char *key, const char *value);
-/* Raises a warning: stored in the result and sent to the warning sink. */
+/* Raises a warning: stored in the result and sent to the warning sink when
+ * the detector returns.  Warnings of one cause (the same fmt; for "%s" the
+ * same message) are stored and sent once, the first with "(and N more like
+ * it)". */
 DMACONN_EXTERN int dmaconn_builder_warn(dmaconn_builder *b, const char *fmt, ...)
 #ifdef __GNUC__
 	__attribute__((format(printf, 2, 3)))
@@ -429,7 +433,10 @@ DMACONN_EXTERN const char *dmaconn_verify_warning(const dmaconn_verify_result *v
  * Where warnings go.  By default each is written to stderr as one line
  * "dmaconn: warning: <message>", unless DMACONN_QUIET is set to a non-empty
  * value other than "0".  A handler replaces that; NULL restores it.  The
- * handler may be called from any thread that detects, one call at a time.
+ * handler may be called from any thread that detects, from several at once,
+ * and may call dmaconn (dmaconn_shutdown excepted: it does nothing there).
+ * Once this returns, no other thread still runs a handler it replaced,
+ * unless it is called from inside a handler or a detector.
  */
 typedef void (*dmaconn_warning_fn)(const char *message, void *user_data);
 DMACONN_EXTERN void dmaconn_set_warning_handler(dmaconn_warning_fn fn, void *user_data);
@@ -442,6 +449,8 @@ DMACONN_EXTERN void dmaconn_set_warning_handler(dmaconn_warning_fn fn, void *use
  * the vendor libraries dmaconn initialised (nvmlShutdown) and unloads them.
  * Optional: without it, the library keeps NVML initialised and loaded until
  * the process exits.  Not to be called while another thread uses dmaconn.
+ * Inside a detector or a warning handler it does nothing (the caller's
+ * detection still uses what it would free); dmaconn_last_error() says so.
  */
 DMACONN_EXTERN void dmaconn_shutdown(void);
 

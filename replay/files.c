@@ -79,6 +79,27 @@ static int cmp_file(const void *a, const void *b)
 	return strcmp(((const struct file *)a)->path, ((const struct file *)b)->path);
 }
 
+/* The index of the file whose path is the first len bytes of p, or -1;
+ * files sorted. */
+static int find_file_n(const char *p, size_t len)
+{
+	int lo = 0, hi = nfiles - 1;
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		const char *q = files[mid].path;
+		int c = strncmp(q, p, len);
+		if (!c && q[len])
+			c = 1; /* longer, hence after */
+		if (!c)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
 /* (directory, child) pairs, sorted and grouped into dirs. */
 struct edge {
 	const char *dir;
@@ -213,11 +234,15 @@ int replay_files_read(const char *file, json_t *value)
 	}
 	if (nfiles > 1)
 		qsort(files, (size_t)nfiles, sizeof(*files), cmp_file);
-	/* A file cannot also be a directory: sorted, "/a" would precede "/a/b". */
-	for (int i = 0; i + 1 < nfiles; i++) {
-		size_t len = strlen(files[i].path);
-		if (!strncmp(files[i].path, files[i + 1].path, len) && files[i + 1].path[len] == '/') {
-			snprintf(where, sizeof(where), "files.\"%.*s\"", PATH_MAX_LEN, files[i].path);
+	/* A file cannot also be a directory: no file's path is the directory of
+	 * another's ("/a" with "/a/b"), wherever they sort ("/a-x" between). */
+	for (int i = 0; i < nfiles; i++) {
+		const char *p = files[i].path;
+		for (const char *c = strchr(p + 1, '/'); c; c = strchr(c + 1, '/')) {
+			int k = find_file_n(p, (size_t)(c - p));
+			if (k < 0)
+				continue;
+			snprintf(where, sizeof(where), "files.\"%.*s\"", PATH_MAX_LEN, files[k].path);
 			replay_files_release();
 			return replay_bad(file, where, "is a file, yet other paths are below it");
 		}

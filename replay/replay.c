@@ -639,6 +639,67 @@ static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDe
 	return 0;
 }
 
+/* Devices by UUID or by bus id, ties by position, to find one listed twice. */
+static int dev_uuid_key(const struct nvmlDevice_st *a, const struct nvmlDevice_st *b)
+{
+	return strcmp(a->uuid, b->uuid);
+}
+
+static int dev_bus_key(const struct nvmlDevice_st *a, const struct nvmlDevice_st *b)
+{
+	struct dc_pci x, y;
+	dc_pci_parse(a->pci.busId, sizeof(a->pci.busId), &x);
+	dc_pci_parse(b->pci.busId, sizeof(b->pci.busId), &y);
+	return dc_pci_compare(&x, &y);
+}
+
+static int cmp_dev_uuid(const void *pa, const void *pb)
+{
+	const struct nvmlDevice_st *a = *(struct nvmlDevice_st *const *)pa, *b = *(struct nvmlDevice_st *const *)pb;
+	int c = dev_uuid_key(a, b);
+	return c ? c : a->index < b->index ? -1 : 1;
+}
+
+static int cmp_dev_bus(const void *pa, const void *pb)
+{
+	const struct nvmlDevice_st *a = *(struct nvmlDevice_st *const *)pa, *b = *(struct nvmlDevice_st *const *)pb;
+	int c = dev_bus_key(a, b);
+	return c ? c : a->index < b->index ? -1 : 1;
+}
+
+/* A GPU is listed once: the same UUID or bus id twice would show a device
+ * and its copy, with NVLinks between them. */
+static int check_unique_devices(struct ld *ld, const char *path)
+{
+	char p[PATH_LEN], first[PATH_LEN], second[PATH_LEN];
+	struct nvmlDevice_st **by = calloc(g.ndev + 1, sizeof(*by));
+	if (!by)
+		return bad(ld, path, "out of memory");
+	for (int bus = 0; bus < 2; bus++) {
+		size_t n = 0;
+		for (unsigned int i = 0; i < g.ndev; i++) {
+			struct nvmlDevice_st *d = &g.devs[i];
+			if (d->handle_rc == NVML_SUCCESS && (bus ? d->pci_rc : d->uuid_rc) == NVML_SUCCESS)
+				by[n++] = d;
+		}
+		qsort(by, n, sizeof(*by), bus ? cmp_dev_bus : cmp_dev_uuid);
+		for (size_t k = 1; k < n; k++) {
+			if ((bus ? dev_bus_key : dev_uuid_key)(by[k - 1], by[k]) != 0)
+				continue;
+			item(first, path, by[k - 1]->index);
+			item(second, path, by[k]->index);
+			int rc = bus ? bad(ld, sub(p, second, "pci.bus_id"), "\"%s\" is also the bus id of %s",
+					   by[k]->pci.busId, first)
+				     : bad(ld, sub(p, second, "uuid"), "\"%s\" is also the UUID of %s", by[k]->uuid,
+					   first);
+			free(by);
+			return rc;
+		}
+	}
+	free(by);
+	return 0;
+}
+
 static int read_devices(struct ld *ld, json_t *arr, const char *path)
 {
 	char p[PATH_LEN];
@@ -655,7 +716,7 @@ static int read_devices(struct ld *ld, json_t *arr, const char *path)
 		if (read_device(ld, json_array_get(arr, i), item(p, path, i), &g.devs[i], g.ndev))
 			return -1;
 	}
-	return 0;
+	return check_unique_devices(ld, path);
 }
 
 static int fn_lookup(const char *name)

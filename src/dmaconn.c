@@ -117,15 +117,35 @@ void dc_strings_clear(struct dc_strings *s)
 
 /* ---------------------------------------------------------------- warnings */
 
+/*
+ * The handler runs with no lock held, so that it may call dmaconn: set
+ * another handler, detect a pair that warns, and so on.  Calls in flight are
+ * counted by generation: dmaconn_set_warning_handler() returns once no other
+ * thread still runs a handler it replaced (the old user_data may then be
+ * freed), except when its caller is itself inside a handler or a detector,
+ * where waiting could mean waiting for itself.
+ */
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sink_idle = PTHREAD_COND_INITIALIZER;
 static dmaconn_warning_fn sink_fn;
 static void *sink_data;
+static unsigned long sink_gen;
+static long sink_current;  /* calls in flight of the installed handler */
+static long sink_replaced; /* calls in flight of handlers since replaced */
+static _Thread_local int in_handler;   /* handler calls on this thread */
+static _Thread_local int in_detection; /* detectors running on this thread */
 
 void dmaconn_set_warning_handler(dmaconn_warning_fn fn, void *user_data)
 {
 	pthread_mutex_lock(&sink_lock);
 	sink_fn = fn;
 	sink_data = user_data;
+	sink_gen++;
+	sink_replaced += sink_current;
+	sink_current = 0;
+	if (!in_handler && !in_detection)
+		while (sink_replaced > 0)
+			pthread_cond_wait(&sink_idle, &sink_lock);
 	pthread_mutex_unlock(&sink_lock);
 }
 
@@ -138,10 +158,29 @@ static int quiet(void)
 void dc_warning_emit(const char *message)
 {
 	pthread_mutex_lock(&sink_lock);
-	if (sink_fn)
-		sink_fn(message, sink_data);
-	else if (!quiet())
-		fprintf(stderr, "dmaconn: warning: %s\n", message);
+	dmaconn_warning_fn fn = sink_fn;
+	void *data = sink_data;
+	unsigned long gen = sink_gen;
+	if (fn)
+		sink_current++;
+	pthread_mutex_unlock(&sink_lock);
+	if (!fn) {
+		if (!quiet())
+			fprintf(stderr, "dmaconn: warning: %s\n", message);
+		return;
+	}
+	in_handler++;
+	fn(message, data);
+	in_handler--;
+	pthread_mutex_lock(&sink_lock);
+	/* Counts never go below 0: a child of fork() starts from 0 while the
+	 * forking thread may still be inside a handler. */
+	if (gen == sink_gen) {
+		if (sink_current > 0)
+			sink_current--;
+	} else if (sink_replaced > 0 && --sink_replaced == 0) {
+		pthread_cond_broadcast(&sink_idle);
+	}
 	pthread_mutex_unlock(&sink_lock);
 }
 
@@ -358,6 +397,64 @@ int dmaconn_builder_set(dmaconn_builder *b, int i, int j, int value)
 	return DMACONN_OK;
 }
 
+/*
+ * Text a detector hands over may come from sysfs or a vendor library and hold
+ * anything; results and warnings hold valid UTF-8 without control
+ * characters (no terminal escape sequences): an invalid byte or a C0/C1
+ * control becomes U+FFFD, a tab or line break a space.  Returns NULL when s
+ * is fine as it is, else a malloc'd cleaned copy (*oom set when that fails).
+ */
+static char *dc_text_clean(const char *s, int *oom)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p >= 0x20 && *p < 0x7f)
+		p++;
+	if (!*p)
+		return NULL; /* printable ASCII: the common case */
+	size_t len = strlen(s);
+	char *out = malloc(3 * len + 1), *o = out;
+	if (!out) {
+		*oom = 1;
+		return NULL;
+	}
+	int changed = 0;
+	for (p = (const unsigned char *)s; *p;) {
+		unsigned c = *p;
+		int n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+				      : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+		unsigned cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+		for (int k = 1; k < n; k++) {
+			if ((p[k] & 0xc0) != 0x80) {
+				n = 0;
+				break;
+			}
+			cp = cp << 6 | (p[k] & 0x3fu);
+		}
+		/* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
+		if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+			n = 0;
+		if (n == 1 && (c == '\t' || c == '\n' || c == '\r')) {
+			*o++ = ' ';
+			changed = 1;
+		} else if (n == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f)) {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			changed = 1;
+		} else {
+			memcpy(o, p, (size_t)n);
+			o += n;
+		}
+		p += n ? n : 1;
+	}
+	*o = '\0';
+	if (!changed) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 int dmaconn_builder_set_device_property(dmaconn_builder *b, int i, const char *key,
 					const char *value)
 {
@@ -365,10 +462,16 @@ int dmaconn_builder_set_device_property(dmaconn_builder *b, int i, const char *k
 		return dc_fail(DMACONN_EINVAL, "dmaconn_builder_set_device_property: NULL argument");
 	if (i < 0 || i >= b->r->n)
 		return dc_fail(DMACONN_ERANGE, "device %d out of range", i);
-	if (dc_props_set(&b->r->devices[i], key, value) != 0) {
+	int oom = 0;
+	char *k = dc_text_clean(key, &oom), *v = oom ? NULL : dc_text_clean(value, &oom);
+	if (oom || dc_props_set(&b->r->devices[i], k ? k : key, v ? v : value) != 0) {
+		free(k);
+		free(v);
 		b->oom = 1;
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	}
+	free(k);
+	free(v);
 	return DMACONN_OK;
 }
 
@@ -380,14 +483,175 @@ int dmaconn_builder_set_pair_property(dmaconn_builder *b, int i, int j, const ch
 	dmaconn_result *r = b->r;
 	if (i < 0 || j < 0 || i >= r->n || j >= r->n || i == j)
 		return dc_fail(DMACONN_ERANGE, "pair (%d, %d) out of range", i, j);
+	int oom = 0;
+	char *k = dc_text_clean(key, &oom), *v = oom ? NULL : dc_text_clean(value, &oom);
+	if (oom)
+		goto oom;
 	if (!r->pairs && !(r->pairs = calloc((size_t)r->n * (size_t)r->n, sizeof(*r->pairs))))
 		goto oom;
-	if (dc_props_set(&r->pairs[(size_t)i * (size_t)r->n + (size_t)j], key, value) != 0)
+	if (dc_props_set(&r->pairs[(size_t)i * (size_t)r->n + (size_t)j], k ? k : key, v ? v : value) != 0)
 		goto oom;
+	free(k);
+	free(v);
+	return DMACONN_OK;
+oom:
+	free(k);
+	free(v);
+	b->oom = 1;
+	return dc_fail(DMACONN_ENOMEM, "out of memory");
+}
+
+/*
+ * Warnings by cause: a detector that warns once per pair (4,096 devices make
+ * 16.7 M pairs) must not make as many warnings.  The cause of a warning is
+ * its format string (the same sentence with other numbers), or the message
+ * itself for "%s" and dmaconn_builder_add_warning().  The first message of a
+ * cause is kept; when the detector returns it gains "(and N more like it)",
+ * and only then do the warnings go to the sink, each cause once.
+ */
+struct dc_warn_meta {
+	long long count;
+	int emit;
+};
+
+struct dc_warn_table {
+	char **keys; /* open addressing, cap a power of 2 */
+	int *index;  /* the cause's warning in the result */
+	size_t cap, used;
+	struct dc_warn_meta *meta; /* per warning of the result */
+	int meta_cap;
+};
+
+static size_t dc_warn_hash(const char *key)
+{
+	size_t h = 1469598103934665603u;
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		h = (h ^ *p) * 1099511628211u;
+	return h;
+}
+
+static int dc_warn_grow(struct dc_warn_table *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 16;
+	char **keys = calloc(ncap, sizeof(*keys));
+	int *index = calloc(ncap, sizeof(*index));
+	if (!keys || !index) {
+		free(keys);
+		free(index);
+		return -1;
+	}
+	for (size_t k = 0; k < t->cap; k++) {
+		if (!t->keys[k])
+			continue;
+		size_t h = (dc_warn_hash(t->keys[k] + 1) ^ (size_t)t->keys[k][0]) & (ncap - 1);
+		while (keys[h])
+			h = (h + 1) & (ncap - 1);
+		keys[h] = t->keys[k];
+		index[h] = t->index[k];
+	}
+	free(t->keys);
+	free(t->index);
+	t->keys = keys;
+	t->index = index;
+	t->cap = ncap;
+	return 0;
+}
+
+static void dc_warn_table_free(struct dc_warn_table *t)
+{
+	for (size_t k = 0; t && k < t->cap; k++)
+		free(t->keys[k]);
+	if (t) {
+		free(t->keys);
+		free(t->index);
+		free(t->meta);
+	}
+	free(t);
+}
+
+/* kind: 'f' when key is a format string, 'm' when it is the message. */
+static int dc_warn_record(dmaconn_builder *b, char kind, const char *key, const char *message,
+			  int emit)
+{
+	struct dc_warn_table *t = b->warn;
+	struct dc_strings *w = &b->r->warnings;
+	if (!t && !(t = b->warn = calloc(1, sizeof(*t))))
+		goto oom;
+	if ((t->used + 1) * 2 > t->cap && dc_warn_grow(t) != 0)
+		goto oom;
+	size_t h = (dc_warn_hash(key) ^ (size_t)kind) & (t->cap - 1);
+	for (; t->keys[h]; h = (h + 1) & (t->cap - 1)) {
+		if (t->keys[h][0] == kind && !strcmp(t->keys[h] + 1, key)) {
+			t->meta[t->index[h]].count++;
+			return DMACONN_OK;
+		}
+	}
+	if (w->count == t->meta_cap) {
+		int ncap = t->meta_cap ? t->meta_cap * 2 : 8;
+		struct dc_warn_meta *grown = realloc(t->meta, (size_t)ncap * sizeof(*grown));
+		if (!grown)
+			goto oom;
+		t->meta = grown;
+		t->meta_cap = ncap;
+	}
+	int oom = 0;
+	char *clean = dc_text_clean(message, &oom);
+	size_t klen = strlen(key);
+	char *k = oom ? NULL : malloc(klen + 2);
+	if (k) {
+		k[0] = kind;
+		memcpy(k + 1, key, klen + 1);
+	}
+	if (!k || dc_strings_push(w, clean ? clean : message) != 0) {
+		free(clean);
+		free(k);
+		goto oom;
+	}
+	free(clean);
+	t->keys[h] = k;
+	t->index[h] = w->count - 1;
+	t->used++;
+	t->meta[w->count - 1] = (struct dc_warn_meta){ 1, emit };
 	return DMACONN_OK;
 oom:
 	b->oom = 1;
 	return dc_fail(DMACONN_ENOMEM, "out of memory");
+}
+
+/* The detector has returned: each cause's warning says how often it came. */
+static void dc_warn_finish(dmaconn_builder *b)
+{
+	struct dc_warn_table *t = b->warn;
+	struct dc_strings *w = &b->r->warnings;
+	for (int k = 0; t && k < w->count; k++) {
+		if (t->meta[k].count < 2)
+			continue;
+		static const char more[] = " (and %lld more like it)";
+		size_t len = strlen(w->items[k]) + sizeof(more) + 24;
+		char *grown = malloc(len);
+		if (!grown) {
+			b->oom = 1;
+			return;
+		}
+		snprintf(grown, len, "%s (and %lld more like it)", w->items[k], t->meta[k].count - 1);
+		free(w->items[k]);
+		w->items[k] = grown;
+	}
+}
+
+/* Sends the warnings of a finished detection to the sink, each cause once;
+ * the handler may call dmaconn, so the thread's last error is kept. */
+static void dc_warn_emit_all(dmaconn_builder *b)
+{
+	struct dc_warn_table *t = b->warn;
+	if (!t || b->quiet || !b->r)
+		return;
+	char saved[sizeof(last_error)];
+	memcpy(saved, last_error, sizeof(saved));
+	for (int k = 0; k < b->r->warnings.count; k++)
+		if (t->meta[k].emit)
+			dc_warning_emit(b->r->warnings.items[k]);
+	memcpy(last_error, saved, sizeof(saved));
 }
 
 int dmaconn_builder_warn(dmaconn_builder *b, const char *fmt, ...)
@@ -399,24 +663,15 @@ int dmaconn_builder_warn(dmaconn_builder *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (dc_strings_push(&b->r->warnings, msg) != 0) {
-		b->oom = 1;
-		return dc_fail(DMACONN_ENOMEM, "out of memory");
-	}
-	if (!b->quiet)
-		dc_warning_emit(msg);
-	return DMACONN_OK;
+	int by_format = strcmp(fmt, "%s") != 0;
+	return dc_warn_record(b, by_format ? 'f' : 'm', by_format ? fmt : msg, msg, 1);
 }
 
 int dmaconn_builder_add_warning(dmaconn_builder *b, const char *message)
 {
 	if (!b || !message)
 		return dc_fail(DMACONN_EINVAL, "dmaconn_builder_add_warning: NULL argument");
-	if (dc_strings_push(&b->r->warnings, message) != 0) {
-		b->oom = 1;
-		return dc_fail(DMACONN_ENOMEM, "out of memory");
-	}
-	return DMACONN_OK;
+	return dc_warn_record(b, 'm', message, message, 0);
 }
 
 int dmaconn_builder_fail(dmaconn_builder *b, int err, const char *fmt, ...)
@@ -436,18 +691,20 @@ int dmaconn_builder_fail(dmaconn_builder *b, int err, const char *fmt, ...)
 /* ---------------------------------------------------------------- registry */
 
 /*
- * One entry per registered pair, holding its cached result.  Entries are
- * never freed before dmaconn_shutdown(), so a thread waiting on one never
- * sees it vanish; unregistering only marks it removed.
+ * One entry per registered pair, holding its cached result, in registration
+ * order.  Unregistering unlinks the entry and frees it, unless a thread is
+ * running its detector: that thread frees it when the detector returns.
+ * Threads waiting for a pair look it up again after every wake-up, so they
+ * never hold an entry across a wait.
  */
 struct entry {
-	struct entry *next;
+	struct entry *next, *prev;
 	dmaconn_device_type type;
 	char *connection;
 	dmaconn_detector_fn fn;
 	void *user_data;
 	int builtin;
-	int removed;
+	int removed; /* unlinked while running: the runner frees it */
 	int running;
 	pthread_t runner;
 	dmaconn_result *cached;
@@ -455,8 +712,8 @@ struct entry {
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_cond = PTHREAD_COND_INITIALIZER;
-static struct entry *entries;   /* registration order */
-static int builtins_registered; /* under reg_lock */
+static struct entry *entries, *entries_tail; /* registration order */
+static int builtins_registered;               /* under reg_lock */
 
 static struct entry *entry_new(dmaconn_device_type type, const char *connection,
 			       dmaconn_detector_fn fn, void *user_data, int builtin)
@@ -473,12 +730,45 @@ static struct entry *entry_new(dmaconn_device_type type, const char *connection,
 	return e;
 }
 
+static void entry_free(struct entry *e)
+{
+	dmaconn_result_release(e->cached);
+	free(e->connection);
+	free(e);
+}
+
+/* reg_lock held. */
 static void entry_append(struct entry *e)
 {
-	struct entry **tail = &entries;
-	while (*tail)
-		tail = &(*tail)->next;
-	*tail = e;
+	e->prev = entries_tail;
+	e->next = NULL;
+	if (entries_tail)
+		entries_tail->next = e;
+	else
+		entries = e;
+	entries_tail = e;
+}
+
+/* Takes e out of the list; frees it unless its detector runs.  reg_lock held;
+ * returns its cached result for the caller to release after unlocking. */
+static dmaconn_result *entry_remove(struct entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		entries = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		entries_tail = e->prev;
+	e->next = e->prev = NULL;
+	dmaconn_result *cached = e->cached;
+	e->cached = NULL;
+	if (e->running)
+		e->removed = 1;
+	else
+		entry_free(e);
+	return cached;
 }
 
 /* Registers the built-in detectors on first use; reg_lock held. */
@@ -502,7 +792,7 @@ static int ensure_builtins(void)
 static struct entry *find(dmaconn_device_type type, const char *connection)
 {
 	for (struct entry *e = entries; e; e = e->next)
-		if (!e->removed && e->type == type && !strcmp(e->connection, connection))
+		if (e->type == type && !strcmp(e->connection, connection))
 			return e;
 	return NULL;
 }
@@ -552,9 +842,9 @@ int dmaconn_unregister_detector(dmaconn_device_type type, const char *connection
 		rc = dc_fail(DMACONN_ENODETECTOR, "no run-time DMA connectivity detector for %s over %s",
 			     dmaconn_device_type_name(type), connection);
 	} else {
-		e->removed = 1;
-		old = e->cached;
-		e->cached = NULL;
+		old = entry_remove(e);
+		/* Threads waiting for its detection look again and find none. */
+		pthread_cond_broadcast(&reg_cond);
 		rc = dc_ok();
 	}
 	pthread_mutex_unlock(&reg_lock);
@@ -568,8 +858,6 @@ int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
 	pthread_mutex_lock(&reg_lock);
 	ensure_builtins();
 	for (struct entry *e = entries; e; e = e->next) {
-		if (e->removed)
-			continue;
 		if (n < max) {
 			if (types)
 				types[n] = e->type;
@@ -589,9 +877,12 @@ int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
  * (dmaconn_detect_node). */
 enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE };
 
-static int run_detector(dmaconn_detector_fn fn, void *user_data, dmaconn_device_type type,
-			const char *connection, int mode, dmaconn_result **out)
+/* Runs fn into a new result b->r (NULL when that cannot be allocated); the
+ * caller hands the warnings out and frees the builder with detect_end(). */
+static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_data,
+			dmaconn_device_type type, const char *connection, int mode)
 {
+	memset(b, 0, sizeof(*b));
 	dmaconn_result *r = calloc(1, sizeof(*r));
 	if (!r || !(r->connection = strdup(connection))) {
 		free(r);
@@ -599,30 +890,45 @@ static int run_detector(dmaconn_detector_fn fn, void *user_data, dmaconn_device_
 	}
 	atomic_init(&r->refs, 1);
 	r->type = type;
-	dmaconn_builder b = { .r = r, .quiet = mode == DETECT_NODE };
+	b->r = r;
+	b->quiet = mode == DETECT_NODE;
 	last_error[0] = '\0';
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(1);
 	dc_set_rediscover(mode == DETECT_FRESH);
-	int rc = fn(&b, user_data);
+	in_detection++;
+	int rc = fn(b, user_data);
+	in_detection--;
 	dc_set_rediscover(0);
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(0);
-	if (rc == DMACONN_OK && b.oom)
+	dc_warn_finish(b);
+	if (rc == DMACONN_OK && b->oom)
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory while detecting %s over %s",
 			     dmaconn_device_type_name(type), connection);
+	if (rc != DMACONN_OK && rc != DMACONN_EREPLAY && rc != DMACONN_ENOMEM) {
+		if (!last_error[0])
+			dc_fail(rc, "detector for %s over %s failed (%d)", dmaconn_device_type_name(type),
+				connection, rc);
+		rc = DMACONN_EDETECTOR;
+	}
+	return rc;
+}
+
+/* The detection is over and its entry released: the warnings go to the sink
+ * (whose handler may call dmaconn), then the result to the caller. */
+static int detect_end(dmaconn_builder *b, int rc, dmaconn_result **out)
+{
+	dc_warn_emit_all(b);
+	dc_warn_table_free(b->warn);
+	b->warn = NULL;
 	if (rc != DMACONN_OK) {
-		if (rc != DMACONN_EREPLAY && rc != DMACONN_ENOMEM) {
-			if (!last_error[0])
-				dc_fail(rc, "detector for %s over %s failed (%d)",
-					dmaconn_device_type_name(type), connection, rc);
-			rc = DMACONN_EDETECTOR;
-		}
-		result_free(r);
+		if (b->r)
+			result_free(b->r);
 		return rc;
 	}
-	*out = r;
-	return DMACONN_OK;
+	*out = b->r;
+	return dc_ok();
 }
 
 static int detect(dmaconn_device_type type, const char *connection, int mode,
@@ -666,25 +972,26 @@ static int detect(dmaconn_device_type type, const char *connection, int mode,
 	}
 	e->running = 1;
 	e->runner = pthread_self();
+	dmaconn_detector_fn fn = e->fn;
+	void *user_data = e->user_data;
 	pthread_mutex_unlock(&reg_lock);
 
-	dmaconn_result *r = NULL;
-	rc = run_detector(e->fn, e->user_data, type, connection, mode, &r);
+	dmaconn_builder b;
+	rc = run_detector(&b, fn, user_data, type, connection, mode);
 
 	dmaconn_result *old = NULL;
 	pthread_mutex_lock(&reg_lock);
 	e->running = 0;
-	if (rc == DMACONN_OK && !e->removed && mode != DETECT_NODE) {
+	if (e->removed) {
+		entry_free(e); /* unregistered while its detector ran */
+	} else if (rc == DMACONN_OK && mode != DETECT_NODE) {
 		old = e->cached;
-		e->cached = dmaconn_result_retain(r);
+		e->cached = dmaconn_result_retain(b.r);
 	}
 	pthread_cond_broadcast(&reg_cond);
 	pthread_mutex_unlock(&reg_lock);
 	dmaconn_result_release(old);
-	if (rc != DMACONN_OK)
-		return rc;
-	*out = r;
-	return dc_ok();
+	return detect_end(&b, rc, out);
 }
 
 int dmaconn_detect(dmaconn_device_type type, const char *connection, dmaconn_result **out)
@@ -713,8 +1020,9 @@ int dmaconn_result_build(dmaconn_device_type type, const char *connection, dmaco
 		return rc;
 	if (!fn)
 		return dc_fail(DMACONN_EINVAL, "NULL detector function");
-	rc = run_detector(fn, user_data, type, connection, DETECT_FRESH, out);
-	return rc == DMACONN_OK ? dc_ok() : rc;
+	dmaconn_builder b;
+	rc = run_detector(&b, fn, user_data, type, connection, DETECT_FRESH);
+	return detect_end(&b, rc, out);
 }
 
 void dmaconn_clear_cache(void)
@@ -741,8 +1049,8 @@ void dmaconn_clear_cache(void)
  * may call dmaconn), the registry, each backend of the table (whose
  * initialisation opens the replay component), the replay component -- so that fork happens between
  * critical sections; both sides release them, and the child forgets the
- * detections that ran on threads it does not have (and their waiters).  A warning handler must
- * therefore not fork.
+ * detections that ran on threads it does not have (and their waiters) and
+ * the warning handler calls in flight there.
  */
 static void fork_prepare(void)
 {
@@ -778,6 +1086,8 @@ static void fork_child(void)
 	/* Threads that waited on it are gone, and glibc's broadcast would wait
 	 * for them to wake: a fresh condition variable. */
 	pthread_cond_init(&reg_cond, NULL);
+	pthread_cond_init(&sink_idle, NULL);
+	sink_current = sink_replaced = 0;
 	fork_release(DC_FORK_CHILD);
 }
 
@@ -788,17 +1098,33 @@ __attribute__((constructor)) static void install_fork_handlers(void)
 
 void dmaconn_shutdown(void)
 {
+	/* From inside a detector or a warning handler, the caller's own stack
+	 * still uses what shutdown would free. */
+	if (in_detection || in_handler) {
+		dc_fail(DMACONN_EBUSY, "dmaconn_shutdown() inside a %s does nothing",
+			in_detection ? "detector" : "warning handler");
+		return;
+	}
 	pthread_mutex_lock(&reg_lock);
-	struct entry *e = entries;
-	entries = NULL;
+	struct entry *e = entries, *idle = NULL;
+	entries = entries_tail = NULL;
 	builtins_registered = 0;
-	pthread_mutex_unlock(&reg_lock);
 	while (e) {
 		struct entry *next = e->next;
-		dmaconn_result_release(e->cached);
-		free(e->connection);
-		free(e);
+		e->next = e->prev = NULL;
+		if (e->running) {
+			e->removed = 1; /* its runner frees it */
+		} else {
+			e->next = idle;
+			idle = e;
+		}
 		e = next;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	while (idle) {
+		struct entry *next = idle->next;
+		entry_free(idle);
+		idle = next;
 	}
 	dmaconn_set_warning_handler(NULL, NULL);
 	for (const struct dc_backend *const *be = dc_backends; *be; be++)

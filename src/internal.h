@@ -38,6 +38,7 @@ struct dmaconn_builder {
 	int sized;
 	int oom; /* an allocation failed: the detection fails with ENOMEM */
 	int quiet; /* warnings stay in the result, none goes to the sink */
+	struct dc_warn_table *warn; /* the warnings' causes and counts (dmaconn.c) */
 };
 
 /* Records the calling thread's message for dmaconn_last_error(); returns err. */

@@ -5,17 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int read_path(const char *full, char *buf, size_t len);
+
 static int read_hex_file(const char *dir, const char *name, unsigned long *out)
 {
 	char path[4096], buf[64];
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
 		return -1;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	char *ok = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!ok)
+	if (read_path(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	char *end;
 	*out = strtoul(buf, &end, 16);
@@ -72,6 +69,7 @@ int dc_sysfs_nvidia_gpus(const char *root, struct dc_pci *out, int max)
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int join_root(const char *root, const char *path, char *out, size_t len)
@@ -88,11 +86,30 @@ int dc_sysfs_read_at(const char *root, const char *path, char *buf, size_t len)
 	int rc = join_root(root, path, full, sizeof(full));
 	if (rc)
 		return rc;
+	return read_path(full, buf, len);
+}
+
+static int read_path(const char *full, char *buf, size_t len)
+{
 	if (!buf || len == 0)
 		return -EINVAL;
-	int fd = open(full, O_RDONLY | O_CLOEXEC);
+	/* A tree under DMACONN_SYSFS_ROOT may hold anything: only regular files
+	 * are read (a FIFO would block forever, a device never end), never
+	 * through a symbolic link (one to a private file would have its first
+	 * line quoted in a parse warning), and never more than len - 1 bytes. */
+	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	struct stat st;
+	int bad = 0;
+	if (fstat(fd, &st) != 0)
+		bad = -errno;
+	else if (!S_ISREG(st.st_mode))
+		bad = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	if (bad) {
+		close(fd);
+		return bad;
+	}
 	size_t got = 0;
 	int err = 0;
 	for (;;) {

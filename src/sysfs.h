@@ -24,7 +24,9 @@ int dc_sysfs_nvidia_gpus(const char *root, struct dc_pci *out, int max);
 
 /* Reads the file into buf (NUL-terminated) and returns its length, or a
  * negative errno: -ENOENT when it does not exist, -EFBIG when it does not fit
- * in len - 1 bytes. */
+ * in len - 1 bytes; on the file system, only a regular file that is not a
+ * symbolic link is read (-EISDIR, -EINVAL for a FIFO or device, -ELOOP),
+ * without blocking. */
 int dc_read_file(const char *path, char *buf, size_t len);
 
 /* Lists the directory: returns the number of entries ("." and ".." left out)

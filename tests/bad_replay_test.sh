@@ -29,6 +29,11 @@ check $D/uuid-type.json "dmaconn: $D/uuid-type.json: nvml.devices[0].uuid: expec
 check $D/busid.json "dmaconn: $D/busid.json: nvml.devices[0].pci.bus_id: \"zz\" is not a PCI bus id"
 check $D/repeat.json "dmaconn: $D/repeat.json: nvml.devices[0].nvlink[0].repeat: 100000 is out of range (1 to 64)"
 check $D/errname.json "dmaconn: $D/errname.json: nvml.init: unknown NVML return code \"NOT_AN_ERROR\""
+# A GPU listed twice (same UUID, or same bus id however written); a path
+# that is both a file and a directory, whatever sorts between them.
+check $D/dup-uuid.json "dmaconn: $D/dup-uuid.json: nvml.devices[2].uuid: \"GPU-1\" is also the UUID of nvml.devices[0]"
+check $D/dup-busid.json "dmaconn: $D/dup-busid.json: nvml.devices[1].pci.bus_id: \"00000000:00:06.0\" is also the bus id of nvml.devices[0]"
+check $D/file-dir.json "dmaconn: $D/file-dir.json: files.\"/sys/class/kfd/kfd/topology/nodes/1/io_links\": is a file, yet other paths are below it"
 check $D/fault-fn.json "dmaconn: $D/fault-fn.json: nvml.faults[0].function: \"nvmlBogus\" is not an NVML function that dmaconn calls"
 
 # 100000 levels of nesting, made here rather than stored.

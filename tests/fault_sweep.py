@@ -486,8 +486,13 @@ def garbage_cases(bases):
     t = copy.deepcopy(h200.topo)
     t["nvml"]["devices"][0]["name"] = name
     t["nvml"]["devices"][1]["uuid"] = uuid
+    # Results carry no control characters: tabs and line breaks become
+    # spaces, other controls U+FFFD; JSON's own metacharacters stay.
+    def shown(text):
+        return "".join(" " if c in "\t\n\r" else "\ufffd" if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f else c
+                       for c in text)
     add("maximal names and UUIDs with JSON metacharacters", h200, t,
-        exact={(0, "name"): name, (1, "uuid"): uuid})
+        exact={(0, "name"): shown(name), (1, "uuid"): shown(uuid)})
     for cvd in ("GPU-\\", uuid[:20], "GPU-e45afac4,GPU-e45afac4"):
         add("CUDA_VISIBLE_DEVICES=%r with a garbage UUID" % cvd, h200, t, env={"CUDA_VISIBLE_DEVICES": cvd},
             expect_n="<=")
@@ -536,12 +541,19 @@ def garbage_cases(bases):
     t = copy.deepcopy(h200.topo)
     t["nvml"]["devices"][0]["nvlink"] = [{"repeat": 65, "state": 1}]
     add("65 links", h200, t, refused="out of range (1 to 64)")
-    # Two devices with the same bus id and UUID; a device count below the list.
+    # A device listed twice (the same UUID and bus id, or either alone) is
+    # refused; a device count below the list.
     t = copy.deepcopy(hgx.topo)
     t["nvml"]["devices"][1] = copy.deepcopy(t["nvml"]["devices"][0])
-    add("a duplicated device", hgx, t, expect_n="<=")
-    add("a duplicated device, CUDA_VISIBLE_DEVICES by UUID", hgx, t, expect_n="<=",
+    add("a duplicated device", hgx, t, refused="nvml.devices[1].uuid: \"%s\" is also the UUID of "
+        "nvml.devices[0]" % t["nvml"]["devices"][0]["uuid"])
+    add("a duplicated device, CUDA_VISIBLE_DEVICES by UUID", hgx, t, refused="is also the UUID of",
         env={"CUDA_VISIBLE_DEVICES": t["nvml"]["devices"][0]["uuid"]})
+    t = copy.deepcopy(hgx.topo)
+    t["nvml"]["devices"][3]["pci"] = copy.deepcopy(t["nvml"]["devices"][5]["pci"])
+    t["nvml"]["devices"][3]["pci"]["bus_id"] = t["nvml"]["devices"][3]["pci"]["bus_id"].lower()
+    add("two devices on one bus id", hgx, t, refused="nvml.devices[5].pci.bus_id: \"%s\" is also the bus id of "
+        "nvml.devices[3]" % t["nvml"]["devices"][5]["pci"]["bus_id"])
     t = hgx.with_nvml(device_count=3)
     add("device_count 3 of 8", hgx, t, expect_n=3, compare_ref=False)
     # Extreme numbers.

@@ -4,6 +4,36 @@
 # apt-get; otherwise it names the packages and lets the build go on (the
 # optional components are then left out).
 set -u
+# nvml.h for the NVML ABI check of the test suite (tests/device/): NVIDIA
+# ships it on PyPI in nvidia-nvml-dev; this version matches the CUDA 13.0
+# toolkit.  It goes to a cache the configure step searches
+# (DMACONN_NVML_INCLUDE_DIR overrides); the library never needs it.
+nvml_version=13.0.87
+nvml_cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dmaconn/nvml
+if [ "$(cat "$nvml_cache/VERSION" 2>/dev/null)" != "$nvml_version" ]; then
+	nvml_tmp=$(mktemp -d)
+	if command -v python3 >/dev/null 2>&1 &&
+		python3 -m pip download -q --no-deps --only-binary=:all: -d "$nvml_tmp" \
+			"nvidia-nvml-dev==$nvml_version" >/dev/null 2>&1 &&
+		python3 - "$nvml_tmp" "$nvml_cache" "$nvml_version" <<'EOF'
+import glob, os, sys, zipfile
+tmp, cache, version = sys.argv[1:]
+with zipfile.ZipFile(glob.glob(os.path.join(tmp, "*.whl"))[0]) as whl:
+    header = [n for n in whl.namelist() if n.endswith("/include/nvml.h")][0]
+    os.makedirs(os.path.join(cache, "include"), exist_ok=True)
+    with open(os.path.join(cache, "include", "nvml.h"), "wb") as out:
+        out.write(whl.read(header))
+with open(os.path.join(cache, "VERSION"), "w") as out:
+    out.write(version + "\n")
+EOF
+	then
+		echo "dmaconn: nvml.h of nvidia-nvml-dev $nvml_version in $nvml_cache/include"
+	else
+		echo "dmaconn: could not get nvml.h (pip download nvidia-nvml-dev==$nvml_version); the NVML ABI check is skipped" >&2
+	fi
+	rm -rf "$nvml_tmp"
+fi
+
 # Required: the toolchain, Jansson (record/replay), Python (tests, binding).
 # Optional: MPI (multi-node component), the ROCm SMI and Level Zero headers
 # (ABI checks of the AMD and Intel declarations).

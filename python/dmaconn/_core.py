@@ -508,11 +508,14 @@ def _run_python_detector(builder: Optional[int], user_data: Optional[int]) -> in
         entry = _detectors.get(user_data or 0)
         if entry is None:
             return _errors.ENODETECTOR
+        _tls.in_detector = getattr(_tls, "in_detector", 0) + 1
         try:
             _fill(_lib(), builder or 0, entry.fn())
         except BaseException as exc:  # noqa: BLE001
             _detector_exceptions()[entry.pair] = exc
             return _errors.EDETECTOR
+        finally:
+            _tls.in_detector -= 1
         return _errors.OK
     except BaseException:  # noqa: BLE001
         return _errors.EDETECTOR
@@ -561,9 +564,12 @@ def unregister_detector(device_type: Any, connection_type: str) -> None:
 def shutdown() -> None:
     """Resets the library: drops the cache and every run-time detector and
     unloads NVML; the next detection starts over (DMACONN_REPLAY included).
-    Not to be called while another thread uses dmaconn.
+    Not to be called while another thread uses dmaconn.  BusyError inside
+    a detector: the detection that runs it still uses what it would drop.
     """
     lib = _lib()
+    if getattr(_tls, "in_detector", 0):
+        raise _errors.BusyError("dmaconn.shutdown() inside a detector does nothing", _errors.EBUSY)
     with _registry_lock:
         lib.dmaconn_shutdown()
         _by_pair.clear()

@@ -320,6 +320,26 @@ class PythonDetectorTest(PythonDetectorCase):
         self.assertEqual((cleared.matrix[0][1], warned), (3, ["run 3"]))
         self.assertEqual(len(calls), 3)
 
+    def test_shutdown_inside_detector(self) -> None:
+        # The detection that runs the detector still uses what shutdown
+        # would drop: refused, and nothing is dropped.
+        outcome: List[Any] = []
+
+        def shuts_down() -> Any:
+            try:
+                dmaconn.shutdown()
+                outcome.append("shut down")
+            except dmaconn.BusyError as exc:
+                outcome.append(exc.code)
+            return [[0, 1], [1, 0]]
+
+        conn = self.register(shuts_down, "rocm")
+        self.assertEqual(dmaconn.detect("rocm", conn).matrix, [[0, 1], [1, 0]])
+        self.assertEqual(outcome, [-7])
+        self.assertIn(("rocm", conn), dmaconn.list_detectors())
+        self.assertEqual(dmaconn.detect("rocm", conn).matrix, [[0, 1], [1, 0]])
+        self.assertEqual(outcome, [-7])  # cached: the detector ran once
+
     def test_register_twice(self) -> None:
         conn = self.register(lambda: [])
         with self.assertRaises(dmaconn.DetectorExistsError) as ctx:

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Hostile input through the CLI: what comes in from sysfs trees and replays.
+
+Usage: hostile_input.py BUILD_DIR
+
+- A DMACONN_SYSFS_ROOT tree whose product_name holds invalid UTF-8 and
+  terminal escape sequences: `--json` is strict UTF-8 JSON whose strings hold
+  no control characters, and the text output carries no ESC byte.
+- A tree with a FIFO where a `properties` (or an NVIDIA GPU's `vendor`) file
+  belongs: detection ends (the FIFO is refused, not read), under a timeout.
+- A tree whose `properties` is a symbolic link to a private file: nothing of
+  that file reaches stdout or stderr.
+- A replay of N GPUs without P2P answers (N = 64 x DMACONN_TEST_SIZE): the
+  per-pair warning is printed once, with the count of the others.
+
+Prints "ok NAME" / "FAIL NAME: why" and "N passed, M failed".
+DMACONN_TEST_WRAPPER is put in front of the CLI (valgrind runs).
+"""
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+KFD_TREE = os.path.join(HERE, "sysfs-kfd", "mi100-4")
+NODES = "sys/class/kfd/kfd/topology/nodes"
+TIMEOUT = float(os.environ.get("DMACONN_TEST_TIMEOUT", "120"))
+SECRET = "root:$6$DMACONN-PRIVATE-LINE$do-not-print-me:19000:0:99999:7:::"
+
+
+class Suite:
+    def __init__(self, build):
+        cli = os.path.join(os.path.abspath(build), "dmaconn")
+        self.cmd = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", "")) + [cli]
+        self.tmp = tempfile.mkdtemp(prefix="dmaconn-hostile-")
+        self.passed = self.failed = 0
+
+    def run(self, args, env_extra, timeout=TIMEOUT):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DMACONN_")}
+        for k in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
+                  "GPU_DEVICE_ORDINAL", "CUDA_DEVICE_ORDER"):
+            env.pop(k, None)
+        env["DMACONN_ROCM_SMI_LIBRARY"] = "/nonexistent/librocm_smi64.so.1"
+        env.update(env_extra)
+        p = subprocess.run(self.cmd + args, env=env, cwd=REPO, capture_output=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def tree(self, name):
+        root = os.path.join(self.tmp, name)
+        shutil.copytree(KFD_TREE, root, symlinks=True)
+        return root
+
+    def report(self, name, problems):
+        if problems:
+            self.failed += 1
+            print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)))
+        else:
+            self.passed += 1
+            print("ok %s" % name)
+
+    # ------------------------------------------------------------------
+
+    def product_name(self):
+        root = self.tree("product-name")
+        drm = os.path.join(root, "sys/class/drm/renderD128/device")
+        os.makedirs(drm)
+        with open(os.path.join(drm, "product_name"), "wb") as f:
+            f.write(b"\xff\xfe Instinct \x1b[31mMI100\x1b[0m \x1b]0;owned\x07 \xc2\x9b2J\xe2\x82\n")
+        problems = []
+        rc, out, err = self.run(["-d", "rocm", "-c", "infinity_fabric", "--json"],
+                                {"DMACONN_SYSFS_ROOT": root})
+        if rc != 0:
+            return self.report("product_name", ["--json: exit %d: %r" % (rc, err[-2000:])])
+        try:
+            obj = json.loads(out.decode("utf-8", "strict"))
+        except (UnicodeDecodeError, ValueError) as e:
+            return self.report("product_name", ["--json is not strict UTF-8 JSON: %s: %r" % (e, out[:400])])
+
+        def strings(v):
+            if isinstance(v, str):
+                yield v
+            elif isinstance(v, dict):
+                for k, x in v.items():
+                    yield k
+                    yield from strings(x)
+            elif isinstance(v, list):
+                for x in v:
+                    yield from strings(x)
+        for s in strings(obj):
+            bad = [c for c in s if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f]
+            if bad:
+                problems.append("a control character in %r" % s)
+        names = [d.get("marketing_name") for d in obj.get("devices", [])]
+        want = "\ufffd\ufffd Instinct \ufffd[31mMI100\ufffd[0m \ufffd]0;owned\ufffd \ufffd2J\ufffd\ufffd"
+        if want not in names:
+            problems.append("marketing_name %r, expected %r among them" % (names, want))
+        rc, out, err = self.run(["-d", "rocm", "-c", "infinity_fabric"], {"DMACONN_SYSFS_ROOT": root})
+        if rc != 0 or b"\x1b" in out or b"\x1b" in err:
+            problems.append("text output: exit %d, ESC in stdout %s, in stderr %s" % (
+                rc, b"\x1b" in out, b"\x1b" in err))
+        self.report("product_name", problems)
+
+    def fifo(self):
+        root = self.tree("fifo")
+        props = os.path.join(root, NODES, "2", "properties")
+        os.unlink(props)
+        os.mkfifo(props)
+        try:
+            rc, out, err = self.run(["-d", "rocm", "-c", "infinity_fabric", "--json"],
+                                    {"DMACONN_SYSFS_ROOT": root}, timeout=60)
+        except subprocess.TimeoutExpired:
+            return self.report("fifo", ["detection hung on a FIFO (60 s)"])
+        problems = []
+        if rc != 0:
+            problems.append("exit %d: %r" % (rc, err[-2000:]))
+        elif NODES.encode() + b"/2/properties" not in err:
+            problems.append("no warning names the FIFO: %r" % err[-2000:])
+        self.report("fifo", problems)
+
+    def fifo_nvidia(self):
+        # The NVIDIA count without NVML reads vendor and class files too.
+        root = os.path.join(self.tmp, "fifo-nvidia")
+        shutil.copytree(os.path.join(HERE, "sysfs", "two-nvidia"), root, symlinks=True)
+        vendor = os.path.join(root, "sys/bus/pci/devices/0000:65:00.0/vendor")
+        os.unlink(vendor)
+        os.mkfifo(vendor)
+        try:
+            rc, out, err = self.run(["-d", "cuda", "-c", "nvlink", "--json"],
+                                    {"DMACONN_SYSFS_ROOT": root,
+                                     "DMACONN_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"}, timeout=60)
+        except subprocess.TimeoutExpired:
+            return self.report("fifo_nvidia", ["detection hung on a FIFO (60 s)"])
+        problems = []
+        if rc != 0:
+            problems.append("exit %d: %r" % (rc, err[-2000:]))
+        elif len(json.loads(out)["matrix"]) != 1:
+            problems.append("expected the one readable NVIDIA GPU: %r" % out[:400])
+        self.report("fifo_nvidia", problems)
+
+    def symlink(self):
+        root = self.tree("symlink")
+        private = os.path.join(self.tmp, "private")
+        with open(private, "w") as f:
+            f.write(SECRET + "\n")
+        os.chmod(private, 0o600)
+        props = os.path.join(root, NODES, "2", "properties")
+        os.unlink(props)
+        os.symlink(private, props)
+        problems = []
+        for conn in ("infinity_fabric", "p2p"):
+            rc, out, err = self.run(["-d", "rocm", "-c", conn, "--json"], {"DMACONN_SYSFS_ROOT": root})
+            for part in (b"root:", b"DMACONN-PRIVATE", b"do-not-print"):
+                if part in out or part in err:
+                    problems.append("%s: the private file's line is printed: %r" % (conn, (out + err)[-600:]))
+                    break
+            if rc != 0:
+                problems.append("%s: exit %d: %r" % (conn, rc, err[-2000:]))
+        self.report("symlink", problems)
+
+    def many_pairs(self):
+        sys.path.insert(0, os.path.join(REPO, "bench"))
+        import gen_topologies
+        n = 64 * max(1, int(os.environ.get("DMACONN_TEST_SIZE", "1") or 1))
+        path = os.path.join(self.tmp, "nvswitch-%d-no-p2p.json" % n)
+        with open(path, "w") as f:
+            json.dump(gen_topologies.topology(n), f)
+        rc, out, err = self.run(["--replay", path, "-d", "cuda", "-c", "p2p", "--json"], {})
+        problems = []
+        if rc != 0:
+            return self.report("many_pairs", ["exit %d: %r" % (rc, err[-2000:])])
+        printed = [l for l in err.decode().splitlines() if l.startswith("dmaconn: warning: ")]
+        warnings = json.loads(out)["warnings"]
+        if len(printed) != 1 or len(warnings) != 1:
+            problems.append("%d warnings printed, %d in the JSON; expected 1 and 1" % (len(printed), len(warnings)))
+        tail = "(and %d more like it)" % (n * (n - 1) - 1)
+        if not warnings or not warnings[0].endswith(tail) or not printed or not printed[0].endswith(tail):
+            problems.append("the warning does not end with %r: %r" % (tail, (printed[:1], warnings[:1])))
+        self.report("many_pairs", problems)
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    s = Suite(argv[1])
+    try:
+        s.product_name()
+        s.fifo()
+        s.fifo_nvidia()
+        s.symlink()
+        s.many_pairs()
+    finally:
+        shutil.rmtree(s.tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (s.passed, s.failed))
+    return 1 if s.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
