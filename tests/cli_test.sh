@@ -78,18 +78,21 @@ case_ replay-missing-json 1 -- --replay /nonexistent.json --json -d cuda -c nvli
 case_ replay-missing-all-json 1 -- --replay /nonexistent.json --json
 # A bare run: the vendors whose kernel driver is loaded (below
 # DMACONN_SYSFS_ROOT), under replay those the recording holds devices of.
-case_ bare-none 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- -q
-case_ bare-none-json 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --json -q
-case_ bare-all 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --all -q
-case_ bare-nvidia 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -q
-case_ bare-amd 0 DMACONN_SYSFS_ROOT=tests/sysfs-kfd/mi100-4 -- -q
-case_ bare-intel 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/intel-drm -- -q
+# No vendor library of this machine may answer: the same output everywhere.
+NONE="$NOLIB DMACONN_ZE_LIBRARY=/nonexistent/libze_loader.so.1 DMACONN_ROCM_SMI_LIBRARY=/nonexistent/librocm_smi64.so.1"
+case_ bare-none 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- -q
+case_ bare-none-json 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --json -q
+case_ bare-all 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --all -q
+case_ bare-nvidia 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -q
+case_ bare-amd 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs-kfd/mi100-4 -- -q
+case_ bare-intel 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/intel-drm -- -q
 case_ bare-replay-amd 0 -- --replay examples/mi300x.json
 case_ bare-replay-none 0 -- --replay tests/cli/no-devices.json
 # Under replay every vendor's warnings carry the same mark, and a recorded
 # NVML load error is not prefixed twice.
 case_ replay-marks 0 -- --replay tests/cli/no-devices.json --all
 case_ replay-nvml-recorded 0 -- --replay tests/cli/nvml-missing.json -d cuda -c nvlink
+case_ replay-ze-recorded 0 -- --replay tests/cli/nvml-missing.json -d xpu -c p2p
 # --verify that checks nothing fails.
 case_ verify-nothing 1 DMACONN_VERIFY_HELPER=/nonexistent -- --verify
 case_ verify-nothing-json 1 DMACONN_VERIFY_HELPER=/nonexistent -- --verify --json
