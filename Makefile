@@ -1,9 +1,14 @@
-# Thin wrapper around CMake/CTest: `make`, `make run`, `make test`.
+# Thin wrapper around CMake/CTest: `make`, `make run`, `make test`,
+# `make install PREFIX=... DESTDIR=...`, `make package` (Debian packages).
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PREFIX ?= /usr/local
+DESTDIR ?=
+# The Debian packages are configured for /usr in a build directory of their own.
+PKG_BUILD ?= $(BUILD)-deb
 
-.PHONY: all build run test install clean deps bench bench-scaling
+.PHONY: all build run test install clean deps bench bench-scaling bench-import package
 
 all: build
 
@@ -40,8 +45,22 @@ bench: build
 bench-scaling: build
 	python3 bench/scaling.py --build $(BUILD) $(BENCH_ARGS)
 
+bench-import: build
+	DMACONN_LIBRARY=$(abspath $(BUILD))/libdmaconn.so.0 python3 bench/import_time.py $(BENCH_ARGS)
+
+# Installed files find each other relatively (RPATH, the verify helper, the
+# .pc files' ${pcfiledir}), so PREFIX may differ from the configured one.
 install: build
-	cmake --install $(BUILD)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+# libdmaconn0, libdmaconn-dev and dmaconn .deb files in $(PKG_BUILD).
+package:
+	@sh tools/setup-deps.sh
+	cmake -S . -B $(PKG_BUILD) -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=Release \
+		-DDMACONN_BUILD_TESTS=OFF -DDMACONN_RELOCATABLE_PC=OFF $(CMAKE_FLAGS)
+	cmake --build $(PKG_BUILD) -j $(JOBS)
+	cd $(PKG_BUILD) && cpack -G DEB
+	@ls $(PKG_BUILD)/*.deb
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(PKG_BUILD)

@@ -1,6 +1,6 @@
 /*
  * The command line, in-process: the input, split at NUL bytes, is argv[1..]
- * of dmaconn_cli_main() (tools/dmaconn.c).
+ * of dmaconn_cli_main() (tools/cli.c).
  *
  * Nothing real is detected or written: DMACONN_REPLAY names a small topology
  * written at start-up (and loaded then, so that a --replay argument cannot

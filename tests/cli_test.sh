@@ -61,6 +61,77 @@ case_ topo-dgx1 0 -- --topo --replay $T/dgx1-v100.json
 case_ topo-dgx1-subset 0 CUDA_VISIBLE_DEVICES=4,0,5,1 -- --topo --replay $T/dgx1-v100.json
 case_ topo-pcie 0 -- --topo --replay $T/pcie-l40s-4.json
 
+# Usage errors: two lines on stderr, exit 2; with --json, one JSON object.
+case_ unknown-option 2 -- --bogus
+case_ unknown-option-json 2 -- --json --bogus
+case_ missing-argument 2 -- --replay
+case_ missing-argument-short 2 -- -d
+case_ record-topo 2 -- --record "$TMP/never.json" --topo
+case_ record-verify 2 -- --record "$TMP/never.json" --verify
+case_ record-ignored-options 2 -- --replay $T/h200x2.json --record "$TMP/never.json" -d cuda -c p2p --json
+case_ timeout-alone 2 -- --timeout 5
+case_ all-with-pair 2 -- --all -d cuda -c nvlink
+case_ topo-verify 2 -- --topo --verify
+# A fatal error is said once; with --json it is the object on stdout.
+case_ replay-missing 1 -- --replay /nonexistent.json
+case_ replay-missing-json 1 -- --replay /nonexistent.json --json -d cuda -c nvlink
+case_ replay-missing-all-json 1 -- --replay /nonexistent.json --json
+# A bare run: the vendors whose kernel driver is loaded (below
+# DMACONN_SYSFS_ROOT), under replay those the recording holds devices of.
+# No vendor library of this machine may answer: the same output everywhere.
+NONE="$NOLIB DMACONN_ZE_LIBRARY=/nonexistent/libze_loader.so.1 DMACONN_ROCM_SMI_LIBRARY=/nonexistent/librocm_smi64.so.1"
+case_ bare-none 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- -q
+case_ bare-none-json 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --json -q
+case_ bare-all 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --all -q
+case_ bare-nvidia 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -q
+case_ bare-amd 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs-kfd/mi100-4 -- -q
+case_ bare-intel 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/intel-drm -- -q
+case_ bare-replay-amd 0 -- --replay examples/mi300x.json
+case_ bare-replay-none 0 -- --replay tests/cli/no-devices.json
+# Under replay every vendor's warnings carry the same mark, and a recorded
+# NVML load error is not prefixed twice.
+case_ replay-marks 0 -- --replay tests/cli/no-devices.json --all
+case_ replay-nvml-recorded 0 -- --replay tests/cli/nvml-missing.json -d cuda -c nvlink
+case_ replay-ze-recorded 0 -- --replay tests/cli/nvml-missing.json -d xpu -c p2p
+# --verify that checks nothing fails.
+case_ verify-nothing 1 DMACONN_VERIFY_HELPER=/nonexistent -- --verify
+case_ verify-nothing-json 1 DMACONN_VERIFY_HELPER=/nonexistent -- --verify --json
+# Every mode's --json output is one object.
+case_ list-json 0 -- --list --json
+case_ version-json 0 -- --version --json
+
+# Output that cannot be written fails, with a message on stderr.
+# out_fails LABEL full|closed ARGS...
+out_fails() {
+	label=$1 how=$2
+	shift 2
+	# shellcheck disable=SC2086
+	if [ "$how" = full ]; then
+		env -u DMACONN_REPLAY $CLI "$@" >/dev/full 2>"$TMP/err"
+	else
+		env -u DMACONN_REPLAY $CLI "$@" >&- 2>"$TMP/err"
+	fi
+	got=$?
+	if [ "$got" = 1 ] && grep -q "^dmaconn: cannot write standard output" "$TMP/err"; then
+		pass=$((pass + 1)); echo "ok $label"
+	else
+		fail=$((fail + 1)); echo "FAIL $label: exit status $got"; cat "$TMP/err"
+	fi
+}
+if [ -w /dev/full ]; then
+	out_fails full-json full --replay $T/h200x2.json --json -q
+	out_fails full-text full --replay $T/h200x2.json -d cuda -c nvlink
+	out_fails full-version full --version
+fi
+out_fails closed-json closed --replay $T/h200x2.json --json -q
+out_fails closed-list closed --list
+# --record writes nothing there: a closed stdout is no failure.
+if $CLI --replay $T/h200x2.json --record "$TMP/closed.json" >&- 2>/dev/null; then
+	pass=$((pass + 1)); echo "ok closed-record"
+else
+	fail=$((fail + 1)); echo "FAIL closed-record"
+fi
+
 # A recording of a replay replays identically, with the environment it was
 # recorded under pinned (the live CUDA_VISIBLE_DEVICES=0 must not matter).
 for cvd in "" "3,1" "GPU-"; do

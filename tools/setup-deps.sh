@@ -34,10 +34,13 @@ EOF
 	rm -rf "$nvml_tmp"
 fi
 
-# Required: the toolchain, Jansson (record/replay), Python (tests, binding).
-# Optional: MPI (multi-node component), the ROCm SMI and Level Zero headers
-# (ABI checks of the AMD and Intel declarations).
-packages="cmake make gcc pkg-config libjansson-dev python3 libopenmpi-dev openmpi-bin librocm-smi-dev libze-dev"
+# Required: the toolchain, Jansson (the CLI's JSON, record/replay), Python
+# (tests, binding, man pages).  Optional: MPI (multi-node component), the
+# ROCm SMI and Level Zero headers (ABI checks of the AMD and Intel
+# declarations), groff (the man-page check), dpkg-dev and file (`make
+# package`), python3-venv (the wheel check of .ci/run).
+packages="cmake make gcc pkg-config libjansson-dev python3 libopenmpi-dev openmpi-bin librocm-smi-dev libze-dev
+groff-base dpkg-dev file python3-venv"
 command -v dpkg >/dev/null 2>&1 || exit 0
 missing=""
 for p in $packages; do

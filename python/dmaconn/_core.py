@@ -27,6 +27,9 @@ def _decode(raw: Optional[bytes]) -> str:
 
 
 def _encode(text: str) -> bytes:
+    # C sees a NUL as the end of the string: "nvlink\0x" must not mean "nvlink".
+    if "\0" in text:
+        raise ValueError(f"embedded NUL character in {text!r}")
     return os.fsencode(text)
 
 
@@ -312,8 +315,8 @@ class VerifyResult:
 
     @property
     def ok(self) -> bool:
-        """No pair failed."""
-        return all(entry["status"] != "fail" for entry in self.pairs)
+        """Some pair was checked and none failed (nothing checked proves nothing)."""
+        return bool(self.pairs) and all(entry["status"] != "fail" for entry in self.pairs)
 
 
 def verify(device_type: Any = "cuda", timeout: Optional[float] = None) -> VerifyResult:

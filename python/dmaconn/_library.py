@@ -135,7 +135,8 @@ def _package_dir() -> Path:
 def candidates() -> List[str]:
     """Where the library is looked for, in order (DMACONN_LIBRARY aside)."""
     pkg = _package_dir()
-    found: List[str] = [str(pkg / SONAME)]
+    # A wheel (dmaconn/lib), then beside the package.
+    found: List[str] = [str(pkg / "lib" / SONAME), str(pkg / SONAME)]
     # An installation prefix: <prefix>/lib[64]/pythonX.Y/site-packages/dmaconn.
     for parent in pkg.parents:
         if parent.name in ("lib", "lib64"):

@@ -96,7 +96,12 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(v.device_type, "cuda")
         self.assertEqual(len(v.pairs), v.size * (v.size - 1))
         self.assertTrue(all(p["status"] == "fail" for p in v.pairs))
-        self.assertEqual(v.ok, not v.pairs)
+        # Nothing checked (no pair, or every pair failed) is never ok.
+        self.assertFalse(v.ok)
+        self.assertFalse(dmaconn.VerifyResult(device_type="cuda", size=0).ok)
+        self.assertFalse(dmaconn.VerifyResult(device_type="cuda", size=1).ok)
+        passed = dmaconn.VerifyResult("cuda", 2, [{"from": 0, "to": 1, "status": "pass"}])
+        self.assertTrue(passed.ok)
         self.assertTrue(any("/nonexistent/dmaconn-verify-helper" in w for w in v.warnings))
         self.assertEqual([str(w.message) for w in caught if w.category is dmaconn.DmaconnWarning], v.warnings)
 
@@ -128,6 +133,17 @@ class ErrorTest(unittest.TestCase):
         with self.assertRaises(dmaconn.InvalidArgumentError) as ctx:
             dmaconn.detect("cuda", "")
         self.assertEqual(str(ctx.exception), "empty connection type")
+
+    def test_nul_in_names(self) -> None:
+        # C would stop reading at the NUL and answer for "nvlink".
+        for device_type, connection in (("cuda", "nvlink\x00garbage"), ("cuda\x00x", "nvlink")):
+            with self.subTest(device_type=device_type, connection=connection):
+                with self.assertRaises(ValueError):
+                    dmaconn.detect(device_type, connection)
+        with self.assertRaises(ValueError):
+            dmaconn.register_detector("cuda", "mine\x00", lambda: [[0]])
+        with self.assertRaises(ValueError):
+            dmaconn.unregister_detector("cuda", "nvlink\x00")
 
     def test_wrong_argument_types(self) -> None:
         with self.assertRaises(TypeError):

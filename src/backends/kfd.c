@@ -379,9 +379,11 @@ static int read_topology(struct kfd_topo *s, char *why, int *uncounted)
 		if (count != -E2BIG) {
 			char err[128];
 			describe_errno(count, err, sizeof(err));
+			const char *replay = secure_getenv("DMACONN_REPLAY");
 			if (count == -ENOENT)
 				snprintf(why, WHY_SIZE, "no KFD topology at " KFD_NODES
-					 " (%s; is the amdgpu driver loaded?)", err);
+					 " (%s; is the amdgpu driver loaded?)%s", err,
+					 replay && *replay ? " (replayed)" : "");
 			else
 				snprintf(why, WHY_SIZE, "cannot list " KFD_NODES ": %s", err);
 		}

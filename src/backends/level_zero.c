@@ -76,7 +76,9 @@ static int open_library(char *why, int *replayed)
 		const char *load_error = ops->library_load_error ? ops->library_load_error("level_zero") : NULL;
 		if (load_error) {
 			dlclose(h);
-			snprintf(why, WHY_SIZE, "cannot load Level Zero: %.600s", load_error);
+			/* Marked as NVML's and the KFD's absences are under replay. */
+			snprintf(why, WHY_SIZE, "cannot load Level Zero: %.600s%s", load_error,
+				 strstr(load_error, "(replayed)") ? "" : " (replayed)");
 			return -1;
 		}
 		int (*hidden)(const char *) = NULL;

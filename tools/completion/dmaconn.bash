@@ -1,0 +1,37 @@
+# bash completion for dmaconn(1)
+_dmaconn()
+{
+	local cur prev
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	case $prev in
+	-d | --device-type)
+		COMPREPLY=($(compgen -W 'cuda rocm xpu' -- "$cur"))
+		return
+		;;
+	-c | --connection)
+		# The connections of the chosen type, as the program lists them.
+		local type="" i
+		for ((i = 1; i < COMP_CWORD; i++)); do
+			case ${COMP_WORDS[i]} in
+			-d | --device-type) type=${COMP_WORDS[i + 1]} ;;
+			esac
+		done
+		local conns
+		conns=$("${COMP_WORDS[0]}" --list 2>/dev/null | awk -v t="$type" 't == "" || $1 == t { print $2 }')
+		COMPREPLY=($(compgen -W "${conns:-nvlink p2p infinity_fabric xelink}" -- "$cur"))
+		return
+		;;
+	--record | --replay)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		return
+		;;
+	--timeout)
+		return
+		;;
+	esac
+	COMPREPLY=($(compgen -W '--device-type --connection --all --json --list --topo --verify
+		--timeout --record --replay --mpi --quiet --help --version' -- "$cur"))
+}
+complete -F _dmaconn dmaconn
