@@ -814,14 +814,14 @@ static int run_mpi(int *argc, char ***argv, int count, const dmaconn_device_type
 	return cli(argc, argv, count, types, (const char *const *)conns, mpi_report, &m);
 }
 
-static int cli_record(struct cli *c, const char *path)
+static int cli_record(struct cli *c, const char *path, int replayed)
 {
 	if (dmaconn_record(path) != DMACONN_OK) {
 		cli_error(c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
 	}
 	fprintf(stderr, "dmaconn: recorded %s to %s\n",
-		secure_getenv("DMACONN_REPLAY") ? "the replayed node" : "this node", path);
+		replayed ? "the replayed node" : "this node", path);
 	return 0;
 }
 
@@ -999,11 +999,11 @@ int dmaconn_cli_main(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	cli_silent = a.record_path != NULL;
-	if (a.record_path)
-		return cli_record(&c, a.record_path);
 	const char *replay = a.replay;
 	if (!replay && secure_getenv("DMACONN_REPLAY") && *secure_getenv("DMACONN_REPLAY"))
 		replay = secure_getenv("DMACONN_REPLAY"); /* label replayed output either way */
+	if (a.record_path)
+		return cli_record(&c, a.record_path, replay != NULL);
 
 	dmaconn_device_type type = DMACONN_DEVICE_CUDA;
 	if (a.type_name && dmaconn_device_type_parse(a.type_name, &type) != DMACONN_OK)

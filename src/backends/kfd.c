@@ -379,7 +379,7 @@ static int read_topology(struct kfd_topo *s, char *why, int *uncounted)
 		if (count != -E2BIG) {
 			char err[128];
 			describe_errno(count, err, sizeof(err));
-			const char *replay = secure_getenv("DMACONN_REPLAY");
+			const char *replay = dc_replay_file();
 			if (count == -ENOENT)
 				snprintf(why, WHY_SIZE, "no KFD topology at " KFD_NODES
 					 " (%s; is the amdgpu driver loaded?)%s", err,
