@@ -94,8 +94,8 @@ typedef struct dmaconn_result dmaconn_result;
  * Detects DMA connectivity between the devices of `type` over `connection`
  * ("nvlink", ...).  The first successful result for each pair is cached for
  * the process; concurrent first calls detect once and all get that result.
- * The built-in cuda detectors share one discovery of the NVML devices,
- * made on first use.
+ * The built-in detectors of one vendor share one discovery of its devices
+ * (NVML, the KFD topology, Level Zero), made on first use.
  *
  * On success *out holds a new reference that the caller owns and releases
  * with dmaconn_result_release().  Vendor-library problems are not errors:
