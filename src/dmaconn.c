@@ -604,7 +604,9 @@ static int run_detector(dmaconn_detector_fn fn, void *user_data, dmaconn_device_
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(1);
 	dc_set_rediscover(mode == DETECT_FRESH);
+	dc_config_begin();
 	int rc = fn(&b, user_data);
+	dc_config_end();
 	dc_set_rediscover(0);
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(0);

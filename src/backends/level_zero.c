@@ -611,7 +611,7 @@ static struct ze_topo *ze_topo; /* the last discovery, under topo_lock */
 static struct ze_topo *topo_get(void)
 {
 	const char *mask = dc_getenv("ZE_AFFINITY_MASK"), *flat = dc_getenv("ZE_FLAT_DEVICE_HIERARCHY");
-	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
+	const char *root = dc_config()->sysfs_root;
 	size_t len = 16 + (mask ? strlen(mask) : 0) + (flat ? strlen(flat) : 0) + (root ? strlen(root) : 0);
 	char *key = malloc(len);
 	if (!key)
