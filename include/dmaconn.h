@@ -94,14 +94,14 @@ typedef struct dmaconn_result dmaconn_result;
  * Detects DMA connectivity between the devices of `type` over `connection`
  * ("nvlink", ...).  The first successful result for each pair is cached for
  * the process; concurrent first calls detect once and all get that result.
- * The built-in cuda detectors share one discovery of the NVML devices,
- * made on first use.
+ * The built-in detectors of one vendor share one discovery of its devices
+ * (NVML, the KFD topology, Level Zero), made on first use.
  *
  * On success *out holds a new reference that the caller owns and releases
  * with dmaconn_result_release().  Vendor-library problems are not errors:
  * they become warnings in the result, whose matrix then assumes no
  * connectivity.  Errors: DMACONN_EINVAL, DMACONN_ENODETECTOR (unregistered
- * pair), DMACONN_EREPLAY (DMACONN_REPLAY names an unusable file),
+ * pair), DMACONN_EREPLAY (the replay file is unusable),
  * DMACONN_EDETECTOR (a user detector failed), DMACONN_ENOMEM.
  */
 DMACONN_EXTERN int dmaconn_detect(dmaconn_device_type type, const char *connection,
@@ -132,9 +132,10 @@ DMACONN_EXTERN int dmaconn_detect_node(dmaconn_device_type type, const char *con
 
 /*
  * The identity of the node detectors describe, which multi-node detection
- * tells nodes apart by: with DMACONN_REPLAY set, the replay file's "host"
- * (or "replay:" and the file's absolute path when it names none, so that
- * different files are different nodes); otherwise gethostname().  Never
+ * tells nodes apart by: with a replay file (DMACONN_REPLAY or
+ * dmaconn_set_replay_file), its "host" (or "replay:" and the file's
+ * absolute path when it names none, so that different files are different
+ * nodes); otherwise gethostname().  Never
  * NULL; the string belongs to the calling thread and stays valid until its
  * next call of this function.
  */
@@ -353,10 +354,10 @@ DMACONN_EXTERN int dmaconn_result_build(dmaconn_device_type type, const char *co
 
 /*
  * Writes every vendor-library answer the detectors use on this node (or, with
- * DMACONN_REPLAY set, in the replayed file) to `path`, in the versioned JSON
+ * a replay file, in the replayed file) to `path`, in the versioned JSON
  * format of docs/replay-format.md, with the device-ordering environment.
- * Setting DMACONN_REPLAY to such a file makes every detector answer from it.
- * Needs the optional replay component (libdmaconn_replay, found beside this
+ * Replaying such a file (DMACONN_REPLAY, or dmaconn_set_replay_file) makes
+ * every detector answer from it.  Needs the optional replay component (libdmaconn_replay, found beside this
  * library or through DMACONN_REPLAY_LIBRARY): DMACONN_EUNAVAILABLE without
  * it; DMACONN_EREPLAY when the file cannot be written.
  */

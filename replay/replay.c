@@ -1086,6 +1086,10 @@ __attribute__((destructor)) static void release(void)
 	pthread_once(&g_once, load_nothing);
 	free_data();
 	load_nothing();
+	pthread_mutex_lock(&g_file_lock);
+	free(g_file);
+	g_file = NULL;
+	pthread_mutex_unlock(&g_file_lock);
 }
 
 static bool loaded(void)

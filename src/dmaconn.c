@@ -896,9 +896,11 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(1);
 	dc_set_rediscover(mode == DETECT_FRESH);
+	dc_config_begin();
 	in_detection++;
 	int rc = fn(b, user_data);
 	in_detection--;
+	dc_config_end();
 	dc_set_rediscover(0);
 	if (mode == DETECT_NODE)
 		dc_set_node_scope(0);

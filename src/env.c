@@ -197,6 +197,68 @@ const struct dmaconn_replay_ops *dc_replay_ops(void)
 	return ops;
 }
 
+/* ------------------------------------------------------------ configuration */
+
+static _Thread_local struct dc_config config;
+static _Thread_local int config_depth; /* detections under way on this thread */
+
+static char *config_string(const char *name)
+{
+	const char *v = secure_getenv(name);
+	/* Out of memory reads as unset: the defaults apply. */
+	return v && *v ? strdup(v) : NULL;
+}
+
+static int config_flag(const char *name)
+{
+	const char *v = secure_getenv(name);
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static void config_clear(void)
+{
+	free(config.sysfs_root);
+	free(config.nvml_library);
+	free(config.ze_library);
+	free(config.rocm_smi_library);
+	memset(&config, 0, sizeof(config));
+}
+
+static void config_read(void)
+{
+	config_clear();
+	config.sysfs_root = config_string("DMACONN_SYSFS_ROOT");
+	config.nvml_library = config_string("DMACONN_NVML_LIBRARY");
+	config.ze_library = config_string("DMACONN_ZE_LIBRARY");
+	config.rocm_smi_library = config_string("DMACONN_ROCM_SMI_LIBRARY");
+	const char *threads = secure_getenv("DMACONN_NVML_THREADS");
+	config.nvml_threads_set = threads && *threads;
+	config.nvml_threads = config.nvml_threads_set ? strtol(threads, NULL, 10) : 0;
+	config.nvml_batch = !config_flag("DMACONN_NVML_NO_BATCH");
+	config.replay_live_env = config_flag("DMACONN_REPLAY_LIVE_ENV");
+}
+
+void dc_config_begin(void)
+{
+	if (config_depth++ == 0)
+		config_read();
+}
+
+void dc_config_end(void)
+{
+	if (config_depth > 0 && --config_depth == 0)
+		config_clear();
+}
+
+const struct dc_config *dc_config(void)
+{
+	if (config_depth == 0)
+		config_read();
+	return &config;
+}
+
+/* ---------------------------------------------------------------- scope */
+
 static _Thread_local int node_scope;
 static _Thread_local int rediscover;
 
@@ -230,7 +292,11 @@ static int hides_devices(const char *name)
 
 int dc_library_override(const char *var, const char **path, char *why, size_t len)
 {
-	const char *value = secure_getenv(var);
+	const struct dc_config *c = dc_config();
+	const char *value = !strcmp(var, "DMACONN_NVML_LIBRARY")       ? c->nvml_library
+			    : !strcmp(var, "DMACONN_ZE_LIBRARY")       ? c->ze_library
+			    : !strcmp(var, "DMACONN_ROCM_SMI_LIBRARY") ? c->rocm_smi_library
+								       : secure_getenv(var);
 	*path = NULL;
 	if (!value || !*value)
 		return 0;
@@ -260,8 +326,7 @@ const char *dc_getenv(const char *name)
 		return "PCI_BUS_ID";
 	const struct dmaconn_replay_ops *ops = dc_replay_ops();
 	const char *value;
-	const char *live = secure_getenv("DMACONN_REPLAY_LIVE_ENV");
-	if (ops && !(live && *live && strcmp(live, "0")) && ops->getenv(name, &value))
+	if (ops && !dc_config()->replay_live_env && ops->getenv(name, &value))
 		return value;
 	return secure_getenv(name);
 }

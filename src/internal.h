@@ -61,13 +61,37 @@ void dc_warning_emit(const char *message);
 
 /* ---- environment (env.c) ---- */
 
+/*
+ * The configuration the detectors read, taken from the environment once per
+ * detection: dmaconn.c brackets each detector with dc_config_begin() and
+ * dc_config_end() (nested detections share the outer one's), so that a
+ * variable changed while a detection runs does not change it halfway.
+ * Strings are NULL when unset or empty.
+ */
+struct dc_config {
+	char *sysfs_root;       /* DMACONN_SYSFS_ROOT */
+	char *nvml_library;     /* DMACONN_NVML_LIBRARY, as given */
+	char *ze_library;       /* DMACONN_ZE_LIBRARY */
+	char *rocm_smi_library; /* DMACONN_ROCM_SMI_LIBRARY */
+	int nvml_threads_set;   /* DMACONN_NVML_THREADS given: */
+	long nvml_threads;      /* its value (strtol) */
+	int nvml_batch;         /* 0 when DMACONN_NVML_NO_BATCH is set, not "0" */
+	int replay_live_env;    /* DMACONN_REPLAY_LIVE_ENV set, not "0" */
+};
+
+void dc_config_begin(void);
+void dc_config_end(void);
+/* The calling thread's detection's configuration; outside a detection, read
+ * afresh and valid until the thread's next call.  Never NULL. */
+const struct dc_config *dc_config(void);
+
 /* An environment variable as the detectors must see it: pinned by the replay
  * file when one is active, otherwise secure_getenv(). */
 const char *dc_getenv(const char *name);
 
 /*
- * A vendor library's override variable (e.g. DMACONN_NVML_LIBRARY), read with
- * secure_getenv: 0 with *path the absolute path it names, or NULL when it is
+ * A vendor library's override variable (e.g. DMACONN_NVML_LIBRARY), as
+ * dc_config() has it: 0 with *path the absolute path it names, or NULL when it is
  * unset or empty; -1 with "VAR must be an absolute path, not '...'" in why
  * when it names anything else (never a relative path, never the CWD).
  */

@@ -3,7 +3,7 @@
  * and libdmaconn_replay (DMACONN_REPLAY_LIBRARY names it), answers nothing
  * itself, and counts the calls that start a vendor's discovery --
  * nvmlDeviceGetCount_v2 (NVML), the listing of the KFD topology nodes (KFD)
- * and zeDriverGet (Level Zero) -- for test_discovery to read back through
+ * and zeDriverGet's count of drivers (Level Zero) -- for test_discovery to read back through
  * dmaconn_test_calls().  Every other symbol resolves to libdmaconn_replay,
  * this library's dependency.
  */
@@ -45,7 +45,8 @@ DC_TEST_EXPORT ze_result_t zeDriverGet(uint32_t *count, ze_driver_handle_t *driv
 	ze_result_t (*fn)(uint32_t *, ze_driver_handle_t *);
 	void *sym = real("zeDriverGet");
 	memcpy(&fn, &sym, sizeof(fn));
-	atomic_fetch_add(&ze_drivers, 1);
+	if (!drivers) /* the count, which a listing asks first */
+		atomic_fetch_add(&ze_drivers, 1);
 	return fn(count, drivers);
 }
 

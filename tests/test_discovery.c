@@ -1,7 +1,12 @@
 /*
  * Each vendor is discovered once per process: a bare run of every built-in
  * detector asks each vendor library once (counted by count_vendor.c, the
- * replay component's stand-in), and dmaconn_detect_fresh() discovers again.
+ * replay component's stand-in), dmaconn_detect_fresh() discovers again and
+ * dmaconn_clear_cache() forgets what was discovered.
+ *
+ * usage: test_discovery REPLAY COUNTING-COMPONENT VENDOR...
+ * where each VENDOR ("nvml", "kfd", "level_zero") is one the replay file
+ * lets the detectors reach.
  */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -11,7 +16,7 @@
 
 static int (*calls)(const char *vendor);
 
-static void detect_all(int fresh)
+static void detect_all(void)
 {
 	dmaconn_device_type types[16];
 	const char *conns[16];
@@ -19,23 +24,28 @@ static void detect_all(int fresh)
 	CHECK_INT(n, 6);
 	for (int k = 0; k < n && k < 16; k++) {
 		dmaconn_result *r = NULL;
-		int rc = fresh ? dmaconn_detect_fresh(types[k], conns[k], &r) : dmaconn_detect(types[k], conns[k], &r);
-		CHECK_INT(rc, DMACONN_OK);
+		CHECK_INT(dmaconn_detect(types[k], conns[k], &r), DMACONN_OK);
 		dmaconn_result_release(r);
 	}
 }
 
+static dmaconn_device_type type_of(const char *vendor)
+{
+	return !strcmp(vendor, "nvml") ? DMACONN_DEVICE_CUDA
+	       : !strcmp(vendor, "kfd") ? DMACONN_DEVICE_ROCM : DMACONN_DEVICE_XPU;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: test_discovery REPLAY COUNTING-COMPONENT\n");
+	if (argc < 4) {
+		fprintf(stderr, "usage: test_discovery REPLAY COUNTING-COMPONENT VENDOR...\n");
 		return 2;
 	}
 	setenv("DMACONN_REPLAY", argv[1], 1);
 	setenv("DMACONN_REPLAY_LIBRARY", argv[2], 1);
 	setenv("DMACONN_QUIET", "1", 1);
 
-	detect_all(0);
+	detect_all();
 	void *h = dlopen(argv[2], RTLD_NOW | RTLD_NOLOAD);
 	void *sym = h ? dlsym(h, "dmaconn_test_calls") : NULL;
 	CHECK(sym != NULL);
@@ -43,30 +53,35 @@ int main(int argc, char **argv)
 		return check_done("discovery");
 	memcpy(&calls, &sym, sizeof(calls));
 
-	/* Six detectors, two per vendor: one discovery each. */
-	CHECK_INT(calls("nvml"), 1);
-	CHECK_INT(calls("kfd"), 1);
-
+	for (int v = 3; v < argc; v++) {
+		const char *vendor = argv[v];
+		/* Six detectors, two per vendor: one discovery each. */
+		CHECK_INT(calls(vendor), 1);
+	}
 	/* Cached results: nothing asked again. */
-	detect_all(0);
-	CHECK_INT(calls("nvml"), 1);
-	CHECK_INT(calls("kfd"), 1);
+	detect_all();
+	for (int v = 3; v < argc; v++)
+		CHECK_INT(calls(argv[v]), 1);
 
-	/* A fresh detection discovers again, once per detector asked. */
-	dmaconn_result *r = NULL;
-	CHECK_INT(dmaconn_detect_fresh(DMACONN_DEVICE_CUDA, "p2p", &r), DMACONN_OK);
-	CHECK_INT(dmaconn_result_size(r), 2);
-	dmaconn_result_release(r);
-	CHECK_INT(calls("nvml"), 2);
-	CHECK_INT(dmaconn_detect_fresh(DMACONN_DEVICE_ROCM, "p2p", &r), DMACONN_OK);
-	dmaconn_result_release(r);
-	CHECK_INT(calls("kfd"), 2);
+	/* A fresh detection discovers again, its vendor only. */
+	for (int v = 3; v < argc; v++) {
+		dmaconn_result *r = NULL;
+		int before[8];
+		for (int w = 3; w < argc && w < 11; w++)
+			before[w - 3] = calls(argv[w]);
+		CHECK_INT(dmaconn_detect_fresh(type_of(argv[v]), "p2p", &r), DMACONN_OK);
+		CHECK(dmaconn_result_size(r) > 0);
+		dmaconn_result_release(r);
+		for (int w = 3; w < argc && w < 11; w++)
+			CHECK_INT(calls(argv[w]), before[w - 3] + (w == v));
+	}
 
-	/* Clearing the cache forgets the model: the next detection discovers. */
+	/* Clearing the cache forgets the models: the next detections discover
+	 * each vendor once more. */
 	dmaconn_clear_cache();
-	detect_all(0);
-	CHECK_INT(calls("nvml"), 3);
-	CHECK_INT(calls("kfd"), 3);
+	detect_all();
+	for (int v = 3; v < argc; v++)
+		CHECK_INT(calls(argv[v]), 3);
 
 	dlclose(h);
 	dmaconn_shutdown();

@@ -750,8 +750,7 @@ static int rsmi_open(struct rsmi_api *api, void **release, char *why)
 	} else {
 		/* The library reads the real /sys: comparing it with another root
 		 * would only report the difference between the two. */
-		const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-		if (root && *root)
+		if (dc_config()->sysfs_root)
 			return 0;
 	}
 	if (!rsmi_handle || strcmp(rsmi_path, path)) {
@@ -936,8 +935,7 @@ static struct kfd_topo *kfd_topo; /* the last discovery, under topo_lock */
  * detection or another DMACONN_SYSFS_ROOT.  A new reference, or NULL. */
 static struct kfd_topo *topo_get(void)
 {
-	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-	root = root && *root ? root : NULL;
+	const char *root = dc_config()->sysfs_root;
 	pthread_mutex_lock(&topo_lock);
 	struct kfd_topo *t = kfd_topo;
 	if (!t || dc_rediscover() || !t->root != !root || (root && strcmp(root, t->root))) {

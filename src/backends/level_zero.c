@@ -21,12 +21,14 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../internal.h"
+#include "../model/model.h"
 #include "../sysfs.h"
 #include "../order_ze.h"
 #include "../pci.h"
@@ -39,12 +41,20 @@
 
 static pthread_mutex_t ze_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;  /* before ze_lock */
+static pthread_mutex_t facts_lock = PTHREAD_MUTEX_INITIALIZER; /* the lazily asked facts */
+
 static void dc_ze_fork(int phase)
 {
-	if (phase == DC_FORK_PREPARE)
+	if (phase == DC_FORK_PREPARE) {
+		pthread_mutex_lock(&topo_lock);
+		pthread_mutex_lock(&facts_lock);
 		pthread_mutex_lock(&ze_lock);
-	else
+	} else {
 		pthread_mutex_unlock(&ze_lock);
+		pthread_mutex_unlock(&facts_lock);
+		pthread_mutex_unlock(&topo_lock);
+	}
 }
 static struct ze_api ze;
 static int ze_state;       /* 0 not tried, 1 ready, -1 unusable (sticky) */
@@ -121,8 +131,11 @@ static int ze_ready(char *why)
 	return rc;
 }
 
+static void dc_ze_forget(void);
+
 static void dc_ze_shutdown(void)
 {
+	dc_ze_forget();
 	pthread_mutex_lock(&ze_lock);
 	/* Level Zero 1.4 has no way to undo zeInit, and a runtime unloaded
 	 * under its own threads is not safe: a live loader stays mapped. */
@@ -148,19 +161,63 @@ struct zdev {
 	int tile;       /* the tile this device is (-1: none or unknown), in sysfs fallbacks */
 };
 
-struct session {
-	const char *label; /* "xpu/p2p" */
+struct fabric;
+static void fabric_free(struct fabric *f);
+
+/*
+ * What discovery found, once per process (and per device-exposing
+ * environment when counted from sysfs): shared read-only by the views,
+ * reference-counted.  The fabric and the P2P properties are asked by the
+ * first view that needs them, under facts_lock, and kept.
+ */
+struct ze_topo {
+	atomic_int refs;
+	char *key;         /* the environment it was discovered under */
 	uint32_t ndrivers;
 	ze_driver_handle_t *drivers;
 	int n;
 	struct zdev *devs;
-	int from_ze; /* devices come from Level Zero (else from sysfs, without handles) */
+	int from_ze;       /* devices come from Level Zero (else from sysfs, without handles) */
+	char why[WHY_SIZE];     /* !from_ze: why Level Zero is unusable */
+	char pci_why[WHY_SIZE]; /* a PCI property query failed ("" none) */
+	char sub_why[WHY_SIZE]; /* a sub-device query failed ("" none) */
+	int fabric_done, fabric_failed;
+	ze_result_t fabric_rc;
+	char fabric_why[WHY_SIZE];
+	struct fabric *fabric;
+	int p2p_done, p2p_failed;
+	char p2p_why[WHY_SIZE];
+	ze_device_p2p_property_flags_t *flags; /* n*n */
+};
+
+static void topo_release(struct ze_topo *t)
+{
+	if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	if (t->fabric)
+		fabric_free(t->fabric);
+	free(t->fabric);
+	free(t->flags);
+	free(t->drivers);
+	free(t->devs);
+	free(t->key);
+	free(t);
+}
+
+/* A view under way: the topology, its arrays borrowed. */
+struct session {
+	const char *label; /* "xpu/p2p" */
+	struct ze_topo *t;
+	uint32_t ndrivers;
+	ze_driver_handle_t *drivers;
+	int n;
+	struct zdev *devs;
+	int from_ze;
 };
 
 static void session_free(struct session *s)
 {
-	free(s->drivers);
-	free(s->devs);
+	topo_release(s->t);
 }
 
 /*
@@ -215,7 +272,7 @@ DEFINE_LIST(list_vertices, ze_driver_handle_t, ze_fabric_vertex_handle_t, ze.zeF
 DEFINE_LIST(list_subvertices, ze_fabric_vertex_handle_t, ze_fabric_vertex_handle_t, ze.zeFabricVertexGetSubVerticesExp)
 
 /* Every GPU device of every driver, with its identity. */
-static int enumerate(struct session *s, char *why)
+static int enumerate(struct ze_topo *s, char *why)
 {
 	ze_result_t rc;
 	if (list_drivers(NULL, &s->drivers, &s->ndrivers, &rc, why, "zeDriverGet") != 0)
@@ -279,9 +336,8 @@ static void format_uuid(const uint8_t u[16], char out[40])
 
 /* PCI addresses and sub-device counts: identity only, so a failure is a
  * warning, not a reason to doubt the matrix. */
-static void identify(dmaconn_builder *b, struct session *s)
+static void identify(struct ze_topo *s)
 {
-	char why[WHY_SIZE];
 	int pci_warned = 0, sub_warned = 0;
 	for (int i = 0; i < s->n; i++) {
 		struct zdev *z = &s->devs[i];
@@ -294,8 +350,7 @@ static void identify(dmaconn_builder *b, struct session *s)
 				z->has_pci = p.address.bus <= 0xff && p.address.device <= 0xff && p.address.function <= 7;
 				z->pci = (struct dc_pci){ p.address.domain, p.address.bus, p.address.device, p.address.function };
 			} else if (!pci_warned++) {
-				call_failed(why, r, "zeDevicePciGetPropertiesExt(device %d)", i);
-				dmaconn_builder_warn(b, "%s: %s; PCI bus ids are unknown", s->label, why);
+				call_failed(s->pci_why, r, "zeDevicePciGetPropertiesExt(device %d)", i);
 			}
 		}
 		if (ze.zeDeviceGetSubDevices) {
@@ -304,8 +359,7 @@ static void identify(dmaconn_builder *b, struct session *s)
 			if (r == ZE_RESULT_SUCCESS) {
 				z->subdevices = (int)count;
 			} else if (!sub_warned++) {
-				call_failed(why, r, "zeDeviceGetSubDevices(device %d)", i);
-				dmaconn_builder_warn(b, "%s: %s; tile counts are unknown", s->label, why);
+				call_failed(s->sub_why, r, "zeDeviceGetSubDevices(device %d)", i);
 			}
 		}
 	}
@@ -491,7 +545,7 @@ static int sysfs_cards(struct zcard **out)
  * show them (ZE_AFFINITY_MASK, ZE_FLAT_DEVICE_HIERARCHY; the default
  * hierarchy is FLAT when the first card has tiles, as on Data Center GPU
  * Max, and COMPOSITE otherwise, which shows single-tile cards alike). */
-static int fallback_devices(struct session *s)
+static int fallback_devices(struct ze_topo *s)
 {
 	struct zcard *cards;
 	int ncards = sysfs_cards(&cards);
@@ -527,10 +581,83 @@ out:
 	return rc;
 }
 
+/* Loads Level Zero and lists the devices, or counts them from sysfs; NULL
+ * when out of memory. */
+static struct ze_topo *discover_topo(const char *key)
+{
+	struct ze_topo *t = calloc(1, sizeof(*t));
+	if (!t || !(t->key = strdup(key))) {
+		free(t);
+		return NULL;
+	}
+	atomic_init(&t->refs, 1);
+	if (ze_ready(t->why) == 0 && enumerate(t, t->why) == 0) {
+		identify(t);
+		return t;
+	}
+	free(t->drivers);
+	t->drivers = NULL;
+	t->ndrivers = 0;
+	if (fallback_devices(t) != 0) {
+		topo_release(t);
+		return NULL;
+	}
+	return t;
+}
+
+static struct ze_topo *ze_topo; /* the last discovery, under topo_lock */
+
+/* The topology to compute views from: discovered on first use, again for a
+ * fresh detection or when the variables that expose devices read otherwise
+ * (as for a detection over the whole node).  A new reference, or NULL. */
+static struct ze_topo *topo_get(void)
+{
+	const char *mask = dc_getenv("ZE_AFFINITY_MASK"), *flat = dc_getenv("ZE_FLAT_DEVICE_HIERARCHY");
+	const char *root = dc_config()->sysfs_root;
+	size_t len = 16 + (mask ? strlen(mask) : 0) + (flat ? strlen(flat) : 0) + (root ? strlen(root) : 0);
+	char *key = malloc(len);
+	if (!key)
+		return NULL;
+	snprintf(key, len, "%c%s|%c%s|%s", mask ? '=' : '-', mask ? mask : "", flat ? '=' : '-', flat ? flat : "",
+		 root ? root : "");
+	pthread_mutex_lock(&topo_lock);
+	if (!ze_topo || dc_rediscover() || strcmp(ze_topo->key, key)) {
+		struct ze_topo *fresh = discover_topo(key);
+		if (fresh) {
+			topo_release(ze_topo);
+			ze_topo = fresh;
+		}
+	}
+	struct ze_topo *t = ze_topo;
+	if (t)
+		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&topo_lock);
+	free(key);
+	return t;
+}
+
+static void dc_ze_forget(void)
+{
+	pthread_mutex_lock(&topo_lock);
+	struct ze_topo *t = ze_topo;
+	ze_topo = NULL;
+	pthread_mutex_unlock(&topo_lock);
+	topo_release(t);
+}
+
+static int dc_ze_discover(int fresh)
+{
+	if (fresh)
+		dc_ze_forget();
+	struct ze_topo *t = topo_get();
+	topo_release(t);
+	return t ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
+}
+
 /*
- * Loads Level Zero and lists the devices.  Returns 1 when the detector can
- * go on querying, 0 when Level Zero is unusable (one warning raised, the
- * result sized from sysfs, all zero), or a negative dmaconn error.
+ * Takes the topology and sizes the result.  Returns 1 when the view can go
+ * on, 0 when Level Zero is unusable (one warning raised, the result sized
+ * from sysfs, all zero), or a negative dmaconn error.
  */
 static int session_begin(dmaconn_builder *b, struct session *s)
 {
@@ -543,21 +670,27 @@ static int session_begin(dmaconn_builder *b, struct session *s)
 			return dc_fail(DMACONN_EREPLAY, "%s", why);
 		dlclose(h);
 	}
-	if (ze_ready(why) == 0 && enumerate(s, why) == 0) {
-		if (dmaconn_builder_set_size(b, s->n) != DMACONN_OK)
-			return dc_fail(DMACONN_ENOMEM, "out of memory");
-		identify(b, s);
+	struct ze_topo *t = s->t = topo_get();
+	if (!t)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	s->ndrivers = t->ndrivers;
+	s->drivers = t->drivers;
+	s->n = t->n;
+	s->devs = t->devs;
+	s->from_ze = t->from_ze;
+	if (dmaconn_builder_set_size(b, s->n) != DMACONN_OK)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	if (t->from_ze) {
+		if (t->pci_why[0])
+			dmaconn_builder_warn(b, "%s: %s; PCI bus ids are unknown", s->label, t->pci_why);
+		if (t->sub_why[0])
+			dmaconn_builder_warn(b, "%s: %s; tile counts are unknown", s->label, t->sub_why);
 		set_identity(b, s);
 		return 1;
 	}
-	free(s->drivers);
-	s->drivers = NULL;
-	s->ndrivers = 0;
-	if (fallback_devices(s) != 0 || dmaconn_builder_set_size(b, s->n) != DMACONN_OK)
-		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	set_identity(b, s);
 	dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without Level Zero)",
-			     s->label, why, s->n, s->n == 1 ? "" : "s");
+			     s->label, t->why, s->n, s->n == 1 ? "" : "s");
 	return 0;
 }
 
@@ -770,6 +903,29 @@ static int fabric_collect(const struct session *s, struct fabric *f, char *why, 
 	return 0;
 }
 
+/* The fabric facts of the session's topology, asked once; NULL with why
+ * and *rc when they could not be collected. */
+static const struct fabric *topo_fabric(const struct session *s, char *why, ze_result_t *rc)
+{
+	struct ze_topo *t = s->t;
+	pthread_mutex_lock(&facts_lock);
+	if (!t->fabric_done) {
+		t->fabric = calloc(1, sizeof(*t->fabric));
+		if (!t->fabric) {
+			t->fabric_failed = 1;
+			t->fabric_rc = ZE_RESULT_SUCCESS;
+			snprintf(t->fabric_why, sizeof(t->fabric_why), "out of memory");
+		} else {
+			t->fabric_failed = fabric_collect(s, t->fabric, t->fabric_why, &t->fabric_rc) != 0;
+		}
+		t->fabric_done = 1;
+	}
+	pthread_mutex_unlock(&facts_lock);
+	snprintf(why, WHY_SIZE, "%s", t->fabric_why);
+	*rc = t->fabric_rc;
+	return t->fabric_failed ? NULL : t->fabric;
+}
+
 static const struct link_facts *pair_of(const struct fabric *f, int i, int j)
 {
 	return &f->pairs[(size_t)i * (size_t)f->n + (size_t)j];
@@ -838,22 +994,20 @@ static int xelink_body(dmaconn_builder *b, struct session *s)
 				     s->label, missing);
 		return DMACONN_OK;
 	}
-	struct fabric f;
 	ze_result_t rc;
-	if (fabric_collect(s, &f, why, &rc) != 0) {
+	const struct fabric *f = topo_fabric(s, why, &rc);
+	if (!f) {
 		dmaconn_builder_warn(b, "%s: %s; assuming no Xe Link connectivity", s->label, why);
-		fabric_free(&f);
 		return DMACONN_OK;
 	}
 	for (int i = 0; i < s->n; i++) {
 		for (int j = 0; j < s->n; j++) {
 			if (i == j)
 				continue;
-			dmaconn_builder_set(b, i, j, pair_of(&f, i, j)->xelink);
-			fabric_detail(b, &f, i, j);
+			dmaconn_builder_set(b, i, j, pair_of(f, i, j)->xelink);
+			fabric_detail(b, f, i, j);
 		}
 	}
-	fabric_free(&f);
 	return DMACONN_OK;
 }
 
@@ -879,31 +1033,40 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 				     s->label);
 		return DMACONN_OK;
 	}
-	ze_device_p2p_property_flags_t *flags = calloc((size_t)n * (size_t)n + 1, sizeof(*flags));
+	struct ze_topo *t = s->t;
+	pthread_mutex_lock(&facts_lock);
+	if (!t->p2p_done && (t->flags = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*t->flags)))) {
+		/* Asked once per pair; the first failure voids them all. */
+		for (int i = 0; i < n && !t->p2p_failed; i++) {
+			for (int j = 0; j < n && !t->p2p_failed; j++) {
+				if (i == j || s->devs[i].driver != s->devs[j].driver)
+					continue;
+				ze_device_p2p_properties_t p;
+				memset(&p, 0, sizeof(p));
+				p.stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES;
+				ze_result_t r = ze.zeDeviceGetP2PProperties(s->devs[i].h, s->devs[j].h, &p);
+				if (r != ZE_RESULT_SUCCESS) {
+					call_failed(t->p2p_why, r, "zeDeviceGetP2PProperties(device %d, device %d)", i, j);
+					t->p2p_failed = 1;
+				}
+				t->flags[dc_pair_index(i, j, n)] = p.flags;
+			}
+		}
+		t->p2p_done = 1;
+	}
+	pthread_mutex_unlock(&facts_lock);
+	const ze_device_p2p_property_flags_t *flags = t->flags;
 	if (!flags)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			if (i == j || s->devs[i].driver != s->devs[j].driver)
-				continue;
-			ze_device_p2p_properties_t p;
-			memset(&p, 0, sizeof(p));
-			p.stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES;
-			ze_result_t r = ze.zeDeviceGetP2PProperties(s->devs[i].h, s->devs[j].h, &p);
-			if (r != ZE_RESULT_SUCCESS) {
-				call_failed(why, r, "zeDeviceGetP2PProperties(device %d, device %d)", i, j);
-				dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
-				free(flags);
-				return DMACONN_OK;
-			}
-			flags[(size_t)i * (size_t)n + (size_t)j] = p.flags;
-		}
+	if (t->p2p_failed) {
+		dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, t->p2p_why);
+		return DMACONN_OK;
 	}
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
 			if (i == j || s->devs[i].driver != s->devs[j].driver)
 				continue;
-			ze_device_p2p_property_flags_t fl = flags[(size_t)i * (size_t)n + (size_t)j];
+			ze_device_p2p_property_flags_t fl = flags[dc_pair_index(i, j, n)];
 			int access = (fl & ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS) != 0;
 			int atomics = (fl & ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS) != 0;
 			dmaconn_builder_set(b, i, j, access && atomics);
@@ -913,25 +1076,23 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_P2P_FLAGS, flags_name(fl));
 		}
 	}
-	free(flags);
 
 	/* The fabric adds paths and bandwidths to the pairs; a node without it
 	 * (no extension, or a driver that does not support it) simply has none. */
 	const char *missing;
 	if (!fabric_available(&missing))
 		return DMACONN_OK;
-	struct fabric f;
 	ze_result_t rc;
-	if (fabric_collect(s, &f, why, &rc) != 0) {
+	const struct fabric *f = topo_fabric(s, why, &rc);
+	if (!f) {
 		if (rc != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)
 			dmaconn_builder_warn(b, "%s: %s; Xe Link paths and bandwidths are unknown", s->label, why);
 	} else {
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < n; j++)
 				if (i != j)
-					fabric_detail(b, &f, i, j);
+					fabric_detail(b, f, i, j);
 	}
-	fabric_free(&f);
 	return DMACONN_OK;
 }
 
@@ -949,8 +1110,9 @@ static const struct dc_view dc_ze_views[] = {
 const struct dc_backend dc_backend_level_zero = {
 	.name = "level_zero",
 	.type = DMACONN_DEVICE_XPU,
-	.discover = NULL,
+	.discover = dc_ze_discover,
 	DC_VIEWS(dc_ze_views),
 	.atfork = dc_ze_fork,
+	.forget = dc_ze_forget,
 	.shutdown = dc_ze_shutdown,
 };

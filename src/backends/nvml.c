@@ -184,8 +184,8 @@ static void *parallel_worker(void *arg)
 static void parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx)
 {
 	enum { MAX_THREADS = 64 };
-	const char *env = secure_getenv("DMACONN_NVML_THREADS");
-	long threads = env && *env ? strtol(env, NULL, 10) : MAX_THREADS;
+	const struct dc_config *config = dc_config();
+	long threads = config->nvml_threads_set ? config->nvml_threads : MAX_THREADS;
 	threads = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
 	threads = threads > n ? n : threads;
 	pthread_t tid[MAX_THREADS];
@@ -315,9 +315,7 @@ static struct dc_model *enumerate(char *why)
 	}
 	struct dc_model *m = dc_model_new((int)count, 1);
 	nvmlReturn_t(*type_rc)[DC_MAX_LINKS] = calloc(count + 1, sizeof(*type_rc));
-	const char *no_batch = secure_getenv("DMACONN_NVML_NO_BATCH");
-	struct identity_job job = { m, calloc(count + 1, WHY_SIZE),
-				    !(no_batch && *no_batch && strcmp(no_batch, "0")), type_rc };
+	struct identity_job job = { m, calloc(count + 1, WHY_SIZE), dc_config()->nvml_batch, type_rc };
 	if (!m || !job.why || !type_rc) {
 		free(job.why);
 		free(type_rc);
@@ -365,8 +363,8 @@ static struct dc_model *fallback_model(const char *why)
 			dc_pci_parse(ids[i], sizeof(ids[i]), &pcis[i]);
 		free(ids);
 	} else {
-		const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-		n = dc_sysfs_nvidia_gpus(root && *root ? root : "", pcis, MAX_FALLBACK);
+		const char *root = dc_config()->sysfs_root;
+		n = dc_sysfs_nvidia_gpus(root ? root : "", pcis, MAX_FALLBACK);
 	}
 	int found = n;
 	n = n > MAX_FALLBACK ? MAX_FALLBACK : n;

@@ -1,0 +1,70 @@
+/*
+ * The configuration is read once per detection (src/env.c): a variable
+ * changed while a detection runs -- by a warning handler, another thread --
+ * does not change what the rest of that detection sees, nested detections
+ * share the outer one's, and the next detection reads afresh.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "internal.h"
+
+/* What env.c needs of the rest of the library. */
+int dc_fail(int err, const char *fmt, ...)
+{
+	(void)fmt;
+	return err;
+}
+
+const char *dmaconn_version_string(void)
+{
+	return "test";
+}
+
+int main(void)
+{
+	setenv("DMACONN_SYSFS_ROOT", "/first", 1);
+	setenv("DMACONN_NVML_THREADS", "3", 1);
+	unsetenv("DMACONN_NVML_NO_BATCH");
+	unsetenv("DMACONN_NVML_LIBRARY");
+
+	dc_config_begin();
+	CHECK_STR(dc_config()->sysfs_root, "/first");
+	CHECK_INT(dc_config()->nvml_threads_set, 1);
+	CHECK_INT(dc_config()->nvml_threads, 3);
+	CHECK_INT(dc_config()->nvml_batch, 1);
+
+	/* Changed halfway: the detection keeps what it started with. */
+	setenv("DMACONN_SYSFS_ROOT", "/second", 1);
+	setenv("DMACONN_NVML_NO_BATCH", "1", 1);
+	setenv("DMACONN_NVML_LIBRARY", "relative/libnvidia-ml.so.1", 1);
+	CHECK_STR(dc_config()->sysfs_root, "/first");
+	CHECK_INT(dc_config()->nvml_batch, 1);
+	const char *path = "x";
+	char why[256] = "";
+	CHECK_INT(dc_library_override("DMACONN_NVML_LIBRARY", &path, why, sizeof(why)), 0);
+	CHECK(path == NULL);
+
+	/* A nested detection shares it, and ending it keeps the outer one's. */
+	dc_config_begin();
+	CHECK_STR(dc_config()->sysfs_root, "/first");
+	dc_config_end();
+	CHECK_STR(dc_config()->sysfs_root, "/first");
+	dc_config_end();
+
+	/* The next detection reads afresh. */
+	dc_config_begin();
+	CHECK_STR(dc_config()->sysfs_root, "/second");
+	CHECK_INT(dc_config()->nvml_batch, 0);
+	CHECK_INT(dc_library_override("DMACONN_NVML_LIBRARY", &path, why, sizeof(why)), -1);
+	CHECK(strstr(why, "must be an absolute path") != NULL);
+	dc_config_end();
+
+	/* Empty is unset; outside a detection each call reads afresh. */
+	setenv("DMACONN_SYSFS_ROOT", "", 1);
+	CHECK(dc_config()->sysfs_root == NULL);
+	setenv("DMACONN_SYSFS_ROOT", "/third", 1);
+	CHECK_STR(dc_config()->sysfs_root, "/third");
+	return check_done("config");
+}
