@@ -21,9 +21,9 @@ DEFAULT_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 LINKS = 18
 
 
-def bus_id(i):
-    # One PCI bus per GPU: 0000:XX:00.0.
-    return "00000000:%02X:00.0" % (0x10 + i)
+def bus_id(i, digits=8):
+    # One PCI bus per GPU: 0000:XX:00.0, the next domain after 240 of them.
+    return "%0*X:%02X:00.0" % (digits, i // 240, 0x10 + i % 240)
 
 
 def topology(n, p2p=False):
@@ -49,7 +49,7 @@ def topology(n, p2p=False):
         "dmaconn_topology": 1,
         "description": "%d GPU%s on NVSwitches, %d NVLinks each (synthetic, bench/gen_topologies.py)"
                        % (n, "" if n == 1 else "s", LINKS),
-        "pci_gpus": ["0000:%02X:00.0" % (0x10 + i) for i in range(n)],
+        "pci_gpus": [bus_id(i, 4) for i in range(n)],
         "nvml": {
             "library": "libnvidia-ml.so.1",
             "driver_version": "580.159.04",

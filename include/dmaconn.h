@@ -337,7 +337,7 @@ DMACONN_EXTERN int dmaconn_unregister_detector(dmaconn_device_type type, const c
 
 /* Lists the registered pairs in registration order (built-in ones first).
  * Returns how many there are; fills at most max entries of types and
- * connections (whose strings stay valid until the pair is unregistered). */
+ * connections (whose strings stay valid until dmaconn_shutdown()). */
 DMACONN_EXTERN int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
 					  int max);
 

@@ -569,15 +569,18 @@ static void dc_warn_table_free(struct dc_warn_table *t)
 	free(t);
 }
 
-/* kind: 'f' when key is a format string, 'm' when it is the message. */
+/* kind: 'f' when key is a format string, 'm' when it is the message.  With
+ * message NULL, only counts a cause already seen: 1 when there is none. */
 static int dc_warn_record(dmaconn_builder *b, char kind, const char *key, const char *message,
 			  int emit)
 {
 	struct dc_warn_table *t = b->warn;
 	struct dc_strings *w = &b->r->warnings;
+	if (!message && (!t || !t->used))
+		return 1;
 	if (!t && !(t = b->warn = calloc(1, sizeof(*t))))
 		goto oom;
-	if ((t->used + 1) * 2 > t->cap && dc_warn_grow(t) != 0)
+	if (message && (t->used + 1) * 2 > t->cap && dc_warn_grow(t) != 0)
 		goto oom;
 	size_t h = (dc_warn_hash(key) ^ (size_t)kind) & (t->cap - 1);
 	for (; t->keys[h]; h = (h + 1) & (t->cap - 1)) {
@@ -586,6 +589,8 @@ static int dc_warn_record(dmaconn_builder *b, char kind, const char *key, const 
 			return DMACONN_OK;
 		}
 	}
+	if (!message)
+		return 1;
 	if (w->count == t->meta_cap) {
 		int ncap = t->meta_cap ? t->meta_cap * 2 : 8;
 		struct dc_warn_meta *grown = realloc(t->meta, (size_t)ncap * sizeof(*grown));
@@ -658,12 +663,14 @@ int dmaconn_builder_warn(dmaconn_builder *b, const char *fmt, ...)
 {
 	if (!b || !fmt)
 		return dc_fail(DMACONN_EINVAL, "dmaconn_builder_warn: NULL argument");
+	int by_format = strcmp(fmt, "%s") != 0;
+	if (by_format && dc_warn_record(b, 'f', fmt, NULL, 1) == DMACONN_OK)
+		return DMACONN_OK; /* a cause seen before: counted, not formatted */
 	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	int by_format = strcmp(fmt, "%s") != 0;
 	return dc_warn_record(b, by_format ? 'f' : 'm', by_format ? fmt : msg, msg, 1);
 }
 
@@ -700,7 +707,7 @@ int dmaconn_builder_fail(dmaconn_builder *b, int err, const char *fmt, ...)
 struct entry {
 	struct entry *next, *prev;
 	dmaconn_device_type type;
-	char *connection;
+	const char *connection; /* interned: see registry_name() */
 	dmaconn_detector_fn fn;
 	void *user_data;
 	int builtin;
@@ -715,11 +722,58 @@ static pthread_cond_t reg_cond = PTHREAD_COND_INITIALIZER;
 static struct entry *entries, *entries_tail; /* registration order */
 static int builtins_registered;               /* under reg_lock */
 
+/*
+ * Connection names, each kept once until dmaconn_shutdown(): the strings
+ * dmaconn_list_detectors() hands out stay valid however often their pair is
+ * unregistered and registered again, and cycles of one name cost nothing.
+ * reg_lock held.
+ */
+static char **reg_names; /* open addressing, cap a power of 2 */
+static size_t reg_names_cap, reg_names_used;
+
+static const char *registry_name(const char *name)
+{
+	if ((reg_names_used + 1) * 2 > reg_names_cap) {
+		size_t ncap = reg_names_cap ? reg_names_cap * 2 : 16;
+		char **grown = calloc(ncap, sizeof(*grown));
+		if (!grown)
+			return NULL;
+		for (size_t k = 0; k < reg_names_cap; k++) {
+			if (!reg_names[k])
+				continue;
+			size_t h = dc_warn_hash(reg_names[k]) & (ncap - 1);
+			while (grown[h])
+				h = (h + 1) & (ncap - 1);
+			grown[h] = reg_names[k];
+		}
+		free(reg_names);
+		reg_names = grown;
+		reg_names_cap = ncap;
+	}
+	size_t h = dc_warn_hash(name) & (reg_names_cap - 1);
+	for (; reg_names[h]; h = (h + 1) & (reg_names_cap - 1))
+		if (!strcmp(reg_names[h], name))
+			return reg_names[h];
+	if (!(reg_names[h] = strdup(name)))
+		return NULL;
+	reg_names_used++;
+	return reg_names[h];
+}
+
+static void registry_names_free(void)
+{
+	for (size_t k = 0; k < reg_names_cap; k++)
+		free(reg_names[k]);
+	free(reg_names);
+	reg_names = NULL;
+	reg_names_cap = reg_names_used = 0;
+}
+
 static struct entry *entry_new(dmaconn_device_type type, const char *connection,
 			       dmaconn_detector_fn fn, void *user_data, int builtin)
 {
 	struct entry *e = calloc(1, sizeof(*e));
-	if (!e || !(e->connection = strdup(connection))) {
+	if (!e || !(e->connection = registry_name(connection))) {
 		free(e);
 		return NULL;
 	}
@@ -733,7 +787,6 @@ static struct entry *entry_new(dmaconn_device_type type, const char *connection,
 static void entry_free(struct entry *e)
 {
 	dmaconn_result_release(e->cached);
-	free(e->connection);
 	free(e);
 }
 
@@ -1109,6 +1162,7 @@ void dmaconn_shutdown(void)
 	}
 	pthread_mutex_lock(&reg_lock);
 	struct entry *e = entries, *idle = NULL;
+	int running = 0;
 	entries = entries_tail = NULL;
 	builtins_registered = 0;
 	while (e) {
@@ -1116,6 +1170,7 @@ void dmaconn_shutdown(void)
 		e->next = e->prev = NULL;
 		if (e->running) {
 			e->removed = 1; /* its runner frees it */
+			running = 1;
 		} else {
 			e->next = idle;
 			idle = e;
@@ -1128,6 +1183,10 @@ void dmaconn_shutdown(void)
 		entry_free(idle);
 		idle = next;
 	}
+	pthread_mutex_lock(&reg_lock);
+	if (!running)
+		registry_names_free();
+	pthread_mutex_unlock(&reg_lock);
 	dmaconn_set_warning_handler(NULL, NULL);
 	for (const struct dc_backend *const *be = dc_backends; *be; be++)
 		(*be)->shutdown();

@@ -6,6 +6,8 @@
  *
  *   reentry   a warning handler that calls dmaconn: sets a handler, detects
  *             a pair that warns, detects the pair that warned, shuts down
+ *   replace   replacing the handler while another thread runs it returns
+ *             once that call is over
  *   shutdown  dmaconn_shutdown() inside a detector (refused: its caller's
  *             detection still uses what it would free)
  *   registry  register/unregister cycles keep no entry behind
@@ -16,9 +18,12 @@
  * (default 1: 20,000 cycles, 64 devices).
  */
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -104,6 +109,48 @@ static void part_reentry(void)
 	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_XPU, "other", &r), DMACONN_OK);
 	dmaconn_result_release(r);
 	dmaconn_set_warning_handler(NULL, NULL);
+	dmaconn_shutdown();
+}
+
+/* -------------------------------------------------------------- replace */
+
+/* Another thread is inside the handler when this one replaces it: the
+ * replacement returns only once that call is over (its user_data may then
+ * be freed). */
+static atomic_int entered, left;
+
+static void slow_handler(const char *message, void *user_data)
+{
+	(void)message;
+	(void)user_data;
+	atomic_store(&entered, 1);
+	struct timespec ts = { 0, 300 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	atomic_store(&left, 1);
+}
+
+static void *detect_thread(void *arg)
+{
+	(void)arg;
+	dmaconn_result *r = NULL;
+	dmaconn_detect(DMACONN_DEVICE_XPU, "other", &r);
+	dmaconn_result_release(r);
+	return NULL;
+}
+
+static void part_replace(void)
+{
+	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_XPU, "other", other, NULL), DMACONN_OK);
+	dmaconn_set_warning_handler(slow_handler, NULL);
+	pthread_t t;
+	CHECK_INT(pthread_create(&t, NULL, detect_thread, NULL), 0);
+	while (!atomic_load(&entered)) {
+		struct timespec ts = { 0, 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	dmaconn_set_warning_handler(NULL, NULL);
+	CHECK_INT(atomic_load(&left), 1);
+	pthread_join(t, NULL);
 	dmaconn_shutdown();
 }
 
@@ -274,8 +321,8 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } parts[] = {
-	{ "reentry", part_reentry },   { "shutdown", part_shutdown }, { "registry", part_registry },
-	{ "causes", part_causes },     { "text", part_text },
+	{ "reentry", part_reentry }, { "replace", part_replace }, { "shutdown", part_shutdown },
+	{ "registry", part_registry }, { "causes", part_causes }, { "text", part_text },
 };
 
 int main(int argc, char **argv)
