@@ -683,6 +683,7 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 /* ---------------------------------------------------------------- --mpi */
 
 struct mpi_report {
+	struct cli *c;
 	int json, quiet, printed;
 };
 
@@ -737,7 +738,8 @@ static int mpi_report(const dmaconn_result *r, int index, int count, void *user_
 	if (m->json && count > 1 && index == 0)
 		printf("{\"version\":\"%s\",\"results\":[", dmaconn_version_string());
 	if (!r) {
-		fprintf(stderr, "dmaconn: %s\n", dmaconn_last_error());
+		/* Inside the results array when there are several: said at the end. */
+		cli_error(m->c, EXIT_FAILED, count > 1, "%s", dmaconn_last_error());
 	} else if (m->json) {
 		if (m->printed)
 			putchar(',');
@@ -751,8 +753,13 @@ static int mpi_report(const dmaconn_result *r, int index, int count, void *user_
 	}
 	for (int k = 0; r && !m->quiet && k < dmaconn_result_warning_count(r); k++)
 		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_result_warning(r, k));
-	if (m->json && index == count - 1 && (count > 1 || m->printed))
+	if (m->json && index == count - 1 && count > 1 && m->c->last_error[0]) {
+		fputs("],\"error\":", stdout);
+		cli_json_put(cli_json_string(m->c->last_error));
+		puts("}");
+	} else if (m->json && index == count - 1 && (count > 1 || m->printed)) {
 		puts(count > 1 ? "]}" : "");
+	}
 	fflush(stdout);
 	fflush(stderr);
 	return r ? 0 : 1;
@@ -791,24 +798,23 @@ static void *open_mpi(char *why, size_t len)
 	return h;
 }
 
-static int run_mpi(int *argc, char ***argv, int count, const dmaconn_device_type *types,
-		   const char **conns, int json, int quiet)
+static int run_mpi(struct cli *c, int *argc, char ***argv, int count, const dmaconn_device_type *types,
+		   const char **conns)
 {
 	char why[1024];
 	void *h = open_mpi(why, sizeof(why));
 	if (!h) {
-		fprintf(stderr, "dmaconn: --mpi needs the MPI component (built where MPI is found): %s\n", why);
-		return 1;
+		cli_error(c, EXIT_FAILED, 0, "--mpi needs the MPI component (built where MPI is found): %s", why);
+		return EXIT_FAILED;
 	}
 	void *sym = dlsym(h, DMACONN_MPI_CLI_SYMBOL);
 	if (!sym) {
-		fprintf(stderr, "dmaconn: the MPI component lacks %s\n", DMACONN_MPI_CLI_SYMBOL);
-		return 1;
+		cli_error(c, EXIT_FAILED, 0, "the MPI component lacks %s", DMACONN_MPI_CLI_SYMBOL);
+		return EXIT_FAILED;
 	}
 	dmaconn_mpi_cli_fn cli;
 	memcpy(&cli, &sym, sizeof(cli));
-	const char *q = secure_getenv("DMACONN_QUIET");
-	struct mpi_report m = { json, quiet || (q && *q && strcmp(q, "0")), 0 };
+	struct mpi_report m = { c, c->json, c->quiet, 0 };
 	/* Each rank's warnings reach rank 0's report; none printed twice. */
 	dmaconn_set_warning_handler(ignore_warning, NULL);
 	return cli(argc, argv, count, types, (const char *const *)conns, mpi_report, &m);
@@ -902,10 +908,10 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 			char *end;
 			errno = 0;
 			long v = strtol(optarg, &end, 10);
-			if ((*end || end == optarg || errno || v <= 0 || v > 86400) && !*why)
-				snprintf(why, len, "--timeout takes seconds, 1 to 86400");
-			else
+			if (!*end && end != optarg && !errno && v > 0 && v <= 86400)
 				a->timeout_ms = (int)v * 1000;
+			else if (!*why)
+				snprintf(why, len, "--timeout takes seconds, 1 to 86400");
 			break;
 		}
 		case 'q':
@@ -1023,8 +1029,8 @@ int dmaconn_cli_main(int argc, char **argv)
 	int status = 0;
 	if (a.mpi) {
 		int one = a.type_name != NULL;
-		status = run_mpi(&argc, &argv, one ? 1 : count, one ? &type : types,
-				 one ? &a.conn : conns, c.json, c.quiet);
+		status = run_mpi(&c, &argc, &argv, one ? 1 : count, one ? &type : types,
+				 one ? &a.conn : conns);
 	} else if (a.verify) {
 		status = cli_verify(&c, type, a.timeout_ms);
 	} else if (a.topo) {
