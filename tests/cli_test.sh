@@ -70,12 +70,14 @@ case_ record-topo 2 -- --record "$TMP/never.json" --topo
 case_ record-verify 2 -- --record "$TMP/never.json" --verify
 case_ record-ignored-options 2 -- --replay $T/h200x2.json --record "$TMP/never.json" -d cuda -c p2p --json
 case_ timeout-alone 2 -- --timeout 5
+case_ timeout-bad-twice 2 -- --verify --timeout 0 --timeout 99999999999
 case_ all-with-pair 2 -- --all -d cuda -c nvlink
 case_ topo-verify 2 -- --topo --verify
 # A fatal error is said once; with --json it is the object on stdout.
 case_ replay-missing 1 -- --replay /nonexistent.json
 case_ replay-missing-json 1 -- --replay /nonexistent.json --json -d cuda -c nvlink
 case_ replay-missing-all-json 1 -- --replay /nonexistent.json --json
+case_ mpi-missing-json 1 DMACONN_MPI_LIBRARY=/nonexistent/libdmaconn_mpi.so.0 -- --mpi --json
 # A bare run: the vendors whose kernel driver is loaded (below
 # DMACONN_SYSFS_ROOT), under replay those the recording holds devices of.
 # No vendor library of this machine may answer: the same output everywhere.

@@ -75,7 +75,7 @@ struct cli {
 	char last_error[1024]; /* the last error said, so that none is said twice */
 };
 
-static void ignore_warning(const char *message, void *user_data)
+static void cli_ignore_warning(const char *message, void *user_data)
 {
 	(void)message;
 	(void)user_data;
@@ -283,7 +283,7 @@ static void cli_error(struct cli *c, int status, int open, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ text */
 
-static void print_text(const dmaconn_result *r, const char *replay)
+static void cli_text_result(const dmaconn_result *r, const char *replay)
 {
 	int n = dmaconn_result_size(r);
 	printf("%s/%s", dmaconn_device_type_name(dmaconn_result_device_type(r)),
@@ -312,7 +312,7 @@ static void print_text(const dmaconn_result *r, const char *replay)
 
 /* The legend and per-pair lines of --topo for AMD GPUs (rocm/p2p's pair
  * properties, from the KFD topology). */
-static void print_topo_rocm(const dmaconn_result *r)
+static void cli_text_topo_rocm(const dmaconn_result *r)
 {
 	int n = dmaconn_result_size(r);
 	puts("\nPaths: X = self; XGMI# = # direct XGMI (Infinity Fabric) links; XGMI+ = XGMI\n"
@@ -351,7 +351,7 @@ static void print_topo_rocm(const dmaconn_result *r)
 
 /* The legend and per-pair lines of --topo for Intel GPUs (xpu/p2p's pair
  * properties: Level Zero P2P flags and the fabric's Xe Link / MDFI edges). */
-static void print_topo_xpu(const dmaconn_result *r)
+static void cli_text_topo_xpu(const dmaconn_result *r)
 {
 	int n = dmaconn_result_size(r);
 	puts("\nPaths: X = self; XL# = # Xe Link connections (fabric edges); MDFI = the die-to-die\n"
@@ -384,7 +384,7 @@ static void print_topo_xpu(const dmaconn_result *r)
 
 /* A `nvidia-smi topo -m`-like table from the p2p result, then each pair's
  * capabilities. */
-static void print_topo(const dmaconn_result *r, const char *replay)
+static void cli_text_topo(const dmaconn_result *r, const char *replay)
 {
 	int n = dmaconn_result_size(r);
 	const char *type = dmaconn_device_type_name(dmaconn_result_device_type(r));
@@ -405,11 +405,11 @@ static void print_topo(const dmaconn_result *r, const char *replay)
 		putchar('\n');
 	}
 	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_ROCM) {
-		print_topo_rocm(r);
+		cli_text_topo_rocm(r);
 		return;
 	}
 	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_XPU) {
-		print_topo_xpu(r);
+		cli_text_topo_xpu(r);
 		return;
 	}
 	puts("\nPaths: X = self; NV# = # bonded NVLinks; PIX = at most one PCIe bridge;\n"
@@ -536,9 +536,9 @@ static void cli_print(struct cli *c, const dmaconn_result *r, int topo, const ch
 		if (*printed)
 			putchar('\n');
 		if (topo)
-			print_topo(r, replay);
+			cli_text_topo(r, replay);
 		else
-			print_text(r, replay);
+			cli_text_result(r, replay);
 	}
 	++*printed;
 }
@@ -683,10 +683,11 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 /* ---------------------------------------------------------------- --mpi */
 
 struct mpi_report {
+	struct cli *c;
 	int json, quiet, printed;
 };
 
-static int distinct(const dmaconn_result *r, const char *key)
+static int cli_mpi_distinct(const dmaconn_result *r, const char *key)
 {
 	int n = dmaconn_result_size(r), count = 0;
 	for (int i = 0; i < n; i++) {
@@ -701,9 +702,10 @@ static int distinct(const dmaconn_result *r, const char *key)
 	return count;
 }
 
-static void print_mpi_text(const dmaconn_result *r)
+static void cli_mpi_text(const dmaconn_result *r)
 {
-	int n = dmaconn_result_size(r), ranks = distinct(r, "rank"), nodes = distinct(r, "node");
+	int n = dmaconn_result_size(r), ranks = cli_mpi_distinct(r, "rank");
+	int nodes = cli_mpi_distinct(r, "node");
 	printf("%s/%s across MPI ranks: %d device%s from %d rank%s on %d node%s\n",
 	       dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
 	       n, n == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
@@ -731,13 +733,14 @@ static void print_mpi_text(const dmaconn_result *r)
 }
 
 /* Rank 0 prints each global result; the warnings of every rank are in it. */
-static int mpi_report(const dmaconn_result *r, int index, int count, void *user_data)
+static int cli_mpi_report(const dmaconn_result *r, int index, int count, void *user_data)
 {
 	struct mpi_report *m = user_data;
 	if (m->json && count > 1 && index == 0)
 		printf("{\"version\":\"%s\",\"results\":[", dmaconn_version_string());
 	if (!r) {
-		fprintf(stderr, "dmaconn: %s\n", dmaconn_last_error());
+		/* Inside the results array when there are several: said at the end. */
+		cli_error(m->c, EXIT_FAILED, count > 1, "%s", dmaconn_last_error());
 	} else if (m->json) {
 		if (m->printed)
 			putchar(',');
@@ -746,13 +749,18 @@ static int mpi_report(const dmaconn_result *r, int index, int count, void *user_
 	} else {
 		if (m->printed)
 			putchar('\n');
-		print_mpi_text(r);
+		cli_mpi_text(r);
 		m->printed = 1;
 	}
 	for (int k = 0; r && !m->quiet && k < dmaconn_result_warning_count(r); k++)
 		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_result_warning(r, k));
-	if (m->json && index == count - 1 && (count > 1 || m->printed))
+	if (m->json && index == count - 1 && count > 1 && m->c->last_error[0]) {
+		fputs("],\"error\":", stdout);
+		cli_json_put(cli_json_string(m->c->last_error));
+		puts("}");
+	} else if (m->json && index == count - 1 && (count > 1 || m->printed)) {
 		puts(count > 1 ? "]}" : "");
+	}
 	fflush(stdout);
 	fflush(stderr);
 	return r ? 0 : 1;
@@ -760,7 +768,7 @@ static int mpi_report(const dmaconn_result *r, int index, int count, void *user_
 
 /* libdmaconn_mpi: DMACONN_MPI_LIBRARY, else beside libdmaconn, else the
  * loader's search.  RTLD_GLOBAL, for the MPI plugins it loads in turn. */
-static void *open_mpi(char *why, size_t len)
+static void *cli_mpi_open(char *why, size_t len)
 {
 	const char *override = secure_getenv("DMACONN_MPI_LIBRARY");
 	void *h = NULL;
@@ -791,27 +799,26 @@ static void *open_mpi(char *why, size_t len)
 	return h;
 }
 
-static int run_mpi(int *argc, char ***argv, int count, const dmaconn_device_type *types,
-		   const char **conns, int json, int quiet)
+static int cli_mpi_run(struct cli *c, int *argc, char ***argv, int count,
+		       const dmaconn_device_type *types, const char **conns)
 {
 	char why[1024];
-	void *h = open_mpi(why, sizeof(why));
+	void *h = cli_mpi_open(why, sizeof(why));
 	if (!h) {
-		fprintf(stderr, "dmaconn: --mpi needs the MPI component (built where MPI is found): %s\n", why);
-		return 1;
+		cli_error(c, EXIT_FAILED, 0, "--mpi needs the MPI component (built where MPI is found): %s", why);
+		return EXIT_FAILED;
 	}
 	void *sym = dlsym(h, DMACONN_MPI_CLI_SYMBOL);
 	if (!sym) {
-		fprintf(stderr, "dmaconn: the MPI component lacks %s\n", DMACONN_MPI_CLI_SYMBOL);
-		return 1;
+		cli_error(c, EXIT_FAILED, 0, "the MPI component lacks %s", DMACONN_MPI_CLI_SYMBOL);
+		return EXIT_FAILED;
 	}
 	dmaconn_mpi_cli_fn cli;
 	memcpy(&cli, &sym, sizeof(cli));
-	const char *q = secure_getenv("DMACONN_QUIET");
-	struct mpi_report m = { json, quiet || (q && *q && strcmp(q, "0")), 0 };
+	struct mpi_report m = { c, c->json, c->quiet, 0 };
 	/* Each rank's warnings reach rank 0's report; none printed twice. */
-	dmaconn_set_warning_handler(ignore_warning, NULL);
-	return cli(argc, argv, count, types, (const char *const *)conns, mpi_report, &m);
+	dmaconn_set_warning_handler(cli_ignore_warning, NULL);
+	return cli(argc, argv, count, types, (const char *const *)conns, cli_mpi_report, &m);
 }
 
 static int cli_record(struct cli *c, const char *path, int replayed)
@@ -902,10 +909,10 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 			char *end;
 			errno = 0;
 			long v = strtol(optarg, &end, 10);
-			if ((*end || end == optarg || errno || v <= 0 || v > 86400) && !*why)
-				snprintf(why, len, "--timeout takes seconds, 1 to 86400");
-			else
+			if (!*end && end != optarg && !errno && v > 0 && v <= 86400)
 				a->timeout_ms = (int)v * 1000;
+			else if (!*why)
+				snprintf(why, len, "--timeout takes seconds, 1 to 86400");
 			break;
 		}
 		case 'q':
@@ -993,7 +1000,7 @@ int dmaconn_cli_main(int argc, char **argv)
 	}
 	/* Warnings are said by this program, per result shown (a bare run
 	 * leaves some results out, and the MPI path gathers every rank's). */
-	dmaconn_set_warning_handler(ignore_warning, NULL);
+	dmaconn_set_warning_handler(cli_ignore_warning, NULL);
 	if (a.replay && dmaconn_set_replay_file(a.replay) != DMACONN_OK) {
 		cli_error(&c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
@@ -1023,8 +1030,8 @@ int dmaconn_cli_main(int argc, char **argv)
 	int status = 0;
 	if (a.mpi) {
 		int one = a.type_name != NULL;
-		status = run_mpi(&argc, &argv, one ? 1 : count, one ? &type : types,
-				 one ? &a.conn : conns, c.json, c.quiet);
+		status = cli_mpi_run(&c, &argc, &argv, one ? 1 : count, one ? &type : types,
+				 one ? &a.conn : conns);
 	} else if (a.verify) {
 		status = cli_verify(&c, type, a.timeout_ms);
 	} else if (a.topo) {
