@@ -73,6 +73,7 @@ case_ timeout-alone 2 -- --timeout 5
 case_ timeout-bad-twice 2 -- --verify --timeout 0 --timeout 99999999999
 case_ all-with-pair 2 -- --all -d cuda -c nvlink
 case_ topo-verify 2 -- --topo --verify
+case_ replay-empty 2 -- --replay= -d cuda -c nvlink
 # A fatal error is said once; with --json it is the object on stdout.
 case_ replay-missing 1 -- --replay /nonexistent.json
 case_ replay-missing-json 1 -- --replay /nonexistent.json --json -d cuda -c nvlink

@@ -947,6 +947,11 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	}
 	if (a->help || a->version)
 		return;
+	if ((a->replay && !*a->replay) || (a->record_path && !*a->record_path)) {
+		/* An empty DMACONN_REPLAY means no replay: the label would lie. */
+		snprintf(why, len, "--%s needs a file name", a->replay && !*a->replay ? "replay" : "record");
+		return;
+	}
 	/* Options that contradict each other, or that the chosen action would
 	 * ignore, are refused rather than dropped. */
 	int actions = a->topo + a->verify + a->list + a->mpi + !!a->record_path;
