@@ -551,21 +551,6 @@ static void rec_nvml_answers(struct rec *r, json_t *nvml)
 		api->nvmlShutdown();
 }
 
-/* This library's own functions, less those the replayed file hides. */
-static int bind_replayed(struct rec *r, const char *library, char *why, size_t whylen)
-{
-#define BIND_SELF_(fn, ret, params, required)                                                         \
-	if (!r->ops->nvml_symbol_missing(#fn)) {                                                      \
-		r->api.fn = fn;                                                                       \
-	} else if (required) {                                                                        \
-		snprintf(why, whylen, "%s lacks %s (not an NVML library?)", library, #fn);            \
-		return -1;                                                                            \
-	}
-	NVML_FUNCTIONS(BIND_SELF_)
-#undef BIND_SELF_
-	return 0;
-}
-
 /* "nvml": the library or why it failed to load, then its answers. */
 static json_t *rec_nvml(struct rec *r, const char *library)
 {
@@ -575,7 +560,7 @@ static json_t *rec_nvml(struct rec *r, const char *library)
 	if (r->ops) {
 		load_error = r->ops->nvml_load_error();
 		library = replay_nvml_library();
-		if (!load_error && bind_replayed(r, library, why, sizeof(why)))
+		if (!load_error && replay_nvml_bind(&r->api, library, why, sizeof(why)))
 			load_error = why;
 	} else if (nvml_api_open(&r->api, library, NULL, why, sizeof(why))) {
 		load_error = why;

@@ -1,14 +1,16 @@
 /*
- * The replay half of libdmaconn_replay: every NVML function dmaconn calls,
- * answered from the topology file named by DMACONN_REPLAY
- * (docs/replay-format.md), with NVML's argument checking and return codes so
- * that the core runs the same code path as on hardware.
+ * The replay half of libdmaconn_replay: every NVML function dmaconn calls, as
+ * the function table replay_nvml_bind() fills, answered from the topology
+ * file named by DMACONN_REPLAY (docs/replay-format.md), with NVML's argument
+ * checking and return codes so that the core runs the same code path as on
+ * hardware.
  *
  * The file is read once, on first use, into plain C structures; after that
  * everything is read-only except the init count and the fault counters, so
  * the functions may be called from any number of threads.
  */
 #include "replay_internal.h"
+#include "replay_ze.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -1170,7 +1172,7 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 
 /* ---------------------------------------------------------- NVML: system */
 
-nvmlReturn_t nvmlInit_v2(void)
+static nvmlReturn_t replay_nvmlInit_v2(void)
 {
 	nvmlReturn_t rc = enter_system(FN_nvmlInit_v2);
 	if (rc == NVML_SUCCESS && (rc = g.init_rc) == NVML_SUCCESS)
@@ -1178,7 +1180,7 @@ nvmlReturn_t nvmlInit_v2(void)
 	return rc;
 }
 
-nvmlReturn_t nvmlShutdown(void)
+static nvmlReturn_t replay_nvmlShutdown(void)
 {
 	nvmlReturn_t rc = enter_system(FN_nvmlShutdown);
 	if (rc)
@@ -1230,7 +1232,7 @@ static const struct {
 	{ NVML_ERROR_UNKNOWN, "Unknown Error" },
 };
 
-const char *nvmlErrorString(nvmlReturn_t result)
+static const char *replay_nvmlErrorString(nvmlReturn_t result)
 {
 	for (size_t i = 0; i < sizeof(error_strings) / sizeof(error_strings[0]); i++)
 		if (error_strings[i].code == result)
@@ -1238,7 +1240,7 @@ const char *nvmlErrorString(nvmlReturn_t result)
 	return "Unknown Error";
 }
 
-nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+static nvmlReturn_t replay_nvmlSystemGetDriverVersion(char *version, unsigned int length)
 {
 	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetDriverVersion);
 	if (rc)
@@ -1248,7 +1250,7 @@ nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
 	return g.driver_rc ? g.driver_rc : put_str(g.driver, version, length);
 }
 
-nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
+static nvmlReturn_t replay_nvmlSystemGetNVMLVersion(char *version, unsigned int length)
 {
 	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetNVMLVersion);
 	if (rc)
@@ -1258,7 +1260,7 @@ nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
 	return g.nvml_version_rc ? g.nvml_version_rc : put_str(g.nvml_version, version, length);
 }
 
-nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
+static nvmlReturn_t replay_nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
 {
 	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetCudaDriverVersion_v2);
 	if (rc)
@@ -1271,7 +1273,7 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
+static nvmlReturn_t replay_nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 {
 	nvmlReturn_t rc = enter_system(FN_nvmlDeviceGetCount_v2);
 	if (rc)
@@ -1284,7 +1286,7 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+static nvmlReturn_t replay_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
 {
 	nvmlReturn_t rc = enter(FN_nvmlDeviceGetHandleByIndex_v2);
 	if (rc)
@@ -1304,7 +1306,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 
 /* ---------------------------------------------------------- NVML: device */
 
-nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+static nvmlReturn_t replay_nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
 	struct nvmlDevice_st *d;
 	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetName, device, -1, &d);
@@ -1315,7 +1317,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 	return d->name_rc ? d->name_rc : put_str(d->name, name, length);
 }
 
-nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
 	struct nvmlDevice_st *d;
 	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetUUID, device, -1, &d);
@@ -1326,7 +1328,7 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 	return d->uuid_rc ? d->uuid_rc : put_str(d->uuid, uuid, length);
 }
 
-nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
+static nvmlReturn_t replay_nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
 	struct nvmlDevice_st *d;
 	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetPciInfo_v3, device, -1, &d);
@@ -1340,7 +1342,7 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
+static nvmlReturn_t replay_nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
 {
 	struct nvmlDevice_st *d;
 	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetCudaComputeCapability, device, -1, &d);
@@ -1355,7 +1357,7 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
+static nvmlReturn_t replay_nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
 {
 	struct nvmlDevice_st *d;
 	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetMigMode, device, -1, &d);
@@ -1370,7 +1372,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
+static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
 {
 	struct nvmlDevice_st *d;
 	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfoV, device, -1, &d);
@@ -1397,7 +1399,7 @@ nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo)
+static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo)
 {
 	struct nvmlDevice_st *d;
 	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfo, device, -1, &d);
@@ -1415,7 +1417,7 @@ nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t
 
 /* ---------------------------------------------------------- NVML: nvlink */
 
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive)
+static nvmlReturn_t replay_nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive)
 {
 	const struct link *l;
 	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkState, device, link, &l);
@@ -1429,7 +1431,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nv
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int *version)
+static nvmlReturn_t replay_nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int *version)
 {
 	const struct link *l;
 	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkVersion, device, link, &l);
@@ -1443,7 +1445,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, 
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
+static nvmlReturn_t replay_nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
 						 nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)
 {
 	const struct link *l;
@@ -1458,7 +1460,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned i
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
+static nvmlReturn_t replay_nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
 {
 	const struct link *l;
 	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkRemotePciInfo_v2, device, link, &l);
@@ -1551,7 +1553,7 @@ static void field_value(const struct nvmlDevice_st *d, nvmlFieldValue_t *v, long
 		v->value.uiVal = x;
 }
 
-nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
+static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
 {
 	struct nvmlDevice_st *d;
 	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetFieldValues, device, -1, &d);
@@ -1569,7 +1571,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
 
 /* ------------------------------------------------------------- NVML: p2p */
 
-nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,
+static nvmlReturn_t replay_nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,
 				    nvmlGpuP2PStatus_t *p2pStatus)
 {
 	const struct p2p *p;
@@ -1589,7 +1591,7 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, 
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+static nvmlReturn_t replay_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
 						 nvmlGpuTopologyLevel_t *pathInfo)
 {
 	const struct p2p *p;
@@ -1602,6 +1604,33 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevic
 		return p->ancestor_rc;
 	*pathInfo = p->ancestor;
 	return NVML_SUCCESS;
+}
+
+/* ----------------------------------------------------------------- table */
+
+int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen)
+{
+	memset(api, 0, sizeof(*api));
+	if (!loaded()) {
+		snprintf(err, errlen, "%s", g.load_error);
+		return -1;
+	}
+#define REPLAY_TABLE_(fn, ret, params, required)                                                   \
+	if (!g.fn_missing[FN_##fn]) {                                                              \
+		api->fn = replay_##fn;                                                             \
+	} else if (required) {                                                                     \
+		snprintf(err, errlen, "%s lacks %s (not an NVML library?)", library, #fn);         \
+		memset(api, 0, sizeof(*api));                                                      \
+		return -1;                                                                         \
+	}
+	NVML_FUNCTIONS(REPLAY_TABLE_)
+#undef REPLAY_TABLE_
+	return 0;
+}
+
+static int op_nvml_table(struct nvml_api *api, char *err, size_t errlen)
+{
+	return replay_nvml_bind(api, DEFAULT_LIBRARY, err, errlen);
 }
 
 /* ------------------------------------------------------------------- ops */
@@ -1634,16 +1663,6 @@ static const char *op_nvml_load_error(void)
 	return g.library_error;
 }
 
-static int op_nvml_symbol_missing(const char *symbol)
-{
-	if (!loaded() || !symbol)
-		return 0;
-	for (unsigned int i = 0; i < g.nmissing; i++)
-		if (!strcmp(g.missing[i], symbol))
-			return 1;
-	return 0;
-}
-
 static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
 {
 	if (!loaded())
@@ -1665,7 +1684,8 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		.load_error = op_load_error,
 		.getenv = op_getenv,
 		.nvml_load_error = op_nvml_load_error,
-		.nvml_symbol_missing = op_nvml_symbol_missing,
+		.nvml_table = op_nvml_table,
+		.ze_table = replay_ze_table,
 		.pci_gpus = op_pci_gpus,
 		.read_file = replay_files_read_file,
 		.list_dir = replay_files_list_dir,
@@ -1717,34 +1737,34 @@ int dmaconn_replay_fuzz_load(const char *data, size_t len)
 		unsigned int count = 0, u = 0;
 		int cuda = 0, a = 0, b = 0;
 		char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
-		nvmlInit_v2();
-		nvmlSystemGetDriverVersion(buf, sizeof(buf));
-		nvmlSystemGetNVMLVersion(buf, 4);
-		nvmlSystemGetCudaDriverVersion_v2(&cuda);
-		nvmlDeviceGetCount_v2(&count);
+		replay_nvmlInit_v2();
+		replay_nvmlSystemGetDriverVersion(buf, sizeof(buf));
+		replay_nvmlSystemGetNVMLVersion(buf, 4);
+		replay_nvmlSystemGetCudaDriverVersion_v2(&cuda);
+		replay_nvmlDeviceGetCount_v2(&count);
 		for (unsigned int i = 0; i <= count && i < 64; i++) {
 			nvmlDevice_t h = NULL, h2 = NULL;
 			nvmlPciInfo_t pci;
 			nvmlGpuFabricInfo_v3_t v3 = { .version = nvmlGpuFabricInfo_v3 };
 			nvmlGpuFabricInfo_v3_t v2 = { .version = nvmlGpuFabricInfo_v2 };
 			nvmlGpuFabricInfo_t f1;
-			if (nvmlDeviceGetHandleByIndex_v2(i, &h) != NVML_SUCCESS)
+			if (replay_nvmlDeviceGetHandleByIndex_v2(i, &h) != NVML_SUCCESS)
 				continue;
-			nvmlDeviceGetName(h, buf, sizeof(buf));
-			nvmlDeviceGetUUID(h, buf, 8);
-			nvmlDeviceGetPciInfo_v3(h, &pci);
-			nvmlDeviceGetCudaComputeCapability(h, &a, &b);
-			nvmlDeviceGetMigMode(h, &u, &u);
-			nvmlDeviceGetGpuFabricInfoV(h, &v3);
-			nvmlDeviceGetGpuFabricInfoV(h, &v2);
-			nvmlDeviceGetGpuFabricInfo(h, &f1);
+			replay_nvmlDeviceGetName(h, buf, sizeof(buf));
+			replay_nvmlDeviceGetUUID(h, buf, 8);
+			replay_nvmlDeviceGetPciInfo_v3(h, &pci);
+			replay_nvmlDeviceGetCudaComputeCapability(h, &a, &b);
+			replay_nvmlDeviceGetMigMode(h, &u, &u);
+			replay_nvmlDeviceGetGpuFabricInfoV(h, &v3);
+			replay_nvmlDeviceGetGpuFabricInfoV(h, &v2);
+			replay_nvmlDeviceGetGpuFabricInfo(h, &f1);
 			for (unsigned int l = 0; l <= MAX_LINKS; l++) {
 				nvmlEnableState_t st;
 				nvmlIntNvLinkDeviceType_t type;
-				nvmlDeviceGetNvLinkState(h, l, &st);
-				nvmlDeviceGetNvLinkVersion(h, l, &u);
-				nvmlDeviceGetNvLinkRemoteDeviceType(h, l, &type);
-				nvmlDeviceGetNvLinkRemotePciInfo_v2(h, l, &pci);
+				replay_nvmlDeviceGetNvLinkState(h, l, &st);
+				replay_nvmlDeviceGetNvLinkVersion(h, l, &u);
+				replay_nvmlDeviceGetNvLinkRemoteDeviceType(h, l, &type);
+				replay_nvmlDeviceGetNvLinkRemotePciInfo_v2(h, l, &pci);
 			}
 			nvmlFieldValue_t fv[NVML_NVLINK_MAX_LINKS * 3 + 3];
 			memset(fv, 0, sizeof(fv));
@@ -1756,22 +1776,25 @@ int dmaconn_replay_fuzz_load(const char *data, size_t len)
 			fv[3 * NVML_NVLINK_MAX_LINKS].fieldId = NVML_FI_DEV_NVLINK_LINK_COUNT;
 			fv[3 * NVML_NVLINK_MAX_LINKS + 1].fieldId = NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
 			fv[3 * NVML_NVLINK_MAX_LINKS + 2].fieldId = 0x7fffffff;
-			nvmlDeviceGetFieldValues(h, (int)(sizeof(fv) / sizeof(fv[0])), fv);
+			replay_nvmlDeviceGetFieldValues(h, (int)(sizeof(fv) / sizeof(fv[0])), fv);
 			for (unsigned int j = 0; j < count && j < 64; j++) {
 				nvmlGpuP2PStatus_t ps;
 				nvmlGpuTopologyLevel_t level;
-				if (nvmlDeviceGetHandleByIndex_v2(j, &h2) != NVML_SUCCESS)
+				if (replay_nvmlDeviceGetHandleByIndex_v2(j, &h2) != NVML_SUCCESS)
 					continue;
 				for (int c = -1; c <= REPLAY_P2P_CAPS; c++)
-					nvmlDeviceGetP2PStatus(h, h2, (nvmlGpuP2PCapsIndex_t)c, &ps);
-				nvmlDeviceGetTopologyCommonAncestor(h, h2, &level);
+					replay_nvmlDeviceGetP2PStatus(h, h2, (nvmlGpuP2PCapsIndex_t)c, &ps);
+				replay_nvmlDeviceGetTopologyCommonAncestor(h, h2, &level);
 			}
 		}
 		const struct dmaconn_replay_ops *ops = dmaconn_replay_ops();
 		const char *value;
 		char ids[4][DMACONN_REPLAY_BUS_ID_SIZE];
 		ops->getenv("CUDA_VISIBLE_DEVICES", &value);
-		ops->nvml_symbol_missing("nvmlDeviceGetMigMode");
+		struct nvml_api api;
+		struct ze_api zapi;
+		ops->nvml_table(&api, buf, sizeof(buf));
+		ops->ze_table(&zapi, buf, sizeof(buf));
 		ops->nvml_load_error();
 		ops->pci_gpus(ids, 4);
 		const char *data_ = NULL;
@@ -1782,7 +1805,7 @@ int dmaconn_replay_fuzz_load(const char *data, size_t len)
 		ops->list_dir("/sys/class/kfd/kfd/topology/nodes", &names_, &n_);
 		ops->library_load_error("level_zero");
 		ops->host();
-		nvmlShutdown();
+		replay_nvmlShutdown();
 	}
 	free_data();
 	return rc;

@@ -7,10 +7,11 @@
 
 #define REPLAY_EXPORT __attribute__((visibility("default")))
 
-/* The NVML functions this library answers, with NVML's exact signatures. */
-#define REPLAY_NVML_PROTO_(name, ret, params, required) REPLAY_EXPORT ret name params;
-NVML_FUNCTIONS(REPLAY_NVML_PROTO_)
-#undef REPLAY_NVML_PROTO_
+#include "nvml_load.h"
+
+/* The file's NVML as its function table; "LIBRARY lacks FUNCTION" names
+ * library when a required one was missing.  0, or -1 with err. */
+int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen);
 
 REPLAY_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
 

@@ -1,7 +1,7 @@
 /*
- * The "level_zero" section: a stand-in Level Zero loader.  This file exports
- * the ze* functions dmaconn calls, with Level Zero's exact signatures,
- * answering from the topology file (docs/replay-format.md, "level_zero"),
+ * The "level_zero" section: a stand-in Level Zero loader.  This file answers
+ * the ze* functions dmaconn calls, with Level Zero's exact signatures, through
+ * the function table replay_ze_table() fills, from the topology file (docs/replay-format.md, "level_zero"),
  * and records the section from a live loader (or re-emits it under replay).
  *
  * A hand-made file describes the node physically (cards, their tiles, the
@@ -30,10 +30,6 @@
 #include "replay_internal.h"
 #include "ze_load.h"
 
-#define REPLAY_ZE_PROTO_(name, ret, params, required) REPLAY_EXPORT ret name params;
-ZE_FUNCTIONS(REPLAY_ZE_PROTO_)
-#undef REPLAY_ZE_PROTO_
-REPLAY_EXPORT int dmaconn_replay_ze_hidden(const char *symbol);
 
 #define ZID 24                /* "4095.31" and more */
 #define MAX_CARDS 1024
@@ -891,7 +887,7 @@ const char *replay_ze_load_error(void)
 	return z.library_error;
 }
 
-int dmaconn_replay_ze_hidden(const char *symbol)
+static int ze_hidden(const char *symbol)
 {
 	if (!symbol)
 		return 0;
@@ -1234,7 +1230,7 @@ static ze_result_t enter_vertex(enum ze_fn fn, ze_fabric_vertex_handle_t h, stru
 
 /* ------------------------------------------------------ Level Zero: core */
 
-ze_result_t zeInit(ze_init_flags_t flags)
+static ze_result_t replay_zeInit(ze_init_flags_t flags)
 {
 	if (!file_loaded() || !z.present || z.library_error)
 		return ZE_RESULT_ERROR_UNINITIALIZED;
@@ -1253,7 +1249,7 @@ ze_result_t zeInit(ze_init_flags_t flags)
 	return rc;
 }
 
-ze_result_t zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
+static ze_result_t replay_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
 {
 	ze_result_t rc = enter(ZFN_zeDriverGet);
 	struct call c = { ZFN_zeDriverGet, -1, -1, NULL, NULL };
@@ -1274,7 +1270,7 @@ ze_result_t zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
+static ze_result_t replay_zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
 {
 	ze_result_t rc = enter(ZFN_zeDeviceGet);
 	if (rc)
@@ -1290,7 +1286,7 @@ ze_result_t zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_
 	ANSWER_LIST(pCount, phDevices, drv->ndevs, drv->devs, x.devs);
 }
 
-ze_result_t zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
+static ze_result_t replay_zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
 {
 	struct _ze_device_handle_t *dev;
 	ze_result_t rc = enter_device(ZFN_zeDeviceGetProperties, hDevice, &dev);
@@ -1323,7 +1319,7 @@ ze_result_t zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properti
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
+static ze_result_t replay_zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
 {
 	struct _ze_device_handle_t *dev;
 	ze_result_t rc = enter_device(ZFN_zeDeviceGetSubDevices, hDevice, &dev);
@@ -1336,7 +1332,7 @@ ze_result_t zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, 
 	ANSWER_LIST(pCount, phSubdevices, dev->nsubs, dev->subs, x.devs);
 }
 
-ze_result_t zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
+static ze_result_t replay_zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
 {
 	struct _ze_device_handle_t *dev;
 	ze_result_t rc = enter_device(ZFN_zeDevicePciGetPropertiesExt, hDevice, &dev);
@@ -1380,7 +1376,7 @@ static const char *card_id(const struct znode *n, char buf[ZID])
 	return buf;
 }
 
-ze_result_t zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
+static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
 				     ze_device_p2p_properties_t *pP2PProperties)
 {
 	ze_result_t rc = enter(ZFN_zeDeviceGetP2PProperties);
@@ -1421,7 +1417,7 @@ ze_result_t zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handl
 
 /* ---------------------------------------------------- Level Zero: fabric */
 
-ze_result_t zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
+static ze_result_t replay_zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
 {
 	ze_result_t rc = enter(ZFN_zeFabricVertexGetExp);
 	if (rc)
@@ -1439,7 +1435,7 @@ ze_result_t zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, z
 	ANSWER_LIST(pCount, phVertices, drv->nvtx, drv->vtx, x.vtx);
 }
 
-ze_result_t zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t *pCount,
+static ze_result_t replay_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t *pCount,
 					    ze_fabric_vertex_handle_t *phSubvertices)
 {
 	struct _ze_fabric_vertex_handle_t *v;
@@ -1453,7 +1449,7 @@ ze_result_t zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, u
 	ANSWER_LIST(pCount, phSubvertices, n, v->subs, x.vtx);
 }
 
-ze_result_t zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
+static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
 					   ze_fabric_vertex_exp_properties_t *pVertexProperties)
 {
 	struct _ze_fabric_vertex_handle_t *v;
@@ -1480,7 +1476,7 @@ ze_result_t zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
+static ze_result_t replay_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
 {
 	struct _ze_fabric_vertex_handle_t *v;
 	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetDeviceExp, hVertex, &v);
@@ -1497,7 +1493,7 @@ ze_result_t zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_dev
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
+static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
 			       uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
 {
 	ze_result_t rc = enter(ZFN_zeFabricEdgeGetExp);
@@ -1534,7 +1530,7 @@ ze_result_t zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_ver
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
+static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
 					 ze_fabric_edge_exp_properties_t *pEdgeProperties)
 {
 	ze_result_t rc = enter(ZFN_zeFabricEdgeGetPropertiesExp);
@@ -1558,6 +1554,29 @@ ze_result_t zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
 	p->latencyUnit = src->latencyUnit;
 	p->duplexity = src->duplexity;
 	return ZE_RESULT_SUCCESS;
+}
+
+/* This component's answers as Level Zero's function table, less the
+ * functions the recorded loader lacked. */
+static int ze_bind(struct ze_api *api, const char *library, char *err, size_t errlen)
+{
+	memset(api, 0, sizeof(*api));
+#define REPLAY_TABLE_(fn, ret, params, required)                                                   \
+	if (!ze_hidden(#fn)) {                                                                     \
+		api->fn = replay_##fn;                                                             \
+	} else if (required) {                                                                     \
+		snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", library, #fn);     \
+		memset(api, 0, sizeof(*api));                                                      \
+		return -1;                                                                         \
+	}
+	ZE_FUNCTIONS(REPLAY_TABLE_)
+#undef REPLAY_TABLE_
+	return 0;
+}
+
+int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
+{
+	return ze_bind(api, ZE_LOADER_SONAME, err, errlen);
 }
 
 /* ------------------------------------------------------------- recording */
@@ -1968,16 +1987,6 @@ static void rec_answers(struct rec *r, json_t *sec)
 	replay_put(&r->oom, sec, "drivers", drivers);
 }
 
-/* This component's own functions, less those the replayed file hides. */
-static void bind_self(struct ze_api *api)
-{
-	memset(api, 0, sizeof(*api));
-#define BIND_SELF_(fn, ret, params, required)                                          \
-	if (!dmaconn_replay_ze_hidden(#fn))                                            \
-		api->fn = fn;
-	ZE_FUNCTIONS(BIND_SELF_)
-#undef BIND_SELF_
-}
 
 void replay_ze_record(json_t *root)
 {
@@ -1992,13 +2001,10 @@ void replay_ze_record(json_t *root)
 		load_error = replay_ze_load_error();
 		if (z.library)
 			library = z.library;
-		if (!load_error) {
-			bind_self(&r.api);
+		if (!load_error && ze_bind(&r.api, library, why, sizeof(why))) {
 			/* A required function hidden: the recorded loader was unusable. */
-			if (!r.api.zeInit || !r.api.zeDriverGet || !r.api.zeDeviceGet || !r.api.zeDeviceGetProperties) {
-				snprintf(why, sizeof(why), "%s lacks a required function (not a Level Zero loader?)", library);
-				load_error = why;
-			}
+			snprintf(why, sizeof(why), "%s lacks a required function (not a Level Zero loader?)", library);
+			load_error = why;
 		}
 	} else {
 		const char *env = secure_getenv("DMACONN_ZE_LIBRARY");
