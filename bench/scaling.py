@@ -140,6 +140,7 @@ def write_md(path, meta, configs, counts, data):
     w("```sh")
     w("make build && python3 bench/scaling.py            # about a minute, no GPU needed")
     w("python3 bench/gen_topologies.py --out /tmp/topos   # the topologies alone")
+    w("export DMACONN_REPLAY_LIBRARY=$PWD/build/tests/libdmaconn_replay_faults.so  # the latency model")
     w("DMACONN_REPLAY=/tmp/topos/nvswitch-64.json DMACONN_REPLAY_LATENCY_US=450 build/bench/first_detect")
     w("DMACONN_REPLAY=/tmp/topos/nvswitch-64.json DMACONN_REPLAY_LATENCY_US=450 \\")
     w("  DMACONN_NVML_THREADS=1 DMACONN_NVML_NO_BATCH=1 build/bench/first_detect   # the naive scan")
@@ -279,6 +280,12 @@ def main(argv=None):
     if not os.path.exists(os.path.join(os.path.abspath(args.build), "libdmaconn_replay.so.0")):
         print("scaling: the replay component is not built (libjansson-dev missing?)", file=sys.stderr)
         return 1
+    # The latency model is the test stand-in's, in front of the replay component.
+    stand_in = os.path.join(os.path.abspath(args.build), "tests", "libdmaconn_replay_faults.so")
+    if not os.path.exists(stand_in):
+        print("scaling: %s is not built" % stand_in, file=sys.stderr)
+        return 1
+    os.environ["DMACONN_REPLAY_LIBRARY"] = stand_in
     os.makedirs(args.out, exist_ok=True)
     t0 = time.monotonic()
     machine = bl.machine_info(os.path.abspath(args.build))  # load average before the runs

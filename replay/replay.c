@@ -6,7 +6,7 @@
  * hardware.
  *
  * The file is read once, on first use, into plain C structures; after that
- * everything is read-only except the init count and the fault counters, so
+ * everything is read-only except the init count, so
  * the functions may be called from any number of threads.
  */
 #include "replay_internal.h"
@@ -33,7 +33,7 @@
 #define FORMAT_VERSION 1
 #define MAX_DEVICES REPLAY_MAX_DEVICES
 #define MAX_LINKS 64
-#define MAX_ENTRIES 4096 /* faults, missing functions, environment, pci_gpus */
+#define MAX_ENTRIES 4096 /* missing functions, environment, pci_gpus */
 #define PATH_LEN 192
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define DEFAULT_NAME "NVIDIA GPU"
@@ -52,27 +52,6 @@ static const char *const fn_names[FN_COUNT] = {
 #define FN_NAME_(name, ret, params, required) [FN_##name] = #name,
 	NVML_FUNCTIONS(FN_NAME_)
 #undef FN_NAME_
-};
-
-/* The arguments a fault may be narrowed by, per function. */
-enum { ARG_DEV = 1, ARG_LINK = 2, ARG_PEER = 4 };
-static const unsigned char fn_args[FN_COUNT] = {
-	[FN_nvmlDeviceGetHandleByIndex_v2] = ARG_DEV,
-	[FN_nvmlDeviceGetName] = ARG_DEV,
-	[FN_nvmlDeviceGetUUID] = ARG_DEV,
-	[FN_nvmlDeviceGetPciInfo_v3] = ARG_DEV,
-	[FN_nvmlDeviceGetCudaComputeCapability] = ARG_DEV,
-	[FN_nvmlDeviceGetMigMode] = ARG_DEV,
-	[FN_nvmlDeviceGetGpuFabricInfoV] = ARG_DEV,
-	[FN_nvmlDeviceGetGpuFabricInfo] = ARG_DEV,
-	[FN_nvmlDeviceGetNvLinkState] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetNvLinkVersion] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetNvLinkRemoteDeviceType] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetNvLinkRemotePciInfo_v2] = ARG_DEV | ARG_LINK,
-	/* link: the scope of per-link fields, failing just those entries */
-	[FN_nvmlDeviceGetFieldValues] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetP2PStatus] = ARG_DEV | ARG_PEER,
-	[FN_nvmlDeviceGetTopologyCommonAncestor] = ARG_DEV | ARG_PEER,
 };
 
 /* ----------------------------------------------------------------- names */
@@ -170,14 +149,6 @@ struct nvmlDevice_st {
 	struct p2p *p2p; /* sorted by peer */
 };
 
-struct fault {
-	enum fn_id fn;
-	long long device, link, peer; /* -1: any */
-	nvmlReturn_t error;
-	unsigned long long skip, times, seen;
-	bool limited; /* "times" given */
-};
-
 struct env_pin {
 	char *name, *value; /* value NULL: pinned unset */
 };
@@ -198,8 +169,6 @@ static struct replay {
 	unsigned int count;	/* device_count's answer, or ndev */
 	unsigned int ndev;
 	struct nvmlDevice_st *devs;
-	unsigned int nfaults;
-	struct fault *faults;
 	unsigned int nenv;
 	struct env_pin *env;
 	unsigned int ngpus;
@@ -207,7 +176,6 @@ static struct replay {
 } g;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint g_inits;
 
 static void free_data(void)
@@ -225,7 +193,6 @@ static void free_data(void)
 		free(g.env[i].value);
 	}
 	free(g.env);
-	free(g.faults);
 	free(g.gpus);
 	free(g.library);
 	free(g.library_error);
@@ -667,62 +634,6 @@ static int fn_lookup(const char *name)
 	return -1;
 }
 
-/* An optional index narrowing a fault, allowed only where the function has that argument. */
-static int fault_arg(struct ld *ld, json_t *o, const char *path, const char *key, struct fault *f, int arg,
-		     long long *out)
-{
-	char p[PATH_LEN];
-	json_t *v = json_object_get(o, key);
-	*out = -1;
-	if (!v)
-		return 0;
-	sub(p, path, key);
-	if (!(fn_args[f->fn] & arg))
-		return bad(ld, p, "%s has no %s argument", fn_names[f->fn], key);
-	return get_int(ld, v, p, 0, UINT_MAX, out);
-}
-
-static int read_fault(struct ld *ld, json_t *o, const char *path, struct fault *f)
-{
-	char p[PATH_LEN];
-	long long x;
-	if (!json_is_object(o))
-		return bad(ld, path, "expected an object");
-	json_t *fn = json_object_get(o, "function");
-	if (!fn)
-		return bad(ld, path, "\"function\" is required");
-	if (!json_is_string(fn))
-		return bad(ld, sub(p, path, "function"), "expected an NVML function name");
-	int id = fn_lookup(json_string_value(fn));
-	if (id < 0)
-		return bad(ld, sub(p, path, "function"), "\"%s\" is not an NVML function that dmaconn calls",
-			   json_string_value(fn));
-	if (id == FN_nvmlErrorString)
-		return bad(ld, sub(p, path, "function"), "nvmlErrorString returns no code to fail with");
-	f->fn = (enum fn_id)id;
-	if (fault_arg(ld, o, path, "device", f, ARG_DEV, &f->device) ||
-	    fault_arg(ld, o, path, "link", f, ARG_LINK, &f->link) ||
-	    fault_arg(ld, o, path, "peer", f, ARG_PEER, &f->peer))
-		return -1;
-	json_t *e = json_object_get(o, "error");
-	if (!e)
-		return bad(ld, path, "\"error\" is required");
-	if (get_code(ld, e, sub(p, path, "error"), &f->error))
-		return -1;
-	if (f->error == NVML_SUCCESS)
-		return bad(ld, p, "a fault needs an error, not SUCCESS");
-	json_t *skip = json_object_get(o, "skip");
-	if (skip && get_int(ld, skip, sub(p, path, "skip"), 0, LLONG_MAX, &x))
-		return -1;
-	f->skip = skip ? (unsigned long long)x : 0;
-	json_t *times = json_object_get(o, "times");
-	if (times && get_int(ld, times, sub(p, path, "times"), 0, LLONG_MAX, &x))
-		return -1;
-	f->limited = times != NULL;
-	f->times = times ? (unsigned long long)x : 0;
-	return 0;
-}
-
 /* Checks a JSON array of at most MAX_ENTRIES and allocates as many elements
  * of size sz (NULL for none); -1 on error. */
 static int read_list(struct ld *ld, json_t *arr, const char *path, const char *what, size_t sz, void **out,
@@ -739,20 +650,6 @@ static int read_list(struct ld *ld, json_t *arr, const char *path, const char *w
 		return bad(ld, path, "out of memory");
 	*n = (unsigned int)len;
 	return 0;
-}
-
-static int read_faults(struct ld *ld, json_t *arr, const char *path)
-{
-	char p[PATH_LEN];
-	void *list;
-	unsigned int n;
-	int r = read_list(ld, arr, path, "faults", sizeof(*g.faults), &list, &n);
-	struct fault *faults = list;
-	g.faults = faults;
-	g.nfaults = n;
-	for (unsigned int i = 0; !r && i < n; i++)
-		r = read_fault(ld, json_array_get(arr, i), item(p, path, i), &faults[i]);
-	return r;
 }
 
 static int read_missing(struct ld *ld, json_t *arr, const char *path)
@@ -848,8 +745,6 @@ static int read_nvml(struct ld *ld, json_t *nvml)
 	if ((v = json_object_get(nvml, "devices")) && read_devices(ld, v, "nvml.devices"))
 		return -1;
 	if (read_system(ld, nvml))
-		return -1;
-	if ((v = json_object_get(nvml, "faults")) && read_faults(ld, v, "nvml.faults"))
 		return -1;
 	return 0;
 }
@@ -992,81 +887,11 @@ static bool loaded(void)
 	return g.load_error == NULL;
 }
 
-/* ---------------------------------------------------------------- faults */
-
-/* A call's arguments, -1 where the function has none. */
-struct call {
-	enum fn_id fn;
-	long long dev, link, peer;
-};
-
-/*
- * Counts the call against every fault it matches and returns the error of
- * the first that is active, or NVML_SUCCESS.  link_faults_only: the
- * per-link entries of nvmlDeviceGetFieldValues, which only faults naming a
- * link address.
- */
-static nvmlReturn_t fault(const struct call *c, bool link_faults_only)
-{
-	nvmlReturn_t rc = NVML_SUCCESS;
-	if (!g.nfaults)
-		return rc;
-	pthread_mutex_lock(&g_fault_lock);
-	for (unsigned int i = 0; i < g.nfaults; i++) {
-		struct fault *f = &g.faults[i];
-		if (f->fn != c->fn || (link_faults_only && f->link < 0) || (f->device >= 0 && f->device != c->dev) ||
-		    (f->link >= 0 && f->link != c->link) || (f->peer >= 0 && f->peer != c->peer))
-			continue;
-		if (f->seen < ULLONG_MAX)
-			f->seen++;
-		if (rc == NVML_SUCCESS && f->seen > f->skip && (!f->limited || f->seen - f->skip <= f->times))
-			rc = f->error;
-	}
-	pthread_mutex_unlock(&g_fault_lock);
-	return rc;
-}
-
-/* --------------------------------------------------------------- latency */
-
-/*
- * For benchmarks (bench/scaling.py), the driver's cost modelled: every NVML
- * call but nvmlErrorString sleeps DMACONN_REPLAY_LATENCY_US microseconds,
- * and the first nvmlDeviceGetHandleByIndex_v2 of each device sleeps
- * DMACONN_REPLAY_ATTACH_US more (the GPU attach).  Read once, at load.
- */
-static long g_latency_us, g_attach_us;
-static atomic_bool g_attached[MAX_DEVICES];
-
-static long latency_env(const char *name)
-{
-	const char *v = secure_getenv(name);
-	char *end;
-	errno = 0;
-	long us = v && *v ? strtol(v, &end, 10) : 0;
-	if (!v || !*v || *end || errno || us < 0)
-		return 0;
-	return us > 10000000 ? 10000000 : us;
-}
-
-__attribute__((constructor)) static void read_latency(void)
-{
-	g_latency_us = latency_env("DMACONN_REPLAY_LATENCY_US");
-	g_attach_us = latency_env("DMACONN_REPLAY_ATTACH_US");
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
-	while (us > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 /* -------------------------------------------------------------- prologue */
 
 /* What every call checks first: a usable file, the symbol, initialisation. */
 static nvmlReturn_t enter(enum fn_id fn)
 {
-	sleep_us(g_latency_us);
 	if (!loaded())
 		return NVML_ERROR_UNKNOWN;
 	if (g.fn_missing[fn])
@@ -1078,12 +903,6 @@ static nvmlReturn_t enter(enum fn_id fn)
 	return NVML_SUCCESS;
 }
 
-static nvmlReturn_t enter_system(enum fn_id fn)
-{
-	nvmlReturn_t rc = enter(fn);
-	struct call c = { fn, -1, -1, -1 };
-	return rc ? rc : fault(&c, false);
-}
 
 /* The device behind a handle this library gave out, or NULL. */
 static struct nvmlDevice_st *dev_of(nvmlDevice_t h)
@@ -1097,15 +916,12 @@ static struct nvmlDevice_st *dev_of(nvmlDevice_t h)
 	return &g.devs[i];
 }
 
-static nvmlReturn_t enter_device(enum fn_id fn, nvmlDevice_t h, long long ln, struct nvmlDevice_st **d)
+static nvmlReturn_t enter_device(enum fn_id fn, nvmlDevice_t h, struct nvmlDevice_st **d)
 {
 	nvmlReturn_t rc = enter(fn);
 	if (rc)
 		return rc;
-	if (!(*d = dev_of(h)))
-		return NVML_ERROR_INVALID_ARGUMENT;
-	struct call c = { fn, (*d)->index, ln, -1 };
-	return fault(&c, false);
+	return (*d = dev_of(h)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 
 /* Every link of a device without "nvlink", as on PCIe-only GPUs. */
@@ -1128,7 +944,7 @@ static const struct link *link_of(const struct nvmlDevice_st *d, unsigned int ln
 static nvmlReturn_t enter_link(enum fn_id fn, nvmlDevice_t h, unsigned int ln, const struct link **l)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(fn, h, ln, &d);
+	nvmlReturn_t rc = enter_device(fn, h, &d);
 	if (rc)
 		return rc;
 	*l = link_of(d, ln);
@@ -1151,9 +967,6 @@ static nvmlReturn_t enter_pair(enum fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, 
 	struct nvmlDevice_st *d1 = dev_of(h1), *d2 = dev_of(h2);
 	if (!d1 || !d2)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	struct call c = { fn, d1->index, -1, d2->index };
-	if ((rc = fault(&c, false)))
-		return rc;
 	struct p2p key = { .peer = d2->index };
 	*p = d1->np2p ? bsearch(&key, d1->p2p, d1->np2p, sizeof(key), cmp_p2p) : NULL;
 	if (!*p)
@@ -1174,7 +987,7 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 
 static nvmlReturn_t replay_nvmlInit_v2(void)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlInit_v2);
+	nvmlReturn_t rc = enter(FN_nvmlInit_v2);
 	if (rc == NVML_SUCCESS && (rc = g.init_rc) == NVML_SUCCESS)
 		atomic_fetch_add(&g_inits, 1);
 	return rc;
@@ -1182,7 +995,7 @@ static nvmlReturn_t replay_nvmlInit_v2(void)
 
 static nvmlReturn_t replay_nvmlShutdown(void)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlShutdown);
+	nvmlReturn_t rc = enter(FN_nvmlShutdown);
 	if (rc)
 		return rc;
 	unsigned int n = atomic_load(&g_inits);
@@ -1242,7 +1055,7 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 
 static nvmlReturn_t replay_nvmlSystemGetDriverVersion(char *version, unsigned int length)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetDriverVersion);
+	nvmlReturn_t rc = enter(FN_nvmlSystemGetDriverVersion);
 	if (rc)
 		return rc;
 	if (!version)
@@ -1252,7 +1065,7 @@ static nvmlReturn_t replay_nvmlSystemGetDriverVersion(char *version, unsigned in
 
 static nvmlReturn_t replay_nvmlSystemGetNVMLVersion(char *version, unsigned int length)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetNVMLVersion);
+	nvmlReturn_t rc = enter(FN_nvmlSystemGetNVMLVersion);
 	if (rc)
 		return rc;
 	if (!version)
@@ -1262,7 +1075,7 @@ static nvmlReturn_t replay_nvmlSystemGetNVMLVersion(char *version, unsigned int 
 
 static nvmlReturn_t replay_nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetCudaDriverVersion_v2);
+	nvmlReturn_t rc = enter(FN_nvmlSystemGetCudaDriverVersion_v2);
 	if (rc)
 		return rc;
 	if (!cudaDriverVersion)
@@ -1275,7 +1088,7 @@ static nvmlReturn_t replay_nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVers
 
 static nvmlReturn_t replay_nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlDeviceGetCount_v2);
+	nvmlReturn_t rc = enter(FN_nvmlDeviceGetCount_v2);
 	if (rc)
 		return rc;
 	if (!deviceCount)
@@ -1293,13 +1106,8 @@ static nvmlReturn_t replay_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvm
 		return rc;
 	if (index >= g.count || !device)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	struct call c = { FN_nvmlDeviceGetHandleByIndex_v2, index, -1, -1 };
-	if ((rc = fault(&c, false)))
-		return rc;
 	if (g.devs[index].handle_rc)
 		return g.devs[index].handle_rc;
-	if (g_attach_us && index < MAX_DEVICES && !atomic_exchange(&g_attached[index], true))
-		sleep_us(g_attach_us);
 	*device = &g.devs[index];
 	return NVML_SUCCESS;
 }
@@ -1309,7 +1117,7 @@ static nvmlReturn_t replay_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvm
 static nvmlReturn_t replay_nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetName, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetName, device, &d);
 	if (rc)
 		return rc;
 	if (!name)
@@ -1320,7 +1128,7 @@ static nvmlReturn_t replay_nvmlDeviceGetName(nvmlDevice_t device, char *name, un
 static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetUUID, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetUUID, device, &d);
 	if (rc)
 		return rc;
 	if (!uuid)
@@ -1331,7 +1139,7 @@ static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, un
 static nvmlReturn_t replay_nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetPciInfo_v3, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetPciInfo_v3, device, &d);
 	if (rc)
 		return rc;
 	if (!pci)
@@ -1345,7 +1153,7 @@ static nvmlReturn_t replay_nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciI
 static nvmlReturn_t replay_nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetCudaComputeCapability, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetCudaComputeCapability, device, &d);
 	if (rc)
 		return rc;
 	if (!major || !minor)
@@ -1360,7 +1168,7 @@ static nvmlReturn_t replay_nvmlDeviceGetCudaComputeCapability(nvmlDevice_t devic
 static nvmlReturn_t replay_nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetMigMode, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetMigMode, device, &d);
 	if (rc)
 		return rc;
 	if (!currentMode || !pendingMode)
@@ -1375,7 +1183,7 @@ static nvmlReturn_t replay_nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned in
 static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfoV, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfoV, device, &d);
 	if (rc)
 		return rc;
 	if (!info)
@@ -1402,7 +1210,7 @@ static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvml
 static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfo, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfo, device, &d);
 	if (rc)
 		return rc;
 	if (!gpuFabricInfo)
@@ -1497,18 +1305,6 @@ static nvmlReturn_t field_link(const struct nvmlDevice_st *d, unsigned int id, u
 	const struct link *l = link_of(d, ln);
 	if (!l)
 		return NVML_ERROR_NOT_SUPPORTED;
-	/* NVML reads a link's state or version the same way for the field
-	 * and for the call, so a fault on the call fails the field as well. */
-	enum fn_id same = id == NVML_FI_DEV_NVLINK_GET_STATE	  ? FN_nvmlDeviceGetNvLinkState
-			  : id == NVML_FI_DEV_NVLINK_GET_VERSION ? FN_nvmlDeviceGetNvLinkVersion
-								 : FN_COUNT;
-	struct call c = { FN_nvmlDeviceGetFieldValues, d->index, ln, -1 };
-	struct call c2 = { same, d->index, ln, -1 };
-	nvmlReturn_t rc = fault(&c, true);
-	if (!rc && same != FN_COUNT)
-		rc = fault(&c2, false);
-	if (rc)
-		return rc;
 	switch (id) {
 	case NVML_FI_DEV_NVLINK_GET_STATE:
 		*out = (unsigned int)l->state;
@@ -1556,7 +1352,7 @@ static void field_value(const struct nvmlDevice_st *d, nvmlFieldValue_t *v, long
 static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetFieldValues, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetFieldValues, device, &d);
 	if (rc)
 		return rc;
 	if (valuesCount <= 0 || !values)
@@ -1693,19 +1489,6 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		.host = replay_host,
 	};
 	return &ops;
-}
-
-/* A fork while another thread counted a fault leaves the child with the
- * lock taken by a thread it does not have: the child starts a fresh one
- * (counters stay as they were; only a count in progress may be lost). */
-static void fault_lock_child(void)
-{
-	pthread_mutex_init(&g_fault_lock, NULL);
-}
-
-__attribute__((constructor)) static void fault_lock_atfork(void)
-{
-	pthread_atfork(NULL, NULL, fault_lock_child);
 }
 
 #ifdef DMACONN_FUZZING
