@@ -28,13 +28,14 @@
 #include <time.h>
 
 #include "nvml_load.h"
+#include "ze_load.h"
 #include "pci.h"
 
 #define FORMAT_VERSION 1
 #define MAX_DEVICES REPLAY_MAX_DEVICES
 #define MAX_LINKS 64
 #define MAX_ENTRIES 4096 /* missing functions, environment, pci_gpus */
-#define PATH_LEN 192
+#define PATH_LEN REPLAY_PATH_LEN
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define DEFAULT_NAME "NVIDIA GPU"
 #define NOT_INSTALLED DEFAULT_LIBRARY ": cannot open shared object file: No such file or directory (replayed)"
@@ -159,8 +160,6 @@ static struct replay {
 	bool nvml_present;	/* "nvml" key */
 	char *library;		/* NULL: the default name */
 	char *library_error;	/* "library": {"error": ...} */
-	char **missing;
-	unsigned int nmissing;
 	bool fn_missing[FN_COUNT];
 	nvmlReturn_t init_rc, driver_rc, nvml_version_rc, cuda_rc, count_rc;
 	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
@@ -185,9 +184,6 @@ static void free_data(void)
 		free(g.devs[i].p2p);
 	}
 	free(g.devs);
-	for (unsigned int i = 0; i < g.nmissing; i++)
-		free(g.missing[i]);
-	free(g.missing);
 	for (unsigned int i = 0; i < g.nenv; i++) {
 		free(g.env[i].name);
 		free(g.env[i].value);
@@ -212,17 +208,6 @@ struct ld {
 	const char *file;
 };
 
-__attribute__((format(printf, 3, 4))) static int bad(struct ld *ld, const char *path, const char *fmt, ...)
-{
-	int n = snprintf(g.err, sizeof(g.err), "%s: %s: ", ld->file, path);
-	if (n >= 0 && (size_t)n < sizeof(g.err)) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(g.err + n, sizeof(g.err) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* A path too long for the buffer ends in "..." rather than misleads. */
 static const char *path_end(char *buf, int n)
@@ -232,24 +217,24 @@ static const char *path_end(char *buf, int n)
 	return buf;
 }
 
-static const char *sub(char *buf, const char *base, const char *key)
+const char *replay_sub(char *buf, const char *base, const char *key)
 {
 	return path_end(buf, snprintf(buf, PATH_LEN, "%s.%s", base, key));
 }
 
-static const char *item(char *buf, const char *base, size_t i)
+const char *replay_item(char *buf, const char *base, size_t i)
 {
 	return path_end(buf, snprintf(buf, PATH_LEN, "%s[%zu]", base, i));
 }
 
-static int get_int(struct ld *ld, json_t *v, const char *path, long long min, long long max, long long *out)
+int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out)
 {
 	*out = 0;
 	if (!json_is_integer(v))
-		return bad(ld, path, "expected an integer");
+		return replay_bad(file, path, "expected an integer");
 	long long x = (long long)json_integer_value(v);
 	if (x < min || x > max)
-		return bad(ld, path, "%lld is out of range (%lld to %lld)", x, min, max);
+		return replay_bad(file, path, "%lld is out of range (%lld to %lld)", x, min, max);
 	*out = x;
 	return 0;
 }
@@ -257,7 +242,7 @@ static int get_int(struct ld *ld, json_t *v, const char *path, long long min, lo
 static int get_uint(struct ld *ld, json_t *v, const char *path, unsigned int *out)
 {
 	long long x = 0;
-	if (get_int(ld, v, path, 0, UINT_MAX, &x))
+	if (replay_get_int(ld->file, v, path, 0, UINT_MAX, &x))
 		return -1;
 	*out = (unsigned int)x;
 	return 0;
@@ -267,10 +252,10 @@ static int get_uint(struct ld *ld, json_t *v, const char *path, unsigned int *ou
 static int get_str(struct ld *ld, json_t *v, const char *path, char *dst, size_t size)
 {
 	if (!json_is_string(v))
-		return bad(ld, path, "expected a string");
+		return replay_bad(ld->file, path, "expected a string");
 	size_t n = json_string_length(v);
 	if (n >= size)
-		return bad(ld, path, "longer than NVML's %zu characters", size - 1);
+		return replay_bad(ld->file, path, "longer than NVML's %zu characters", size - 1);
 	memcpy(dst, json_string_value(v), n + 1);
 	return 0;
 }
@@ -279,9 +264,9 @@ static int get_code(struct ld *ld, json_t *v, const char *path, nvmlReturn_t *rc
 {
 	*rc = NVML_ERROR_UNKNOWN;
 	if (!json_is_string(v))
-		return bad(ld, path, "expected an NVML return code name such as \"NOT_SUPPORTED\"");
+		return replay_bad(ld->file, path, "expected an NVML return code name such as \"NOT_SUPPORTED\"");
 	if (nvml_return_parse(json_string_value(v), rc))
-		return bad(ld, path, "unknown NVML return code \"%s\"", json_string_value(v));
+		return replay_bad(ld->file, path, "unknown NVML return code \"%s\"", json_string_value(v));
 	return 0;
 }
 
@@ -289,7 +274,7 @@ static int get_name(struct ld *ld, json_t *v, const char *path, const struct rep
 		    int *out)
 {
 	if (!json_is_string(v) || replay_value_of(t, json_string_value(v), out))
-		return bad(ld, path, "expected %s or an error object", what);
+		return replay_bad(ld->file, path, "expected %s or an error object", what);
 	return 0;
 }
 
@@ -303,10 +288,10 @@ static int error_object(struct ld *ld, json_t *v, const char *path, nvmlReturn_t
 	char p[PATH_LEN];
 	if (!e)
 		return 0;
-	if (get_code(ld, e, sub(p, path, "error"), rc))
+	if (get_code(ld, e, replay_sub(p, path, "error"), rc))
 		return -1;
 	if (*rc == NVML_SUCCESS)
-		return bad(ld, p, "SUCCESS is not an error");
+		return replay_bad(ld->file, p, "SUCCESS is not an error");
 	return 1;
 }
 
@@ -318,7 +303,7 @@ static int error_object(struct ld *ld, json_t *v, const char *path, nvmlReturn_t
 static int answer(struct ld *ld, json_t *obj, const char *base, const char *key, char *path, nvmlReturn_t absent,
 		  nvmlReturn_t *rc, json_t **v)
 {
-	sub(path, base, key);
+	replay_sub(path, base, key);
 	*rc = absent;
 	*v = json_object_get(obj, key);
 	if (!*v)
@@ -336,34 +321,34 @@ static int read_pci(struct ld *ld, json_t *v, const char *path, nvmlPciInfo_t *o
 	struct dc_pci a;
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(v))
-		return bad(ld, path, "expected an object with \"bus_id\" or an error object");
+		return replay_bad(ld->file, path, "expected an object with \"bus_id\" or an error object");
 	json_t *bus = json_object_get(v, "bus_id");
 	if (!bus)
-		return bad(ld, path, "\"bus_id\" is required");
-	if (get_str(ld, bus, sub(p, path, "bus_id"), out->busId, sizeof(out->busId)))
+		return replay_bad(ld->file, path, "\"bus_id\" is required");
+	if (get_str(ld, bus, replay_sub(p, path, "bus_id"), out->busId, sizeof(out->busId)))
 		return -1;
 	if (dc_pci_parse(out->busId, sizeof(out->busId), &a))
-		return bad(ld, p, "\"%s\" is not a PCI bus id", out->busId);
+		return replay_bad(ld->file, p, "\"%s\" is not a PCI bus id", out->busId);
 	out->domain = a.domain;
 	out->bus = a.bus;
 	out->device = a.device;
 	json_t *legacy = json_object_get(v, "bus_id_legacy");
 	if (legacy) {
 		struct dc_pci b;
-		if (get_str(ld, legacy, sub(p, path, "bus_id_legacy"), out->busIdLegacy, sizeof(out->busIdLegacy)))
+		if (get_str(ld, legacy, replay_sub(p, path, "bus_id_legacy"), out->busIdLegacy, sizeof(out->busIdLegacy)))
 			return -1;
 		if (dc_pci_parse(out->busIdLegacy, sizeof(out->busIdLegacy), &b))
-			return bad(ld, p, "\"%s\" is not a PCI bus id", out->busIdLegacy);
+			return replay_bad(ld->file, p, "\"%s\" is not a PCI bus id", out->busIdLegacy);
 	} else {
 		/* The legacy form has a 4-digit domain by definition. */
 		snprintf(out->busIdLegacy, sizeof(out->busIdLegacy), "%04X:%02X:%02X.%X", a.domain & 0xffffu,
 			 a.bus & 0xffu, a.device & 0xffu, a.function & 0x7u);
 	}
 	json_t *id = json_object_get(v, "pci_device_id");
-	if (id && get_uint(ld, id, sub(p, path, "pci_device_id"), &out->pciDeviceId))
+	if (id && get_uint(ld, id, replay_sub(p, path, "pci_device_id"), &out->pciDeviceId))
 		return -1;
 	json_t *ss = json_object_get(v, "pci_subsystem_id");
-	if (ss && get_uint(ld, ss, sub(p, path, "pci_subsystem_id"), &out->pciSubSystemId))
+	if (ss && get_uint(ld, ss, replay_sub(p, path, "pci_subsystem_id"), &out->pciSubSystemId))
 		return -1;
 	return 0;
 }
@@ -393,28 +378,28 @@ static int read_fabric(struct ld *ld, json_t *v, const char *path, struct fabric
 	long long x;
 	memset(f, 0, sizeof(*f));
 	if (!json_is_object(v))
-		return bad(ld, path, "expected an object with \"state\" or an error object");
+		return replay_bad(ld->file, path, "expected an object with \"state\" or an error object");
 	json_t *state = json_object_get(v, "state");
 	if (!state)
-		return bad(ld, path, "\"state\" is required");
-	if (get_int(ld, state, sub(p, path, "state"), NVML_GPU_FABRIC_STATE_NOT_SUPPORTED,
+		return replay_bad(ld->file, path, "\"state\" is required");
+	if (replay_get_int(ld->file, state, replay_sub(p, path, "state"), NVML_GPU_FABRIC_STATE_NOT_SUPPORTED,
 		    NVML_GPU_FABRIC_STATE_COMPLETED, &x))
 		return -1;
 	f->state = (nvmlGpuFabricState_t)x;
 	json_t *status = json_object_get(v, "status");
-	if (status && get_code(ld, status, sub(p, path, "status"), &f->status))
+	if (status && get_code(ld, status, replay_sub(p, path, "status"), &f->status))
 		return -1;
 	json_t *uuid = json_object_get(v, "cluster_uuid");
 	if (uuid) {
-		sub(p, path, "cluster_uuid");
+		replay_sub(p, path, "cluster_uuid");
 		if (!json_is_string(uuid) || parse_uuid(json_string_value(uuid), f->uuid))
-			return bad(ld, p, "expected a UUID, hyphenated or as 32 hex digits");
+			return replay_bad(ld->file, p, "expected a UUID, hyphenated or as 32 hex digits");
 	}
 	json_t *clique = json_object_get(v, "clique_id");
-	if (clique && get_uint(ld, clique, sub(p, path, "clique_id"), &f->clique))
+	if (clique && get_uint(ld, clique, replay_sub(p, path, "clique_id"), &f->clique))
 		return -1;
 	json_t *health = json_object_get(v, "health_mask");
-	if (health && get_uint(ld, health, sub(p, path, "health_mask"), &f->health))
+	if (health && get_uint(ld, health, replay_sub(p, path, "health_mask"), &f->health))
 		return -1;
 	return 0;
 }
@@ -433,9 +418,9 @@ static int read_link(struct ld *ld, json_t *e, const char *path, struct link *l,
 	memset(l, 0, sizeof(*l));
 	*repeat = 1;
 	if (!json_is_object(e))
-		return bad(ld, path, "expected an object");
+		return replay_bad(ld->file, path, "expected an object");
 	json_t *rep = json_object_get(e, "repeat");
-	if (rep && get_int(ld, rep, sub(p, path, "repeat"), 1, MAX_LINKS, repeat))
+	if (rep && replay_get_int(ld->file, rep, replay_sub(p, path, "repeat"), 1, MAX_LINKS, repeat))
 		return -1;
 	nvmlReturn_t rc;
 	if ((r = error_object(ld, e, path, &rc)) != 0) {
@@ -446,7 +431,7 @@ static int read_link(struct ld *ld, json_t *e, const char *path, struct link *l,
 		return -1;
 	if (r) {
 		if (!json_is_integer(v) || (json_integer_value(v) != 0 && json_integer_value(v) != 1))
-			return bad(ld, p, "expected 0, 1 or an error object");
+			return replay_bad(ld->file, p, "expected 0, 1 or an error object");
 		l->state = (nvmlEnableState_t)json_integer_value(v);
 	}
 	if ((r = answer(ld, e, path, "version", p, NVML_ERROR_NOT_SUPPORTED, &l->version_rc, &v)) < 0 ||
@@ -471,21 +456,21 @@ static int read_nvlink(struct ld *ld, json_t *arr, const char *path, struct nvml
 	struct link links[MAX_LINKS];
 	unsigned int n = 0;
 	if (!json_is_array(arr))
-		return bad(ld, path, "expected an array of link objects");
+		return replay_bad(ld->file, path, "expected an array of link objects");
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		struct link l;
 		long long repeat;
-		if (read_link(ld, json_array_get(arr, i), item(p, path, i), &l, &repeat))
+		if (read_link(ld, json_array_get(arr, i), replay_item(p, path, i), &l, &repeat))
 			return -1;
 		if (repeat > MAX_LINKS - (long long)n)
-			return bad(ld, p, "more than %d links in all", MAX_LINKS);
+			return replay_bad(ld->file, p, "more than %d links in all", MAX_LINKS);
 		while (repeat--)
 			links[n++] = l;
 	}
 	d->has_nvlink = true;
 	d->nlinks = n;
 	if (n && !(d->links = malloc(n * sizeof(*d->links))))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	if (n)
 		memcpy(d->links, links, n * sizeof(*d->links));
 	return 0;
@@ -500,12 +485,12 @@ static int read_p2p_entry(struct ld *ld, json_t *e, const char *path, unsigned i
 	long long peer;
 	int r;
 	if (!json_is_object(e))
-		return bad(ld, path, "expected an object");
+		return replay_bad(ld->file, path, "expected an object");
 	json_t *pv = json_object_get(e, "peer");
 	if (!pv)
-		return bad(ld, path, "\"peer\" is required");
+		return replay_bad(ld->file, path, "\"peer\" is required");
 	/* A device may be its own peer: NVML answers for that pair too. */
-	if (get_int(ld, pv, sub(p, path, "peer"), 0, (long long)ndev - 1, &peer))
+	if (replay_get_int(ld->file, pv, replay_sub(p, path, "peer"), 0, (long long)ndev - 1, &peer))
 		return -1;
 	out->peer = (unsigned int)peer;
 	for (int c = 0; c < P2P_CAPS; c++) {
@@ -533,22 +518,22 @@ static int read_p2p(struct ld *ld, json_t *arr, const char *path, struct nvmlDev
 {
 	char p[PATH_LEN];
 	if (!json_is_array(arr))
-		return bad(ld, path, "expected an array of peer objects");
+		return replay_bad(ld->file, path, "expected an array of peer objects");
 	size_t n = json_array_size(arr);
 	if (n > ndev)
-		return bad(ld, path, "more peers than the %u devices", ndev);
+		return replay_bad(ld->file, path, "more peers than the %u devices", ndev);
 	if (!n)
 		return 0;
 	if (!(d->p2p = calloc(n, sizeof(*d->p2p))))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	d->np2p = (unsigned int)n;
 	for (size_t i = 0; i < n; i++)
-		if (read_p2p_entry(ld, json_array_get(arr, i), item(p, path, i), ndev, &d->p2p[i]))
+		if (read_p2p_entry(ld, json_array_get(arr, i), replay_item(p, path, i), ndev, &d->p2p[i]))
 			return -1;
 	qsort(d->p2p, n, sizeof(*d->p2p), cmp_p2p);
 	for (size_t i = 1; i < n; i++)
 		if (d->p2p[i].peer == d->p2p[i - 1].peer)
-			return bad(ld, path, "peer %u is listed twice", d->p2p[i].peer);
+			return replay_bad(ld->file, path, "peer %u is listed twice", d->p2p[i].peer);
 	return 0;
 }
 
@@ -560,7 +545,7 @@ static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDe
 	if ((r = error_object(ld, o, path, &d->handle_rc)) != 0)
 		return r < 0 ? -1 : 0;
 	if (!json_is_object(o))
-		return bad(ld, path, "expected a device object or an error object");
+		return replay_bad(ld->file, path, "expected a device object or an error object");
 	if ((r = answer(ld, o, path, "name", p, NVML_SUCCESS, &d->name_rc, &v)) < 0 ||
 	    (r && get_str(ld, v, p, d->name, sizeof(d->name))))
 		return -1;
@@ -570,11 +555,11 @@ static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDe
 	    (r && get_str(ld, v, p, d->uuid, sizeof(d->uuid))))
 		return -1;
 	if (!v)
-		return bad(ld, path, "\"uuid\" is required");
+		return replay_bad(ld->file, path, "\"uuid\" is required");
 	if ((r = answer(ld, o, path, "pci", p, NVML_SUCCESS, &d->pci_rc, &v)) < 0 || (r && read_pci(ld, v, p, &d->pci)))
 		return -1;
 	if (!v)
-		return bad(ld, path, "\"pci\" is required");
+		return replay_bad(ld->file, path, "\"pci\" is required");
 	json_t *pair[2] = { NULL, NULL };
 	const char *pair_keys[2] = { "cuda_compute_capability", "mig_mode" };
 	nvmlReturn_t *pair_rc[2] = { &d->cc_rc, &d->mig_rc };
@@ -582,27 +567,27 @@ static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDe
 		if ((r = answer(ld, o, path, pair_keys[k], p, NVML_ERROR_NOT_SUPPORTED, pair_rc[k], &v)) < 0)
 			return -1;
 		if (r && (!json_is_array(v) || json_array_size(v) != 2))
-			return bad(ld, p, "expected [%s] or an error object", k ? "current, pending" : "major, minor");
+			return replay_bad(ld->file, p, "expected [%s] or an error object", k ? "current, pending" : "major, minor");
 		if (r)
 			pair[k] = v;
 	}
 	for (int i = 0; pair[0] && i < 2; i++) {
 		long long x;
-		if (get_int(ld, json_array_get(pair[0], (size_t)i), item(q, sub(p, path, pair_keys[0]), (size_t)i), 0,
+		if (replay_get_int(ld->file, json_array_get(pair[0], (size_t)i), replay_item(q, replay_sub(p, path, pair_keys[0]), (size_t)i), 0,
 			    INT_MAX, &x))
 			return -1;
 		d->cc[i] = (int)x;
 	}
 	for (int i = 0; pair[1] && i < 2; i++)
-		if (get_uint(ld, json_array_get(pair[1], (size_t)i), item(q, sub(p, path, pair_keys[1]), (size_t)i),
+		if (get_uint(ld, json_array_get(pair[1], (size_t)i), replay_item(q, replay_sub(p, path, pair_keys[1]), (size_t)i),
 			     &d->mig[i]))
 			return -1;
 	if ((r = answer(ld, o, path, "fabric", p, NVML_ERROR_NOT_SUPPORTED, &d->fabric_rc, &v)) < 0 ||
 	    (r && read_fabric(ld, v, p, &d->fabric)))
 		return -1;
-	if ((v = json_object_get(o, "nvlink")) && read_nvlink(ld, v, sub(p, path, "nvlink"), d))
+	if ((v = json_object_get(o, "nvlink")) && read_nvlink(ld, v, replay_sub(p, path, "nvlink"), d))
 		return -1;
-	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, sub(p, path, "p2p"), d, ndev))
+	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, replay_sub(p, path, "p2p"), d, ndev))
 		return -1;
 	return 0;
 }
@@ -611,16 +596,16 @@ static int read_devices(struct ld *ld, json_t *arr, const char *path)
 {
 	char p[PATH_LEN];
 	if (!json_is_array(arr))
-		return bad(ld, path, "expected an array of devices");
+		return replay_bad(ld->file, path, "expected an array of devices");
 	size_t n = json_array_size(arr);
 	if (n > MAX_DEVICES)
-		return bad(ld, path, "%zu devices, more than the %d supported", n, MAX_DEVICES);
+		return replay_bad(ld->file, path, "%zu devices, more than the %d supported", n, MAX_DEVICES);
 	if (n && !(g.devs = calloc(n, sizeof(*g.devs))))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	g.ndev = (unsigned int)n;
 	for (size_t i = 0; i < n; i++) {
 		g.devs[i].index = (unsigned int)i;
-		if (read_device(ld, json_array_get(arr, i), item(p, path, i), &g.devs[i], g.ndev))
+		if (read_device(ld, json_array_get(arr, i), replay_item(p, path, i), &g.devs[i], g.ndev))
 			return -1;
 	}
 	return 0;
@@ -642,12 +627,12 @@ static int read_list(struct ld *ld, json_t *arr, const char *path, const char *w
 	*out = NULL;
 	*n = 0;
 	if (!json_is_array(arr))
-		return bad(ld, path, "expected an array of %s", what);
+		return replay_bad(ld->file, path, "expected an array of %s", what);
 	size_t len = json_array_size(arr);
 	if (len > MAX_ENTRIES)
-		return bad(ld, path, "%zu %s, more than the %d supported", len, what, MAX_ENTRIES);
+		return replay_bad(ld->file, path, "%zu %s, more than the %d supported", len, what, MAX_ENTRIES);
 	if (len && !(*out = calloc(len, sz)))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	*n = (unsigned int)len;
 	return 0;
 }
@@ -655,21 +640,17 @@ static int read_list(struct ld *ld, json_t *arr, const char *path, const char *w
 static int read_missing(struct ld *ld, json_t *arr, const char *path)
 {
 	char p[PATH_LEN];
-	unsigned int n;
-	void *list;
-	int r = read_list(ld, arr, path, "function names", sizeof(*g.missing), &list, &n);
-	g.missing = list;
-	if (r)
-		return -1;
-	for (unsigned int i = 0; i < n; i++) {
+	size_t n = json_array_size(arr);
+	if (!json_is_array(arr))
+		return replay_bad(ld->file, path, "expected an array of function names");
+	if (n > MAX_ENTRIES)
+		return replay_bad(ld->file, path, "%zu function names, more than the %d supported", n, MAX_ENTRIES);
+	for (size_t i = 0; i < n; i++) {
 		json_t *v = json_array_get(arr, i);
 		if (!json_is_string(v))
-			return bad(ld, item(p, path, i), "expected a function name");
-		/* Names this library does not know still hide from the caller. */
-		if (!(g.missing[i] = strdup(json_string_value(v))))
-			return bad(ld, path, "out of memory");
-		g.nmissing = i + 1;
-		int id = fn_lookup(g.missing[i]);
+			return replay_bad(ld->file, replay_item(p, path, i), "expected a function name");
+		/* A name dmaconn never calls hides nothing it could ask. */
+		int id = fn_lookup(json_string_value(v));
 		if (id >= 0)
 			g.fn_missing[id] = true;
 	}
@@ -681,16 +662,16 @@ static int read_library(struct ld *ld, json_t *v, const char *path)
 	char p[PATH_LEN];
 	if (json_is_string(v)) {
 		if (!(g.library = strdup(json_string_value(v))))
-			return bad(ld, path, "out of memory");
+			return replay_bad(ld->file, path, "out of memory");
 		return 0;
 	}
 	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
 	if (!e)
-		return bad(ld, path, "expected a library name or {\"error\": \"loader message\"}");
+		return replay_bad(ld->file, path, "expected a library name or {\"error\": \"loader message\"}");
 	if (!json_is_string(e))
-		return bad(ld, sub(p, path, "error"), "expected the loader's message");
+		return replay_bad(ld->file, replay_sub(p, path, "error"), "expected the loader's message");
 	if (!(g.library_error = strdup(json_string_value(e))))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	return 0;
 }
 
@@ -708,15 +689,15 @@ static int read_system(struct ld *ld, json_t *nvml)
 	    (r && get_str(ld, v, p, g.nvml_version, sizeof(g.nvml_version))))
 		return -1;
 	if ((r = answer(ld, nvml, "nvml", "cuda_driver_version", p, NVML_ERROR_NOT_SUPPORTED, &g.cuda_rc, &v)) < 0 ||
-	    (r && get_int(ld, v, p, INT_MIN, INT_MAX, &x)))
+	    (r && replay_get_int(ld->file, v, p, INT_MIN, INT_MAX, &x)))
 		return -1;
 	g.cuda = r ? (int)x : 0;
 	g.count = g.ndev;
 	if ((r = answer(ld, nvml, "nvml", "device_count", p, NVML_SUCCESS, &g.count_rc, &v)) < 0 ||
-	    (r && get_int(ld, v, p, 0, MAX_DEVICES, &x)))
+	    (r && replay_get_int(ld->file, v, p, 0, MAX_DEVICES, &x)))
 		return -1;
 	if (r && x > g.ndev)
-		return bad(ld, p, "%lld, but %u devices are listed", x, g.ndev);
+		return replay_bad(ld->file, p, "%lld, but %u devices are listed", x, g.ndev);
 	if (r)
 		g.count = (unsigned int)x;
 	return 0;
@@ -726,7 +707,7 @@ static int read_nvml(struct ld *ld, json_t *nvml)
 {
 	json_t *v;
 	if (!json_is_object(nvml))
-		return bad(ld, "nvml", "expected an object");
+		return replay_bad(ld->file, "nvml", "expected an object");
 	g.nvml_present = true;
 	if ((v = json_object_get(nvml, "library")) && read_library(ld, v, "nvml.library"))
 		return -1;
@@ -755,17 +736,17 @@ static int read_environment(struct ld *ld, json_t *env)
 	const char *key;
 	json_t *v;
 	if (!json_is_object(env))
-		return bad(ld, "environment", "expected an object of strings and nulls");
+		return replay_bad(ld->file, "environment", "expected an object of strings and nulls");
 	if (json_object_size(env) > MAX_ENTRIES)
-		return bad(ld, "environment", "more than %d variables", MAX_ENTRIES);
+		return replay_bad(ld->file, "environment", "more than %d variables", MAX_ENTRIES);
 	if (json_object_size(env) && !(g.env = calloc(json_object_size(env), sizeof(*g.env))))
-		return bad(ld, "environment", "out of memory");
+		return replay_bad(ld->file, "environment", "out of memory");
 	json_object_foreach(env, key, v) {
 		if (!json_is_string(v) && !json_is_null(v))
-			return bad(ld, sub(p, "environment", key), "expected a string or null");
+			return replay_bad(ld->file, replay_sub(p, "environment", key), "expected a string or null");
 		struct env_pin *e = &g.env[g.nenv++];
 		if (!(e->name = strdup(key)) || (json_is_string(v) && !(e->value = strdup(json_string_value(v)))))
-			return bad(ld, "environment", "out of memory");
+			return replay_bad(ld->file, "environment", "out of memory");
 	}
 	return 0;
 }
@@ -781,7 +762,7 @@ static int read_pci_gpus(struct ld *ld, json_t *arr)
 	for (unsigned int i = 0; i < g.ngpus; i++) {
 		json_t *v = json_array_get(arr, i);
 		if (!json_is_string(v) || dc_pci_parse(json_string_value(v), json_string_length(v) + 1, &g.gpus[i]))
-			return bad(ld, item(p, "pci_gpus", i), "expected a PCI bus id such as \"0000:00:06.0\"");
+			return replay_bad(ld->file, replay_item(p, "pci_gpus", i), "expected a PCI bus id such as \"0000:00:06.0\"");
 	}
 	return 0;
 }
@@ -791,17 +772,17 @@ static int read_root(struct ld *ld, json_t *root)
 	json_t *v;
 	long long version;
 	if (!json_is_object(root))
-		return bad(ld, "(top level)", "expected an object");
+		return replay_bad(ld->file, "(top level)", "expected an object");
 	if (!(v = json_object_get(root, "dmaconn_topology")))
-		return bad(ld, "(top level)", "\"dmaconn_topology\" is required: this is not a dmaconn topology file");
+		return replay_bad(ld->file, "(top level)", "\"dmaconn_topology\" is required: this is not a dmaconn topology file");
 	if (!json_is_integer(v))
-		return bad(ld, "dmaconn_topology", "expected the format version, an integer");
+		return replay_bad(ld->file, "dmaconn_topology", "expected the format version, an integer");
 	version = (long long)json_integer_value(v);
 	if (version > FORMAT_VERSION)
-		return bad(ld, "dmaconn_topology", "version %lld is newer than this reader's %d", version,
+		return replay_bad(ld->file, "dmaconn_topology", "version %lld is newer than this reader's %d", version,
 			   FORMAT_VERSION);
 	if (version < 1)
-		return bad(ld, "dmaconn_topology", "version %lld does not exist", version);
+		return replay_bad(ld->file, "dmaconn_topology", "version %lld does not exist", version);
 	if ((v = json_object_get(root, "environment")) && read_environment(ld, v))
 		return -1;
 	if ((v = json_object_get(root, "pci_gpus")) && read_pci_gpus(ld, v))

@@ -68,6 +68,18 @@ void replay_files_record(json_t *root);
 void replay_put(bool *oom, json_t *obj, const char *key, json_t *v);
 void replay_append(bool *oom, json_t *arr, json_t *v);
 
+/* The reader's helpers.  Paths name a value in the file ("nvml.devices[0]"),
+ * built in buffers of REPLAY_PATH_LEN (a longer one ends in "..."). */
+#define REPLAY_PATH_LEN 192
+const char *replay_sub(char *buf, const char *base, const char *key);
+const char *replay_item(char *buf, const char *base, size_t i);
+/* An integer from min to max; 0, or -1 after replay_bad(). */
+int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out);
+
+/* n bytes of text (no NUL among them) as a JSON string; bytes that are not
+ * UTF-8 become '?'.  NULL only when out of memory. */
+json_t *replay_text(const char *s, size_t n);
+
 /* Writes "FILE: PATH: message" as the load error; returns -1. */
 int replay_bad(const char *file, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
