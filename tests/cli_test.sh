@@ -54,6 +54,8 @@ case_ dgx1-subset 0 CUDA_VISIBLE_DEVICES=4,0,5,1 -- -d cuda -c nvlink --replay $
 case_ degraded 0 DMACONN_REPLAY=$T/hgx-h100-8-degraded.json -- -d cuda -c nvlink
 case_ midscan-fail 0 $FAULTS -- --replay $T/midscan-fail.json -d cuda -c nvlink
 case_ midscan-fail-json 0 $FAULTS -- --replay $T/midscan-fail.json -d cuda -c nvlink --json -q
+# The replay component alone ignores "faults": the node as described, no warning.
+case_ midscan-fail-product 0 -- --replay $T/midscan-fail.json -d cuda -c nvlink
 case_ no-nvml 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -d cuda -c nvlink
 case_ no-nvml-quiet 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia DMACONN_QUIET=1 -- -d cuda -c nvlink
 case_ relative-override 0 DMACONN_NVML_LIBRARY=libnvidia-ml.so.1 DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --json -d cuda -c nvlink
