@@ -3,7 +3,8 @@
  * (docs/replay-format.md) and records such files from a live node.
  *
  * The replay side has no API of its own here: the core finds it through
- * dmaconn_replay_ops() (src/replay_abi.h) and the NVML functions it exports.
+ * dmaconn_replay_ops() (src/replay_abi.h), whose nvml_table and ze_table fill
+ * the backends' function tables.
  */
 #ifndef DMACONN_REPLAY_H
 #define DMACONN_REPLAY_H

@@ -57,8 +57,7 @@ static json_t *err_obj(nvmlReturn_t rc)
 	return json_pack("{s:s}", "error", code_name(rc));
 }
 
-/* n bytes of text as a JSON string; bytes that are not UTF-8 become '?'. */
-static json_t *text(const char *s, size_t n)
+json_t *replay_text(const char *s, size_t n)
 {
 	json_t *v = json_stringn(s, n);
 	if (v)
@@ -77,7 +76,7 @@ static json_t *text(const char *s, size_t n)
  * characters, so that the file replays into the same buffer. */
 static json_t *buffer_text(const char *buf, size_t size)
 {
-	return text(buf, strnlen(buf, size - 1));
+	return replay_text(buf, strnlen(buf, size - 1));
 }
 
 /* ------------------------------------------------------------- the file */
@@ -96,10 +95,10 @@ static json_t *rec_recorded(const char *tool)
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	if (json_object_set_new(o, "tool", text(tool, strlen(tool))) ||
-	    json_object_set_new(o, "host", text(host, strlen(host))) ||
+	if (json_object_set_new(o, "tool", replay_text(tool, strlen(tool))) ||
+	    json_object_set_new(o, "host", replay_text(host, strlen(host))) ||
 	    json_object_set_new(o, "date", json_string(date)) ||
-	    json_object_set_new(o, "kernel", uname(&u) == 0 ? text(u.release, strlen(u.release)) : json_null())) {
+	    json_object_set_new(o, "kernel", uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null())) {
 		json_decref(o);
 		return NULL;
 	}
@@ -111,7 +110,7 @@ static void put_env(struct rec *r, json_t *env, const char *name)
 	const char *v = NULL;
 	if (!r->ops || !r->ops->getenv(name, &v))
 		v = secure_getenv(name);
-	replay_put(&r->oom, env, name, v ? text(v, strlen(v)) : json_null());
+	replay_put(&r->oom, env, name, v ? replay_text(v, strlen(v)) : json_null());
 }
 
 static json_t *rec_environment(struct rec *r)
@@ -551,21 +550,6 @@ static void rec_nvml_answers(struct rec *r, json_t *nvml)
 		api->nvmlShutdown();
 }
 
-/* This library's own functions, less those the replayed file hides. */
-static int bind_replayed(struct rec *r, const char *library, char *why, size_t whylen)
-{
-#define BIND_SELF_(fn, ret, params, required)                                                         \
-	if (!r->ops->nvml_symbol_missing(#fn)) {                                                      \
-		r->api.fn = fn;                                                                       \
-	} else if (required) {                                                                        \
-		snprintf(why, whylen, "%s lacks %s (not an NVML library?)", library, #fn);            \
-		return -1;                                                                            \
-	}
-	NVML_FUNCTIONS(BIND_SELF_)
-#undef BIND_SELF_
-	return 0;
-}
-
 /* "nvml": the library or why it failed to load, then its answers. */
 static json_t *rec_nvml(struct rec *r, const char *library)
 {
@@ -575,18 +559,18 @@ static json_t *rec_nvml(struct rec *r, const char *library)
 	if (r->ops) {
 		load_error = r->ops->nvml_load_error();
 		library = replay_nvml_library();
-		if (!load_error && bind_replayed(r, library, why, sizeof(why)))
+		if (!load_error && replay_nvml_bind(&r->api, library, why, sizeof(why)))
 			load_error = why;
 	} else if (nvml_api_open(&r->api, library, NULL, why, sizeof(why))) {
 		load_error = why;
 	}
 	if (load_error) {
 		json_t *e = json_object();
-		replay_put(&r->oom, e, "error", text(load_error, strlen(load_error)));
+		replay_put(&r->oom, e, "error", replay_text(load_error, strlen(load_error)));
 		replay_put(&r->oom, nvml, "library", e);
 		return nvml;
 	}
-	replay_put(&r->oom, nvml, "library", text(library, strlen(library)));
+	replay_put(&r->oom, nvml, "library", replay_text(library, strlen(library)));
 	rec_nvml_answers(r, nvml);
 	if (!r->ops)
 		nvml_api_close(&r->api);

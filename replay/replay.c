@@ -1,15 +1,17 @@
 /*
- * The replay half of libdmaconn_replay: every NVML function dmaconn calls,
- * answered from the topology file named by DMACONN_REPLAY
- * (docs/replay-format.md), with NVML's argument checking and return codes so
- * that the core runs the same code path as on hardware.
+ * The replay half of libdmaconn_replay: every NVML function dmaconn calls, as
+ * the function table replay_nvml_bind() fills, answered from the topology
+ * file named by DMACONN_REPLAY (docs/replay-format.md), with NVML's argument
+ * checking and return codes so that the core runs the same code path as on
+ * hardware.
  *
  * The file is read once, on first use, into plain C structures; after that
- * everything is read-only except the init count and the fault counters, so
+ * everything is read-only except the init count, so
  * the functions may be called from any number of threads.
  */
 #include "dmaconn_replay.h"
 #include "replay_internal.h"
+#include "replay_ze.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -27,13 +29,14 @@
 #include <time.h>
 
 #include "nvml_load.h"
+#include "ze_load.h"
 #include "pci.h"
 
 #define FORMAT_VERSION 1
 #define MAX_DEVICES REPLAY_MAX_DEVICES
 #define MAX_LINKS 64
-#define MAX_ENTRIES 4096 /* faults, missing functions, environment, pci_gpus */
-#define PATH_LEN 192
+#define MAX_ENTRIES 4096 /* missing functions, environment, pci_gpus */
+#define PATH_LEN REPLAY_PATH_LEN
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define DEFAULT_NAME "NVIDIA GPU"
 #define NOT_INSTALLED DEFAULT_LIBRARY ": cannot open shared object file: No such file or directory (replayed)"
@@ -51,27 +54,6 @@ static const char *const fn_names[FN_COUNT] = {
 #define FN_NAME_(name, ret, params, required) [FN_##name] = #name,
 	NVML_FUNCTIONS(FN_NAME_)
 #undef FN_NAME_
-};
-
-/* The arguments a fault may be narrowed by, per function. */
-enum { ARG_DEV = 1, ARG_LINK = 2, ARG_PEER = 4 };
-static const unsigned char fn_args[FN_COUNT] = {
-	[FN_nvmlDeviceGetHandleByIndex_v2] = ARG_DEV,
-	[FN_nvmlDeviceGetName] = ARG_DEV,
-	[FN_nvmlDeviceGetUUID] = ARG_DEV,
-	[FN_nvmlDeviceGetPciInfo_v3] = ARG_DEV,
-	[FN_nvmlDeviceGetCudaComputeCapability] = ARG_DEV,
-	[FN_nvmlDeviceGetMigMode] = ARG_DEV,
-	[FN_nvmlDeviceGetGpuFabricInfoV] = ARG_DEV,
-	[FN_nvmlDeviceGetGpuFabricInfo] = ARG_DEV,
-	[FN_nvmlDeviceGetNvLinkState] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetNvLinkVersion] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetNvLinkRemoteDeviceType] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetNvLinkRemotePciInfo_v2] = ARG_DEV | ARG_LINK,
-	/* link: the scope of per-link fields, failing just those entries */
-	[FN_nvmlDeviceGetFieldValues] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetP2PStatus] = ARG_DEV | ARG_PEER,
-	[FN_nvmlDeviceGetTopologyCommonAncestor] = ARG_DEV | ARG_PEER,
 };
 
 /* ----------------------------------------------------------------- names */
@@ -169,14 +151,6 @@ struct nvmlDevice_st {
 	struct p2p *p2p; /* sorted by peer */
 };
 
-struct fault {
-	enum fn_id fn;
-	long long device, link, peer; /* -1: any */
-	nvmlReturn_t error;
-	unsigned long long skip, times, seen;
-	bool limited; /* "times" given */
-};
-
 struct env_pin {
 	char *name, *value; /* value NULL: pinned unset */
 };
@@ -187,8 +161,6 @@ static struct replay {
 	bool nvml_present;	/* "nvml" key */
 	char *library;		/* NULL: the default name */
 	char *library_error;	/* "library": {"error": ...} */
-	char **missing;
-	unsigned int nmissing;
 	bool fn_missing[FN_COUNT];
 	nvmlReturn_t init_rc, driver_rc, nvml_version_rc, cuda_rc, count_rc;
 	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
@@ -197,8 +169,6 @@ static struct replay {
 	unsigned int count;	/* device_count's answer, or ndev */
 	unsigned int ndev;
 	struct nvmlDevice_st *devs;
-	unsigned int nfaults;
-	struct fault *faults;
 	unsigned int nenv;
 	struct env_pin *env;
 	unsigned int ngpus;
@@ -206,7 +176,6 @@ static struct replay {
 } g;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint g_inits;
 
 static void free_data(void)
@@ -216,15 +185,11 @@ static void free_data(void)
 		free(g.devs[i].p2p);
 	}
 	free(g.devs);
-	for (unsigned int i = 0; i < g.nmissing; i++)
-		free(g.missing[i]);
-	free(g.missing);
 	for (unsigned int i = 0; i < g.nenv; i++) {
 		free(g.env[i].name);
 		free(g.env[i].value);
 	}
 	free(g.env);
-	free(g.faults);
 	free(g.gpus);
 	free(g.library);
 	free(g.library_error);
@@ -244,17 +209,6 @@ struct ld {
 	const char *file;
 };
 
-__attribute__((format(printf, 3, 4))) static int bad(struct ld *ld, const char *path, const char *fmt, ...)
-{
-	int n = snprintf(g.err, sizeof(g.err), "%s: %s: ", ld->file, path);
-	if (n >= 0 && (size_t)n < sizeof(g.err)) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(g.err + n, sizeof(g.err) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* A path too long for the buffer ends in "..." rather than misleads. */
 static const char *path_end(char *buf, int n)
@@ -264,24 +218,24 @@ static const char *path_end(char *buf, int n)
 	return buf;
 }
 
-static const char *sub(char *buf, const char *base, const char *key)
+const char *replay_sub(char *buf, const char *base, const char *key)
 {
 	return path_end(buf, snprintf(buf, PATH_LEN, "%s.%s", base, key));
 }
 
-static const char *item(char *buf, const char *base, size_t i)
+const char *replay_item(char *buf, const char *base, size_t i)
 {
 	return path_end(buf, snprintf(buf, PATH_LEN, "%s[%zu]", base, i));
 }
 
-static int get_int(struct ld *ld, json_t *v, const char *path, long long min, long long max, long long *out)
+int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out)
 {
 	*out = 0;
 	if (!json_is_integer(v))
-		return bad(ld, path, "expected an integer");
+		return replay_bad(file, path, "expected an integer");
 	long long x = (long long)json_integer_value(v);
 	if (x < min || x > max)
-		return bad(ld, path, "%lld is out of range (%lld to %lld)", x, min, max);
+		return replay_bad(file, path, "%lld is out of range (%lld to %lld)", x, min, max);
 	*out = x;
 	return 0;
 }
@@ -289,7 +243,7 @@ static int get_int(struct ld *ld, json_t *v, const char *path, long long min, lo
 static int get_uint(struct ld *ld, json_t *v, const char *path, unsigned int *out)
 {
 	long long x = 0;
-	if (get_int(ld, v, path, 0, UINT_MAX, &x))
+	if (replay_get_int(ld->file, v, path, 0, UINT_MAX, &x))
 		return -1;
 	*out = (unsigned int)x;
 	return 0;
@@ -299,10 +253,10 @@ static int get_uint(struct ld *ld, json_t *v, const char *path, unsigned int *ou
 static int get_str(struct ld *ld, json_t *v, const char *path, char *dst, size_t size)
 {
 	if (!json_is_string(v))
-		return bad(ld, path, "expected a string");
+		return replay_bad(ld->file, path, "expected a string");
 	size_t n = json_string_length(v);
 	if (n >= size)
-		return bad(ld, path, "longer than NVML's %zu characters", size - 1);
+		return replay_bad(ld->file, path, "longer than NVML's %zu characters", size - 1);
 	memcpy(dst, json_string_value(v), n + 1);
 	return 0;
 }
@@ -311,9 +265,9 @@ static int get_code(struct ld *ld, json_t *v, const char *path, nvmlReturn_t *rc
 {
 	*rc = NVML_ERROR_UNKNOWN;
 	if (!json_is_string(v))
-		return bad(ld, path, "expected an NVML return code name such as \"NOT_SUPPORTED\"");
+		return replay_bad(ld->file, path, "expected an NVML return code name such as \"NOT_SUPPORTED\"");
 	if (nvml_return_parse(json_string_value(v), rc))
-		return bad(ld, path, "unknown NVML return code \"%s\"", json_string_value(v));
+		return replay_bad(ld->file, path, "unknown NVML return code \"%s\"", json_string_value(v));
 	return 0;
 }
 
@@ -321,7 +275,7 @@ static int get_name(struct ld *ld, json_t *v, const char *path, const struct rep
 		    int *out)
 {
 	if (!json_is_string(v) || replay_value_of(t, json_string_value(v), out))
-		return bad(ld, path, "expected %s or an error object", what);
+		return replay_bad(ld->file, path, "expected %s or an error object", what);
 	return 0;
 }
 
@@ -335,10 +289,10 @@ static int error_object(struct ld *ld, json_t *v, const char *path, nvmlReturn_t
 	char p[PATH_LEN];
 	if (!e)
 		return 0;
-	if (get_code(ld, e, sub(p, path, "error"), rc))
+	if (get_code(ld, e, replay_sub(p, path, "error"), rc))
 		return -1;
 	if (*rc == NVML_SUCCESS)
-		return bad(ld, p, "SUCCESS is not an error");
+		return replay_bad(ld->file, p, "SUCCESS is not an error");
 	return 1;
 }
 
@@ -350,7 +304,7 @@ static int error_object(struct ld *ld, json_t *v, const char *path, nvmlReturn_t
 static int answer(struct ld *ld, json_t *obj, const char *base, const char *key, char *path, nvmlReturn_t absent,
 		  nvmlReturn_t *rc, json_t **v)
 {
-	sub(path, base, key);
+	replay_sub(path, base, key);
 	*rc = absent;
 	*v = json_object_get(obj, key);
 	if (!*v)
@@ -368,34 +322,34 @@ static int read_pci(struct ld *ld, json_t *v, const char *path, nvmlPciInfo_t *o
 	struct dc_pci a;
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(v))
-		return bad(ld, path, "expected an object with \"bus_id\" or an error object");
+		return replay_bad(ld->file, path, "expected an object with \"bus_id\" or an error object");
 	json_t *bus = json_object_get(v, "bus_id");
 	if (!bus)
-		return bad(ld, path, "\"bus_id\" is required");
-	if (get_str(ld, bus, sub(p, path, "bus_id"), out->busId, sizeof(out->busId)))
+		return replay_bad(ld->file, path, "\"bus_id\" is required");
+	if (get_str(ld, bus, replay_sub(p, path, "bus_id"), out->busId, sizeof(out->busId)))
 		return -1;
 	if (dc_pci_parse(out->busId, sizeof(out->busId), &a))
-		return bad(ld, p, "\"%s\" is not a PCI bus id", out->busId);
+		return replay_bad(ld->file, p, "\"%s\" is not a PCI bus id", out->busId);
 	out->domain = a.domain;
 	out->bus = a.bus;
 	out->device = a.device;
 	json_t *legacy = json_object_get(v, "bus_id_legacy");
 	if (legacy) {
 		struct dc_pci b;
-		if (get_str(ld, legacy, sub(p, path, "bus_id_legacy"), out->busIdLegacy, sizeof(out->busIdLegacy)))
+		if (get_str(ld, legacy, replay_sub(p, path, "bus_id_legacy"), out->busIdLegacy, sizeof(out->busIdLegacy)))
 			return -1;
 		if (dc_pci_parse(out->busIdLegacy, sizeof(out->busIdLegacy), &b))
-			return bad(ld, p, "\"%s\" is not a PCI bus id", out->busIdLegacy);
+			return replay_bad(ld->file, p, "\"%s\" is not a PCI bus id", out->busIdLegacy);
 	} else {
 		/* The legacy form has a 4-digit domain by definition. */
 		snprintf(out->busIdLegacy, sizeof(out->busIdLegacy), "%04X:%02X:%02X.%X", a.domain & 0xffffu,
 			 a.bus & 0xffu, a.device & 0xffu, a.function & 0x7u);
 	}
 	json_t *id = json_object_get(v, "pci_device_id");
-	if (id && get_uint(ld, id, sub(p, path, "pci_device_id"), &out->pciDeviceId))
+	if (id && get_uint(ld, id, replay_sub(p, path, "pci_device_id"), &out->pciDeviceId))
 		return -1;
 	json_t *ss = json_object_get(v, "pci_subsystem_id");
-	if (ss && get_uint(ld, ss, sub(p, path, "pci_subsystem_id"), &out->pciSubSystemId))
+	if (ss && get_uint(ld, ss, replay_sub(p, path, "pci_subsystem_id"), &out->pciSubSystemId))
 		return -1;
 	return 0;
 }
@@ -425,28 +379,28 @@ static int read_fabric(struct ld *ld, json_t *v, const char *path, struct fabric
 	long long x;
 	memset(f, 0, sizeof(*f));
 	if (!json_is_object(v))
-		return bad(ld, path, "expected an object with \"state\" or an error object");
+		return replay_bad(ld->file, path, "expected an object with \"state\" or an error object");
 	json_t *state = json_object_get(v, "state");
 	if (!state)
-		return bad(ld, path, "\"state\" is required");
-	if (get_int(ld, state, sub(p, path, "state"), NVML_GPU_FABRIC_STATE_NOT_SUPPORTED,
+		return replay_bad(ld->file, path, "\"state\" is required");
+	if (replay_get_int(ld->file, state, replay_sub(p, path, "state"), NVML_GPU_FABRIC_STATE_NOT_SUPPORTED,
 		    NVML_GPU_FABRIC_STATE_COMPLETED, &x))
 		return -1;
 	f->state = (nvmlGpuFabricState_t)x;
 	json_t *status = json_object_get(v, "status");
-	if (status && get_code(ld, status, sub(p, path, "status"), &f->status))
+	if (status && get_code(ld, status, replay_sub(p, path, "status"), &f->status))
 		return -1;
 	json_t *uuid = json_object_get(v, "cluster_uuid");
 	if (uuid) {
-		sub(p, path, "cluster_uuid");
+		replay_sub(p, path, "cluster_uuid");
 		if (!json_is_string(uuid) || parse_uuid(json_string_value(uuid), f->uuid))
-			return bad(ld, p, "expected a UUID, hyphenated or as 32 hex digits");
+			return replay_bad(ld->file, p, "expected a UUID, hyphenated or as 32 hex digits");
 	}
 	json_t *clique = json_object_get(v, "clique_id");
-	if (clique && get_uint(ld, clique, sub(p, path, "clique_id"), &f->clique))
+	if (clique && get_uint(ld, clique, replay_sub(p, path, "clique_id"), &f->clique))
 		return -1;
 	json_t *health = json_object_get(v, "health_mask");
-	if (health && get_uint(ld, health, sub(p, path, "health_mask"), &f->health))
+	if (health && get_uint(ld, health, replay_sub(p, path, "health_mask"), &f->health))
 		return -1;
 	return 0;
 }
@@ -465,9 +419,9 @@ static int read_link(struct ld *ld, json_t *e, const char *path, struct link *l,
 	memset(l, 0, sizeof(*l));
 	*repeat = 1;
 	if (!json_is_object(e))
-		return bad(ld, path, "expected an object");
+		return replay_bad(ld->file, path, "expected an object");
 	json_t *rep = json_object_get(e, "repeat");
-	if (rep && get_int(ld, rep, sub(p, path, "repeat"), 1, MAX_LINKS, repeat))
+	if (rep && replay_get_int(ld->file, rep, replay_sub(p, path, "repeat"), 1, MAX_LINKS, repeat))
 		return -1;
 	nvmlReturn_t rc;
 	if ((r = error_object(ld, e, path, &rc)) != 0) {
@@ -478,7 +432,7 @@ static int read_link(struct ld *ld, json_t *e, const char *path, struct link *l,
 		return -1;
 	if (r) {
 		if (!json_is_integer(v) || (json_integer_value(v) != 0 && json_integer_value(v) != 1))
-			return bad(ld, p, "expected 0, 1 or an error object");
+			return replay_bad(ld->file, p, "expected 0, 1 or an error object");
 		l->state = (nvmlEnableState_t)json_integer_value(v);
 	}
 	if ((r = answer(ld, e, path, "version", p, NVML_ERROR_NOT_SUPPORTED, &l->version_rc, &v)) < 0 ||
@@ -503,21 +457,21 @@ static int read_nvlink(struct ld *ld, json_t *arr, const char *path, struct nvml
 	struct link links[MAX_LINKS];
 	unsigned int n = 0;
 	if (!json_is_array(arr))
-		return bad(ld, path, "expected an array of link objects");
+		return replay_bad(ld->file, path, "expected an array of link objects");
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		struct link l;
 		long long repeat;
-		if (read_link(ld, json_array_get(arr, i), item(p, path, i), &l, &repeat))
+		if (read_link(ld, json_array_get(arr, i), replay_item(p, path, i), &l, &repeat))
 			return -1;
 		if (repeat > MAX_LINKS - (long long)n)
-			return bad(ld, p, "more than %d links in all", MAX_LINKS);
+			return replay_bad(ld->file, p, "more than %d links in all", MAX_LINKS);
 		while (repeat--)
 			links[n++] = l;
 	}
 	d->has_nvlink = true;
 	d->nlinks = n;
 	if (n && !(d->links = malloc(n * sizeof(*d->links))))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	if (n)
 		memcpy(d->links, links, n * sizeof(*d->links));
 	return 0;
@@ -532,12 +486,12 @@ static int read_p2p_entry(struct ld *ld, json_t *e, const char *path, unsigned i
 	long long peer;
 	int r;
 	if (!json_is_object(e))
-		return bad(ld, path, "expected an object");
+		return replay_bad(ld->file, path, "expected an object");
 	json_t *pv = json_object_get(e, "peer");
 	if (!pv)
-		return bad(ld, path, "\"peer\" is required");
+		return replay_bad(ld->file, path, "\"peer\" is required");
 	/* A device may be its own peer: NVML answers for that pair too. */
-	if (get_int(ld, pv, sub(p, path, "peer"), 0, (long long)ndev - 1, &peer))
+	if (replay_get_int(ld->file, pv, replay_sub(p, path, "peer"), 0, (long long)ndev - 1, &peer))
 		return -1;
 	out->peer = (unsigned int)peer;
 	for (int c = 0; c < P2P_CAPS; c++) {
@@ -565,22 +519,22 @@ static int read_p2p(struct ld *ld, json_t *arr, const char *path, struct nvmlDev
 {
 	char p[PATH_LEN];
 	if (!json_is_array(arr))
-		return bad(ld, path, "expected an array of peer objects");
+		return replay_bad(ld->file, path, "expected an array of peer objects");
 	size_t n = json_array_size(arr);
 	if (n > ndev)
-		return bad(ld, path, "more peers than the %u devices", ndev);
+		return replay_bad(ld->file, path, "more peers than the %u devices", ndev);
 	if (!n)
 		return 0;
 	if (!(d->p2p = calloc(n, sizeof(*d->p2p))))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	d->np2p = (unsigned int)n;
 	for (size_t i = 0; i < n; i++)
-		if (read_p2p_entry(ld, json_array_get(arr, i), item(p, path, i), ndev, &d->p2p[i]))
+		if (read_p2p_entry(ld, json_array_get(arr, i), replay_item(p, path, i), ndev, &d->p2p[i]))
 			return -1;
 	qsort(d->p2p, n, sizeof(*d->p2p), cmp_p2p);
 	for (size_t i = 1; i < n; i++)
 		if (d->p2p[i].peer == d->p2p[i - 1].peer)
-			return bad(ld, path, "peer %u is listed twice", d->p2p[i].peer);
+			return replay_bad(ld->file, path, "peer %u is listed twice", d->p2p[i].peer);
 	return 0;
 }
 
@@ -592,7 +546,7 @@ static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDe
 	if ((r = error_object(ld, o, path, &d->handle_rc)) != 0)
 		return r < 0 ? -1 : 0;
 	if (!json_is_object(o))
-		return bad(ld, path, "expected a device object or an error object");
+		return replay_bad(ld->file, path, "expected a device object or an error object");
 	if ((r = answer(ld, o, path, "name", p, NVML_SUCCESS, &d->name_rc, &v)) < 0 ||
 	    (r && get_str(ld, v, p, d->name, sizeof(d->name))))
 		return -1;
@@ -602,11 +556,11 @@ static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDe
 	    (r && get_str(ld, v, p, d->uuid, sizeof(d->uuid))))
 		return -1;
 	if (!v)
-		return bad(ld, path, "\"uuid\" is required");
+		return replay_bad(ld->file, path, "\"uuid\" is required");
 	if ((r = answer(ld, o, path, "pci", p, NVML_SUCCESS, &d->pci_rc, &v)) < 0 || (r && read_pci(ld, v, p, &d->pci)))
 		return -1;
 	if (!v)
-		return bad(ld, path, "\"pci\" is required");
+		return replay_bad(ld->file, path, "\"pci\" is required");
 	json_t *pair[2] = { NULL, NULL };
 	const char *pair_keys[2] = { "cuda_compute_capability", "mig_mode" };
 	nvmlReturn_t *pair_rc[2] = { &d->cc_rc, &d->mig_rc };
@@ -614,27 +568,27 @@ static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDe
 		if ((r = answer(ld, o, path, pair_keys[k], p, NVML_ERROR_NOT_SUPPORTED, pair_rc[k], &v)) < 0)
 			return -1;
 		if (r && (!json_is_array(v) || json_array_size(v) != 2))
-			return bad(ld, p, "expected [%s] or an error object", k ? "current, pending" : "major, minor");
+			return replay_bad(ld->file, p, "expected [%s] or an error object", k ? "current, pending" : "major, minor");
 		if (r)
 			pair[k] = v;
 	}
 	for (int i = 0; pair[0] && i < 2; i++) {
 		long long x;
-		if (get_int(ld, json_array_get(pair[0], (size_t)i), item(q, sub(p, path, pair_keys[0]), (size_t)i), 0,
+		if (replay_get_int(ld->file, json_array_get(pair[0], (size_t)i), replay_item(q, replay_sub(p, path, pair_keys[0]), (size_t)i), 0,
 			    INT_MAX, &x))
 			return -1;
 		d->cc[i] = (int)x;
 	}
 	for (int i = 0; pair[1] && i < 2; i++)
-		if (get_uint(ld, json_array_get(pair[1], (size_t)i), item(q, sub(p, path, pair_keys[1]), (size_t)i),
+		if (get_uint(ld, json_array_get(pair[1], (size_t)i), replay_item(q, replay_sub(p, path, pair_keys[1]), (size_t)i),
 			     &d->mig[i]))
 			return -1;
 	if ((r = answer(ld, o, path, "fabric", p, NVML_ERROR_NOT_SUPPORTED, &d->fabric_rc, &v)) < 0 ||
 	    (r && read_fabric(ld, v, p, &d->fabric)))
 		return -1;
-	if ((v = json_object_get(o, "nvlink")) && read_nvlink(ld, v, sub(p, path, "nvlink"), d))
+	if ((v = json_object_get(o, "nvlink")) && read_nvlink(ld, v, replay_sub(p, path, "nvlink"), d))
 		return -1;
-	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, sub(p, path, "p2p"), d, ndev))
+	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, replay_sub(p, path, "p2p"), d, ndev))
 		return -1;
 	return 0;
 }
@@ -704,16 +658,16 @@ static int read_devices(struct ld *ld, json_t *arr, const char *path)
 {
 	char p[PATH_LEN];
 	if (!json_is_array(arr))
-		return bad(ld, path, "expected an array of devices");
+		return replay_bad(ld->file, path, "expected an array of devices");
 	size_t n = json_array_size(arr);
 	if (n > MAX_DEVICES)
-		return bad(ld, path, "%zu devices, more than the %d supported", n, MAX_DEVICES);
+		return replay_bad(ld->file, path, "%zu devices, more than the %d supported", n, MAX_DEVICES);
 	if (n && !(g.devs = calloc(n, sizeof(*g.devs))))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	g.ndev = (unsigned int)n;
 	for (size_t i = 0; i < n; i++) {
 		g.devs[i].index = (unsigned int)i;
-		if (read_device(ld, json_array_get(arr, i), item(p, path, i), &g.devs[i], g.ndev))
+		if (read_device(ld, json_array_get(arr, i), replay_item(p, path, i), &g.devs[i], g.ndev))
 			return -1;
 	}
 	return check_unique_devices(ld, path);
@@ -727,62 +681,6 @@ static int fn_lookup(const char *name)
 	return -1;
 }
 
-/* An optional index narrowing a fault, allowed only where the function has that argument. */
-static int fault_arg(struct ld *ld, json_t *o, const char *path, const char *key, struct fault *f, int arg,
-		     long long *out)
-{
-	char p[PATH_LEN];
-	json_t *v = json_object_get(o, key);
-	*out = -1;
-	if (!v)
-		return 0;
-	sub(p, path, key);
-	if (!(fn_args[f->fn] & arg))
-		return bad(ld, p, "%s has no %s argument", fn_names[f->fn], key);
-	return get_int(ld, v, p, 0, UINT_MAX, out);
-}
-
-static int read_fault(struct ld *ld, json_t *o, const char *path, struct fault *f)
-{
-	char p[PATH_LEN];
-	long long x;
-	if (!json_is_object(o))
-		return bad(ld, path, "expected an object");
-	json_t *fn = json_object_get(o, "function");
-	if (!fn)
-		return bad(ld, path, "\"function\" is required");
-	if (!json_is_string(fn))
-		return bad(ld, sub(p, path, "function"), "expected an NVML function name");
-	int id = fn_lookup(json_string_value(fn));
-	if (id < 0)
-		return bad(ld, sub(p, path, "function"), "\"%s\" is not an NVML function that dmaconn calls",
-			   json_string_value(fn));
-	if (id == FN_nvmlErrorString)
-		return bad(ld, sub(p, path, "function"), "nvmlErrorString returns no code to fail with");
-	f->fn = (enum fn_id)id;
-	if (fault_arg(ld, o, path, "device", f, ARG_DEV, &f->device) ||
-	    fault_arg(ld, o, path, "link", f, ARG_LINK, &f->link) ||
-	    fault_arg(ld, o, path, "peer", f, ARG_PEER, &f->peer))
-		return -1;
-	json_t *e = json_object_get(o, "error");
-	if (!e)
-		return bad(ld, path, "\"error\" is required");
-	if (get_code(ld, e, sub(p, path, "error"), &f->error))
-		return -1;
-	if (f->error == NVML_SUCCESS)
-		return bad(ld, p, "a fault needs an error, not SUCCESS");
-	json_t *skip = json_object_get(o, "skip");
-	if (skip && get_int(ld, skip, sub(p, path, "skip"), 0, LLONG_MAX, &x))
-		return -1;
-	f->skip = skip ? (unsigned long long)x : 0;
-	json_t *times = json_object_get(o, "times");
-	if (times && get_int(ld, times, sub(p, path, "times"), 0, LLONG_MAX, &x))
-		return -1;
-	f->limited = times != NULL;
-	f->times = times ? (unsigned long long)x : 0;
-	return 0;
-}
-
 /* Checks a JSON array of at most MAX_ENTRIES and allocates as many elements
  * of size sz (NULL for none); -1 on error. */
 static int read_list(struct ld *ld, json_t *arr, const char *path, const char *what, size_t sz, void **out,
@@ -791,48 +689,30 @@ static int read_list(struct ld *ld, json_t *arr, const char *path, const char *w
 	*out = NULL;
 	*n = 0;
 	if (!json_is_array(arr))
-		return bad(ld, path, "expected an array of %s", what);
+		return replay_bad(ld->file, path, "expected an array of %s", what);
 	size_t len = json_array_size(arr);
 	if (len > MAX_ENTRIES)
-		return bad(ld, path, "%zu %s, more than the %d supported", len, what, MAX_ENTRIES);
+		return replay_bad(ld->file, path, "%zu %s, more than the %d supported", len, what, MAX_ENTRIES);
 	if (len && !(*out = calloc(len, sz)))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	*n = (unsigned int)len;
 	return 0;
-}
-
-static int read_faults(struct ld *ld, json_t *arr, const char *path)
-{
-	char p[PATH_LEN];
-	void *list;
-	unsigned int n;
-	int r = read_list(ld, arr, path, "faults", sizeof(*g.faults), &list, &n);
-	struct fault *faults = list;
-	g.faults = faults;
-	g.nfaults = n;
-	for (unsigned int i = 0; !r && i < n; i++)
-		r = read_fault(ld, json_array_get(arr, i), item(p, path, i), &faults[i]);
-	return r;
 }
 
 static int read_missing(struct ld *ld, json_t *arr, const char *path)
 {
 	char p[PATH_LEN];
-	unsigned int n;
-	void *list;
-	int r = read_list(ld, arr, path, "function names", sizeof(*g.missing), &list, &n);
-	g.missing = list;
-	if (r)
-		return -1;
-	for (unsigned int i = 0; i < n; i++) {
+	size_t n = json_array_size(arr);
+	if (!json_is_array(arr))
+		return replay_bad(ld->file, path, "expected an array of function names");
+	if (n > MAX_ENTRIES)
+		return replay_bad(ld->file, path, "%zu function names, more than the %d supported", n, MAX_ENTRIES);
+	for (size_t i = 0; i < n; i++) {
 		json_t *v = json_array_get(arr, i);
 		if (!json_is_string(v))
-			return bad(ld, item(p, path, i), "expected a function name");
-		/* Names this library does not know still hide from the caller. */
-		if (!(g.missing[i] = strdup(json_string_value(v))))
-			return bad(ld, path, "out of memory");
-		g.nmissing = i + 1;
-		int id = fn_lookup(g.missing[i]);
+			return replay_bad(ld->file, replay_item(p, path, i), "expected a function name");
+		/* A name dmaconn never calls hides nothing it could ask. */
+		int id = fn_lookup(json_string_value(v));
 		if (id >= 0)
 			g.fn_missing[id] = true;
 	}
@@ -844,16 +724,16 @@ static int read_library(struct ld *ld, json_t *v, const char *path)
 	char p[PATH_LEN];
 	if (json_is_string(v)) {
 		if (!(g.library = strdup(json_string_value(v))))
-			return bad(ld, path, "out of memory");
+			return replay_bad(ld->file, path, "out of memory");
 		return 0;
 	}
 	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
 	if (!e)
-		return bad(ld, path, "expected a library name or {\"error\": \"loader message\"}");
+		return replay_bad(ld->file, path, "expected a library name or {\"error\": \"loader message\"}");
 	if (!json_is_string(e))
-		return bad(ld, sub(p, path, "error"), "expected the loader's message");
+		return replay_bad(ld->file, replay_sub(p, path, "error"), "expected the loader's message");
 	if (!(g.library_error = strdup(json_string_value(e))))
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	return 0;
 }
 
@@ -871,15 +751,15 @@ static int read_system(struct ld *ld, json_t *nvml)
 	    (r && get_str(ld, v, p, g.nvml_version, sizeof(g.nvml_version))))
 		return -1;
 	if ((r = answer(ld, nvml, "nvml", "cuda_driver_version", p, NVML_ERROR_NOT_SUPPORTED, &g.cuda_rc, &v)) < 0 ||
-	    (r && get_int(ld, v, p, INT_MIN, INT_MAX, &x)))
+	    (r && replay_get_int(ld->file, v, p, INT_MIN, INT_MAX, &x)))
 		return -1;
 	g.cuda = r ? (int)x : 0;
 	g.count = g.ndev;
 	if ((r = answer(ld, nvml, "nvml", "device_count", p, NVML_SUCCESS, &g.count_rc, &v)) < 0 ||
-	    (r && get_int(ld, v, p, 0, MAX_DEVICES, &x)))
+	    (r && replay_get_int(ld->file, v, p, 0, MAX_DEVICES, &x)))
 		return -1;
 	if (r && x > g.ndev)
-		return bad(ld, p, "%lld, but %u devices are listed", x, g.ndev);
+		return replay_bad(ld->file, p, "%lld, but %u devices are listed", x, g.ndev);
 	if (r)
 		g.count = (unsigned int)x;
 	return 0;
@@ -889,7 +769,7 @@ static int read_nvml(struct ld *ld, json_t *nvml)
 {
 	json_t *v;
 	if (!json_is_object(nvml))
-		return bad(ld, "nvml", "expected an object");
+		return replay_bad(ld->file, "nvml", "expected an object");
 	g.nvml_present = true;
 	if ((v = json_object_get(nvml, "library")) && read_library(ld, v, "nvml.library"))
 		return -1;
@@ -909,8 +789,6 @@ static int read_nvml(struct ld *ld, json_t *nvml)
 		return -1;
 	if (read_system(ld, nvml))
 		return -1;
-	if ((v = json_object_get(nvml, "faults")) && read_faults(ld, v, "nvml.faults"))
-		return -1;
 	return 0;
 }
 
@@ -920,17 +798,17 @@ static int read_environment(struct ld *ld, json_t *env)
 	const char *key;
 	json_t *v;
 	if (!json_is_object(env))
-		return bad(ld, "environment", "expected an object of strings and nulls");
+		return replay_bad(ld->file, "environment", "expected an object of strings and nulls");
 	if (json_object_size(env) > MAX_ENTRIES)
-		return bad(ld, "environment", "more than %d variables", MAX_ENTRIES);
+		return replay_bad(ld->file, "environment", "more than %d variables", MAX_ENTRIES);
 	if (json_object_size(env) && !(g.env = calloc(json_object_size(env), sizeof(*g.env))))
-		return bad(ld, "environment", "out of memory");
+		return replay_bad(ld->file, "environment", "out of memory");
 	json_object_foreach(env, key, v) {
 		if (!json_is_string(v) && !json_is_null(v))
-			return bad(ld, sub(p, "environment", key), "expected a string or null");
+			return replay_bad(ld->file, replay_sub(p, "environment", key), "expected a string or null");
 		struct env_pin *e = &g.env[g.nenv++];
 		if (!(e->name = strdup(key)) || (json_is_string(v) && !(e->value = strdup(json_string_value(v)))))
-			return bad(ld, "environment", "out of memory");
+			return replay_bad(ld->file, "environment", "out of memory");
 	}
 	return 0;
 }
@@ -946,7 +824,7 @@ static int read_pci_gpus(struct ld *ld, json_t *arr)
 	for (unsigned int i = 0; i < g.ngpus; i++) {
 		json_t *v = json_array_get(arr, i);
 		if (!json_is_string(v) || dc_pci_parse(json_string_value(v), json_string_length(v) + 1, &g.gpus[i]))
-			return bad(ld, item(p, "pci_gpus", i), "expected a PCI bus id such as \"0000:00:06.0\"");
+			return replay_bad(ld->file, replay_item(p, "pci_gpus", i), "expected a PCI bus id such as \"0000:00:06.0\"");
 	}
 	return 0;
 }
@@ -956,17 +834,17 @@ static int read_root(struct ld *ld, json_t *root)
 	json_t *v;
 	long long version;
 	if (!json_is_object(root))
-		return bad(ld, "(top level)", "expected an object");
+		return replay_bad(ld->file, "(top level)", "expected an object");
 	if (!(v = json_object_get(root, "dmaconn_topology")))
-		return bad(ld, "(top level)", "\"dmaconn_topology\" is required: this is not a dmaconn topology file");
+		return replay_bad(ld->file, "(top level)", "\"dmaconn_topology\" is required: this is not a dmaconn topology file");
 	if (!json_is_integer(v))
-		return bad(ld, "dmaconn_topology", "expected the format version, an integer");
+		return replay_bad(ld->file, "dmaconn_topology", "expected the format version, an integer");
 	version = (long long)json_integer_value(v);
 	if (version > FORMAT_VERSION)
-		return bad(ld, "dmaconn_topology", "version %lld is newer than this reader's %d", version,
+		return replay_bad(ld->file, "dmaconn_topology", "version %lld is newer than this reader's %d", version,
 			   FORMAT_VERSION);
 	if (version < 1)
-		return bad(ld, "dmaconn_topology", "version %lld does not exist", version);
+		return replay_bad(ld->file, "dmaconn_topology", "version %lld does not exist", version);
 	if ((v = json_object_get(root, "environment")) && read_environment(ld, v))
 		return -1;
 	if ((v = json_object_get(root, "pci_gpus")) && read_pci_gpus(ld, v))
@@ -1098,81 +976,11 @@ static bool loaded(void)
 	return g.load_error == NULL;
 }
 
-/* ---------------------------------------------------------------- faults */
-
-/* A call's arguments, -1 where the function has none. */
-struct call {
-	enum fn_id fn;
-	long long dev, link, peer;
-};
-
-/*
- * Counts the call against every fault it matches and returns the error of
- * the first that is active, or NVML_SUCCESS.  link_faults_only: the
- * per-link entries of nvmlDeviceGetFieldValues, which only faults naming a
- * link address.
- */
-static nvmlReturn_t fault(const struct call *c, bool link_faults_only)
-{
-	nvmlReturn_t rc = NVML_SUCCESS;
-	if (!g.nfaults)
-		return rc;
-	pthread_mutex_lock(&g_fault_lock);
-	for (unsigned int i = 0; i < g.nfaults; i++) {
-		struct fault *f = &g.faults[i];
-		if (f->fn != c->fn || (link_faults_only && f->link < 0) || (f->device >= 0 && f->device != c->dev) ||
-		    (f->link >= 0 && f->link != c->link) || (f->peer >= 0 && f->peer != c->peer))
-			continue;
-		if (f->seen < ULLONG_MAX)
-			f->seen++;
-		if (rc == NVML_SUCCESS && f->seen > f->skip && (!f->limited || f->seen - f->skip <= f->times))
-			rc = f->error;
-	}
-	pthread_mutex_unlock(&g_fault_lock);
-	return rc;
-}
-
-/* --------------------------------------------------------------- latency */
-
-/*
- * For benchmarks (bench/scaling.py), the driver's cost modelled: every NVML
- * call but nvmlErrorString sleeps DMACONN_REPLAY_LATENCY_US microseconds,
- * and the first nvmlDeviceGetHandleByIndex_v2 of each device sleeps
- * DMACONN_REPLAY_ATTACH_US more (the GPU attach).  Read once, at load.
- */
-static long g_latency_us, g_attach_us;
-static atomic_bool g_attached[MAX_DEVICES];
-
-static long latency_env(const char *name)
-{
-	const char *v = secure_getenv(name);
-	char *end;
-	errno = 0;
-	long us = v && *v ? strtol(v, &end, 10) : 0;
-	if (!v || !*v || *end || errno || us < 0)
-		return 0;
-	return us > 10000000 ? 10000000 : us;
-}
-
-__attribute__((constructor)) static void read_latency(void)
-{
-	g_latency_us = latency_env("DMACONN_REPLAY_LATENCY_US");
-	g_attach_us = latency_env("DMACONN_REPLAY_ATTACH_US");
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
-	while (us > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 /* -------------------------------------------------------------- prologue */
 
 /* What every call checks first: a usable file, the symbol, initialisation. */
 static nvmlReturn_t enter(enum fn_id fn)
 {
-	sleep_us(g_latency_us);
 	if (!loaded())
 		return NVML_ERROR_UNKNOWN;
 	if (g.fn_missing[fn])
@@ -1184,12 +992,6 @@ static nvmlReturn_t enter(enum fn_id fn)
 	return NVML_SUCCESS;
 }
 
-static nvmlReturn_t enter_system(enum fn_id fn)
-{
-	nvmlReturn_t rc = enter(fn);
-	struct call c = { fn, -1, -1, -1 };
-	return rc ? rc : fault(&c, false);
-}
 
 /* The device behind a handle this library gave out, or NULL. */
 static struct nvmlDevice_st *dev_of(nvmlDevice_t h)
@@ -1203,15 +1005,12 @@ static struct nvmlDevice_st *dev_of(nvmlDevice_t h)
 	return &g.devs[i];
 }
 
-static nvmlReturn_t enter_device(enum fn_id fn, nvmlDevice_t h, long long ln, struct nvmlDevice_st **d)
+static nvmlReturn_t enter_device(enum fn_id fn, nvmlDevice_t h, struct nvmlDevice_st **d)
 {
 	nvmlReturn_t rc = enter(fn);
 	if (rc)
 		return rc;
-	if (!(*d = dev_of(h)))
-		return NVML_ERROR_INVALID_ARGUMENT;
-	struct call c = { fn, (*d)->index, ln, -1 };
-	return fault(&c, false);
+	return (*d = dev_of(h)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 
 /* Every link of a device without "nvlink", as on PCIe-only GPUs. */
@@ -1234,7 +1033,7 @@ static const struct link *link_of(const struct nvmlDevice_st *d, unsigned int ln
 static nvmlReturn_t enter_link(enum fn_id fn, nvmlDevice_t h, unsigned int ln, const struct link **l)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(fn, h, ln, &d);
+	nvmlReturn_t rc = enter_device(fn, h, &d);
 	if (rc)
 		return rc;
 	*l = link_of(d, ln);
@@ -1257,9 +1056,6 @@ static nvmlReturn_t enter_pair(enum fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, 
 	struct nvmlDevice_st *d1 = dev_of(h1), *d2 = dev_of(h2);
 	if (!d1 || !d2)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	struct call c = { fn, d1->index, -1, d2->index };
-	if ((rc = fault(&c, false)))
-		return rc;
 	struct p2p key = { .peer = d2->index };
 	*p = d1->np2p ? bsearch(&key, d1->p2p, d1->np2p, sizeof(key), cmp_p2p) : NULL;
 	if (!*p)
@@ -1278,17 +1074,17 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 
 /* ---------------------------------------------------------- NVML: system */
 
-nvmlReturn_t nvmlInit_v2(void)
+static nvmlReturn_t replay_nvmlInit_v2(void)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlInit_v2);
+	nvmlReturn_t rc = enter(FN_nvmlInit_v2);
 	if (rc == NVML_SUCCESS && (rc = g.init_rc) == NVML_SUCCESS)
 		atomic_fetch_add(&g_inits, 1);
 	return rc;
 }
 
-nvmlReturn_t nvmlShutdown(void)
+static nvmlReturn_t replay_nvmlShutdown(void)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlShutdown);
+	nvmlReturn_t rc = enter(FN_nvmlShutdown);
 	if (rc)
 		return rc;
 	unsigned int n = atomic_load(&g_inits);
@@ -1338,7 +1134,7 @@ static const struct {
 	{ NVML_ERROR_UNKNOWN, "Unknown Error" },
 };
 
-const char *nvmlErrorString(nvmlReturn_t result)
+static const char *replay_nvmlErrorString(nvmlReturn_t result)
 {
 	for (size_t i = 0; i < sizeof(error_strings) / sizeof(error_strings[0]); i++)
 		if (error_strings[i].code == result)
@@ -1346,9 +1142,9 @@ const char *nvmlErrorString(nvmlReturn_t result)
 	return "Unknown Error";
 }
 
-nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+static nvmlReturn_t replay_nvmlSystemGetDriverVersion(char *version, unsigned int length)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetDriverVersion);
+	nvmlReturn_t rc = enter(FN_nvmlSystemGetDriverVersion);
 	if (rc)
 		return rc;
 	if (!version)
@@ -1356,9 +1152,9 @@ nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
 	return g.driver_rc ? g.driver_rc : put_str(g.driver, version, length);
 }
 
-nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
+static nvmlReturn_t replay_nvmlSystemGetNVMLVersion(char *version, unsigned int length)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetNVMLVersion);
+	nvmlReturn_t rc = enter(FN_nvmlSystemGetNVMLVersion);
 	if (rc)
 		return rc;
 	if (!version)
@@ -1366,9 +1162,9 @@ nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
 	return g.nvml_version_rc ? g.nvml_version_rc : put_str(g.nvml_version, version, length);
 }
 
-nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
+static nvmlReturn_t replay_nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlSystemGetCudaDriverVersion_v2);
+	nvmlReturn_t rc = enter(FN_nvmlSystemGetCudaDriverVersion_v2);
 	if (rc)
 		return rc;
 	if (!cudaDriverVersion)
@@ -1379,9 +1175,9 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
+static nvmlReturn_t replay_nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 {
-	nvmlReturn_t rc = enter_system(FN_nvmlDeviceGetCount_v2);
+	nvmlReturn_t rc = enter(FN_nvmlDeviceGetCount_v2);
 	if (rc)
 		return rc;
 	if (!deviceCount)
@@ -1392,30 +1188,25 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+static nvmlReturn_t replay_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
 {
 	nvmlReturn_t rc = enter(FN_nvmlDeviceGetHandleByIndex_v2);
 	if (rc)
 		return rc;
 	if (index >= g.count || !device)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	struct call c = { FN_nvmlDeviceGetHandleByIndex_v2, index, -1, -1 };
-	if ((rc = fault(&c, false)))
-		return rc;
 	if (g.devs[index].handle_rc)
 		return g.devs[index].handle_rc;
-	if (g_attach_us && index < MAX_DEVICES && !atomic_exchange(&g_attached[index], true))
-		sleep_us(g_attach_us);
 	*device = &g.devs[index];
 	return NVML_SUCCESS;
 }
 
 /* ---------------------------------------------------------- NVML: device */
 
-nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+static nvmlReturn_t replay_nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetName, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetName, device, &d);
 	if (rc)
 		return rc;
 	if (!name)
@@ -1423,10 +1214,10 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 	return d->name_rc ? d->name_rc : put_str(d->name, name, length);
 }
 
-nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetUUID, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetUUID, device, &d);
 	if (rc)
 		return rc;
 	if (!uuid)
@@ -1434,10 +1225,10 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 	return d->uuid_rc ? d->uuid_rc : put_str(d->uuid, uuid, length);
 }
 
-nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
+static nvmlReturn_t replay_nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetPciInfo_v3, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetPciInfo_v3, device, &d);
 	if (rc)
 		return rc;
 	if (!pci)
@@ -1448,10 +1239,10 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
+static nvmlReturn_t replay_nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetCudaComputeCapability, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetCudaComputeCapability, device, &d);
 	if (rc)
 		return rc;
 	if (!major || !minor)
@@ -1463,10 +1254,10 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
+static nvmlReturn_t replay_nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetMigMode, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetMigMode, device, &d);
 	if (rc)
 		return rc;
 	if (!currentMode || !pendingMode)
@@ -1478,10 +1269,10 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
+static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfoV, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfoV, device, &d);
 	if (rc)
 		return rc;
 	if (!info)
@@ -1505,10 +1296,10 @@ nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo)
+static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfo, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetGpuFabricInfo, device, &d);
 	if (rc)
 		return rc;
 	if (!gpuFabricInfo)
@@ -1523,7 +1314,7 @@ nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t
 
 /* ---------------------------------------------------------- NVML: nvlink */
 
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive)
+static nvmlReturn_t replay_nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive)
 {
 	const struct link *l;
 	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkState, device, link, &l);
@@ -1537,7 +1328,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nv
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int *version)
+static nvmlReturn_t replay_nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int *version)
 {
 	const struct link *l;
 	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkVersion, device, link, &l);
@@ -1551,7 +1342,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, 
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
+static nvmlReturn_t replay_nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
 						 nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)
 {
 	const struct link *l;
@@ -1566,7 +1357,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned i
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
+static nvmlReturn_t replay_nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
 {
 	const struct link *l;
 	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkRemotePciInfo_v2, device, link, &l);
@@ -1603,18 +1394,6 @@ static nvmlReturn_t field_link(const struct nvmlDevice_st *d, unsigned int id, u
 	const struct link *l = link_of(d, ln);
 	if (!l)
 		return NVML_ERROR_NOT_SUPPORTED;
-	/* NVML reads a link's state or version the same way for the field
-	 * and for the call, so a fault on the call fails the field as well. */
-	enum fn_id same = id == NVML_FI_DEV_NVLINK_GET_STATE	  ? FN_nvmlDeviceGetNvLinkState
-			  : id == NVML_FI_DEV_NVLINK_GET_VERSION ? FN_nvmlDeviceGetNvLinkVersion
-								 : FN_COUNT;
-	struct call c = { FN_nvmlDeviceGetFieldValues, d->index, ln, -1 };
-	struct call c2 = { same, d->index, ln, -1 };
-	nvmlReturn_t rc = fault(&c, true);
-	if (!rc && same != FN_COUNT)
-		rc = fault(&c2, false);
-	if (rc)
-		return rc;
 	switch (id) {
 	case NVML_FI_DEV_NVLINK_GET_STATE:
 		*out = (unsigned int)l->state;
@@ -1659,10 +1438,10 @@ static void field_value(const struct nvmlDevice_st *d, nvmlFieldValue_t *v, long
 		v->value.uiVal = x;
 }
 
-nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
+static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
 {
 	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetFieldValues, device, -1, &d);
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetFieldValues, device, &d);
 	if (rc)
 		return rc;
 	if (valuesCount <= 0 || !values)
@@ -1677,7 +1456,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
 
 /* ------------------------------------------------------------- NVML: p2p */
 
-nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,
+static nvmlReturn_t replay_nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,
 				    nvmlGpuP2PStatus_t *p2pStatus)
 {
 	const struct p2p *p;
@@ -1697,7 +1476,7 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, 
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+static nvmlReturn_t replay_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
 						 nvmlGpuTopologyLevel_t *pathInfo)
 {
 	const struct p2p *p;
@@ -1710,6 +1489,33 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevic
 		return p->ancestor_rc;
 	*pathInfo = p->ancestor;
 	return NVML_SUCCESS;
+}
+
+/* ----------------------------------------------------------------- table */
+
+int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen)
+{
+	memset(api, 0, sizeof(*api));
+	if (!loaded()) {
+		snprintf(err, errlen, "%s", g.load_error);
+		return -1;
+	}
+#define REPLAY_TABLE_(fn, ret, params, required)                                                   \
+	if (!g.fn_missing[FN_##fn]) {                                                              \
+		api->fn = replay_##fn;                                                             \
+	} else if (required) {                                                                     \
+		snprintf(err, errlen, "%s lacks %s (not an NVML library?)", library, #fn);         \
+		memset(api, 0, sizeof(*api));                                                      \
+		return -1;                                                                         \
+	}
+	NVML_FUNCTIONS(REPLAY_TABLE_)
+#undef REPLAY_TABLE_
+	return 0;
+}
+
+static int op_nvml_table(struct nvml_api *api, char *err, size_t errlen)
+{
+	return replay_nvml_bind(api, DEFAULT_LIBRARY, err, errlen);
 }
 
 /* ------------------------------------------------------------------- ops */
@@ -1742,16 +1548,6 @@ static const char *op_nvml_load_error(void)
 	return g.library_error;
 }
 
-static int op_nvml_symbol_missing(const char *symbol)
-{
-	if (!loaded() || !symbol)
-		return 0;
-	for (unsigned int i = 0; i < g.nmissing; i++)
-		if (!strcmp(g.missing[i], symbol))
-			return 1;
-	return 0;
-}
-
 static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
 {
 	if (!loaded())
@@ -1773,7 +1569,8 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		.load_error = op_load_error,
 		.getenv = op_getenv,
 		.nvml_load_error = op_nvml_load_error,
-		.nvml_symbol_missing = op_nvml_symbol_missing,
+		.nvml_table = op_nvml_table,
+		.ze_table = replay_ze_table,
 		.pci_gpus = op_pci_gpus,
 		.read_file = replay_files_read_file,
 		.list_dir = replay_files_list_dir,
@@ -1781,19 +1578,6 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		.host = replay_host,
 	};
 	return &ops;
-}
-
-/* A fork while another thread counted a fault leaves the child with the
- * lock taken by a thread it does not have: the child starts a fresh one
- * (counters stay as they were; only a count in progress may be lost). */
-static void fault_lock_child(void)
-{
-	pthread_mutex_init(&g_fault_lock, NULL);
-}
-
-__attribute__((constructor)) static void fault_lock_atfork(void)
-{
-	pthread_atfork(NULL, NULL, fault_lock_child);
 }
 
 #ifdef DMACONN_FUZZING
@@ -1825,34 +1609,34 @@ int dmaconn_replay_fuzz_load(const char *data, size_t len)
 		unsigned int count = 0, u = 0;
 		int cuda = 0, a = 0, b = 0;
 		char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
-		nvmlInit_v2();
-		nvmlSystemGetDriverVersion(buf, sizeof(buf));
-		nvmlSystemGetNVMLVersion(buf, 4);
-		nvmlSystemGetCudaDriverVersion_v2(&cuda);
-		nvmlDeviceGetCount_v2(&count);
+		replay_nvmlInit_v2();
+		replay_nvmlSystemGetDriverVersion(buf, sizeof(buf));
+		replay_nvmlSystemGetNVMLVersion(buf, 4);
+		replay_nvmlSystemGetCudaDriverVersion_v2(&cuda);
+		replay_nvmlDeviceGetCount_v2(&count);
 		for (unsigned int i = 0; i <= count && i < 64; i++) {
 			nvmlDevice_t h = NULL, h2 = NULL;
 			nvmlPciInfo_t pci;
 			nvmlGpuFabricInfo_v3_t v3 = { .version = nvmlGpuFabricInfo_v3 };
 			nvmlGpuFabricInfo_v3_t v2 = { .version = nvmlGpuFabricInfo_v2 };
 			nvmlGpuFabricInfo_t f1;
-			if (nvmlDeviceGetHandleByIndex_v2(i, &h) != NVML_SUCCESS)
+			if (replay_nvmlDeviceGetHandleByIndex_v2(i, &h) != NVML_SUCCESS)
 				continue;
-			nvmlDeviceGetName(h, buf, sizeof(buf));
-			nvmlDeviceGetUUID(h, buf, 8);
-			nvmlDeviceGetPciInfo_v3(h, &pci);
-			nvmlDeviceGetCudaComputeCapability(h, &a, &b);
-			nvmlDeviceGetMigMode(h, &u, &u);
-			nvmlDeviceGetGpuFabricInfoV(h, &v3);
-			nvmlDeviceGetGpuFabricInfoV(h, &v2);
-			nvmlDeviceGetGpuFabricInfo(h, &f1);
+			replay_nvmlDeviceGetName(h, buf, sizeof(buf));
+			replay_nvmlDeviceGetUUID(h, buf, 8);
+			replay_nvmlDeviceGetPciInfo_v3(h, &pci);
+			replay_nvmlDeviceGetCudaComputeCapability(h, &a, &b);
+			replay_nvmlDeviceGetMigMode(h, &u, &u);
+			replay_nvmlDeviceGetGpuFabricInfoV(h, &v3);
+			replay_nvmlDeviceGetGpuFabricInfoV(h, &v2);
+			replay_nvmlDeviceGetGpuFabricInfo(h, &f1);
 			for (unsigned int l = 0; l <= MAX_LINKS; l++) {
 				nvmlEnableState_t st;
 				nvmlIntNvLinkDeviceType_t type;
-				nvmlDeviceGetNvLinkState(h, l, &st);
-				nvmlDeviceGetNvLinkVersion(h, l, &u);
-				nvmlDeviceGetNvLinkRemoteDeviceType(h, l, &type);
-				nvmlDeviceGetNvLinkRemotePciInfo_v2(h, l, &pci);
+				replay_nvmlDeviceGetNvLinkState(h, l, &st);
+				replay_nvmlDeviceGetNvLinkVersion(h, l, &u);
+				replay_nvmlDeviceGetNvLinkRemoteDeviceType(h, l, &type);
+				replay_nvmlDeviceGetNvLinkRemotePciInfo_v2(h, l, &pci);
 			}
 			nvmlFieldValue_t fv[NVML_NVLINK_MAX_LINKS * 3 + 3];
 			memset(fv, 0, sizeof(fv));
@@ -1864,22 +1648,25 @@ int dmaconn_replay_fuzz_load(const char *data, size_t len)
 			fv[3 * NVML_NVLINK_MAX_LINKS].fieldId = NVML_FI_DEV_NVLINK_LINK_COUNT;
 			fv[3 * NVML_NVLINK_MAX_LINKS + 1].fieldId = NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
 			fv[3 * NVML_NVLINK_MAX_LINKS + 2].fieldId = 0x7fffffff;
-			nvmlDeviceGetFieldValues(h, (int)(sizeof(fv) / sizeof(fv[0])), fv);
+			replay_nvmlDeviceGetFieldValues(h, (int)(sizeof(fv) / sizeof(fv[0])), fv);
 			for (unsigned int j = 0; j < count && j < 64; j++) {
 				nvmlGpuP2PStatus_t ps;
 				nvmlGpuTopologyLevel_t level;
-				if (nvmlDeviceGetHandleByIndex_v2(j, &h2) != NVML_SUCCESS)
+				if (replay_nvmlDeviceGetHandleByIndex_v2(j, &h2) != NVML_SUCCESS)
 					continue;
 				for (int c = -1; c <= REPLAY_P2P_CAPS; c++)
-					nvmlDeviceGetP2PStatus(h, h2, (nvmlGpuP2PCapsIndex_t)c, &ps);
-				nvmlDeviceGetTopologyCommonAncestor(h, h2, &level);
+					replay_nvmlDeviceGetP2PStatus(h, h2, (nvmlGpuP2PCapsIndex_t)c, &ps);
+				replay_nvmlDeviceGetTopologyCommonAncestor(h, h2, &level);
 			}
 		}
 		const struct dmaconn_replay_ops *ops = dmaconn_replay_ops();
 		const char *value;
 		char ids[4][DMACONN_REPLAY_BUS_ID_SIZE];
 		ops->getenv("CUDA_VISIBLE_DEVICES", &value);
-		ops->nvml_symbol_missing("nvmlDeviceGetMigMode");
+		struct nvml_api api;
+		struct ze_api zapi;
+		ops->nvml_table(&api, buf, sizeof(buf));
+		ops->ze_table(&zapi, buf, sizeof(buf));
 		ops->nvml_load_error();
 		ops->pci_gpus(ids, 4);
 		const char *data_ = NULL;
@@ -1890,7 +1677,7 @@ int dmaconn_replay_fuzz_load(const char *data, size_t len)
 		ops->list_dir("/sys/class/kfd/kfd/topology/nodes", &names_, &n_);
 		ops->library_load_error("level_zero");
 		ops->host();
-		nvmlShutdown();
+		replay_nvmlShutdown();
 	}
 	free_data();
 	return rc;

@@ -7,10 +7,11 @@
 
 #define REPLAY_EXPORT __attribute__((visibility("default")))
 
-/* The NVML functions this library answers, with NVML's exact signatures. */
-#define REPLAY_NVML_PROTO_(name, ret, params, required) REPLAY_EXPORT ret name params;
-NVML_FUNCTIONS(REPLAY_NVML_PROTO_)
-#undef REPLAY_NVML_PROTO_
+#include "nvml_load.h"
+
+/* The file's NVML as its function table; "LIBRARY lacks FUNCTION" names
+ * library when a required one was missing.  0, or -1 with err. */
+int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen);
 
 REPLAY_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
 
@@ -66,6 +67,18 @@ void replay_files_record(json_t *root);
  * when out of memory; these note that in *oom (and take v over). */
 void replay_put(bool *oom, json_t *obj, const char *key, json_t *v);
 void replay_append(bool *oom, json_t *arr, json_t *v);
+
+/* The reader's helpers.  Paths name a value in the file ("nvml.devices[0]"),
+ * built in buffers of REPLAY_PATH_LEN (a longer one ends in "..."). */
+#define REPLAY_PATH_LEN 192
+const char *replay_sub(char *buf, const char *base, const char *key);
+const char *replay_item(char *buf, const char *base, size_t i);
+/* An integer from min to max; 0, or -1 after replay_bad(). */
+int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out);
+
+/* n bytes of text (no NUL among them) as a JSON string; bytes that are not
+ * UTF-8 become '?'.  NULL only when out of memory. */
+json_t *replay_text(const char *s, size_t n);
 
 /* Writes "FILE: PATH: message" as the load error; returns -1. */
 int replay_bad(const char *file, const char *path, const char *fmt, ...)

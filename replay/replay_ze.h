@@ -10,5 +10,8 @@ void replay_ze_record(json_t *root);
 /* NULL when the replayed Level Zero loader loaded, else the loader message
  * (the section absent: not installed). */
 const char *replay_ze_load_error(void);
+/* dmaconn_replay_ops()->ze_table. */
+struct ze_api;
+int replay_ze_table(struct ze_api *api, char *err, size_t errlen);
 
 #endif

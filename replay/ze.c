@@ -1,7 +1,7 @@
 /*
- * The "level_zero" section: a stand-in Level Zero loader.  This file exports
- * the ze* functions dmaconn calls, with Level Zero's exact signatures,
- * answering from the topology file (docs/replay-format.md, "level_zero"),
+ * The "level_zero" section: a stand-in Level Zero loader.  This file answers
+ * the ze* functions dmaconn calls, with Level Zero's exact signatures, through
+ * the function table replay_ze_table() fills, from the topology file (docs/replay-format.md, "level_zero"),
  * and records the section from a live loader (or re-emits it under replay).
  *
  * A hand-made file describes the node physically (cards, their tiles, the
@@ -30,16 +30,12 @@
 #include "replay_internal.h"
 #include "ze_load.h"
 
-#define REPLAY_ZE_PROTO_(name, ret, params, required) REPLAY_EXPORT ret name params;
-ZE_FUNCTIONS(REPLAY_ZE_PROTO_)
-#undef REPLAY_ZE_PROTO_
-REPLAY_EXPORT int dmaconn_replay_ze_hidden(const char *symbol);
 
 #define ZID 24                /* "4095.31" and more */
 #define MAX_CARDS 1024
 #define MAX_TILES DC_ZE_MAX_TILES
 #define MAX_ITEMS 65536       /* edges, p2p pairs, faults */
-#define ZPATH 192
+#define ZPATH REPLAY_PATH_LEN
 #define DEFAULT_NAME "Intel(R) Graphics"
 #define NOT_INSTALLED ZE_LOADER_SONAME ": cannot open shared object file (replayed)"
 
@@ -308,38 +304,10 @@ struct ld {
 	const char *file;
 };
 
-static const char *sub(char *buf, const char *base, const char *key)
-{
-	int n = snprintf(buf, ZPATH, "%s.%s", base, key);
-	if (n < 0 || n >= ZPATH)
-		strcpy(buf + ZPATH - 4, "...");
-	return buf;
-}
-
-static const char *item(char *buf, const char *base, size_t i)
-{
-	int n = snprintf(buf, ZPATH, "%s[%zu]", base, i);
-	if (n < 0 || n >= ZPATH)
-		strcpy(buf + ZPATH - 4, "...");
-	return buf;
-}
-
-static int get_int(struct ld *ld, json_t *v, const char *path, long long min, long long max, long long *out)
-{
-	*out = 0;
-	if (!json_is_integer(v))
-		return replay_bad(ld->file, path, "expected an integer");
-	long long val = (long long)json_integer_value(v);
-	if (val < min || val > max)
-		return replay_bad(ld->file, path, "%lld is out of range (%lld to %lld)", val, min, max);
-	*out = val;
-	return 0;
-}
-
 static int get_u32(struct ld *ld, json_t *v, const char *path, uint32_t *out)
 {
 	long long val;
-	if (get_int(ld, v, path, 0, UINT32_MAX, &val))
+	if (replay_get_int(ld->file, v, path, 0, UINT32_MAX, &val))
 		return -1;
 	*out = (uint32_t)val;
 	return 0;
@@ -362,7 +330,7 @@ static int error_object(struct ld *ld, json_t *v, const char *path, ze_result_t 
 	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
 	if (!e)
 		return 0;
-	if (get_code(ld, e, sub(p, path, "error"), rc))
+	if (get_code(ld, e, replay_sub(p, path, "error"), rc))
 		return -1;
 	if (*rc == ZE_RESULT_SUCCESS)
 		return replay_bad(ld->file, p, "SUCCESS is not an error");
@@ -389,7 +357,7 @@ static int get_flags(struct ld *ld, json_t *v, const char *path, const struct zn
 		return replay_bad(ld->file, path, "expected an array of flag names");
 	for (size_t i = 0; i < json_array_size(v); i++) {
 		uint32_t f;
-		if (get_name(ld, json_array_get(v, i), item(p, path, i), t, &f))
+		if (get_name(ld, json_array_get(v, i), replay_item(p, path, i), t, &f))
 			return -1;
 		*out |= f;
 	}
@@ -427,7 +395,7 @@ static int read_pci(struct ld *ld, json_t *v, const char *path, struct znode *no
 	json_t *bus = json_object_get(v, "bus_id");
 	struct dc_pci a;
 	if (!json_is_string(bus) || dc_pci_parse(json_string_value(bus), json_string_length(bus) + 1, &a))
-		return replay_bad(ld->file, sub(p, path, "bus_id"), "expected a PCI bus id such as \"0000:18:00.0\"");
+		return replay_bad(ld->file, replay_sub(p, path, "bus_id"), "expected a PCI bus id such as \"0000:18:00.0\"");
 	ze_pci_ext_properties_t *pci = &node->pci;
 	pci->stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
 	pci->address = (ze_pci_address_ext_t){ a.domain, a.bus, a.device, a.function };
@@ -435,17 +403,17 @@ static int read_pci(struct ld *ld, json_t *v, const char *path, struct znode *no
 	long long val;
 	json_t *e;
 	if ((e = json_object_get(v, "gen"))) {
-		if (get_int(ld, e, sub(p, path, "gen"), -1, INT32_MAX, &val))
+		if (replay_get_int(ld->file, e, replay_sub(p, path, "gen"), -1, INT32_MAX, &val))
 			return -1;
 		pci->maxSpeed.genVersion = (int32_t)val;
 	}
 	if ((e = json_object_get(v, "width"))) {
-		if (get_int(ld, e, sub(p, path, "width"), -1, INT32_MAX, &val))
+		if (replay_get_int(ld->file, e, replay_sub(p, path, "width"), -1, INT32_MAX, &val))
 			return -1;
 		pci->maxSpeed.width = (int32_t)val;
 	}
 	if ((e = json_object_get(v, "max_bandwidth"))) {
-		if (get_int(ld, e, sub(p, path, "max_bandwidth"), -1, INT64_MAX, &val))
+		if (replay_get_int(ld->file, e, replay_sub(p, path, "max_bandwidth"), -1, INT64_MAX, &val))
 			return -1;
 		pci->maxSpeed.maxBandwidth = val;
 	}
@@ -469,19 +437,19 @@ static int read_vertex(struct ld *ld, json_t *v, const char *path, struct znode 
 	json_t *e;
 	uint32_t t;
 	if ((e = json_object_get(v, "type"))) {
-		if (get_name(ld, e, sub(p, path, "type"), vertex_type_names, &t))
+		if (get_name(ld, e, replay_sub(p, path, "type"), vertex_type_names, &t))
 			return -1;
 		node->vertex_type = (int)t;
 	}
 	if ((e = json_object_get(v, "remote"))) {
 		if (!json_is_boolean(e))
-			return replay_bad(ld->file, sub(p, path, "remote"), "expected true or false");
+			return replay_bad(ld->file, replay_sub(p, path, "remote"), "expected true or false");
 		node->vertex_remote = json_is_true(e);
 	}
 	if ((e = json_object_get(v, "bus_id"))) {
 		struct dc_pci a;
 		if (!json_is_string(e) || dc_pci_parse(json_string_value(e), json_string_length(e) + 1, &a))
-			return replay_bad(ld->file, sub(p, path, "bus_id"), "expected a PCI bus id");
+			return replay_bad(ld->file, replay_sub(p, path, "bus_id"), "expected a PCI bus id");
 		node->vertex_has_pci = true;
 		node->vertex_pci = (ze_fabric_vertex_pci_exp_address_t){ a.domain, a.bus, a.device, a.function };
 	}
@@ -511,7 +479,7 @@ static int read_subdevices(struct ld *ld, json_t *v, const char *path, struct zn
 		tile->card = card->card;
 		tile->tile = (int)t;
 		snprintf(tile->id, sizeof(tile->id), "%d.%zu", card->card, t);
-		if (read_node(ld, json_array_get(v, t), item(p, path, t), tile, card))
+		if (read_node(ld, json_array_get(v, t), replay_item(p, path, t), tile, card))
 			return -1;
 	}
 	return 0;
@@ -541,44 +509,44 @@ static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *n
 		node->pci_rc = card->pci_rc;
 		node->pci = card->pci;
 	}
-	if ((v = json_object_get(o, "error")) && get_code(ld, v, sub(p, path, "error"), &node->props_rc))
+	if ((v = json_object_get(o, "error")) && get_code(ld, v, replay_sub(p, path, "error"), &node->props_rc))
 		return -1;
 	if (v && node->props_rc == ZE_RESULT_SUCCESS)
 		return replay_bad(ld->file, p, "SUCCESS is not an error");
 	if ((v = json_object_get(o, "name"))) {
 		if (!json_is_string(v) || json_string_length(v) >= ZE_MAX_DEVICE_NAME)
-			return replay_bad(ld->file, sub(p, path, "name"), "expected a string of at most %d characters",
+			return replay_bad(ld->file, replay_sub(p, path, "name"), "expected a string of at most %d characters",
 					  ZE_MAX_DEVICE_NAME - 1);
 		memcpy(node->name, json_string_value(v), json_string_length(v) + 1);
 	}
 	if ((v = json_object_get(o, "uuid"))) {
-		if (get_uuid(ld, v, sub(p, path, "uuid"), node->uuid))
+		if (get_uuid(ld, v, replay_sub(p, path, "uuid"), node->uuid))
 			return -1;
 	} else if (!card && !z.exposed && node->props_rc == ZE_RESULT_SUCCESS) {
 		return replay_bad(ld->file, path, "\"uuid\" is required");
 	}
-	if ((v = json_object_get(o, "vendor_id")) && get_u32(ld, v, sub(p, path, "vendor_id"), &node->vendor))
+	if ((v = json_object_get(o, "vendor_id")) && get_u32(ld, v, replay_sub(p, path, "vendor_id"), &node->vendor))
 		return -1;
-	if ((v = json_object_get(o, "device_id")) && get_u32(ld, v, sub(p, path, "device_id"), &node->device_id))
+	if ((v = json_object_get(o, "device_id")) && get_u32(ld, v, replay_sub(p, path, "device_id"), &node->device_id))
 		return -1;
-	if ((v = json_object_get(o, "type")) && get_name(ld, v, sub(p, path, "type"), type_names, &node->type))
+	if ((v = json_object_get(o, "type")) && get_name(ld, v, replay_sub(p, path, "type"), type_names, &node->type))
 		return -1;
 	if ((v = json_object_get(o, "flags")) &&
-	    get_flags(ld, v, sub(p, path, "flags"), device_flag_names, &node->flags))
+	    get_flags(ld, v, replay_sub(p, path, "flags"), device_flag_names, &node->flags))
 		return -1;
 	if ((v = json_object_get(o, "subdevice_id")) &&
-	    get_u32(ld, v, sub(p, path, "subdevice_id"), &node->subdevice_id))
+	    get_u32(ld, v, replay_sub(p, path, "subdevice_id"), &node->subdevice_id))
 		return -1;
-	if ((v = json_object_get(o, "pci")) && read_pci(ld, v, sub(p, path, "pci"), node))
+	if ((v = json_object_get(o, "pci")) && read_pci(ld, v, replay_sub(p, path, "pci"), node))
 		return -1;
 	if (!card && !node->has_pci && node->pci_rc == ZE_RESULT_SUCCESS)
 		node->pci_rc = ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; /* nothing to answer with */
-	if (read_vertex(ld, json_object_get(o, "vertex"), sub(p, path, "vertex"), node))
+	if (read_vertex(ld, json_object_get(o, "vertex"), replay_sub(p, path, "vertex"), node))
 		return -1;
 	if ((v = json_object_get(o, "subdevices"))) {
 		if (card)
-			return replay_bad(ld->file, sub(p, path, "subdevices"), "a tile has no tiles of its own");
-		if (read_subdevices(ld, v, sub(p, path, "subdevices"), node))
+			return replay_bad(ld->file, replay_sub(p, path, "subdevices"), "a tile has no tiles of its own");
+		if (read_subdevices(ld, v, replay_sub(p, path, "subdevices"), node))
 			return -1;
 	}
 	return 0;
@@ -621,8 +589,8 @@ static int read_edge(struct ld *ld, json_t *o, const char *path, const struct zd
 	json_t *v;
 	if (!json_is_object(o))
 		return replay_bad(ld->file, path, "expected an edge object");
-	if (get_id(ld, json_object_get(o, "a"), sub(p, path, "a"), d, id, &e->a) ||
-	    get_id(ld, json_object_get(o, "b"), sub(p, path, "b"), d, id, &e->b))
+	if (get_id(ld, json_object_get(o, "a"), replay_sub(p, path, "a"), d, id, &e->a) ||
+	    get_id(ld, json_object_get(o, "b"), replay_sub(p, path, "b"), d, id, &e->b))
 		return -1;
 	if (e->a == e->b)
 		return replay_bad(ld->file, path, "an edge joins two different vertices");
@@ -630,22 +598,22 @@ static int read_edge(struct ld *ld, json_t *o, const char *path, const struct zd
 	pr->stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
 	v = json_object_get(o, "model");
 	if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= ZE_MAX_FABRIC_EDGE_MODEL_EXP_SIZE)
-		return replay_bad(ld->file, sub(p, path, "model"), "expected the edge's model, e.g. \"XeLink\" or \"MDFI\"");
+		return replay_bad(ld->file, replay_sub(p, path, "model"), "expected the edge's model, e.g. \"XeLink\" or \"MDFI\"");
 	memcpy(pr->model, json_string_value(v), json_string_length(v) + 1);
-	if ((v = json_object_get(o, "bandwidth")) && get_u32(ld, v, sub(p, path, "bandwidth"), &pr->bandwidth))
+	if ((v = json_object_get(o, "bandwidth")) && get_u32(ld, v, replay_sub(p, path, "bandwidth"), &pr->bandwidth))
 		return -1;
 	if ((v = json_object_get(o, "bandwidth_unit")) &&
-	    get_name(ld, v, sub(p, path, "bandwidth_unit"), bandwidth_unit_names, &pr->bandwidthUnit))
+	    get_name(ld, v, replay_sub(p, path, "bandwidth_unit"), bandwidth_unit_names, &pr->bandwidthUnit))
 		return -1;
-	if ((v = json_object_get(o, "latency")) && get_u32(ld, v, sub(p, path, "latency"), &pr->latency))
+	if ((v = json_object_get(o, "latency")) && get_u32(ld, v, replay_sub(p, path, "latency"), &pr->latency))
 		return -1;
 	if ((v = json_object_get(o, "latency_unit")) &&
-	    get_name(ld, v, sub(p, path, "latency_unit"), latency_unit_names, &pr->latencyUnit))
+	    get_name(ld, v, replay_sub(p, path, "latency_unit"), latency_unit_names, &pr->latencyUnit))
 		return -1;
 	if ((v = json_object_get(o, "duplexity")) &&
-	    get_name(ld, v, sub(p, path, "duplexity"), duplexity_names, &pr->duplexity))
+	    get_name(ld, v, replay_sub(p, path, "duplexity"), duplexity_names, &pr->duplexity))
 		return -1;
-	if ((v = json_object_get(o, "uuid")) && get_uuid(ld, v, sub(p, path, "uuid"), pr->uuid.id))
+	if ((v = json_object_get(o, "uuid")) && get_uuid(ld, v, replay_sub(p, path, "uuid"), pr->uuid.id))
 		return -1;
 	return 0;
 }
@@ -658,12 +626,12 @@ static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *
 		return replay_bad(ld->file, path, "expected an object");
 	for (int r = 0; r < REL_COUNT; r++)
 		if ((v = json_object_get(o, rel_keys[r])) &&
-		    get_flags(ld, v, sub(p, path, rel_keys[r]), p2p_flag_names, &d->rel[r]))
+		    get_flags(ld, v, replay_sub(p, path, rel_keys[r]), p2p_flag_names, &d->rel[r]))
 			return -1;
 	if (!(v = json_object_get(o, "pairs")))
 		return 0;
 	if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
-		return replay_bad(ld->file, sub(p, path, "pairs"), "expected an array of at most %d pairs", MAX_ITEMS);
+		return replay_bad(ld->file, replay_sub(p, path, "pairs"), "expected an array of at most %d pairs", MAX_ITEMS);
 	size_t n = json_array_size(v);
 	if (n && !(d->pairs = calloc(n, sizeof(*d->pairs))))
 		return replay_bad(ld->file, path, "out of memory");
@@ -671,11 +639,11 @@ static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = json_array_get(v, i);
 		struct zpair *pr = &d->pairs[i];
-		item(q, sub(p, path, "pairs"), i);
+		replay_item(q, replay_sub(p, path, "pairs"), i);
 		if (!json_is_object(e))
 			return replay_bad(ld->file, q, "expected {\"from\", \"to\", \"flags\" or \"error\"}");
-		if (get_id(ld, json_object_get(e, "from"), sub(p, q, "from"), d, pr->from, NULL) ||
-		    get_id(ld, json_object_get(e, "to"), sub(p, q, "to"), d, pr->to, NULL))
+		if (get_id(ld, json_object_get(e, "from"), replay_sub(p, q, "from"), d, pr->from, NULL) ||
+		    get_id(ld, json_object_get(e, "to"), replay_sub(p, q, "to"), d, pr->to, NULL))
 			return -1;
 		int r = error_object(ld, e, q, &pr->rc);
 		if (r < 0)
@@ -683,7 +651,7 @@ static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *
 		json_t *f = json_object_get(e, "flags");
 		if (!r && !f)
 			return replay_bad(ld->file, q, "\"flags\" or \"error\" is required");
-		if (f && get_flags(ld, f, sub(p, q, "flags"), p2p_flag_names, &pr->flags))
+		if (f && get_flags(ld, f, replay_sub(p, q, "flags"), p2p_flag_names, &pr->flags))
 			return -1;
 	}
 	return 0;
@@ -701,13 +669,13 @@ static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdrive
 	if ((v = json_object_get(o, "default_hierarchy"))) {
 		const char *s = json_is_string(v) ? json_string_value(v) : "";
 		if (strcmp(s, "COMPOSITE") && strcmp(s, "FLAT") && strcmp(s, "COMBINED"))
-			return replay_bad(ld->file, sub(p, path, "default_hierarchy"),
+			return replay_bad(ld->file, replay_sub(p, path, "default_hierarchy"),
 					  "expected \"COMPOSITE\", \"FLAT\" or \"COMBINED\"");
 		d->default_h = dc_ze_hierarchy(s, DC_ZE_COMPOSITE);
 	}
 	v = json_object_get(o, "devices");
 	if (v && (!json_is_array(v) || json_array_size(v) > MAX_CARDS))
-		return replay_bad(ld->file, sub(p, path, "devices"), "expected an array of at most %d devices", MAX_CARDS);
+		return replay_bad(ld->file, replay_sub(p, path, "devices"), "expected an array of at most %d devices", MAX_CARDS);
 	size_t n = v ? json_array_size(v) : 0;
 	if (n && !(d->cards = calloc(n, sizeof(*d->cards))))
 		return replay_bad(ld->file, path, "out of memory");
@@ -718,26 +686,26 @@ static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdrive
 		card->tile = -1;
 		snprintf(card->id, sizeof(card->id), "%zu", c);
 		char q[ZPATH];
-		if (read_node(ld, json_array_get(v, c), item(q, sub(p, path, "devices"), c), card, NULL))
+		if (read_node(ld, json_array_get(v, c), replay_item(q, replay_sub(p, path, "devices"), c), card, NULL))
 			return -1;
 	}
 	if ((v = json_object_get(o, "edges"))) {
 		if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
-			return replay_bad(ld->file, sub(p, path, "edges"), "expected an array of at most %d edges", MAX_ITEMS);
+			return replay_bad(ld->file, replay_sub(p, path, "edges"), "expected an array of at most %d edges", MAX_ITEMS);
 		size_t ne = json_array_size(v);
 		if (ne && !(d->edges = calloc(ne, sizeof(*d->edges))))
 			return replay_bad(ld->file, path, "out of memory");
 		d->nedges = (int)ne;
 		for (size_t e = 0; e < ne; e++) {
 			char q[ZPATH];
-			if (read_edge(ld, json_array_get(v, e), item(q, sub(p, path, "edges"), e), d, &d->edges[e]))
+			if (read_edge(ld, json_array_get(v, e), replay_item(q, replay_sub(p, path, "edges"), e), d, &d->edges[e]))
 				return -1;
 		}
 	}
-	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, sub(p, path, "p2p"), d))
+	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, replay_sub(p, path, "p2p"), d))
 		return -1;
 	if ((v = json_object_get(o, "vertices_error")) &&
-	    get_code(ld, v, sub(p, path, "vertices_error"), &d->vertices_rc))
+	    get_code(ld, v, replay_sub(p, path, "vertices_error"), &d->vertices_rc))
 		return -1;
 	return 0;
 }
@@ -760,7 +728,7 @@ static int read_fault(struct ld *ld, json_t *o, const char *path, struct zfault 
 	v = json_object_get(o, "function");
 	int id = json_is_string(v) ? zfn_lookup(json_string_value(v)) : -1;
 	if (id < 0)
-		return replay_bad(ld->file, sub(p, path, "function"), "expected a Level Zero function that dmaconn calls");
+		return replay_bad(ld->file, replay_sub(p, path, "function"), "expected a Level Zero function that dmaconn calls");
 	f->fn = (enum ze_fn)id;
 	f->driver = f->edge = -1;
 	static const struct {
@@ -770,30 +738,30 @@ static int read_fault(struct ld *ld, json_t *o, const char *path, struct zfault 
 	for (size_t a = 0; a < sizeof(args) / sizeof(args[0]); a++) {
 		if (!(v = json_object_get(o, args[a].key)))
 			continue;
-		sub(p, path, args[a].key);
+		replay_sub(p, path, args[a].key);
 		if (!(zfn_args[f->fn] & args[a].arg))
 			return replay_bad(ld->file, p, "%s has no %s argument", zfn_names[f->fn], args[a].key);
 		if (args[a].arg == ARG_DEVICE || args[a].arg == ARG_PEER) {
 			if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= ZID)
 				return replay_bad(ld->file, p, "expected a device id, \"C\" or \"C.T\"");
 			snprintf(args[a].arg == ARG_DEVICE ? f->device : f->peer, ZID, "%s", json_string_value(v));
-		} else if (get_int(ld, v, p, 0, INT_MAX, args[a].arg == ARG_DRIVER ? &f->driver : &f->edge)) {
+		} else if (replay_get_int(ld->file, v, p, 0, INT_MAX, args[a].arg == ARG_DRIVER ? &f->driver : &f->edge)) {
 			return -1;
 		}
 	}
 	if (!(v = json_object_get(o, "error")))
 		return replay_bad(ld->file, path, "\"error\" is required");
-	if (get_code(ld, v, sub(p, path, "error"), &f->error))
+	if (get_code(ld, v, replay_sub(p, path, "error"), &f->error))
 		return -1;
 	if (f->error == ZE_RESULT_SUCCESS)
 		return replay_bad(ld->file, p, "a fault needs an error, not SUCCESS");
 	if ((v = json_object_get(o, "skip"))) {
-		if (get_int(ld, v, sub(p, path, "skip"), 0, LLONG_MAX, &val))
+		if (replay_get_int(ld->file, v, replay_sub(p, path, "skip"), 0, LLONG_MAX, &val))
 			return -1;
 		f->skip = (unsigned long long)val;
 	}
 	if ((v = json_object_get(o, "times"))) {
-		if (get_int(ld, v, sub(p, path, "times"), 0, LLONG_MAX, &val))
+		if (replay_get_int(ld->file, v, replay_sub(p, path, "times"), 0, LLONG_MAX, &val))
 			return -1;
 		f->times = (unsigned long long)val;
 		f->limited = true;
@@ -812,7 +780,7 @@ static int read_names(struct ld *ld, json_t *v, const char *path)
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = json_array_get(v, i);
 		if (!json_is_string(e))
-			return replay_bad(ld->file, item(p, path, i), "expected a function name");
+			return replay_bad(ld->file, replay_item(p, path, i), "expected a function name");
 		if (!(z.missing[i] = strdup(json_string_value(e))))
 			return replay_bad(ld->file, path, "out of memory");
 		z.nmissing = (int)i + 1;
@@ -867,7 +835,7 @@ int replay_ze_read(const char *file, json_t *value)
 			return replay_bad(file, "level_zero.drivers", "out of memory");
 		z.ndrivers = (int)n;
 		for (size_t d = 0; d < n; d++)
-			if (read_driver(&ld, json_array_get(v, d), item(p, "level_zero.drivers", d), &z.drivers[d]))
+			if (read_driver(&ld, json_array_get(v, d), replay_item(p, "level_zero.drivers", d), &z.drivers[d]))
 				return -1;
 	}
 	if ((v = json_object_get(value, "faults"))) {
@@ -878,7 +846,7 @@ int replay_ze_read(const char *file, json_t *value)
 			return replay_bad(file, "level_zero.faults", "out of memory");
 		z.nfaults = (int)n;
 		for (size_t i = 0; i < n; i++)
-			if (read_fault(&ld, json_array_get(v, i), item(p, "level_zero.faults", i), &z.faults[i]))
+			if (read_fault(&ld, json_array_get(v, i), replay_item(p, "level_zero.faults", i), &z.faults[i]))
 				return -1;
 	}
 	return 0;
@@ -891,7 +859,7 @@ const char *replay_ze_load_error(void)
 	return z.library_error;
 }
 
-int dmaconn_replay_ze_hidden(const char *symbol)
+static int ze_hidden(const char *symbol)
 {
 	if (!symbol)
 		return 0;
@@ -1234,7 +1202,7 @@ static ze_result_t enter_vertex(enum ze_fn fn, ze_fabric_vertex_handle_t h, stru
 
 /* ------------------------------------------------------ Level Zero: core */
 
-ze_result_t zeInit(ze_init_flags_t flags)
+static ze_result_t replay_zeInit(ze_init_flags_t flags)
 {
 	if (!file_loaded() || !z.present || z.library_error)
 		return ZE_RESULT_ERROR_UNINITIALIZED;
@@ -1253,7 +1221,7 @@ ze_result_t zeInit(ze_init_flags_t flags)
 	return rc;
 }
 
-ze_result_t zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
+static ze_result_t replay_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
 {
 	ze_result_t rc = enter(ZFN_zeDriverGet);
 	struct call c = { ZFN_zeDriverGet, -1, -1, NULL, NULL };
@@ -1274,7 +1242,7 @@ ze_result_t zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
+static ze_result_t replay_zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
 {
 	ze_result_t rc = enter(ZFN_zeDeviceGet);
 	if (rc)
@@ -1290,7 +1258,7 @@ ze_result_t zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_
 	ANSWER_LIST(pCount, phDevices, drv->ndevs, drv->devs, x.devs);
 }
 
-ze_result_t zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
+static ze_result_t replay_zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
 {
 	struct _ze_device_handle_t *dev;
 	ze_result_t rc = enter_device(ZFN_zeDeviceGetProperties, hDevice, &dev);
@@ -1323,7 +1291,7 @@ ze_result_t zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properti
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
+static ze_result_t replay_zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
 {
 	struct _ze_device_handle_t *dev;
 	ze_result_t rc = enter_device(ZFN_zeDeviceGetSubDevices, hDevice, &dev);
@@ -1336,7 +1304,7 @@ ze_result_t zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, 
 	ANSWER_LIST(pCount, phSubdevices, dev->nsubs, dev->subs, x.devs);
 }
 
-ze_result_t zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
+static ze_result_t replay_zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
 {
 	struct _ze_device_handle_t *dev;
 	ze_result_t rc = enter_device(ZFN_zeDevicePciGetPropertiesExt, hDevice, &dev);
@@ -1380,7 +1348,7 @@ static const char *card_id(const struct znode *n, char buf[ZID])
 	return buf;
 }
 
-ze_result_t zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
+static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
 				     ze_device_p2p_properties_t *pP2PProperties)
 {
 	ze_result_t rc = enter(ZFN_zeDeviceGetP2PProperties);
@@ -1421,7 +1389,7 @@ ze_result_t zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handl
 
 /* ---------------------------------------------------- Level Zero: fabric */
 
-ze_result_t zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
+static ze_result_t replay_zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
 {
 	ze_result_t rc = enter(ZFN_zeFabricVertexGetExp);
 	if (rc)
@@ -1439,7 +1407,7 @@ ze_result_t zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, z
 	ANSWER_LIST(pCount, phVertices, drv->nvtx, drv->vtx, x.vtx);
 }
 
-ze_result_t zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t *pCount,
+static ze_result_t replay_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t *pCount,
 					    ze_fabric_vertex_handle_t *phSubvertices)
 {
 	struct _ze_fabric_vertex_handle_t *v;
@@ -1453,7 +1421,7 @@ ze_result_t zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, u
 	ANSWER_LIST(pCount, phSubvertices, n, v->subs, x.vtx);
 }
 
-ze_result_t zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
+static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
 					   ze_fabric_vertex_exp_properties_t *pVertexProperties)
 {
 	struct _ze_fabric_vertex_handle_t *v;
@@ -1480,7 +1448,7 @@ ze_result_t zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
+static ze_result_t replay_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
 {
 	struct _ze_fabric_vertex_handle_t *v;
 	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetDeviceExp, hVertex, &v);
@@ -1497,7 +1465,7 @@ ze_result_t zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_dev
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
+static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
 			       uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
 {
 	ze_result_t rc = enter(ZFN_zeFabricEdgeGetExp);
@@ -1534,7 +1502,7 @@ ze_result_t zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_ver
 	return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
+static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
 					 ze_fabric_edge_exp_properties_t *pEdgeProperties)
 {
 	ze_result_t rc = enter(ZFN_zeFabricEdgeGetPropertiesExp);
@@ -1558,6 +1526,29 @@ ze_result_t zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
 	p->latencyUnit = src->latencyUnit;
 	p->duplexity = src->duplexity;
 	return ZE_RESULT_SUCCESS;
+}
+
+/* This component's answers as Level Zero's function table, less the
+ * functions the recorded loader lacked. */
+static int ze_bind(struct ze_api *api, const char *library, char *err, size_t errlen)
+{
+	memset(api, 0, sizeof(*api));
+#define REPLAY_TABLE_(fn, ret, params, required)                                                   \
+	if (!ze_hidden(#fn)) {                                                                     \
+		api->fn = replay_##fn;                                                             \
+	} else if (required) {                                                                     \
+		snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", library, #fn);     \
+		memset(api, 0, sizeof(*api));                                                      \
+		return -1;                                                                         \
+	}
+	ZE_FUNCTIONS(REPLAY_TABLE_)
+#undef REPLAY_TABLE_
+	return 0;
+}
+
+int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
+{
+	return ze_bind(api, ZE_LOADER_SONAME, err, errlen);
 }
 
 /* ------------------------------------------------------------- recording */
@@ -1631,21 +1622,10 @@ static json_t *uuid_json(const uint8_t u[16])
 	return json_string(buf);
 }
 
-/* Bytes of a fixed buffer as a JSON string; bytes that are not UTF-8 become '?'. */
+/* Bytes of a fixed buffer as a JSON string. */
 static json_t *text(const char *s, size_t size)
 {
-	size_t n = strnlen(s, size);
-	json_t *v = json_stringn(s, n);
-	if (v)
-		return v;
-	char *clean = malloc(n + 1);
-	if (!clean)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		clean[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-	v = json_stringn(clean, n);
-	free(clean);
-	return v;
+	return replay_text(s, strnlen(s, size));
 }
 
 static json_t *rec_device(struct rec *r, ze_device_handle_t h)
@@ -1968,16 +1948,6 @@ static void rec_answers(struct rec *r, json_t *sec)
 	replay_put(&r->oom, sec, "drivers", drivers);
 }
 
-/* This component's own functions, less those the replayed file hides. */
-static void bind_self(struct ze_api *api)
-{
-	memset(api, 0, sizeof(*api));
-#define BIND_SELF_(fn, ret, params, required)                                          \
-	if (!dmaconn_replay_ze_hidden(#fn))                                            \
-		api->fn = fn;
-	ZE_FUNCTIONS(BIND_SELF_)
-#undef BIND_SELF_
-}
 
 void replay_ze_record(json_t *root)
 {
@@ -1992,13 +1962,10 @@ void replay_ze_record(json_t *root)
 		load_error = replay_ze_load_error();
 		if (z.library)
 			library = z.library;
-		if (!load_error) {
-			bind_self(&r.api);
+		if (!load_error && ze_bind(&r.api, library, why, sizeof(why))) {
 			/* A required function hidden: the recorded loader was unusable. */
-			if (!r.api.zeInit || !r.api.zeDriverGet || !r.api.zeDeviceGet || !r.api.zeDeviceGetProperties) {
-				snprintf(why, sizeof(why), "%s lacks a required function (not a Level Zero loader?)", library);
-				load_error = why;
-			}
+			snprintf(why, sizeof(why), "%s lacks a required function (not a Level Zero loader?)", library);
+			load_error = why;
 		}
 	} else {
 		const char *env = secure_getenv("DMACONN_ZE_LIBRARY");

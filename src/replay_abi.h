@@ -9,10 +9,13 @@
 #define DMACONN_REPLAY_ABI_H
 
 #define DMACONN_REPLAY_SONAME "libdmaconn_replay.so.0"
-#define DMACONN_REPLAY_ABI_VERSION 2
+#define DMACONN_REPLAY_ABI_VERSION 3
 #include <stddef.h>
 
 #define DMACONN_REPLAY_BUS_ID_SIZE 32
+
+struct nvml_api; /* nvml_load.h */
+struct ze_api;   /* ze_load.h */
 
 /* The environment variables that decide device order; a recording pins them. */
 #define DMACONN_ORDERING_ENV(X)                                                 \
@@ -31,8 +34,14 @@ struct dmaconn_replay_ops {
 	/* NULL when the recorded NVML library loaded; otherwise the recorded
 	 * loader message, replayed as a load failure. */
 	const char *(*nvml_load_error)(void);
-	/* 1 when the recorded NVML library lacked `symbol`. */
-	int (*nvml_symbol_missing)(const char *symbol);
+	/*
+	 * ABI 3: the replayed NVML as its function table (the component exports
+	 * no vendor symbol; api->handle stays NULL).  Functions the recorded
+	 * library lacked stay NULL.  0, or -1 with "LIBRARY lacks FUNCTION (not
+	 * an NVML library?)" in err when a required one is among them.  Only
+	 * once nvml_load_error() returned NULL.
+	 */
+	int (*nvml_table)(struct nvml_api *api, char *err, size_t errlen);
 	/* The NVIDIA GPU PCI functions recorded from sysfs: their number (0 when
 	 * the file records none), filling at most max bus ids. */
 	int (*pci_gpus)(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max);
@@ -46,12 +55,16 @@ struct dmaconn_replay_ops {
 	 * the recording has no such directory. */
 	int (*list_dir)(const char *path, const char *const **names, int *count);
 	/* For a vendor library other than NVML ("level_zero", "rocm_smi",
-	 * "amd_smi"): NULL when the recording says it loaded (the component then
-	 * exports its functions), otherwise the recorded loader message. */
+	 * "amd_smi"): NULL when the recording says it loaded (its table is then
+	 * ze_table's), otherwise the recorded loader message. */
 	const char *(*library_load_error)(const char *which);
 	/* The node's identity as the file gives it ("host"; recordings write the
 	 * host name), or NULL: multi-node detection tells nodes apart by it. */
 	const char *(*host)(void);
+
+	/* ABI 3: the replayed Level Zero loader as its function table, as
+	 * nvml_table; only once library_load_error("level_zero") returned NULL. */
+	int (*ze_table)(struct ze_api *api, char *err, size_t errlen);
 };
 
 typedef const struct dmaconn_replay_ops *(*dmaconn_replay_ops_fn)(void);

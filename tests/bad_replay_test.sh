@@ -8,13 +8,16 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 pass=0 fail=0
 
-check() { # FILE EXPECTED-STDERR
-	$CLI --replay "$1" -d cuda -c nvlink >"$TMP/out" 2>"$TMP/err"
+check() { # FILE EXPECTED-STDERR [VAR=value ...]
+	file=$1 want=$2
+	shift 2
+	# shellcheck disable=SC2086
+	env "$@" $CLI --replay "$file" -d cuda -c nvlink >"$TMP/out" 2>"$TMP/err"
 	got=$?
-	if [ $got = 1 ] && [ "$(cat "$TMP/err")" = "$2" ] && [ ! -s "$TMP/out" ]; then
-		pass=$((pass + 1)); echo "ok $1"
+	if [ $got = 1 ] && [ "$(cat "$TMP/err")" = "$want" ] && [ ! -s "$TMP/out" ]; then
+		pass=$((pass + 1)); echo "ok $file"
 	else
-		fail=$((fail + 1)); echo "FAIL $1: exit $got, stderr:"; cat "$TMP/err"; echo "expected: $2"
+		fail=$((fail + 1)); echo "FAIL $file: exit $got, stderr:"; cat "$TMP/err"; echo "expected: $want"
 	fi
 }
 
@@ -34,7 +37,9 @@ check $D/errname.json "dmaconn: $D/errname.json: nvml.init: unknown NVML return 
 check $D/dup-uuid.json "dmaconn: $D/dup-uuid.json: nvml.devices[2].uuid: \"GPU-1\" is also the UUID of nvml.devices[0]"
 check $D/dup-busid.json "dmaconn: $D/dup-busid.json: nvml.devices[1].pci.bus_id: \"00000000:00:06.0\" is also the bus id of nvml.devices[0]"
 check $D/file-dir.json "dmaconn: $D/file-dir.json: files.\"/sys/class/kfd/kfd/topology/nodes/1/io_links\": is a file, yet other paths are below it"
-check $D/fault-fn.json "dmaconn: $D/fault-fn.json: nvml.faults[0].function: \"nvmlBogus\" is not an NVML function that dmaconn calls"
+# Faults are the test stand-in's to read (tests/replay_faults.c).
+check $D/fault-fn.json "dmaconn: $D/fault-fn.json: nvml.faults[0].function: \"nvmlBogus\" is not an NVML function that dmaconn calls" \
+	DMACONN_REPLAY_LIBRARY="$1/tests/libdmaconn_replay_faults.so"
 
 # 100000 levels of nesting, made here rather than stored.
 awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; for (i = 0; i < 100000; i++) printf "]"; print "" }' >"$TMP/deep.json"

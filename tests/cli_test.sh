@@ -37,6 +37,8 @@ case_() {
 
 T=tests/topologies
 NOLIB="DMACONN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"
+# The stand-in that injects a file's "faults" (tests/replay_faults.c).
+FAULTS="DMACONN_REPLAY_LIBRARY=$BUILD/tests/libdmaconn_replay_faults.so"
 case_ version 0 -- --version
 case_ help 0 -- --help
 case_ list 0 -- --list
@@ -50,8 +52,10 @@ case_ h200x2-reversed 0 CUDA_VISIBLE_DEVICES=1,0 -- --replay $T/h200x2.json -d c
 case_ h200x2-one 0 CUDA_VISIBLE_DEVICES=1 -- --replay $T/h200x2.json -d cuda -c nvlink
 case_ dgx1-subset 0 CUDA_VISIBLE_DEVICES=4,0,5,1 -- -d cuda -c nvlink --replay $T/dgx1-v100.json
 case_ degraded 0 DMACONN_REPLAY=$T/hgx-h100-8-degraded.json -- -d cuda -c nvlink
-case_ midscan-fail 0 -- --replay $T/midscan-fail.json -d cuda -c nvlink
-case_ midscan-fail-json 0 -- --replay $T/midscan-fail.json -d cuda -c nvlink --json -q
+case_ midscan-fail 0 $FAULTS -- --replay $T/midscan-fail.json -d cuda -c nvlink
+case_ midscan-fail-json 0 $FAULTS -- --replay $T/midscan-fail.json -d cuda -c nvlink --json -q
+# The replay component alone ignores "faults": the node as described, no warning.
+case_ midscan-fail-product 0 -- --replay $T/midscan-fail.json -d cuda -c nvlink
 case_ no-nvml 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -d cuda -c nvlink
 case_ no-nvml-quiet 0 $NOLIB DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia DMACONN_QUIET=1 -- -d cuda -c nvlink
 case_ relative-override 0 DMACONN_NVML_LIBRARY=libnvidia-ml.so.1 DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --json -d cuda -c nvlink

@@ -3,18 +3,18 @@
  * and libdmaconn_replay (DMACONN_REPLAY_LIBRARY names it), answers nothing
  * itself, and counts the calls that start a vendor's discovery --
  * nvmlDeviceGetCount_v2 (NVML), the listing of the KFD topology nodes (KFD)
- * and zeDriverGet's count of drivers (Level Zero) -- for test_discovery to read back through
- * dmaconn_test_calls().  Every other symbol resolves to libdmaconn_replay,
- * this library's dependency.
+ * and zeDriverGet's count of drivers (Level Zero), wrapped in the function
+ * tables it hands on --
+ * for test_discovery to read back through dmaconn_test_calls().
  */
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "nvml_api.h"
+#include "nvml_load.h"
 #include "replay_abi.h"
-#include "ze_api.h"
+#include "ze_load.h"
 
 #define DC_TEST_EXPORT __attribute__((visibility("default")))
 
@@ -29,25 +29,43 @@ static void *real(const char *symbol)
 	return sym;
 }
 
-DC_TEST_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count);
-DC_TEST_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
+static nvmlReturn_t (*real_count)(unsigned int *count);
+static ze_result_t (*real_driver_get)(uint32_t *count, ze_driver_handle_t *drivers);
+static int (*real_nvml_table)(struct nvml_api *api, char *err, size_t errlen);
+static int (*real_ze_table)(struct ze_api *api, char *err, size_t errlen);
+
+static nvmlReturn_t count_devices(unsigned int *count)
 {
-	nvmlReturn_t (*fn)(unsigned int *);
-	void *sym = real("nvmlDeviceGetCount_v2");
-	memcpy(&fn, &sym, sizeof(fn));
 	atomic_fetch_add(&nvml_counts, 1);
-	return fn(count);
+	return real_count(count);
 }
 
-DC_TEST_EXPORT ze_result_t zeDriverGet(uint32_t *count, ze_driver_handle_t *drivers);
-DC_TEST_EXPORT ze_result_t zeDriverGet(uint32_t *count, ze_driver_handle_t *drivers)
+static ze_result_t count_drivers(uint32_t *count, ze_driver_handle_t *drivers)
 {
-	ze_result_t (*fn)(uint32_t *, ze_driver_handle_t *);
-	void *sym = real("zeDriverGet");
-	memcpy(&fn, &sym, sizeof(fn));
 	if (!drivers) /* the count, which a listing asks first */
 		atomic_fetch_add(&ze_drivers, 1);
-	return fn(count, drivers);
+	return real_driver_get(count, drivers);
+}
+
+/* The component's tables, with the counted functions wrapped. */
+static int nvml_table(struct nvml_api *api, char *err, size_t errlen)
+{
+	int rc = real_nvml_table(api, err, errlen);
+	if (rc == 0 && api->nvmlDeviceGetCount_v2) {
+		real_count = api->nvmlDeviceGetCount_v2;
+		api->nvmlDeviceGetCount_v2 = count_devices;
+	}
+	return rc;
+}
+
+static int ze_table(struct ze_api *api, char *err, size_t errlen)
+{
+	int rc = real_ze_table(api, err, errlen);
+	if (rc == 0 && api->zeDriverGet) {
+		real_driver_get = api->zeDriverGet;
+		api->zeDriverGet = count_drivers;
+	}
+	return rc;
 }
 
 static struct dmaconn_replay_ops ops;
@@ -72,6 +90,10 @@ DC_TEST_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		ops = *get();
 		real_list_dir = ops.list_dir;
 		ops.list_dir = list_dir;
+		real_nvml_table = ops.nvml_table;
+		ops.nvml_table = nvml_table;
+		real_ze_table = ops.ze_table;
+		ops.ze_table = ze_table;
 	}
 	return &ops;
 }

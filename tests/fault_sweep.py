@@ -9,7 +9,9 @@ and every position (any call, each device, each link and each link of a
 device where the function takes a link, each peer where it takes one, later
 calls through "skip"), the sweep writes a topology file -- a base machine of
 tests/topologies with the fault added (docs/replay-format.md, "faults") --
-and runs `dmaconn -d cuda -c nvlink --json` and `-c p2p` on it.  Each run must:
+and runs `dmaconn -d cuda -c nvlink --json` and `-c p2p` on it, through the
+stand-in that injects faults (BUILD_DIR/tests/libdmaconn_replay_faults.so,
+tests/replay_faults.c).  Each run must:
 
   - exit 0, without a signal, with exactly one JSON object on stdout;
   - give N equal to the fault-free N (the bases list their GPUs in
@@ -129,12 +131,18 @@ class Ctx:
         self.cli, self.wrapper, self.tmp, self.timeout = cli, wrapper, tmp, timeout
 
 
+# The test stand-in that injects the file's "faults" (tests/replay_faults.c).
+FAULTS_LIBRARY = None
+
+
 def clean_env(extra):
     env = dict(os.environ)
     for k in list(env):
         if k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER") or k.startswith("DMACONN_"):
             del env[k]
     env["DMACONN_QUIET"] = "1"
+    if "DMACONN_REPLAY" in extra:
+        env["DMACONN_REPLAY_LIBRARY"] = FAULTS_LIBRARY
     env.update(extra)
     return env
 
@@ -586,6 +594,11 @@ def main(argv):
     build = os.path.abspath(args.build)
     cli = build if os.path.isfile(build) else os.path.join(build, "dmaconn")
     build = os.path.dirname(cli)
+    global FAULTS_LIBRARY
+    FAULTS_LIBRARY = os.path.join(build, "tests", "libdmaconn_replay_faults.so")
+    if not os.path.exists(FAULTS_LIBRARY):
+        print("FAIL setup: %s is missing (the fault-injecting stand-in)" % FAULTS_LIBRARY)
+        return 1
     wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
     timeout = float(os.environ.get("DMACONN_TEST_TIMEOUT", "300" if wrapper else "60"))
 

@@ -11,7 +11,9 @@ For each case the CLI runs as `dmaconn -d cuda -c CONNECTION --json`, where
 CONNECTION is the case's "connection" ("nvlink" when absent, or "p2p"), in a
 clean environment (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and every DMACONN_*
 variable removed; DMACONN_REPLAY set to the case's topology file unless the
-case is "live"; then the case's "env" applied, null meaning unset).  The
+case is "live", and DMACONN_REPLAY_LIBRARY to BUILD_DIR/tests/
+libdmaconn_replay_faults.so when the file injects "faults"; then the case's
+"env" applied, null meaning unset).  The
 environment variable DMACONN_TEST_WRAPPER, when set, is a command put in
 front of the CLI (split like a shell would), e.g.
 "valgrind --error-exitcode=99 --leak-check=full -q".  DMACONN_TEST_TIMEOUT
@@ -77,6 +79,20 @@ def quiet_enabled(value):
     return value is not None and value != "" and value != "0"
 
 
+# The test stand-in that injects a file's "faults" (tests/replay_faults.c),
+# beside the CLI in BUILD_DIR/tests.
+FAULTS_LIBRARY = None
+
+
+def injects_faults(path):
+    try:
+        with open(path) as f:
+            topo = json.load(f)
+        return "faults" in topo.get("nvml", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def build_env(case):
     env = dict(os.environ)
     for k in list(env):
@@ -84,6 +100,8 @@ def build_env(case):
             del env[k]
     if not case.get("live"):
         env["DMACONN_REPLAY"] = os.path.join(REPO, case["topology"])
+        if FAULTS_LIBRARY and injects_faults(env["DMACONN_REPLAY"]):
+            env["DMACONN_REPLAY_LIBRARY"] = FAULTS_LIBRARY
     for k, v in (case.get("env") or {}).items():
         if v is None:
             env.pop(k, None)
@@ -322,6 +340,8 @@ def main(argv):
         return 2
     target = os.path.abspath(argv[1])
     cli = target if os.path.isfile(target) else os.path.join(target, "dmaconn")
+    global FAULTS_LIBRARY
+    FAULTS_LIBRARY = os.path.join(os.path.dirname(cli), "tests", "libdmaconn_replay_faults.so")
     wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
     try:
         timeout = float(os.environ.get("DMACONN_TEST_TIMEOUT", "120"))

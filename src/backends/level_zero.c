@@ -91,10 +91,13 @@ static int open_library(char *why, int *replayed)
 				 strstr(load_error, "(replayed)") ? "" : " (replayed)");
 			return -1;
 		}
-		int (*hidden)(const char *) = NULL;
-		void *sym = dlsym(h, DMACONN_REPLAY_ZE_HIDDEN);
-		memcpy(&hidden, &sym, sizeof(hidden));
-		return ze_api_bind(&ze, h, ZE_LOADER_SONAME, hidden, why, WHY_SIZE);
+		/* The component's table; its handle keeps the component mapped. */
+		if (ops->ze_table(&ze, why, WHY_SIZE) != 0) {
+			dlclose(h);
+			return -1;
+		}
+		ze.handle = h;
+		return 0;
 	}
 	const char *path;
 	if (dc_library_override("DMACONN_ZE_LIBRARY", &path, why, WHY_SIZE) != 0)

@@ -81,7 +81,13 @@ static int open_library(char *why)
 				 strstr(load_error, "(replayed)") ? "" : " (replayed)");
 			return -1;
 		}
-		return nvml_api_bind(&nvml, h, NVML_SONAME, ops->nvml_symbol_missing, why, WHY_SIZE);
+		/* The component's table; its handle keeps the component mapped. */
+		if (ops->nvml_table(&nvml, why, WHY_SIZE) != 0) {
+			dlclose(h);
+			return -1;
+		}
+		nvml.handle = h;
+		return 0;
 	}
 	const char *path;
 	if (dc_library_override("DMACONN_NVML_LIBRARY", &path, why, WHY_SIZE) != 0)

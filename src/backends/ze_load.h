@@ -9,10 +9,6 @@
 
 #define ZE_LOADER_SONAME "libze_loader.so.1"
 
-/* The symbol the replay component exports to hide Level Zero functions that
- * the recorded loader lacked: int (*)(const char *symbol). */
-#define DMACONN_REPLAY_ZE_HIDDEN "dmaconn_replay_ze_hidden"
-
 struct ze_api {
 	void *handle;
 #define ZE_API_MEMBER_(name, ret, params, required) ret(*name) params;
