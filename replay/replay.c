@@ -628,7 +628,7 @@ static int check_unique_devices(struct ld *ld, const char *path)
 	char p[PATH_LEN], first[PATH_LEN], second[PATH_LEN];
 	struct nvmlDevice_st **by = calloc(g.ndev + 1, sizeof(*by));
 	if (!by)
-		return bad(ld, path, "out of memory");
+		return replay_bad(ld->file, path, "out of memory");
 	for (int bus = 0; bus < 2; bus++) {
 		size_t n = 0;
 		for (unsigned int i = 0; i < g.ndev; i++) {
@@ -640,11 +640,11 @@ static int check_unique_devices(struct ld *ld, const char *path)
 		for (size_t k = 1; k < n; k++) {
 			if ((bus ? dev_bus_key : dev_uuid_key)(by[k - 1], by[k]) != 0)
 				continue;
-			item(first, path, by[k - 1]->index);
-			item(second, path, by[k]->index);
-			int rc = bus ? bad(ld, sub(p, second, "pci.bus_id"), "\"%s\" is also the bus id of %s",
+			replay_item(first, path, by[k - 1]->index);
+			replay_item(second, path, by[k]->index);
+			int rc = bus ? replay_bad(ld->file, replay_sub(p, second, "pci.bus_id"), "\"%s\" is also the bus id of %s",
 					   by[k]->pci.busId, first)
-				     : bad(ld, sub(p, second, "uuid"), "\"%s\" is also the UUID of %s", by[k]->uuid,
+				     : replay_bad(ld->file, replay_sub(p, second, "uuid"), "\"%s\" is also the UUID of %s", by[k]->uuid,
 					   first);
 			free(by);
 			return rc;
