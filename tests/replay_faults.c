@@ -171,11 +171,15 @@ static int read_fault(const char *file, json_t *o, const char *path, struct faul
 	return 0;
 }
 
-/* Reads "nvml.faults" of the file DMACONN_REPLAY names (the real component
- * has checked the rest of it). */
+/* The file libdmaconn passed (dmaconn_set_replay_file), else "". */
+static char use_file[4096];
+
+/* Reads "nvml.faults" of the replayed file, the one libdmaconn passed or
+ * else the one DMACONN_REPLAY names (the real component has checked the
+ * rest of it). */
 static void load(void)
 {
-	const char *file = secure_getenv("DMACONN_REPLAY");
+	const char *file = use_file[0] ? use_file : secure_getenv("DMACONN_REPLAY");
 	json_t *root = file && *file ? json_load_file(file, 0, NULL) : NULL;
 	json_t *list = json_object_get(json_object_get(root, "nvml"), "faults");
 	if (list) {
@@ -483,6 +487,22 @@ TEST_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		ops.nvml_table = nvml_table;
 	}
 	return &ops;
+}
+
+/* The file to replay goes to the real component; its faults are read here. */
+TEST_EXPORT int dmaconn_replay_use_file(const char *path);
+TEST_EXPORT int dmaconn_replay_use_file(const char *path)
+{
+	void *h = dlopen(DMACONN_REPLAY_SONAME, RTLD_NOW | RTLD_NOLOAD);
+	void *sym = h ? dlsym(h, DMACONN_REPLAY_USE_FILE) : NULL;
+	int (*use)(const char *);
+	memcpy(&use, &sym, sizeof(use));
+	if (h)
+		dlclose(h);
+	int rc = use ? use(path) : -1;
+	if (rc == 0)
+		snprintf(use_file, sizeof(use_file), "%s", path ? path : "");
+	return rc;
 }
 
 /* The recorder is the real component's. */
