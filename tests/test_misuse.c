@@ -170,8 +170,24 @@ static int shuts_down(dmaconn_builder *b, void *user_data)
 	return DMACONN_OK;
 }
 
+/* Unregistering its own pair: the entry goes when the detection ends. */
+static int unregisters_itself(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	CHECK_INT(dmaconn_unregister_detector(DMACONN_DEVICE_ROCM, "self-removing"), DMACONN_OK);
+	return dmaconn_builder_set_size(b, 1);
+}
+
 static void part_shutdown(void)
 {
+	dmaconn_result *self = NULL;
+	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_ROCM, "self-removing", unregisters_itself, NULL),
+		  DMACONN_OK);
+	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_ROCM, "self-removing", &self), DMACONN_OK);
+	CHECK_INT(dmaconn_result_size(self), 1);
+	dmaconn_result_release(self);
+	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_ROCM, "self-removing", &self), DMACONN_ENODETECTOR);
+
 	detector_calls = 0;
 	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_ROCM, "shuts-down", shuts_down, NULL), DMACONN_OK);
 	int listed = dmaconn_list_detectors(NULL, NULL, 0);
