@@ -5,7 +5,9 @@
  * this program's own peak; maxrss_kb (getrusage) also counts the peak of the
  * process it was exec'd from (Linux keeps it across execve), so a launcher
  * such as Python inflates it.
- * Usage: first_detect [CONNECTION]   (default nvlink)
+ * Usage: first_detect [CONNECTION | TYPE/CONNECTION | all]   (default nvlink)
+ * "all" detects every registered pair in turn, as a bare `dmaconn --all`
+ * does: first_ms is then the time of them all, the cached call cuda/nvlink's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +43,36 @@ static long peak_rss_kb(void)
 
 int main(int argc, char **argv)
 {
-	const char *conn = argc > 1 ? argv[1] : "nvlink";
+	const char *arg = argc > 1 ? argv[1] : "nvlink";
+	int all = !strcmp(arg, "all");
+	/* TYPE/CONNECTION, or CONNECTION of cuda; "all" times every pair and
+	 * then answers cuda/nvlink (cached by then) for the rest. */
+	dmaconn_device_type type = DMACONN_DEVICE_CUDA;
+	const char *conn = all ? "nvlink" : arg;
+	const char *slash = strchr(arg, '/');
+	if (slash && !all) {
+		char name[16];
+		snprintf(name, sizeof(name), "%.*s", (int)(slash - arg), arg);
+		if (dmaconn_device_type_parse(name, &type) != DMACONN_OK) {
+			fprintf(stderr, "first_detect: %s\n", dmaconn_last_error());
+			return 2;
+		}
+		conn = slash + 1;
+	}
 	dmaconn_result *r = NULL;
+	int rc = DMACONN_OK;
 	double t0 = now_ns();
-	int rc = dmaconn_detect(DMACONN_DEVICE_CUDA, conn, &r);
+	if (all) {
+		dmaconn_device_type types[32];
+		const char *conns[32];
+		int count = dmaconn_list_detectors(types, conns, 32);
+		for (int k = 0; k < count && k < 32 && rc == DMACONN_OK; k++) {
+			rc = dmaconn_detect(types[k], conns[k], &r);
+			dmaconn_result_release(r);
+		}
+	}
+	if (rc == DMACONN_OK)
+		rc = dmaconn_detect(type, conn, &r);
 	double first = now_ns() - t0;
 	if (rc != DMACONN_OK) {
 		fprintf(stderr, "first_detect: %s\n", dmaconn_last_error());
@@ -58,7 +86,7 @@ int main(int argc, char **argv)
 	enum { REPS = 200000 };
 	t0 = now_ns();
 	for (int i = 0; i < REPS; i++) {
-		dmaconn_detect(DMACONN_DEVICE_CUDA, conn, &r);
+		dmaconn_detect(type, conn, &r);
 		dmaconn_result_release(r);
 	}
 	double cached = (now_ns() - t0) / REPS;
