@@ -121,7 +121,7 @@ static int read_fault(const char *file, json_t *o, const char *path, struct faul
 		int arg;
 	} narrow[] = { { "device", ARG_DEV }, { "link", ARG_LINK }, { "peer", ARG_PEER } };
 	char p[256];
-	long long v;
+	long long v = 0;
 	if (!json_is_object(o))
 		return bad(file, path, "expected an object");
 	json_t *fn = json_object_get(o, "function");
