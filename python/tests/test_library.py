@@ -8,7 +8,7 @@ import sys
 import tempfile
 import unittest
 
-from _support import PYTHON_DIR, child_env, run, run_python
+from _support import PYTHON_DIR, c_tool, child_env, run, run_python
 
 import dmaconn
 
@@ -43,8 +43,14 @@ class LibraryNotFoundTest(unittest.TestCase):
         self.assertEqual(proc.stdout.decode(), f"{dmaconn.__version__} -2\n")
 
     def test_cli_is_the_c_program(self) -> None:
-        # `python3 -m dmaconn` runs the C tool, which carries its own library.
-        env = child_env(DMACONN_LIBRARY="/nonexistent/libdmaconn.so.0")
+        # `python3 -m dmaconn` runs the C tool, which carries its own library:
+        # found beside the library DMACONN_LIBRARY names, even where that
+        # library cannot be loaded (whatever the build directory is called).
+        tool = c_tool()
+        if tool is None:
+            self.skipTest("the dmaconn program is not built")
+        missing = os.path.join(os.path.dirname(tool), "libdmaconn-missing.so.0")
+        env = child_env(DMACONN_LIBRARY=missing)
         proc = run([sys.executable, "-m", "dmaconn", "--version"], env)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertRegex(proc.stdout.decode(), r"^dmaconn \d+\.\d+\.\d+\n$")
