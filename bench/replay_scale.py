@@ -53,8 +53,8 @@ def run_once(cli, replay, connection, timeout):
         warnings = None
         if p.returncode == 0:
             try:
-                warnings = len(json.load(out)["warnings"])
-            except (ValueError, KeyError):
+                warnings = sum(len(r["warnings"]) for r in json.load(out)["results"])
+            except (ValueError, KeyError, TypeError):
                 warnings = None
     return {"exit": p.returncode, "seconds": round(seconds, 4), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
             "json_bytes": out_size, "warnings_printed": printed, "warnings_in_json": warnings}

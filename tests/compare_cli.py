@@ -9,10 +9,22 @@ For each replay file (tests/topologies*/, examples/) and each sysfs tree
 detector) and with -d/-c for each built-in pair, text and JSON, with and
 without visible-device variables that reorder devices or name a MIG
 instance (live, not pinned by the replay).  stdout, stderr and
-the exit status must be identical.  Prints one line per difference and a
-summary; exits 1 when something differs.  Python 3 standard library only.
+the exit status must be identical, with one exception: the JSON shape.
+
+Version 1 of the JSON document (docs/json-output.md) changed its shape on
+purpose: one document {"version": 1, "dmaconn_version", "results": [...],
+"error", "exit_status"} in every mode, "pairs" in every result, property
+values typed (python/dmaconn/_json.py).  An OLD_CLI that writes the earlier
+shape (a bare result with -d/-c, "version" a string, string values) has its
+JSON converted to version 1 by upgrade() below before the comparison, which
+then compares the parsed documents: every matrix entry, device, pair,
+warning and error must still be the same.  A NEW_CLI already writing
+version 1 is compared as it is.  Prints one line per difference and a
+summary; exits 1 when something differs.  Python 3 standard library and
+the repository's python/dmaconn/_json.py only.
 """
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -38,6 +50,48 @@ def clean_env(extra):
     return env
 
 
+sys.path.insert(0, os.path.join(REPO, "python"))
+from dmaconn._json import typed_value  # noqa: E402
+
+
+def upgrade_result(r):
+    """An earlier result object in version 1's shape: "pairs" always, typed values."""
+    def typed(props, fixed):
+        return {k: v if k in fixed else typed_value(k, v) for k, v in props.items()}
+    return {"device_type": r["device_type"], "connection_type": r["connection_type"], "matrix": r["matrix"],
+            "devices": [typed(d, ("ordinal",)) for d in r["devices"]],
+            "pairs": [typed(p, ("from", "to")) for p in r.get("pairs", [])],
+            "warnings": r["warnings"]}
+
+
+def upgrade(doc, status, version):
+    """An earlier detection document (bare result, error object, or
+    {"version": STRING, "results"}) as the version 1 document."""
+    if isinstance(doc.get("version"), int):
+        return doc  # already version 1
+    out = {"version": 1, "dmaconn_version": version}
+    if "device_type" in doc:
+        out["results"] = [upgrade_result(doc)]
+    else:
+        out["results"] = [upgrade_result(r) for r in doc.get("results", [])]
+    if "error" in doc:
+        out["error"] = doc["error"]
+        out["exit_status"] = doc.get("exit_status", status)
+    return out
+
+
+def comparable(result, json_mode, version):
+    """(exit, stdout, stderr) with a --json stdout parsed and upgraded."""
+    status, out, err = result
+    if not json_mode:
+        return result
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        return result
+    return status, upgrade(doc, status, version) if isinstance(doc, dict) else doc, err
+
+
 def run(cli, args, env):
     p = subprocess.run([cli] + args, env=env, capture_output=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
@@ -48,6 +102,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     old, new = sys.argv[1:]
+    old_version = run(old, ["--version"], clean_env({}))[1].decode().split()[-1]
     inputs = []
     for f in sorted(glob.glob(os.path.join(REPO, "tests", "topologies*", "*.json")) +
                     glob.glob(os.path.join(REPO, "examples", "*.json"))):
@@ -67,8 +122,8 @@ def main():
                            ZE_AFFINITY_MASK=visible, DMACONN_REPLAY_LIVE_ENV="1")
             variants = [["--json"]] + [["-d", t, "-c", c] + j for t, c in PAIRS for j in ([], ["--json"])]
             for args in variants:
-                a = run(old, base + args, clean_env(env))
-                b = run(new, base + args, clean_env(env))
+                a = comparable(run(old, base + args, clean_env(env)), "--json" in args, old_version)
+                b = comparable(run(new, base + args, clean_env(env)), "--json" in args, old_version)
                 runs += 1
                 if a != b:
                     differ += 1

@@ -165,6 +165,11 @@ def parse_result(out, conn):
     obj, end = dec.raw_decode(text)
     if text[end:].strip():
         raise ValueError("more than one JSON value on stdout")
+    # One detector: a version 1 document with exactly one result.
+    if not isinstance(obj, dict) or obj.get("version") != 1 or not isinstance(obj.get("results"), list) \
+            or len(obj["results"]) != 1:
+        raise ValueError("not a version 1 document with one result")
+    obj = obj["results"][0]
     if not isinstance(obj, dict) or obj.get("device_type") != "cuda" or obj.get("connection_type") != conn:
         raise ValueError("not a cuda/%s result" % conn)
     m = obj.get("matrix")
@@ -213,8 +218,8 @@ def synthesise_p2p(topo, reference):
         return
     by_index = {}
     for i, d in enumerate(reference["devices"]):
-        if "nvml_index" in d:
-            by_index[int(d["nvml_index"])] = i
+        if isinstance(d.get("nvml_index"), int):
+            by_index[d["nvml_index"]] = i
     m = reference["matrix"]
     for a, dev in enumerate(devs):
         entries = []

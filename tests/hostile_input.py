@@ -95,7 +95,7 @@ class Suite:
             bad = [c for c in s if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f]
             if bad:
                 problems.append("a control character in %r" % s)
-        names = [d.get("marketing_name") for d in obj.get("devices", [])]
+        names = [d.get("marketing_name") for r in obj.get("results", []) for d in r.get("devices", [])]
         want = "\ufffd\ufffd Instinct \ufffd[31mMI100\ufffd[0m \ufffd]0;owned\ufffd \ufffd2J\ufffd\ufffd"
         if want not in names:
             problems.append("marketing_name %r, expected %r among them" % (names, want))
@@ -138,7 +138,7 @@ class Suite:
         problems = []
         if rc != 0:
             problems.append("exit %d: %r" % (rc, err[-2000:]))
-        elif len(json.loads(out)["matrix"]) != 1:
+        elif len(json.loads(out)["results"][0]["matrix"]) != 1:
             problems.append("expected the one readable NVIDIA GPU: %r" % out[:400])
         self.report("fifo_nvidia", problems)
 
@@ -174,7 +174,7 @@ class Suite:
         if rc != 0:
             return self.report("many_pairs", ["exit %d: %r" % (rc, err[-2000:])])
         printed = [l for l in err.decode().splitlines() if l.startswith("dmaconn: warning: ")]
-        warnings = json.loads(out)["warnings"]
+        warnings = json.loads(out)["results"][0]["warnings"]
         if len(printed) != 1 or len(warnings) != 1:
             problems.append("%d warnings printed, %d in the JSON; expected 1 and 1" % (len(printed), len(warnings)))
         tail = "(and %d more like it)" % (n * (n - 1) - 1)

@@ -23,7 +23,8 @@ Every case gives "n", "matrix" and "warning_count"; optional checks:
 "warnings_contain" (substrings, each found in some warning, case-insensitive),
 "warnings_equal" (the exact warnings, in order), "devices" (per ordinal, the
 expected values of the listed device properties; null skips a device),
-"pairs" (a list of {"from": I, "to": J, KEY: "VALUE", ...}: the result's
+"pairs" (a list of {"from": I, "to": J, KEY: VALUE, ...}, values typed as in
+the JSON output: the result's
 pair I -> J must exist and hold exactly these values for the listed keys; a
 "no_pair_keys" list inside one asserts those keys absent from that pair),
 "no_pair_keys" (keys absent from every pair of the result) and "pair_count"
@@ -127,7 +128,11 @@ def parse_stdout(out):
                         % indent_text(text[end:]))
     if not isinstance(obj, dict):
         raise CaseError("stdout is JSON but not an object: %s" % type(obj).__name__)
-    return obj
+    # One detector: the document holds exactly one result (docs/json-output.md).
+    results = obj.get("results")
+    if obj.get("version") != 1 or not isinstance(results, list) or len(results) != 1:
+        raise CaseError("stdout is not a version 1 document with one result:\n%s" % indent_text(out))
+    return results[0]
 
 
 def indent_text(s, limit=4000):
@@ -293,9 +298,9 @@ def validate_case(case):
             raise CaseError("cases.json: case %r expects pair %r -> %r, not two distinct ordinals below %d"
                             % (case["name"], i, j, n))
         bad = [k for k, v in exp.items()
-               if k not in ("from", "to", "no_pair_keys") and not isinstance(v, str)]
+               if k not in ("from", "to", "no_pair_keys") and not isinstance(v, (str, int, float, bool))]
         if bad:
-            raise CaseError("cases.json: case %r, pair %d -> %d: values of %s are not strings"
+            raise CaseError("cases.json: case %r, pair %d -> %d: values of %s are not JSON scalars"
                             % (case["name"], i, j, ", ".join(bad)))
     if not case.get("live") and not os.path.isfile(os.path.join(REPO, case["topology"])):
         raise CaseError("topology file %s does not exist" % case["topology"])

@@ -104,8 +104,8 @@ class Runner:
         problems = ["stderr: " + l for l in err.splitlines() if l.startswith("fake_rocm_smi:")]
         problems += ["valgrind: " + l for l in err.splitlines() if l.startswith("==")]
         try:
-            return json.loads(out), problems
-        except ValueError as e:
+            return json.loads(out)["results"][0], problems
+        except (ValueError, KeyError, IndexError, TypeError) as e:
             return None, problems + ["not JSON (%s): %s" % (e, out[:500])]
 
     def case(self, c):

@@ -54,11 +54,11 @@ def _tile(k):
 AURORA_XELINK = table(12, lambda i, j: int(_card(i) != _card(j) and _tile(i) == _tile(j)))
 AURORA_P2P = table(12, lambda i, j: int(_card(i) == _card(j) or _tile(i) == _tile(j)))
 AURORA_BUS = ["0000:18:00.0", "0000:42:00.0", "0000:6c:00.0", "0001:18:00.0", "0001:42:00.0", "0001:6c:00.0"]
-XL1 = {"path": "XL1", "xelink_links": "1", "xelink_gbps": "26.0", "xelink_latency": "1 hop",
+XL1 = {"path": "XL1", "xelink_links": 1, "xelink_gbps": 26.0, "xelink_latency": "1 hop",
        "xelink_duplexity": "full"}
-XL2 = {"path": "XL2", "xelink_links": "2", "xelink_gbps": "52.0", "xelink_latency": "1 hop",
+XL2 = {"path": "XL2", "xelink_links": 2, "xelink_gbps": 52.0, "xelink_latency": "1 hop",
        "xelink_duplexity": "full"}
-MDFI = {"path": "MDFI", "mdfi_links": "1"}
+MDFI = {"path": "MDFI", "mdfi_links": 1}
 ACCESS_ONLY = {"read": "OK", "write": "OK", "atomics": "NS", "p2p_flags": "ACCESS"}
 BOTH = {"read": "OK", "write": "OK", "atomics": "OK", "p2p_flags": "ACCESS|ATOMICS"}
 ARC_BUS = ["0000:03:00.0", "0000:1a:00.0", "0000:83:00.0", "0000:9c:00.0"]
@@ -77,17 +77,17 @@ UNINIT = "zeInit failed: ZE_RESULT_ERROR_UNINITIALIZED"
 CASES = [
     # Aurora-like node: 6 cards x 2 tiles, FLAT by default (Xe HPC).
     dict(name="aurora-flat-xelink", topology="aurora-6x2.json", connection="xelink", n=12, matrix=AURORA_XELINK,
-         devices={0: {"pci_bus_id": "0000:18:00.0", "tile": "0", "level_zero_index": "0",
+         devices={0: {"pci_bus_id": "0000:18:00.0", "tile": 0, "level_zero_index": 0,
                       "name": "Intel(R) Data Center GPU Max 1550",
                       "uuid": "86800bd5-0000-4000-8000-000018000001"},
-                  11: {"pci_bus_id": "0001:6c:00.0", "tile": "1", "level_zero_index": "11"}},
+                  11: {"pci_bus_id": "0001:6c:00.0", "tile": 1, "level_zero_index": 11}},
          absent_device_keys=["tiles"],
          pairs={(0, 2): XL1, (2, 0): XL1, (1, 11): XL1, (0, 1): MDFI, (5, 4): MDFI}, no_pairs=[(0, 3), (0, 11)]),
     dict(name="aurora-flat-p2p", topology="aurora-6x2.json", connection="p2p", n=12, matrix=AURORA_P2P,
          pairs={(0, 1): dict(BOTH, **MDFI), (0, 2): dict(BOTH, **XL1), (0, 3): ACCESS_ONLY}),
     dict(name="aurora-composite-xelink", topology="aurora-6x2.json", connection="xelink",
          env={"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=6, matrix=table(6, lambda i, j: 2),
-         devices={c: {"pci_bus_id": AURORA_BUS[c], "tiles": "2"} for c in range(6)}, absent_device_keys=["tile"],
+         devices={c: {"pci_bus_id": AURORA_BUS[c], "tiles": 2} for c in range(6)}, absent_device_keys=["tile"],
          pairs={(0, 5): XL2, (3, 1): XL2}),
     dict(name="aurora-composite-p2p", topology="aurora-6x2.json", connection="p2p",
          env={"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=6, matrix=table(6, lambda i, j: 1),
@@ -107,7 +107,7 @@ CASES = [
          env={"ZE_AFFINITY_MASK": "0,2"}, n=2, matrix=[[0, 1], [1, 0]]),
     dict(name="aurora-mask-0,2-composite", topology="aurora-6x2.json", connection="xelink",
          env={"ZE_AFFINITY_MASK": "0,2", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=2, matrix=[[0, 2], [2, 0]],
-         devices={0: {"pci_bus_id": "0000:18:00.0", "tiles": "2"}, 1: {"pci_bus_id": "0000:6c:00.0", "tiles": "2"}}),
+         devices={0: {"pci_bus_id": "0000:18:00.0", "tiles": 2}, 1: {"pci_bus_id": "0000:6c:00.0", "tiles": 2}}),
     # "1.0": tile 0 of card 1 under COMPOSITE; ignored under FLAT, leaving nothing.
     dict(name="aurora-mask-1.0-composite", topology="aurora-6x2.json", connection="xelink",
          env={"ZE_AFFINITY_MASK": "1.0", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=1, matrix=[[0]],
@@ -130,7 +130,7 @@ CASES = [
     # Tiles 1 and 3 in flat numbering: tile 1 of cards 0 and 1; COMBINED keeps them sub-devices.
     dict(name="aurora-mask-3,1-combined", topology="aurora-6x2.json", connection="xelink",
          env={"ZE_AFFINITY_MASK": "3,1", "ZE_FLAT_DEVICE_HIERARCHY": "COMBINED"}, n=2, matrix=[[0, 1], [1, 0]],
-         devices={0: {"pci_bus_id": "0000:18:00.0", "tile": "1"}, 1: {"pci_bus_id": "0000:42:00.0", "tile": "1"}}),
+         devices={0: {"pci_bus_id": "0000:18:00.0", "tile": 1}, 1: {"pci_bus_id": "0000:42:00.0", "tile": 1}}),
     dict(name="aurora-mask-3,1-flat", topology="aurora-6x2.json", connection="xelink",
          env={"ZE_AFFINITY_MASK": "3,1"}, n=2, matrix=[[0, 1], [1, 0]],
          devices={0: {"pci_bus_id": "0000:18:00.0"}, 1: {"pci_bus_id": "0000:42:00.0"}},
@@ -233,8 +233,8 @@ def run_cli(cli, args, env):
 def detect(cli, connection, env):
     out, err = run_cli(cli, ["-d", "xpu", "-c", connection, "--json"], env)
     try:
-        return json.loads(out), err
-    except ValueError:
+        return json.loads(out)["results"][0], err
+    except (ValueError, KeyError, IndexError, TypeError):
         raise Failure("not JSON: %r" % out)
 
 
@@ -367,7 +367,7 @@ def live_cases(tmp):
     why = ("cannot load Level Zero: /nonexistent/libze_loader.so.1: cannot open shared object file: "
            "No such file or directory")
     base = {"DMACONN_ZE_LIBRARY": lib, "DMACONN_SYSFS_ROOT": root}
-    flat5 = [("0000:3a:00.0", "0"), ("0000:3a:00.0", "1"), ("0000:9a:00.0", "0"), ("0000:9a:00.0", "1"),
+    flat5 = [("0000:3a:00.0", 0), ("0000:3a:00.0", 1), ("0000:9a:00.0", 0), ("0000:9a:00.0", 1),
              ("0000:00:02.0", None)]
 
     def devs(lst):
@@ -380,7 +380,7 @@ def live_cases(tmp):
              warnings=[no_ze("p2p", why, 5)], devices=devs(flat5)),
         dict(name="sysfs-mask", live=True, env=dict(base, ZE_AFFINITY_MASK="4,1"), connection="xelink", n=2,
              matrix=zeros(2), warnings=[no_ze("xelink", why, 2)],
-             devices=devs([("0000:3a:00.0", "1"), ("0000:00:02.0", None)])),
+             devices=devs([("0000:3a:00.0", 1), ("0000:00:02.0", None)])),
         dict(name="sysfs-composite", live=True, env=dict(base, ZE_FLAT_DEVICE_HIERARCHY="COMPOSITE"),
              connection="p2p", n=3, matrix=zeros(3), warnings=[no_ze("p2p", why, 3)],
              devices=devs([("0000:3a:00.0", None), ("0000:9a:00.0", None), ("0000:00:02.0", None)]),
@@ -446,7 +446,7 @@ def binding(build, tmp):
                      "DMACONN_LIBRARY": lib, "PYTHONPATH": os.path.join(REPO, "python")},
                     os.path.join(TOPO, "aurora-6x2.json"))
     p = subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    want = [[[0, 2], [2, 0]], "2", "XL2", []]
+    want = [[[0, 2], [2, 0]], 2, "XL2", []]
     if p.returncode != 0:
         return ["binding: %s" % p.stderr.decode("utf-8", "replace")]
     got = json.loads(p.stdout.decode())

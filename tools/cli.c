@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,7 @@ static int cli_silent;
 /* What one run of the command line has said so far. */
 struct cli {
 	int json, quiet;
+	json_t *doc; /* with --json: the one object standard output receives */
 	char last_error[1024]; /* the last error said, so that none is said twice */
 };
 
@@ -152,27 +154,126 @@ static json_t *cli_json_string(const char *s)
 	return v ? v : json_string("\xef\xbf\xbd");
 }
 
-/* Writes v compactly on standard output and drops it. */
-static void cli_json_put(json_t *v)
+/* The version of the JSON document's shape (docs/json-output.md,
+ * docs/dmaconn.schema.json): raised when a member changes meaning. */
+#define CLI_JSON_VERSION 1
+
+/* The JSON type of a property's value; keys not listed stay strings (a
+ * user detector's keys included).  Python's dmaconn._json holds the same
+ * table, and tests/json_schema_test.py checks both against the schema. */
+enum cli_json_kind { CLI_JSON_INT, CLI_JSON_NUMBER, CLI_JSON_BOOL };
+
+static const struct {
+	const char *key;
+	enum cli_json_kind kind;
+} cli_json_kinds[] = {
+	{ DMACONN_PROP_NVML_INDEX, CLI_JSON_INT },
+	{ DMACONN_PROP_NVLINK_ACTIVE_LINKS, CLI_JSON_INT },
+	{ DMACONN_PROP_NVLINK_SWITCH_LINKS, CLI_JSON_INT },
+	{ DMACONN_PROP_CLIQUE_ID, CLI_JSON_INT },
+	{ DMACONN_PROP_KFD_NODE, CLI_JSON_INT },
+	{ DMACONN_PROP_GFX_TARGET_VERSION, CLI_JSON_INT },
+	{ DMACONN_PROP_PARTITION, CLI_JSON_INT },
+	{ DMACONN_PROP_PARTITIONS, CLI_JSON_INT },
+	{ DMACONN_PROP_LEVEL_ZERO_DRIVER, CLI_JSON_INT },
+	{ DMACONN_PROP_LEVEL_ZERO_INDEX, CLI_JSON_INT },
+	{ DMACONN_PROP_TILE, CLI_JSON_INT },
+	{ DMACONN_PROP_TILES, CLI_JSON_INT },
+	{ DMACONN_PROP_RANK, CLI_JSON_INT },
+	{ DMACONN_PROP_NODE, CLI_JSON_INT },
+	{ DMACONN_PROP_LOCAL_ORDINAL, CLI_JSON_INT },
+	{ DMACONN_PROP_NVLINK_LINKS, CLI_JSON_INT },
+	{ DMACONN_PROP_HOPS, CLI_JSON_INT },
+	{ DMACONN_PROP_WEIGHT, CLI_JSON_INT },
+	{ DMACONN_PROP_MIN_BANDWIDTH_MBS, CLI_JSON_INT },
+	{ DMACONN_PROP_MAX_BANDWIDTH_MBS, CLI_JSON_INT },
+	{ DMACONN_PROP_XGMI_LINKS, CLI_JSON_INT },
+	{ DMACONN_PROP_XELINK_LINKS, CLI_JSON_INT },
+	{ DMACONN_PROP_MDFI_LINKS, CLI_JSON_INT },
+	{ DMACONN_PROP_NVLINK_GBPS, CLI_JSON_NUMBER },
+	{ DMACONN_PROP_XELINK_GBPS, CLI_JSON_NUMBER },
+	{ "gbps", CLI_JSON_NUMBER },       /* --verify */
+	{ "latency_us", CLI_JSON_NUMBER }, /* --verify */
+	{ DMACONN_PROP_ENABLED, CLI_JSON_BOOL },
+	{ DMACONN_PROP_COHERENT, CLI_JSON_BOOL },
+	{ DMACONN_PROP_ATOMICS_32, CLI_JSON_BOOL },
+	{ DMACONN_PROP_ATOMICS_64, CLI_JSON_BOOL },
+	{ DMACONN_PROP_PEER_DMA, CLI_JSON_BOOL },
+};
+
+/* A property's value as JSON: typed keys as integers, numbers or booleans,
+ * null where the value is unknown or does not read as its type. */
+static json_t *cli_json_value(const char *key, const char *value)
 {
-	if (!v) {
-		fputs("null", stdout);
-		return;
+	size_t k = 0;
+	while (k < sizeof(cli_json_kinds) / sizeof(cli_json_kinds[0]) && strcmp(cli_json_kinds[k].key, key))
+		k++;
+	if (k == sizeof(cli_json_kinds) / sizeof(cli_json_kinds[0]) || !value)
+		return cli_json_string(value);
+	char *end = NULL;
+	errno = 0;
+	switch (cli_json_kinds[k].kind) {
+	case CLI_JSON_INT: {
+		long long v = strtoll(value, &end, 10);
+		return *value && !isspace((unsigned char)*value) && !*end && !errno ? json_integer(v) : json_null();
 	}
-	json_dumpf(v, stdout, JSON_COMPACT | JSON_ENCODE_ANY);
-	json_decref(v);
+	case CLI_JSON_NUMBER: {
+		double v = strtod(value, &end);
+		return *value && !isspace((unsigned char)*value) && !*end && !errno && isfinite(v) ? json_real(v)
+											  : json_null();
+	}
+	case CLI_JSON_BOOL:
+		if (!strcmp(value, "yes") || !strcmp(value, "true"))
+			return json_true();
+		if (!strcmp(value, "no") || !strcmp(value, "false"))
+			return json_false();
+		return json_null();
+	}
+	return json_null();
+}
+
+/* The document --json writes, made on first use: {"version", "dmaconn_version", ...}. */
+static json_t *cli_doc(struct cli *c)
+{
+	if (!c->doc) {
+		c->doc = json_object();
+		json_object_set_new(c->doc, "version", json_integer(CLI_JSON_VERSION));
+		json_object_set_new(c->doc, "dmaconn_version", cli_json_string(dmaconn_version_string()));
+	}
+	return c->doc;
+}
+
+/* The document's "results" array, made on first use. */
+static json_t *cli_doc_results(struct cli *c)
+{
+	json_t *doc = cli_doc(c);
+	json_t *a = json_object_get(doc, "results");
+	if (!a) {
+		a = json_array();
+		json_object_set_new(doc, "results", a);
+	}
+	return a;
+}
+
+/* Writes the document on standard output, once, and drops it. */
+static void cli_doc_write(struct cli *c)
+{
+	if (!c->doc)
+		return;
+	json_dumpf(c->doc, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	putchar('\n');
+	json_decref(c->doc);
+	c->doc = NULL;
 }
 
 /* Sets key to value unless key is already there (a repeated property
  * keeps its first value, as in the Python binding). */
-static void cli_json_first(json_t *obj, const char *key, json_t *value)
+static void cli_json_first(json_t *obj, const char *key, const char *value)
 {
 	char *fixed = cli_utf8_fix(key);
 	const char *k = fixed ? fixed : key;
-	if (json_object_get(obj, k))
-		json_decref(value);
-	else
-		json_object_set_new(obj, k, value);
+	if (!json_object_get(obj, k))
+		json_object_set_new(obj, k, cli_json_value(key, value));
 	free(fixed);
 }
 
@@ -194,38 +295,31 @@ static const char *cli_verify_warning(const void *v, int k)
 	return dmaconn_verify_warning(v, k);
 }
 
-/* One result as the object documented in README ("device_type",
- * "connection_type", "matrix", "devices", "pairs" when the detector
- * describes pairs, "warnings"), written row by row and device by device. */
-static void cli_json_result(const dmaconn_result *r)
+/* One result as the object documented in docs/json-output.md
+ * ("device_type", "connection_type", "matrix", "devices", "pairs",
+ * "warnings"). */
+static json_t *cli_json_result(const dmaconn_result *r)
 {
 	int n = dmaconn_result_size(r);
-	fputs("{\"device_type\":", stdout);
-	cli_json_put(cli_json_string(dmaconn_device_type_name(dmaconn_result_device_type(r))));
-	fputs(",\"connection_type\":", stdout);
-	cli_json_put(cli_json_string(dmaconn_result_connection_type(r)));
-	fputs(",\"matrix\":[", stdout);
+	json_t *o = json_object();
+	json_object_set_new(o, "device_type",
+			    cli_json_string(dmaconn_device_type_name(dmaconn_result_device_type(r))));
+	json_object_set_new(o, "connection_type", cli_json_string(dmaconn_result_connection_type(r)));
+	json_t *matrix = json_array(), *devices = json_array(), *pairs = json_array();
 	for (int i = 0; i < n; i++) {
 		json_t *row = json_array();
 		for (int j = 0; j < n; j++)
 			json_array_append_new(row, json_integer(dmaconn_result_get(r, i, j)));
-		if (i)
-			putchar(',');
-		cli_json_put(row);
+		json_array_append_new(matrix, row);
 	}
-	fputs("],\"devices\":[", stdout);
 	for (int i = 0; i < n; i++) {
 		json_t *d = json_object();
 		json_object_set_new(d, "ordinal", json_integer(i));
 		for (int k = 0; k < dmaconn_result_device_property_count(r, i); k++)
 			cli_json_first(d, dmaconn_result_device_property_key(r, i, k),
-				       cli_json_string(dmaconn_result_device_property_value(r, i, k)));
-		if (i)
-			putchar(',');
-		cli_json_put(d);
+				       dmaconn_result_device_property_value(r, i, k));
+		json_array_append_new(devices, d);
 	}
-	putchar(']');
-	int any = 0;
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
 			int count = dmaconn_result_pair_property_count(r, i, j);
@@ -236,26 +330,25 @@ static void cli_json_result(const dmaconn_result *r)
 			json_object_set_new(p, "to", json_integer(j));
 			for (int k = 0; k < count; k++)
 				cli_json_first(p, dmaconn_result_pair_property_key(r, i, j, k),
-					       cli_json_string(dmaconn_result_pair_property_value(r, i, j, k)));
-			fputs(any++ ? "," : ",\"pairs\":[", stdout);
-			cli_json_put(p);
+					       dmaconn_result_pair_property_value(r, i, j, k));
+			json_array_append_new(pairs, p);
 		}
 	}
-	if (any)
-		putchar(']');
-	fputs(",\"warnings\":", stdout);
-	cli_json_put(cli_json_warnings(dmaconn_result_warning_count(r), cli_result_warning, r));
-	putchar('}');
+	json_object_set_new(o, "matrix", matrix);
+	json_object_set_new(o, "devices", devices);
+	json_object_set_new(o, "pairs", pairs);
+	json_object_set_new(o, "warnings",
+			    cli_json_warnings(dmaconn_result_warning_count(r), cli_result_warning, r));
+	return o;
 }
 
 /* ---------------------------------------------------------------- errors */
 
-/* An error, said once: on standard error and, with --json, as the one
- * object standard output holds (or the "error" member of the object under
- * way when open is set). */
-static void cli_error(struct cli *c, int status, int open, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void cli_error(struct cli *c, int status, int open, const char *fmt, ...)
+/* An error, said once: on standard error and, with --json, as the
+ * document's "error" and "exit_status" (the last error wins). */
+static void cli_error(struct cli *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void cli_error(struct cli *c, int status, const char *fmt, ...)
 {
 	char msg[sizeof(c->last_error)];
 	va_list ap;
@@ -268,17 +361,15 @@ static void cli_error(struct cli *c, int status, int open, const char *fmt, ...)
 	fprintf(stderr, "dmaconn: %s\n", msg);
 	if (status == EXIT_USAGE)
 		fputs(short_usage, stderr);
-	if (c->json && !open) {
-		json_t *o = json_object();
-		json_object_set_new(o, "error", cli_json_string(msg));
-		json_object_set_new(o, "exit_status", json_integer(status));
-		cli_json_put(o);
-		putchar('\n');
+	if (c->json) {
+		json_t *doc = cli_doc(c);
+		json_object_set_new(doc, "error", cli_json_string(msg));
+		json_object_set_new(doc, "exit_status", json_integer(status));
 	}
 }
 
 /* A usage error: exit status 2. */
-#define cli_usage_error(c, ...) (cli_error((c), EXIT_USAGE, 0, __VA_ARGS__), EXIT_USAGE)
+#define cli_usage_error(c, ...) (cli_error((c), EXIT_USAGE, __VA_ARGS__), EXIT_USAGE)
 
 
 /* ------------------------------------------------------------------ text */
@@ -454,7 +545,7 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 {
 	dmaconn_verify_result *v = NULL;
 	if (dmaconn_verify(type, timeout_ms, &v) != DMACONN_OK) {
-		cli_error(c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
+		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
 	}
 	static const char *const names[] = { "pass", "fail", "no_peer" };
@@ -470,11 +561,8 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 		if (!c->quiet)
 			fprintf(stderr, "dmaconn: warning: %s\n", none);
 	}
-	if (c->json) {
-		fputs("{\"device_type\":", stdout);
-		cli_json_put(cli_json_string(tname));
-		fputs(",\"verify\":[", stdout);
-	} else {
+	json_t *pairs = c->json ? json_array() : NULL;
+	if (!c->json) {
 		printf("%s verify: %d device%s\n", tname, n, n == 1 ? "" : "s");
 	}
 	for (int i = 0; i < n; i++) {
@@ -491,10 +579,8 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 				json_object_set_new(p, "status", json_string(names[st]));
 				for (int k = 0; k < dmaconn_verify_pair_property_count(v, i, j); k++)
 					cli_json_first(p, dmaconn_verify_pair_property_key(v, i, j, k),
-						       cli_json_string(dmaconn_verify_pair_property_value(v, i, j, k)));
-				if (checked > 1)
-					putchar(',');
-				cli_json_put(p);
+						       dmaconn_verify_pair_property_value(v, i, j, k));
+				json_array_append_new(pairs, p);
 				continue;
 			}
 			const char *gbps = dmaconn_verify_pair_get(v, i, j, "gbps");
@@ -514,9 +600,11 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 		json_t *w = cli_json_warnings(dmaconn_verify_warning_count(v), cli_verify_warning, v);
 		if (*none)
 			json_array_append_new(w, json_string(none));
-		fputs("],\"warnings\":", stdout);
-		cli_json_put(w);
-		puts("}");
+		json_t *o = json_object();
+		json_object_set_new(o, "device_type", cli_json_string(tname));
+		json_object_set_new(o, "pairs", pairs);
+		json_object_set_new(o, "warnings", w);
+		json_object_set_new(cli_doc(c), "verify", o);
 	}
 	dmaconn_verify_result_free(v);
 	return failed || !checked ? EXIT_FAILED : 0;
@@ -529,9 +617,7 @@ static void cli_print(struct cli *c, const dmaconn_result *r, int topo, const ch
 {
 	cli_say_warnings(c, r);
 	if (c->json) {
-		if (*printed)
-			putchar(',');
-		cli_json_result(r);
+		json_array_append_new(cli_doc_results(c), cli_json_result(r));
 	} else {
 		if (*printed)
 			putchar('\n');
@@ -547,14 +633,14 @@ static void cli_print(struct cli *c, const dmaconn_result *r, int topo, const ch
 static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, int topo, const char *replay)
 {
 	dmaconn_result *r = NULL;
+	if (c->json)
+		cli_doc_results(c); /* present, if empty, when detection fails */
 	if (dmaconn_detect(type, conn, &r) != DMACONN_OK) {
-		cli_error(c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
+		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
 	}
 	int printed = 0;
 	cli_print(c, r, topo, replay, &printed);
-	if (c->json)
-		putchar('\n');
 	dmaconn_result_release(r);
 	return 0;
 }
@@ -633,11 +719,11 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 	if (!results || !done) {
 		free(results);
 		free(done);
-		cli_error(c, EXIT_FAILED, 0, "out of memory");
+		cli_error(c, EXIT_FAILED, "out of memory");
 		return EXIT_FAILED;
 	}
 	if (c->json)
-		printf("{\"version\":\"%s\",\"results\":[", dmaconn_version_string());
+		cli_doc_results(c);
 	for (int i = 0; i < count && !fatal; i++) {
 		if (done[i])
 			continue;
@@ -655,7 +741,7 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 				continue;
 			}
 			fatal = rc == DMACONN_EREPLAY;
-			cli_error(c, EXIT_FAILED, 1, "%s", dmaconn_last_error());
+			cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 			status = EXIT_FAILED;
 		}
 		for (int k = i; k < count; k++) {
@@ -667,14 +753,7 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 	}
 	free(results);
 	free(done);
-	if (c->json) {
-		fputs("]", stdout);
-		if (status) {
-			fputs(",\"error\":", stdout);
-			cli_json_put(cli_json_string(c->last_error));
-		}
-		puts("}");
-	} else if (!printed && !status) {
+	if (!c->json && !printed && !status) {
 		puts("no accelerators found");
 	}
 	return status;
@@ -685,6 +764,7 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 struct mpi_report {
 	struct cli *c;
 	int json, quiet, printed;
+	int reported; /* the report ran: this is the rank that prints */
 };
 
 static int cli_mpi_distinct(const dmaconn_result *r, const char *key)
@@ -736,15 +816,13 @@ static void cli_mpi_text(const dmaconn_result *r)
 static int cli_mpi_report(const dmaconn_result *r, int index, int count, void *user_data)
 {
 	struct mpi_report *m = user_data;
-	if (m->json && count > 1 && index == 0)
-		printf("{\"version\":\"%s\",\"results\":[", dmaconn_version_string());
+	m->reported = 1;
+	if (m->json)
+		cli_doc_results(m->c);
 	if (!r) {
-		/* Inside the results array when there are several: said at the end. */
-		cli_error(m->c, EXIT_FAILED, count > 1, "%s", dmaconn_last_error());
+		cli_error(m->c, EXIT_FAILED, "%s", dmaconn_last_error());
 	} else if (m->json) {
-		if (m->printed)
-			putchar(',');
-		cli_json_result(r);
+		json_array_append_new(cli_doc_results(m->c), cli_json_result(r));
 		m->printed = 1;
 	} else {
 		if (m->printed)
@@ -754,13 +832,8 @@ static int cli_mpi_report(const dmaconn_result *r, int index, int count, void *u
 	}
 	for (int k = 0; r && !m->quiet && k < dmaconn_result_warning_count(r); k++)
 		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_result_warning(r, k));
-	if (m->json && index == count - 1 && count > 1 && m->c->last_error[0]) {
-		fputs("],\"error\":", stdout);
-		cli_json_put(cli_json_string(m->c->last_error));
-		puts("}");
-	} else if (m->json && index == count - 1 && (count > 1 || m->printed)) {
-		puts(count > 1 ? "]}" : "");
-	}
+	if (m->json && index == count - 1)
+		cli_doc_write(m->c);
 	fflush(stdout);
 	fflush(stderr);
 	return r ? 0 : 1;
@@ -805,26 +878,32 @@ static int cli_mpi_run(struct cli *c, int *argc, char ***argv, int count,
 	char why[1024];
 	void *h = cli_mpi_open(why, sizeof(why));
 	if (!h) {
-		cli_error(c, EXIT_FAILED, 0, "--mpi needs the MPI component (built where MPI is found): %s", why);
+		cli_error(c, EXIT_FAILED, "--mpi needs the MPI component (built where MPI is found): %s", why);
 		return EXIT_FAILED;
 	}
 	void *sym = dlsym(h, DMACONN_MPI_CLI_SYMBOL);
 	if (!sym) {
-		cli_error(c, EXIT_FAILED, 0, "the MPI component lacks %s", DMACONN_MPI_CLI_SYMBOL);
+		cli_error(c, EXIT_FAILED, "the MPI component lacks %s", DMACONN_MPI_CLI_SYMBOL);
 		return EXIT_FAILED;
 	}
 	dmaconn_mpi_cli_fn cli;
 	memcpy(&cli, &sym, sizeof(cli));
-	struct mpi_report m = { c, c->json, c->quiet, 0 };
+	struct mpi_report m = { c, c->json, c->quiet, 0, 0 };
 	/* Each rank's warnings reach rank 0's report; none printed twice. */
 	dmaconn_set_warning_handler(cli_ignore_warning, NULL);
-	return cli(argc, argv, count, types, (const char *const *)conns, cli_mpi_report, &m);
+	int status = cli(argc, argv, count, types, (const char *const *)conns, cli_mpi_report, &m);
+	/* Only the reporting rank writes a document, or any rank its own error. */
+	if (!m.reported && !(c->doc && json_object_get(c->doc, "error"))) {
+		json_decref(c->doc);
+		c->doc = NULL;
+	}
+	return status;
 }
 
 static int cli_record(struct cli *c, const char *path, int replayed)
 {
 	if (dmaconn_record(path) != DMACONN_OK) {
-		cli_error(c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
+		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
 	}
 	fprintf(stderr, "dmaconn: recorded %s to %s\n",
@@ -973,32 +1052,26 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "-d and -c go together");
 }
 
-/* The CLI; main() below, or a test that runs it again and again (getopt
- * state is reset on entry, tests/fuzz). */
-int dmaconn_cli_main(int argc, char **argv)
+/* One command line's work; its JSON document is written by the caller. */
+static int cli_run(struct cli *c, int argc, char **argv)
 {
-	struct cli c = { 0 };
 	struct cli_args a = { 0 };
 	char why[512];
 	cli_parse(argc, argv, &a, why, sizeof(why));
-	c.json = a.json;
-	c.quiet = a.quiet || cli_quiet_env();
+	c->json = a.json;
+	c->quiet = a.quiet || cli_quiet_env();
 	if (*why)
-		return cli_usage_error(&c, "%s", why);
+		return cli_usage_error(c, "%s", why);
 	if (a.help) {
-		if (c.json) {
-			json_t *o = json_object();
-			json_object_set_new(o, "help", json_string(help_text));
-			cli_json_put(o);
-			putchar('\n');
-		} else {
+		if (c->json)
+			json_object_set_new(cli_doc(c), "help", json_string(help_text));
+		else
 			fputs(help_text, stdout);
-		}
 		return 0;
 	}
 	if (a.version) {
-		if (c.json)
-			printf("{\"version\":\"%s\"}\n", dmaconn_version_string());
+		if (c->json)
+			cli_doc(c);
 		else
 			printf("dmaconn %s\n", dmaconn_version_string());
 		return 0;
@@ -1007,7 +1080,7 @@ int dmaconn_cli_main(int argc, char **argv)
 	 * leaves some results out, and the MPI path gathers every rank's). */
 	dmaconn_set_warning_handler(cli_ignore_warning, NULL);
 	if (a.replay && dmaconn_set_replay_file(a.replay) != DMACONN_OK) {
-		cli_error(&c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
+		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
 	}
 	cli_silent = a.record_path != NULL;
@@ -1015,11 +1088,11 @@ int dmaconn_cli_main(int argc, char **argv)
 	if (!replay && secure_getenv("DMACONN_REPLAY") && *secure_getenv("DMACONN_REPLAY"))
 		replay = secure_getenv("DMACONN_REPLAY"); /* label replayed output either way */
 	if (a.record_path)
-		return cli_record(&c, a.record_path, replay != NULL);
+		return cli_record(c, a.record_path, replay != NULL);
 
 	dmaconn_device_type type = DMACONN_DEVICE_CUDA;
 	if (a.type_name && dmaconn_device_type_parse(a.type_name, &type) != DMACONN_OK)
-		return cli_usage_error(&c, "%s", dmaconn_last_error());
+		return cli_usage_error(c, "%s", dmaconn_last_error());
 
 	int count = dmaconn_list_detectors(NULL, NULL, 0);
 	dmaconn_device_type *types = calloc((size_t)count + 1, sizeof(*types));
@@ -1027,7 +1100,7 @@ int dmaconn_cli_main(int argc, char **argv)
 	if (!types || !conns) {
 		free(types);
 		free(conns);
-		cli_error(&c, EXIT_FAILED, 0, "out of memory");
+		cli_error(c, EXIT_FAILED, "out of memory");
 		return EXIT_FAILED;
 	}
 	count = dmaconn_list_detectors(types, conns, count);
@@ -1035,14 +1108,14 @@ int dmaconn_cli_main(int argc, char **argv)
 	int status = 0;
 	if (a.mpi) {
 		int one = a.type_name != NULL;
-		status = cli_mpi_run(&c, &argc, &argv, one ? 1 : count, one ? &type : types,
+		status = cli_mpi_run(c, &argc, &argv, one ? 1 : count, one ? &type : types,
 				 one ? &a.conn : conns);
 	} else if (a.verify) {
-		status = cli_verify(&c, type, a.timeout_ms);
+		status = cli_verify(c, type, a.timeout_ms);
 	} else if (a.topo) {
-		status = cli_one(&c, type, "p2p", 1, replay);
+		status = cli_one(c, type, "p2p", 1, replay);
 	} else if (a.list) {
-		json_t *list = c.json ? json_array() : NULL;
+		json_t *list = c->json ? json_array() : NULL;
 		for (int i = 0; i < count; i++) {
 			const char *tn = dmaconn_device_type_name(types[i]);
 			if (!list) {
@@ -1054,18 +1127,26 @@ int dmaconn_cli_main(int argc, char **argv)
 			json_object_set_new(d, "connection_type", cli_json_string(conns[i]));
 			json_array_append_new(list, d);
 		}
-		if (list) {
-			fputs("{\"detectors\":", stdout);
-			cli_json_put(list);
-			puts("}");
-		}
+		if (list)
+			json_object_set_new(cli_doc(c), "detectors", list);
 	} else if (a.type_name) {
-		status = cli_one(&c, type, a.conn, 0, replay);
+		status = cli_one(c, type, a.conn, 0, replay);
 	} else {
-		status = cli_all(&c, count, types, conns, a.all, replay);
+		status = cli_all(c, count, types, conns, a.all, replay);
 	}
 	free(types);
 	free(conns);
+	return status;
+}
+
+/* The CLI; main() below, or a test that runs it again and again (getopt
+ * state is reset on entry, tests/fuzz).  With --json, standard output
+ * receives exactly one document, whatever happened. */
+int dmaconn_cli_main(int argc, char **argv)
+{
+	struct cli c = { 0 };
+	int status = cli_run(&c, argc, argv);
+	cli_doc_write(&c);
 	/* Output that could not be written is a failure (a full disk, a closed
 	 * descriptor), not a success with nothing to show. */
 	if (fflush(stdout) != 0 || ferror(stdout)) {

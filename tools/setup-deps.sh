@@ -34,12 +34,21 @@ EOF
 	rm -rf "$nvml_tmp"
 fi
 
+# The JSON Schema test runs under the python3 that CMake finds; Debian's
+# python3-jsonschema (below) serves /usr/bin/python3, pip any other.
+if command -v python3 >/dev/null 2>&1 && [ "$(command -v python3)" != /usr/bin/python3 ] &&
+	! python3 -c 'import jsonschema' >/dev/null 2>&1; then
+	python3 -m pip install -q jsonschema >/dev/null 2>&1 ||
+		echo "dmaconn: could not install jsonschema for $(command -v python3) (pip install jsonschema)" >&2
+fi
+
 # Required: the toolchain, Jansson (the CLI's JSON, record/replay), Python
 # (tests, binding, man pages).  Optional: MPI (multi-node component), the
 # ROCm SMI and Level Zero headers (ABI checks of the AMD and Intel
 # declarations), groff (the man-page check), dpkg-dev and file (`make
-# package`), python3-venv (the wheel check of .ci/run).
-packages="cmake make gcc pkg-config libjansson-dev python3 libopenmpi-dev openmpi-bin librocm-smi-dev libze-dev
+# package`), python3-venv (the wheel check of .ci/run); python3-jsonschema
+# (the JSON Schema test).
+packages="cmake make gcc pkg-config libjansson-dev python3 python3-jsonschema libopenmpi-dev openmpi-bin librocm-smi-dev libze-dev
 groff-base dpkg-dev file python3-venv"
 command -v dpkg >/dev/null 2>&1 || exit 0
 missing=""

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _errors, _library
 from ._errors import DetectorError, DmaconnWarning, Error
+from ._json import typed_value
 
 Matrix = List[List[int]]
 
@@ -57,12 +58,23 @@ class DMAConnectivity:
     pairs: List[Dict[str, Any]] = field(default_factory=list)
     warnings: List[str] = field(default_factory=list)
 
-    def pair(self, i: int, j: int) -> Dict[str, str]:
+    def pair(self, i: int, j: int) -> Dict[str, Any]:
         """The properties of the pair i -> j (empty when it has none)."""
         for entry in self.pairs:
             if entry["from"] == i and entry["to"] == j:
                 return {k: v for k, v in entry.items() if k not in ("from", "to")}
         return {}
+
+    def as_dict(self) -> Dict[str, Any]:
+        """The result as one entry of ``dmaconn --json``'s "results"."""
+        return {
+            "device_type": _type_name(self.device_type),
+            "connection_type": self.connection_type,
+            "matrix": [list(row) for row in self.matrix],
+            "devices": [dict(d) for d in self.devices],
+            "pairs": [dict(p) for p in self.pairs],
+            "warnings": list(self.warnings),
+        }
 
 
 def _result_from_c(lib: ctypes.CDLL, r: int) -> DMAConnectivity:
@@ -75,7 +87,8 @@ def _result_from_c(lib: ctypes.CDLL, r: int) -> DMAConnectivity:
         props: Dict[str, Any] = {"ordinal": i}
         for k in range(lib.dmaconn_result_device_property_count(r, i)):
             key = _decode(lib.dmaconn_result_device_property_key(r, i, k))
-            props.setdefault(key, _decode(lib.dmaconn_result_device_property_value(r, i, k)))
+            if key not in props:
+                props[key] = typed_value(key, _decode(lib.dmaconn_result_device_property_value(r, i, k)))
         devices.append(props)
     pairs: List[Dict[str, Any]] = []
     for i in range(n):
@@ -86,7 +99,8 @@ def _result_from_c(lib: ctypes.CDLL, r: int) -> DMAConnectivity:
             entry: Dict[str, Any] = {"from": i, "to": j}
             for k in range(count):
                 key = _decode(lib.dmaconn_result_pair_property_key(r, i, j, k))
-                entry.setdefault(key, _decode(lib.dmaconn_result_pair_property_value(r, i, j, k)))
+                if key not in entry:
+                    entry[key] = typed_value(key, _decode(lib.dmaconn_result_pair_property_value(r, i, j, k)))
             pairs.append(entry)
     return DMAConnectivity(
         device_type=_decode(lib.dmaconn_device_type_name(lib.dmaconn_result_device_type(r))),
@@ -313,6 +327,14 @@ class VerifyResult:
                 return entry["status"]
         return "fail"
 
+    def as_dict(self) -> Dict[str, Any]:
+        """The result as ``dmaconn --verify --json``'s "verify" member."""
+        return {
+            "device_type": self.device_type,
+            "pairs": [dict(p) for p in self.pairs],
+            "warnings": list(self.warnings),
+        }
+
     @property
     def ok(self) -> bool:
         """Some pair was checked and none failed (nothing checked proves nothing)."""
@@ -362,7 +384,8 @@ def verify(device_type: Any = "cuda", timeout: Optional[float] = None) -> Verify
                 }
                 for k in range(lib.dmaconn_verify_pair_property_count(v, i, j)):
                     key = _decode(lib.dmaconn_verify_pair_property_key(v, i, j, k))
-                    entry.setdefault(key, _decode(lib.dmaconn_verify_pair_property_value(v, i, j, k)))
+                    if key not in entry:
+                        entry[key] = typed_value(key, _decode(lib.dmaconn_verify_pair_property_value(v, i, j, k)))
                 pairs.append(entry)
         result = VerifyResult(
             device_type=_decode(lib.dmaconn_device_type_name(ctype)),

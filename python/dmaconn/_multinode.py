@@ -117,7 +117,7 @@ def _domain(dev: Mapping[str, Any]) -> Optional[Tuple[str, str, int]]:
     cluster, clique = str(dev.get("cluster_uuid") or ""), dev.get("clique_id")
     try:
         links = int(dev.get("nvlink_switch_links", 0))
-    except ValueError:
+    except (TypeError, ValueError):
         return None
     if not cluster.strip("0-") or clique is None or links <= 0:
         return None
@@ -223,6 +223,7 @@ def global_matrix(records: Sequence[Mapping[str, Any]]) -> _core.DMAConnectivity
         own = {k: v for k, v in records[r]["devices"][i].items()
                if k not in ("ordinal", "rank", "host", "node", "local_ordinal")}
         host = str(records[r]["host"])
-        devices.append({"ordinal": g, "rank": str(r), "host": host, "node": str(nodes[host]),
-                        "local_ordinal": str(i), **own})
+        # Typed as libdmaconn_mpi's result reads in JSON (dmaconn._json).
+        devices.append({"ordinal": g, "rank": r, "host": host, "node": nodes[host],
+                        "local_ordinal": i, **own})
     return _core.DMAConnectivity(device_type, connection, matrix, devices, [], warnings)

@@ -41,8 +41,11 @@ class OutputTest(unittest.TestCase):
         proc = py_cli(["-d", "cuda", "-c", "nvlink", "--json"], data("init-fail.json"))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertTrue(proc.stdout.endswith(b"}\n"))
-        doc = json.loads(proc.stdout)
-        self.assertEqual(list(doc), ["device_type", "connection_type", "matrix", "devices", "warnings"])
+        top = json.loads(proc.stdout)
+        self.assertEqual(list(top), ["version", "dmaconn_version", "results"])
+        self.assertEqual(top["version"], 1)
+        [doc] = top["results"]
+        self.assertEqual(list(doc), ["device_type", "connection_type", "matrix", "devices", "pairs", "warnings"])
         self.assertEqual(doc["matrix"], [[0, 0], [0, 0]])
         self.assertEqual(doc["devices"][1]["ordinal"], 1)
         self.assertEqual(doc["devices"][1]["pci_bus_id"], "0000:00:07.0")

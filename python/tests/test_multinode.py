@@ -49,8 +49,8 @@ class RuleTest(unittest.TestCase):
         # Across nodes the smaller switch-link count; within b, b's own matrix.
         self.assertEqual(g.matrix, [[0, 18, 16, 18], [18, 0, 16, 18], [16, 16, 0, 18], [18, 18, 18, 0]])
         self.assertEqual(g.warnings, [])
-        self.assertEqual(g.devices[2], {"ordinal": 2, "rank": "1", "host": "b", "node": "1",
-                                        "local_ordinal": "0", **gpu("GPU-b0", links=16)})
+        self.assertEqual(g.devices[2], {"ordinal": 2, "rank": 1, "host": "b", "node": 1,
+                                        "local_ordinal": 0, **gpu("GPU-b0", links=16)})
 
     def test_what_disconnects_nodes(self) -> None:
         cases = {
@@ -85,8 +85,8 @@ class RuleTest(unittest.TestCase):
         g = dmaconn.global_matrix(recs)
         self.assertEqual(g.matrix[2][3], 5)
         self.assertEqual(g.matrix[3][2], 18)  # rank 3's own view
-        self.assertEqual([d["local_ordinal"] for d in g.devices], ["0", "1", "2", "3"])
-        self.assertEqual({d["node"] for d in g.devices}, {"0"})
+        self.assertEqual([d["local_ordinal"] for d in g.devices], [0, 1, 2, 3])
+        self.assertEqual({d["node"] for d in g.devices}, {0})
         self.assertEqual(g.warnings, [])
 
     def test_node_view_pairs_ranks_that_see_one_gpu(self) -> None:
@@ -115,8 +115,8 @@ class RuleTest(unittest.TestCase):
         view_bad = node_record("c", [gpu("GPU-c0")], view={"error": "it broke"})
         g = dmaconn.global_matrix([bad, ok, view_bad])
         self.assertEqual(len(g.matrix), 2)
-        self.assertEqual(g.devices[0]["rank"], "1")
-        self.assertEqual(g.devices[0]["node"], "1")  # nodes count every rank's host
+        self.assertEqual(g.devices[0]["rank"], 1)
+        self.assertEqual(g.devices[0]["node"], 1)  # nodes count every rank's host
         self.assertEqual(g.warnings, [
             "rank 0 (b): cuda/nvlink detection failed: no such file; it contributes no devices",
             "rank 1 (a): cuda/nvlink: something",
@@ -175,7 +175,7 @@ class ReplayedNodesTest(unittest.TestCase):
         rec = self.record("tray-b-legacy.json")
         for dev in rec["devices"]:
             facts = tuple(dev[k] for k in ("fabric_state", "fabric_status", "cluster_uuid", "clique_id"))
-            self.assertEqual(facts, ("completed", "NVML_SUCCESS", CLUSTER, "32766"))
+            self.assertEqual(facts, ("completed", "NVML_SUCCESS", CLUSTER, 32766))
         g = dmaconn.global_matrix([self.record("tray-a.json"), rec])
         self.assertEqual(g.matrix, blocks(["x"] * 8, 18))
 

@@ -30,7 +30,7 @@ class DetectTest(unittest.TestCase):
         self.assertEqual(dev["name"], "NVIDIA H200")
         self.assertEqual(dev["pci_bus_id"], "0000:00:06.0")
         self.assertEqual(dev["uuid"], "GPU-00000000-0000-4000-8000-abc000000000")
-        self.assertEqual(dev["nvlink_switch_links"], "18")
+        self.assertEqual(dev["nvlink_switch_links"], 18)
         self.assertEqual(dev["fabric_state"], "completed")
         self.assertEqual(r["devices"][1]["ordinal"], 1)
 

@@ -120,7 +120,9 @@ def check_cli(sc, status, out, err):
             doc = json.loads(lines[0])
         except ValueError as e:
             return problems + ["output is not JSON: %s" % e]
-        results = doc["results"] if "results" in doc else [doc]
+        if doc.get("version") != 1:
+            problems.append("document version %r, expected 1" % doc.get("version"))
+        results = doc.get("results", [])
         if len(results) < sc.get("results_min", 1):
             problems.append("%d results, expected at least %d" % (len(results), sc["results_min"]))
         wanted = [x for x in results

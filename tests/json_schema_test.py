@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Every JSON document dmaconn writes validates against docs/dmaconn.schema.json.
+
+Usage: json_schema_test.py BUILD_DIR   (run from anywhere)
+
+Runs the CLI with --json over every recording in tests/ and examples/ in every
+mode (a bare run, --all, each detector alone), --verify (a helper that fails,
+one that is missing, a stand-in that reports pairs), --list, --version, --help,
+errors (bad options, a missing recording, --mpi without its component) and,
+where the MPI component and mpiexec exist, --mpi.  Every expected output in
+tests/cli that is JSON is validated as well.  Then:
+  - the typed keys of the schema, of the CLI's table (tools/cli.c) and of the
+    Python binding (dmaconn._json) are the same, with the same types;
+  - the Python binding's results (as_dict()) equal the CLI's on several
+    recordings, and its verify result equals the CLI's.
+jsonschema comes from tools/setup-deps.sh (python3-jsonschema or pip).
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SCHEMA = os.path.join(REPO, "docs", "dmaconn.schema.json")
+
+try:
+    import jsonschema
+except ImportError:
+    sys.stderr.write("json_schema_test: the jsonschema package is missing for %s; run tools/setup-deps.sh\n"
+                     % sys.executable)
+    sys.exit(1)
+
+CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+         "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_QUIET",
+         "DMACONN_NVML_LIBRARY", "DMACONN_SYSFS_ROOT", "DMACONN_VERIFY_HELPER", "DMACONN_MPI_LIBRARY")
+
+# The fake verify helper: the helper's line protocol (tools/verify_helper.c)
+# for two devices, one pair passing and one failing.
+FAKE_HELPER = """#!/bin/sh
+echo "driver version=13000"
+echo "device ordinal=0 pci=0000:00:06.0 uuid=GPU-a name=NVIDIA%20H200"
+echo "device ordinal=1 pci=0000:00:07.0 uuid=GPU-b name=NVIDIA%20H200"
+echo "pair from=0 to=1 status=pass can_access_peer=1 access_supported=1 native_atomics=1 performance_rank=0 gbps=393.70 latency_us=2.10"
+echo "pair from=1 to=0 status=fail can_access_peer=1 access_supported=1 native_atomics=1 performance_rank=0 reason=wrong%20data"
+echo "done pairs=2"
+"""
+
+
+def env_for(extra=None):
+    env = {k: v for k, v in os.environ.items() if k not in CLEAN}
+    env.update(extra or {})
+    return env
+
+
+class Run:
+    def __init__(self, build):
+        self.cli = os.path.join(build, "dmaconn")
+        self.build = build
+        with open(SCHEMA) as f:
+            self.schema = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(self.schema)
+        self.validator = jsonschema.Draft202012Validator(self.schema)
+        self.checked = 0
+        self.problems = []
+
+    def validate(self, what, doc):
+        errors = sorted(self.validator.iter_errors(doc), key=lambda e: list(e.path))
+        self.checked += 1
+        for e in errors[:3]:
+            self.problems.append("%s: %s at %s" % (what, e.message[:300], "/".join(map(str, e.path))))
+
+    def run(self, args, extra=None):
+        """The CLI's one JSON document for args (validated), or None."""
+        what = " ".join(args)
+        p = subprocess.run([self.cli] + args, env=env_for(extra), cwd=REPO, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        lines = p.stdout.decode("utf-8", "strict").splitlines()
+        if len(lines) != 1:
+            self.problems.append("%s: %d lines on stdout, expected one document" % (what, len(lines)))
+            return None
+        doc = json.loads(lines[0])
+        self.validate(what, doc)
+        if p.returncode != 0 and "error" not in doc and "verify" not in doc:
+            self.problems.append("%s: exit %d without an error member" % (what, p.returncode))
+        return doc
+
+
+def recordings():
+    files = []
+    for pattern in ("tests/topologies*/*.json", "tests/mpi/topologies/*.json", "tests/bad-replays/*", "examples/*.json"):
+        files += sorted(glob.glob(os.path.join(REPO, pattern)))
+    return [os.path.relpath(f, REPO) for f in files
+            if os.path.isfile(f) and not f.endswith(("cases.json", "scenarios.json"))]
+
+
+def c_table():
+    """{key: kind} from cli_json_kinds in tools/cli.c, constants resolved by include/dmaconn.h."""
+    with open(os.path.join(REPO, "include", "dmaconn.h")) as f:
+        consts = dict(re.findall(r'#define (DMACONN_PROP_\w+) "([^"]*)"', f.read()))
+    with open(os.path.join(REPO, "tools", "cli.c")) as f:
+        text = f.read()
+    body = text[text.index("cli_json_kinds[] = {"):]
+    body = body[:body.index("};")]
+    kinds = {"CLI_JSON_INT": "integer", "CLI_JSON_NUMBER": "number", "CLI_JSON_BOOL": "boolean"}
+    table = {}
+    for key, kind in re.findall(r'\{ (DMACONN_PROP_\w+|"[^"]*"), (CLI_JSON_\w+) \}', body):
+        table[consts[key] if key in consts else key.strip('"')] = kinds[kind]
+    return table
+
+
+def tables_agree(r):
+    sys.path.insert(0, os.path.join(REPO, "python"))
+    from dmaconn._json import PROPERTY_TYPES
+    py = {k: {int: "integer", float: "number", bool: "boolean"}[t] for k, t in PROPERTY_TYPES.items()}
+    for where in ("device", "pair"):
+        props = r.schema["$defs"][where]["properties"]
+        schema = {k: v["type"][0] for k, v in props.items() if k not in ("ordinal", "from", "to")}
+        if schema != py:
+            r.problems.append("schema %s keys differ from dmaconn._json: %s" % (where, set(schema.items()) ^ set(py.items())))
+    c = c_table()
+    if c != py:
+        r.problems.append("tools/cli.c's table differs from dmaconn._json: %s" % (set(c.items()) ^ set(py.items())))
+
+
+PY_COMPARE = """
+import json, sys, dmaconn
+out = {}
+for t, c in dmaconn.list_detectors():
+    out[t + "/" + c] = dmaconn.detect(t, c).as_dict()
+print(json.dumps(out))
+"""
+
+PY_VERIFY = """
+import json, warnings, dmaconn
+warnings.simplefilter("ignore")
+print(json.dumps(dmaconn.verify("cuda").as_dict()))
+"""
+
+
+def python_agrees(r, recordings_to_compare, helper):
+    lib = os.path.join(r.build, "libdmaconn.so.0")
+    base = {"DMACONN_LIBRARY": lib, "PYTHONPATH": os.path.join(REPO, "python"), "DMACONN_QUIET": "1"}
+    compared = 0
+    for rec in recordings_to_compare:
+        p = subprocess.run([sys.executable, "-c", PY_COMPARE], env=env_for(dict(base, DMACONN_REPLAY=rec)),
+                           cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        if p.returncode != 0:
+            r.problems.append("python on %s: %s" % (rec, p.stderr.decode()[-500:]))
+            continue
+        py = json.loads(p.stdout)
+        for key, want in py.items():
+            t, c = key.split("/")
+            doc = r.run(["--replay", rec, "-d", t, "-c", c, "--json", "-q"])
+            if doc is None or doc.get("results") != [want]:
+                r.problems.append("python and the CLI differ on %s %s:\n  python %s\n  cli    %s"
+                                  % (rec, key, json.dumps(want)[:600], json.dumps(doc)[:600]))
+            compared += 1
+    p = subprocess.run([sys.executable, "-c", PY_VERIFY], env=env_for(dict(base, DMACONN_VERIFY_HELPER=helper)),
+                       cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    doc = r.run(["--verify", "-d", "cuda", "--json", "-q"], {"DMACONN_VERIFY_HELPER": helper})
+    if p.returncode != 0 or doc is None or json.loads(p.stdout) != doc.get("verify"):
+        r.problems.append("python and the CLI differ on --verify: %s / %s / %s"
+                          % (p.stdout.decode()[:400], p.stderr.decode()[-400:], doc))
+    return compared + 1
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: %s BUILD_DIR\n" % argv[0])
+        return 2
+    r = Run(os.path.abspath(argv[1]))
+    tmp = tempfile.mkdtemp()
+    try:
+        helper = os.path.join(tmp, "fake-helper")
+        with open(helper, "w") as f:
+            f.write(FAKE_HELPER)
+        os.chmod(helper, 0o755)
+
+        tables_agree(r)
+        detectors = r.run(["--list", "--json"])["detectors"]
+        for rec in recordings():
+            r.run(["--replay", rec, "--json"])
+            r.run(["--replay", rec, "--json", "--all"])
+            for d in detectors:
+                r.run(["--replay", rec, "-d", d["device_type"], "-c", d["connection_type"], "--json"])
+        for args, extra in [
+            (["--version", "--json"], {}),
+            (["--help", "--json"], {}),
+            (["--bogus", "--json"], {}),
+            (["-d", "cuda", "--json"], {}),
+            (["-d", "tpu", "-c", "x", "--json"], {}),
+            (["-d", "cuda", "-c", "bogus", "--json"], {}),
+            (["--replay", "/nonexistent.json", "--json"], {}),
+            (["--replay", "/nonexistent.json", "-d", "cuda", "-c", "nvlink", "--json"], {}),
+            (["--json"], {"DMACONN_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1",
+                          "DMACONN_SYSFS_ROOT": "tests/sysfs/two-nvidia"}),
+            (["--verify", "-d", "cuda", "--json"], {"DMACONN_VERIFY_HELPER": "/nonexistent"}),
+            (["--verify", "-d", "cuda", "--json"], {"DMACONN_VERIFY_HELPER": "/bin/false"}),
+            (["--verify", "-d", "cuda", "--json"], {"DMACONN_VERIFY_HELPER": helper}),
+            (["--mpi", "--json"], {"DMACONN_MPI_LIBRARY": "/nonexistent/libdmaconn_mpi.so.0"}),
+        ]:
+            r.run(args, extra)
+        mpiexec = shutil.which("mpiexec")
+        if mpiexec and os.path.exists(os.path.join(r.build, "libdmaconn_mpi.so.0")):
+            version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30).stdout
+            flags = ["--allow-run-as-root", "--oversubscribe"] if "Open MPI" in version or "OpenRTE" in version else []
+            for args in (["--mpi", "--json"], ["--mpi", "-d", "cuda", "-c", "nvlink", "--json"]):
+                p = subprocess.run([mpiexec] + flags + ["-np", "2", r.cli] + args,
+                                   env=env_for({"DMACONN_REPLAY": os.path.join(REPO, "tests/topologies/h200x2.json"),
+                                                "OMPI_MCA_plm_rsh_agent": ""}),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+                lines = p.stdout.decode().splitlines()
+                if p.returncode != 0 or len(lines) != 1:
+                    r.problems.append("mpiexec %s: exit %d, %d lines: %s" % (" ".join(args), p.returncode,
+                                                                          len(lines), p.stderr.decode()[-500:]))
+                else:
+                    doc = json.loads(lines[0])
+                    r.validate("mpiexec " + " ".join(args), doc)
+                    if len(doc.get("results", [])) < 1 or len(doc["results"][0]["matrix"]) != 4:
+                        r.problems.append("mpiexec %s: not the 4 devices of two ranks: %s" % (" ".join(args), lines[0][:300]))
+        for out in sorted(glob.glob(os.path.join(REPO, "tests", "cli", "*.out"))):
+            with open(out) as f:
+                text = f.read()
+            if text.startswith("{"):
+                r.validate(os.path.relpath(out, REPO), json.loads(text))
+        # A sanitized library cannot be loaded into Python: the CMake build
+        # with DMACONN_SANITIZE compares in its unsanitized twin only.
+        compared = 0 if os.environ.get("DMACONN_JSON_SKIP_BINDING") else python_agrees(r, ["tests/topologies/h200x2.json", "tests/topologies/dgx1-v100.json",
+                                     "tests/topologies/hgx-h100-8-degraded.json", "examples/mi300x.json",
+                                     "tests/topologies-xpu/aurora-6x2.json"], helper)
+    finally:
+        shutil.rmtree(tmp)
+    for p in r.problems:
+        print("FAIL " + p)
+    print("%d documents validated, %d Python results compared, %d problems" % (r.checked, compared, len(r.problems)))
+    return 1 if r.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
