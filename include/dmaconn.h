@@ -107,6 +107,22 @@ typedef struct dmaconn_result dmaconn_result;
 DMACONN_EXTERN int dmaconn_detect(dmaconn_device_type type, const char *connection,
 				  dmaconn_result **out);
 
+/*
+ * As dmaconn_detect(), but never starts work on the devices: a detector
+ * that would ("cuda"/"verified", whose detection runs a kernel on every
+ * pair of GPUs in a helper process) answers from its verdict cache or, when
+ * that has no valid verdict, with zeros and the reason "not_verified" in
+ * each pair's properties; such an answer is not kept by the registry, so a
+ * later dmaconn_detect() of the pair still verifies.  Other detectors
+ * answer exactly as with dmaconn_detect().  This is the call for code that
+ * enumerates every detector (dmaconn_list_detectors) and must stay cheap,
+ * as the dmaconn CLI does without -c; dmaconn_detect() and
+ * dmaconn_detect_fresh() of ("cuda", "verified") are the explicit requests
+ * to verify (fresh: ignoring the verdict cache).  Errors as dmaconn_detect().
+ */
+DMACONN_EXTERN int dmaconn_detect_passive(dmaconn_device_type type, const char *connection,
+					  dmaconn_result **out);
+
 /* As dmaconn_detect(), but always detects afresh -- the vendor is
  * discovered again -- and replaces the cached result (references to the old
  * one stay valid until released). */
@@ -276,6 +292,39 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_XELINK_LATENCY "xelink_latency"
 #define DMACONN_PROP_XELINK_DUPLEXITY "xelink_duplexity"
 #define DMACONN_PROP_MDFI_LINKS "mdfi_links"
+
+/*
+ * Pairs of "cuda"/"verified" (value 1 where read, write, 32- and 64-bit
+ * atomics were each proven by a kernel with the data checked).  For each
+ * capability C of read, write, atomics_32 and atomics_64: "C_advertised"
+ * ("yes"/"no": what the CUDA driver claims -- peer access for read and
+ * write, native atomics for the atomics) and "C_verified" ("yes", "no", or
+ * "not_run" when no kernel ran).
+ */
+#define DMACONN_PROP_VERIFIED "verified"           /* "pass", "fail", "no_peer", "hang", "not_verified" */
+#define DMACONN_PROP_READ_ADVERTISED "read_advertised"
+#define DMACONN_PROP_READ_VERIFIED "read_verified"
+#define DMACONN_PROP_WRITE_ADVERTISED "write_advertised"
+#define DMACONN_PROP_WRITE_VERIFIED "write_verified"
+#define DMACONN_PROP_ATOMICS_32_ADVERTISED "atomics_32_advertised"
+#define DMACONN_PROP_ATOMICS_32_VERIFIED "atomics_32_verified"
+#define DMACONN_PROP_ATOMICS_64_ADVERTISED "atomics_64_advertised"
+#define DMACONN_PROP_ATOMICS_64_VERIFIED "atomics_64_verified"
+#define DMACONN_PROP_GBPS "gbps"                   /* measured copy bandwidth, decimal GB/s */
+#define DMACONN_PROP_LATENCY_US "latency_us"       /* measured 4-byte copy latency */
+
+/*
+ * Why a pair is 0: in the cuda connection types, every off-diagonal pair
+ * whose value is 0 carries DMACONN_PROP_REASON, a code below, and
+ * DMACONN_PROP_REASON_TEXT, one line for people.
+ */
+#define DMACONN_PROP_REASON "reason"
+#define DMACONN_PROP_REASON_TEXT "reason_text"
+#define DMACONN_REASON_NOT_VERIFIED "not_verified"           /* no (valid) cached verdict */
+#define DMACONN_REASON_NOT_RECORDED "not_verified_in_recording" /* replay without a verdict */
+#define DMACONN_REASON_VERIFY_FAILED "verification_failed"   /* checked, and wrong or unusable */
+#define DMACONN_REASON_VERIFY_HUNG "verification_hung"       /* the pair's check timed out */
+#define DMACONN_REASON_NO_PEER "no_peer_access"              /* the CUDA driver reports none */
 
 /* ------------------------------------------------------------------------ */
 /* Detectors                                                                 */

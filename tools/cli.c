@@ -620,6 +620,22 @@ static int cli_driver_loaded(dmaconn_device_type type)
 		return 1;
 	}
 }
+/* A passive cuda/verified answer without any verdict: a bare run shows it
+ * not at all (--all does). */
+static int cli_unverified(const dmaconn_result *r)
+{
+	if (strcmp(dmaconn_result_connection_type(r), "verified") != 0)
+		return 0;
+	int n = dmaconn_result_size(r);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			const char *v = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_VERIFIED);
+			if (v && strcmp(v, "not_verified") != 0)
+				return 0;
+		}
+	return 1;
+}
+
 
 /* No -d/-c: every detector of each vendor that has a driver loaded (under
  * replay: of each vendor the recording holds devices of), or every
@@ -649,7 +665,9 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 			done[k] = 1;
 			if (!all && !replay && !shown)
 				continue;
-			int rc = dmaconn_detect(types[k], conns[k], &results[k]);
+			/* Passive: listing every detector never starts GPU work
+			 * (cuda/verified answers from its cache or not at all). */
+			int rc = dmaconn_detect_passive(types[k], conns[k], &results[k]);
 			if (rc == DMACONN_OK) {
 				shown |= dmaconn_result_size(results[k]) > 0;
 				continue;
@@ -659,7 +677,7 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 			status = EXIT_FAILED;
 		}
 		for (int k = i; k < count; k++) {
-			if (results[k] && shown && !fatal)
+			if (results[k] && shown && !fatal && (all || !cli_unverified(results[k])))
 				cli_print(c, results[k], 0, replay, &printed);
 			dmaconn_result_release(results[k]);
 			results[k] = NULL;
