@@ -123,6 +123,18 @@ DMACONN_EXTERN int dmaconn_detect(dmaconn_device_type type, const char *connecti
 DMACONN_EXTERN int dmaconn_detect_passive(dmaconn_device_type type, const char *connection,
 					  dmaconn_result **out);
 
+/*
+ * The verdict cache of "cuda"/"verified": the last verification's result in
+ * $DMACONN_CACHE_DIR, else $XDG_CACHE_HOME/dmaconn, else ~/.cache/dmaconn
+ * (file "verified"), valid for one hour on the same boot, driver, GPUs (bus
+ * ids and UUIDs), CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and dmaconn
+ * version; a directory or file that is a symbolic link, not the caller's or
+ * writable by others is ignored.  On by default; off with
+ * DMACONN_NO_CACHE=1 or dmaconn_set_verify_cache(0) (then nothing is read
+ * or written).  Call it before detecting.
+ */
+DMACONN_EXTERN void dmaconn_set_verify_cache(int enabled);
+
 /* As dmaconn_detect(), but always detects afresh -- the vendor is
  * discovered again -- and replaces the cached result (references to the old
  * one stay valid until released). */

@@ -41,7 +41,9 @@ static const char help_text[] =
 	"run (under --replay: every vendor the recording holds devices of).\n"
 	"\n"
 	"  -d, --device-type TYPE  cuda, rocm or xpu (with -c)\n"
-	"  -c, --connection CONN   connection type, e.g. nvlink (with -d)\n"
+	"  -c, --connection CONN   connection type, e.g. nvlink (with -d); cuda/verified\n"
+	"                          runs the helper's kernel on every pair (or answers\n"
+	"                          from its cache); other runs never start GPU work\n"
 	"  -a, --all               every registered detector, drivers loaded or not\n"
 	"  -j, --json              one JSON object on standard output, errors included\n"
 	"  -l, --list              list the registered detectors\n"
@@ -50,6 +52,7 @@ static const char help_text[] =
 	"  -v, --verify            prove peer load/store/atomics by running a kernel on\n"
 	"                          every pair, in a helper process; measures GB/s\n"
 	"      --timeout SECONDS   bound --verify (default 120)\n"
+	"      --no-cache          -c verified verifies again and keeps no verdict\n"
 	"      --record FILE       write this node's vendor-library answers to FILE\n"
 	"      --replay FILE       answer every detector from FILE instead of the hardware\n"
 	"      --mpi               across the ranks of an MPI job: rank 0 prints the matrix\n"
@@ -866,6 +869,7 @@ static void cli_bad_option(char *out, size_t len, int argc, char **argv)
 struct cli_args {
 	const char *type_name, *conn, *record_path, *replay;
 	int json, list, topo, verify, timeout_ms, mpi, quiet, all, help, version;
+	int no_cache;
 };
 
 /* Parses argv into a; a usage error's message into why (empty when none).
@@ -887,6 +891,7 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "mpi", no_argument, NULL, 'M' },
+		{ "no-cache", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char bad[256];
@@ -938,6 +943,9 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 			break;
 		case 'M':
 			a->mpi = 1;
+			break;
+		case 'N':
+			a->no_cache = 1;
 			break;
 		case 'h':
 			a->help = 1;
@@ -1001,6 +1009,7 @@ int dmaconn_cli_main(int argc, char **argv)
 	cli_parse(argc, argv, &a, why, sizeof(why));
 	c.json = a.json;
 	c.quiet = a.quiet || cli_quiet_env();
+	dmaconn_set_verify_cache(!a.no_cache);
 	if (*why)
 		return cli_usage_error(&c, "%s", why);
 	if (a.help) {

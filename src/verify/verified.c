@@ -9,11 +9,13 @@
  * NVML model), so that a verdict of nothing still has the node's size.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "backends/backend.h"
 #include "internal.h"
+#include "verify/cache.h"
 #include "verify/verify.h"
 
 /* The four capabilities: the helper's key for the verdict, ours, and the
@@ -112,11 +114,20 @@ static void dc_verified_pair(dmaconn_builder *b, const dmaconn_verify_result *v,
 static int dc_verified_detect(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int is_passive = dc_detect_passive();
+	int is_passive = dc_detect_passive(), fresh = dc_rediscover();
+	char *key = NULL;
+	/* The cache first: a valid entry answers without NVML or the helper. */
+	if (!dc_replay_file() && dc_vcache_enabled() && (key = dc_vcache_key()) && !fresh &&
+	    dc_vcache_load(key, b) == 0) {
+		free(key);
+		return DMACONN_OK;
+	}
 	dmaconn_result *p2p = NULL;
 	int rc = dmaconn_detect(DMACONN_DEVICE_CUDA, "p2p", &p2p);
-	if (rc == DMACONN_ENOMEM || rc == DMACONN_EREPLAY)
+	if (rc == DMACONN_ENOMEM || rc == DMACONN_EREPLAY) {
+		free(key);
 		return dmaconn_builder_fail(b, rc, "%s", dmaconn_last_error());
+	}
 	if (rc != DMACONN_OK)
 		p2p = NULL; /* no NVML view: the helper alone says how many GPUs */
 
@@ -152,7 +163,7 @@ static int dc_verified_detect(dmaconn_builder *b, void *user_data)
 			rc = dc_verified_zeros(b, n == 0 ? p2p : p2p, "fail", DMACONN_REASON_VERIFY_FAILED,
 					       text);
 			dmaconn_verify_result_free(v);
-			goto out;
+			goto out; /* never cached: the next detection tries again */
 		}
 	}
 	rc = dmaconn_builder_set_size(b, n);
@@ -167,8 +178,13 @@ static int dc_verified_detect(dmaconn_builder *b, void *user_data)
 			if (i != j)
 				dc_verified_pair(b, v, i, j);
 	}
+	/* A verdict, even of failed pairs, is kept; a run that checked
+	 * nothing is not. */
+	if (rc == DMACONN_OK && key && !dc_verify_failed(v) && n > 0)
+		dc_vcache_store(key, b->r);
 	dmaconn_verify_result_free(v);
 out:
+	free(key);
 	dmaconn_result_release(p2p);
 	return rc;
 }
