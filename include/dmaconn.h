@@ -326,8 +326,8 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_LATENCY_US "latency_us"       /* measured 4-byte copy latency */
 
 /*
- * Why a pair is 0: in the cuda connection types, every off-diagonal pair
- * whose value is 0 carries DMACONN_PROP_REASON, a code below, and
+ * Why a pair is 0: in "cuda"/"verified", every off-diagonal pair whose
+ * value is 0 carries DMACONN_PROP_REASON, a code below, and
  * DMACONN_PROP_REASON_TEXT, one line for people.
  */
 #define DMACONN_PROP_REASON "reason"
