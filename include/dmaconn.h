@@ -326,9 +326,11 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_LATENCY_US "latency_us"       /* measured 4-byte copy latency */
 
 /*
- * Why a pair is 0: in "cuda"/"verified", every off-diagonal pair whose
- * value is 0 carries DMACONN_PROP_REASON, a code below, and
- * DMACONN_PROP_REASON_TEXT, one line for people.
+ * Why a pair is 0: in the cuda connection types (nvlink, p2p, verified),
+ * every off-diagonal pair whose value is 0 carries DMACONN_PROP_REASON, a
+ * code below, and DMACONN_PROP_REASON_TEXT, one line for people.  The
+ * nvlink and p2p codes come from what NVML reported, checked in this
+ * order: MIG, NVSwitch fabric, the driver's peer status, NVLink.
  */
 #define DMACONN_PROP_REASON "reason"
 #define DMACONN_PROP_REASON_TEXT "reason_text"
@@ -337,6 +339,17 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_REASON_VERIFY_FAILED "verification_failed"   /* checked, and wrong or unusable */
 #define DMACONN_REASON_VERIFY_HUNG "verification_hung"       /* the pair's check timed out */
 #define DMACONN_REASON_NO_PEER "no_peer_access"              /* the CUDA driver reports none */
+#define DMACONN_REASON_MIG "mig_enabled"                     /* either GPU is in MIG mode */
+#define DMACONN_REASON_FABRIC_NOT_REGISTERED "fabric_not_registered" /* NVSwitch fabric */
+#define DMACONN_REASON_FABRIC_IN_PROGRESS "fabric_in_progress"
+#define DMACONN_REASON_FABRIC_FAILED "fabric_failed"         /* registration ended in an error */
+#define DMACONN_REASON_DISABLED_BY_DRIVER "peer_disabled_by_driver" /* DR */
+#define DMACONN_REASON_CHIPSET_NOT_SUPPORTED "chipset_not_supported" /* CNS, with the path */
+#define DMACONN_REASON_TOPOLOGY_NOT_SUPPORTED "topology_not_supported" /* TNS, with the path */
+#define DMACONN_REASON_GPU_NOT_SUPPORTED "gpu_not_supported" /* GNS */
+#define DMACONN_REASON_NOT_SUPPORTED "peer_not_supported"   /* NS */
+#define DMACONN_REASON_NO_NVLINK "no_nvlink"                 /* no active NVLink between them */
+#define DMACONN_REASON_UNKNOWN "unknown"                     /* nothing known explains it */
 
 /* ------------------------------------------------------------------------ */
 /* Detectors                                                                 */

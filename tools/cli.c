@@ -53,6 +53,8 @@ static const char help_text[] =
 	"                          every pair, in a helper process; measures GB/s\n"
 	"      --timeout SECONDS   bound --verify (default 120)\n"
 	"      --no-cache          -c verified verifies again and keeps no verdict\n"
+	"      --explain           why each pair is 0, one line a pair (default -d cuda\n"
+	"                          -c p2p)\n"
 	"      --record FILE       write this node's vendor-library answers to FILE\n"
 	"      --replay FILE       answer every detector from FILE instead of the hardware\n"
 	"      --mpi               across the ranks of an MPI job: rank 0 prints the matrix\n"
@@ -547,6 +549,31 @@ static void cli_print(struct cli *c, const dmaconn_result *r, int topo, const ch
 }
 
 /* -d/-c or --topo: one detector, one result. */
+/* --explain: the reason of every pair that has one, alone. */
+static int cli_explain(struct cli *c, dmaconn_device_type type, const char *conn)
+{
+	dmaconn_result *r = NULL;
+	if (dmaconn_detect(type, conn, &r) != DMACONN_OK) {
+		cli_error(c, EXIT_FAILED, 0, "%s", dmaconn_last_error());
+		return EXIT_FAILED;
+	}
+	int n = dmaconn_result_size(r), lines = 0;
+	const char *tn = dmaconn_device_type_name(type);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			const char *code = i == j ? NULL : dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON);
+			const char *text = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON_TEXT);
+			if (!code)
+				continue;
+			printf("%s/%s %d -> %d: %s: %s\n", tn, conn, i, j, code, text ? text : "");
+			lines++;
+		}
+	if (!lines)
+		printf("%s/%s: no pair without connectivity has a reason\n", tn, conn);
+	dmaconn_result_release(r);
+	return 0;
+}
+
 static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, int topo, const char *replay)
 {
 	dmaconn_result *r = NULL;
@@ -869,7 +896,7 @@ static void cli_bad_option(char *out, size_t len, int argc, char **argv)
 struct cli_args {
 	const char *type_name, *conn, *record_path, *replay;
 	int json, list, topo, verify, timeout_ms, mpi, quiet, all, help, version;
-	int no_cache;
+	int no_cache, explain;
 };
 
 /* Parses argv into a; a usage error's message into why (empty when none).
@@ -892,6 +919,7 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		{ "version", no_argument, NULL, 'V' },
 		{ "mpi", no_argument, NULL, 'M' },
 		{ "no-cache", no_argument, NULL, 'N' },
+		{ "explain", no_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char bad[256];
@@ -947,6 +975,9 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		case 'N':
 			a->no_cache = 1;
 			break;
+		case 'X':
+			a->explain = 1;
+			break;
 		case 'h':
 			a->help = 1;
 			break;
@@ -995,7 +1026,10 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "--timeout goes with --verify");
 	else if (a->all && a->type_name)
 		snprintf(why, len, "--all runs every detector: no -d or -c with it");
-	else if (!a->type_name != !a->conn && !((a->topo || a->verify) && a->type_name))
+	else if (a->explain && (a->json || a->all || a->list || a->topo || a->verify || a->mpi ||
+				a->record_path))
+		snprintf(why, len, "--explain takes -d, -c, --replay, --no-cache and --quiet only");
+	else if (!a->type_name != !a->conn && !((a->topo || a->verify || a->explain) && a->type_name))
 		snprintf(why, len, "-d and -c go together");
 }
 
@@ -1066,6 +1100,8 @@ int dmaconn_cli_main(int argc, char **argv)
 				 one ? &a.conn : conns);
 	} else if (a.verify) {
 		status = cli_verify(&c, type, a.timeout_ms);
+	} else if (a.explain) {
+		status = cli_explain(&c, type, a.conn ? a.conn : "p2p");
 	} else if (a.topo) {
 		status = cli_one(&c, type, "p2p", 1, replay);
 	} else if (a.list) {
