@@ -107,6 +107,34 @@ typedef struct dmaconn_result dmaconn_result;
 DMACONN_EXTERN int dmaconn_detect(dmaconn_device_type type, const char *connection,
 				  dmaconn_result **out);
 
+/*
+ * As dmaconn_detect(), but never starts work on the devices: a detector
+ * that would ("cuda"/"verified", whose detection runs a kernel on every
+ * pair of GPUs in a helper process) answers from its verdict cache or, when
+ * that has no valid verdict, with zeros and the reason "not_verified" in
+ * each pair's properties; such an answer is not kept by the registry, so a
+ * later dmaconn_detect() of the pair still verifies.  Other detectors
+ * answer exactly as with dmaconn_detect().  This is the call for code that
+ * enumerates every detector (dmaconn_list_detectors) and must stay cheap,
+ * as the dmaconn CLI does without -c; dmaconn_detect() and
+ * dmaconn_detect_fresh() of ("cuda", "verified") are the explicit requests
+ * to verify (fresh: ignoring the verdict cache).  Errors as dmaconn_detect().
+ */
+DMACONN_EXTERN int dmaconn_detect_passive(dmaconn_device_type type, const char *connection,
+					  dmaconn_result **out);
+
+/*
+ * The verdict cache of "cuda"/"verified": the last verification's result in
+ * $DMACONN_CACHE_DIR, else $XDG_CACHE_HOME/dmaconn, else ~/.cache/dmaconn
+ * (file "verified"), valid for one hour on the same boot, driver, GPUs (bus
+ * ids and UUIDs), CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and dmaconn
+ * version; a directory or file that is a symbolic link, not the caller's or
+ * writable by others is ignored.  On by default; off with
+ * DMACONN_NO_CACHE=1 or dmaconn_set_verify_cache(0) (then nothing is read
+ * or written).  Call it before detecting.
+ */
+DMACONN_EXTERN void dmaconn_set_verify_cache(int enabled);
+
 /* As dmaconn_detect(), but always detects afresh -- the vendor is
  * discovered again -- and replaces the cached result (references to the old
  * one stay valid until released). */
@@ -276,6 +304,52 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_XELINK_LATENCY "xelink_latency"
 #define DMACONN_PROP_XELINK_DUPLEXITY "xelink_duplexity"
 #define DMACONN_PROP_MDFI_LINKS "mdfi_links"
+
+/*
+ * Pairs of "cuda"/"verified" (value 1 where read, write, 32- and 64-bit
+ * atomics were each proven by a kernel with the data checked).  For each
+ * capability C of read, write, atomics_32 and atomics_64: "C_advertised"
+ * ("yes"/"no": what the CUDA driver claims -- peer access for read and
+ * write, native atomics for the atomics) and "C_verified" ("yes", "no", or
+ * "not_run" when no kernel ran).
+ */
+#define DMACONN_PROP_VERIFIED "verified"           /* "pass", "fail", "no_peer", "hang", "not_verified" */
+#define DMACONN_PROP_READ_ADVERTISED "read_advertised"
+#define DMACONN_PROP_READ_VERIFIED "read_verified"
+#define DMACONN_PROP_WRITE_ADVERTISED "write_advertised"
+#define DMACONN_PROP_WRITE_VERIFIED "write_verified"
+#define DMACONN_PROP_ATOMICS_32_ADVERTISED "atomics_32_advertised"
+#define DMACONN_PROP_ATOMICS_32_VERIFIED "atomics_32_verified"
+#define DMACONN_PROP_ATOMICS_64_ADVERTISED "atomics_64_advertised"
+#define DMACONN_PROP_ATOMICS_64_VERIFIED "atomics_64_verified"
+#define DMACONN_PROP_GBPS "gbps"                   /* measured copy bandwidth, decimal GB/s */
+#define DMACONN_PROP_LATENCY_US "latency_us"       /* measured 4-byte copy latency */
+
+/*
+ * Why a pair is 0: in the cuda connection types (nvlink, p2p, verified),
+ * every off-diagonal pair whose value is 0 carries DMACONN_PROP_REASON, a
+ * code below, and DMACONN_PROP_REASON_TEXT, one line for people.  The
+ * nvlink and p2p codes come from what NVML reported, checked in this
+ * order: MIG, NVSwitch fabric, the driver's peer status, NVLink.
+ */
+#define DMACONN_PROP_REASON "reason"
+#define DMACONN_PROP_REASON_TEXT "reason_text"
+#define DMACONN_REASON_NOT_VERIFIED "not_verified"           /* no (valid) cached verdict */
+#define DMACONN_REASON_NOT_RECORDED "not_verified_in_recording" /* replay without a verdict */
+#define DMACONN_REASON_VERIFY_FAILED "verification_failed"   /* checked, and wrong or unusable */
+#define DMACONN_REASON_VERIFY_HUNG "verification_hung"       /* the pair's check timed out */
+#define DMACONN_REASON_NO_PEER "no_peer_access"              /* the CUDA driver reports none */
+#define DMACONN_REASON_MIG "mig_enabled"                     /* either GPU is in MIG mode */
+#define DMACONN_REASON_FABRIC_NOT_REGISTERED "fabric_not_registered" /* NVSwitch fabric */
+#define DMACONN_REASON_FABRIC_IN_PROGRESS "fabric_in_progress"
+#define DMACONN_REASON_FABRIC_FAILED "fabric_failed"         /* registration ended in an error */
+#define DMACONN_REASON_DISABLED_BY_DRIVER "peer_disabled_by_driver" /* DR */
+#define DMACONN_REASON_CHIPSET_NOT_SUPPORTED "chipset_not_supported" /* CNS, with the path */
+#define DMACONN_REASON_TOPOLOGY_NOT_SUPPORTED "topology_not_supported" /* TNS, with the path */
+#define DMACONN_REASON_GPU_NOT_SUPPORTED "gpu_not_supported" /* GNS */
+#define DMACONN_REASON_NOT_SUPPORTED "peer_not_supported"   /* NS */
+#define DMACONN_REASON_NO_NVLINK "no_nvlink"                 /* no active NVLink between them */
+#define DMACONN_REASON_UNKNOWN "unknown"                     /* nothing known explains it */
 
 /* ------------------------------------------------------------------------ */
 /* Detectors                                                                 */

@@ -52,10 +52,12 @@ const char *dmaconn_last_error(void)
 
 int dc_fail(int err, const char *fmt, ...)
 {
+	char msg[sizeof(last_error)]; /* the arguments may include last_error */
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(last_error, msg, sizeof(last_error));
 	return err;
 }
 
@@ -134,6 +136,7 @@ static long sink_current;  /* calls in flight of the installed handler */
 static long sink_replaced; /* calls in flight of handlers since replaced */
 static _Thread_local int in_handler;   /* handler calls on this thread */
 static _Thread_local int in_detection; /* detectors running on this thread */
+static _Thread_local int passive;      /* the running detector's dmaconn_detect_passive */
 
 void dmaconn_set_warning_handler(dmaconn_warning_fn fn, void *user_data)
 {
@@ -688,10 +691,14 @@ int dmaconn_builder_fail(dmaconn_builder *b, int err, const char *fmt, ...)
 		err = DMACONN_EDETECTOR;
 	if (!fmt)
 		return dc_fail(err, "the detector failed");
+	/* Formatted aside first: a detector may pass dmaconn_last_error(),
+	 * this very buffer, as an argument. */
+	char msg[sizeof(last_error)];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(last_error, msg, sizeof(last_error));
 	return err;
 }
 
@@ -928,7 +935,17 @@ int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
 /* How a detection runs: cached (dmaconn_detect), fresh and cached
  * (dmaconn_detect_fresh), or over the whole node, quiet and uncached
  * (dmaconn_detect_node). */
-enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE };
+enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE, DETECT_PASSIVE };
+
+int dc_detect_passive(void)
+{
+	return passive;
+}
+
+void dc_builder_provisional(dmaconn_builder *b)
+{
+	b->provisional = 1;
+}
 
 /* Runs fn into a new result b->r (NULL when that cannot be allocated); the
  * caller hands the warnings out and frees the builder with detect_end(). */
@@ -951,7 +968,10 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	dc_set_rediscover(mode == DETECT_FRESH);
 	dc_config_begin();
 	in_detection++;
+	int outer_passive = passive;
+	passive = mode == DETECT_PASSIVE;
 	int rc = fn(b, user_data);
+	passive = outer_passive;
 	in_detection--;
 	dc_config_end();
 	dc_set_rediscover(0);
@@ -1009,7 +1029,7 @@ static int detect(dmaconn_device_type type, const char *connection, int mode,
 			return dc_fail(DMACONN_ENODETECTOR, "no DMA connectivity detector for %s over %s",
 				       dmaconn_device_type_name(type), connection);
 		}
-		if (mode == DETECT_CACHED && e->cached) {
+		if ((mode == DETECT_CACHED || mode == DETECT_PASSIVE) && e->cached) {
 			*out = dmaconn_result_retain(e->cached);
 			pthread_mutex_unlock(&reg_lock);
 			return dc_ok();
@@ -1039,7 +1059,7 @@ static int detect(dmaconn_device_type type, const char *connection, int mode,
 	e->running = 0;
 	if (e->removed) {
 		entry_free(e); /* unregistered while its detector ran */
-	} else if (rc == DMACONN_OK && mode != DETECT_NODE) {
+	} else if (rc == DMACONN_OK && mode != DETECT_NODE && !b.provisional) {
 		old = e->cached;
 		e->cached = dmaconn_result_retain(b.r);
 	}
@@ -1052,6 +1072,12 @@ static int detect(dmaconn_device_type type, const char *connection, int mode,
 int dmaconn_detect(dmaconn_device_type type, const char *connection, dmaconn_result **out)
 {
 	return detect(type, connection, DETECT_CACHED, out);
+}
+
+int dmaconn_detect_passive(dmaconn_device_type type, const char *connection,
+			   dmaconn_result **out)
+{
+	return detect(type, connection, DETECT_PASSIVE, out);
 }
 
 int dmaconn_detect_fresh(dmaconn_device_type type, const char *connection, dmaconn_result **out)

@@ -38,6 +38,7 @@ struct dmaconn_builder {
 	int sized;
 	int oom; /* an allocation failed: the detection fails with ENOMEM */
 	int quiet; /* warnings stay in the result, none goes to the sink */
+	int provisional; /* not to be cached: a passive answer (dc_detect_passive) */
 	struct dc_warn_table *warn; /* the warnings' causes and counts (dmaconn.c) */
 };
 
@@ -129,5 +130,12 @@ void dc_set_node_scope(int on);
  * backends discover again instead of reusing their model. */
 void dc_set_rediscover(int on);
 int dc_rediscover(void);
+
+/* 1 while the calling thread runs a detector for dmaconn_detect_passive():
+ * a detector that would start work on the devices answers without it, and
+ * marks its result with dc_builder_provisional() so that the registry does
+ * not keep it. */
+int dc_detect_passive(void);
+void dc_builder_provisional(dmaconn_builder *b);
 
 #endif

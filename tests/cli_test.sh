@@ -47,6 +47,10 @@ case_ bogus-type 2 -- -d tpu -c nvlink
 case_ half-pair 2 -- -d cuda
 case_ stray-argument 2 -- nvlink
 case_ h200x2 0 -- --replay $T/h200x2.json
+case_ explain-cns 0 -- --replay examples/pcie-only.json --explain
+case_ explain-fabric 0 -- --replay $T/fabric-in-progress.json --explain -d cuda -c nvlink
+case_ explain-replay-verified 0 -- --replay $T/mig.json --explain -d cuda -c verified
+case_ explain-json 2 -- --explain --json
 case_ h200x2-json 0 -- --replay $T/h200x2.json -d cuda -c nvlink --json
 case_ h200x2-reversed 0 CUDA_VISIBLE_DEVICES=1,0 -- --replay $T/h200x2.json -d cuda -c nvlink
 case_ h200x2-one 0 CUDA_VISIBLE_DEVICES=1 -- --replay $T/h200x2.json -d cuda -c nvlink

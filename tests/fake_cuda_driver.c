@@ -21,6 +21,7 @@
  *   FAKE_CUDA_CORRUPT=1      the kernel stores one wrong value
  *   FAKE_CUDA_CRASH=1        abort() in cuLaunchKernel
  *   FAKE_CUDA_HANG=1         sleep(1000) in cuLaunchKernel
+ *   FAKE_CUDA_HANG_DEVICE=d  the same, for kernels launched on device d only
  *   FAKE_CUDA_NO_DRIVER=1    cuInit fails with CUDA_ERROR_NO_DEVICE
  *   FAKE_CUDA_PCI=a,b,..     PCI bus ids of devices 0, 1, ... (default
  *                            0000:1A:00.0 upward)
@@ -515,7 +516,8 @@ dc_CUresult cuLaunchKernel(dc_CUfunction f, unsigned int gx, unsigned int gy, un
 		return DC_CUDA_ERROR_INVALID_VALUE;
 	if (env_flag("FAKE_CUDA_CRASH"))
 		abort();
-	if (env_flag("FAKE_CUDA_HANG"))
+	const char *hang_dev = getenv("FAKE_CUDA_HANG_DEVICE");
+	if (env_flag("FAKE_CUDA_HANG") || (hang_dev && *hang_dev && atoi(hang_dev) == CUR_DEV))
 		sleep(1000);
 	if (pending)
 		return pending;

@@ -118,8 +118,17 @@ int main(void)
 	const char *conns[16];
 	int count = dmaconn_list_detectors(types, conns, 16);
 	for (int i = 0; i < count && i < 16; i++) {
+		/* Only an explicit detection of cuda/verified starts GPU work (in
+		 * its helper): every other detection, and a passive one of it,
+		 * must not. */
+		int explicit_verify = types[i] == DMACONN_DEVICE_CUDA && !strcmp(conns[i], "verified");
 		dmaconn_result *r = NULL;
-		CHECK_INT(dmaconn_detect(types[i], conns[i], &r), DMACONN_OK);
+		if (!explicit_verify) {
+			CHECK_INT(dmaconn_detect(types[i], conns[i], &r), DMACONN_OK);
+			dmaconn_result_release(r);
+			r = NULL;
+		}
+		CHECK_INT(dmaconn_detect_passive(types[i], conns[i], &r), DMACONN_OK);
 		dmaconn_result_release(r);
 	}
 	CHECK(!exists(marker, ".init")); /* nobody initialised CUDA */

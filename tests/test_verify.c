@@ -164,7 +164,9 @@ static void test_pass(int n)
 	CHECK_STR(dmaconn_verify_pair_property_key(v, 0, 1, 0), "can_access_peer");
 	CHECK_STR(dmaconn_verify_pair_property_value(v, 0, 1, 0), "1");
 	int count01 = dmaconn_verify_pair_property_count(v, 0, 1);
-	CHECK_INT(count01, 6);
+	CHECK_INT(count01, 10);
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "verified_read"), "1");
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "verified_atomics_64"), "1");
 	CHECK(dmaconn_verify_pair_property_key(v, 0, 1, count01) == NULL);
 	CHECK(dmaconn_verify_pair_property_key(v, 0, 1, -1) == NULL);
 	CHECK_INT(dmaconn_verify_status_of(v, 0, n), DMACONN_VERIFY_FAIL);

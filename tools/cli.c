@@ -42,7 +42,9 @@ static const char help_text[] =
 	"run (under --replay: every vendor the recording holds devices of).\n"
 	"\n"
 	"  -d, --device-type TYPE  cuda, rocm or xpu (with -c)\n"
-	"  -c, --connection CONN   connection type, e.g. nvlink (with -d)\n"
+	"  -c, --connection CONN   connection type, e.g. nvlink (with -d); cuda/verified\n"
+	"                          runs the helper's kernel on every pair (or answers\n"
+	"                          from its cache); other runs never start GPU work\n"
 	"  -a, --all               every registered detector, drivers loaded or not\n"
 	"  -j, --json              one JSON object on standard output, errors included\n"
 	"  -l, --list              list the registered detectors\n"
@@ -51,6 +53,9 @@ static const char help_text[] =
 	"  -v, --verify            prove peer load/store/atomics by running a kernel on\n"
 	"                          every pair, in a helper process; measures GB/s\n"
 	"      --timeout SECONDS   bound --verify (default 120)\n"
+	"      --no-cache          -c verified verifies again and keeps no verdict\n"
+	"      --explain           why each pair is 0, one line a pair (default -d cuda\n"
+	"                          -c p2p)\n"
 	"      --record FILE       write this node's vendor-library answers to FILE\n"
 	"      --replay FILE       answer every detector from FILE instead of the hardware\n"
 	"      --mpi               across the ranks of an MPI job: rank 0 prints the matrix\n"
@@ -629,6 +634,31 @@ static void cli_print(struct cli *c, const dmaconn_result *r, int topo, const ch
 	++*printed;
 }
 
+/* --explain: the reason of every pair that has one, alone. */
+static int cli_explain(struct cli *c, dmaconn_device_type type, const char *conn)
+{
+	dmaconn_result *r = NULL;
+	if (dmaconn_detect(type, conn, &r) != DMACONN_OK) {
+		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
+		return EXIT_FAILED;
+	}
+	int n = dmaconn_result_size(r), lines = 0;
+	const char *tn = dmaconn_device_type_name(type);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			const char *code = i == j ? NULL : dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON);
+			const char *text = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON_TEXT);
+			if (!code)
+				continue;
+			printf("%s/%s %d -> %d: %s: %s\n", tn, conn, i, j, code, text ? text : "");
+			lines++;
+		}
+	if (!lines)
+		printf("%s/%s: no pair without connectivity has a reason\n", tn, conn);
+	dmaconn_result_release(r);
+	return 0;
+}
+
 /* -d/-c or --topo: one detector, one result. */
 static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, int topo, const char *replay)
 {
@@ -706,6 +736,22 @@ static int cli_driver_loaded(dmaconn_device_type type)
 		return 1;
 	}
 }
+/* A passive cuda/verified answer without any verdict: a bare run shows it
+ * not at all (--all does). */
+static int cli_unverified(const dmaconn_result *r)
+{
+	if (strcmp(dmaconn_result_connection_type(r), "verified") != 0)
+		return 0;
+	int n = dmaconn_result_size(r);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			const char *v = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_VERIFIED);
+			if (v && strcmp(v, "not_verified") != 0)
+				return 0;
+		}
+	return 1;
+}
+
 
 /* No -d/-c: every detector of each vendor that has a driver loaded (under
  * replay: of each vendor the recording holds devices of), or every
@@ -735,7 +781,9 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 			done[k] = 1;
 			if (!all && !replay && !shown)
 				continue;
-			int rc = dmaconn_detect(types[k], conns[k], &results[k]);
+			/* Passive: listing every detector never starts GPU work
+			 * (cuda/verified answers from its cache or not at all). */
+			int rc = dmaconn_detect_passive(types[k], conns[k], &results[k]);
 			if (rc == DMACONN_OK) {
 				shown |= dmaconn_result_size(results[k]) > 0;
 				continue;
@@ -745,7 +793,7 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 			status = EXIT_FAILED;
 		}
 		for (int k = i; k < count; k++) {
-			if (results[k] && shown && !fatal)
+			if (results[k] && shown && !fatal && (all || !cli_unverified(results[k])))
 				cli_print(c, results[k], 0, replay, &printed);
 			dmaconn_result_release(results[k]);
 			results[k] = NULL;
@@ -927,6 +975,7 @@ static void cli_bad_option(char *out, size_t len, int argc, char **argv)
 struct cli_args {
 	const char *type_name, *conn, *record_path, *replay;
 	int json, list, topo, verify, timeout_ms, mpi, quiet, all, help, version;
+	int no_cache, explain;
 };
 
 /* Parses argv into a; a usage error's message into why (empty when none).
@@ -948,6 +997,8 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "mpi", no_argument, NULL, 'M' },
+		{ "no-cache", no_argument, NULL, 'N' },
+		{ "explain", no_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char bad[256];
@@ -1000,6 +1051,12 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		case 'M':
 			a->mpi = 1;
 			break;
+		case 'N':
+			a->no_cache = 1;
+			break;
+		case 'X':
+			a->explain = 1;
+			break;
 		case 'h':
 			a->help = 1;
 			break;
@@ -1048,7 +1105,10 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "--timeout goes with --verify");
 	else if (a->all && a->type_name)
 		snprintf(why, len, "--all runs every detector: no -d or -c with it");
-	else if (!a->type_name != !a->conn && !((a->topo || a->verify) && a->type_name))
+	else if (a->explain && (a->json || a->all || a->list || a->topo || a->verify || a->mpi ||
+				a->record_path))
+		snprintf(why, len, "--explain takes -d, -c, --replay, --no-cache and --quiet only");
+	else if (!a->type_name != !a->conn && !((a->topo || a->verify || a->explain) && a->type_name))
 		snprintf(why, len, "-d and -c go together");
 }
 
@@ -1060,6 +1120,7 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	cli_parse(argc, argv, &a, why, sizeof(why));
 	c->json = a.json;
 	c->quiet = a.quiet || cli_quiet_env();
+	dmaconn_set_verify_cache(!a.no_cache);
 	if (*why)
 		return cli_usage_error(c, "%s", why);
 	if (a.help) {
@@ -1112,6 +1173,8 @@ static int cli_run(struct cli *c, int argc, char **argv)
 				 one ? &a.conn : conns);
 	} else if (a.verify) {
 		status = cli_verify(c, type, a.timeout_ms);
+	} else if (a.explain) {
+		status = cli_explain(c, type, a.conn ? a.conn : "p2p");
 	} else if (a.topo) {
 		status = cli_one(c, type, "p2p", 1, replay);
 	} else if (a.list) {

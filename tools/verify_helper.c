@@ -32,8 +32,13 @@
  *   device ordinal=0 pci=0000:00:06.0 uuid=GPU-... name=NVIDIA%20H200
  *   pair from=0 to=1 status=pass|fail|no_peer can_access_peer=1
  *        access_supported=1 native_atomics=1 performance_rank=0 gbps=393.70
- *        latency_us=2.10 [reason=...]
+ *        latency_us=2.10 verified_read=1 verified_write=1
+ *        verified_atomics_32=1 verified_atomics_64=1 [reason=...]
  *   done pairs=2
+ * Each pair record is preceded by "begin from=0 to=1", written before the
+ * pair is tried, so that a pair that never finishes can be named.  With
+ * "--after I:J" the pairs up to and including I -> J (in row order) are
+ * skipped and "done" counts the others.
  * or, when nothing could be checked, "error reason=..." (after any device
  * records).  Unknown record types and keys are to be ignored by readers.
  * Exit status: 0 when it reported (whatever the pairs' status), 2 otherwise.
@@ -343,6 +348,8 @@ struct pair_out {
 	int can_access, access_supported, native_atomics, rank;
 	int have_access_supported, have_native_atomics, have_rank;
 	int measured;
+	int checked; /* the kernel ran: the four outcomes below are meaningful */
+	int read_ok, write_ok, atomics32_ok, atomics64_ok;
 	double gbps, latency_us;
 	const char *status;
 	char reason[1024];
@@ -416,6 +423,12 @@ static int check_pair(struct dev *di, struct dev *dj, int i, int j, struct pair_
 	memcpy(&ctr64, (const char *)host + CTR64_OFF, sizeof(ctr64));
 	uint64_t want64 = (uint64_t)T * (T + 1) / 2 * CTR64_MUL;
 
+	/* Each capability on its own, so that a reader can tell which failed. */
+	o->checked = 1;
+	o->read_ok = mismatch == 0;
+	o->write_ok = bad == 0;
+	o->atomics32_ok = ctr32 == T;
+	o->atomics64_ok = ctr64 == want64;
 	o->status = "pass";
 	if (bad) {
 		o->status = "fail";
@@ -531,6 +544,12 @@ out:;
 		line_kvf(&l, "native_atomics", "%d", o.native_atomics);
 	if (o.have_rank)
 		line_kvf(&l, "performance_rank", "%d", o.rank);
+	if (o.checked) {
+		line_kvf(&l, "verified_read", "%d", o.read_ok);
+		line_kvf(&l, "verified_write", "%d", o.write_ok);
+		line_kvf(&l, "verified_atomics_32", "%d", o.atomics32_ok);
+		line_kvf(&l, "verified_atomics_64", "%d", o.atomics64_ok);
+	}
 	if (o.measured) {
 		line_kvf(&l, "gbps", "%.2f", o.gbps);
 		line_kvf(&l, "latency_us", "%.2f", o.latency_us);
@@ -553,9 +572,20 @@ static void uuid_string(const dc_CUuuid *u, char *out, size_t len)
 
 int main(int argc, char **argv)
 {
-	(void)argv;
-	if (argc > 1) {
-		fprintf(stderr, "usage: dmaconn-verify-helper\n"
+	/* --after I:J resumes after the pair I -> J (the caller restarts us
+	 * past a pair that hung). */
+	int after_i = -1, after_j = -1;
+	if (argc == 3 && !strcmp(argv[1], "--after")) {
+		char *end;
+		long a = strtol(argv[2], &end, 10);
+		long b = *end == ':' ? strtol(end + 1, &end, 10) : -1;
+		if (*end || a < 0 || b < 0 || a > 1 << 20 || b > 1 << 20)
+			argc = 0;
+		after_i = (int)a;
+		after_j = (int)b;
+	}
+	if (argc != 1 && argc != 3) {
+		fprintf(stderr, "usage: dmaconn-verify-helper [--after I:J]\n"
 				"Checks CUDA peer access between all visible GPUs; run by "
 				"dmaconn_verify().\n");
 		return 2;
@@ -617,8 +647,13 @@ int main(int argc, char **argv)
 	int pairs = 0;
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
-			if (i == j)
+			if (i == j || i < after_i || (i == after_i && j <= after_j))
 				continue;
+			/* Announced first, so that the caller can name a pair that hangs. */
+			line_start(&l, "begin");
+			line_kvf(&l, "from", "%d", i);
+			line_kvf(&l, "to", "%d", j);
+			line_emit(&l);
 			run_pair(devs, i, j);
 			pairs++;
 		}

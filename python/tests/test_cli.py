@@ -47,6 +47,8 @@ class OutputTest(unittest.TestCase):
         [doc] = top["results"]
         self.assertEqual(list(doc), ["device_type", "connection_type", "matrix", "devices", "pairs", "warnings"])
         self.assertEqual(doc["matrix"], [[0, 0], [0, 0]])
+        # Every 0 says why; NVML failed here, so the reason is "unknown".
+        self.assertEqual([(p["from"], p["to"], p["reason"]) for p in doc["pairs"]], [(0, 1, "unknown"), (1, 0, "unknown")])
         self.assertEqual(doc["devices"][1]["ordinal"], 1)
         self.assertEqual(doc["devices"][1]["pci_bus_id"], "0000:00:07.0")
         self.assertEqual(len(doc["warnings"]), 1)

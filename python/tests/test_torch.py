@@ -361,6 +361,7 @@ class RegisterTest(_Child):
             self.calls(out),
             [
                 [CUDA, "p2p", DC_CUDA, "p2p"],
+                [CUDA, "verified", DC_CUDA, "verified"],
                 [HIP, "infinity_fabric", DC_ROCM, "infinity_fabric"],
                 [HIP, "p2p", DC_ROCM, "p2p"],
                 [XPU, "p2p", DC_XPU, "p2p"],
@@ -372,7 +373,14 @@ class RegisterTest(_Child):
         self.assertEqual(out["registered"], out["steps"][1]["registered"])
         self.assertEqual(
             out["registered"],
-            [["CUDA", "p2p"], ["HIP", "infinity_fabric"], ["HIP", "p2p"], ["XPU", "p2p"], ["XPU", "xelink"]],
+            [
+                ["CUDA", "p2p"],
+                ["CUDA", "verified"],
+                ["HIP", "infinity_fabric"],
+                ["HIP", "p2p"],
+                ["XPU", "p2p"],
+                ["XPU", "xelink"],
+            ],
         )
 
     def test_rocm_pytorch(self) -> None:
@@ -409,7 +417,11 @@ class RegisterTest(_Child):
         )
         self.assertEqual(
             self.calls(out),
-            [[HIP, "infinity_fabric", DC_ROCM, "infinity_fabric"], [XPU, "p2p", DC_XPU, "p2p"]],
+            [
+                [CUDA, "verified", DC_CUDA, "verified"],
+                [HIP, "infinity_fabric", DC_ROCM, "infinity_fabric"],
+                [XPU, "p2p", DC_XPU, "p2p"],
+            ],
         )
 
     def test_exclude_variable(self) -> None:

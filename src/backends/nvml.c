@@ -21,6 +21,7 @@
 #include "../order.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"
+#include "../model/reasons.h"
 #include "backend.h"
 #include "nvml_load.h"
 
@@ -876,7 +877,10 @@ static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_no
 static int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return with_session(b, "cuda/nvlink", nvlink_body);
+	int rc = with_session(b, "cuda/nvlink", nvlink_body);
+	if (rc == DMACONN_OK)
+		dc_reasons_cuda(b);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ p2p */
@@ -1144,7 +1148,10 @@ out:
 static int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return with_session(b, "cuda/p2p", p2p_body);
+	int rc = with_session(b, "cuda/p2p", p2p_body);
+	if (rc == DMACONN_OK)
+		dc_reasons_cuda(b);
+	return rc;
 }
 
 static const struct dc_view dc_nvml_views[] = {

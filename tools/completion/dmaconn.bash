@@ -32,6 +32,6 @@ _dmaconn()
 		;;
 	esac
 	COMPREPLY=($(compgen -W '--device-type --connection --all --json --list --topo --verify
-		--timeout --record --replay --mpi --quiet --help --version' -- "$cur"))
+		--timeout --no-cache --explain --record --replay --mpi --quiet --help --version' -- "$cur"))
 }
 complete -F _dmaconn dmaconn

@@ -1,0 +1,11 @@
+/* Reasons for the zeros of the cuda views (src/model/reasons.c). */
+#ifndef DMACONN_REASONS_H
+#define DMACONN_REASONS_H
+
+#include "dmaconn.h"
+
+/* Gives every off-diagonal 0 of b's result a reason code and text, from the
+ * device and pair properties the view has set. */
+void dc_reasons_cuda(dmaconn_builder *b);
+
+#endif

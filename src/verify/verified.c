@@ -1,0 +1,211 @@
+/*
+ * "cuda"/"verified": 1 where read, write, 32- and 64-bit atomics were each
+ * proven on the pair by the helper's kernel with the data checked, 0
+ * otherwise, with the reason.  The work runs in dmaconn-verify-helper
+ * (dc_verify_cuda), so this process stays CUDA-free, and only an explicit
+ * detection runs it: dmaconn_detect_passive() answers without it, and a
+ * replay, which cannot run kernels, answers "not verified in this
+ * recording".  The devices and their properties come from "cuda"/"p2p" (the
+ * NVML model), so that a verdict of nothing still has the node's size.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backends/backend.h"
+#include "internal.h"
+#include "verify/cache.h"
+#include "verify/verify.h"
+
+/* The four capabilities: the helper's key for the verdict, ours, and the
+ * helper's key for what the driver advertises. */
+static const struct {
+	const char *helper, *verified, *advertised, *claim;
+} dc_verified_caps[] = {
+	{ "verified_read", DMACONN_PROP_READ_VERIFIED, DMACONN_PROP_READ_ADVERTISED, "can_access_peer" },
+	{ "verified_write", DMACONN_PROP_WRITE_VERIFIED, DMACONN_PROP_WRITE_ADVERTISED, "can_access_peer" },
+	{ "verified_atomics_32", DMACONN_PROP_ATOMICS_32_VERIFIED, DMACONN_PROP_ATOMICS_32_ADVERTISED,
+	  "native_atomics" },
+	{ "verified_atomics_64", DMACONN_PROP_ATOMICS_64_VERIFIED, DMACONN_PROP_ATOMICS_64_ADVERTISED,
+	  "native_atomics" },
+};
+#define DC_VERIFIED_NCAPS ((int)(sizeof(dc_verified_caps) / sizeof(dc_verified_caps[0])))
+
+/* Copies p2p's device properties (name, bus id, uuid, ...) to device i. */
+static void dc_verified_device(dmaconn_builder *b, const dmaconn_result *p2p, int from, int i)
+{
+	for (int k = 0; k < dmaconn_result_device_property_count(p2p, from); k++)
+		dmaconn_builder_set_device_property(b, i, dmaconn_result_device_property_key(p2p, from, k),
+						    dmaconn_result_device_property_value(p2p, from, k));
+}
+
+/* Zeros over p2p's devices, every pair with the same reason. */
+static int dc_verified_zeros(dmaconn_builder *b, const dmaconn_result *p2p, const char *status,
+			     const char *code, const char *text)
+{
+	int n = p2p ? dmaconn_result_size(p2p) : 0;
+	int rc = dmaconn_builder_set_size(b, n);
+	for (int i = 0; i < n && rc == DMACONN_OK; i++) {
+		dc_verified_device(b, p2p, i, i);
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_VERIFIED, status);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON, code);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT, text);
+		}
+	}
+	return rc;
+}
+
+/* The p2p device with this bus id, or -1. */
+static int dc_verified_find(const dmaconn_result *p2p, const char *pci)
+{
+	for (int i = 0; pci && p2p && i < dmaconn_result_size(p2p); i++) {
+		const char *q = dmaconn_result_device_get(p2p, i, DMACONN_PROP_PCI_BUS_ID);
+		if (q && !strcasecmp(q, pci))
+			return i;
+	}
+	return -1;
+}
+
+static void dc_verified_pair(dmaconn_builder *b, const dmaconn_verify_result *v, int i, int j)
+{
+	dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
+	int hung = dmaconn_verify_pair_get(v, i, j, "hang") != NULL, all = st == DMACONN_VERIFY_PASS;
+	for (int c = 0; c < DC_VERIFIED_NCAPS; c++) {
+		const char *claim = dmaconn_verify_pair_get(v, i, j, dc_verified_caps[c].claim);
+		const char *got = dmaconn_verify_pair_get(v, i, j, dc_verified_caps[c].helper);
+		if (claim)
+			dmaconn_builder_set_pair_property(b, i, j, dc_verified_caps[c].advertised,
+							  !strcmp(claim, "0") ? "no" : "yes");
+		dmaconn_builder_set_pair_property(b, i, j, dc_verified_caps[c].verified,
+						  !got ? "not_run" : !strcmp(got, "1") ? "yes" : "no");
+		/* A pass needs each capability proven, not merely no complaint. */
+		all &= got && !strcmp(got, "1");
+	}
+	const char *gbps = dmaconn_verify_pair_get(v, i, j, "gbps");
+	const char *lat = dmaconn_verify_pair_get(v, i, j, "latency_us");
+	if (gbps)
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_GBPS, gbps);
+	if (lat)
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_LATENCY_US, lat);
+	const char *status = hung ? "hang"
+			     : all ? "pass"
+			     : st == DMACONN_VERIFY_NO_PEER ? "no_peer"
+							    : "fail";
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_VERIFIED, status);
+	if (all) {
+		dmaconn_builder_set(b, i, j, 1);
+		return;
+	}
+	const char *why = dmaconn_verify_pair_get(v, i, j, "reason");
+	const char *code = hung ? DMACONN_REASON_VERIFY_HUNG
+			   : st == DMACONN_VERIFY_NO_PEER ? DMACONN_REASON_NO_PEER
+							  : DMACONN_REASON_VERIFY_FAILED;
+	char text[1200];
+	snprintf(text, sizeof(text), "%s%s", st == DMACONN_VERIFY_NO_PEER || hung ? "" : "verification failed: ",
+		 why ? why : "a capability was not proven");
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON, code);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT, text);
+}
+
+static int dc_verified_detect(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	int is_passive = dc_detect_passive(), fresh = dc_rediscover();
+	char *key = NULL;
+	/* The cache first: a valid entry answers without NVML or the helper. */
+	if (!dc_replay_file() && dc_vcache_enabled() && (key = dc_vcache_key()) && !fresh &&
+	    dc_vcache_load(key, b) == 0) {
+		free(key);
+		return DMACONN_OK;
+	}
+	dmaconn_result *p2p = NULL;
+	int rc = dmaconn_detect(DMACONN_DEVICE_CUDA, "p2p", &p2p);
+	if (rc == DMACONN_ENOMEM || rc == DMACONN_EREPLAY) {
+		free(key);
+		return dmaconn_builder_fail(b, rc, "%s", dmaconn_last_error());
+	}
+	if (rc != DMACONN_OK)
+		p2p = NULL; /* no NVML view: the helper alone says how many GPUs */
+
+	if (dc_replay_file()) {
+		rc = dc_verified_zeros(b, p2p, "not_verified", DMACONN_REASON_NOT_RECORDED,
+				       "not verified in this recording");
+		goto out;
+	}
+	if (is_passive) {
+		dc_builder_provisional(b);
+		rc = dc_verified_zeros(b, p2p, "not_verified", DMACONN_REASON_NOT_VERIFIED,
+				       "not verified: no cached verdict; run dmaconn -d cuda -c verified");
+		goto out;
+	}
+
+	dmaconn_verify_result *v = NULL;
+	if (dc_verify_cuda(0, 1, &v) != DMACONN_OK) {
+		rc = dmaconn_builder_fail(b, DMACONN_ENOMEM, "out of memory while verifying");
+		goto out;
+	}
+	for (int k = 0; k < dmaconn_verify_warning_count(v); k++)
+		dmaconn_builder_warn(b, "%s", dmaconn_verify_warning(v, k));
+	int n = dmaconn_verify_size(v);
+	if (n == 0 || dc_verify_failed(v)) {
+		/* Nothing was proven: zeros over the node as NVML sees it. */
+		char text[1200];
+		const char *why = n > 1 ? dmaconn_verify_pair_get(v, 0, 1, "reason") : NULL;
+		snprintf(text, sizeof(text), "verification failed: %s",
+			 why ? why
+			     : dmaconn_verify_warning_count(v) ? dmaconn_verify_warning(v, 0)
+							       : "no GPU was checked");
+		if (n == 0 || !p2p || dmaconn_result_size(p2p) == n) {
+			rc = dc_verified_zeros(b, n == 0 ? p2p : p2p, "fail", DMACONN_REASON_VERIFY_FAILED,
+					       text);
+			dmaconn_verify_result_free(v);
+			goto out; /* never cached: the next detection tries again */
+		}
+	}
+	rc = dmaconn_builder_set_size(b, n);
+	for (int i = 0; i < n && rc == DMACONN_OK; i++) {
+		const char *pci = dc_verify_pci(v, i);
+		int at = dc_verified_find(p2p, pci);
+		if (at >= 0)
+			dc_verified_device(b, p2p, at, i);
+		else if (pci)
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_PCI_BUS_ID, pci);
+		for (int j = 0; j < n; j++)
+			if (i != j)
+				dc_verified_pair(b, v, i, j);
+	}
+	/* A verdict, even of failed pairs, is kept; a run that checked
+	 * nothing is not. */
+	if (rc == DMACONN_OK && key && !dc_verify_failed(v) && n > 0)
+		dc_vcache_store(key, b->r);
+	dmaconn_verify_result_free(v);
+out:
+	free(key);
+	dmaconn_result_release(p2p);
+	return rc;
+}
+
+static const struct dc_view dc_verified_views[] = {
+	{ "verified", dc_verified_detect },
+};
+
+static void dc_verified_atfork(int phase)
+{
+	(void)phase; /* no locks: every run lives on its caller's stack */
+}
+
+static void dc_verified_shutdown(void)
+{
+}
+
+const struct dc_backend dc_backend_cuda_verify = {
+	.name = "cuda_verify",
+	.type = DMACONN_DEVICE_CUDA,
+	DC_VIEWS(dc_verified_views),
+	.atfork = dc_verified_atfork,
+	.shutdown = dc_verified_shutdown,
+};

@@ -1,0 +1,44 @@
+/*
+ * Reasons for the zeros of the cuda views, on a recorded machine:
+ *
+ *   test_reasons FILE CONNECTION CODE
+ *
+ * replays FILE, detects cuda/CONNECTION, and checks that every off-diagonal
+ * 0 has a reason and a text, that no 1 has one, and that CODE is among the
+ * reasons given.
+ */
+#include "check.h"
+#include "dmaconn.h"
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: test_reasons FILE CONNECTION CODE\n");
+		return 2;
+	}
+	CHECK_INT(dmaconn_set_replay_file(argv[1]), DMACONN_OK);
+	dmaconn_result *r = NULL;
+	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_CUDA, argv[2], &r), DMACONN_OK);
+	int n = dmaconn_result_size(r), found = 0, zeros = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			const char *code = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON);
+			const char *text = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON_TEXT);
+			if (dmaconn_result_get(r, i, j) != 0) {
+				CHECK(code == NULL && text == NULL);
+				continue;
+			}
+			zeros++;
+			CHECK(code != NULL && text != NULL && *text);
+			found |= code && !strcmp(code, argv[3]);
+		}
+	CHECK(zeros > 0);
+	if (!found)
+		fprintf(stderr, "%s %s: no pair has the reason %s\n", argv[1], argv[2], argv[3]);
+	CHECK(found);
+	dmaconn_result_release(r);
+	dmaconn_shutdown();
+	return check_done("test_reasons");
+}

@@ -1,0 +1,310 @@
+/*
+ * The verdict cache of "cuda"/"verified", against the fake CUDA driver and a
+ * fake /proc (DMACONN_SYSFS_ROOT):
+ *
+ *   test_vcache FAKE_LIBCUDA HELPER WORKDIR
+ *
+ * A verification stores its verdict; a later detection answers from it
+ * without the helper.  Each key component, a corrupt, truncated, stale or
+ * future entry, a symbolic link, a file or directory others may write, and
+ * the switches each make it verify again (the marker helper then records
+ * that it ran, and fails, so that no verdict replaces the good one).
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dmaconn.h"
+
+static char root[4096], cachedir[4096], entry[4200], marker[4200], marker_helper[4200];
+static const char *helper;
+
+static void put(const char *rel, const char *text)
+{
+	char path[8192], cmd[8400];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	CHECK_INT(system(cmd), 0);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void node_as_recorded(void)
+{
+	put("proc/sys/kernel/random/boot_id", "0b5e5a1e-0000-4000-8000-000000000001\n");
+	put("proc/driver/nvidia/version",
+	    "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15  Thu Jan 1 00:00:00 UTC 2026\n");
+	put("proc/driver/nvidia/gpus/0000:1a:00.0/information",
+	    "Model: \t\t NVIDIA H200\nGPU UUID: \t GPU-aaaaaaaa-0000-0000-0000-000000000000\n"
+	    "Bus Location: \t 0000:1a:00.0\n");
+	put("proc/driver/nvidia/gpus/0000:1b:00.0/information",
+	    "Model: \t\t NVIDIA H200\nGPU UUID: \t GPU-bbbbbbbb-0000-0000-0000-000000000000\n"
+	    "Bus Location: \t 0000:1b:00.0\n");
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	unsetenv("CUDA_DEVICE_ORDER");
+}
+
+/* Detects cuda/verified with the marker helper: 1 when it answered from
+ * the cache (a pass, helper not run), 0 when it verified again. */
+static int answered_from_cache(void)
+{
+	unlink(marker);
+	dmaconn_clear_cache();
+	setenv("DMACONN_VERIFY_HELPER", marker_helper, 1);
+	dmaconn_result *r = NULL;
+	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_CUDA, "verified", &r), DMACONN_OK);
+	int ran = access(marker, F_OK) == 0;
+	int pass = dmaconn_result_size(r) == 2 && dmaconn_result_get(r, 0, 1) == 1 &&
+		   dmaconn_result_get(r, 1, 0) == 1;
+	dmaconn_result_release(r);
+	CHECK(ran != pass); /* a helper that failed never gives a pass */
+	return !ran && pass;
+}
+
+static void verify_and_store(void)
+{
+	dmaconn_clear_cache();
+	setenv("DMACONN_VERIFY_HELPER", helper, 1);
+	dmaconn_result *r = NULL;
+	CHECK_INT(dmaconn_detect_fresh(DMACONN_DEVICE_CUDA, "verified", &r), DMACONN_OK);
+	CHECK_INT(dmaconn_result_get(r, 0, 1), 1);
+	dmaconn_result_release(r);
+}
+
+static void test_store_and_hit(void)
+{
+	verify_and_store();
+	struct stat st;
+	CHECK_INT(lstat(entry, &st), 0);
+	CHECK(S_ISREG(st.st_mode));
+	CHECK_INT((int)(st.st_mode & 077), 0);
+	/* Written whole (ends with "end") and renamed: no temporary file left. */
+	FILE *f = fopen(entry, "r");
+	char text[65536] = "";
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+	CHECK(n > 4 && !strcmp(text + n - 4, "end\n"));
+	CHECK_CONTAINS(text, "key boot_id 0b5e5a1e");
+	CHECK_CONTAINS(text, "GPU-bbbbbbbb");
+	DIR *d = opendir(cachedir);
+	int others = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "verified");
+	if (d)
+		closedir(d);
+	CHECK_INT(others, 0);
+
+	CHECK(answered_from_cache());
+	/* The passive detection answers from it too. */
+	dmaconn_clear_cache();
+	unlink(marker);
+	dmaconn_result *r = NULL;
+	CHECK_INT(dmaconn_detect_passive(DMACONN_DEVICE_CUDA, "verified", &r), DMACONN_OK);
+	CHECK_INT(dmaconn_result_get(r, 0, 1), 1);
+	CHECK_STR(dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_VERIFIED), "pass");
+	CHECK(dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_GBPS) != NULL);
+	CHECK_STR(dmaconn_result_device_get(r, 1, DMACONN_PROP_PCI_BUS_ID), "0000:1b:00.0");
+	dmaconn_result_release(r);
+	CHECK_INT(access(marker, F_OK), -1);
+}
+
+/* Each component of the key, changed, means verifying again; restored,
+ * the entry answers again. */
+static void test_key_components(void)
+{
+	struct {
+		const char *what, *file, *text, *env, *value;
+	} changes[] = {
+		{ "boot id", "proc/sys/kernel/random/boot_id", "0b5e5a1e-0000-4000-8000-000000000002\n", NULL, NULL },
+		{ "driver", "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  575.1\n", NULL, NULL },
+		{ "uuid", "proc/driver/nvidia/gpus/0000:1b:00.0/information",
+		  "GPU UUID: \t GPU-cccccccc-0000-0000-0000-000000000000\nBus Location: \t 0000:1b:00.0\n", NULL, NULL },
+		{ "bus id", "proc/driver/nvidia/gpus/0000:1b:00.0/information",
+		  "GPU UUID: \t GPU-bbbbbbbb-0000-0000-0000-000000000000\nBus Location: \t 0000:1c:00.0\n", NULL, NULL },
+		{ "another GPU", "proc/driver/nvidia/gpus/0000:1d:00.0/information",
+		  "GPU UUID: \t GPU-dddddddd-0000-0000-0000-000000000000\nBus Location: \t 0000:1d:00.0\n", NULL, NULL },
+		{ "visible devices", NULL, NULL, "CUDA_VISIBLE_DEVICES", "1,0" },
+		{ "device order", NULL, NULL, "CUDA_DEVICE_ORDER", "PCI_BUS_ID" },
+	};
+	for (size_t k = 0; k < sizeof(changes) / sizeof(changes[0]); k++) {
+		fprintf(stderr, "  key component: %s\n", changes[k].what);
+		CHECK(answered_from_cache());
+		if (changes[k].file)
+			put(changes[k].file, changes[k].text);
+		else
+			setenv(changes[k].env, changes[k].value, 1);
+		CHECK(!answered_from_cache());
+		char cmd[8400];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s/proc/driver/nvidia/gpus/0000:1d:00.0'", root);
+		CHECK_INT(system(cmd), 0);
+		node_as_recorded();
+		CHECK(answered_from_cache());
+	}
+	/* No boot id (or no NVIDIA driver): nothing can be keyed, never a hit. */
+	char path[8192];
+	snprintf(path, sizeof(path), "%s/proc/sys/kernel/random/boot_id", root);
+	unlink(path);
+	CHECK(!answered_from_cache());
+	node_as_recorded();
+	CHECK(answered_from_cache());
+}
+
+static void rewrite(const char *from, const char *to)
+{
+	FILE *f = fopen(entry, "r");
+	char text[65536] = "";
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+	char *at = strstr(text, from);
+	CHECK(at != NULL);
+	char out[70000];
+	if (at)
+		snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+	else
+		snprintf(out, sizeof(out), "%s", text);
+	f = fopen(entry, "w");
+	if (f) {
+		fputs(out, f);
+		fclose(f);
+	}
+}
+
+static void set_time(long long t)
+{
+	FILE *f = fopen(entry, "r");
+	char text[65536] = "";
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+	char *line = strstr(text, "\ntime ");
+	CHECK(line != NULL);
+	if (!line)
+		return;
+	char *end = strchr(line + 1, '\n');
+	char out[70000];
+	snprintf(out, sizeof(out), "%.*s\ntime %lld%s", (int)(line - text), text, t, end);
+	f = fopen(entry, "w");
+	if (f) {
+		fputs(out, f);
+		fclose(f);
+	}
+}
+
+static void test_bad_entries(void)
+{
+	/* Corrupt: a value out of range, an unknown record, garbage, truncated. */
+	const char *bad[][2] = { { "value 0 1 1", "value 0 1 7" },
+				 { "value 0 1 1", "bogus 0 1 1" },
+				 { "dmaconn-verified 1", "dmaconn-verified 2" },
+				 { "end\n", "" },
+				 { "size 2", "size 9" },
+				 { "value 1 0 1", "value 0 1 1" } };
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		verify_and_store();
+		CHECK(answered_from_cache());
+		rewrite(bad[k][0], bad[k][1]);
+		CHECK(!answered_from_cache());
+	}
+	/* Stale, or from the future. */
+	verify_and_store();
+	set_time((long long)time(NULL) - 7200);
+	CHECK(!answered_from_cache());
+	set_time((long long)time(NULL) + 7200);
+	CHECK(!answered_from_cache());
+	set_time((long long)time(NULL) - 60);
+	CHECK(answered_from_cache());
+
+	/* A symbolic link is refused, even to a good entry. */
+	char copy[4300];
+	snprintf(copy, sizeof(copy), "%s.copy", entry);
+	CHECK_INT(rename(entry, copy), 0);
+	CHECK_INT(symlink(copy, entry), 0);
+	CHECK(!answered_from_cache());
+	unlink(entry);
+	CHECK_INT(rename(copy, entry), 0);
+	CHECK(answered_from_cache());
+
+	/* A file or a directory others may write is refused. */
+	chmod(entry, 0620);
+	CHECK(!answered_from_cache());
+	chmod(entry, 0604);
+	CHECK(answered_from_cache());
+	chmod(entry, 0602);
+	CHECK(!answered_from_cache());
+	chmod(entry, 0600);
+	chmod(cachedir, 0770);
+	CHECK(!answered_from_cache());
+	chmod(cachedir, 0707);
+	CHECK(!answered_from_cache());
+	chmod(cachedir, 0700);
+	CHECK(answered_from_cache());
+}
+
+static void test_switches(void)
+{
+	verify_and_store();
+	setenv("DMACONN_NO_CACHE", "1", 1);
+	CHECK(!answered_from_cache());
+	setenv("DMACONN_NO_CACHE", "0", 1);
+	CHECK(answered_from_cache());
+	unsetenv("DMACONN_NO_CACHE");
+	dmaconn_set_verify_cache(0);
+	CHECK(!answered_from_cache());
+	/* Off means nothing is written either. */
+	unlink(entry);
+	verify_and_store();
+	CHECK_INT(access(entry, F_OK), -1);
+	dmaconn_set_verify_cache(1);
+	verify_and_store();
+	CHECK(answered_from_cache());
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4 || argv[1][0] != '/' || argv[2][0] != '/' || argv[3][0] != '/') {
+		fprintf(stderr, "usage: test_vcache /abs/libcuda.so.1 /abs/helper /abs/workdir\n");
+		return 2;
+	}
+	helper = argv[2];
+	snprintf(root, sizeof(root), "%s/root", argv[3]);
+	snprintf(cachedir, sizeof(cachedir), "%s/cache", argv[3]);
+	snprintf(entry, sizeof(entry), "%s/verified", cachedir);
+	snprintf(marker, sizeof(marker), "%s/helper-ran", argv[3]);
+	snprintf(marker_helper, sizeof(marker_helper), "%s/marker-helper.sh", argv[3]);
+	char cmd[9000];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' && mkdir -p '%s'", root, cachedir, argv[3]);
+	CHECK_INT(system(cmd), 0);
+	FILE *f = fopen(marker_helper, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return check_done("test_vcache");
+	fprintf(f, "#!/bin/sh\ntouch '%s'\nexit 1\n", marker);
+	fclose(f);
+	chmod(marker_helper, 0755);
+	node_as_recorded();
+	setenv("DMACONN_CUDA_LIBRARY", argv[1], 1);
+	setenv("DMACONN_SYSFS_ROOT", root, 1);
+	setenv("DMACONN_CACHE_DIR", cachedir, 1);
+	setenv("DMACONN_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+	unsetenv("DMACONN_NO_CACHE");
+	unsetenv("DMACONN_REPLAY");
+
+	test_store_and_hit();
+	test_key_components();
+	test_bad_entries();
+	test_switches();
+	dmaconn_shutdown();
+	return check_done("test_vcache");
+}
