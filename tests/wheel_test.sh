@@ -59,7 +59,7 @@ r = dmaconn.detect('cuda', 'nvlink')
 print(r.matrix, dmaconn.library_path().startswith('$site/dmaconn/lib/'))
 ") && [ "$out" = "[[0, 18], [18, 0]] True" ] && ok "import and detect, no environment" || bad "detect: '$out'"
 out=$(env -i "$V/bin/dmaconn" --replay "$replay" --json -d cuda -c nvlink) &&
-	echo "$out" | "$PY" -c 'import json, sys; assert json.load(sys.stdin)["matrix"] == [[0, 18], [18, 0]]' &&
+	echo "$out" | "$PY" -c 'import json, sys; assert json.load(sys.stdin)["results"][0]["matrix"] == [[0, 18], [18, 0]]' &&
 	ok "the dmaconn console script" || bad "console script: '$out'"
 [ "$(env -i "$V/bin/python" -m dmaconn --version)" = "dmaconn 0.1.0" ] && ok "python -m dmaconn" ||
 	bad "python -m dmaconn"
