@@ -10,14 +10,17 @@ struct dc_pci {
 
 #define DC_PCI_BUS_ID_SIZE 32
 
+/* The value of hex digit c, or -1. */
+int dc_hexval(int c);
+
+/* Decodes %XX escapes in place; -1 on a bad escape or an encoded NUL. */
+int dc_percent_decode(char *s);
+
 /*
  * Parses "[domain:]bus:device.function" in hex, as in "00000000:00:06.0",
  * "0000:0a:00.0" or "0a:00.0", reading at most maxlen bytes (NVML's buffers
  * need not be terminated).  Returns 0, or -1 for anything else.
  */
-/* The value of hex digit c, or -1. */
-int dc_hexval(int c);
-
 int dc_pci_parse(const char *s, size_t maxlen, struct dc_pci *out);
 /* Writes the canonical lower-case form, "0000:00:06.0" (8 domain digits when
  * the domain does not fit in 4). */

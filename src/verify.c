@@ -494,25 +494,6 @@ static void parsed_clear(struct parsed *p)
 	p->open_from = p->open_to = -1;
 }
 
-/* Decodes %XX in place; -1 on a bad escape or an encoded NUL. */
-static int decode(char *s)
-{
-	char *w = s;
-	for (const char *p = s; *p; p++) {
-		if (*p != '%') {
-			*w++ = *p;
-			continue;
-		}
-		int hi = dc_hexval(p[1]), lo = hi < 0 ? -1 : dc_hexval(p[2]);
-		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-			return -1;
-		*w++ = (char)(hi * 16 + lo);
-		p += 2;
-	}
-	*w = '\0';
-	return 0;
-}
-
 static int parse_int(const char *s, int max, int *out)
 {
 	char *end;
@@ -552,7 +533,7 @@ static int parse_line(struct parsed *p, char *line, int lineno)
 		}
 		*eq = '\0';
 		char *key = tok, *value = eq + 1;
-		if (decode(value) != 0) {
+		if (dc_percent_decode(value) != 0) {
 			snprintf(p->garbled, sizeof(p->garbled), "line %d: bad escape in %.40s", lineno,
 				 key);
 			rc = -1;

@@ -207,25 +207,6 @@ static void dc_vcache_put(FILE *f, const char *s)
 	}
 }
 
-/* Decodes in place; -1 on a bad escape or an encoded NUL. */
-static int dc_vcache_decode(char *s)
-{
-	char *w = s;
-	for (const char *p = s; *p; p++) {
-		if (*p != '%') {
-			*w++ = *p;
-			continue;
-		}
-		int hi = dc_hexval(p[1]), lo = hi < 0 ? -1 : dc_hexval(p[2]);
-		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-			return -1;
-		*w++ = (char)(hi * 16 + lo);
-		p += 2;
-	}
-	*w = '\0';
-	return 0;
-}
-
 /* --------------------------------------------------------------- store */
 
 int dc_vcache_store(const char *key, const dmaconn_result *r)
@@ -406,8 +387,8 @@ int dc_vcache_load(const char *key, dmaconn_builder *b)
 			} else if (nf == 1 && !strcmp(f[0], "end")) {
 				ended = 1;
 			} else if (nf == 4 && !strcmp(f[0], "device")) {
-				ok = dc_vcache_index(f[1], n, &i) == 0 && dc_vcache_decode(f[2]) == 0 &&
-				     dc_vcache_decode(f[3]) == 0;
+				ok = dc_vcache_index(f[1], n, &i) == 0 && dc_percent_decode(f[2]) == 0 &&
+				     dc_percent_decode(f[3]) == 0;
 				if (ok && pass)
 					dmaconn_builder_set_device_property(b, i, f[2], f[3]);
 			} else if (nf == 4 && !strcmp(f[0], "value")) {
@@ -423,11 +404,11 @@ int dc_vcache_load(const char *key, dmaconn_builder *b)
 					dmaconn_builder_set(b, i, j, v);
 			} else if (nf == 5 && !strcmp(f[0], "pair")) {
 				ok = dc_vcache_index(f[1], n, &i) == 0 && dc_vcache_index(f[2], n, &j) == 0 &&
-				     i != j && dc_vcache_decode(f[3]) == 0 && dc_vcache_decode(f[4]) == 0;
+				     i != j && dc_percent_decode(f[3]) == 0 && dc_percent_decode(f[4]) == 0;
 				if (ok && pass)
 					dmaconn_builder_set_pair_property(b, i, j, f[3], f[4]);
 			} else if (nf == 2 && !strcmp(f[0], "warning")) {
-				ok = dc_vcache_decode(f[1]) == 0;
+				ok = dc_percent_decode(f[1]) == 0;
 				if (ok && pass)
 					dmaconn_builder_add_warning(b, f[1]);
 			} else {
