@@ -282,6 +282,7 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_ATOMICS "atomics"
 #define DMACONN_PROP_NVLINK "nvlink"
 #define DMACONN_PROP_NVLINK_LINKS "nvlink_links"
+#define DMACONN_PROP_NVLINK_DIRECT_LINKS "nvlink_direct_links" /* cuda/nvlink: GPU-to-GPU links of the pair */
 #define DMACONN_PROP_NVLINK_GBPS "nvlink_gbps"     /* GB/s per direction, one decimal */
 #define DMACONN_PROP_NVLINK_RATE_SOURCE "nvlink_rate_source"
 #define DMACONN_PROP_LINK_TYPE "link_type"         /* XGMI, PCIE, NONE, ... */

@@ -19,7 +19,7 @@ PROPERTY_TYPES: Dict[str, type] = {
             "kfd_node", "gfx_target_version", "partition", "partitions",
             "level_zero_driver", "level_zero_index", "tile", "tiles",
             "rank", "node", "local_ordinal",
-            "nvlink_links", "hops", "weight", "min_bandwidth_mbs", "max_bandwidth_mbs",
+            "nvlink_links", "nvlink_direct_links", "hops", "weight", "min_bandwidth_mbs", "max_bandwidth_mbs",
             "xgmi_links", "xelink_links", "mdfi_links",
         ),
         int,

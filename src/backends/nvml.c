@@ -878,10 +878,28 @@ static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_no
 		dmaconn_builder_warn(b, "%s: %s; assuming no NVLink connectivity", s->label, why);
 		return DMACONN_OK;
 	}
+	int *sw = malloc(((size_t)n + 1) * sizeof(*sw));
+	if (!sw)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n; j++)
-			if (i != j)
-				dmaconn_builder_set(b, i, j, m[dc_pair_index(i, j, n)]);
+		sw[i] = dc_switch_links(&nodes[i]);
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++) {
+			int v = i != j ? m[dc_pair_index(i, j, n)] : 0;
+			if (v <= 0)
+				continue;
+			dmaconn_builder_set(b, i, j, v);
+			/* What the switches do not carry joins the two directly:
+			 * said where any link does, so that a drawing can tell. */
+			long direct = v - dc_switch_between(&nodes[i], sw[i], &nodes[j], sw[j]);
+			if (direct > 0) {
+				char num[24];
+				snprintf(num, sizeof(num), "%ld", direct);
+				dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_DIRECT_LINKS, num);
+			}
+		}
+	}
+	free(sw);
 	return DMACONN_OK;
 }
 
