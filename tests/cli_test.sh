@@ -110,6 +110,27 @@ case_ verify-nothing-json 1 DMACONN_VERIFY_HELPER=/nonexistent -- --verify --jso
 # Every mode's --json output is one object.
 case_ list-json 0 -- --list --json
 case_ version-json 0 -- --version --json
+# --format text and --format json are the default output and --json, byte for byte.
+same_as() {
+	label=$1 f=$2
+	shift 2
+	# shellcheck disable=SC2086
+	env -u DMACONN_REPLAY $CLI --format "$f" "$@" >"$TMP/f.out" 2>&1
+	a=$?
+	# shellcheck disable=SC2086
+	env -u DMACONN_REPLAY $CLI $(test "$f" = json && echo --json) "$@" >"$TMP/d.out" 2>&1
+	if [ "$a" = $? ] && cmp -s "$TMP/f.out" "$TMP/d.out"; then
+		pass=$((pass + 1)); echo "ok $label"
+	else
+		fail=$((fail + 1)); echo "FAIL $label: --format $f differs"; diff "$TMP/d.out" "$TMP/f.out"
+	fi
+}
+same_as format-text text --replay $T/hgx-h100-8.json
+same_as format-json json --replay $T/hgx-h100-8.json
+same_as format-json-error json --replay /nonexistent.json
+case_ format-help 0 -- --format help
+case_ format-bogus 2 -- --format bogus
+case_ format-with-topo 2 -- --format prometheus --topo
 
 # Output that cannot be written fails, with a message on stderr.
 # out_fails LABEL full|closed ARGS...

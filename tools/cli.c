@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -21,6 +22,7 @@
 #include "../src/mpi/dmaconn_mpi_cli.h"
 #include "cli.h"
 #include "dmaconn.h"
+#include "format.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -29,7 +31,7 @@ static const char short_usage[] =
 	" try 'dmaconn --help'\n";
 
 static const char help_text[] =
-	"Usage: dmaconn [-d TYPE -c CONNECTION] [--json] [--replay FILE] [--all]\n"
+	"Usage: dmaconn [-d TYPE -c CONNECTION] [--format FORMAT | --json] [--replay FILE] [--all]\n"
 	"       dmaconn --topo [-d TYPE] | --verify [-d TYPE] [--timeout SECONDS]\n"
 	"       dmaconn --record FILE [--replay FILE]\n"
 	"       mpirun -np K dmaconn --mpi [-d TYPE -c CONNECTION] [--json]\n"
@@ -47,6 +49,8 @@ static const char help_text[] =
 	"                          from its cache); other runs never start GPU work\n"
 	"  -a, --all               every registered detector, drivers loaded or not\n"
 	"  -j, --json              one JSON object on standard output, errors included\n"
+	"  -f, --format FORMAT     text (the default), json (as --json), prometheus,\n"
+	"                          nfd, slurm or nccl-xml; see --format help\n"
 	"  -l, --list              list the registered detectors\n"
 	"  -t, --topo              a `nvidia-smi topo -m`-like table with each pair's\n"
 	"                          peer capabilities (cuda/p2p; -d selects the type)\n"
@@ -78,6 +82,9 @@ static int cli_silent;
 /* What one run of the command line has said so far. */
 struct cli {
 	int json, quiet;
+	const struct dc_format *format; /* NULL for text and json */
+	dmaconn_result **kept;          /* with a format: every result shown */
+	int nkept;
 	json_t *doc; /* with --json: the one object standard output receives */
 	char last_error[1024]; /* the last error said, so that none is said twice */
 };
@@ -619,10 +626,18 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 /* ------------------------------------------------------------- detection */
 
 /* One result, after *printed others; *printed counts it. */
-static void cli_print(struct cli *c, const dmaconn_result *r, int topo, const char *replay, int *printed)
+static void cli_print(struct cli *c, dmaconn_result *r, int topo, const char *replay, int *printed)
 {
 	cli_say_warnings(c, r);
-	if (c->json) {
+	if (c->format) {
+		dmaconn_result **k = realloc(c->kept, (size_t)(c->nkept + 1) * sizeof(*k));
+		if (k) {
+			c->kept = k;
+			c->kept[c->nkept++] = dmaconn_result_retain(r);
+		} else {
+			cli_error(c, EXIT_FAILED, "out of memory");
+		}
+	} else if (c->json) {
 		json_array_append_new(cli_doc_results(c), cli_json_result(r));
 	} else {
 		if (*printed)
@@ -802,7 +817,7 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 	}
 	free(results);
 	free(done);
-	if (!c->json && !printed && !status) {
+	if (!c->json && !c->format && !printed && !status) {
 		puts("no accelerators found");
 	}
 	return status;
@@ -974,9 +989,9 @@ static void cli_bad_option(char *out, size_t len, int argc, char **argv)
 
 /* The work a command line asks for, as parsed. */
 struct cli_args {
-	const char *type_name, *conn, *record_path, *replay;
+	const char *type_name, *conn, *record_path, *replay, *format;
 	int json, list, topo, verify, timeout_ms, mpi, quiet, all, help, version;
-	int no_cache, explain;
+	int no_cache, explain, format_help;
 };
 
 /* Parses argv into a; a usage error's message into why (empty when none).
@@ -988,6 +1003,7 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		{ "connection", required_argument, NULL, 'c' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "record", required_argument, NULL, 'R' },
 		{ "replay", required_argument, NULL, 'P' },
@@ -1007,7 +1023,7 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	*why = '\0';
 	optind = 0; /* glibc: rescan from argv[1] with fresh state */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:c:ajltvqhV", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":d:c:f:ajltvqhV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			a->type_name = optarg;
@@ -1020,6 +1036,9 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 			break;
 		case 'j':
 			a->json = 1;
+			break;
+		case 'f':
+			a->format = optarg;
 			break;
 		case 'l':
 			a->list = 1;
@@ -1082,8 +1101,24 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "unexpected argument '%s'", argv[optind]);
 		return;
 	}
-	if (a->help || a->version)
+	if (a->format && !strcmp(a->format, "json"))
+		a->json = 1;
+	a->format_help = a->format && !strcmp(a->format, "help");
+	if (a->help || a->version || a->format_help)
 		return;
+	const struct dc_format *f = a->format ? dc_format_find(a->format) : NULL;
+	if (a->format && !f) {
+		snprintf(why, len, "unknown format '%s' (--format help lists them)", a->format);
+		return;
+	}
+	if (f && f->write && a->json) {
+		snprintf(why, len, "--format %s and --json exclude each other", f->name);
+		return;
+	}
+	if (f && f->write && (a->topo || a->verify || a->list || a->explain || a->record_path || a->mpi)) {
+		snprintf(why, len, "--format %s goes with a detection run (or --mpi) only", f->name);
+		return;
+	}
 	if ((a->replay && !*a->replay) || (a->record_path && !*a->record_path)) {
 		/* An empty DMACONN_REPLAY means no replay: the label would lie. */
 		snprintf(why, len, "--%s needs a file name", a->replay && !*a->replay ? "replay" : "record");
@@ -1113,6 +1148,26 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "-d and -c go together");
 }
 
+/* The results kept for --format, written in that format, then dropped. */
+static int cli_format_write(struct cli *c, const char *replay, double seconds, int mpi, const char *error)
+{
+	struct dc_format_input in = {
+		.results = (const dmaconn_result *const *)c->kept,
+		.count = c->nkept,
+		.replay = replay,
+		.seconds = seconds,
+		.mpi = mpi,
+		.error = error && *error ? error : NULL,
+	};
+	int status = c->format->write(stdout, stderr, &in) ? EXIT_FAILED : 0;
+	for (int k = 0; k < c->nkept; k++)
+		dmaconn_result_release(c->kept[k]);
+	free(c->kept);
+	c->kept = NULL;
+	c->nkept = 0;
+	return status;
+}
+
 /* One command line's work; its JSON document is written by the caller. */
 static int cli_run(struct cli *c, int argc, char **argv)
 {
@@ -1137,6 +1192,15 @@ static int cli_run(struct cli *c, int argc, char **argv)
 		else
 			printf("dmaconn %s\n", dmaconn_version_string());
 		return 0;
+	}
+	if (a.format_help) {
+		for (const struct dc_format *f = dc_formats; f->name; f++)
+			printf("%-12s %s\n", f->name, f->help);
+		return 0;
+	}
+	if (a.format) {
+		const struct dc_format *f = dc_format_find(a.format);
+		c->format = f && f->write ? f : NULL;
 	}
 	/* Warnings are said by this program, per result shown (a bare run
 	 * leaves some results out, and the MPI path gathers every rank's). */
@@ -1168,6 +1232,8 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	count = dmaconn_list_detectors(types, conns, count);
 
 	int status = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (a.mpi) {
 		int one = a.type_name != NULL;
 		status = cli_mpi_run(c, &argc, &argv, one ? 1 : count, one ? &type : types,
@@ -1197,6 +1263,12 @@ static int cli_run(struct cli *c, int argc, char **argv)
 		status = cli_one(c, type, a.conn, 0, replay);
 	} else {
 		status = cli_all(c, count, types, conns, a.all, replay);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (c->format && !a.mpi) {
+		double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		int written = cli_format_write(c, replay, seconds, 0, status ? c->last_error : NULL);
+		status = status ? status : written;
 	}
 	free(types);
 	free(conns);

@@ -30,8 +30,12 @@ _dmaconn()
 	--timeout)
 		return
 		;;
+	-f | --format)
+		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" --format help 2>/dev/null | awk '{ print $1 }')" -- "$cur"))
+		return
+		;;
 	esac
-	COMPREPLY=($(compgen -W '--device-type --connection --all --json --list --topo --verify
+	COMPREPLY=($(compgen -W '--device-type --connection --all --json --format --list --topo --verify
 		--timeout --no-cache --explain --record --replay --mpi --quiet --help --version' -- "$cur"))
 }
 complete -F _dmaconn dmaconn

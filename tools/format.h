@@ -1,0 +1,52 @@
+/* The output formats of `dmaconn --format FORMAT`.  text and json are the
+ * CLI's own printers (tools/cli.c), which write each result as it comes;
+ * every other format is one file, tools/format_NAME.c, defining
+ * dc_format_NAME(), which gets every result of the run at once.  Adding a
+ * format is one line in DC_FORMATS below and that file (CMake builds every
+ * tools/format_*.c). */
+#ifndef DMACONN_FORMAT_H
+#define DMACONN_FORMAT_H
+
+#include <stdio.h>
+
+#include "dmaconn.h"
+
+/* What a run detected, for a format's writer.  Members are only ever added. */
+struct dc_format_input {
+	const dmaconn_result *const *results; /* in `dmaconn --list` order */
+	int count;
+	const char *replay;    /* the replayed file, or NULL on live hardware */
+	double seconds;        /* wall time of the detection */
+	int mpi;               /* results span every rank of an MPI job */
+	const char *error;     /* why some detection failed, or NULL */
+};
+
+/* A format's writer: the document on out; 0, or 1 when the results cannot
+ * be written in this format (after saying why on err). */
+typedef int (*dc_format_fn)(FILE *out, FILE *err, const struct dc_format_input *in);
+
+/* X(identifier, name, one line for --help), in alphabetical order; text
+ * and json come first in the table, without a writer. */
+#define DC_FORMATS(X)                                                                   \
+	X(nccl_xml, "nccl-xml", "an NCCL topology file of this node (NCCL_TOPO_FILE)") \
+	X(nfd, "nfd", "a node-feature-discovery feature file (features.d)")            \
+	X(prometheus, "prometheus", "node_exporter textfile collector metrics")        \
+	X(slurm, "slurm", "gres.conf lines with Links= per GPU")
+
+#define DC_FORMAT_DECLARE(id, name, help) \
+	int dc_format_##id(FILE *out, FILE *err, const struct dc_format_input *in);
+DC_FORMATS(DC_FORMAT_DECLARE)
+#undef DC_FORMAT_DECLARE
+
+struct dc_format {
+	const char *name, *help;
+	dc_format_fn write; /* NULL for text and json */
+};
+
+/* Every format, text and json first; ends with a NULL name. */
+extern const struct dc_format dc_formats[];
+
+/* The format called name, or NULL. */
+const struct dc_format *dc_format_find(const char *name);
+
+#endif
