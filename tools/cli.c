@@ -103,9 +103,7 @@ static int cli_quiet_env(void)
 
 /* ------------------------------------------------------------------ JSON */
 
-/* s with each byte that is not part of valid UTF-8 replaced by U+FFFD
- * (Jansson takes valid UTF-8 only); NULL when s is already valid. */
-static char *cli_utf8_fix(const char *s)
+char *cli_utf8_fix(const char *s)
 {
 	size_t n = strlen(s);
 	const unsigned char *p = (const unsigned char *)s;

@@ -7,4 +7,9 @@
  * getopt's state is reset on entry. */
 int dmaconn_cli_main(int argc, char **argv);
 
+/* s with each byte that is not part of valid UTF-8 replaced by U+FFFD
+ * (Jansson and Graphviz take valid UTF-8 only); NULL when s is already
+ * valid (or out of memory), else a string the caller frees. */
+char *cli_utf8_fix(const char *s);
+
 #endif

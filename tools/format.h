@@ -28,6 +28,7 @@ typedef int (*dc_format_fn)(FILE *out, FILE *err, const struct dc_format_input *
 /* X(identifier, name, one line for --help), in alphabetical order; text
  * and json come first in the table, without a writer. */
 #define DC_FORMATS(X)                                                                   \
+	X(dot, "dot", "a Graphviz graph of one connection type (dot -Tsvg)")           \
 	X(nccl_xml, "nccl-xml", "an NCCL topology file of this node (NCCL_TOPO_FILE)") \
 	X(nfd, "nfd", "a node-feature-discovery feature file (features.d)")            \
 	X(prometheus, "prometheus", "node_exporter textfile collector metrics")        \

@@ -1,0 +1,723 @@
+/*
+ * --format dot: one connection type of the node (or, with --mpi, of the job)
+ * as a Graphviz graph (`dmaconn --format dot | dot -Tsvg`).
+ *
+ * One node per device; for cuda/nvlink one node per NVSwitch fabric domain
+ * that devices reach through switches, with an edge from each device to it;
+ * an edge per pair of devices joined directly (link count and GB/s per
+ * direction), a lighter one labelled with the PCIe path class where a pair
+ * has no link, and the warning colour, with the reason, for links the driver
+ * reports down or disabled, a fabric registration that did not complete, and
+ * a pair that verification (a cached verdict or a recording's) found
+ * failing.  Nothing in the output depends on the time or on the order of
+ * anything but the results: tests compare it byte for byte.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "format.h"
+
+#define DOT_LINK "#1f4e8c"
+#define DOT_PCIE "#9a9a9a"
+#define DOT_WARN "#c62828"
+#define DOT_FILL "#eef3fb"
+#define DOT_SWITCH_FILL "#f1f1f1"
+
+/* A growing string; on allocation failure it keeps what it has. */
+struct dot_buf {
+	char *s;
+	size_t len, cap;
+};
+
+static void dot_add(struct dot_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void dot_add(struct dot_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = (b->len + (size_t)n + 1) * 2;
+		char *s = realloc(b->s, cap);
+		if (!s)
+			return;
+		b->s = s;
+		b->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* A new line of a label (the label's lines are joined by '\n'). */
+static void dot_line(struct dot_buf *b)
+{
+	if (b->len)
+		dot_add(b, "\n");
+}
+
+/* s as a DOT quoted string: quotes and backslashes escaped, a newline as
+ * DOT's \n, other control characters as spaces, invalid UTF-8 replaced. */
+static void dot_quoted(FILE *out, const char *s)
+{
+	char *fixed = cli_utf8_fix(s ? s : "");
+	const char *p = fixed ? fixed : s ? s : "";
+	putc('"', out);
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c < 0x20 || c == 0x7f)
+			putc(' ', out);
+		else
+			putc(c, out);
+	}
+	putc('"', out);
+	free(fixed);
+}
+
+/* ------------------------------------------------------------------ facts */
+
+struct dot {
+	FILE *out;
+	const dmaconn_result *r;        /* the connection type drawn */
+	const dmaconn_result *p2p;      /* the same device type's p2p (paths, rates), or NULL */
+	const dmaconn_result *verified; /* cuda verdicts, or NULL */
+	int *p2p_of, *verified_of;      /* device i of r in those, or -1 */
+	dmaconn_device_type type;
+	const char *conn;
+	int n, mpi, nvlink;
+	int *sw;                        /* per device: switch node, or -1 */
+	char **sw_key;                  /* per switch node: its fabric domain ("" unknown) */
+	int *sw_first;                  /* per switch node: its first device */
+	int nsw;
+	int *degraded;                  /* per device: links down beyond its peers' */
+};
+
+static const char *dot_dev(const dmaconn_result *r, int i, const char *key)
+{
+	return dmaconn_result_device_get(r, i, key);
+}
+
+static const char *dot_pair(const dmaconn_result *r, int i, int j, const char *key)
+{
+	return dmaconn_result_pair_get(r, i, j, key);
+}
+
+/* A decimal property, or def where absent or not a number. */
+static long dot_num(const char *v, long def)
+{
+	char *end;
+	if (!v || !*v)
+		return def;
+	long x = strtol(v, &end, 10);
+	return *end ? def : x;
+}
+
+static int dot_same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Device i of a in b (same bus id and, across ranks, same host), or -1. */
+static int *dot_map(const dmaconn_result *a, const dmaconn_result *b)
+{
+	int n = dmaconn_result_size(a), m = b ? dmaconn_result_size(b) : 0;
+	int *map = malloc(((size_t)n + 1) * sizeof(*map));
+	if (!map)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		const char *bus = dot_dev(a, i, DMACONN_PROP_PCI_BUS_ID);
+		const char *host = dot_dev(a, i, DMACONN_PROP_HOST);
+		map[i] = -1;
+		if (b == a) {
+			map[i] = i;
+			continue;
+		}
+		for (int k = 0; bus && k < m && map[i] < 0; k++) {
+			/* Same index first: the usual case, and exact for duplicates. */
+			int at = (i + k) % m;
+			if (dot_same(bus, dot_dev(b, at, DMACONN_PROP_PCI_BUS_ID)) &&
+			    dot_same(host, dot_dev(b, at, DMACONN_PROP_HOST)))
+				map[i] = at;
+		}
+	}
+	return map;
+}
+
+static const char *dot_p2p(const struct dot *d, int i, int j, const char *key)
+{
+	if (!d->p2p || !d->p2p_of || d->p2p_of[i] < 0 || d->p2p_of[j] < 0)
+		return NULL;
+	return dot_pair(d->p2p, d->p2p_of[i], d->p2p_of[j], key);
+}
+
+/* Links of the pair i -> j that join the two devices without a switch. */
+static long dot_direct(const struct dot *d, int i, int j)
+{
+	long v = dmaconn_result_get(d->r, i, j);
+	if (!d->nvlink || v <= 0)
+		return v;
+	const char *direct = dot_pair(d->r, i, j, DMACONN_PROP_NVLINK_DIRECT_LINKS);
+	if (direct)
+		return dot_num(direct, 0);
+	/* Without the pair's fact: switch-attached devices meet at the switch. */
+	return d->sw[i] >= 0 && d->sw[j] >= 0 ? 0 : v;
+}
+
+/* GB/s per direction of one link of device i (cuda, from p2p), 0 unknown. */
+static double dot_rate(const struct dot *d, int i)
+{
+	for (int j = 0; j < d->n; j++) {
+		if (j == i)
+			continue;
+		const char *gbps = dot_p2p(d, i, j, DMACONN_PROP_NVLINK_GBPS);
+		long links = dot_num(dot_p2p(d, i, j, DMACONN_PROP_NVLINK_LINKS), 0);
+		if (gbps && links > 0)
+			return strtod(gbps, NULL) / (double)links;
+	}
+	return 0;
+}
+
+/* Whether the device's fabric registration lets it use its switch links. */
+static int dot_fabric_ok(const struct dot *d, int i)
+{
+	const char *state = dot_dev(d->r, i, DMACONN_PROP_FABRIC_STATE);
+	const char *status = dot_dev(d->r, i, DMACONN_PROP_FABRIC_STATUS);
+	if (!state || !strcmp(state, "not_supported"))
+		return 1;
+	return !strcmp(state, DMACONN_FABRIC_STATE_COMPLETED) &&
+	       (!status || !strcmp(status, DMACONN_FABRIC_STATUS_SUCCESS));
+}
+
+/* The fabric domain device i's switch links lead to, or "" where unknown:
+ * cluster and clique, and the node for a node-local (all-zero) cluster. */
+static char *dot_domain(const struct dot *d, int i)
+{
+	struct dot_buf b = { 0 };
+	const char *cluster = dot_dev(d->r, i, DMACONN_PROP_CLUSTER_UUID);
+	const char *clique = dot_dev(d->r, i, DMACONN_PROP_CLIQUE_ID);
+	const char *node = dot_dev(d->r, i, DMACONN_PROP_NODE);
+	if (cluster && clique && dot_fabric_ok(d, i)) {
+		int zero = strspn(cluster, "0-") == strlen(cluster);
+		dot_add(&b, "%s/%s", cluster, clique);
+		if (zero)
+			dot_add(&b, "@%s", node ? node : "");
+	}
+	if (!b.s)
+		b.s = calloc(1, 1);
+	return b.s;
+}
+
+/* Switch nodes of cuda/nvlink: one per fabric domain, in order of the first
+ * device reaching it; a device whose domain is unknown joins the first
+ * known one of its node, else one of unknown domain per node. */
+static int dot_switches(struct dot *d)
+{
+	int n = d->n;
+	d->sw = malloc(((size_t)n + 1) * sizeof(*d->sw));
+	d->sw_key = calloc((size_t)n + 1, sizeof(*d->sw_key));
+	d->sw_first = malloc(((size_t)n + 1) * sizeof(*d->sw_first));
+	char **key = calloc((size_t)n + 1, sizeof(*key));
+	if (!d->sw || !d->sw_key || !d->sw_first || !key) {
+		free(key);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		d->sw[i] = -1;
+		if (d->nvlink && dot_num(dot_dev(d->r, i, DMACONN_PROP_NVLINK_SWITCH_LINKS), 0) > 0)
+			key[i] = dot_domain(d, i);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < n; i++) {
+			if (!key[i] || (pass == 0) != (*key[i] != '\0'))
+				continue;
+			const char *want = key[i];
+			if (pass == 1) {
+				/* Unknown: the first known domain of the node. */
+				for (int k = 0; k < n && d->sw[i] < 0; k++)
+					if (k != i && key[k] && *key[k] && d->sw[k] >= 0 &&
+					    dot_same(dot_dev(d->r, i, DMACONN_PROP_NODE),
+						     dot_dev(d->r, k, DMACONN_PROP_NODE)))
+						d->sw[i] = d->sw[k];
+				if (d->sw[i] >= 0)
+					continue;
+			}
+			for (int s = 0; s < d->nsw && d->sw[i] < 0; s++)
+				if (!strcmp(d->sw_key[s], want) &&
+				    (*want || dot_same(dot_dev(d->r, i, DMACONN_PROP_NODE),
+						       dot_dev(d->r, d->sw_first[s], DMACONN_PROP_NODE))))
+					d->sw[i] = s;
+			if (d->sw[i] < 0) {
+				d->sw_key[d->nsw] = strdup(want);
+				d->sw_first[d->nsw] = i;
+				d->sw[i] = d->nsw++;
+			}
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(key[i]);
+	free(key);
+	return 0;
+}
+
+/* Devices with links down beyond what their peers of the same model have:
+ * a GPU fitted for bridges has inactive links by design, as many as its
+ * twins; one with fewer active links than a twin has lost some. */
+static void dot_degraded(struct dot *d)
+{
+	for (int i = 0; i < d->n; i++) {
+		const char *down = dot_dev(d->r, i, DMACONN_PROP_NVLINK_DOWN_LINKS);
+		long active = dot_num(dot_dev(d->r, i, DMACONN_PROP_NVLINK_ACTIVE_LINKS), -1);
+		d->degraded[i] = 0;
+		for (int k = 0; down && active >= 0 && k < d->n && !d->degraded[i]; k++)
+			d->degraded[i] = k != i &&
+					 dot_same(dot_dev(d->r, i, DMACONN_PROP_NAME),
+						  dot_dev(d->r, k, DMACONN_PROP_NAME)) &&
+					 dot_num(dot_dev(d->r, k, DMACONN_PROP_NVLINK_ACTIVE_LINKS), -1) > active;
+	}
+}
+
+/* "5, 11" from "5,11". */
+static void dot_link_list(struct dot_buf *b, const char *list)
+{
+	for (const char *p = list; *p; p++)
+		dot_add(b, *p == ',' ? ", " : "%c", *p);
+}
+
+static int dot_count_list(const char *list)
+{
+	int n = *list != '\0';
+	for (const char *p = list; *p; p++)
+		n += *p == ',';
+	return n;
+}
+
+/* ----------------------------------------------------------------- output */
+
+static const char *dot_link_noun(const struct dot *d, long links)
+{
+	if (d->type == DMACONN_DEVICE_CUDA)
+		return links == 1 ? "NVLink" : "NVLinks";
+	if (d->type == DMACONN_DEVICE_ROCM)
+		return links == 1 ? "XGMI link" : "XGMI links";
+	return links == 1 ? "Xe Link" : "Xe Links";
+}
+
+static double dot_penwidth(long links)
+{
+	return links >= 6 ? 4.0 : 1.0 + 0.5 * (double)links;
+}
+
+static void dot_device(const struct dot *d, int i, const char *indent)
+{
+	const dmaconn_result *r = d->r;
+	struct dot_buf b = { 0 };
+	const char *name = dot_dev(r, i, DMACONN_PROP_NAME);
+	const char *bus = dot_dev(r, i, DMACONN_PROP_PCI_BUS_ID);
+	const char *tile = dot_dev(r, i, DMACONN_PROP_TILE);
+	const char *mig = dot_dev(r, i, DMACONN_PROP_MIG);
+	const char *down = dot_dev(r, i, DMACONN_PROP_NVLINK_DOWN_LINKS);
+	dot_add(&b, "GPU %d", i);
+	if (tile)
+		dot_add(&b, " (tile %s)", tile);
+	if (d->mpi)
+		dot_add(&b, ": rank %s, device %s", dot_dev(r, i, DMACONN_PROP_RANK) ? dot_dev(r, i, DMACONN_PROP_RANK) : "?",
+			dot_dev(r, i, DMACONN_PROP_LOCAL_ORDINAL) ? dot_dev(r, i, DMACONN_PROP_LOCAL_ORDINAL) : "?");
+	dot_line(&b);
+	dot_add(&b, "%s", name && *name ? name : "(unknown)");
+	if (bus) {
+		dot_line(&b);
+		dot_add(&b, "%s", bus);
+	}
+	if (mig && strcmp(mig, "disabled")) {
+		dot_line(&b);
+		dot_add(&b, "MIG %s: no peer DMA", mig);
+	}
+	if (d->degraded[i]) {
+		dot_line(&b);
+		dot_add(&b, "NVLink down: link%s ", dot_count_list(down) == 1 ? "" : "s");
+		dot_link_list(&b, down);
+	}
+	fprintf(d->out, "%sd%d [label=", indent, i);
+	dot_quoted(d->out, b.s);
+	if (d->degraded[i])
+		fprintf(d->out, ", color=\"%s\", fontcolor=\"%s\", penwidth=2", DOT_WARN, DOT_WARN);
+	fputs("];\n", d->out);
+	free(b.s);
+}
+
+static void dot_switch(const struct dot *d, int s, const char *indent)
+{
+	struct dot_buf b = { 0 };
+	const char *key = d->sw_key[s];
+	int first = d->sw_first[s];
+	const char *cluster = dot_dev(d->r, first, DMACONN_PROP_CLUSTER_UUID);
+	const char *clique = dot_dev(d->r, first, DMACONN_PROP_CLIQUE_ID);
+	dot_add(&b, "NVSwitch");
+	if (!*key && d->nsw > 1) {
+		dot_add(&b, "\nfabric domain unknown");
+	} else if (*key && strchr(key, '@') == NULL && cluster) {
+		dot_add(&b, "\nNVLink domain %.8s, clique %s", cluster, clique ? clique : "?");
+	} else if (*key && d->nsw > 1 && !d->mpi) {
+		dot_add(&b, "\nclique %s", clique ? clique : "?");
+	}
+	fprintf(d->out, "%ss%d [label=", indent, s);
+	dot_quoted(d->out, b.s);
+	fprintf(d->out, ", shape=hexagon, fillcolor=\"%s\"];\n", DOT_SWITCH_FILL);
+	free(b.s);
+}
+
+/* Why device i cannot use its switch links: the result's reason for a
+ * pair of it, else its fabric state. */
+static void dot_fabric_reason(const struct dot *d, int i, struct dot_buf *b)
+{
+	for (int j = 0; j < d->n; j++) {
+		for (int dir = 0; dir < 2; dir++) {
+			int a = dir ? j : i, c = dir ? i : j;
+			const char *code = a != c ? dot_pair(d->r, a, c, DMACONN_PROP_REASON) : NULL;
+			const char *text = a != c ? dot_pair(d->r, a, c, DMACONN_PROP_REASON_TEXT) : NULL;
+			if (code && text && !strncmp(code, "fabric_", 7)) {
+				dot_add(b, "%s", text);
+				return;
+			}
+		}
+	}
+	const char *state = dot_dev(d->r, i, DMACONN_PROP_FABRIC_STATE);
+	const char *status = dot_dev(d->r, i, DMACONN_PROP_FABRIC_STATUS);
+	dot_add(b, "NVSwitch fabric registration %s%s%s", state ? state : "unknown", status ? ": " : "",
+		status ? status : "");
+}
+
+static void dot_switch_edge(const struct dot *d, int i)
+{
+	long links = dot_num(dot_dev(d->r, i, DMACONN_PROP_NVLINK_SWITCH_LINKS), 0);
+	const char *down = dot_dev(d->r, i, DMACONN_PROP_NVLINK_DOWN_LINKS);
+	int fabric_ok = dot_fabric_ok(d, i), warn = d->degraded[i] || !fabric_ok;
+	double rate = dot_rate(d, i);
+	struct dot_buf b = { 0 };
+	dot_add(&b, "%ld %s", links, dot_link_noun(d, links));
+	if (rate > 0 && fabric_ok)
+		dot_add(&b, "\n%.1f GB/s", rate * (double)links);
+	if (d->degraded[i]) {
+		dot_add(&b, "\n%d down (link%s ", dot_count_list(down), dot_count_list(down) == 1 ? "" : "s");
+		dot_link_list(&b, down);
+		dot_add(&b, ")");
+	}
+	if (!fabric_ok) {
+		dot_line(&b);
+		dot_fabric_reason(d, i, &b);
+	}
+	/* The second half of a switch's devices below it, as on a baseboard. */
+	int before = 0, all = 0;
+	for (int k = 0; k < d->n; k++) {
+		all += d->sw[k] == d->sw[i];
+		before += k < i && d->sw[k] == d->sw[i];
+	}
+	if (all > 2 && before >= (all + 1) / 2)
+		fprintf(d->out, "\ts%d -- d%d [label=", d->sw[i], i);
+	else
+		fprintf(d->out, "\td%d -- s%d [label=", i, d->sw[i]);
+	dot_quoted(d->out, b.s);
+	fprintf(d->out, ", color=\"%s\", fontcolor=\"%s\", penwidth=%.1f%s];\n", warn ? DOT_WARN : DOT_LINK,
+		warn ? DOT_WARN : DOT_LINK, dot_penwidth(links), fabric_ok ? "" : ", style=dashed");
+	free(b.s);
+}
+
+/* Whether path is a PCIe path class (nvidia-smi's, or KFD's PCIE). */
+static int dot_pcie_class(const char *path)
+{
+	static const char *const classes[] = { "PIX", "PXB", "PHB", "NODE", "SYS", "PCIE" };
+	for (size_t k = 0; path && k < sizeof(classes) / sizeof(classes[0]); k++)
+		if (!strcmp(path, classes[k]))
+			return 1;
+	return 0;
+}
+
+/* The verdict against a claimed pair i -> j, into b; 0 when none failed. */
+static int dot_verify_failed(const struct dot *d, int i, int j, struct dot_buf *b)
+{
+	if (!d->verified || !d->verified_of || d->verified_of[i] < 0 || d->verified_of[j] < 0 ||
+	    dmaconn_result_get(d->r, i, j) <= 0)
+		return 0;
+	int a = d->verified_of[i], c = d->verified_of[j];
+	const char *v = dot_pair(d->verified, a, c, DMACONN_PROP_VERIFIED);
+	if (!v || (strcmp(v, "fail") && strcmp(v, "hang")))
+		return 0;
+	const char *text = dot_pair(d->verified, a, c, DMACONN_PROP_REASON_TEXT);
+	dot_line(b);
+	dot_add(b, "%s", text ? text : !strcmp(v, "hang") ? "verification hung" : "verification failed");
+	return 1;
+}
+
+/* The label of the direct links i -> j (value v, links of them direct). */
+static void dot_link_label(const struct dot *d, int i, int j, long v, long links, struct dot_buf *b)
+{
+	const dmaconn_result *r = d->r;
+	const char *conn = d->conn;
+	if (d->nvlink || (d->type == DMACONN_DEVICE_ROCM && !strcmp(conn, "infinity_fabric")) ||
+	    (d->type == DMACONN_DEVICE_XPU && !strcmp(conn, "xelink"))) {
+		const char *xgmi = d->type == DMACONN_DEVICE_ROCM ? dot_pair(r, i, j, DMACONN_PROP_XGMI_LINKS) : NULL;
+		if (xgmi && !strcmp(xgmi, "unknown"))
+			dot_add(b, "XGMI, link count not reported");
+		else
+			dot_add(b, "%ld %s", links, dot_link_noun(d, links));
+		double gbps = 0;
+		if (d->nvlink)
+			gbps = dot_rate(d, i) * (double)links;
+		else if (d->type == DMACONN_DEVICE_ROCM)
+			gbps = (double)dot_num(dot_pair(r, i, j, DMACONN_PROP_MAX_BANDWIDTH_MBS), 0) / 1000.0;
+		else if (dot_pair(r, i, j, DMACONN_PROP_XELINK_GBPS))
+			gbps = strtod(dot_pair(r, i, j, DMACONN_PROP_XELINK_GBPS), NULL);
+		if (gbps > 0)
+			dot_add(b, "\n%.1f GB/s", gbps);
+		return;
+	}
+	/* p2p, verified and others: what joins them, and what was measured. */
+	const char *path = dot_pair(r, i, j, DMACONN_PROP_PATH);
+	if (!path)
+		path = dot_p2p(d, i, j, DMACONN_PROP_PATH);
+	const char *gbps = dot_pair(r, i, j, DMACONN_PROP_GBPS);
+	const char *nv = dot_p2p(d, i, j, DMACONN_PROP_NVLINK_GBPS);
+	const char *xe = dot_p2p(d, i, j, DMACONN_PROP_XELINK_GBPS);
+	if (!strcmp(conn, "verified"))
+		dot_add(b, "verified");
+	else if (!strcmp(conn, "p2p"))
+		dot_add(b, "peer DMA");
+	else
+		dot_add(b, "%ld", v);
+	if (path && strcmp(path, "?"))
+		dot_add(b, ", %s", path);
+	if (gbps)
+		dot_add(b, "\n%.1f GB/s measured", strtod(gbps, NULL));
+	else if (nv || xe)
+		dot_add(b, "\n%.1f GB/s", strtod(nv ? nv : xe, NULL));
+}
+
+/* Writes one edge i -- j: an arrow from i with forward, extra attributes
+ * (", style=dashed") verbatim. */
+static void dot_edge(const struct dot *d, int i, int j, const char *label, const char *color, double pw,
+		     const char *extra, int forward)
+{
+	fprintf(d->out, "\td%d -- d%d [label=", i, j);
+	dot_quoted(d->out, label);
+	fprintf(d->out, ", color=\"%s\", fontcolor=\"%s\", penwidth=%.1f%s%s];\n", color, color, pw,
+		extra ? extra : "", forward ? ", dir=forward" : "");
+}
+
+/* Whether the pair i -> j is a link the driver reports disabled (KFD). */
+static int dot_disabled(const struct dot *d, int i, int j)
+{
+	const dmaconn_result *r = d->r;
+	const char *type = dot_pair(r, i, j, DMACONN_PROP_LINK_TYPE);
+	const char *enabled = dot_pair(r, i, j, DMACONN_PROP_ENABLED);
+	if (!type) {
+		type = dot_p2p(d, i, j, DMACONN_PROP_LINK_TYPE);
+		enabled = dot_p2p(d, i, j, DMACONN_PROP_ENABLED);
+	}
+	return type && enabled && !strcmp(type, "XGMI") && !strcmp(enabled, "no");
+}
+
+/* The edges of the unordered pair i < j. */
+static void dot_pair_edges(const struct dot *d, int i, int j)
+{
+	long v[2] = { dmaconn_result_get(d->r, i, j), dmaconn_result_get(d->r, j, i) };
+	long direct[2] = { dot_direct(d, i, j), dot_direct(d, j, i) };
+	struct dot_buf fail = { 0 };
+	int failed = dot_verify_failed(d, i, j, &fail);
+	struct dot_buf other = { 0 };
+	if (dot_verify_failed(d, j, i, &other) && (!fail.s || strcmp(fail.s, other.s))) {
+		dot_add(&fail, "%s%s", failed ? "\n" : "", other.s);
+		failed = 1;
+	}
+	free(other.s);
+	if (direct[0] > 0 || direct[1] > 0) {
+		int symmetric = v[0] == v[1] && direct[0] == direct[1];
+		for (int k = 0; k < (symmetric ? 1 : 2); k++) {
+			int a = k ? j : i, c = k ? i : j;
+			if (direct[k] <= 0)
+				continue;
+			struct dot_buf b = { 0 };
+			dot_link_label(d, a, c, v[k], direct[k], &b);
+			const char *path = dot_pair(d->r, a, c, DMACONN_PROP_PATH);
+			int pcie = !d->nvlink && dot_pcie_class(path);
+			if (failed)
+				dot_add(&b, "\n%s", fail.s);
+			dot_edge(d, a, c, b.s, failed ? DOT_WARN : pcie ? DOT_PCIE : DOT_LINK,
+				 pcie ? 1.0 : dot_penwidth(d->nvlink || strcmp(d->conn, "p2p") ? direct[k] : 1), NULL,
+				 !symmetric);
+			free(b.s);
+		}
+	} else if (failed) {
+		/* Claimed through a switch: the verdict is drawn on its own. */
+		struct dot_buf b = { 0 };
+		dot_add(&b, "claimed %ld\n%s", v[0] > v[1] ? v[0] : v[1], fail.s);
+		dot_edge(d, i, j, b.s, DOT_WARN, 1.0, ", style=dashed", 0);
+		free(b.s);
+	} else if (dot_disabled(d, i, j) || dot_disabled(d, j, i)) {
+		dot_edge(d, i, j, "XGMI link disabled by the driver", DOT_WARN, 1.0, ", style=dashed", 0);
+	} else if (v[0] <= 0 && v[1] <= 0 && (d->sw[i] < 0 || d->sw[i] != d->sw[j] || !dot_fabric_ok(d, i) ||
+					   !dot_fabric_ok(d, j))) {
+		const char *path = dot_pair(d->r, i, j, DMACONN_PROP_PATH);
+		if (!dot_pcie_class(path))
+			path = dot_p2p(d, i, j, DMACONN_PROP_PATH);
+		if (dot_pcie_class(path))
+			dot_edge(d, i, j, !strcmp(path, "PCIE") ? "PCIe" : path, DOT_PCIE, 1.0, ", style=dashed, constraint=false", 0);
+	}
+	free(fail.s);
+}
+
+/* The result to draw: the only one, else cuda/nvlink, rocm/infinity_fabric
+ * or xpu/xelink, else the first with devices. */
+static const dmaconn_result *dot_pick(const struct dc_format_input *in)
+{
+	static const struct {
+		dmaconn_device_type type;
+		const char *conn;
+	} prefer[] = { { DMACONN_DEVICE_CUDA, "nvlink" },
+		       { DMACONN_DEVICE_ROCM, "infinity_fabric" },
+		       { DMACONN_DEVICE_XPU, "xelink" } };
+	if (in->count == 1)
+		return in->results[0];
+	for (size_t p = 0; p < sizeof(prefer) / sizeof(prefer[0]); p++)
+		for (int k = 0; k < in->count; k++)
+			if (dmaconn_result_device_type(in->results[k]) == prefer[p].type &&
+			    !strcmp(dmaconn_result_connection_type(in->results[k]), prefer[p].conn) &&
+			    dmaconn_result_size(in->results[k]) > 0)
+				return in->results[k];
+	for (int k = 0; k < in->count; k++)
+		if (dmaconn_result_size(in->results[k]) > 0)
+			return in->results[k];
+	return in->count ? in->results[0] : NULL;
+}
+
+/* The run's result of type and conn, or NULL. */
+static const dmaconn_result *dot_find(const struct dc_format_input *in, dmaconn_device_type type,
+				      const char *conn)
+{
+	for (int k = 0; k < in->count; k++)
+		if (dmaconn_result_device_type(in->results[k]) == type &&
+		    !strcmp(dmaconn_result_connection_type(in->results[k]), conn))
+			return in->results[k];
+	return NULL;
+}
+
+static void dot_header(const struct dot *d, const struct dc_format_input *in)
+{
+	struct dot_buf b = { 0 };
+	dot_add(&b, "%s/%s%s: %d device%s", dmaconn_device_type_name(d->type), d->conn,
+		d->mpi ? " across MPI ranks" : "", d->n, d->n == 1 ? "" : "s");
+	if (in->replay) {
+		const char *base = strrchr(in->replay, '/');
+		dot_add(&b, " (replay of %s)", base ? base + 1 : in->replay);
+	}
+	dot_add(&b, "\nblue: links (count, GB/s per direction); grey dashed: no link, PCIe path class; "
+		    "red: link down or disabled, fabric or verification failed");
+	fputs("graph dmaconn {\n", d->out);
+	fputs("\tgraph [label=", d->out);
+	dot_quoted(d->out, b.s);
+	fputs(", labelloc=t, fontname=\"Helvetica\", fontsize=12, nodesep=0.5, ranksep=1.0];\n", d->out);
+	fprintf(d->out,
+		"\tnode [shape=box, style=\"rounded,filled\", fillcolor=\"%s\", color=\"%s\", "
+		"fontname=\"Helvetica\", fontsize=11];\n",
+		DOT_FILL, DOT_LINK);
+	fputs("\tedge [fontname=\"Helvetica\", fontsize=9];\n", d->out);
+	free(b.s);
+}
+
+/* The devices (and node-local switches), in one cluster per node under --mpi. */
+static void dot_nodes(const struct dot *d)
+{
+	if (!d->mpi) {
+		for (int i = 0; i < d->n; i++)
+			dot_device(d, i, "\t");
+		for (int s = 0; s < d->nsw; s++)
+			dot_switch(d, s, "\t");
+		return;
+	}
+	for (int i = 0; i < d->n; i++) {
+		const char *node = dot_dev(d->r, i, DMACONN_PROP_NODE);
+		int first = 1;
+		for (int k = 0; k < i && first; k++)
+			first = !dot_same(node, dot_dev(d->r, k, DMACONN_PROP_NODE));
+		if (!first)
+			continue;
+		const char *host = dot_dev(d->r, i, DMACONN_PROP_HOST);
+		fprintf(d->out, "\tsubgraph \"cluster_node%s\" {\n\t\tlabel=", node ? node : "");
+		dot_quoted(d->out, host ? host : "?");
+		fputs(";\n\t\tstyle=rounded;\n", d->out);
+		for (int k = i; k < d->n; k++)
+			if (dot_same(node, dot_dev(d->r, k, DMACONN_PROP_NODE)))
+				dot_device(d, k, "\t\t");
+		for (int s = 0; s < d->nsw; s++)
+			if (strchr(d->sw_key[s], '@') && dot_same(node, dot_dev(d->r, d->sw_first[s], DMACONN_PROP_NODE)))
+				dot_switch(d, s, "\t\t");
+		fputs("\t}\n", d->out);
+	}
+	for (int s = 0; s < d->nsw; s++)
+		if (!strchr(d->sw_key[s], '@'))
+			dot_switch(d, s, "\t");
+}
+
+int dc_format_dot(FILE *out, FILE *err, const struct dc_format_input *in)
+{
+	const dmaconn_result *r = dot_pick(in);
+	if (!r) {
+		fputs("dmaconn: --format dot: nothing was detected\n", err);
+		return 1;
+	}
+	struct dot d = { .out = out, .r = r, .type = dmaconn_result_device_type(r), .mpi = in->mpi };
+	d.conn = dmaconn_result_connection_type(r);
+	d.n = dmaconn_result_size(r);
+	d.nvlink = d.type == DMACONN_DEVICE_CUDA && !strcmp(d.conn, "nvlink");
+	dmaconn_result *own_p2p = NULL, *own_verified = NULL;
+	d.p2p = !strcmp(d.conn, "p2p") ? r : dot_find(in, d.type, "p2p");
+	if (!d.p2p && !in->mpi && dmaconn_detect(d.type, "p2p", &own_p2p) == DMACONN_OK)
+		d.p2p = own_p2p;
+	if (d.type == DMACONN_DEVICE_CUDA) {
+		d.verified = !strcmp(d.conn, "verified") ? r : dot_find(in, d.type, "verified");
+		/* Never GPU work: a cached verdict or the recording's, if any. */
+		if (!d.verified && !in->mpi &&
+		    dmaconn_detect_passive(DMACONN_DEVICE_CUDA, "verified", &own_verified) == DMACONN_OK)
+			d.verified = own_verified;
+	}
+	d.p2p_of = d.p2p ? dot_map(r, d.p2p) : NULL;
+	d.verified_of = d.verified ? dot_map(r, d.verified) : NULL;
+	d.degraded = calloc((size_t)d.n + 1, sizeof(*d.degraded));
+	int rc = 0;
+	if (!d.degraded || dot_switches(&d) != 0 || (d.p2p && !d.p2p_of) || (d.verified && !d.verified_of)) {
+		fputs("dmaconn: --format dot: out of memory\n", err);
+		rc = 1;
+	} else {
+		if (d.nvlink)
+			dot_degraded(&d);
+		dot_header(&d, in);
+		dot_nodes(&d);
+		for (int i = 0; i < d.n; i++)
+			if (d.sw[i] >= 0)
+				dot_switch_edge(&d, i);
+		for (int i = 0; i < d.n; i++)
+			for (int j = i + 1; j < d.n; j++)
+				dot_pair_edges(&d, i, j);
+		fputs("}\n", out);
+	}
+	for (int s = 0; s < d.nsw; s++)
+		free(d.sw_key[s]);
+	free(d.sw_key);
+	free(d.sw_first);
+	free(d.sw);
+	free(d.degraded);
+	free(d.p2p_of);
+	free(d.verified_of);
+	dmaconn_result_release(own_p2p);
+	dmaconn_result_release(own_verified);
+	return rc;
+}
