@@ -245,7 +245,6 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_MIG "mig"                     /* "enabled", "disabled", "instance" */
 #define DMACONN_PROP_NVLINK_ACTIVE_LINKS "nvlink_active_links"
 #define DMACONN_PROP_NVLINK_SWITCH_LINKS "nvlink_switch_links" /* active links to NVSwitches */
-#define DMACONN_PROP_NVLINK_DOWN_LINKS "nvlink_down_links" /* links reported inactive: "5,11"; absent if none */
 #define DMACONN_PROP_FABRIC_STATE "fabric_state"   /* "not_supported", ..., "completed" */
 #define DMACONN_PROP_FABRIC_STATUS "fabric_status" /* NVML's return name, e.g. "NVML_SUCCESS" */
 #define DMACONN_PROP_CLUSTER_UUID "cluster_uuid"   /* NVLink domain (with clique_id) */

@@ -547,10 +547,9 @@ static int batch_states(nvmlDevice_t h, int states[NVML_NVLINK_MAX_LINKS], int *
 }
 
 /* Fills node with device h's active links (type_rc[k]: the remote-type
- * answer for node->links[k]) and *links_down with the links it reports
- * inactive; -1 with the reason. */
+ * answer for node->links[k]); -1 with the reason. */
 static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, int batch,
-		       nvmlReturn_t type_rc[DC_MAX_LINKS], unsigned long long *links_down, char *why)
+		       nvmlReturn_t type_rc[DC_MAX_LINKS], char *why)
 {
 	int states[NVML_NVLINK_MAX_LINKS], switch_links = -1;
 	int n = batch ? batch_states(h, states, &switch_links) : -1;
@@ -572,8 +571,6 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, in
 	for (int l = 0; l < n; l++) {
 		up += states[l] == LINK_UP;
 		down += states[l] == LINK_DOWN;
-		if (states[l] == LINK_DOWN)
-			*links_down |= 1ULL << l;
 	}
 	/* Every link is up and NVML counts as many NVSwitch links: all of them
 	 * go to switches, and asking each link's remote would only repeat it. */
@@ -629,7 +626,7 @@ static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t typ
 		f->failed = 1;
 		return;
 	}
-	f->failed = query_links(h, bus, &f->node, batch, type_rc, &f->links_down, f->why) != 0;
+	f->failed = query_links(h, bus, &f->node, batch, type_rc, f->why) != 0;
 }
 
 /* --------------------------------------------------------------- views */
@@ -798,14 +795,6 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_ACTIVE_LINKS, num);
 	snprintf(num, sizeof(num), "%d", sw);
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_SWITCH_LINKS, num);
-	if (f->links_down) {
-		char list[3 * NVML_NVLINK_MAX_LINKS + 1];
-		size_t at = 0;
-		for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
-			if (f->links_down >> l & 1)
-				at += (size_t)snprintf(list + at, sizeof(list) - at, at ? ",%d" : "%d", l);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_DOWN_LINKS, list);
-	}
 
 	const struct dc_fabric_facts *fb = &f->fabric;
 	if (!fb->known || fb->state == DC_FABRIC_NOT_SUPPORTED || node->switch_usable || sw == 0)

@@ -61,7 +61,6 @@ struct dc_device {
 	int fabric_rc;                 /* the fabric query's vendor status */
 	struct dc_fabric_facts fabric;
 	struct dc_node node;           /* active links, remote ends, switch domain */
-	unsigned long long links_down; /* bit l: the driver reports link l inactive */
 	int untyped;                   /* active links to no GPU whose remote type is unknown */
 	int untyped_rc;                /* the vendor status that left them unknown */
 	int rate_known;                /* link rate below asked (by the p2p view) */
