@@ -1654,6 +1654,7 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		.list_dir = replay_files_list_dir,
 		.library_load_error = replay_library_load_error,
 		.host = replay_host,
+		.verification = replay_verification,
 	};
 	return &ops;
 }

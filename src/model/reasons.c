@@ -361,11 +361,10 @@ void dc_reasons_suspects(dmaconn_builder *b)
 			if (!code || (strcmp(code, DMACONN_REASON_VERIFY_FAILED) && strcmp(code, DMACONN_REASON_VERIFY_HUNG)))
 				continue;
 			char host[300], text[1600];
-			const char *bridges;
-			if (!dc_host_cause(b, &h, i, j, host, sizeof(host), &bridges))
+			const char *bridges, *was = dmaconn_result_pair_get(b->r, i, j, DMACONN_PROP_REASON_TEXT);
+			if (!was || strstr(was, "; suspected: ") || !dc_host_cause(b, &h, i, j, host, sizeof(host), &bridges))
 				continue;
-			snprintf(text, sizeof(text), "%.1200s; suspected: %s",
-				 dmaconn_result_pair_get(b->r, i, j, DMACONN_PROP_REASON_TEXT), host);
+			snprintf(text, sizeof(text), "%.1200s; suspected: %s", was, host);
 			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT, text);
 		}
 	dc_host_free(&h);

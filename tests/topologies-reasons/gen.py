@@ -153,3 +153,53 @@ with open(os.path.join(HERE, "fabric-unhealthy.json"), "w") as f:
                "description": "2x H100 on NVSwitches: registered with the fabric, but NVML's health mask says the route is unhealthy; peer access NS",
                "pci_gpus": two, "nvml": {"devices": devs}}, f, indent=1)
     f.write("\n")
+
+# The 2x H200 recording with verification sections: a failed and a hung
+# pair; one pair passed and the other not verified.
+with open(os.path.join(HERE, "..", "..", "examples", "h200x2-recorded.json")) as f:
+    h200 = json.load(f)
+caps = ["read", "write", "atomics_32", "atomics_64"]
+
+
+def vpair(frm, to, status, verified, reason_text=None, **extra):
+    p = {"from": frm, "to": to, "verified": status}
+    for c, ok in zip(caps, verified):
+        p[c + "_advertised"] = "yes"
+        p[c + "_verified"] = ok
+    if reason_text:
+        p["reason_text"] = reason_text
+    p.update(extra)
+    return p
+
+
+def with_section(name, description, pairs):
+    doc = dict(h200)
+    doc["description"] = description
+    doc["verification"] = {"devices": ["0000:00:06.0", "0000:00:07.0"], "pairs": pairs}
+    with open(os.path.join(HERE, name + ".json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+with_section("verified-fail-hang", "2x H200 recorded, with a verification in which GPU 0 -> 1 wrote wrong "
+             "data and GPU 1 -> 0 hung",
+             [vpair(0, 1, "fail", ["yes", "no", "yes", "yes"],
+                    "verification failed: write: 1024 of 1024 values read back wrong"),
+              vpair(1, 0, "hang", ["not_run"] * 4,
+                    "hung: GPU 1 -> 0 did not finish within 12000 ms; the helper was killed and restarted "
+                    "for the other pairs")])
+with_section("verified-partial", "2x H200 recorded, with a verification of GPU 0 -> 1 only (passed)",
+             [vpair(0, 1, "pass", ["yes"] * 4, gbps="373.23", latency_us="9.66")])
+
+# ACS redirection, and a verification in which both pairs hung: the
+# suspected cause is added to the verdict's text.
+with open(os.path.join(HERE, "acs.json")) as f:
+    acs = json.load(f)
+for d in acs["nvml"]["devices"]:
+    d["p2p"][0].update({"read": "OK", "write": "OK", "atomics": "OK", "pci": "OK"})
+acs["description"] = "PCIe ACS redirection on both downstream ports; the driver reports peer access OK, and the verification hung both ways"
+acs["verification"] = {"devices": GPUS, "pairs": [vpair(0, 1, "hang", ["not_run"] * 4, "hung: GPU 0 -> 1 did not finish"),
+                                                  vpair(1, 0, "hang", ["not_run"] * 4, "hung: GPU 1 -> 0 did not finish")]}
+with open(os.path.join(HERE, "acs-verified-hang.json"), "w") as f:
+    json.dump(acs, f, indent=1)
+    f.write("\n")
