@@ -673,8 +673,10 @@ static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, in
 	}
 	int printed = 0;
 	cli_print(c, r, topo, replay, &printed);
+	/* Fail closed: zeros from a verification that checked nothing are no answer. */
+	int status = type == DMACONN_DEVICE_CUDA && dc_cli_verified_nothing(r) ? EXIT_FAILED : 0;
 	dmaconn_result_release(r);
-	return 0;
+	return status;
 }
 
 /* Whether path exists below root ("" for none). */

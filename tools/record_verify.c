@@ -50,18 +50,19 @@ oom_set:
 	return NULL;
 }
 
-/* Whether the verification checked anything: a pair that ran. */
-static int verification_ran(const dmaconn_result *r)
+int dc_cli_verified_nothing(const dmaconn_result *r)
 {
+	if (strcmp(dmaconn_result_connection_type(r), "verified") != 0 || dmaconn_result_warning_count(r) == 0)
+		return 0;
 	int n = dmaconn_result_size(r);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
 			const char *code = i != j ? dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON) : NULL;
 			if (i != j && (!code || strcmp(code, DMACONN_REASON_VERIFY_FAILED) ||
 				       dmaconn_result_pair_get(r, i, j, DMACONN_PROP_READ_VERIFIED)))
-				return 1;
+				return 0;
 		}
-	return n == 1; /* one GPU: no pair to check, and nothing failed */
+	return n != 1;
 }
 
 int dc_cli_record_verification(const char *path, int replayed, char *why, size_t len)
@@ -79,7 +80,7 @@ int dc_cli_record_verification(const char *path, int replayed, char *why, size_t
 		dmaconn_result_release(r);
 		return 0;
 	}
-	if (dmaconn_result_size(r) == 0 || !verification_ran(r)) {
+	if (dc_cli_verified_nothing(r)) {
 		snprintf(why, len, "the verification checked nothing; %s has no verification section", path);
 		dmaconn_result_release(r);
 		return -1;
