@@ -249,6 +249,14 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_FABRIC_STATUS "fabric_status" /* NVML's return name, e.g. "NVML_SUCCESS" */
 #define DMACONN_PROP_CLUSTER_UUID "cluster_uuid"   /* NVLink domain (with clique_id) */
 #define DMACONN_PROP_CLIQUE_ID "clique_id"
+#define DMACONN_PROP_FABRIC_HEALTH_MASK "fabric_health_mask" /* NVML's mask, hexadecimal */
+#define DMACONN_PROP_FABRIC_HEALTH_SUMMARY "fabric_health_summary" /* "healthy", "unhealthy", ... */
+#define DMACONN_PROP_NVLINK_INACTIVE_LINKS "nvlink_inactive_links" /* "3,7": links not active */
+#define DMACONN_PROP_BAR1_MIB "bar1_mib"           /* BAR1 size, MiB */
+#define DMACONN_PROP_VIRTUALIZATION_MODE "virtualization_mode" /* "none", "passthrough", "vgpu", ... */
+#define DMACONN_PROP_CONFIDENTIAL_COMPUTING "confidential_computing" /* "on", "off" */
+#define DMACONN_PROP_IOMMU_GROUP_TYPE "iommu_group_type" /* the kernel's: "DMA", "DMA-FQ", "identity" */
+#define DMACONN_PROP_HYPERVISOR "hypervisor"       /* what shows the node is a virtual machine */
 /* The values of fabric_state and fabric_status that make a device's NVSwitch
  * links usable: registered with the fabric manager, successfully. */
 #define DMACONN_FABRIC_STATE_COMPLETED "completed"
@@ -325,6 +333,8 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_ATOMICS_64_VERIFIED "atomics_64_verified"
 #define DMACONN_PROP_GBPS "gbps"                   /* measured copy bandwidth, decimal GB/s */
 #define DMACONN_PROP_LATENCY_US "latency_us"       /* measured 4-byte copy latency */
+#define DMACONN_PROP_PCIE_BRIDGES "pcie_bridges"   /* the bridges between the pair, from sysfs */
+#define DMACONN_PROP_ACS_REDIRECT "acs_redirect"   /* bridges of the path redirecting peer requests */
 
 /*
  * Why a pair is 0: in the cuda connection types (nvlink, p2p, verified),
@@ -350,6 +360,17 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_REASON_GPU_NOT_SUPPORTED "gpu_not_supported" /* GNS */
 #define DMACONN_REASON_NOT_SUPPORTED "peer_not_supported"   /* NS */
 #define DMACONN_REASON_NO_NVLINK "no_nvlink"                 /* no active NVLink between them */
+#define DMACONN_REASON_NVLINK_DOWN "nvlink_down"             /* links of a GPU are not active */
+#define DMACONN_REASON_FABRIC_UNHEALTHY "fabric_unhealthy"   /* NVSwitch fabric health mask */
+#define DMACONN_REASON_CONFIDENTIAL_COMPUTING "confidential_computing" /* CC on */
+#define DMACONN_REASON_VIRTUAL_MACHINE "virtual_machine"     /* emulated root complex */
+#define DMACONN_REASON_ACS_REDIRECT "acs_redirect"           /* PCIe ACS on a bridge of the path */
+#define DMACONN_REASON_IOMMU_TRANSLATING "iommu_translating" /* the IOMMU translates DMA */
+#define DMACONN_REASON_BAR1_TOO_SMALL "bar1_too_small"       /* at most the legacy 256 MiB */
+#define DMACONN_REASON_NO_XGMI "no_xgmi"                     /* rocm: no XGMI link */
+#define DMACONN_REASON_PCIE_ATOMICS "pcie_atomics_not_routed" /* rocm: no PCIe atomics on the path */
+#define DMACONN_REASON_LINK_DISABLED "link_disabled"         /* rocm: the kernel's link is disabled */
+#define DMACONN_REASON_NO_XELINK "no_xelink"                 /* xpu: no XeLink edge */
 #define DMACONN_REASON_UNKNOWN "unknown"                     /* nothing known explains it */
 
 /* ------------------------------------------------------------------------ */

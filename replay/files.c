@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "replay_internal.h"
+#include "model/host.h"
+#include "pci.h"
 #include "sysfs.h"
 
 #define FILES_MAX 16384           /* an 8-GPU MI300X in CPX mode has ~4,300 */
@@ -184,6 +186,26 @@ static int build_dirs(void)
 	return 0;
 }
 
+/* The bytes that pairs of hex digits spell, NUL-terminated; NULL when s is
+ * not such pairs (or out of memory). */
+static char *hex_decode(const char *s, size_t n)
+{
+	if (n % 2)
+		return NULL;
+	char *out = malloc(n / 2 + 1);
+	for (size_t i = 0; out && i < n / 2; i++) {
+		int hi = dc_hexval((unsigned char)s[2 * i]), lo = dc_hexval((unsigned char)s[2 * i + 1]);
+		if (hi < 0 || lo < 0) {
+			free(out);
+			return NULL;
+		}
+		out[i] = (char)(hi << 4 | lo);
+	}
+	if (out)
+		out[n / 2] = '\0';
+	return out;
+}
+
 int replay_files_read(const char *file, json_t *value)
 {
 	char where[PATH_MAX_LEN + 16];
@@ -205,15 +227,22 @@ int replay_files_read(const char *file, json_t *value)
 		const char *why = bad_path(path);
 		if (why)
 			goto bad_path;
-		if (!json_is_string(contents))
+		/* A binary file (PCI config space) is {"hex": "..."}. */
+		json_t *hex = json_is_object(contents) ? json_object_get(contents, "hex") : NULL;
+		if (!json_is_string(contents) && !json_is_string(hex))
 			goto bad_value;
-		size_t len = json_string_length(contents);
+		size_t len = hex ? json_string_length(hex) / 2 : json_string_length(contents);
 		if (len > FILE_SIZE_MAX || (total += len) > FILES_BYTES_MAX)
 			goto too_big;
 		struct file *f = &files[nfiles];
 		f->path = strdup(path);
-		f->data = dup_n(json_string_value(contents), len);
+		f->data = hex ? hex_decode(json_string_value(hex), json_string_length(hex))
+			      : dup_n(json_string_value(contents), len);
 		f->len = len;
+		if (f->path && hex && !f->data) {
+			free(f->path);
+			goto bad_hex;
+		}
 		nfiles++;
 		if (!f->path || !f->data)
 			goto oom;
@@ -223,7 +252,10 @@ int replay_files_read(const char *file, json_t *value)
 		return replay_bad(file, where, "the path %s", why);
 	bad_value:
 		replay_files_release();
-		return replay_bad(file, where, "expected the file's contents, a string");
+		return replay_bad(file, where, "expected the file's contents, a string or {\"hex\": \"...\"}");
+	bad_hex:
+		replay_files_release();
+		return replay_bad(file, where, "\"hex\" must be pairs of hex digits");
 	too_big:
 		replay_files_release();
 		return replay_bad(file, where, "larger than %d bytes (or the files together than %d)",
@@ -339,8 +371,93 @@ static int rec_list(struct rec_files *r, const char *dir, char ***names)
 	return k;
 }
 
+/* Adds a binary file (PCI config space) as {"hex": "..."}. */
+static void rec_add_hex(struct rec_files *r, const char *path, char *buf, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	if (r->count >= FILES_MAX)
+		return;
+	int n = dc_sysfs_read_at(r->root, path, buf, len);
+	char *hex = n > 0 && r->bytes + (size_t)n <= FILES_BYTES_MAX ? malloc(2 * (size_t)n + 1) : NULL;
+	if (!hex)
+		return;
+	for (int i = 0; i < n; i++) {
+		hex[2 * i] = digits[(unsigned char)buf[i] >> 4];
+		hex[2 * i + 1] = digits[(unsigned char)buf[i] & 15];
+	}
+	hex[2 * n] = '\0';
+	json_t *o = json_pack("{s:s}", "hex", hex);
+	free(hex);
+	if (o && json_object_set_new(r->obj, path, o) == 0) {
+		r->count++;
+		r->bytes += (size_t)n;
+	}
+}
+
+static const char *host_root;
+static int host_read(const char *path, char *buf, size_t len)
+{
+	return dc_sysfs_read_at(host_root, path, buf, len);
+}
+static int host_list(const char *path, char ***names)
+{
+	return dc_sysfs_list_at(host_root, path, names);
+}
+
+/* What the reasons for zeros read (src/model/host.c): the DMI vendor and
+ * product, the first processor's flags, and for every NVIDIA GPU its IOMMU
+ * group's type and the config space of each PCI function from its root bus
+ * down to it. */
+static void record_host(struct rec_files *r, char *buf, size_t len)
+{
+	static const char *const dmi[] = { "/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name" };
+	for (size_t k = 0; k < sizeof(dmi) / sizeof(dmi[0]); k++)
+		rec_add(r, dmi[k], buf, len);
+	int n = dc_sysfs_read_at(r->root, "/proc/cpuinfo", buf, len);
+	if ((n > 0 || n == -EFBIG) && r->count < FILES_MAX) {
+		/* Only the first processor's flags: the rest is not read. */
+		char *flags = !strncmp(buf, "flags", 5) ? buf : strstr(buf, "\nflags");
+		if (flags) {
+			flags += *flags == '\n';
+			size_t fl = strcspn(flags, "\n");
+			json_t *v = json_stringn(flags, fl);
+			if (v && json_object_set_new(r->obj, "/proc/cpuinfo", v) == 0)
+				r->count++;
+		}
+	}
+	struct dc_pci gpus[64];
+	int ngpus = dc_sysfs_nvidia_gpus(r->root, gpus, 64);
+	ngpus = ngpus > 64 ? 64 : ngpus;
+	char ids[64][DC_PCI_BUS_ID_SIZE];
+	const char *idp[64];
+	for (int i = 0; i < ngpus; i++) {
+		dc_pci_format(&gpus[i], ids[i]);
+		idp[i] = ids[i];
+	}
+	struct dc_pci_chain *chains = calloc((size_t)ngpus + 1, sizeof(*chains));
+	if (!chains)
+		return;
+	host_root = r->root;
+	struct dc_fs fs = { host_read, host_list };
+	dc_host_chains(&fs, idp, ngpus, chains);
+	for (int i = 0; i < ngpus; i++) {
+		char path[1200];
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group/type", ids[i]);
+		rec_add(r, path, buf, len);
+		for (int k = 1; k < chains[i].depth; k++) {
+			char dir[1100];
+			dc_host_dir(&chains[i], k, dir, sizeof(dir));
+			snprintf(path, sizeof(path), "%s/config", dir);
+			if (!json_object_get(r->obj, path))
+				rec_add_hex(r, path, buf, len);
+		}
+	}
+	free(chains);
+}
+
 /* What the KFD detectors read: every node's properties and name, its links'
- * properties, and the DRM product name of its render node. */
+ * properties, and the DRM product name of its render node; and what the
+ * reasons for zeros read (record_host). */
 static void record_live(json_t *root)
 {
 	const char *sysroot = secure_getenv("DMACONN_SYSFS_ROOT");
@@ -376,6 +493,7 @@ static void record_live(json_t *root)
 		}
 	}
 	dc_free_names(nodes, nn);
+	record_host(&r, buf, FILE_SIZE_MAX + 1);
 	if (r.count)
 		json_object_set(root, "files", r.obj);
 out:

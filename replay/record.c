@@ -213,7 +213,7 @@ static json_t *rec_mig(struct rec *r, nvmlDevice_t h)
 }
 
 static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, const unsigned char *uuid,
-			   unsigned int clique, const unsigned int *health)
+			   unsigned int clique, const unsigned int *health, const unsigned char *summary)
 {
 	char u[40];
 	snprintf(u, sizeof(u), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", uuid[0],
@@ -221,7 +221,8 @@ static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, cons
 		 uuid[12], uuid[13], uuid[14], uuid[15]);
 	json_t *o = json_pack("{s:i, s:s, s:s, s:I}", "state", (int)state, "status", code_name(status),
 			      "cluster_uuid", u, "clique_id", (json_int_t)clique);
-	if (o && health && json_object_set_new(o, "health_mask", json_integer(*health))) {
+	if (o && ((health && json_object_set_new(o, "health_mask", json_integer(*health))) ||
+		  (summary && json_object_set_new(o, "health_summary", json_integer(*summary))))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -238,20 +239,21 @@ static json_t *rec_fabric(struct rec *r, nvmlDevice_t h)
 		memset(&v3, 0, sizeof(v3));
 		v3.version = nvmlGpuFabricInfo_v3;
 		if ((rc = r->api.nvmlDeviceGetGpuFabricInfoV(h, &v3)) == NVML_SUCCESS)
-			return fabric_json(v3.state, v3.status, v3.clusterUuid, v3.cliqueId, &v3.healthMask);
+			return fabric_json(v3.state, v3.status, v3.clusterUuid, v3.cliqueId, &v3.healthMask,
+					   &v3.healthSummary);
 	}
 	if (r->api.nvmlDeviceGetGpuFabricInfoV && rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
 		nvmlGpuFabricInfo_v2_t v2;
 		memset(&v2, 0, sizeof(v2));
 		v2.version = nvmlGpuFabricInfo_v2;
 		if ((rc = r->api.nvmlDeviceGetGpuFabricInfoV(h, (nvmlGpuFabricInfo_v3_t *)&v2)) == NVML_SUCCESS)
-			return fabric_json(v2.state, v2.status, v2.clusterUuid, v2.cliqueId, &v2.healthMask);
+			return fabric_json(v2.state, v2.status, v2.clusterUuid, v2.cliqueId, &v2.healthMask, NULL);
 	}
 	if (r->api.nvmlDeviceGetGpuFabricInfo && rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
 		nvmlGpuFabricInfo_t f;
 		memset(&f, 0, sizeof(f));
 		if ((rc = r->api.nvmlDeviceGetGpuFabricInfo(h, &f)) == NVML_SUCCESS)
-			return fabric_json(f.state, f.status, f.clusterUuid, f.cliqueId, NULL);
+			return fabric_json(f.state, f.status, f.clusterUuid, f.cliqueId, NULL, NULL);
 	}
 	return err_obj(rc);
 }
@@ -433,6 +435,23 @@ static json_t *rec_peer(struct rec *r, nvmlDevice_t h, nvmlDevice_t peer_h, unsi
 	return o;
 }
 
+/* BAR1 size and virtualization mode: what bears on peer access over PCIe. */
+static void rec_pcie_facts(struct rec *r, json_t *o, nvmlDevice_t h)
+{
+	nvmlReturn_t rc;
+	if (r->api.nvmlDeviceGetBAR1MemoryInfo) {
+		nvmlBAR1Memory_t bar1;
+		memset(&bar1, 0, sizeof(bar1));
+		rc = r->api.nvmlDeviceGetBAR1MemoryInfo(h, &bar1);
+		replay_put(&r->oom, o, "bar1_total", rc ? err_obj(rc) : json_integer((json_int_t)bar1.bar1Total));
+	}
+	if (r->api.nvmlDeviceGetVirtualizationMode) {
+		nvmlGpuVirtualizationMode_t mode = 0;
+		rc = r->api.nvmlDeviceGetVirtualizationMode(h, &mode);
+		replay_put(&r->oom, o, "virtualization_mode", rc ? err_obj(rc) : json_integer(mode));
+	}
+}
+
 static json_t *rec_device(struct rec *r, nvmlDevice_t *h, unsigned int n, unsigned int i)
 {
 	const struct nvml_api *api = &r->api;
@@ -446,6 +465,7 @@ static json_t *rec_device(struct rec *r, nvmlDevice_t *h, unsigned int n, unsign
 		replay_put(&r->oom, o, "mig_mode", rec_mig(r, h[i]));
 	if (api->nvmlDeviceGetGpuFabricInfoV || api->nvmlDeviceGetGpuFabricInfo)
 		replay_put(&r->oom, o, "fabric", rec_fabric(r, h[i]));
+	rec_pcie_facts(r, o, h[i]);
 	rec_nvlink(r, o, h[i]);
 	if (api->nvmlDeviceGetP2PStatus || api->nvmlDeviceGetTopologyCommonAncestor) {
 		json_t *arr = json_array();
@@ -544,6 +564,15 @@ static void rec_nvml_answers(struct rec *r, json_t *nvml)
 		int v = 0;
 		rc = api->nvmlSystemGetCudaDriverVersion_v2(&v);
 		replay_put(&r->oom, nvml, "cuda_driver_version", rc ? err_obj(rc) : json_integer(v));
+	}
+	if (api->nvmlSystemGetConfComputeState) {
+		nvmlConfComputeSystemState_t cc;
+		memset(&cc, 0, sizeof(cc));
+		rc = api->nvmlSystemGetConfComputeState(&cc);
+		replay_put(&r->oom, nvml, "conf_compute",
+			   rc ? err_obj(rc)
+			      : json_pack("{s:I, s:I, s:I}", "environment", (json_int_t)cc.environment, "cc_feature",
+					  (json_int_t)cc.ccFeature, "devtools_mode", (json_int_t)cc.devToolsMode));
 	}
 	rec_devices(r, nvml);
 	if (api->nvmlShutdown)

@@ -129,7 +129,7 @@ struct p2p {
 struct fabric {
 	unsigned char uuid[NVML_GPU_FABRIC_UUID_LEN];
 	nvmlReturn_t status;
-	unsigned int clique, health;
+	unsigned int clique, health, summary;
 	nvmlGpuFabricState_t state;
 };
 
@@ -137,7 +137,9 @@ struct fabric {
 struct nvmlDevice_st {
 	unsigned int index;
 	nvmlReturn_t handle_rc; /* the device is an error object */
-	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc;
+	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc;
+	unsigned long long bar1;
+	unsigned int virt;
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
 	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 	nvmlPciInfo_t pci;
@@ -162,7 +164,8 @@ static struct replay {
 	char *library;		/* NULL: the default name */
 	char *library_error;	/* "library": {"error": ...} */
 	bool fn_missing[FN_COUNT];
-	nvmlReturn_t init_rc, driver_rc, nvml_version_rc, cuda_rc, count_rc;
+	nvmlReturn_t init_rc, driver_rc, nvml_version_rc, cuda_rc, count_rc, conf_rc;
+	nvmlConfComputeSystemState_t conf;
 	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
 	char nvml_version[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE];
 	int cuda;
@@ -402,6 +405,9 @@ static int read_fabric(struct ld *ld, json_t *v, const char *path, struct fabric
 	json_t *health = json_object_get(v, "health_mask");
 	if (health && get_uint(ld, health, replay_sub(p, path, "health_mask"), &f->health))
 		return -1;
+	json_t *summary = json_object_get(v, "health_summary");
+	if (summary && get_uint(ld, summary, replay_sub(p, path, "health_summary"), &f->summary))
+		return -1;
 	return 0;
 }
 
@@ -586,6 +592,14 @@ static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDe
 	if ((r = answer(ld, o, path, "fabric", p, NVML_ERROR_NOT_SUPPORTED, &d->fabric_rc, &v)) < 0 ||
 	    (r && read_fabric(ld, v, p, &d->fabric)))
 		return -1;
+	long long x;
+	if ((r = answer(ld, o, path, "bar1_total", p, NVML_ERROR_NOT_SUPPORTED, &d->bar1_rc, &v)) < 0 ||
+	    (r && replay_get_int(ld->file, v, p, 0, LLONG_MAX, &x)))
+		return -1;
+	d->bar1 = r ? (unsigned long long)x : 0;
+	if ((r = answer(ld, o, path, "virtualization_mode", p, NVML_ERROR_NOT_SUPPORTED, &d->virt_rc, &v)) < 0 ||
+	    (r && get_uint(ld, v, p, &d->virt)))
+		return -1;
 	if ((v = json_object_get(o, "nvlink")) && read_nvlink(ld, v, replay_sub(p, path, "nvlink"), d))
 		return -1;
 	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, replay_sub(p, path, "p2p"), d, ndev))
@@ -738,6 +752,22 @@ static int read_library(struct ld *ld, json_t *v, const char *path)
 }
 
 /* The version strings, cuda_driver_version and device_count. */
+/* "conf_compute": nvmlSystemGetConfComputeState's three fields. */
+static int read_conf_compute(struct ld *ld, json_t *v, const char *path)
+{
+	char p[PATH_LEN];
+	static const char *const keys[] = { "environment", "cc_feature", "devtools_mode" };
+	unsigned int *out[] = { &g.conf.environment, &g.conf.ccFeature, &g.conf.devToolsMode };
+	if (!json_is_object(v))
+		return replay_bad(ld->file, path, "expected an object or an error object");
+	for (int k = 0; k < 3; k++) {
+		json_t *x = json_object_get(v, keys[k]);
+		if (x && get_uint(ld, x, replay_sub(p, path, keys[k]), out[k]))
+			return -1;
+	}
+	return 0;
+}
+
 static int read_system(struct ld *ld, json_t *nvml)
 {
 	char p[PATH_LEN];
@@ -754,6 +784,10 @@ static int read_system(struct ld *ld, json_t *nvml)
 	    (r && replay_get_int(ld->file, v, p, INT_MIN, INT_MAX, &x)))
 		return -1;
 	g.cuda = r ? (int)x : 0;
+	if ((r = answer(ld, nvml, "nvml", "conf_compute", p, NVML_ERROR_NOT_SUPPORTED, &g.conf_rc, &v)) < 0)
+		return -1;
+	if (r && read_conf_compute(ld, v, p))
+		return -1;
 	g.count = g.ndev;
 	if ((r = answer(ld, nvml, "nvml", "device_count", p, NVML_SUCCESS, &g.count_rc, &v)) < 0 ||
 	    (r && replay_get_int(ld->file, v, p, 0, MAX_DEVICES, &x)))
@@ -1269,6 +1303,49 @@ static nvmlReturn_t replay_nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned in
 	return NVML_SUCCESS;
 }
 
+static nvmlReturn_t replay_nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetBAR1MemoryInfo, device, &d);
+	if (rc)
+		return rc;
+	if (!bar1)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d->bar1_rc)
+		return d->bar1_rc;
+	bar1->bar1Total = d->bar1;
+	bar1->bar1Free = d->bar1;
+	bar1->bar1Used = 0;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t replay_nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t *mode)
+{
+	struct nvmlDevice_st *d;
+	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetVirtualizationMode, device, &d);
+	if (rc)
+		return rc;
+	if (!mode)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d->virt_rc)
+		return d->virt_rc;
+	*mode = (nvmlGpuVirtualizationMode_t)d->virt;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t replay_nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t *state)
+{
+	nvmlReturn_t rc = enter(FN_nvmlSystemGetConfComputeState);
+	if (rc)
+		return rc;
+	if (!state)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (g.conf_rc)
+		return g.conf_rc;
+	*state = g.conf;
+	return NVML_SUCCESS;
+}
+
 static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
 {
 	struct nvmlDevice_st *d;
@@ -1283,7 +1360,8 @@ static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvml
 	if (d->fabric_rc)
 		return d->fabric_rc;
 	const struct fabric *f = &d->fabric;
-	nvmlGpuFabricInfo_v3_t v3 = { version, { 0 }, f->status, f->clique, f->state, f->health, 0 };
+	nvmlGpuFabricInfo_v3_t v3 = { version, { 0 }, f->status, f->clique, f->state, f->health,
+				      (unsigned char)f->summary };
 	memcpy(v3.clusterUuid, f->uuid, sizeof(v3.clusterUuid));
 	if (version == nvmlGpuFabricInfo_v3) {
 		*info = v3;
@@ -1576,6 +1654,7 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		.list_dir = replay_files_list_dir,
 		.library_load_error = replay_library_load_error,
 		.host = replay_host,
+		.verification = replay_verification,
 	};
 	return &ops;
 }

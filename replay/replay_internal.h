@@ -63,6 +63,13 @@ int replay_files_read(const char *file, json_t *value);
 void replay_files_release(void);
 void replay_files_record(json_t *root);
 
+/* The "verification" section (verification.c). */
+struct dmaconn_replay_verification;
+int replay_verification_read(const char *file, json_t *value);
+void replay_verification_release(void);
+void replay_verification_record(json_t *root);
+int replay_verification(const struct dmaconn_replay_verification **out);
+
 /* Recording: add v to an object or array.  JSON builders return NULL only
  * when out of memory; these note that in *oom (and take v over). */
 void replay_put(bool *oom, json_t *obj, const char *key, json_t *v);

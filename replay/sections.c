@@ -46,5 +46,6 @@ const struct replay_section replay_sections[] = {
 	{ "host", read_host, release_host, record_host },
 	{ "files", replay_files_read, replay_files_release, replay_files_record },
 	{ "level_zero", replay_ze_read, replay_ze_release, replay_ze_record },
+	{ "verification", replay_verification_read, replay_verification_release, replay_verification_record },
 	{ NULL, NULL, NULL, NULL },
 };

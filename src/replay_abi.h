@@ -23,6 +23,21 @@ struct ze_api;   /* ze_load.h */
 	X(HIP_VISIBLE_DEVICES) X(GPU_DEVICE_ORDINAL) X(ZE_AFFINITY_MASK)        \
 	X(ZE_FLAT_DEVICE_HIERARCHY)
 
+/* A recording's "verification" section (docs/replay-format.md): the
+ * devices' bus ids in the verification's order, and per verified pair its
+ * properties as cuda/verified sets them. */
+struct dmaconn_replay_vpair {
+	int from, to;
+	int nprops;
+	const char *const *keys, *const *values;
+};
+struct dmaconn_replay_verification {
+	int ndev;
+	const char *const *pci;
+	int npairs;
+	const struct dmaconn_replay_vpair *pairs;
+};
+
 struct dmaconn_replay_ops {
 	unsigned int abi_version;
 	/* NULL when the file named by DMACONN_REPLAY loaded; otherwise a message
@@ -65,6 +80,9 @@ struct dmaconn_replay_ops {
 	/* ABI 3: the replayed Level Zero loader as its function table, as
 	 * nvml_table; only once library_load_error("level_zero") returned NULL. */
 	int (*ze_table)(struct ze_api *api, char *err, size_t errlen);
+
+	/* 1 with the recording's verification section, 0 when it has none. */
+	int (*verification)(const struct dmaconn_replay_verification **out);
 };
 
 typedef const struct dmaconn_replay_ops *(*dmaconn_replay_ops_fn)(void);

@@ -75,7 +75,8 @@ case_ unknown-option-json 2 -- --json --bogus
 case_ missing-argument 2 -- --replay
 case_ missing-argument-short 2 -- -d
 case_ record-topo 2 -- --record "$TMP/never.json" --topo
-case_ record-verify 2 -- --record "$TMP/never.json" --verify
+# --record FILE --verify with nothing verified: no section, exit 1 (record_verify_test.sh checks the file).
+case_ record-verify-nothing 1 DMACONN_VERIFY_HELPER=/bin/false -- --record "$TMP/never.json" --verify
 case_ record-ignored-options 2 -- --replay $T/h200x2.json --record "$TMP/never.json" -d cuda -c p2p --json
 case_ timeout-alone 2 -- --timeout 5
 case_ timeout-bad-twice 2 -- --verify --timeout 0 --timeout 99999999999
@@ -107,6 +108,13 @@ case_ replay-ze-recorded 0 -- --replay tests/cli/nvml-missing.json -d xpu -c p2p
 # --verify that checks nothing fails.
 case_ verify-nothing 1 DMACONN_VERIFY_HELPER=/nonexistent -- --verify
 case_ verify-nothing-json 1 DMACONN_VERIFY_HELPER=/nonexistent -- --verify --json
+# cuda/verified with nothing verified fails closed: no GPU seen and the helper failing.
+case_ verified-nothing 1 $NOLIB DMACONN_VERIFY_HELPER=/bin/false DMACONN_NO_CACHE=1 \
+	DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- -d cuda -c verified
+case_ verified-nothing-gpus 1 $NOLIB DMACONN_VERIFY_HELPER=/bin/false DMACONN_NO_CACHE=1 \
+	DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -d cuda -c verified
+# Each warning of a failed verification once on standard error.
+case_ verify-warnings-once 1 DMACONN_VERIFY_HELPER=/bin/false -- --replay $T/h200x2.json --verify
 # Every mode's --json output is one object.
 case_ list-json 0 -- --list --json
 case_ version-json 0 -- --version --json

@@ -59,6 +59,8 @@ static const unsigned char fn_args[FN_COUNT] = {
 	[FN_nvmlDeviceGetPciInfo_v3] = ARG_DEV,
 	[FN_nvmlDeviceGetCudaComputeCapability] = ARG_DEV,
 	[FN_nvmlDeviceGetMigMode] = ARG_DEV,
+	[FN_nvmlDeviceGetBAR1MemoryInfo] = ARG_DEV,
+	[FN_nvmlDeviceGetVirtualizationMode] = ARG_DEV,
 	[FN_nvmlDeviceGetGpuFabricInfoV] = ARG_DEV,
 	[FN_nvmlDeviceGetGpuFabricInfo] = ARG_DEV,
 	[FN_nvmlDeviceGetNvLinkState] = ARG_DEV | ARG_LINK,
@@ -353,6 +355,7 @@ SYSTEM_CALL(nvmlSystemGetDriverVersion, (char *s, unsigned int n), (s, n))
 SYSTEM_CALL(nvmlSystemGetNVMLVersion, (char *s, unsigned int n), (s, n))
 SYSTEM_CALL(nvmlSystemGetCudaDriverVersion_v2, (int *v), (v))
 SYSTEM_CALL(nvmlDeviceGetCount_v2, (unsigned int *n), (n))
+SYSTEM_CALL(nvmlSystemGetConfComputeState, (nvmlConfComputeSystemState_t *c), (c))
 
 /* A function of one device (and a link, where it takes one); a handle the
  * real component never gave out gets its answer (INVALID_ARGUMENT). */
@@ -371,6 +374,8 @@ DEVICE_CALL(nvmlDeviceGetCudaComputeCapability, -1, (nvmlDevice_t h, int *a, int
 DEVICE_CALL(nvmlDeviceGetMigMode, -1, (nvmlDevice_t h, unsigned int *a, unsigned int *b), (h, a, b))
 DEVICE_CALL(nvmlDeviceGetGpuFabricInfoV, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_v3_t *i), (h, i))
 DEVICE_CALL(nvmlDeviceGetGpuFabricInfo, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_t *i), (h, i))
+DEVICE_CALL(nvmlDeviceGetBAR1MemoryInfo, -1, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m))
+DEVICE_CALL(nvmlDeviceGetVirtualizationMode, -1, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *m), (h, m))
 DEVICE_CALL(nvmlDeviceGetNvLinkState, l, (nvmlDevice_t h, unsigned int l, nvmlEnableState_t *s), (h, l, s))
 DEVICE_CALL(nvmlDeviceGetNvLinkVersion, l, (nvmlDevice_t h, unsigned int l, unsigned int *v), (h, l, v))
 DEVICE_CALL(nvmlDeviceGetNvLinkRemoteDeviceType, l,

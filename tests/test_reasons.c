@@ -1,19 +1,19 @@
 /*
  * Reasons for the zeros of the cuda views, on a recorded machine:
  *
- *   test_reasons FILE CONNECTION CODE
+ *   test_reasons FILE CONNECTION CODE [TEXT]
  *
  * replays FILE, detects cuda/CONNECTION, and checks that every off-diagonal
  * 0 has a reason and a text, that no 1 has one, and that CODE is among the
- * reasons given.
+ * reasons given (with TEXT in its text, when given).
  */
 #include "check.h"
 #include "dmaconn.h"
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: test_reasons FILE CONNECTION CODE\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: test_reasons FILE CONNECTION CODE [TEXT]\n");
 		return 2;
 	}
 	CHECK_INT(dmaconn_set_replay_file(argv[1]), DMACONN_OK);
@@ -32,11 +32,12 @@ int main(int argc, char **argv)
 			}
 			zeros++;
 			CHECK(code != NULL && text != NULL && *text);
-			found |= code && !strcmp(code, argv[3]);
+			found |= code && !strcmp(code, argv[3]) && (argc < 5 || strstr(text, argv[4]));
 		}
 	CHECK(zeros > 0);
 	if (!found)
-		fprintf(stderr, "%s %s: no pair has the reason %s\n", argv[1], argv[2], argv[3]);
+		fprintf(stderr, "%s %s: no pair has the reason %s%s%s\n", argv[1], argv[2], argv[3],
+			argc == 5 ? " with " : "", argc == 5 ? argv[4] : "");
 	CHECK(found);
 	dmaconn_result_release(r);
 	dmaconn_shutdown();

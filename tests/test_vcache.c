@@ -250,6 +250,22 @@ static void test_bad_entries(void)
 	CHECK(!answered_from_cache());
 	chmod(cachedir, 0700);
 	CHECK(answered_from_cache());
+
+	/* So is a directory above it that others may write (they could move
+	 * the cache directory aside), unless it is sticky, as /tmp is. */
+	char parent[4200];
+	snprintf(parent, sizeof(parent), "%s", cachedir);
+	*strrchr(parent, '/') = '\0';
+	struct stat pst;
+	CHECK_INT(stat(parent, &pst), 0);
+	chmod(parent, 0777);
+	CHECK(!answered_from_cache());
+	chmod(parent, 0775);
+	CHECK(!answered_from_cache());
+	chmod(parent, 01777);
+	CHECK(answered_from_cache());
+	chmod(parent, pst.st_mode & 07777);
+	CHECK(answered_from_cache());
 }
 
 static void test_switches(void)

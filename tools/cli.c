@@ -21,6 +21,7 @@
 
 #include "../src/mpi/dmaconn_mpi_cli.h"
 #include "cli.h"
+#include "record_verify.h"
 #include "dmaconn.h"
 #include "format.h"
 
@@ -33,7 +34,7 @@ static const char short_usage[] =
 static const char help_text[] =
 	"Usage: dmaconn [-d TYPE -c CONNECTION] [--format FORMAT | --json] [--replay FILE] [--all]\n"
 	"       dmaconn --topo [-d TYPE] | --verify [-d TYPE] [--timeout SECONDS]\n"
-	"       dmaconn --record FILE [--replay FILE]\n"
+	"       dmaconn --record FILE [--verify] [--replay FILE]\n"
 	"       mpirun -np K dmaconn --mpi [-d TYPE -c CONNECTION] [--json]\n"
 	"       dmaconn --list | --help | --version\n"
 	"\n"
@@ -60,7 +61,8 @@ static const char help_text[] =
 	"      --no-cache          -c verified verifies again and keeps no verdict\n"
 	"      --explain           why each pair is 0, one line a pair (default -d cuda\n"
 	"                          -c p2p)\n"
-	"      --record FILE       write this node's vendor-library answers to FILE\n"
+	"      --record FILE       write this node's vendor-library answers to FILE (with\n"
+	"                          --verify: and cuda/verified's verdict)\n"
 	"      --replay FILE       answer every detector from FILE instead of the hardware\n"
 	"      --mpi               across the ranks of an MPI job: rank 0 prints the matrix\n"
 	"                          over every rank's devices, with a rank/host legend\n"
@@ -685,8 +687,10 @@ static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, in
 	}
 	int printed = 0;
 	cli_print(c, r, topo, replay, &printed);
+	/* Fail closed: zeros from a verification that checked nothing are no answer. */
+	int status = type == DMACONN_DEVICE_CUDA && dc_cli_verified_nothing(r) ? EXIT_FAILED : 0;
 	dmaconn_result_release(r);
-	return 0;
+	return status;
 }
 
 /* Whether path exists below root ("" for none). */
@@ -962,14 +966,19 @@ static int cli_mpi_run(struct cli *c, int *argc, char ***argv, int count,
 	return status;
 }
 
-static int cli_record(struct cli *c, const char *path, int replayed)
+static int cli_record(struct cli *c, const char *path, int replayed, int verify)
 {
+	char why[1200];
 	if (dmaconn_record(path) != DMACONN_OK) {
 		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
 	}
-	fprintf(stderr, "dmaconn: recorded %s to %s\n",
-		replayed ? "the replayed node" : "this node", path);
+	if (verify && dc_cli_record_verification(path, replayed, why, sizeof(why)) != 0) {
+		cli_error(c, EXIT_FAILED, "%s", why);
+		return EXIT_FAILED;
+	}
+	fprintf(stderr, "dmaconn: recorded %s%s to %s\n", replayed ? "the replayed node" : "this node",
+		verify ? " and its verification" : "", path);
 	return 0;
 }
 
@@ -1124,13 +1133,14 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	}
 	/* Options that contradict each other, or that the chosen action would
 	 * ignore, are refused rather than dropped. */
-	int actions = a->topo + a->verify + a->list + a->mpi + !!a->record_path;
+	/* --record FILE --verify: the recording with a verification section. */
+	int actions = a->topo + (a->verify && !a->record_path) + a->list + a->mpi + !!a->record_path;
 	if (a->mpi && (actions > 1 || a->all || a->timeout_ms))
 		snprintf(why, len, "--mpi takes -d/-c, --json, --quiet and --replay only");
 	else if (actions > 1)
 		snprintf(why, len, "--topo, --verify, --list, --mpi and --record exclude each other");
 	else if (a->record_path && (a->type_name || a->conn || a->json || a->all || a->timeout_ms))
-		snprintf(why, len, "--record takes no other option but --replay and --quiet");
+		snprintf(why, len, "--record takes no other option but --verify, --replay and --quiet");
 	else if (a->list && (a->type_name || a->conn || a->all || a->timeout_ms))
 		snprintf(why, len, "--list takes no -d, -c, --all or --timeout");
 	else if ((a->topo || a->verify) && (a->conn || a->all))
@@ -1212,7 +1222,7 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	if (!replay && secure_getenv("DMACONN_REPLAY") && *secure_getenv("DMACONN_REPLAY"))
 		replay = secure_getenv("DMACONN_REPLAY"); /* label replayed output either way */
 	if (a.record_path)
-		return cli_record(c, a.record_path, replay != NULL);
+		return cli_record(c, a.record_path, replay != NULL, a.verify);
 
 	dmaconn_device_type type = DMACONN_DEVICE_CUDA;
 	if (a.type_name && dmaconn_device_type_parse(a.type_name, &type) != DMACONN_OK)

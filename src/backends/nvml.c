@@ -445,6 +445,10 @@ static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 			f->status = (int)v.status;
 			memcpy(f->cluster, v.clusterUuid, sizeof(f->cluster));
 			f->clique = v.cliqueId;
+			f->health_known = 1;
+			f->health_mask = v.healthMask;
+			f->summary_known = v.version == nvmlGpuFabricInfo_v3;
+			f->health_summary = f->summary_known ? v.healthSummary : 0;
 		}
 	} else if (nvml.nvmlDeviceGetGpuFabricInfo) {
 		nvmlGpuFabricInfo_t v;
@@ -548,9 +552,10 @@ static int batch_states(nvmlDevice_t h, int states[NVML_NVLINK_MAX_LINKS], int *
 
 /* Fills node with device h's active links (type_rc[k]: the remote-type
  * answer for node->links[k]); -1 with the reason. */
-static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, int batch,
+static int query_links(nvmlDevice_t h, const char *bus, struct dc_device *dev, int batch,
 		       nvmlReturn_t type_rc[DC_MAX_LINKS], char *why)
 {
+	struct dc_node *node = &dev->node;
 	int states[NVML_NVLINK_MAX_LINKS], switch_links = -1;
 	int n = batch ? batch_states(h, states, &switch_links) : -1;
 	if (n < 0) {
@@ -570,8 +575,11 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, in
 	int up = 0, down = 0;
 	for (int l = 0; l < n; l++) {
 		up += states[l] == LINK_UP;
-		down += states[l] == LINK_DOWN;
+		if (states[l] == LINK_DOWN && down < DC_MAX_LINKS)
+			dev->down[down++] = (unsigned char)l;
 	}
+	dev->ndown = down;
+	dev->links_read = 1;
 	/* Every link is up and NVML counts as many NVSwitch links: all of them
 	 * go to switches, and asking each link's remote would only repeat it. */
 	int all_switch = down == 0 && up > 0 && switch_links == up;
@@ -591,6 +599,27 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, in
 }
 
 
+
+/* What bears on peer access over PCIe: BAR1 size and virtualization mode
+ * (optional; a failing query leaves the fact unknown). */
+static void query_host_facts(nvmlDevice_t h, struct dc_device *f)
+{
+	if (nvml.nvmlDeviceGetBAR1MemoryInfo) {
+		nvmlBAR1Memory_t bar1;
+		memset(&bar1, 0, sizeof(bar1));
+		if (nvml.nvmlDeviceGetBAR1MemoryInfo(h, &bar1) == NVML_SUCCESS) {
+			f->bar1_known = 1;
+			f->bar1_total = bar1.bar1Total;
+		}
+	}
+	if (nvml.nvmlDeviceGetVirtualizationMode) {
+		nvmlGpuVirtualizationMode_t mode = NVML_GPU_VIRTUALIZATION_MODE_NONE;
+		if (nvml.nvmlDeviceGetVirtualizationMode(h, &mode) == NVML_SUCCESS) {
+			f->virt_known = 1;
+			f->virt = (unsigned int)mode;
+		}
+	}
+}
 
 /* Links, fabric and MIG mode of NVML device `index` (its identity known);
  * type_rc[k]: the remote-type answer for its active link k. */
@@ -626,7 +655,7 @@ static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t typ
 		f->failed = 1;
 		return;
 	}
-	f->failed = query_links(h, bus, &f->node, batch, type_rc, f->why) != 0;
+	f->failed = query_links(h, bus, f, batch, type_rc, f->why) != 0;
 }
 
 /* --------------------------------------------------------------- views */
@@ -663,11 +692,21 @@ static void format_uuid(const unsigned char u[16], char out[40])
 
 static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_fabric_facts *f)
 {
+	static const char *const summaries[] = { "not_supported", "healthy", "unhealthy", "limited_capacity" };
 	char buf[64];
 	if (!f->known)
 		return;
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_STATE,
 					    f->state < 4 ? fabric_states[f->state] : "unknown");
+	/* 0: every field of the mask "not supported". */
+	if (f->health_known && f->health_mask && f->state != DC_FABRIC_NOT_SUPPORTED) {
+		snprintf(buf, sizeof(buf), "0x%x", f->health_mask);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_HEALTH_MASK, buf);
+	}
+	if (f->summary_known && f->health_summary != NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED &&
+	    f->state != DC_FABRIC_NOT_SUPPORTED)
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_HEALTH_SUMMARY,
+						    f->health_summary < 4 ? summaries[f->health_summary] : "unknown");
 	if (f->state != DC_FABRIC_COMPLETED)
 		return;
 	const char *status = nvml_return_name((nvmlReturn_t)f->status);
@@ -795,6 +834,13 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_ACTIVE_LINKS, num);
 	snprintf(num, sizeof(num), "%d", sw);
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_SWITCH_LINKS, num);
+	if (f->links_read && f->ndown > 0) {
+		char list[DC_MAX_LINKS * 4];
+		size_t o = 0;
+		for (int k = 0; k < f->ndown && o + 5 < sizeof(list); k++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u", k ? "," : "", f->down[k]);
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_INACTIVE_LINKS, list);
+	}
 
 	const struct dc_fabric_facts *fb = &f->fabric;
 	if (!fb->known || fb->state == DC_FABRIC_NOT_SUPPORTED || node->switch_usable || sw == 0)
@@ -1007,6 +1053,7 @@ static void p2p_row(void *ctx, int i)
 	if (!d->rate_known) {
 		d->rate_source = "unknown";
 		d->link_gbps = job->nodes[i].nlinks ? link_rate(hi, &d->rate_source) : 0;
+		query_host_facts(hi, d);
 		d->rate_known = 1;
 	}
 	for (int j = 0; j < n; j++) {
@@ -1098,6 +1145,24 @@ static void p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int 
 				     "NVLink joins them", s->label, i, bus, j);
 }
 
+/* The device facts that bear on peer access over PCIe, as read. */
+static void p2p_device_facts(dmaconn_builder *b, const struct session *s, int i)
+{
+	static const char *const modes[] = { "none", "passthrough", "vgpu", "host_vgpu", "host_vsga" };
+	const struct dc_device *d = &s->m->devices[s->slots[i].index];
+	char buf[32];
+	if (d->bar1_known) {
+		snprintf(buf, sizeof(buf), "%llu", d->bar1_total >> 20);
+		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_BAR1_MIB, buf);
+	}
+	if (d->virt_known)
+		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_VIRTUALIZATION_MODE,
+						    d->virt < 5 ? modes[d->virt] : "unknown");
+	if (s->m->cc_known)
+		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_CONFIDENTIAL_COMPUTING,
+						    s->m->cc_on ? "on" : "off");
+}
+
 /* Asks NVML what the model lacks about the visible pairs (peer_lock held):
  * capabilities by row, PCIe paths by pair. */
 static int p2p_fill(struct p2p_job *job)
@@ -1110,6 +1175,14 @@ static int p2p_fill(struct p2p_job *job)
 		return -1;
 	if (!(job->path_pairs = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*job->path_pairs))))
 		return -1;
+	if (!model->cc_known && nvml.nvmlSystemGetConfComputeState) {
+		nvmlConfComputeSystemState_t cc;
+		memset(&cc, 0, sizeof(cc));
+		if (nvml.nvmlSystemGetConfComputeState(&cc) == NVML_SUCCESS) {
+			model->cc_known = 1;
+			model->cc_on = cc.ccFeature == NVML_CC_SYSTEM_FEATURE_ENABLED;
+		}
+	}
 	parallel_for(n, p2p_row, job);
 	for (int i = 0; nvml.nvmlDeviceGetTopologyCommonAncestor && i < n; i++)
 		for (int j = i + 1; j < n; j++)
@@ -1154,6 +1227,9 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 			}
 		}
 	}
+	for (int i = 0; i < n; i++)
+		if (!nodes[i].isolated)
+			p2p_device_facts(b, s, i);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
 			if (i != j && !nodes[i].isolated && !nodes[j].isolated)

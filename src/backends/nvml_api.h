@@ -179,6 +179,44 @@ typedef struct nvmlFieldValue_st {
 	nvmlValue_t value;
 } nvmlFieldValue_t;
 
+/* nvmlDeviceGetBAR1MemoryInfo */
+typedef struct nvmlBAR1Memory_st {
+	unsigned long long bar1Total;
+	unsigned long long bar1Free;
+	unsigned long long bar1Used;
+} nvmlBAR1Memory_t;
+
+/* nvmlSystemGetConfComputeState */
+typedef struct nvmlConfComputeSystemState_st {
+	unsigned int environment;
+	unsigned int ccFeature;
+	unsigned int devToolsMode;
+} nvmlConfComputeSystemState_t;
+#define NVML_CC_SYSTEM_FEATURE_DISABLED 0
+#define NVML_CC_SYSTEM_FEATURE_ENABLED 1
+
+/* nvmlDeviceGetVirtualizationMode */
+typedef int nvmlGpuVirtualizationMode_t;
+enum {
+	NVML_GPU_VIRTUALIZATION_MODE_NONE = 0,
+	NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH = 1,
+	NVML_GPU_VIRTUALIZATION_MODE_VGPU = 2,
+	NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU = 3,
+	NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA = 4
+};
+
+/* The fabric health mask of nvmlGpuFabricInfo_v2/v3: fields of 2 or 4 bits. */
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW 0
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY 2
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY 4
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY 6
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION 8
+#define NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION 0xf
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED 0
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY 1
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY 2
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY 3
+
 #define NVML_VALUE_TYPE_UNSIGNED_INT 1
 #define NVML_FI_DEV_NVLINK_LINK_COUNT 91
 #define NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT 147

@@ -33,6 +33,9 @@
 	X(nvmlDeviceGetP2PStatus, nvmlReturn_t,                                             \
 	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t *), 0)     \
 	X(nvmlDeviceGetTopologyCommonAncestor, nvmlReturn_t,                                \
-	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *), 0)
+	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *), 0)                        \
+	X(nvmlDeviceGetBAR1MemoryInfo, nvmlReturn_t, (nvmlDevice_t, nvmlBAR1Memory_t *), 0) \
+	X(nvmlDeviceGetVirtualizationMode, nvmlReturn_t, (nvmlDevice_t, nvmlGpuVirtualizationMode_t *), 0) \
+	X(nvmlSystemGetConfComputeState, nvmlReturn_t, (nvmlConfComputeSystemState_t *), 0)
 
 #endif

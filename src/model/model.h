@@ -42,6 +42,10 @@ struct dc_fabric_facts {
 	int status;         /* the registration's vendor status code, 0 = success */
 	unsigned char cluster[16];
 	unsigned int clique;
+	int health_known;   /* health_mask read (a v2 or v3 answer) */
+	unsigned int health_mask;
+	int summary_known;  /* health_summary read (a v3 answer) */
+	unsigned char health_summary;
 };
 
 /* Peer capability, as nvidia-smi's legend names it (OK, CNS, GNS, TNS, DR,
@@ -66,6 +70,13 @@ struct dc_device {
 	int rate_known;                /* link rate below asked (by the p2p view) */
 	double link_gbps;              /* GB/s per direction per link, 0 unknown */
 	const char *rate_source;       /* a static string */
+	int links_read;                /* link states were read: down[] is valid */
+	int ndown;                     /* links the GPU has that are not active */
+	unsigned char down[DC_MAX_LINKS];
+	int bar1_known;
+	unsigned long long bar1_total; /* bytes */
+	int virt_known;
+	unsigned int virt;             /* NVML's virtualization mode */
 };
 
 /* What the vendor says about the ordered pair of devices (a, b). */
@@ -89,6 +100,8 @@ struct dc_model {
 	struct dc_device *devices;     /* NULL when !vendor_ok */
 	void **handles;                /* the backend's per-device handles */
 	struct dc_peer *peers;         /* n*n, NULL until a view needs them */
+	int cc_known;                  /* confidential computing state read */
+	unsigned int cc_on;
 };
 
 /* Copies the text src (at most srclen bytes, up to a NUL) into dst of len

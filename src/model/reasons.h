@@ -8,4 +8,8 @@
  * device and pair properties the view has set. */
 void dc_reasons_cuda(dmaconn_builder *b);
 
+/* Appends to the text of every pair that failed or hung in verification what
+ * the kernel shows against peer access there (ACS, IOMMU, a VM, BAR1). */
+void dc_reasons_suspects(dmaconn_builder *b);
+
 #endif

@@ -10,8 +10,9 @@
  * The file is DMACONN_CACHE_DIR, else $XDG_CACHE_HOME/dmaconn, else
  * ~/.cache/dmaconn, then "verified"; its text is line-based (below).  As ssh
  * does, a directory or file that is a symbolic link, is not ours, or that
- * others may write, is refused; an entry is written to a temporary file and
- * renamed.  Anything unexpected means "no entry": verifying again is always
+ * others may write, is refused, and so is a directory above it that others
+ * may write, unless sticky (dc_vcache_parents_ok); an entry is written to a
+ * temporary file and renamed.  Anything unexpected means "no entry": verifying again is always
  * safe.
  *
  *   dmaconn-verified 1
@@ -85,10 +86,42 @@ static int dc_vcache_safe(const struct stat *st, int want_dir)
 	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
+/*
+ * Every directory above the cache directory, up to "/", as its real path
+ * names them: owned by root or by us, and writable by nobody else unless it
+ * is sticky (as /tmp is: others may add entries there, but neither remove nor
+ * rename ours).  Otherwise someone could move the cache directory aside and
+ * put their own in its place.  (ssh checks the directories above its files
+ * likewise, without the sticky exception; a cache on /tmp is common, and the
+ * directory itself must still be ours and private.)
+ */
+static int dc_vcache_parents_ok(const char *dir)
+{
+	char real[PATH_MAX];
+	if (!realpath(dir, real))
+		return 0;
+	for (char *slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
+		if (slash == real)
+			slash[1] = '\0'; /* "/" itself */
+		else
+			*slash = '\0';
+		struct stat st;
+		if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode))
+			return 0;
+		if (st.st_uid != 0 && st.st_uid != geteuid())
+			return 0;
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+			return 0;
+		if (slash == real)
+			break;
+	}
+	return 1;
+}
+
 static int dc_vcache_dir_ok(const char *dir)
 {
 	struct stat st;
-	return lstat(dir, &st) == 0 && dc_vcache_safe(&st, 1);
+	return lstat(dir, &st) == 0 && dc_vcache_safe(&st, 1) && dc_vcache_parents_ok(dir);
 }
 
 /* ------------------------------------------------------------------ key */

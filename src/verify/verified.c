@@ -15,6 +15,9 @@
 
 #include "backends/backend.h"
 #include "internal.h"
+#include "model/model.h"
+#include "model/reasons.h"
+#include "replay_abi.h"
 #include "verify/cache.h"
 #include "verify/verify.h"
 
@@ -111,6 +114,81 @@ static void dc_verified_pair(dmaconn_builder *b, const dmaconn_verify_result *v,
 	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT, text);
 }
 
+/* Whether a recorded (or cached) pair proved every capability. */
+static int dc_verified_passed(const dmaconn_result *r, int i, int j)
+{
+	const char *st = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_VERIFIED);
+	int all = st && !strcmp(st, "pass");
+	for (int c = 0; all && c < DC_VERIFIED_NCAPS; c++) {
+		const char *got = dmaconn_result_pair_get(r, i, j, dc_verified_caps[c].verified);
+		all = got && !strcmp(got, "yes");
+	}
+	return all;
+}
+
+/*
+ * Under replay: the recording's verification section (replay/verification.c)
+ * answers, over its devices; pairs it lacks, or a recording without one,
+ * are "not verified in this recording".
+ */
+static int dc_verified_recorded(dmaconn_builder *b, const dmaconn_result *p2p)
+{
+	const struct dmaconn_replay_ops *ops = dc_replay_ops();
+	const struct dmaconn_replay_verification *rv = NULL;
+	if (!ops || !ops->verification || !ops->verification(&rv) || !rv)
+		return dc_verified_zeros(b, p2p, "not_verified", DMACONN_REASON_NOT_RECORDED,
+					 "not verified in this recording");
+	int n = rv->ndev, rc = dmaconn_builder_set_size(b, n);
+	unsigned char *seen = calloc(dc_pair_index(n, 0, n) + 1, 1);
+	if (!seen)
+		return dmaconn_builder_fail(b, DMACONN_ENOMEM, "out of memory");
+	for (int i = 0; i < n && rc == DMACONN_OK; i++) {
+		int at = dc_verified_find(p2p, rv->pci[i]);
+		if (at >= 0)
+			dc_verified_device(b, p2p, at, i);
+		else
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_PCI_BUS_ID, rv->pci[i]);
+	}
+	for (int k = 0; k < rv->npairs && rc == DMACONN_OK; k++) {
+		const struct dmaconn_replay_vpair *p = &rv->pairs[k];
+		seen[dc_pair_index(p->from, p->to, n)] = 1;
+		for (int q = 0; q < p->nprops; q++)
+			dmaconn_builder_set_pair_property(b, p->from, p->to, p->keys[q], p->values[q]);
+	}
+	for (int i = 0; i < n && rc == DMACONN_OK; i++) {
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			const char *st = dmaconn_result_pair_get(b->r, i, j, DMACONN_PROP_VERIFIED);
+			int hung = st && !strcmp(st, "hang");
+			if (!seen[dc_pair_index(i, j, n)]) {
+				dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_VERIFIED, "not_verified");
+				dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON, DMACONN_REASON_NOT_RECORDED);
+				dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT,
+								  "not verified in this recording");
+			} else if (dc_verified_passed(b->r, i, j)) {
+				dmaconn_builder_set(b, i, j, 1);
+			} else {
+				/* What the section says, else what its status implies. */
+				if (!dmaconn_result_pair_get(b->r, i, j, DMACONN_PROP_REASON))
+					dmaconn_builder_set_pair_property(
+						b, i, j, DMACONN_PROP_REASON,
+						hung ? DMACONN_REASON_VERIFY_HUNG
+						: st && !strcmp(st, "no_peer") ? DMACONN_REASON_NO_PEER
+									       : DMACONN_REASON_VERIFY_FAILED);
+				if (!dmaconn_result_pair_get(b->r, i, j, DMACONN_PROP_REASON_TEXT))
+					dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT,
+									  hung ? "verification hung"
+									       : "verification failed");
+			}
+		}
+	}
+	free(seen);
+	if (rc == DMACONN_OK)
+		dc_reasons_suspects(b);
+	return rc;
+}
+
 static int dc_verified_detect(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
@@ -132,8 +210,7 @@ static int dc_verified_detect(dmaconn_builder *b, void *user_data)
 		p2p = NULL; /* no NVML view: the helper alone says how many GPUs */
 
 	if (dc_replay_file()) {
-		rc = dc_verified_zeros(b, p2p, "not_verified", DMACONN_REASON_NOT_RECORDED,
-				       "not verified in this recording");
+		rc = dc_verified_recorded(b, p2p);
 		goto out;
 	}
 	if (is_passive) {
@@ -178,6 +255,8 @@ static int dc_verified_detect(dmaconn_builder *b, void *user_data)
 			if (i != j)
 				dc_verified_pair(b, v, i, j);
 	}
+	if (rc == DMACONN_OK)
+		dc_reasons_suspects(b);
 	/* A verdict, even of failed pairs, is kept; a run that checked
 	 * nothing is not. */
 	if (rc == DMACONN_OK && key && !dc_verify_failed(v) && n > 0)

@@ -37,11 +37,27 @@
 	C(NVML_VALUE_TYPE_UNSIGNED_INT) C(NVML_FI_DEV_NVLINK_LINK_COUNT)                \
 	C(NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT) C(NVML_FI_DEV_NVLINK_GET_SPEED)    \
 	C(NVML_FI_DEV_NVLINK_GET_STATE) C(NVML_FI_DEV_NVLINK_GET_VERSION)               \
+	C(NVML_CC_SYSTEM_FEATURE_DISABLED) C(NVML_CC_SYSTEM_FEATURE_ENABLED)            \
+	C(NVML_GPU_VIRTUALIZATION_MODE_NONE) C(NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH) \
+	C(NVML_GPU_VIRTUALIZATION_MODE_VGPU) C(NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU)  \
+	C(NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA)                                       \
+	C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW)                                \
+	C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY)                             \
+	C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY)                            \
+	C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY)                    \
+	C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION)                    \
+	C(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION)                    \
+	C(NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED) C(NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY) \
+	C(NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY) C(NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY) \
 	S(nvmlReturn_t) S(nvmlDevice_t) S(nvmlEnableState_t) S(nvmlIntNvLinkDeviceType_t) \
 	S(nvmlGpuTopologyLevel_t) S(nvmlGpuP2PStatus_t) S(nvmlGpuP2PCapsIndex_t)        \
 	S(nvmlGpuFabricState_t) S(nvmlPciInfo_t) S(nvmlGpuFabricInfo_t)                 \
 	S(nvmlGpuFabricInfo_v2_t) S(nvmlGpuFabricInfo_v3_t) S(nvmlValue_t)              \
-	S(nvmlFieldValue_t)                                                             \
+	S(nvmlFieldValue_t) S(nvmlBAR1Memory_t) S(nvmlConfComputeSystemState_t)        \
+	S(nvmlGpuVirtualizationMode_t)                                                  \
+	O(nvmlBAR1Memory_t, bar1Total) O(nvmlBAR1Memory_t, bar1Free) O(nvmlBAR1Memory_t, bar1Used) \
+	O(nvmlConfComputeSystemState_t, environment) O(nvmlConfComputeSystemState_t, ccFeature) \
+	O(nvmlConfComputeSystemState_t, devToolsMode)                                   \
 	O(nvmlPciInfo_t, busIdLegacy) O(nvmlPciInfo_t, domain) O(nvmlPciInfo_t, bus)    \
 	O(nvmlPciInfo_t, device) O(nvmlPciInfo_t, pciDeviceId)                          \
 	O(nvmlPciInfo_t, pciSubSystemId) O(nvmlPciInfo_t, busId)                        \

@@ -1,0 +1,38 @@
+#!/bin/sh
+# dmaconn --record FILE --verify: the recording gets a verification section
+# that cuda/verified answers from under replay; a verification that checked
+# nothing writes none and fails.
+#   record_verify_test.sh DMACONN HELPER FAKE_LIBCUDA WORKDIR
+set -u
+DMACONN=$1 HELPER=$2 FAKE=$3 WORK=$4
+rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
+export DMACONN_VERIFY_HELPER="$HELPER" DMACONN_CUDA_LIBRARY="$FAKE" DMACONN_NO_CACHE=1 DMACONN_QUIET=1
+export DMACONN_VERIFY_PAIR_TIMEOUT_MS=1500 DMACONN_SYSFS_ROOT="$WORK/none"
+fail=0
+check() { # NAME EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then echo "ok $1"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi
+}
+matrix() { "$DMACONN" --replay "$1" -d cuda -c verified --json |
+	/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["matrix"])'; }
+
+# GPU 1's kernels hang: 0 -> 1 passes, 1 -> 0 hangs.
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_HANG_DEVICE=1 "$DMACONN" --record "$WORK/r.json" --verify 2>"$WORK/err"
+check record-status 0 $?
+check replay-matrix "[[0, 1], [0, 0]]" "$(matrix "$WORK/r.json")"
+check replay-hang verification_hung "$("$DMACONN" --replay "$WORK/r.json" -d cuda -c verified --json |
+	/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin)["results"][0]; print([p["reason"] for p in d["pairs"] if p["from"]==1 and p["to"]==0 and "reason" in p][0])')"
+# Recording the replay keeps the section.
+"$DMACONN" --replay "$WORK/r.json" --record "$WORK/again.json" --verify 2>/dev/null
+check rerecord-status 0 $?
+check rerecord-matrix "[[0, 1], [0, 0]]" "$(matrix "$WORK/again.json")"
+# Without --verify: no section (tests/CMakeLists.txt's reasons_verified_not_recorded
+# checks what replay then answers).
+FAKE_CUDA_DEVICES=2 "$DMACONN" --record "$WORK/plain.json" 2>/dev/null
+check plain-section False "$(/usr/bin/python3 -c 'import json,sys; print("verification" in json.load(open(sys.argv[1])))' "$WORK/plain.json")"
+# Nothing checked (no driver): exit 1, and the file has no section.
+DMACONN_CUDA_LIBRARY=/nonexistent/libcuda.so.1 FAKE_CUDA_DEVICES=2 "$DMACONN" --record "$WORK/none.json" --verify 2>"$WORK/err"
+check nothing-status 1 $?
+check nothing-section False "$(/usr/bin/python3 -c 'import json,sys; print("verification" in json.load(open(sys.argv[1])))' "$WORK/none.json")"
+grep -q "checked nothing" "$WORK/err"
+check nothing-message 0 $?
+exit $fail
