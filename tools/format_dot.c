@@ -275,7 +275,7 @@ static int dot_switches(struct dot *d)
 static void dot_degraded(struct dot *d)
 {
 	for (int i = 0; i < d->n; i++) {
-		const char *down = dot_dev(d->r, i, DMACONN_PROP_NVLINK_DOWN_LINKS);
+		const char *down = dot_dev(d->r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
 		long active = dot_num(dot_dev(d->r, i, DMACONN_PROP_NVLINK_ACTIVE_LINKS), -1);
 		d->degraded[i] = 0;
 		for (int k = 0; down && active >= 0 && k < d->n && !d->degraded[i]; k++)
@@ -286,11 +286,29 @@ static void dot_degraded(struct dot *d)
 	}
 }
 
-/* "5, 11" from "5,11". */
+/* "5, 11" from "5,11", runs as ranges: "0-11" from "0,1,...,11". */
 static void dot_link_list(struct dot_buf *b, const char *list)
 {
-	for (const char *p = list; *p; p++)
-		dot_add(b, *p == ',' ? ", " : "%c", *p);
+	const char *p = list;
+	int first = 1;
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+		if (end == p)
+			break;
+		p = *end == ',' ? end + 1 : end;
+		while (*p) {
+			long next = strtol(p, &end, 10);
+			if (end == p || next != hi + 1)
+				break;
+			hi = next;
+			p = *end == ',' ? end + 1 : end;
+		}
+		dot_add(b, first ? "%ld" : ", %ld", lo);
+		if (hi > lo)
+			dot_add(b, "%s%ld", hi > lo + 1 ? "-" : ", ", hi);
+		first = 0;
+	}
 }
 
 static int dot_count_list(const char *list)
@@ -325,7 +343,7 @@ static void dot_device(const struct dot *d, int i, const char *indent)
 	const char *bus = dot_dev(r, i, DMACONN_PROP_PCI_BUS_ID);
 	const char *tile = dot_dev(r, i, DMACONN_PROP_TILE);
 	const char *mig = dot_dev(r, i, DMACONN_PROP_MIG);
-	const char *down = dot_dev(r, i, DMACONN_PROP_NVLINK_DOWN_LINKS);
+	const char *down = dot_dev(r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
 	dot_add(&b, "GPU %d", i);
 	if (tile)
 		dot_add(&b, " (tile %s)", tile);
@@ -400,7 +418,7 @@ static void dot_fabric_reason(const struct dot *d, int i, struct dot_buf *b)
 static void dot_switch_edge(const struct dot *d, int i)
 {
 	long links = dot_num(dot_dev(d->r, i, DMACONN_PROP_NVLINK_SWITCH_LINKS), 0);
-	const char *down = dot_dev(d->r, i, DMACONN_PROP_NVLINK_DOWN_LINKS);
+	const char *down = dot_dev(d->r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
 	int fabric_ok = dot_fabric_ok(d, i), warn = d->degraded[i] || !fabric_ok;
 	double rate = dot_rate(d, i);
 	struct dot_buf b = { 0 };
@@ -570,7 +588,10 @@ static void dot_pair_edges(const struct dot *d, int i, int j)
 		if (!dot_pcie_class(path))
 			path = dot_p2p(d, i, j, DMACONN_PROP_PATH);
 		if (dot_pcie_class(path))
-			dot_edge(d, i, j, !strcmp(path, "PCIE") ? "PCIe" : path, DOT_PCIE, 1.0, ", style=dashed, constraint=false", 0);
+			dot_edge(d, i, j, !strcmp(path, "PCIE") ? "PCIe" : path, DOT_PCIE, 1.0,
+				 ", style=dashed, constraint=false", 0);
+		else if (path && !strcmp(path, "MDFI"))
+			dot_edge(d, i, j, "MDFI (tiles of one card)", DOT_PCIE, 2.0, NULL, 0);
 	}
 	free(fail.s);
 }
