@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "../src/mpi/dmaconn_mpi_cli.h"
+#include "check.h"
 #include "cli.h"
 #include "dmaconn.h"
 #include "format.h"
@@ -35,6 +36,8 @@ static const char help_text[] =
 	"       dmaconn --topo [-d TYPE] | --verify [-d TYPE] [--timeout SECONDS]\n"
 	"       dmaconn --record FILE [--replay FILE]\n"
 	"       mpirun -np K dmaconn --mpi [-d TYPE -c CONNECTION] [--json]\n"
+	"       dmaconn check --expect FILE | --expect-links N | --fully-connected\n"
+	"                     [-d TYPE -c CONNECTION] [--match position|identity] [--verify]\n"
 	"       dmaconn --list | --help | --version\n"
 	"\n"
 	"Shows which accelerators can issue load/store and atomic operations on each\n"
@@ -73,6 +76,9 @@ static const char help_text[] =
 	"ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES (rocm), ZE_AFFINITY_MASK and\n"
 	"ZE_FLAT_DEVICE_HIERARCHY (xpu).  Also read: DMACONN_QUIET, DMACONN_REPLAY,\n"
 	"DMACONN_NVML_LIBRARY, DMACONN_SYSFS_ROOT and the others in README.md.\n"
+	"`dmaconn check` compares this node with a good node's --json output, or with\n"
+	"a rule, and exits as a Nagios plugin: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN\n"
+	"(`dmaconn check --help`).\n"
 	"Exit status: 0 when detection ran (warnings included), 1 when it could not\n"
 	"(or --verify found a failing pair or checked none), 2 for bad arguments.\n";
 
@@ -1280,7 +1286,8 @@ static int cli_run(struct cli *c, int argc, char **argv)
 int dmaconn_cli_main(int argc, char **argv)
 {
 	struct cli c = { 0 };
-	int status = cli_run(&c, argc, argv);
+	int status = argc > 1 && !strcmp(argv[1], "check") ? dc_check_main(argc - 1, argv + 1)
+							     : cli_run(&c, argc, argv);
 	cli_doc_write(&c);
 	/* Output that could not be written is a failure (a full disk, a closed
 	 * descriptor), not a success with nothing to show. */
