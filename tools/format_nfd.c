@@ -51,10 +51,12 @@ static int nfd_min_links(const dmaconn_result *r)
 	return min;
 }
 
-/* The NVSwitch fabric's state and clique that every GPU shares; "" where
- * they differ or are unknown.  The clique is cluster_uuid.clique_id, as
- * GPU feature discovery spells nvidia.com/gpu.clique, and only for a real
- * NVLink domain (a cluster UUID other than zero). */
+/* The NVSwitch fabric's state and clique that every GPU shares; where
+ * they differ, the state of the GPU that holds the others back (failed,
+ * then in_progress, then not_started) or "mixed"; none where unknown.  The
+ * clique is cluster_uuid.clique_id, as GPU feature discovery spells
+ * nvidia.com/gpu.clique, and only for a real NVLink domain (a cluster UUID
+ * other than zero). */
 static void nfd_fabric(FILE *out, const char *type, const dmaconn_result *r)
 {
 	int n = dmaconn_result_size(r);
@@ -67,6 +69,14 @@ static void nfd_fabric(FILE *out, const char *type, const dmaconn_result *r)
 		same_clique &= !strcmp(cluster, dc_format_device(r, i, DMACONN_PROP_CLUSTER_UUID)) &&
 			       !strcmp(clique, dc_format_device(r, i, DMACONN_PROP_CLIQUE_ID));
 	}
+	/* GPUs that differ: the one that holds the others back. */
+	static const char *const worst[] = { "failed", "in_progress", "not_started" };
+	for (size_t w = 0; !same_state && w < sizeof(worst) / sizeof(worst[0]); w++)
+		for (int i = 0; i < n && !same_state; i++)
+			if (!strcmp(dc_format_device(r, i, DMACONN_PROP_FABRIC_STATE), worst[w])) {
+				state = worst[w];
+				same_state = 1;
+			}
 	if (*state)
 		nfd_label(out, type, "fabric-state", same_state ? state : "mixed");
 	if (same_clique) {
