@@ -115,7 +115,8 @@ def prom_samples(text):
         if line.startswith("#") or not line:
             continue
         m = SAMPLE.match(line)
-        if not check(m is not None, "prometheus sample line parses: %r" % line[:80]):
+        if m is None:
+            check(False, "prometheus sample line parses: %r" % line[:80])
             continue
         out.append((m.group(1), dict(LABEL.findall(m.group(3) or "")), float(m.group(4))))
     return out
