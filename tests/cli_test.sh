@@ -140,6 +140,53 @@ case_ format-help 0 -- --format help
 case_ format-bogus 2 -- --format bogus
 case_ format-with-topo 2 -- --format prometheus --topo
 
+# dmaconn check: Nagios statuses (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)
+# against what --json printed on the healthy node, on replays of that node
+# healthy, degraded, with a GPU lost, a GPU's NVLinks down, the fabric still
+# registering, and without its driver.
+EXPECT=tests/check/hgx-h100-8.expect.json
+case_ check-healthy 0 -- check --expect $EXPECT --replay $T/hgx-h100-8.json
+case_ check-degraded 2 -- check --expect $EXPECT --replay $T/hgx-h100-8-degraded.json
+case_ check-lost-gpu 2 -- check --expect $EXPECT --replay $T/hgx-h100-8-lost-gpu.json
+case_ check-lost-gpu-identity 2 -- check --expect $EXPECT --match identity --replay $T/hgx-h100-8-lost-gpu.json
+case_ check-nvlink-down 2 -- check --expect $EXPECT --replay $T/hgx-h100-8-nvlink-down.json
+case_ check-fabric-in-progress 1 -- check --expect $EXPECT --replay $T/hgx-h100-8-fabric-in-progress.json
+case_ check-no-driver 3 -- check --expect $EXPECT --replay $T/hgx-h100-8-no-driver.json
+case_ check-extra-device 1 -- check --expect tests/check/hgx-h100-8-lost-gpu.expect.json --replay $T/hgx-h100-8.json
+case_ check-one-detector 0 -- check --expect $EXPECT -d cuda -c p2p --replay $T/hgx-h100-8-nvlink-down.json
+case_ check-other-sku 2 -- check --expect $EXPECT -d cuda -c p2p --replay $T/h200x2.json
+# The expectation made now, by this build, from the healthy replay.
+$CLI --replay $T/hgx-h100-8.json --json -q >"$TMP/now.json"
+case_ check-healthy-now 0 -- check --expect "$TMP/now.json" --replay $T/hgx-h100-8.json
+case_ check-degraded-now 2 -- check --expect "$TMP/now.json" --replay $T/hgx-h100-8-degraded.json
+# Without a file.
+case_ check-links-healthy 0 -- check --expect-links 18 --replay $T/hgx-h100-8.json
+case_ check-links-degraded 2 -- check --expect-links 18 --replay $T/hgx-h100-8-degraded.json
+case_ check-full-fabric 1 -- check --fully-connected --replay $T/hgx-h100-8-fabric-in-progress.json
+case_ check-full-nvlink-down 2 -- check --fully-connected --replay $T/hgx-h100-8-nvlink-down.json
+case_ check-links-no-driver 3 -- check --expect-links 18 --replay $T/hgx-h100-8-no-driver.json
+# What cannot be checked is UNKNOWN, usage errors included.
+case_ check-usage 3 -- check
+case_ check-bad-option 3 -- check --expect $EXPECT --bogus
+case_ check-missing-file 3 -- check --expect tests/check/nonexistent.json --replay $T/hgx-h100-8.json
+case_ check-truncated-file 3 -- check --expect tests/check/truncated.json --replay $T/hgx-h100-8.json
+case_ check-failed-run-file 3 -- check --expect tests/check/failed-run.json --replay $T/hgx-h100-8.json
+case_ check-no-such-detector 3 -- check --expect $EXPECT -d cuda -c verified --replay $T/hgx-h100-8.json
+case_ check-bad-replay 3 -- check --expect $EXPECT --replay /nonexistent.json
+# Verdicts: compared when the expectation has them; a recording has none.
+case_ check-verified-replay 3 -- check --expect tests/check/hgx-h100-8-verified.expect.json --replay $T/hgx-h100-8.json
+# Live, on the fake CUDA driver (NVML absent, so only cuda/verified has devices).
+FAKE="FAKE_CUDA_DEVICES=2 DMACONN_VERIFY_HELPER=$BUILD/dmaconn-verify-helper DMACONN_CUDA_LIBRARY=$BUILD/tests/fakecuda-verify/libcuda.so.1 $NOLIB DMACONN_CACHE_DIR=$TMP/cache"
+mkdir -m 700 "$TMP/cache"
+# shellcheck disable=SC2086
+env $FAKE DMACONN_NO_CACHE=1 $CLI -d cuda -c verified --json -q >"$TMP/verified.json"
+case_ check-verify-pass 0 $FAKE DMACONN_NO_CACHE=1 -- check --expect "$TMP/verified.json" --verify
+case_ check-verify-fail 2 $FAKE DMACONN_NO_CACHE=1 FAKE_CUDA_CORRUPT=1 -- check --expect "$TMP/verified.json" --verify
+case_ check-verify-hang 2 $FAKE DMACONN_NO_CACHE=1 FAKE_CUDA_HANG=1 DMACONN_VERIFY_PAIR_TIMEOUT_MS=300 -- check --expect "$TMP/verified.json" --verify
+case_ check-verify-unable 3 $FAKE DMACONN_NO_CACHE=1 DMACONN_VERIFY_HELPER=/nonexistent -- check --expect "$TMP/verified.json" --verify
+case_ check-verify-absent 3 $FAKE -- check --expect "$TMP/verified.json"
+# (A cached verdict needs /proc/driver/nvidia: tests/device/ has that case.)
+
 # Output that cannot be written fails, with a message on stderr.
 # out_fails LABEL full|closed ARGS...
 out_fails() {

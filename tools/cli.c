@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "../src/mpi/dmaconn_mpi_cli.h"
+#include "check.h"
 #include "cli.h"
 #include "record_verify.h"
 #include "dmaconn.h"
@@ -36,6 +37,8 @@ static const char help_text[] =
 	"       dmaconn --topo [-d TYPE] | --verify [-d TYPE] [--timeout SECONDS]\n"
 	"       dmaconn --record FILE [--verify] [--replay FILE]\n"
 	"       mpirun -np K dmaconn --mpi [-d TYPE -c CONNECTION] [--json]\n"
+	"       dmaconn check --expect FILE | --expect-links N | --fully-connected\n"
+	"                     [-d TYPE -c CONNECTION] [--match position|identity] [--verify]\n"
 	"       dmaconn --list | --help | --version\n"
 	"\n"
 	"Shows which accelerators can issue load/store and atomic operations on each\n"
@@ -75,8 +78,14 @@ static const char help_text[] =
 	"ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES (rocm), ZE_AFFINITY_MASK and\n"
 	"ZE_FLAT_DEVICE_HIERARCHY (xpu).  Also read: DMACONN_QUIET, DMACONN_REPLAY,\n"
 	"DMACONN_NVML_LIBRARY, DMACONN_SYSFS_ROOT and the others in README.md.\n"
+	"`dmaconn check` compares this node with a good node's --json output, or with\n"
+	"a rule, and exits as a Nagios plugin: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN\n"
+	"(`dmaconn check --help`).\n"
 	"Exit status: 0 when detection ran (warnings included), 1 when it could not\n"
 	"(or --verify found a failing pair or checked none), 2 for bad arguments.\n";
+
+struct cli;
+static int cli_format_write(struct cli *c, const char *replay, int mpi, const char *error);
 
 /* Whether the last run writes nothing on standard output by design (--record). */
 static int cli_silent;
@@ -87,6 +96,7 @@ struct cli {
 	const struct dc_format *format; /* NULL for text and json */
 	dmaconn_result **kept;          /* with a format: every result shown */
 	int nkept;
+	struct timespec start; /* of the detection, for --format */
 	json_t *doc; /* with --json: the one object standard output receives */
 	char last_error[1024]; /* the last error said, so that none is said twice */
 };
@@ -831,6 +841,7 @@ struct mpi_report {
 	struct cli *c;
 	int json, quiet, printed;
 	int reported; /* the report ran: this is the rank that prints */
+	int status;   /* of the --format writer */
 };
 
 static int cli_mpi_distinct(const dmaconn_result *r, const char *key)
@@ -887,6 +898,10 @@ static int cli_mpi_report(const dmaconn_result *r, int index, int count, void *u
 		cli_doc_results(m->c);
 	if (!r) {
 		cli_error(m->c, EXIT_FAILED, "%s", dmaconn_last_error());
+	} else if (m->c->format) {
+		int ignored = 0;
+		cli_print(m->c, (dmaconn_result *)r, 0, NULL, &ignored);
+		m->printed = 1;
 	} else if (m->json) {
 		json_array_append_new(cli_doc_results(m->c), cli_json_result(r));
 		m->printed = 1;
@@ -900,6 +915,8 @@ static int cli_mpi_report(const dmaconn_result *r, int index, int count, void *u
 		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_result_warning(r, k));
 	if (m->json && index == count - 1)
 		cli_doc_write(m->c);
+	if (m->c->format && index == count - 1)
+		m->status = cli_format_write(m->c, NULL, 1, m->c->last_error[0] ? m->c->last_error : NULL);
 	fflush(stdout);
 	fflush(stderr);
 	return r ? 0 : 1;
@@ -954,10 +971,11 @@ static int cli_mpi_run(struct cli *c, int *argc, char ***argv, int count,
 	}
 	dmaconn_mpi_cli_fn cli;
 	memcpy(&cli, &sym, sizeof(cli));
-	struct mpi_report m = { c, c->json, c->quiet, 0, 0 };
+	struct mpi_report m = { c, c->json, c->quiet, 0, 0, 0 };
 	/* Each rank's warnings reach rank 0's report; none printed twice. */
 	dmaconn_set_warning_handler(cli_ignore_warning, NULL);
 	int status = cli(argc, argv, count, types, (const char *const *)conns, cli_mpi_report, &m);
+	status = status ? status : m.status;
 	/* Only the reporting rank writes a document, or any rank its own error. */
 	if (!m.reported && !(c->doc && json_object_get(c->doc, "error"))) {
 		json_decref(c->doc);
@@ -1122,7 +1140,7 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "--format %s and --json exclude each other", f->name);
 		return;
 	}
-	if (f && f->write && (a->topo || a->verify || a->list || a->explain || a->record_path || a->mpi)) {
+	if (f && f->write && (a->topo || a->verify || a->list || a->explain || a->record_path)) {
 		snprintf(why, len, "--format %s goes with a detection run (or --mpi) only", f->name);
 		return;
 	}
@@ -1156,9 +1174,26 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "-d and -c go together");
 }
 
-/* The results kept for --format, written in that format, then dropped. */
-static int cli_format_write(struct cli *c, const char *replay, double seconds, int mpi, const char *error)
+/* This process's rank among the MPI ranks of its node, as the launchers
+ * say it (Open MPI, MPICH and Intel MPI, Slurm, PMI); 0 when none does. */
+static int cli_local_rank(void)
 {
+	static const char *const vars[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+					    "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID" };
+	for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); k++) {
+		const char *v = getenv(vars[k]);
+		if (v && *v)
+			return atoi(v);
+	}
+	return 0;
+}
+
+/* The results kept for --format, written in that format, then dropped. */
+static int cli_format_write(struct cli *c, const char *replay, int mpi, const char *error)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double seconds = (double)(now.tv_sec - c->start.tv_sec) + (double)(now.tv_nsec - c->start.tv_nsec) / 1e9;
 	struct dc_format_input in = {
 		.results = (const dmaconn_result *const *)c->kept,
 		.count = c->nkept,
@@ -1240,9 +1275,15 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	count = dmaconn_list_detectors(types, conns, count);
 
 	int status = 0;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (a.mpi) {
+	clock_gettime(CLOCK_MONOTONIC, &c->start);
+	int kept_by_rank = a.mpi && c->format && !dc_format_describes_job(c->format);
+	if (kept_by_rank) {
+		/* Each node's document, from its first rank (docs/multinode.md). */
+		if (cli_local_rank() == 0)
+			status = a.type_name ? cli_one(c, type, a.conn, 0, replay)
+					     : cli_all(c, count, types, conns, a.all, replay);
+		a.mpi = 0;
+	} else if (a.mpi) {
 		int one = a.type_name != NULL;
 		status = cli_mpi_run(c, &argc, &argv, one ? 1 : count, one ? &type : types,
 				 one ? &a.conn : conns);
@@ -1272,10 +1313,8 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	} else {
 		status = cli_all(c, count, types, conns, a.all, replay);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (c->format && !a.mpi) {
-		double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		int written = cli_format_write(c, replay, seconds, 0, status ? c->last_error : NULL);
+	if (c->format && !a.mpi && (!kept_by_rank || cli_local_rank() == 0)) {
+		int written = cli_format_write(c, replay, 0, status ? c->last_error : NULL);
 		status = status ? status : written;
 	}
 	free(types);
@@ -1289,7 +1328,8 @@ static int cli_run(struct cli *c, int argc, char **argv)
 int dmaconn_cli_main(int argc, char **argv)
 {
 	struct cli c = { 0 };
-	int status = cli_run(&c, argc, argv);
+	int status = argc > 1 && !strcmp(argv[1], "check") ? dc_check_main(argc - 1, argv + 1)
+							     : cli_run(&c, argc, argv);
 	cli_doc_write(&c);
 	/* Output that could not be written is a failure (a full disk, a closed
 	 * descriptor), not a success with nothing to show. */

@@ -1,4 +1,5 @@
 /* The table of output formats (tools/format.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
@@ -18,4 +19,54 @@ const struct dc_format *dc_format_find(const char *name)
 		if (!strcmp(f->name, name))
 			return f;
 	return NULL;
+}
+
+int dc_format_describes_job(const struct dc_format *f)
+{
+	return !strcmp(f->name, "prometheus");
+}
+
+const char *dc_format_device(const dmaconn_result *r, int i, const char *key)
+{
+	const char *v = dmaconn_result_device_get(r, i, key);
+	return v ? v : "";
+}
+
+const dmaconn_result *dc_format_result(const struct dc_format_input *in, dmaconn_device_type type,
+				       const char *connection)
+{
+	for (int k = 0; k < in->count; k++)
+		if (dmaconn_result_device_type(in->results[k]) == type &&
+		    !strcmp(dmaconn_result_connection_type(in->results[k]), connection))
+			return in->results[k];
+	return NULL;
+}
+
+int dc_format_fully_connected(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (i != j && dmaconn_result_get(r, i, j) <= 0)
+				return 0;
+	return n > 0;
+}
+
+int dc_format_links(const dmaconn_result *r, int i, int j)
+{
+	static const char *const keys[] = { DMACONN_PROP_XGMI_LINKS, DMACONN_PROP_XELINK_LINKS,
+					    DMACONN_PROP_NVLINK_LINKS };
+	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_CUDA &&
+	    !strcmp(dmaconn_result_connection_type(r), "nvlink"))
+		return dmaconn_result_get(r, i, j);
+	if (!strcmp(dmaconn_result_connection_type(r), "p2p") || !strcmp(dmaconn_result_connection_type(r), "verified"))
+		return -1; /* the link-counting detectors say it */
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *v = dmaconn_result_pair_get(r, i, j, keys[k]);
+		char *end;
+		long n = v ? strtol(v, &end, 10) : -1;
+		if (v && *v && !*end && n >= 0 && n < 1 << 20)
+			return (int)n;
+	}
+	return dmaconn_result_get(r, i, j) == 0 ? 0 : -1;
 }

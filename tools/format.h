@@ -50,4 +50,25 @@ extern const struct dc_format dc_formats[];
 /* The format called name, or NULL. */
 const struct dc_format *dc_format_find(const char *name);
 
+/* Whether the format describes an MPI job as a whole (rank 0 writes it
+ * from every rank's devices) rather than each node (each node's first
+ * rank writes its own). */
+int dc_format_describes_job(const struct dc_format *f);
+
+/* Helpers for the writers. */
+
+/* Device i's property key, or "" when it has none. */
+const char *dc_format_device(const dmaconn_result *r, int i, const char *key);
+
+/* The result of (type, connection) among the input's, or NULL. */
+const dmaconn_result *dc_format_result(const struct dc_format_input *in, dmaconn_device_type type,
+				       const char *connection);
+
+/* Whether every pair of distinct devices has connectivity (0 without devices). */
+int dc_format_fully_connected(const dmaconn_result *r);
+
+/* The links between i and j where the connection type counts them
+ * (cuda/nvlink, or a pair's xgmi_links / xelink_links / nvlink_links), else -1. */
+int dc_format_links(const dmaconn_result *r, int i, int j);
+
 #endif

@@ -1,10 +1,120 @@
-/* --format nfd. */
+/* --format nfd: a feature file for node-feature-discovery's local source
+ * (/etc/kubernetes/node-feature-discovery/features.d/dmaconn), one
+ * `name=value` line per label.  Names carry NFD's own prefix,
+ * feature.node.kubernetes.io/, which nfd-master accepts without
+ * -extra-label-ns; every line is a valid Kubernetes label (name part and
+ * value at most 63 characters of [A-Za-z0-9._-], beginning and ending
+ * alphanumeric). */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "format.h"
+
+#define NFD_PREFIX "feature.node.kubernetes.io/dmaconn-"
+
+/* s as a label value (or name part): other characters become '_', the
+ * ends are trimmed to alphanumerics, at most 63 characters. */
+static void nfd_clean(char *out, size_t len, const char *s)
+{
+	size_t n = 0;
+	while (*s && !isalnum((unsigned char)*s))
+		s++;
+	for (; *s && n + 1 < len && n < 63; s++)
+		out[n++] = isalnum((unsigned char)*s) || *s == '-' || *s == '.' || *s == '_' ? *s : '_';
+	while (n > 0 && !isalnum((unsigned char)out[n - 1]))
+		n--;
+	out[n] = '\0';
+}
+
+/* One label: NFD_PREFIX + a-b=value, left out where the value is empty. */
+static void nfd_label(FILE *out, const char *type, const char *what, const char *value)
+{
+	char name[64], v[64], full[160];
+	snprintf(full, sizeof(full), "dmaconn-%s-%s", type, what);
+	nfd_clean(name, sizeof(name), full);
+	nfd_clean(v, sizeof(v), value);
+	if (*v)
+		fprintf(out, "feature.node.kubernetes.io/%s=%s\n", name, v);
+}
+
+/* The fewest links of any pair of distinct devices, or -1. */
+static int nfd_min_links(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r), min = -1;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			int l = i == j ? -1 : dc_format_links(r, i, j);
+			if (l >= 0 && (min < 0 || l < min))
+				min = l;
+		}
+	return min;
+}
+
+/* The NVSwitch fabric's state and clique that every GPU shares; where
+ * they differ, the state of the GPU that holds the others back (failed,
+ * then in_progress, then not_started) or "mixed"; none where unknown.  The
+ * clique is cluster_uuid.clique_id, as GPU feature discovery spells
+ * nvidia.com/gpu.clique, and only for a real NVLink domain (a cluster UUID
+ * other than zero). */
+static void nfd_fabric(FILE *out, const char *type, const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	const char *state = n ? dc_format_device(r, 0, DMACONN_PROP_FABRIC_STATE) : "";
+	const char *cluster = n ? dc_format_device(r, 0, DMACONN_PROP_CLUSTER_UUID) : "";
+	const char *clique = n ? dc_format_device(r, 0, DMACONN_PROP_CLIQUE_ID) : "";
+	int same_state = 1, same_clique = *cluster && *clique && strspn(cluster, "0-") != strlen(cluster);
+	for (int i = 1; i < n; i++) {
+		same_state &= !strcmp(state, dc_format_device(r, i, DMACONN_PROP_FABRIC_STATE));
+		same_clique &= !strcmp(cluster, dc_format_device(r, i, DMACONN_PROP_CLUSTER_UUID)) &&
+			       !strcmp(clique, dc_format_device(r, i, DMACONN_PROP_CLIQUE_ID));
+	}
+	/* GPUs that differ: the one that holds the others back. */
+	static const char *const worst[] = { "failed", "in_progress", "not_started" };
+	for (size_t w = 0; !same_state && w < sizeof(worst) / sizeof(worst[0]); w++)
+		for (int i = 0; i < n && !same_state; i++)
+			if (!strcmp(dc_format_device(r, i, DMACONN_PROP_FABRIC_STATE), worst[w])) {
+				state = worst[w];
+				same_state = 1;
+			}
+	if (*state)
+		nfd_label(out, type, "fabric-state", same_state ? state : "mixed");
+	if (same_clique) {
+		char v[128];
+		snprintf(v, sizeof(v), "%s.%s", cluster, clique);
+		nfd_label(out, type, "fabric-clique", v);
+	}
+}
 
 int dc_format_nfd(FILE *out, FILE *err, const struct dc_format_input *in)
 {
-	(void)out;
-	(void)in;
-	fputs("dmaconn: --format nfd is not available yet\n", err);
-	return 1;
+	(void)err;
+	char num[32], what[96];
+	for (int k = 0; k < in->count; k++) {
+		const dmaconn_result *r = in->results[k];
+		const char *type = dmaconn_device_type_name(dmaconn_result_device_type(r));
+		const char *conn = dmaconn_result_connection_type(r);
+		int first = 1;
+		for (int m = 0; m < k; m++)
+			first &= dmaconn_result_device_type(in->results[m]) != dmaconn_result_device_type(r);
+		if (first) {
+			snprintf(num, sizeof(num), "%d", dmaconn_result_size(r));
+			nfd_label(out, type, "devices", num);
+			nfd_fabric(out, type, r);
+		}
+		if (!strcmp(conn, "verified") && dmaconn_result_size(r) &&
+		    dmaconn_result_pair_get(r, 0, dmaconn_result_size(r) > 1, DMACONN_PROP_VERIFIED) &&
+		    !strcmp(dmaconn_result_pair_get(r, 0, dmaconn_result_size(r) > 1, DMACONN_PROP_VERIFIED),
+			    "not_verified"))
+			continue; /* no verdict: nothing to say */
+		int links = nfd_min_links(r);
+		if (links >= 0 && dmaconn_result_size(r) > 1) {
+			snprintf(what, sizeof(what), "%s-links", conn);
+			snprintf(num, sizeof(num), "%d", links);
+			nfd_label(out, type, what, num);
+		}
+		snprintf(what, sizeof(what), "%s-fully-connected", conn);
+		nfd_label(out, type, what, dc_format_fully_connected(r) ? "true" : "false");
+	}
+	return 0;
 }

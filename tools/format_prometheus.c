@@ -1,10 +1,138 @@
-/* --format prometheus. */
+/* --format prometheus: the text exposition format, for node_exporter's
+ * textfile collector (a file NAME.prom in its --collector.textfile.directory).
+ * Every metric is a gauge; a pair's series carry both devices' index, UUID
+ * and PCI bus id.  Under --mpi the results span the job, and every device
+ * carries its rank and host too. */
+#include <stdio.h>
+#include <string.h>
+
 #include "format.h"
+
+/* A label value, escaped as the format asks (backslash, quote, newline). */
+static void prom_value(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', out);
+		if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void prom_label(FILE *out, const char *name, const char *value, int first)
+{
+	fprintf(out, "%s%s=\"", first ? "" : ",", name);
+	prom_value(out, value);
+	fputc('"', out);
+}
+
+static void prom_result_labels(FILE *out, const dmaconn_result *r)
+{
+	prom_label(out, "device_type", dmaconn_device_type_name(dmaconn_result_device_type(r)), 1);
+	prom_label(out, "connection", dmaconn_result_connection_type(r), 0);
+}
+
+static void prom_device_labels(FILE *out, const struct dc_format_input *in, const dmaconn_result *r, int i,
+			       const char *side)
+{
+	char name[32], index[16];
+	snprintf(index, sizeof(index), "%d", i);
+	snprintf(name, sizeof(name), "%s_index", side);
+	prom_label(out, name, index, 0);
+	snprintf(name, sizeof(name), "%s_uuid", side);
+	prom_label(out, name, dc_format_device(r, i, DMACONN_PROP_UUID), 0);
+	snprintf(name, sizeof(name), "%s_bus_id", side);
+	prom_label(out, name, dc_format_device(r, i, DMACONN_PROP_PCI_BUS_ID), 0);
+	if (in->mpi) {
+		snprintf(name, sizeof(name), "%s_rank", side);
+		prom_label(out, name, dc_format_device(r, i, DMACONN_PROP_RANK), 0);
+		snprintf(name, sizeof(name), "%s_host", side);
+		prom_label(out, name, dc_format_device(r, i, DMACONN_PROP_HOST), 0);
+	}
+}
+
+static void prom_head(FILE *out, const char *name, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* One gauge per pair of distinct devices of every result value() answers
+ * for (>= 0). */
+static void prom_pairs(FILE *out, const struct dc_format_input *in, const char *name, const char *help,
+		       int (*value)(const dmaconn_result *, int, int))
+{
+	int head = 0;
+	for (int k = 0; k < in->count; k++) {
+		const dmaconn_result *r = in->results[k];
+		int n = dmaconn_result_size(r);
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++) {
+				int v = i == j ? -1 : value(r, i, j);
+				if (v < 0)
+					continue;
+				if (!head++)
+					prom_head(out, name, help);
+				fprintf(out, "%s{", name);
+				prom_result_labels(out, r);
+				prom_device_labels(out, in, r, i, "from");
+				prom_device_labels(out, in, r, j, "to");
+				fprintf(out, "} %d\n", v);
+			}
+	}
+}
+
+static int prom_connectivity(const dmaconn_result *r, int i, int j)
+{
+	return strcmp(dmaconn_result_connection_type(r), "verified") ? dmaconn_result_get(r, i, j) : -1;
+}
+
+/* 1 for a pair that passed verification, 0 for one that failed or hung;
+ * none where there is no verdict. */
+static int prom_verified(const dmaconn_result *r, int i, int j)
+{
+	const char *v = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_VERIFIED);
+	if (strcmp(dmaconn_result_connection_type(r), "verified") || !v)
+		return -1;
+	return !strcmp(v, "pass") ? 1 : !strcmp(v, "fail") || !strcmp(v, "hang") ? 0 : -1;
+}
 
 int dc_format_prometheus(FILE *out, FILE *err, const struct dc_format_input *in)
 {
-	(void)out;
-	(void)in;
-	fputs("dmaconn: --format prometheus is not available yet\n", err);
-	return 1;
+	(void)err;
+	prom_head(out, "dmaconn_up", "Whether every detection ran (1) or one failed (0).");
+	fprintf(out, "dmaconn_up %d\n", in->error ? 0 : 1);
+	prom_head(out, "dmaconn_detection_duration_seconds", "Wall time of the detection run.");
+	fprintf(out, "dmaconn_detection_duration_seconds %.6f\n", in->seconds);
+	if (in->count) {
+		prom_head(out, "dmaconn_devices", "Devices the detector reports.");
+		for (int k = 0; k < in->count; k++) {
+			fputs("dmaconn_devices{", out);
+			prom_result_labels(out, in->results[k]);
+			fprintf(out, "} %d\n", dmaconn_result_size(in->results[k]));
+		}
+		prom_head(out, "dmaconn_fully_connected",
+			  "Whether every pair of distinct devices has connectivity (0 without devices).");
+		for (int k = 0; k < in->count; k++) {
+			fputs("dmaconn_fully_connected{", out);
+			prom_result_labels(out, in->results[k]);
+			fprintf(out, "} %d\n", dc_format_fully_connected(in->results[k]));
+		}
+		prom_head(out, "dmaconn_warnings", "Warnings the detection gave.");
+		for (int k = 0; k < in->count; k++) {
+			fputs("dmaconn_warnings{", out);
+			prom_result_labels(out, in->results[k]);
+			fprintf(out, "} %d\n", dmaconn_result_warning_count(in->results[k]));
+		}
+	}
+	prom_pairs(out, in, "dmaconn_pair_links", "Links between the two devices (NVLink, XGMI or Xe Link).",
+		   dc_format_links);
+	prom_pairs(out, in, "dmaconn_pair_connectivity",
+		   "The connectivity matrix entry of the pair (0: no DMA connectivity; see dmaconn(1)).",
+		   prom_connectivity);
+	prom_pairs(out, in, "dmaconn_pair_verified",
+		   "Whether the pair passed (1) or failed or hung (0) the functional check; absent without a verdict.",
+		   prom_verified);
+	return 0;
 }

@@ -1,10 +1,78 @@
-/* --format slurm. */
+/* --format slurm: gres.conf lines for this node's NVIDIA GPUs, one per GPU,
+ * each with its Links= (gres.conf(5)): the NVLink count to GPU 0, 1, ...
+ * in the order of the lines, -1 for the GPU itself, 0 for no connection.
+ * Lines are in NVML index order, File=/dev/nvidiaN with N the NVML index,
+ * which is the device's minor number on a node that numbers them alike;
+ * Type= is the model name as Slurm's NVML autodetection spells it (lower
+ * case, "NVIDIA " dropped, others characters '_'). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
 #include "format.h"
+
+static void slurm_type(char *out, size_t len, const char *name)
+{
+	size_t n = 0;
+	if (!strncasecmp(name, "NVIDIA ", 7))
+		name += 7;
+	for (; *name && n + 1 < len; name++)
+		out[n++] = isalnum((unsigned char)*name) ? (char)tolower((unsigned char)*name) : '_';
+	out[n] = '\0';
+}
+
+static int slurm_index(const dmaconn_result *r, int i)
+{
+	const char *v = dmaconn_result_device_get(r, i, DMACONN_PROP_NVML_INDEX);
+	return v && *v ? atoi(v) : -1;
+}
 
 int dc_format_slurm(FILE *out, FILE *err, const struct dc_format_input *in)
 {
-	(void)out;
-	(void)in;
-	fputs("dmaconn: --format slurm is not available yet\n", err);
-	return 1;
+	const dmaconn_result *r = dc_format_result(in, DMACONN_DEVICE_CUDA, "nvlink");
+	for (int k = 0; !r && k < in->count; k++)
+		if (dmaconn_result_device_type(in->results[k]) == DMACONN_DEVICE_CUDA &&
+		    strcmp(dmaconn_result_connection_type(in->results[k]), "verified"))
+			r = in->results[k];
+	if (!r) {
+		fputs("# dmaconn: no NVIDIA GPU results to describe\n", out);
+		return 0;
+	}
+	int n = dmaconn_result_size(r);
+	int *order = calloc((size_t)n + 1, sizeof(int));
+	if (!order) {
+		fputs("dmaconn: out of memory\n", err);
+		return 1;
+	}
+	/* NVML index order (ordinal order where NVML gave none). */
+	int by_index = 1;
+	for (int i = 0; i < n; i++) {
+		order[i] = i;
+		by_index &= slurm_index(r, i) >= 0;
+	}
+	for (int i = 1; by_index && i < n; i++)
+		for (int j = i; j > 0 && slurm_index(r, order[j - 1]) > slurm_index(r, order[j]); j--) {
+			int t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	fprintf(out, "# dmaconn: %d NVIDIA GPU%s; Links= from %s/%s%s%s\n", n, n == 1 ? "" : "s",
+		dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
+		in->replay ? ", replay of " : "", in->replay ? in->replay : "");
+	for (int a = 0; a < n; a++) {
+		int i = order[a];
+		char type[128];
+		slurm_type(type, sizeof(type), dc_format_device(r, i, DMACONN_PROP_NAME));
+		fputs("Name=gpu", out);
+		if (*type)
+			fprintf(out, " Type=%s", type);
+		fprintf(out, " File=/dev/nvidia%d Links=", by_index ? slurm_index(r, i) : i);
+		for (int b = 0; b < n; b++)
+			fprintf(out, b ? ",%d" : "%d", a == b ? -1 : dmaconn_result_get(r, i, order[b]));
+		fputc('\n', out);
+	}
+	free(order);
+	return 0;
 }

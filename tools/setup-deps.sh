@@ -47,9 +47,10 @@ fi
 # ROCm SMI and Level Zero headers (ABI checks of the AMD and Intel
 # declarations), groff (the man-page check), dpkg-dev and file (`make
 # package`), python3-venv (the wheel check of .ci/run); python3-jsonschema
-# (the JSON Schema test).
+# (the JSON Schema test); prometheus (its promtool) and slurmd (`slurmd -G`),
+# which read --format prometheus and slurm in the formats test.
 packages="cmake make gcc pkg-config libjansson-dev python3 python3-jsonschema libopenmpi-dev openmpi-bin librocm-smi-dev libze-dev
-groff-base dpkg-dev file python3-venv"
+groff-base dpkg-dev file python3-venv prometheus slurmd"
 command -v dpkg >/dev/null 2>&1 || exit 0
 missing=""
 for p in $packages; do

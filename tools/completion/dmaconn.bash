@@ -27,7 +27,16 @@ _dmaconn()
 		compopt -o filenames 2>/dev/null
 		return
 		;;
-	--timeout)
+	--timeout | --expect-links)
+		return
+		;;
+	--expect)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		return
+		;;
+	--match)
+		COMPREPLY=($(compgen -W 'position identity' -- "$cur"))
 		return
 		;;
 	-f | --format)
@@ -35,6 +44,15 @@ _dmaconn()
 		return
 		;;
 	esac
+	if [ "${COMP_WORDS[1]}" = check ]; then
+		COMPREPLY=($(compgen -W '--expect --expect-links --fully-connected --match --device-type
+			--connection --verify --replay --help' -- "$cur"))
+		return
+	fi
+	if [ "$COMP_CWORD" = 1 ] && [[ $cur != -* ]]; then
+		COMPREPLY=($(compgen -W 'check' -- "$cur"))
+		return
+	fi
 	COMPREPLY=($(compgen -W '--device-type --connection --all --json --format --list --topo --verify
 		--timeout --no-cache --explain --record --replay --mpi --quiet --help --version' -- "$cur"))
 }

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""`dmaconn --format` against the programs that read each format.
+
+usage: formats_test.py BUILD_DIR [MPIEXEC]
+
+On replays of healthy and degraded nodes:
+  - prometheus: `promtool check metrics` accepts it, and its gauges hold the
+    matrices of --json (links per pair, device count, fully connected);
+    under --mpi (MPIEXEC given), rank 0 writes the job's, every device with
+    its rank and host;
+  - nfd: every line is a Kubernetes label (the apimachinery rules, below),
+    with the expected values;
+  - slurm: `slurmd -G` reads the lines back (File= pointed at character
+    devices made here) with the Links= the matrix gives;
+  - nccl-xml: the structure NCCL's src/graph/xml.cc reader and topo.cc
+    accept (elements, required attributes, bus ids, limits), with the NVLink
+    counts of the matrix.  NCCL itself loads it in tests/device/nccl_topo.sh.
+promtool and slurmd come from Debian's prometheus and slurmd packages
+(tools/setup-deps.sh); where one is missing the test fails under CI=1 and
+is skipped (77) otherwise.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+TOPO = os.path.join(HERE, "topologies")
+REPLAYS = ["hgx-h100-8.json", "hgx-h100-8-degraded.json", "hgx-h100-8-lost-gpu.json",
+           "hgx-h100-8-fabric-in-progress.json", "hgx-h100-8-nvlink-down.json", "hgx-h100-8-no-driver.json",
+           "dgx1-v100.json", "h200x2.json", "pcie-l40s-4.json", "mixed-gpus.json",
+           os.path.join("..", "..", "examples", "gb200-nvl72-tray.json"),
+           os.path.join("..", "..", "examples", "mi300x.json")]
+CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+         "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_QUIET")
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def env():
+    e = {k: v for k, v in os.environ.items() if k not in CLEAN}
+    e["DMACONN_QUIET"] = "1"
+    return e
+
+
+def run(cli, *args, **kw):
+    return subprocess.run([cli] + list(args), capture_output=True, text=True, env=kw.get("env") or env(),
+                          timeout=120)
+
+
+# ------------------------------------------------------- Kubernetes labels
+# k8s.io/apimachinery/pkg/util/validation: IsQualifiedName (the key) and
+# IsValidLabelValue (the value).
+DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_SUBDOMAIN = re.compile(r"^%s(\.%s)*$" % (DNS1123_LABEL, DNS1123_LABEL))
+QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def label_problems(key, value):
+    problems = []
+    parts = key.split("/")
+    if len(parts) == 2:
+        prefix, name = parts
+        if not prefix or len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix):
+            problems.append("prefix %r is not a DNS-1123 subdomain of at most 253 characters" % prefix)
+    elif len(parts) == 1:
+        name = parts[0]
+    else:
+        return ["key %r has more than one '/'" % key]
+    if not name or len(name) > 63 or not QUALIFIED_NAME.match(name):
+        problems.append("name %r is not 1 to 63 characters of [A-Za-z0-9._-], alphanumeric at both ends" % name)
+    if len(value) > 63 or not LABEL_VALUE.match(value):
+        problems.append("value %r is not at most 63 characters of [A-Za-z0-9._-], alphanumeric at both ends"
+                        % value)
+    return problems
+
+
+def nfd_labels(text, what):
+    """{key: value} of a feature file, checking every line."""
+    labels = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.partition("=")
+        if "=" not in line:
+            value = "true"  # NFD's rule for a bare name
+        problems = label_problems(key, value)
+        check(not problems, "%s: %r is a valid label%s" % (what, line, "" if not problems else ": " + "; ".join(problems)))
+        labels[key] = value
+    return labels
+
+
+# -------------------------------------------------------------- Prometheus
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def prom_samples(text):
+    out = []
+    for line in text.splitlines():
+        if line.startswith("#") or not line:
+            continue
+        m = SAMPLE.match(line)
+        if m is None:
+            check(False, "prometheus sample line parses: %r" % line[:80])
+            continue
+        out.append((m.group(1), dict(LABEL.findall(m.group(3) or "")), float(m.group(4))))
+    return out
+
+
+def promtool(text, what):
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "%s: promtool check metrics passes%s" % (what, "" if p.returncode == 0 else
+                                                                       ": " + (p.stdout + p.stderr).strip()))
+
+
+def check_prometheus(cli, replay, doc):
+    p = run(cli, "--replay", replay, "--format", "prometheus")
+    name = os.path.basename(replay)
+    check(p.returncode == 0, "%s: --format prometheus exits 0 (%d)" % (name, p.returncode))
+    promtool(p.stdout, name)
+    samples = prom_samples(p.stdout)
+    for r in doc["results"]:
+        t, c, n = r["device_type"], r["connection_type"], len(r["devices"])
+        got = [v for m, l, v in samples if m == "dmaconn_devices" and l == {"device_type": t, "connection": c}]
+        check(got == [n], "%s: dmaconn_devices{%s/%s} = %d (%s)" % (name, t, c, n, got))
+        full = int(n > 0 and all(r["matrix"][i][j] > 0 for i in range(n) for j in range(n) if i != j))
+        got = [v for m, l, v in samples if m == "dmaconn_fully_connected" and l["connection"] == c and
+               l["device_type"] == t]
+        check(got == [full], "%s: dmaconn_fully_connected{%s/%s} = %d (%s)" % (name, t, c, full, got))
+        if c == "nvlink":
+            pairs = {(int(l["from_index"]), int(l["to_index"])): (v, l) for m, l, v in samples
+                     if m == "dmaconn_pair_links" and l["device_type"] == t and l["connection"] == c}
+            want = {(i, j): r["matrix"][i][j] for i in range(n) for j in range(n) if i != j}
+            check({k: v for k, (v, _) in pairs.items()} == want,
+                  "%s: dmaconn_pair_links{%s/nvlink} is the matrix of --json" % (name, t))
+            ok = all(l["from_uuid"] == (r["devices"][i].get("uuid") or "") and
+                     l["to_bus_id"] == r["devices"][j]["pci_bus_id"] for (i, j), (_, l) in pairs.items())
+            check(ok, "%s: each pair is labelled with both devices' index, UUID and bus id" % name)
+    up = [v for m, _, v in samples if m == "dmaconn_up"]
+    check(up == [1], "%s: dmaconn_up 1" % name)
+
+
+def check_nfd(cli, replay, doc):
+    p = run(cli, "--replay", replay, "--format", "nfd")
+    name = os.path.basename(replay)
+    check(p.returncode == 0 and p.stdout, "%s: --format nfd exits 0 with labels" % name)
+    labels = nfd_labels(p.stdout, name)
+    pre = "feature.node.kubernetes.io/dmaconn-"
+    for r in doc["results"]:
+        t, c, n = r["device_type"], r["connection_type"], len(r["devices"])
+        check(labels.get(pre + t + "-devices") == str(n), "%s: %s-devices=%d" % (name, t, n))
+        full = n > 0 and all(r["matrix"][i][j] > 0 for i in range(n) for j in range(n) if i != j)
+        if c != "verified":
+            check(labels.get(pre + "%s-%s-fully-connected" % (t, c)) == ("true" if full else "false"),
+                  "%s: %s-%s-fully-connected=%s" % (name, t, c, full))
+        if (t, c) == ("cuda", "nvlink") and n > 1:
+            links = min(r["matrix"][i][j] for i in range(n) for j in range(n) if i != j)
+            check(labels.get(pre + "cuda-nvlink-links") == str(links), "%s: cuda-nvlink-links=%d" % (name, links))
+    return labels
+
+
+def slurmd_reads(lines, tmp, ngpus, gtype):
+    """(status, [(index, type, links)]) as `slurmd -G` reads the gres.conf lines."""
+    host = socket.gethostname().split(".")[0]
+    devs = []
+    for k in range(ngpus):
+        path = os.path.join(tmp, "nvidia%d" % k)
+        if not os.path.exists(path):
+            os.mknod(path, 0o600 | 0o020000, os.makedev(1, 3))  # a character device, as /dev/null
+        devs.append(path)
+    conf = []
+    for line in lines:
+        m = re.search(r"File=/dev/nvidia(\d+)", line)
+        conf.append(line.replace(m.group(0), "File=" + devs[int(m.group(1))]) if m else line)
+    with open(os.path.join(tmp, "gres.conf"), "w") as f:
+        f.write("\n".join(conf) + "\n")
+    with open(os.path.join(tmp, "slurm.conf"), "w") as f:
+        f.write("ClusterName=dmaconn\nSlurmctldHost=localhost\nGresTypes=gpu\n"
+                "NodeName=%s Gres=gpu%s:%d CPUs=1 State=UNKNOWN\nPartitionName=all Nodes=ALL Default=YES\n"
+                % (host, ":" + gtype if gtype else "", ngpus))
+    p = subprocess.run(["slurmd", "-G"], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, SLURM_CONF=os.path.join(tmp, "slurm.conf")))
+    got = []
+    for line in (p.stdout + p.stderr).splitlines():
+        m = re.search(r"Gres Name=gpu Type=(\S+) Count=1 Index=(\d+) .*File=\S+ Links=(\S+)", line)
+        if m:
+            got.append((int(m.group(2)), m.group(1), m.group(3)))
+    return p.returncode, sorted(got), p.stdout + p.stderr
+
+
+def check_slurm(cli, replay, doc):
+    name = os.path.basename(replay)
+    r = next((x for x in doc["results"] if (x["device_type"], x["connection_type"]) == ("cuda", "nvlink")), None)
+    p = run(cli, "--replay", replay, "--format", "slurm")
+    check(p.returncode == 0, "%s: --format slurm exits 0" % name)
+    lines = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+    if r is None or not r["devices"]:
+        check(not lines, "%s: no gres.conf line without NVIDIA GPUs" % name)
+        return
+    n = len(r["devices"])
+    order = sorted(range(n), key=lambda i: r["devices"][i].get("nvml_index", i))
+    want = [",".join("-1" if a == b else str(r["matrix"][i][order[b]]) for b in range(n))
+            for a, i in enumerate(order)]
+    check([l.split("Links=")[1] for l in lines] == want, "%s: Links= per GPU is the nvlink matrix row" % name)
+    gtype = re.search(r"Type=(\S+)", lines[0])
+    types = {re.search(r"Type=(\S+)", l).group(1) for l in lines if "Type=" in l}
+    if len(types) > 1:
+        return  # one Gres= count per type would be needed in slurm.conf: the Links check above suffices
+    with tempfile.TemporaryDirectory() as tmp:
+        status, got, out = slurmd_reads(lines, tmp, n, gtype.group(1) if gtype else "")
+    check(status == 0 and [g[2] for g in got] == want and [g[0] for g in got] == list(range(n)),
+          "%s: slurmd -G reads %d GPUs back with these Links= (got %s)%s" % (
+              name, n, [g[2] for g in got], "" if status == 0 and got else ": " + out.strip()[-400:]))
+
+
+# ------------------------------------------------------------------- NCCL
+BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")
+NCCL_CLASSES = ("0x060400", "0x068000", "0x068001", "0x03", "0x02", "0x030200", "0x030000")
+
+
+def check_nccl_xml(cli, replay, doc):
+    name = os.path.basename(replay)
+    r = next((x for x in doc["results"] if (x["device_type"], x["connection_type"]) == ("cuda", "nvlink")), None)
+    p = run(cli, "--replay", replay, "--format", "nccl-xml")
+    if r is None:
+        check(p.returncode == 1 and "needs the cuda/nvlink result" in p.stderr,
+              "%s: --format nccl-xml without cuda/nvlink fails with a reason" % name)
+        return
+    check(p.returncode == 0, "%s: --format nccl-xml exits 0" % name)
+    text = p.stdout
+    # NCCL's reader: no declaration or processing instruction, every element
+    # at most 16 attributes, names and values at most 255 characters.
+    check(text.startswith("<system "), "%s: the document starts with <system> (NCCL reads no <?xml?>)" % name)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        check(False, "%s: nccl-xml parses as XML: %s" % (name, e))
+        return
+    check(root.tag == "system" and root.get("version") == "1", "%s: <system version=\"1\">" % name)
+    ok = all(len(e.attrib) <= 16 and all(len(v) <= 255 for v in e.attrib.values()) for e in root.iter())
+    check(ok, "%s: within NCCL's limits of 16 attributes and 255 characters" % name)
+    gpus = {}
+    for cpu in root:
+        check(cpu.tag == "cpu" and re.match(r"^-?\d+$", cpu.get("numaid", "")),
+              "%s: <cpu> with an integer numaid under <system>" % name)
+        for pci in cpu:
+            bus = pci.get("busid", "")
+            check(pci.tag == "pci" and BDF.match(bus) and pci.get("class") in NCCL_CLASSES,
+                  "%s: <pci busid=%r class=%r> as NCCL spells them" % (name, bus, pci.get("class")))
+            dev = next((d for d in r["devices"] if d["pci_bus_id"] == bus), {}) if r else {}
+            for gpu in pci:
+                # dev and sm where NVML gave them (NCCL fills what is missing for its own GPU).
+                want = {"dev": "nvml_index" in dev, "sm": bool(dev.get("compute_capability"))}
+                check(gpu.tag == "gpu" and all(re.match(r"^\d+$", gpu.get(k, "")) if w else gpu.get(k) is None
+                                               for k, w in want.items()),
+                      "%s: <gpu> under <pci %s> with integer %s" % (name, bus, [k for k, w in want.items() if w]))
+                links = {}
+                for nvl in gpu:
+                    check(nvl.tag == "nvlink" and re.match(r"^\d+$", nvl.get("count", "")) and
+                          nvl.get("tclass") in ("0x068000", "0x030200") and nvl.get("target"),
+                          "%s: <nvlink target count tclass> under <gpu> of %s" % (name, bus))
+                    links[nvl.get("target")] = (int(nvl.get("count")), nvl.get("tclass"))
+                gpus[bus] = (gpu, links)
+    n = len(r["devices"])
+    check(sorted(gpus) == sorted(d["pci_bus_id"] for d in r["devices"]), "%s: one <gpu> per GPU" % name)
+    for i, d in enumerate(r["devices"]):
+        gpu, links = gpus.get(d["pci_bus_id"], (None, {}))
+        switch = d.get("nvlink_switch_links") or 0
+        row = [r["matrix"][i][j] for j in range(n) if j != i]
+        if switch and (any(row) or n == 1):
+            want = {"ffffffff:ff:ff.0": (switch, "0x068000")}
+        elif not switch:
+            want = {r["devices"][j]["pci_bus_id"]: (r["matrix"][i][j], "0x030200") for j in range(n)
+                    if j != i and r["matrix"][i][j] > 0}
+        else:
+            want = {}
+        check(links == want, "%s: GPU %d's <nvlink>s are %s (%s)" % (name, i, want, links))
+
+
+def check_mpi(cli, mpiexec):
+    rank_sh = os.path.join(HERE, "mpi", "rank.sh")
+    e = env()
+    e.update({"DMACONN_TEST_REPLAY_0": os.path.join(HERE, "mpi", "topologies", "hgx-1.json"),
+              "DMACONN_TEST_REPLAY_1": os.path.join(HERE, "mpi", "topologies", "hgx-2.json"),
+              "OMPI_MCA_btl": "self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+              "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_hwloc_base_binding_policy": "none",
+              "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "ASAN_OPTIONS": "detect_leaks=0"})
+    p = subprocess.run([mpiexec, "-np", "2", "sh", rank_sh, cli, "--mpi", "-d", "cuda", "-c", "nvlink",
+                        "--format", "prometheus"], capture_output=True, text=True, env=e, timeout=300)
+    check(p.returncode == 0, "mpi: --mpi --format prometheus exits 0 (%d: %s)" % (p.returncode, p.stderr[-300:]))
+    check(p.stdout.count("# TYPE dmaconn_up gauge") == 1, "mpi: one document, from rank 0")
+    promtool(p.stdout, "mpi")
+    samples = prom_samples(p.stdout)
+    check([v for m, _, v in samples if m == "dmaconn_devices"] == [4], "mpi: the job's 4 devices")
+    hosts = {(l["from_rank"], l["from_host"]) for m, l, v in samples if m == "dmaconn_pair_links"}
+    check(hosts == {("0", "hgx-1"), ("1", "hgx-2")}, "mpi: pairs labelled with rank and host (%s)" % sorted(hosts))
+    # A per-node format: each node's first rank writes its own node (here
+    # both simulated nodes share this machine: local rank 1 stays silent).
+    p = subprocess.run([mpiexec, "-np", "2", "sh", rank_sh, cli, "--mpi", "--format", "nfd"],
+                       capture_output=True, text=True, env=e, timeout=300)
+    labels = nfd_labels(p.stdout, "mpi nfd")
+    check(p.returncode == 0 and p.stdout.count("dmaconn-cuda-devices=") == 1 and
+          labels.get("feature.node.kubernetes.io/dmaconn-cuda-devices") == "2",
+          "mpi: --format nfd: one document, local rank 0's node of 2 GPUs")
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    cli = os.path.join(sys.argv[1], "dmaconn")
+    missing = [t for t in ("promtool", "slurmd") if not shutil.which(t)]
+    if missing:
+        sys.stderr.write("formats_test: %s missing; run tools/setup-deps.sh as root\n" % " and ".join(missing))
+        sys.exit(1 if os.environ.get("CI") else 77)
+    for rel in REPLAYS:
+        replay = os.path.normpath(os.path.join(TOPO, rel))
+        doc = json.loads(run(cli, "--replay", replay, "--json").stdout)
+        check_prometheus(cli, replay, doc)
+        check_nfd(cli, replay, doc)
+        check_slurm(cli, replay, doc)
+        check_nccl_xml(cli, replay, doc)
+    # Values that say what went wrong.
+    pre = "feature.node.kubernetes.io/dmaconn-cuda-"
+    deg = nfd_labels(run(cli, "--replay", os.path.join(TOPO, "hgx-h100-8-degraded.json"), "--format", "nfd").stdout,
+                     "degraded")
+    check(deg.get(pre + "nvlink-links") == "16", "degraded: cuda-nvlink-links=16")
+    fab = nfd_labels(run(cli, "--replay", os.path.join(TOPO, "hgx-h100-8-fabric-in-progress.json"), "--format",
+                         "nfd").stdout, "fabric")
+    check(fab.get(pre + "fabric-state") == "in_progress" and fab.get(pre + "nvlink-fully-connected") == "false",
+          "fabric in progress: cuda-fabric-state=in_progress, nvlink not fully connected (%s)" % fab)
+    tray = nfd_labels(run(cli, "--replay", os.path.join(REPO, "examples", "gb200-nvl72-tray.json"), "--format",
+                          "nfd").stdout, "gb200")
+    check(tray.get(pre + "fabric-clique") == "5e2a9c41-7b3d-4f60-a1e8-92c4d0b7f3a6.32766",
+          "GB200 tray: cuda-fabric-clique is cluster_uuid.clique_id")
+    check("fabric-clique" not in " ".join(run(cli, "--replay", os.path.join(TOPO, "hgx-h100-8.json"), "--format",
+                                              "nfd").stdout.split()),
+          "HGX (zero cluster UUID): no clique label")
+    bad = run(cli, "--replay", "/nonexistent.json", "--format", "prometheus")
+    check(bad.returncode == 1 and "dmaconn_up 0" in bad.stdout, "a failed detection: exit 1 and dmaconn_up 0")
+    promtool(bad.stdout, "failed detection")
+    if len(sys.argv) > 2 and sys.argv[2]:
+        check_mpi(cli, sys.argv[2])
+    print("%d failed" % len(failures))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
