@@ -23,7 +23,7 @@ const struct dc_format *dc_format_find(const char *name)
 
 int dc_format_describes_job(const struct dc_format *f)
 {
-	return !strcmp(f->name, "prometheus");
+	return !strcmp(f->name, "prometheus") || !strcmp(f->name, "dot");
 }
 
 const char *dc_format_device(const dmaconn_result *r, int i, const char *key)

@@ -549,14 +549,19 @@ static void dot_pair_edges(const struct dot *d, int i, int j)
 {
 	long v[2] = { dmaconn_result_get(d->r, i, j), dmaconn_result_get(d->r, j, i) };
 	long direct[2] = { dot_direct(d, i, j), dot_direct(d, j, i) };
-	struct dot_buf fail = { 0 };
-	int failed = dot_verify_failed(d, i, j, &fail);
-	struct dot_buf other = { 0 };
-	if (dot_verify_failed(d, j, i, &other) && (!fail.s || strcmp(fail.s, other.s))) {
-		dot_add(&fail, "%s%s", failed ? "\n" : "", other.s);
-		failed = 1;
+	struct dot_buf fail = { 0 }, there = { 0 }, back = { 0 };
+	int f0 = dot_verify_failed(d, i, j, &there), f1 = dot_verify_failed(d, j, i, &back);
+	int failed = f0 || f1;
+	if (f0 && f1 && !strcmp(there.s, back.s)) {
+		dot_add(&fail, "%s", there.s);
+	} else {
+		if (f0)
+			dot_add(&fail, "%d -> %d: %s", i, j, there.s);
+		if (f1)
+			dot_add(&fail, "%s%d -> %d: %s", f0 ? "\n" : "", j, i, back.s);
 	}
-	free(other.s);
+	free(there.s);
+	free(back.s);
 	if (direct[0] > 0 || direct[1] > 0) {
 		int symmetric = v[0] == v[1] && direct[0] == direct[1];
 		for (int k = 0; k < (symmetric ? 1 : 2); k++) {
@@ -577,7 +582,8 @@ static void dot_pair_edges(const struct dot *d, int i, int j)
 	} else if (failed) {
 		/* Claimed through a switch: the verdict is drawn on its own. */
 		struct dot_buf b = { 0 };
-		dot_add(&b, "claimed %ld\n%s", v[0] > v[1] ? v[0] : v[1], fail.s);
+		long claimed = v[0] > v[1] ? v[0] : v[1];
+		dot_add(&b, "%ld %s claimed\n%s", claimed, dot_link_noun(d, claimed), fail.s);
 		dot_edge(d, i, j, b.s, DOT_WARN, 1.0, ", style=dashed", 0);
 		free(b.s);
 	} else if (dot_disabled(d, i, j) || dot_disabled(d, j, i)) {
@@ -618,17 +624,6 @@ static const dmaconn_result *dot_pick(const struct dc_format_input *in)
 		if (dmaconn_result_size(in->results[k]) > 0)
 			return in->results[k];
 	return in->count ? in->results[0] : NULL;
-}
-
-/* The run's result of type and conn, or NULL. */
-static const dmaconn_result *dot_find(const struct dc_format_input *in, dmaconn_device_type type,
-				      const char *conn)
-{
-	for (int k = 0; k < in->count; k++)
-		if (dmaconn_result_device_type(in->results[k]) == type &&
-		    !strcmp(dmaconn_result_connection_type(in->results[k]), conn))
-			return in->results[k];
-	return NULL;
 }
 
 static void dot_header(const struct dot *d, const struct dc_format_input *in)
@@ -700,11 +695,11 @@ int dc_format_dot(FILE *out, FILE *err, const struct dc_format_input *in)
 	d.n = dmaconn_result_size(r);
 	d.nvlink = d.type == DMACONN_DEVICE_CUDA && !strcmp(d.conn, "nvlink");
 	dmaconn_result *own_p2p = NULL, *own_verified = NULL;
-	d.p2p = !strcmp(d.conn, "p2p") ? r : dot_find(in, d.type, "p2p");
+	d.p2p = !strcmp(d.conn, "p2p") ? r : dc_format_result(in, d.type, "p2p");
 	if (!d.p2p && !in->mpi && dmaconn_detect(d.type, "p2p", &own_p2p) == DMACONN_OK)
 		d.p2p = own_p2p;
 	if (d.type == DMACONN_DEVICE_CUDA) {
-		d.verified = !strcmp(d.conn, "verified") ? r : dot_find(in, d.type, "verified");
+		d.verified = !strcmp(d.conn, "verified") ? r : dc_format_result(in, d.type, "verified");
 		/* Never GPU work: a cached verdict or the recording's, if any. */
 		if (!d.verified && !in->mpi &&
 		    dmaconn_detect_passive(DMACONN_DEVICE_CUDA, "verified", &own_verified) == DMACONN_OK)
