@@ -48,9 +48,11 @@ fi
 # declarations), groff (the man-page check), dpkg-dev and file (`make
 # package`), python3-venv (the wheel check of .ci/run); python3-jsonschema
 # (the JSON Schema test); prometheus (its promtool) and slurmd (`slurmd -G`),
-# which read --format prometheus and slurm in the formats test.
+# which read --format prometheus and slurm in the formats test; graphviz
+# (its dot renders --format dot in the dot test and `make pictures`), with
+# the font the pictures are laid out in.
 packages="cmake make gcc pkg-config libjansson-dev python3 python3-jsonschema libopenmpi-dev openmpi-bin librocm-smi-dev libze-dev
-groff-base dpkg-dev file python3-venv prometheus slurmd"
+groff-base dpkg-dev file python3-venv prometheus slurmd graphviz fonts-dejavu-core"
 command -v dpkg >/dev/null 2>&1 || exit 0
 missing=""
 for p in $packages; do

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""`dmaconn --format dot` against expected files and Graphviz's `dot`.
+
+usage: dot_test.py DMACONN [MPIEXEC]
+       dot_test.py DMACONN --regen     (rewrites tests/dot/*.dot; see README)
+
+Every example (examples/*.json, drawn as a bare run draws it) and the
+replays and sysfs trees below are drawn; the DOT text must equal
+tests/dot/NAME.dot byte for byte, and `dot -Tsvg` must accept it with
+nothing on standard error.  With MPIEXEC, a two-rank job of two HGX nodes
+is drawn too (rank 0 writes the job's graph).  `dot` comes from Debian's
+graphviz package (tools/setup-deps.sh); without it the text is still
+compared, and the test fails under CI=1 and is skipped (77) otherwise.
+--regen writes what the CLI prints now: read the diff before committing.
+"""
+import difflib
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+EXPECTED = os.path.join(HERE, "dot")
+CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+         "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_SYSFS_ROOT",
+         "DMACONN_CACHE_DIR", "XDG_CACHE_HOME")
+
+T, R, X = "tests/topologies/", "tests/topologies-rocm/", "tests/topologies-xpu/"
+# name: (arguments after --format dot, extra environment)
+CASES = {
+    # NVIDIA: switches, cube-mesh, bridges, PCIe classes, what went wrong.
+    "hgx-h100-8-degraded": (["--replay", T + "hgx-h100-8-degraded.json", "-d", "cuda", "-c", "nvlink"], {}),
+    "hgx-h100-8": (["--replay", T + "hgx-h100-8.json"], {}),
+    "hgx-h100-8-nvlink-down": (["--replay", T + "hgx-h100-8-nvlink-down.json"], {}),
+    "dgx1-v100-p2p": (["--replay", T + "dgx1-v100.json", "-d", "cuda", "-c", "p2p"], {}),
+    "dgx-a100-8": (["--replay", T + "dgx-a100-8.json"], {}),
+    "nvswitch-plus-direct": (["--replay", T + "nvswitch-plus-direct.json"], {}),
+    "fabric-failed": (["--replay", T + "fabric-failed.json"], {}),
+    "fabric-in-progress": (["--replay", T + "fabric-in-progress.json"], {}),
+    "fabric-two-cliques": (["--replay", T + "fabric-two-cliques.json"], {}),
+    "bridge-a6000-4": (["--replay", T + "bridge-a6000-4.json"], {}),
+    "mixed-three": (["--replay", T + "mixed-three.json"], {}),
+    "p2p-one-sided-nvlink": (["--replay", T + "p2p-one-sided-nvlink.json"], {}),
+    "pcie-l40s-4": (["--replay", T + "pcie-l40s-4.json"], {}),
+    "pcie-l40s-4-p2p": (["--replay", T + "pcie-l40s-4.json", "-d", "cuda", "-c", "p2p"], {}),
+    "power9-ac922": (["--replay", T + "power9-ac922.json"], {}),
+    "mig": (["--replay", T + "mig.json"], {}),
+    "no-gpus": (["--replay", T + "no-gpus.json", "-d", "cuda", "-c", "nvlink"], {}),
+    # Verdicts of a recording: a pair that failed, one that hung.
+    "verified-fail-hang": (["--replay", "tests/topologies-reasons/verified-fail-hang.json", "-d", "cuda",
+                            "-c", "nvlink"], {}),
+    "verified-fail-hang-verified": (["--replay", "tests/topologies-reasons/verified-fail-hang.json", "-d",
+                                     "cuda", "-c", "verified"], {}),
+    # AMD: XGMI meshes, a PCIe-only box, links the kernel reports disabled.
+    "mi300x-8": (["--replay", R + "mi300x-8.json"], {}),
+    "mi250x-8": (["--replay", R + "mi250x-8.json"], {}),
+    "mi250x-8-p2p": (["--replay", R + "mi250x-8.json", "-d", "rocm", "-c", "p2p"], {}),
+    "mi100-4": (["--replay", R + "mi100-4.json"], {}),
+    "radeon-pcie-4": (["--replay", R + "radeon-pcie-4.json"], {}),
+    "rocm-disabled-link": (["-d", "rocm", "-c", "infinity_fabric"],
+                           {"DMACONN_SYSFS_ROOT": os.path.join(HERE, "sysfs-kfd", "disabled-link")}),
+    # Intel: Xe Link between cards, MDFI between tiles, PCIe only.
+    "aurora-6x2": (["--replay", X + "aurora-6x2.json"], {}),
+    "aurora-6x2-p2p": (["--replay", X + "aurora-6x2.json", "-d", "xpu", "-c", "p2p"], {}),
+    "pvc-2x2": (["--replay", X + "pvc-2x2.json"], {}),
+    "arc-pcie-4": (["--replay", X + "arc-pcie-4.json"], {}),
+}
+for path in sorted(glob.glob(os.path.join(REPO, "examples", "*.json"))):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    CASES["example-" + stem] = (["--replay", os.path.relpath(path, REPO)], {})
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def env(extra=None):
+    e = {k: v for k, v in os.environ.items() if k not in CLEAN}
+    e["DMACONN_QUIET"] = "1"
+    e["DMACONN_NO_CACHE"] = "1"  # no verdict of this machine in the drawings
+    e.update(extra or {})
+    return e
+
+
+def render(name, text, dot):
+    """dot -Tsvg accepts it silently."""
+    if not dot:
+        return
+    p = subprocess.run([dot, "-Tsvg"], input=text, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and p.stdout.lstrip().startswith(("<?xml", "<svg")) and not p.stderr,
+          "%s: dot -Tsvg exits 0 with no warnings (%d: %s)" % (name, p.returncode, p.stderr.strip()[:300]))
+
+
+def compare(name, text, regen):
+    path = os.path.join(EXPECTED, name + ".dot")
+    if regen:
+        with open(path, "w") as f:
+            f.write(text)
+        print("wrote " + os.path.relpath(path, REPO))
+        return
+    try:
+        with open(path) as f:
+            want = f.read()
+    except OSError:
+        check(False, "%s: no expected file %s (tests/dot_test.py DMACONN --regen writes it)" %
+              (name, os.path.relpath(path, REPO)))
+        return
+    if not check(text == want, "%s: the DOT text equals %s" % (name, os.path.relpath(path, REPO))):
+        sys.stdout.writelines(difflib.unified_diff(want.splitlines(True), text.splitlines(True),
+                                                   "expected", "got"))
+
+
+def check_mpi(cli, mpiexec, dot, regen):
+    rank_sh = os.path.join(HERE, "mpi", "rank.sh")
+    e = env({"DMACONN_TEST_REPLAY_0": os.path.join(HERE, "mpi", "topologies", "hgx-1.json"),
+             "DMACONN_TEST_REPLAY_1": os.path.join(HERE, "mpi", "topologies", "hgx-2.json"),
+             "OMPI_MCA_btl": "self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+             "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_hwloc_base_binding_policy": "none",
+             "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+             "ASAN_OPTIONS": "detect_leaks=0"})
+    p = subprocess.run([mpiexec, "-np", "2", "sh", rank_sh, cli, "--mpi", "-d", "cuda", "-c", "nvlink",
+                        "--format", "dot"], capture_output=True, text=True, env=e, cwd=REPO, timeout=120)
+    check(p.returncode == 0, "mpi: --mpi --format dot exits 0 (%d: %s)" % (p.returncode, p.stderr[-300:]))
+    check(p.stdout.count("graph dmaconn {") == 1, "mpi: one graph, from rank 0")
+    compare("mpi-hgx-2-nodes", p.stdout, regen)
+    render("mpi-hgx-2-nodes", p.stdout, dot)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    cli = os.path.abspath(sys.argv[1])
+    regen = "--regen" in sys.argv[2:]
+    mpiexec = next((a for a in sys.argv[2:] if a != "--regen"), None)
+    dot = shutil.which("dot")
+    for name, (args, extra) in sorted(CASES.items()):
+        p = subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra),
+                           cwd=REPO, timeout=60)
+        if not check(p.returncode == 0, "%s: exits 0 (%d: %s)" % (name, p.returncode, p.stderr.strip()[:300])):
+            continue
+        check(p.stdout.startswith("graph dmaconn {\n") and p.stdout.endswith("}\n"), name + ": one graph")
+        compare(name, p.stdout, regen)
+        render(name, p.stdout, dot)
+    if mpiexec:
+        check_mpi(cli, mpiexec, dot, regen)
+    # Deterministic: a second run writes the same bytes.
+    args, extra = CASES["hgx-h100-8-degraded"]
+    runs = [subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra),
+                           cwd=REPO).stdout for _ in range(2)]
+    check(runs[0] == runs[1], "two runs write the same bytes")
+    if failures:
+        print("%d failure(s)" % len(failures))
+        sys.exit(1)
+    if not dot and not regen:
+        print("dot (Debian's graphviz) not found: the text was compared, not rendered")
+        sys.exit(1 if os.environ.get("CI") else 77)
+
+
+if __name__ == "__main__":
+    main()
