@@ -8,7 +8,7 @@ DESTDIR ?=
 # The Debian packages are configured for /usr in a build directory of their own.
 PKG_BUILD ?= $(BUILD)-deb
 
-.PHONY: all build run test install clean deps bench bench-scaling bench-import package
+.PHONY: all build run test install clean deps bench bench-scaling bench-import package pictures dot-expected
 
 all: build
 
@@ -35,6 +35,24 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The README's pictures: two replays drawn by `dmaconn --format dot` and
+# Graphviz's dot (tools/setup-deps.sh installs graphviz).
+PICTURES = examples/dgx1-v100.json tests/topologies/hgx-h100-8-degraded.json
+pictures: build
+	@mkdir -p docs/img $(BUILD)/pictures
+	@set -e; for f in $(PICTURES); do \
+		n=$$(basename $$f .json); \
+		env -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER DMACONN_QUIET=1 \
+			$(BUILD)/dmaconn --replay $$f -d cuda -c nvlink --format dot >$(BUILD)/pictures/$$n.dot; \
+		dot -Tsvg $(BUILD)/pictures/$$n.dot -o docs/img/$$n.svg; \
+		echo "docs/img/$$n.svg from $$f"; \
+	done
+
+# Rewrites the dot test's expected files (tests/dot/) from the CLI as it is:
+# read `git diff tests/dot` before committing them.
+dot-expected: build
+	python3 tests/dot_test.py $(BUILD)/dmaconn --regen
 
 # Benchmarks (bench/README.md): first detection against PyTorch, nvidia-smi
 # and raw NVML on this machine's GPUs (~4 min); scaling on the fake NVML.
