@@ -53,7 +53,7 @@ static const char help_text[] =
 	"                          from its cache); other runs never start GPU work\n"
 	"  -a, --all               every registered detector, drivers loaded or not\n"
 	"  -j, --json              one JSON object on standard output, errors included\n"
-	"  -f, --format FORMAT     text (the default), json (as --json), prometheus,\n"
+	"  -f, --format FORMAT     text (the default), json (as --json), dot, prometheus,\n"
 	"                          nfd, slurm or nccl-xml; see --format help\n"
 	"  -l, --list              list the registered detectors\n"
 	"  -t, --topo              a `nvidia-smi topo -m`-like table with each pair's\n"
