@@ -7,8 +7,8 @@ usage: dot_test.py DMACONN [MPIEXEC]
 Every example (examples/*.json, drawn as a bare run draws it) and the
 replays and sysfs trees below are drawn; the DOT text must equal
 tests/dot/NAME.dot byte for byte, and `dot -Tsvg` must accept it with
-nothing on standard error.  With MPIEXEC, a two-rank job of two HGX nodes
-is drawn too (rank 0 writes the job's graph).  `dot` comes from Debian's
+nothing on standard error.  With MPIEXEC, two-rank jobs (two HGX nodes,
+two trays of an NVL72 rack) are drawn too (rank 0 writes the job's graph).  `dot` comes from Debian's
 graphviz package (tools/setup-deps.sh); without it the text is still
 compared, and the test fails under CI=1 and is skipped (77) otherwise.
 --regen writes what the CLI prints now: read the diff before committing.
@@ -117,20 +117,20 @@ def compare(name, text, regen):
                                                    "expected", "got"))
 
 
-def check_mpi(cli, mpiexec, dot, regen):
+def check_mpi(cli, mpiexec, dot, regen, name, replays):
     rank_sh = os.path.join(HERE, "mpi", "rank.sh")
-    e = env({"DMACONN_TEST_REPLAY_0": os.path.join(HERE, "mpi", "topologies", "hgx-1.json"),
-             "DMACONN_TEST_REPLAY_1": os.path.join(HERE, "mpi", "topologies", "hgx-2.json"),
+    e = env({"DMACONN_TEST_REPLAY_0": os.path.join(HERE, "mpi", "topologies", replays[0]),
+             "DMACONN_TEST_REPLAY_1": os.path.join(HERE, "mpi", "topologies", replays[1]),
              "OMPI_MCA_btl": "self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
              "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_hwloc_base_binding_policy": "none",
              "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
              "ASAN_OPTIONS": "detect_leaks=0"})
     p = subprocess.run([mpiexec, "-np", "2", "sh", rank_sh, cli, "--mpi", "-d", "cuda", "-c", "nvlink",
                         "--format", "dot"], capture_output=True, text=True, env=e, cwd=REPO, timeout=120)
-    check(p.returncode == 0, "mpi: --mpi --format dot exits 0 (%d: %s)" % (p.returncode, p.stderr[-300:]))
-    check(p.stdout.count("graph dmaconn {") == 1, "mpi: one graph, from rank 0")
-    compare("mpi-hgx-2-nodes", p.stdout, regen)
-    render("mpi-hgx-2-nodes", p.stdout, dot)
+    check(p.returncode == 0, "%s: --mpi --format dot exits 0 (%d: %s)" % (name, p.returncode, p.stderr[-300:]))
+    check(p.stdout.count("graph dmaconn {") == 1, name + ": one graph, from rank 0")
+    compare(name, p.stdout, regen)
+    render(name, p.stdout, dot)
 
 
 def main():
@@ -149,7 +149,9 @@ def main():
         compare(name, p.stdout, regen)
         render(name, p.stdout, dot)
     if mpiexec:
-        check_mpi(cli, mpiexec, dot, regen)
+        # Two HGX nodes (a node-local fabric each), two trays of one rack.
+        check_mpi(cli, mpiexec, dot, regen, "mpi-hgx-2-nodes", ("hgx-1.json", "hgx-2.json"))
+        check_mpi(cli, mpiexec, dot, regen, "mpi-nvl72-2-trays", ("tray-a.json", "tray-b.json"))
     # Deterministic: a second run writes the same bytes.
     args, extra = CASES["hgx-h100-8-degraded"]
     runs = [subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra),
