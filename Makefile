@@ -52,7 +52,7 @@ pictures: build
 # Rewrites the dot test's expected files (tests/dot/) from the CLI as it is:
 # read `git diff tests/dot` before committing them.
 dot-expected: build
-	python3 tests/dot_test.py $(BUILD)/dmaconn --regen
+	python3 tests/dot_test.py $(BUILD)/dmaconn $$(command -v mpiexec) --regen
 
 # Benchmarks (bench/README.md): first detection against PyTorch, nvidia-smi
 # and raw NVML on this machine's GPUs (~4 min); scaling on the fake NVML.

@@ -79,7 +79,7 @@ def prolog(cli):
     check(p.returncode == 1, "prolog: fabric registering, DMACONN_PROLOG_STRICT=1: exit 1")
     p = run("hgx-h100-8-nvlink-down.json", DMACONN_EXPECT="/nonexistent/expect.json")
     check(p.returncode == 1 and "CRITICAL: cuda/nvlink GPU 0 (0000:18:00.0) <-> GPU 2 (0000:3a:00.0): lost pair: "
-          "expected connectivity, found 0 (no_nvlink)" in p.stdout.splitlines(),
+          "expected connectivity, found 0 (nvlink_down)" in p.stdout.splitlines(),
           "prolog: no expectation file: every pair must be connected; NVLinks down: exit 1")
 
 

@@ -347,9 +347,11 @@ static void dot_device(const struct dot *d, int i, const char *indent)
 	dot_add(&b, "GPU %d", i);
 	if (tile)
 		dot_add(&b, " (tile %s)", tile);
-	if (d->mpi)
-		dot_add(&b, ": rank %s, device %s", dot_dev(r, i, DMACONN_PROP_RANK) ? dot_dev(r, i, DMACONN_PROP_RANK) : "?",
-			dot_dev(r, i, DMACONN_PROP_LOCAL_ORDINAL) ? dot_dev(r, i, DMACONN_PROP_LOCAL_ORDINAL) : "?");
+	if (d->mpi) {
+		const char *rank = dc_format_device(r, i, DMACONN_PROP_RANK);
+		const char *local = dc_format_device(r, i, DMACONN_PROP_LOCAL_ORDINAL);
+		dot_add(&b, ": rank %s, device %s", *rank ? rank : "?", *local ? local : "?");
+	}
 	dot_line(&b);
 	dot_add(&b, "%s", name && *name ? name : "(unknown)");
 	if (bus) {
@@ -463,8 +465,9 @@ static int dot_pcie_class(const char *path)
 /* The verdict against a claimed pair i -> j, into b; 0 when none failed. */
 static int dot_verify_failed(const struct dot *d, int i, int j, struct dot_buf *b)
 {
+	/* Against what the drawn type claims; drawing cuda/verified, every verdict. */
 	if (!d->verified || !d->verified_of || d->verified_of[i] < 0 || d->verified_of[j] < 0 ||
-	    dmaconn_result_get(d->r, i, j) <= 0)
+	    (dmaconn_result_get(d->r, i, j) <= 0 && d->verified != d->r))
 		return 0;
 	int a = d->verified_of[i], c = d->verified_of[j];
 	const char *v = dot_pair(d->verified, a, c, DMACONN_PROP_VERIFIED);
@@ -583,7 +586,10 @@ static void dot_pair_edges(const struct dot *d, int i, int j)
 		/* Claimed through a switch: the verdict is drawn on its own. */
 		struct dot_buf b = { 0 };
 		long claimed = v[0] > v[1] ? v[0] : v[1];
-		dot_add(&b, "%ld %s claimed\n%s", claimed, dot_link_noun(d, claimed), fail.s);
+		if (d->verified == d->r)
+			dot_add(&b, "%s", fail.s);
+		else
+			dot_add(&b, "%ld %s claimed\n%s", claimed, dot_link_noun(d, claimed), fail.s);
 		dot_edge(d, i, j, b.s, DOT_WARN, 1.0, ", style=dashed", 0);
 		free(b.s);
 	} else if (dot_disabled(d, i, j) || dot_disabled(d, j, i)) {
