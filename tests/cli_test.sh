@@ -185,6 +185,11 @@ case_ check-verify-fail 2 $FAKE DMACONN_NO_CACHE=1 FAKE_CUDA_CORRUPT=1 -- check 
 case_ check-verify-hang 2 $FAKE DMACONN_NO_CACHE=1 FAKE_CUDA_HANG=1 DMACONN_VERIFY_PAIR_TIMEOUT_MS=300 -- check --expect "$TMP/verified.json" --verify
 case_ check-verify-unable 3 $FAKE DMACONN_NO_CACHE=1 DMACONN_VERIFY_HELPER=/nonexistent -- check --expect "$TMP/verified.json" --verify
 case_ check-verify-absent 3 $FAKE -- check --expect "$TMP/verified.json"
+# The document of --verify --json serves as well.
+# shellcheck disable=SC2086
+env $FAKE DMACONN_NO_CACHE=1 $CLI --verify --json -q >"$TMP/verify.json"
+case_ check-verify-doc-pass 0 $FAKE DMACONN_NO_CACHE=1 -- check --expect "$TMP/verify.json" --verify
+case_ check-verify-doc-fail 2 $FAKE DMACONN_NO_CACHE=1 FAKE_CUDA_CORRUPT=1 -- check --expect "$TMP/verify.json" --verify
 # (A cached verdict needs /proc/driver/nvidia: tests/device/ has that case.)
 
 # Output that cannot be written fails, with a message on stderr.

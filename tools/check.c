@@ -178,6 +178,55 @@ static json_t *check_exp_pair(const struct expected *e, int i, int j, const char
 	return NULL;
 }
 
+/* A `dmaconn --verify --json` document as the cuda/verified result it
+ * stands for: its "verify" member becomes a "results" entry whose pairs
+ * carry "verified" (pass, fail, no_peer).  0, or -1 when malformed. */
+static int check_verify_doc(json_t *doc)
+{
+	json_t *v = json_object_get(doc, "verify"), *pairs = json_object_get(v, "pairs"), *p;
+	if (!v)
+		return 0;
+	const char *type = json_string_value(json_object_get(v, "device_type"));
+	if (!type || !json_is_array(pairs))
+		return -1;
+	json_int_t n = 0;
+	size_t k;
+	json_array_foreach(pairs, k, p)
+	{
+		json_int_t a = json_integer_value(json_object_get(p, "from")), b = json_integer_value(json_object_get(p, "to"));
+		if (!json_is_integer(json_object_get(p, "from")) || !json_is_integer(json_object_get(p, "to")) || a < 0 ||
+		    b < 0 || a >= 1 << 15 || b >= 1 << 15 || !json_is_string(json_object_get(p, "status")))
+			return -1;
+		n = a >= n ? a + 1 : b >= n ? b + 1 : n;
+	}
+	json_t *r = json_object(), *matrix = json_array(), *devices = json_array(), *rp = json_array();
+	for (json_int_t i = 0; i < n; i++) {
+		json_t *row = json_array();
+		for (json_int_t j = 0; j < n; j++)
+			json_array_append_new(row, json_integer(0));
+		json_array_append_new(matrix, row);
+		json_array_append_new(devices, json_object());
+	}
+	json_array_foreach(pairs, k, p)
+	{
+		json_t *q = json_deep_copy(p);
+		json_object_set(q, DMACONN_PROP_VERIFIED, json_object_get(p, "status"));
+		json_array_append_new(rp, q);
+	}
+	json_object_set_new(r, "device_type", json_string(type));
+	json_object_set_new(r, "connection_type", json_string(DMACONN_PROP_VERIFIED));
+	json_object_set_new(r, "matrix", matrix);
+	json_object_set_new(r, "devices", devices);
+	json_object_set_new(r, "pairs", rp);
+	json_t *results = json_object_get(doc, "results");
+	if (!json_is_array(results)) {
+		results = json_array();
+		json_object_set_new(doc, "results", results);
+	}
+	json_array_append_new(results, r);
+	return 0;
+}
+
 /* ------------------------------------------------------------- this node */
 
 static struct dev check_node_dev(const dmaconn_result *r, int i)
@@ -605,7 +654,9 @@ int dc_check_main(int argc, char **argv)
 			why = "not a dmaconn --json document of version 1";
 		else if (json_object_get(doc, "error"))
 			why = "it records a failed run";
-		else if (!json_is_array(results) || !json_array_size(results))
+		else if (check_verify_doc(doc) != 0)
+			why = "its verify member is malformed";
+		else if (!json_is_array(results = json_object_get(doc, "results")) || !json_array_size(results))
 			why = "it holds no results";
 		if (why) {
 			printf("DMACONN UNKNOWN - cannot use --expect %s: %s\n", file, why);

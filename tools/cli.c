@@ -1181,7 +1181,7 @@ static int cli_local_rank(void)
 	static const char *const vars[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
 					    "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID" };
 	for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); k++) {
-		const char *v = getenv(vars[k]);
+		const char *v = secure_getenv(vars[k]);
 		if (v && *v)
 			return atoi(v);
 	}

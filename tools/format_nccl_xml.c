@@ -57,7 +57,7 @@ static int xml_bus_id(const char *s)
 /* The NUMA node of a GPU on this machine (sysfs), or -1. */
 static int xml_sysfs_numa(const char *bus)
 {
-	const char *root = getenv("DMACONN_SYSFS_ROOT");
+	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
 	char path[512], buf[32];
 	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s/numa_node", root ? root : "", bus);
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
