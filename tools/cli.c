@@ -55,8 +55,9 @@ static const char help_text[] =
 	"                          every pair, in a helper process; measures GB/s\n"
 	"      --timeout SECONDS   bound --verify (default 120)\n"
 	"      --no-cache          -c verified verifies again and keeps no verdict\n"
-	"      --explain           why each pair is 0, one line a pair (default -d cuda\n"
-	"                          -c p2p)\n"
+	"      --explain           why each pair is 0, one line a pair: for -d TYPE\n"
+	"                          -c CONN, for each connection of -d TYPE, or for\n"
+	"                          every detector that finds devices (--json: a list)\n"
 	"      --record FILE       write this node's vendor-library answers to FILE (with\n"
 	"                          --verify: and cuda/verified's verdict)\n"
 	"      --replay FILE       answer every detector from FILE instead of the hardware\n"
@@ -636,29 +637,73 @@ static void cli_print(struct cli *c, const dmaconn_result *r, int topo, const ch
 	++*printed;
 }
 
-/* --explain: the reason of every pair that has one, alone. */
-static int cli_explain(struct cli *c, dmaconn_device_type type, const char *conn)
+static int cli_unverified(const dmaconn_result *r);
+
+/* --explain's lines (or JSON entries) for one result; how many. */
+static int cli_explain_result(const dmaconn_result *r, json_t *list)
 {
-	dmaconn_result *r = NULL;
-	if (dmaconn_detect(type, conn, &r) != DMACONN_OK) {
-		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
-		return EXIT_FAILED;
-	}
 	int n = dmaconn_result_size(r), lines = 0;
-	const char *tn = dmaconn_device_type_name(type);
+	const char *tn = dmaconn_device_type_name(dmaconn_result_device_type(r));
+	const char *conn = dmaconn_result_connection_type(r);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
 			const char *code = i == j ? NULL : dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON);
 			const char *text = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON_TEXT);
 			if (!code)
 				continue;
-			printf("%s/%s %d -> %d: %s: %s\n", tn, conn, i, j, code, text ? text : "");
 			lines++;
+			if (!list) {
+				printf("%s/%s %d -> %d: %s: %s\n", tn, conn, i, j, code, text ? text : "");
+				continue;
+			}
+			json_t *e = json_object();
+			json_object_set_new(e, "device_type", cli_json_string(tn));
+			json_object_set_new(e, "connection_type", cli_json_string(conn));
+			json_object_set_new(e, "from", json_integer(i));
+			json_object_set_new(e, "to", json_integer(j));
+			json_object_set_new(e, "reason", cli_json_string(code));
+			json_object_set_new(e, "reason_text", cli_json_string(text ? text : ""));
+			json_array_append_new(list, e);
 		}
-	if (!lines)
-		printf("%s/%s: no pair without connectivity has a reason\n", tn, conn);
-	dmaconn_result_release(r);
-	return 0;
+	return lines;
+}
+
+/*
+ * --explain: the reason of every pair that has one, alone; with --json, the
+ * document's "explain" list of them.  -d TYPE -c CONN explains that
+ * detector (cuda/verified then verifies, as -c verified does); -d TYPE
+ * alone each of that type's, and neither every detector that finds
+ * devices, both without GPU work (cuda/verified from its cache, as a bare
+ * run).
+ */
+static int cli_explain(struct cli *c, int count, const dmaconn_device_type *types, const char **conns,
+		       const char *type_name, dmaconn_device_type type, const char *conn)
+{
+	json_t *list = c->json ? json_array() : NULL;
+	int lines = 0, status = 0;
+	for (int k = 0; k < count && !status; k++) {
+		if ((type_name && types[k] != type) || (conn && strcmp(conns[k], conn) != 0))
+			continue;
+		dmaconn_result *r = NULL;
+		int rc = conn ? dmaconn_detect(types[k], conns[k], &r) : dmaconn_detect_passive(types[k], conns[k], &r);
+		if (rc != DMACONN_OK) {
+			cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
+			status = EXIT_FAILED;
+			break;
+		}
+		if (conn || (dmaconn_result_size(r) > 0 && !cli_unverified(r)))
+			lines += cli_explain_result(r, list);
+		if (conn && types[k] == DMACONN_DEVICE_CUDA && dc_cli_verified_nothing(r))
+			status = EXIT_FAILED;
+		dmaconn_result_release(r);
+	}
+	if (list)
+		json_object_set_new(cli_doc(c), "explain", list);
+	else if (!lines && !status && conn)
+		printf("%s/%s: no pair without connectivity has a reason\n", dmaconn_device_type_name(type), conn);
+	else if (!lines && !status)
+		printf("no pair without connectivity has a reason\n");
+	return status;
 }
 
 /* -d/-c or --topo: one detector, one result. */
@@ -1115,9 +1160,8 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "--timeout goes with --verify");
 	else if (a->all && a->type_name)
 		snprintf(why, len, "--all runs every detector: no -d or -c with it");
-	else if (a->explain && (a->json || a->all || a->list || a->topo || a->verify || a->mpi ||
-				a->record_path))
-		snprintf(why, len, "--explain takes -d, -c, --replay, --no-cache and --quiet only");
+	else if (a->explain && (a->all || a->list || a->topo || a->verify || a->mpi || a->record_path))
+		snprintf(why, len, "--explain takes -d, -c, --json, --replay, --no-cache and --quiet only");
 	else if (!a->type_name != !a->conn && !((a->topo || a->verify || a->explain) && a->type_name))
 		snprintf(why, len, "-d and -c go together");
 }
@@ -1184,7 +1228,7 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	} else if (a.verify) {
 		status = cli_verify(c, type, a.timeout_ms);
 	} else if (a.explain) {
-		status = cli_explain(c, type, a.conn ? a.conn : "p2p");
+		status = cli_explain(c, count, types, conns, a.type_name, type, a.conn);
 	} else if (a.topo) {
 		status = cli_one(c, type, "p2p", 1, replay);
 	} else if (a.list) {

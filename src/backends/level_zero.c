@@ -29,6 +29,7 @@
 
 #include "../internal.h"
 #include "../model/model.h"
+#include "../model/reasons.h"
 #include "../sysfs.h"
 #include "../order_ze.h"
 #include "../pci.h"
@@ -1017,7 +1018,10 @@ static int xelink_body(dmaconn_builder *b, struct session *s)
 static int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return with_session(b, "xpu/xelink", xelink_body);
+	int rc = with_session(b, "xpu/xelink", xelink_body);
+	if (rc == DMACONN_OK)
+		dc_reasons_vendor(b, 0, 0);
+	return rc;
 }
 
 static const char *flags_name(ze_device_p2p_property_flags_t flags)
@@ -1102,7 +1106,10 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 static int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return with_session(b, "xpu/p2p", p2p_body);
+	int rc = with_session(b, "xpu/p2p", p2p_body);
+	if (rc == DMACONN_OK)
+		dc_reasons_vendor(b, 0, 1);
+	return rc;
 }
 
 static const struct dc_view dc_ze_views[] = {
