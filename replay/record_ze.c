@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "order_ze.h"
 #include "pci.h"
 #include "replay_internal.h"
 #include "ze_load.h"
@@ -208,10 +207,10 @@ static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count
 {
 	ze_result_t rc = z.live.zeDeviceGetSubDevices(h, count, list);
 	uint32_t n = !rc && count ? *count : 0;
-	ze_device_handle_t subs[DC_ZE_MAX_TILES];
+	ze_device_handle_t subs[REPLAY_MAX_TILES];
 	/* The sub-devices behind a count, to name them. */
-	if (n > DC_ZE_MAX_TILES)
-		n = DC_ZE_MAX_TILES;
+	if (n > REPLAY_MAX_TILES)
+		n = REPLAY_MAX_TILES;
 	if (n && z.live.zeDeviceGetSubDevices(h, &n, subs) != ZE_RESULT_SUCCESS)
 		n = 0;
 	LOCK();

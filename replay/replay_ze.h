@@ -8,6 +8,9 @@
 
 struct ze_api;
 
+/* The most tiles a card may have, as Level Zero's device order allows. */
+#define REPLAY_MAX_TILES 32
+
 int replay_ze_read(const char *file, json_t *value);
 void replay_ze_release(void);
 /* NULL when the replayed Level Zero loader loaded, else the loader message

@@ -24,7 +24,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "order_ze.h"
 #include "pci.h"
 #include "replay_internal.h"
 #include "ze_load.h"
@@ -32,7 +31,7 @@
 
 #define ZID 24                /* "4095.31" and more */
 #define MAX_CARDS 1024
-#define MAX_TILES DC_ZE_MAX_TILES
+#define MAX_TILES REPLAY_MAX_TILES
 #define MAX_ITEMS 65536       /* edges, p2p pairs, faults */
 #define ZPATH REPLAY_PATH_LEN
 #define DEFAULT_NAME "Intel(R) Graphics"

@@ -30,7 +30,7 @@
 #include "../internal.h"
 #include "../model/model.h"
 #include "../sysfs.h"
-#include "../order_ze.h"
+#include "../order/order_ze.h"
 #include "../pci.h"
 #include "../replay_abi.h"
 #include "backend.h"

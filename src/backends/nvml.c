@@ -18,7 +18,7 @@
 #include "../internal.h"
 #include "../linkmatrix.h"
 #include "../model/model.h"
-#include "../order.h"
+#include "../order/order.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"
 #include "../model/reasons.h"
