@@ -37,7 +37,7 @@
 #include "../linkmatrix.h"
 #include "../model/model.h"
 #include "../model/reasons.h"
-#include "../order.h"
+#include "../order/order.h"
 #include "../pci.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"
