@@ -33,6 +33,7 @@ struct topo_legend {
 static const struct piece cuda_pieces[] = {
 	{ "; read %s, write %s, atomics %s, nvlink %s", { "read", "write", "atomics", "nvlink" }, 0, "-", 0, NULL },
 	{ "; %s GB/s per direction (%s)", { "nvlink_gbps", "nvlink_rate_source" }, 1, "unknown", 0, NULL },
+	{ "; reason %s: %s", { "reason", "reason_text" }, 1, "", 0, NULL },
 	{ NULL, { NULL }, 0, NULL, 0, NULL },
 };
 
@@ -43,6 +44,7 @@ static const struct piece rocm_pieces[] = {
 	{ ", weight %s", { "weight" }, 1, NULL, 0, NULL },
 	{ ", %s-%s MB/s", { "min_bandwidth_mbs", "max_bandwidth_mbs" }, 2, NULL, 0, NULL },
 	{ "; atomics 32-bit %s, 64-bit %s; coherent %s", { "atomics_32", "atomics_64", "coherent" }, 3, NULL, 0, NULL },
+	{ "; reason %s: %s", { "reason", "reason_text" }, 1, "", 0, NULL },
 	{ NULL, { NULL }, 0, NULL, 0, NULL },
 };
 
@@ -52,6 +54,7 @@ static const struct piece xpu_pieces[] = {
 	{ ", %s", { "xelink_bandwidth" }, 1, NULL, 0, "xelink_gbps" },
 	{ ", latency %s", { "xelink_latency" }, 1, NULL, 0, NULL },
 	{ ", %s duplex", { "xelink_duplexity" }, 1, NULL, 0, NULL },
+	{ "; reason %s: %s", { "reason", "reason_text" }, 1, "", 0, NULL },
 	{ NULL, { NULL }, 0, NULL, 0, NULL },
 };
 
