@@ -337,11 +337,17 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_ACS_REDIRECT "acs_redirect"   /* bridges of the path redirecting peer requests */
 
 /*
- * Why a pair is 0: in the cuda connection types (nvlink, p2p, verified),
- * every off-diagonal pair whose value is 0 carries DMACONN_PROP_REASON, a
- * code below, and DMACONN_PROP_REASON_TEXT, one line for people.  The
- * nvlink and p2p codes come from what NVML reported, checked in this
- * order: MIG, NVSwitch fabric, the driver's peer status, NVLink.
+ * Why a pair is 0: in the cuda, rocm and xpu connection types, every
+ * off-diagonal pair whose value is 0 carries DMACONN_PROP_REASON, a code
+ * below, and DMACONN_PROP_REASON_TEXT, one line for people.  Each code is
+ * given only when the machine showed it.  The cuda nvlink and p2p codes are
+ * checked in this order: MIG, confidential computing, NVSwitch fabric
+ * (registration, health), peer access disabled by the driver, then for a
+ * driver status other than OK what the kernel shows on the PCIe path (a
+ * virtual machine, ACS redirection, IOMMU translation, BAR1), then the
+ * status itself (CNS, TNS, GNS, NS), then NVLink (down links, none).  The
+ * rocm codes come from the KFD topology's links, the xpu ones from Level
+ * Zero's peer properties and fabric.
  */
 #define DMACONN_PROP_REASON "reason"
 #define DMACONN_PROP_REASON_TEXT "reason_text"
@@ -367,7 +373,8 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_REASON_ACS_REDIRECT "acs_redirect"           /* PCIe ACS on a bridge of the path */
 #define DMACONN_REASON_IOMMU_TRANSLATING "iommu_translating" /* the IOMMU translates DMA */
 #define DMACONN_REASON_BAR1_TOO_SMALL "bar1_too_small"       /* at most the legacy 256 MiB */
-#define DMACONN_REASON_NO_XGMI "no_xgmi"                     /* rocm: no XGMI link */
+#define DMACONN_REASON_NO_LINK "no_link"                     /* rocm: the kernel lists no link */
+#define DMACONN_REASON_NO_XGMI "no_xgmi"                     /* rocm: no (direct) XGMI link */
 #define DMACONN_REASON_PCIE_ATOMICS "pcie_atomics_not_routed" /* rocm: no PCIe atomics on the path */
 #define DMACONN_REASON_LINK_DISABLED "link_disabled"         /* rocm: the kernel's link is disabled */
 #define DMACONN_REASON_NO_XELINK "no_xelink"                 /* xpu: no XeLink edge */

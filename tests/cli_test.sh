@@ -50,7 +50,8 @@ case_ h200x2 0 -- --replay $T/h200x2.json
 case_ explain-cns 0 -- --replay examples/pcie-only.json --explain
 case_ explain-fabric 0 -- --replay $T/fabric-in-progress.json --explain -d cuda -c nvlink
 case_ explain-replay-verified 0 -- --replay $T/mig.json --explain -d cuda -c verified
-case_ explain-json 2 -- --explain --json
+case_ explain-json 0 -- --replay examples/pcie-only.json --explain --json -d cuda -c p2p
+case_ explain-type 0 -- --replay examples/pcie-only.json --explain -d cuda
 case_ h200x2-json 0 -- --replay $T/h200x2.json -d cuda -c nvlink --json
 case_ h200x2-reversed 0 CUDA_VISIBLE_DEVICES=1,0 -- --replay $T/h200x2.json -d cuda -c nvlink
 case_ h200x2-one 0 CUDA_VISIBLE_DEVICES=1 -- --replay $T/h200x2.json -d cuda -c nvlink

@@ -122,9 +122,14 @@ def tables_agree(r):
     py = {k: {int: "integer", float: "number", bool: "boolean"}[t] for k, t in PROPERTY_TYPES.items()}
     for where in ("device", "pair"):
         props = r.schema["$defs"][where]["properties"]
-        schema = {k: v["type"][0] for k, v in props.items() if k not in ("ordinal", "from", "to")}
+        schema = {k: v["type"][0] for k, v in props.items() if k not in ("ordinal", "from", "to", "reason", "reason_text")}
         if schema != py:
             r.problems.append("schema %s keys differ from dmaconn._json: %s" % (where, set(schema.items()) ^ set(py.items())))
+    with open(os.path.join(REPO, "include", "dmaconn.h")) as f:
+        codes = re.findall(r'#define DMACONN_REASON_\w+ "([^"]*)"', f.read())
+    if sorted(codes) != sorted(r.schema["$defs"]["reason"]["enum"]):
+        r.problems.append("schema reason codes differ from include/dmaconn.h: %s"
+                          % (set(codes) ^ set(r.schema["$defs"]["reason"]["enum"])))
     c = c_table()
     if c != py:
         r.problems.append("tools/cli.c's table differs from dmaconn._json: %s" % (set(c.items()) ^ set(py.items())))
@@ -189,6 +194,7 @@ def main(argv):
         for rec in recordings():
             r.run(["--replay", rec, "--json"])
             r.run(["--replay", rec, "--json", "--all"])
+            r.run(["--replay", rec, "--explain", "--json"])
             for d in detectors:
                 r.run(["--replay", rec, "-d", d["device_type"], "-c", d["connection_type"], "--json"])
         for args, extra in [

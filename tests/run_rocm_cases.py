@@ -255,7 +255,9 @@ class Runner:
                           "atomics 32-bit yes, 64-bit yes; coherent yes"]),
             ("radeon-pcie-4", ["GPU3    PCIE     PCIE     PCIE     X",
                                "  GPU0 -> GPU3: DMA no; PCIE, 2 hops, weight 40, 312-32000 MB/s; "
-                               "atomics 32-bit no, 64-bit no; coherent no"]),
+                               "atomics 32-bit no, 64-bit no; coherent no; reason pcie_atomics_not_routed: "
+                               "PCIe atomics are not routed on the path between them (the kernel's link "
+                               "flags 0xf: no 32-bit or 64-bit atomics)"]),
         ]
         for name, lines in checks:
             topology = os.path.join("tests", "topologies-rocm", name + ".json")

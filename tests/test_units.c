@@ -5,7 +5,7 @@
 #include "check.h"
 #include "model/model.h"
 #include "linkmatrix.h"
-#include "order.h"
+#include "order/order.h"
 #include "pci.h"
 
 static void test_pci(void)

@@ -207,11 +207,18 @@ class Failure(Exception):
     pass
 
 
+STAND_IN = None
+
+
 def clean_env(extra, replay):
     env = {k: v for k, v in os.environ.items()
            if not (k.startswith("ZE_") or k.startswith("CUDA_") or k.startswith("DMACONN_"))}
     if replay:
         env["DMACONN_REPLAY"] = replay
+    # Intel's runtime on a node described physically, and the injected
+    # faults, are the test stand-in's (tests/replay_runtime.c).
+    if STAND_IN:
+        env["DMACONN_REPLAY_LIBRARY"] = STAND_IN
     for k, v in (extra or {}).items():
         if v is None:
             env.pop(k, None)
@@ -263,7 +270,23 @@ def check(case, obj, err, conn):
         for d in devices:
             if k in d:
                 problems.append("devices[%d] has %s=%r, expected none" % (d["ordinal"], k, d[k]))
-    pairs = {(p["from"], p["to"]): p for p in obj.get("pairs", [])}
+    # Every zero off the diagonal has a reason and a text, no other pair has
+    # one; the cases' pairs are compared without them.
+    matrix = obj.get("matrix", [])
+    reasons = REASON_KEYS
+    for p in obj.get("pairs", []):
+        zero = matrix[p["from"]][p["to"]] == 0
+        if zero != ("reason" in p) or ("reason" in p) != bool(p.get("reason_text")):
+            problems.append("pair %d -> %d: value %d with reason %r" % (p["from"], p["to"],
+                            matrix[p["from"]][p["to"]], p.get("reason")))
+    for i in range(len(matrix)):
+        for j in range(len(matrix)):
+            if i != j and matrix[i][j] == 0 and not any(p["from"] == i and p["to"] == j and "reason" in p
+                                                        for p in obj.get("pairs", [])):
+                problems.append("pair %d -> %d is 0 without a reason" % (i, j))
+    pairs = {(p["from"], p["to"]): {k: v for k, v in p.items() if k not in reasons}
+             for p in obj.get("pairs", [])}
+    pairs = {k: v for k, v in pairs.items() if set(v) - {"from", "to"}}
     for (i, j), want in case.get("pairs", {}).items():
         got = pairs.get((i, j))
         if got is None:
@@ -281,6 +304,9 @@ def check(case, obj, err, conn):
                 problems.append("pair %d -> %d has %s, expected none" % (i, j, k))
     if problems:
         raise Failure("\n  ".join(problems))
+
+
+REASON_KEYS = ("reason", "reason_text")
 
 
 def topology_path(case, tmp):
@@ -460,6 +486,11 @@ def main(argv):
     build = os.path.abspath(argv[1])
     cli = build if os.path.isfile(build) else os.path.join(build, "dmaconn")
     build = os.path.dirname(cli)
+    global STAND_IN
+    STAND_IN = os.path.join(build, "tests", "libdmaconn_replay_faults.so")
+    if not os.path.exists(STAND_IN):
+        sys.stderr.write("no test stand-in at %s\n" % STAND_IN)
+        return 1
     pattern = argv[2] if len(argv) == 3 else ""
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:

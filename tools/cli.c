@@ -25,6 +25,7 @@
 #include "record_verify.h"
 #include "dmaconn.h"
 #include "format.h"
+#include "topo.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -62,8 +63,9 @@ static const char help_text[] =
 	"                          every pair, in a helper process; measures GB/s\n"
 	"      --timeout SECONDS   bound --verify (default 120)\n"
 	"      --no-cache          -c verified verifies again and keeps no verdict\n"
-	"      --explain           why each pair is 0, one line a pair (default -d cuda\n"
-	"                          -c p2p)\n"
+	"      --explain           why each pair is 0, one line a pair: for -d TYPE\n"
+	"                          -c CONN, for each connection of -d TYPE, or for\n"
+	"                          every detector that finds devices (--json: a list)\n"
 	"      --record FILE       write this node's vendor-library answers to FILE (with\n"
 	"                          --verify: and cuda/verified's verdict)\n"
 	"      --replay FILE       answer every detector from FILE instead of the hardware\n"
@@ -424,136 +426,6 @@ static void cli_text_result(const dmaconn_result *r, const char *replay)
 	}
 }
 
-/* The legend and per-pair lines of --topo for AMD GPUs (rocm/p2p's pair
- * properties, from the KFD topology). */
-static void cli_text_topo_rocm(const dmaconn_result *r)
-{
-	int n = dmaconn_result_size(r);
-	puts("\nPaths: X = self; XGMI# = # direct XGMI (Infinity Fabric) links; XGMI+ = XGMI\n"
-	     "through other GPUs; XGMI? = XGMI, link count not reported (partitioned GPUs);\n"
-	     "PCIE = peer access over PCIe; NONE = no peer link; - = no answer.\n");
-	puts("Peer capabilities (DMA = peer DMA and 32- and 64-bit atomics all supported):");
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			const char *type = dmaconn_result_pair_get(r, i, j, "link_type");
-			const char *hops = dmaconn_result_pair_get(r, i, j, "hops");
-			const char *w = dmaconn_result_pair_get(r, i, j, "weight");
-			const char *lo = dmaconn_result_pair_get(r, i, j, "min_bandwidth_mbs");
-			const char *hi = dmaconn_result_pair_get(r, i, j, "max_bandwidth_mbs");
-			const char *links = dmaconn_result_pair_get(r, i, j, "xgmi_links");
-			const char *a32 = dmaconn_result_pair_get(r, i, j, "atomics_32");
-			const char *a64 = dmaconn_result_pair_get(r, i, j, "atomics_64");
-			const char *coh = dmaconn_result_pair_get(r, i, j, "coherent");
-			printf("  GPU%d -> GPU%d: DMA %s; %s", i, j, dmaconn_result_get(r, i, j) ? "yes" : "no",
-			       type ? type : "-");
-			if (links)
-				printf(", %s link%s", links, strcmp(links, "1") ? "s" : "");
-			if (hops)
-				printf(", %s hop%s", hops, strcmp(hops, "1") ? "s" : "");
-			if (w)
-				printf(", weight %s", w);
-			if (lo && hi)
-				printf(", %s-%s MB/s", lo, hi);
-			if (a32 && a64 && coh)
-				printf("; atomics 32-bit %s, 64-bit %s; coherent %s", a32, a64, coh);
-			putchar('\n');
-		}
-	}
-}
-
-/* The legend and per-pair lines of --topo for Intel GPUs (xpu/p2p's pair
- * properties: Level Zero P2P flags and the fabric's Xe Link / MDFI edges). */
-static void cli_text_topo_xpu(const dmaconn_result *r)
-{
-	int n = dmaconn_result_size(r);
-	puts("\nPaths: X = self; XL# = # Xe Link connections (fabric edges); MDFI = the die-to-die\n"
-	     "link between two tiles of one card; - = no fabric edge (PCIe, or no answer).\n");
-	puts("Peer capabilities (DMA = Level Zero P2P ACCESS and ATOMICS):");
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			const char *flags = dmaconn_result_pair_get(r, i, j, "p2p_flags");
-			const char *path = dmaconn_result_pair_get(r, i, j, "path");
-			const char *gb = dmaconn_result_pair_get(r, i, j, "xelink_gbps");
-			const char *bw = dmaconn_result_pair_get(r, i, j, "xelink_bandwidth");
-			const char *lat = dmaconn_result_pair_get(r, i, j, "xelink_latency");
-			const char *dup = dmaconn_result_pair_get(r, i, j, "xelink_duplexity");
-			printf("  GPU%d -> GPU%d: DMA %s; p2p %s; %s", i, j, dmaconn_result_get(r, i, j) ? "yes" : "no",
-			       flags ? flags : "-", path ? path : "-");
-			if (gb)
-				printf(", %s GB/s", gb);
-			else if (bw)
-				printf(", %s", bw);
-			if (lat)
-				printf(", latency %s", lat);
-			if (dup)
-				printf(", %s duplex", dup);
-			putchar('\n');
-		}
-	}
-}
-
-/* A `nvidia-smi topo -m`-like table from the p2p result, then each pair's
- * capabilities. */
-static void cli_text_topo(const dmaconn_result *r, const char *replay)
-{
-	int n = dmaconn_result_size(r);
-	const char *type = dmaconn_device_type_name(dmaconn_result_device_type(r));
-	printf("%s topology%s%s%s: %d device%s\n", type, replay ? " (replay of " : "",
-	       replay ? replay : "", replay ? ")" : "", n, n == 1 ? "" : "s");
-	if (n == 0)
-		return;
-	printf("      ");
-	for (int j = 0; j < n; j++)
-		printf("  GPU%-4d", j);
-	putchar('\n');
-	for (int i = 0; i < n; i++) {
-		printf("GPU%-3d", i);
-		for (int j = 0; j < n; j++) {
-			const char *path = i == j ? "X" : dmaconn_result_pair_get(r, i, j, "path");
-			printf("  %-7s", path ? path : "-");
-		}
-		putchar('\n');
-	}
-	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_ROCM) {
-		cli_text_topo_rocm(r);
-		return;
-	}
-	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_XPU) {
-		cli_text_topo_xpu(r);
-		return;
-	}
-	puts("\nPaths: X = self; NV# = # bonded NVLinks; PIX = at most one PCIe bridge;\n"
-	     "PXB = several PCIe bridges, no host bridge; PHB = through a PCIe host bridge;\n"
-	     "NODE = between host bridges of one NUMA node; SYS = across NUMA nodes;\n"
-	     "? = NVML gives no PCIe path; - = no answer.\n");
-	puts("Peer capabilities (DMA = load/store and atomics all OK):");
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			const char *rd = dmaconn_result_pair_get(r, i, j, "read");
-			const char *wr = dmaconn_result_pair_get(r, i, j, "write");
-			const char *at = dmaconn_result_pair_get(r, i, j, "atomics");
-			const char *nv = dmaconn_result_pair_get(r, i, j, "nvlink");
-			const char *gb = dmaconn_result_pair_get(r, i, j, "nvlink_gbps");
-			const char *src = dmaconn_result_pair_get(r, i, j, "nvlink_rate_source");
-			printf("  GPU%d -> GPU%d: DMA %s; read %s, write %s, atomics %s, nvlink %s", i, j,
-			       dmaconn_result_get(r, i, j) ? "yes" : "no", rd ? rd : "-", wr ? wr : "-",
-			       at ? at : "-", nv ? nv : "-");
-			if (gb)
-				printf("; %s GB/s per direction (%s)", gb, src ? src : "unknown");
-			putchar('\n');
-		}
-	}
-	puts("\nStatus: OK = supported; CNS = chipset not supported; GNS = GPU not supported;\n"
-	     "TNS = topology not supported; DR = disabled by the driver's registry key;\n"
-	     "NS = not supported; U = unknown.");
-}
-
 /* A result's warnings on standard error, unless quiet (the library's own
  * printing is off: a result a bare run leaves out must not speak). */
 static void cli_say_warnings(const struct cli *c, const dmaconn_result *r)
@@ -660,29 +532,73 @@ static void cli_print(struct cli *c, dmaconn_result *r, int topo, const char *re
 	++*printed;
 }
 
-/* --explain: the reason of every pair that has one, alone. */
-static int cli_explain(struct cli *c, dmaconn_device_type type, const char *conn)
+static int cli_unverified(const dmaconn_result *r);
+
+/* --explain's lines (or JSON entries) for one result; how many. */
+static int cli_explain_result(const dmaconn_result *r, json_t *list)
 {
-	dmaconn_result *r = NULL;
-	if (dmaconn_detect(type, conn, &r) != DMACONN_OK) {
-		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
-		return EXIT_FAILED;
-	}
 	int n = dmaconn_result_size(r), lines = 0;
-	const char *tn = dmaconn_device_type_name(type);
+	const char *tn = dmaconn_device_type_name(dmaconn_result_device_type(r));
+	const char *conn = dmaconn_result_connection_type(r);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
 			const char *code = i == j ? NULL : dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON);
 			const char *text = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON_TEXT);
 			if (!code)
 				continue;
-			printf("%s/%s %d -> %d: %s: %s\n", tn, conn, i, j, code, text ? text : "");
 			lines++;
+			if (!list) {
+				printf("%s/%s %d -> %d: %s: %s\n", tn, conn, i, j, code, text ? text : "");
+				continue;
+			}
+			json_t *e = json_object();
+			json_object_set_new(e, "device_type", cli_json_string(tn));
+			json_object_set_new(e, "connection_type", cli_json_string(conn));
+			json_object_set_new(e, "from", json_integer(i));
+			json_object_set_new(e, "to", json_integer(j));
+			json_object_set_new(e, "reason", cli_json_string(code));
+			json_object_set_new(e, "reason_text", cli_json_string(text ? text : ""));
+			json_array_append_new(list, e);
 		}
-	if (!lines)
-		printf("%s/%s: no pair without connectivity has a reason\n", tn, conn);
-	dmaconn_result_release(r);
-	return 0;
+	return lines;
+}
+
+/*
+ * --explain: the reason of every pair that has one, alone; with --json, the
+ * document's "explain" list of them.  -d TYPE -c CONN explains that
+ * detector (cuda/verified then verifies, as -c verified does); -d TYPE
+ * alone each of that type's, and neither every detector that finds
+ * devices, both without GPU work (cuda/verified from its cache, as a bare
+ * run).
+ */
+static int cli_explain(struct cli *c, int count, const dmaconn_device_type *types, const char **conns,
+		       const char *type_name, dmaconn_device_type type, const char *conn)
+{
+	json_t *list = c->json ? json_array() : NULL;
+	int lines = 0, status = 0;
+	for (int k = 0; k < count && !status; k++) {
+		if ((type_name && types[k] != type) || (conn && strcmp(conns[k], conn) != 0))
+			continue;
+		dmaconn_result *r = NULL;
+		int rc = conn ? dmaconn_detect(types[k], conns[k], &r) : dmaconn_detect_passive(types[k], conns[k], &r);
+		if (rc != DMACONN_OK) {
+			cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
+			status = EXIT_FAILED;
+			break;
+		}
+		if (conn || (dmaconn_result_size(r) > 0 && !cli_unverified(r)))
+			lines += cli_explain_result(r, list);
+		if (conn && types[k] == DMACONN_DEVICE_CUDA && dc_cli_verified_nothing(r))
+			status = EXIT_FAILED;
+		dmaconn_result_release(r);
+	}
+	if (list)
+		json_object_set_new(cli_doc(c), "explain", list);
+	else if (!lines && !status && conn)
+		printf("%s/%s: no pair without connectivity has a reason\n", dmaconn_device_type_name(type), conn);
+	else if (!lines && !status)
+		printf("no pair without connectivity has a reason\n");
+	return status;
 }
 
 /* -d/-c or --topo: one detector, one result. */
@@ -1167,9 +1083,8 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "--timeout goes with --verify");
 	else if (a->all && a->type_name)
 		snprintf(why, len, "--all runs every detector: no -d or -c with it");
-	else if (a->explain && (a->json || a->all || a->list || a->topo || a->verify || a->mpi ||
-				a->record_path))
-		snprintf(why, len, "--explain takes -d, -c, --replay, --no-cache and --quiet only");
+	else if (a->explain && (a->all || a->list || a->topo || a->verify || a->mpi || a->record_path))
+		snprintf(why, len, "--explain takes -d, -c, --json, --replay, --no-cache and --quiet only");
 	else if (!a->type_name != !a->conn && !((a->topo || a->verify || a->explain) && a->type_name))
 		snprintf(why, len, "-d and -c go together");
 }
@@ -1290,7 +1205,7 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	} else if (a.verify) {
 		status = cli_verify(c, type, a.timeout_ms);
 	} else if (a.explain) {
-		status = cli_explain(c, type, a.conn ? a.conn : "p2p");
+		status = cli_explain(c, count, types, conns, a.type_name, type, a.conn);
 	} else if (a.topo) {
 		status = cli_one(c, type, "p2p", 1, replay);
 	} else if (a.list) {

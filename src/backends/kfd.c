@@ -36,7 +36,8 @@
 #include "../internal.h"
 #include "../linkmatrix.h"
 #include "../model/model.h"
-#include "../order.h"
+#include "../model/reasons.h"
+#include "../order/order.h"
 #include "../pci.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"
@@ -1043,13 +1044,19 @@ done:
 static int dc_kfd_detect_infinity_fabric(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return detect(b, "rocm/infinity_fabric", 0);
+	int rc = detect(b, "rocm/infinity_fabric", 0);
+	if (rc == DMACONN_OK)
+		dc_reasons_vendor(b, 1, 0);
+	return rc;
 }
 
 static int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return detect(b, "rocm/p2p", 1);
+	int rc = detect(b, "rocm/p2p", 1);
+	if (rc == DMACONN_OK)
+		dc_reasons_vendor(b, 1, 1);
+	return rc;
 }
 
 static const struct dc_view dc_kfd_views[] = {

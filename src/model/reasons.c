@@ -369,3 +369,99 @@ void dc_reasons_suspects(dmaconn_builder *b)
 		}
 	dc_host_free(&h);
 }
+
+/* Sets the pair's code and text. */
+static void dc_reason_set(dmaconn_builder *b, int i, int j, const char *code, const char *text)
+{
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON, code);
+	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT, text);
+}
+
+static int dc_reason_is(const dmaconn_result *r, int i, int j, const char *key, const char *value)
+{
+	const char *v = dmaconn_result_pair_get(r, i, j, key);
+	return v && !strcmp(v, value);
+}
+
+/* rocm/infinity_fabric and rocm/p2p, from the KFD link the view chose. */
+static void dc_reason_rocm_pair(dmaconn_builder *b, int i, int j, int p2p)
+{
+	const dmaconn_result *r = b->r;
+	const char *type = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_LINK_TYPE);
+	const char *flags = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_FLAGS);
+	char text[300];
+	if (dmaconn_result_warning_count(r) > 0) {
+		snprintf(text, sizeof(text), "not determined: %.240s", dmaconn_result_warning(r, 0));
+		dc_reason_set(b, i, j, DMACONN_REASON_UNKNOWN, text);
+	} else if (!type || !strcmp(type, "NONE")) {
+		dc_reason_set(b, i, j, DMACONN_REASON_NO_LINK, "the kernel's KFD topology lists no link between them");
+	} else if (dc_reason_is(r, i, j, DMACONN_PROP_ENABLED, "no")) {
+		snprintf(text, sizeof(text), "the kernel's %s link between them is disabled (flags %s)", type,
+			 flags ? flags : "?");
+		dc_reason_set(b, i, j, DMACONN_REASON_LINK_DISABLED, text);
+	} else if (!p2p && strcmp(type, "XGMI") != 0) {
+		snprintf(text, sizeof(text), "no XGMI link between them: the kernel lists a %s link", type);
+		dc_reason_set(b, i, j, DMACONN_REASON_NO_XGMI, text);
+	} else if (!p2p) {
+		const char *hops = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_HOPS);
+		snprintf(text, sizeof(text), "no direct XGMI link: reached through other GPUs (%s hops)", hops ? hops : "?");
+		dc_reason_set(b, i, j, DMACONN_REASON_NO_XGMI, text);
+	} else if (dc_reason_is(r, i, j, DMACONN_PROP_PEER_DMA, "no")) {
+		snprintf(text, sizeof(text), "the kernel's %s link forbids peer DMA (flags %s)", type, flags ? flags : "?");
+		dc_reason_set(b, i, j, DMACONN_REASON_NOT_SUPPORTED, text);
+	} else if (dc_reason_is(r, i, j, DMACONN_PROP_ATOMICS_32, "no") ||
+		   dc_reason_is(r, i, j, DMACONN_PROP_ATOMICS_64, "no")) {
+		int no32 = dc_reason_is(r, i, j, DMACONN_PROP_ATOMICS_32, "no");
+		int no64 = dc_reason_is(r, i, j, DMACONN_PROP_ATOMICS_64, "no");
+		int pcie = !strcmp(type, "PCIE");
+		snprintf(text, sizeof(text), "%s (the kernel's link flags %s: no %s%s%s atomics)",
+			 pcie ? "PCIe atomics are not routed on the path between them" : "the link has no atomics",
+			 flags ? flags : "?", no32 ? "32-bit" : "", no32 && no64 ? " or " : "", no64 ? "64-bit" : "");
+		dc_reason_set(b, i, j, pcie ? DMACONN_REASON_PCIE_ATOMICS : DMACONN_REASON_UNKNOWN, text);
+	} else {
+		dc_reason_set(b, i, j, DMACONN_REASON_UNKNOWN, "nothing known explains it");
+	}
+}
+
+/* xpu/xelink and xpu/p2p, from Level Zero's peer flags and fabric. */
+static void dc_reason_xpu_pair(dmaconn_builder *b, int i, int j, int p2p)
+{
+	const dmaconn_result *r = b->r;
+	const char *path = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_PATH);
+	const char *flags = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_P2P_FLAGS);
+	char text[300];
+	if (dmaconn_result_warning_count(r) > 0) {
+		snprintf(text, sizeof(text), "not determined: %.240s", dmaconn_result_warning(r, 0));
+		dc_reason_set(b, i, j, DMACONN_REASON_UNKNOWN, text);
+	} else if (!p2p) {
+		if (path && !strcmp(path, "MDFI"))
+			dc_reason_set(b, i, j, DMACONN_REASON_NO_XELINK,
+				      "no Xe Link: the two tiles of one card are joined by MDFI");
+		else
+			dc_reason_set(b, i, j, DMACONN_REASON_NO_XELINK,
+				      "no Xe Link edge joins them in Level Zero's fabric");
+	} else if (!flags) {
+		dc_reason_set(b, i, j, DMACONN_REASON_NOT_SUPPORTED,
+			      "they belong to different Level Zero drivers: no peer access between them");
+	} else if (dc_reason_is(r, i, j, DMACONN_PROP_READ, "NS")) {
+		snprintf(text, sizeof(text), "Level Zero reports no peer access (P2P flags %s)", flags);
+		dc_reason_set(b, i, j, DMACONN_REASON_NOT_SUPPORTED, text);
+	} else {
+		snprintf(text, sizeof(text), "Level Zero reports peer access without atomics (P2P flags %s)", flags);
+		dc_reason_set(b, i, j, DMACONN_REASON_NOT_SUPPORTED, text);
+	}
+}
+
+void dc_reasons_vendor(dmaconn_builder *b, int rocm, int p2p)
+{
+	int n = b->r ? dmaconn_result_size(b->r) : 0;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			if (i == j || dmaconn_result_get(b->r, i, j) != 0)
+				continue;
+			if (rocm)
+				dc_reason_rocm_pair(b, i, j, p2p);
+			else
+				dc_reason_xpu_pair(b, i, j, p2p);
+		}
+}

@@ -12,4 +12,9 @@ void dc_reasons_cuda(dmaconn_builder *b);
  * the kernel shows against peer access there (ACS, IOMMU, a VM, BAR1). */
 void dc_reasons_suspects(dmaconn_builder *b);
 
+/* The same for rocm (rocm: 1; the KFD link's properties) and xpu (0; Level
+ * Zero's peer flags and fabric), of the p2p view (p2p: 1) or the link view
+ * (infinity_fabric, xelink). */
+void dc_reasons_vendor(dmaconn_builder *b, int rocm, int p2p);
+
 #endif
