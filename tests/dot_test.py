@@ -25,9 +25,10 @@ REPO = os.path.dirname(HERE)
 EXPECTED = os.path.join(HERE, "dot")
 CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
          "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_SYSFS_ROOT",
-         "DMACONN_CACHE_DIR", "XDG_CACHE_HOME")
+         "DMACONN_CACHE_DIR", "XDG_CACHE_HOME", "DMACONN_REPLAY_LIBRARY")
 
 T, R, X = "tests/topologies/", "tests/topologies-rocm/", "tests/topologies-xpu/"
+STAND_IN = "STAND_IN"  # BUILD/tests/libdmaconn_replay_faults.so, beside the CLI
 # name: (arguments after --format dot, extra environment)
 CASES = {
     # NVIDIA: switches, cube-mesh, bridges, PCIe classes, what went wrong.
@@ -61,9 +62,12 @@ CASES = {
     "radeon-pcie-4": (["--replay", R + "radeon-pcie-4.json"], {}),
     "rocm-disabled-link": (["-d", "rocm", "-c", "infinity_fabric"],
                            {"DMACONN_SYSFS_ROOT": os.path.join(HERE, "sysfs-kfd", "disabled-link")}),
-    # Intel: Xe Link between cards, MDFI between tiles, PCIe only.
+    # Intel: Xe Link between cards, PCIe only; under the test stand-in's
+    # model of Intel's runtime (tiles as devices, FLAT), MDFI between tiles.
     "aurora-6x2": (["--replay", X + "aurora-6x2.json"], {}),
-    "aurora-6x2-p2p": (["--replay", X + "aurora-6x2.json", "-d", "xpu", "-c", "p2p"], {}),
+    "aurora-6x2-tiles": (["--replay", X + "aurora-6x2.json"], {"DMACONN_REPLAY_LIBRARY": STAND_IN}),
+    "aurora-6x2-tiles-p2p": (["--replay", X + "aurora-6x2.json", "-d", "xpu", "-c", "p2p"],
+                             {"DMACONN_REPLAY_LIBRARY": STAND_IN}),
     "pvc-2x2": (["--replay", X + "pvc-2x2.json"], {}),
     "arc-pcie-4": (["--replay", X + "arc-pcie-4.json"], {}),
 }
@@ -81,11 +85,12 @@ def check(ok, what):
     return ok
 
 
-def env(extra=None):
+def env(extra=None, cli=None):
     e = {k: v for k, v in os.environ.items() if k not in CLEAN}
     e["DMACONN_QUIET"] = "1"
     e["DMACONN_NO_CACHE"] = "1"  # no verdict of this machine in the drawings
-    e.update(extra or {})
+    for k, v in (extra or {}).items():
+        e[k] = os.path.join(os.path.dirname(cli), "tests", "libdmaconn_replay_faults.so") if v == STAND_IN else v
     return e
 
 
@@ -141,7 +146,7 @@ def main():
     mpiexec = next((a for a in sys.argv[2:] if a != "--regen"), None)
     dot = shutil.which("dot")
     for name, (args, extra) in sorted(CASES.items()):
-        p = subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra),
+        p = subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra, cli),
                            cwd=REPO, timeout=60)
         if not check(p.returncode == 0, "%s: exits 0 (%d: %s)" % (name, p.returncode, p.stderr.strip()[:300])):
             continue
