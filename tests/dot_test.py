@@ -157,6 +157,19 @@ def main():
         # Two HGX nodes (a node-local fabric each), two trays of one rack.
         check_mpi(cli, mpiexec, dot, regen, "mpi-hgx-2-nodes", ("hgx-1.json", "hgx-2.json"))
         check_mpi(cli, mpiexec, dot, regen, "mpi-nvl72-2-trays", ("tray-a.json", "tray-b.json"))
+    # What the colours must say, whatever the expected files hold: a DGX-1's
+    # one-link pairs and a PCIe card's unbridged links are by design; GPU 3
+    # of the degraded HGX lost links 5 and 11; the recording's failed verdict.
+    warn = {}
+    for name in ("example-dgx1-v100", "mixed-three", "hgx-h100-8-degraded", "verified-fail-hang"):
+        args, extra = CASES[name]
+        out = subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True,
+                             env=env(extra, cli), cwd=REPO).stdout
+        warn[name] = [l.split(" [")[0].strip() for l in out.splitlines() if "#c62828" in l and "label=" in l
+                      and not l.lstrip().startswith("graph")]
+    check(warn["example-dgx1-v100"] == [] and warn["mixed-three"] == [], "nothing red by design (%s)" % warn)
+    check(warn["hgx-h100-8-degraded"] == ["d3", "d3 -- s0"], "degraded HGX: GPU 3 and its switch links red")
+    check(warn["verified-fail-hang"] == ["d0 -- d1"], "the failed verdict red")
     # Deterministic: a second run writes the same bytes.
     args, extra = CASES["hgx-h100-8-degraded"]
     runs = [subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra),
