@@ -49,6 +49,7 @@ CASES = {
     "power9-ac922": (["--replay", T + "power9-ac922.json"], {}),
     "mig": (["--replay", T + "mig.json"], {}),
     "no-gpus": (["--replay", T + "no-gpus.json", "-d", "cuda", "-c", "nvlink"], {}),
+    "no-gpus-bare": (["--replay", T + "no-gpus.json"], {}),
     # Names with quotes, a backslash, a newline, a tab and non-ASCII text.
     "hostile-names": (["--replay", "tests/dot/hostile-names.json"], {}),
     # Verdicts of a recording: a pair that failed, one that hung.
