@@ -81,6 +81,10 @@ ARGS = {
     "nvmlDeviceGetNvLinkRemoteDeviceType": "dl", "nvmlDeviceGetNvLinkRemotePciInfo_v2": "dl",
     "nvmlDeviceGetFieldValues": "dl",
     "nvmlDeviceGetP2PStatus": "dp", "nvmlDeviceGetTopologyCommonAncestor": "dp",
+    # Facts behind the reasons for zeros: a failure leaves the fact unknown,
+    # never the matrix changed.
+    "nvmlDeviceGetBAR1MemoryInfo": "d", "nvmlDeviceGetVirtualizationMode": "d",
+    "nvmlSystemGetConfComputeState": "",
 }
 PER_LINK = {"nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkVersion",
             "nvmlDeviceGetNvLinkRemoteDeviceType", "nvmlDeviceGetNvLinkRemotePciInfo_v2",

@@ -586,8 +586,10 @@ static int cli_explain(struct cli *c, int count, const dmaconn_device_type *type
 			status = EXIT_FAILED;
 			break;
 		}
-		if (conn || (dmaconn_result_size(r) > 0 && !cli_unverified(r)))
+		if (conn || (dmaconn_result_size(r) > 0 && !cli_unverified(r))) {
+			cli_say_warnings(c, r);
 			lines += cli_explain_result(r, list);
+		}
 		if (conn && types[k] == DMACONN_DEVICE_CUDA && dc_cli_verified_nothing(r))
 			status = EXIT_FAILED;
 		dmaconn_result_release(r);
