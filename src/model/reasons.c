@@ -390,10 +390,7 @@ static void dc_reason_rocm_pair(dmaconn_builder *b, int i, int j, int p2p)
 	const char *type = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_LINK_TYPE);
 	const char *flags = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_FLAGS);
 	char text[300];
-	if (dmaconn_result_warning_count(r) > 0) {
-		snprintf(text, sizeof(text), "not determined: %.240s", dmaconn_result_warning(r, 0));
-		dc_reason_set(b, i, j, DMACONN_REASON_UNKNOWN, text);
-	} else if (!type || !strcmp(type, "NONE")) {
+	if (!type || !strcmp(type, "NONE")) {
 		dc_reason_set(b, i, j, DMACONN_REASON_NO_LINK, "the kernel's KFD topology lists no link between them");
 	} else if (dc_reason_is(r, i, j, DMACONN_PROP_ENABLED, "no")) {
 		snprintf(text, sizeof(text), "the kernel's %s link between them is disabled (flags %s)", type,
@@ -430,10 +427,7 @@ static void dc_reason_xpu_pair(dmaconn_builder *b, int i, int j, int p2p)
 	const char *path = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_PATH);
 	const char *flags = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_P2P_FLAGS);
 	char text[300];
-	if (dmaconn_result_warning_count(r) > 0) {
-		snprintf(text, sizeof(text), "not determined: %.240s", dmaconn_result_warning(r, 0));
-		dc_reason_set(b, i, j, DMACONN_REASON_UNKNOWN, text);
-	} else if (!p2p) {
+	if (!p2p) {
 		if (path && !strcmp(path, "MDFI"))
 			dc_reason_set(b, i, j, DMACONN_REASON_NO_XELINK,
 				      "no Xe Link: the two tiles of one card are joined by MDFI");
@@ -455,11 +449,17 @@ static void dc_reason_xpu_pair(dmaconn_builder *b, int i, int j, int p2p)
 void dc_reasons_vendor(dmaconn_builder *b, int rocm, int p2p)
 {
 	int n = b->r ? dmaconn_result_size(b->r) : 0;
+	char undetermined[300];
+	/* An incomplete detection: each 0 may be an assumption. */
+	if (n && dmaconn_result_warning_count(b->r) > 0)
+		snprintf(undetermined, sizeof(undetermined), "not determined: %.240s", dmaconn_result_warning(b->r, 0));
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
 			if (i == j || dmaconn_result_get(b->r, i, j) != 0)
 				continue;
-			if (rocm)
+			if (dmaconn_result_warning_count(b->r) > 0)
+				dc_reason_set(b, i, j, DMACONN_REASON_UNKNOWN, undetermined);
+			else if (rocm)
 				dc_reason_rocm_pair(b, i, j, p2p);
 			else
 				dc_reason_xpu_pair(b, i, j, p2p);
