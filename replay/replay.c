@@ -1579,6 +1579,8 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		.record_begin = replay_record_begin,
 		.record_table = replay_record_table,
 		.record_write = replay_record_write,
+		.record_file = replay_files_note,
+		.record_pci_gpus = replay_record_pci_gpus,
 	};
 	return &ops;
 }

@@ -80,6 +80,10 @@ void replay_note(json_t *obj, const char *key, json_t *v, bool error);
 void replay_record_begin(void);
 void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error);
 int replay_record_write(const char *path, const char *tool, char *err, size_t errlen);
+void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count);
+/* The sysfs files read while recording (files.c). */
+void replay_files_note(const char *path, const char *data, size_t len);
+void replay_files_forget(void);
 
 /* The reader's helpers.  Paths name a value in the file ("nvml.devices[0]"),
  * built in buffers of REPLAY_PATH_LEN (a longer one ends in "..."). */

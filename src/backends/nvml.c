@@ -385,6 +385,7 @@ static struct dc_model *fallback_model(const char *why)
 	}
 	int found = n;
 	n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
+	dc_record_pci_gpus(pcis, n);
 	struct dc_model *m = dc_model_new(n, 0);
 	if (m)
 		m->found = found;
