@@ -127,10 +127,8 @@ static json_t *pci_json(const nvmlPciInfo_t *p)
 static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, const unsigned char *uuid,
 			   unsigned int clique, const unsigned int *health)
 {
-	char u[40];
-	snprintf(u, sizeof(u), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", uuid[0],
-		 uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8], uuid[9], uuid[10], uuid[11],
-		 uuid[12], uuid[13], uuid[14], uuid[15]);
+	char u[DC_UUID_TEXT_SIZE];
+	dc_uuid_format(uuid, u);
 	json_t *o = json_pack("{s:i, s:s, s:s, s:I}", "state", (int)state, "status", code_name(status),
 			      "cluster_uuid", u, "clique_id", (json_int_t)clique);
 	if (o && health && json_object_set_new(o, "health_mask", json_integer(*health))) {

@@ -97,6 +97,19 @@ int replay_get_int(const char *file, json_t *v, const char *path, long long min,
  * UTF-8 become '?'.  NULL only when out of memory. */
 json_t *replay_text(const char *s, size_t n);
 
+/* A vendor's return codes as the format names them: parse() gives the code
+ * of a name (0, or -1 when unknown); failed is the code of a bad name. */
+struct replay_codes {
+	int (*parse)(const char *name, int *code);
+	const char *expected, *unknown;
+	int failed;
+};
+/* A code name: 0 with *rc, or -1 after replay_bad(). */
+int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
+/* {"error": NAME}: 1 with *rc its code (never SUCCESS, 0); 0 when v is no
+ * error object; -1 after replay_bad(). */
+int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
+
 /* Writes "FILE: PATH: message" as the load error; returns -1. */
 int replay_bad(const char *file, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

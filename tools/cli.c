@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -851,6 +852,31 @@ struct cli_args {
 
 /* Parses argv into a; a usage error's message into why (empty when none).
  * Every option is read even after an error, so that --json is known. */
+/* The options that only set a flag, and where. */
+static int *cli_flag(struct cli_args *a, int opt)
+{
+	static const struct {
+		int opt;
+		size_t at;
+	} flags[] = {
+		{ 'a', offsetof(struct cli_args, all) },
+		{ 'j', offsetof(struct cli_args, json) },
+		{ 'l', offsetof(struct cli_args, list) },
+		{ 't', offsetof(struct cli_args, topo) },
+		{ 'v', offsetof(struct cli_args, verify) },
+		{ 'q', offsetof(struct cli_args, quiet) },
+		{ 'M', offsetof(struct cli_args, mpi) },
+		{ 'N', offsetof(struct cli_args, no_cache) },
+		{ 'X', offsetof(struct cli_args, explain) },
+		{ 'h', offsetof(struct cli_args, help) },
+		{ 'V', offsetof(struct cli_args, version) },
+	};
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
+		if (flags[k].opt == opt)
+			return (int *)(void *)((char *)a + flags[k].at);
+	return NULL;
+}
+
 static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size_t len)
 {
 	static const struct option options[] = {
@@ -878,6 +904,11 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	optind = 0; /* glibc: rescan from argv[1] with fresh state */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:c:ajltvqhV", options, NULL)) != -1) {
+		int *flag = cli_flag(a, opt);
+		if (flag) {
+			*flag = 1;
+			continue;
+		}
 		switch (opt) {
 		case 'd':
 			a->type_name = optarg;
@@ -885,26 +916,11 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		case 'c':
 			a->conn = optarg;
 			break;
-		case 'a':
-			a->all = 1;
-			break;
-		case 'j':
-			a->json = 1;
-			break;
-		case 'l':
-			a->list = 1;
-			break;
 		case 'R':
 			a->record_path = optarg;
 			break;
 		case 'P':
 			a->replay = optarg;
-			break;
-		case 't':
-			a->topo = 1;
-			break;
-		case 'v':
-			a->verify = 1;
 			break;
 		case 'T': {
 			char *end;
@@ -916,24 +932,6 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 				snprintf(why, len, "--timeout takes seconds, 1 to 86400");
 			break;
 		}
-		case 'q':
-			a->quiet = 1;
-			break;
-		case 'M':
-			a->mpi = 1;
-			break;
-		case 'N':
-			a->no_cache = 1;
-			break;
-		case 'X':
-			a->explain = 1;
-			break;
-		case 'h':
-			a->help = 1;
-			break;
-		case 'V':
-			a->version = 1;
-			break;
 		case ':':
 			cli_bad_option(bad, sizeof(bad), argc, argv);
 			if (!*why)

@@ -338,19 +338,6 @@ static int enumerate(struct ze_topo *s, char *why)
 	return 0;
 }
 
-static void format_uuid(const uint8_t u[16], char out[40])
-{
-	static const char hex[] = "0123456789abcdef";
-	int o = 0;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[u[i] >> 4];
-		out[o++] = hex[u[i] & 15];
-	}
-	out[o] = '\0';
-}
-
 /* PCI addresses and sub-device counts: identity only, so a failure is a
  * warning, not a reason to doubt the matrix. */
 static void identify(struct ze_topo *s)
@@ -404,7 +391,7 @@ static void set_identity(dmaconn_builder *b, const struct session *s)
 			}
 			continue;
 		}
-		format_uuid(z->props.uuid.id, buf);
+		dc_uuid_format(z->props.uuid.id, buf);
 		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_UUID, buf);
 		snprintf(buf, sizeof(buf), "%d", z->driver);
 		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_LEVEL_ZERO_DRIVER, buf);

@@ -659,19 +659,6 @@ static void session_free(struct session *s)
 	free(s->slots);
 }
 
-static void format_uuid(const unsigned char u[16], char out[40])
-{
-	static const char hex[] = "0123456789abcdef";
-	int o = 0;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[u[i] >> 4];
-		out[o++] = hex[u[i] & 15];
-	}
-	out[o] = '\0';
-}
-
 static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_fabric_facts *f)
 {
 	char buf[64];
@@ -683,7 +670,7 @@ static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_f
 		return;
 	const char *status = nvml_return_name((nvmlReturn_t)f->status);
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_STATUS, status ? status : "unknown");
-	format_uuid(f->cluster, buf);
+	dc_uuid_format(f->cluster, buf);
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLUSTER_UUID, buf);
 	snprintf(buf, sizeof(buf), "%u", f->clique);
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLIQUE_ID, buf);
