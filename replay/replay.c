@@ -341,16 +341,26 @@ static int answer(struct ld *ld, json_t *obj, const char *base, const char *key,
 	return 1;
 }
 
+/* The required key of an object (an answer that is no error object), or
+ * NULL after replay_bad(). */
+static json_t *member(struct ld *ld, json_t *v, const char *path, const char *key)
+{
+	json_t *m = json_is_object(v) ? json_object_get(v, key) : NULL;
+	if (!json_is_object(v))
+		replay_bad(ld->file, path, "expected an object with \"%s\" or an error object", key);
+	else if (!m)
+		replay_bad(ld->file, path, "\"%s\" is required", key);
+	return m;
+}
+
 static int read_pci(struct ld *ld, json_t *v, const char *path, nvmlPciInfo_t *out)
 {
 	char p[PATH_LEN];
 	struct dc_pci a;
 	memset(out, 0, sizeof(*out));
-	if (!json_is_object(v))
-		return replay_bad(ld->file, path, "expected an object with \"bus_id\" or an error object");
-	json_t *bus = json_object_get(v, "bus_id");
+	json_t *bus = member(ld, v, path, "bus_id");
 	if (!bus)
-		return replay_bad(ld->file, path, "\"bus_id\" is required");
+		return -1;
 	if (get_str(ld, bus, replay_sub(p, path, "bus_id"), out->busId, sizeof(out->busId)))
 		return -1;
 	if (dc_pci_parse(out->busId, sizeof(out->busId), &a))
@@ -403,11 +413,9 @@ static int read_fabric(struct ld *ld, json_t *v, const char *path, struct fabric
 	char p[PATH_LEN];
 	long long x;
 	memset(f, 0, sizeof(*f));
-	if (!json_is_object(v))
-		return replay_bad(ld->file, path, "expected an object with \"state\" or an error object");
-	json_t *state = json_object_get(v, "state");
+	json_t *state = member(ld, v, path, "state");
 	if (!state)
-		return replay_bad(ld->file, path, "\"state\" is required");
+		return -1;
 	if (replay_get_int(ld->file, state, replay_sub(p, path, "state"), NVML_GPU_FABRIC_STATE_NOT_SUPPORTED,
 		    NVML_GPU_FABRIC_STATE_COMPLETED, &x))
 		return -1;

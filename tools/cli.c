@@ -381,6 +381,18 @@ static void cli_error(struct cli *c, int status, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ text */
 
+/* The matrix, a row per line. */
+static void cli_text_matrix(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	for (int i = 0; i < n; i++) {
+		putchar('[');
+		for (int j = 0; j < n; j++)
+			printf(j ? ", %d" : "%d", dmaconn_result_get(r, i, j));
+		puts("]");
+	}
+}
+
 static void cli_text_result(const dmaconn_result *r, const char *replay)
 {
 	int n = dmaconn_result_size(r);
@@ -389,12 +401,7 @@ static void cli_text_result(const dmaconn_result *r, const char *replay)
 	if (replay)
 		printf(" (replay of %s)", replay);
 	printf(": %d device%s\n", n, n == 1 ? "" : "s");
-	for (int i = 0; i < n; i++) {
-		putchar('[');
-		for (int j = 0; j < n; j++)
-			printf(j ? ", %d" : "%d", dmaconn_result_get(r, i, j));
-		puts("]");
-	}
+	cli_text_matrix(r);
 	for (int i = 0; i < n; i++) {
 		const char *name = dmaconn_result_device_get(r, i, "name");
 		const char *bus = dmaconn_result_device_get(r, i, "pci_bus_id");
@@ -709,12 +716,7 @@ static void cli_mpi_text(const dmaconn_result *r)
 	printf("%s/%s across MPI ranks: %d device%s from %d rank%s on %d node%s\n",
 	       dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
 	       n, n == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
-	for (int i = 0; i < n; i++) {
-		putchar('[');
-		for (int j = 0; j < n; j++)
-			printf(j ? ", %d" : "%d", dmaconn_result_get(r, i, j));
-		puts("]");
-	}
+	cli_text_matrix(r);
 	for (int i = 0; i < n; i++) {
 		const char *rank = dmaconn_result_device_get(r, i, "rank");
 		const char *host = dmaconn_result_device_get(r, i, "host");
