@@ -1175,20 +1175,30 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 	return "Unknown Error";
 }
 
-/* The answer of a system function: its code, else out filled by `set`. */
-#define SYSTEM_ANSWER(fn, params, given, code, set)                      \
-	static nvmlReturn_t replay_##fn params                           \
-	{                                                                \
-		nvmlReturn_t rc = enter(FN_##fn);                        \
-		if (rc)                                                  \
-			return rc;                                       \
-		if (!(given))                                            \
-			return NVML_ERROR_INVALID_ARGUMENT;              \
-		if (code)                                                \
-			return code;                                     \
-		set;                                                     \
-		return NVML_SUCCESS;                                     \
+/*
+ * The answer of a function: `enter` its prologue (SYSTEM or DEVICE, which
+ * sets d), then INVALID_ARGUMENT unless `given`, the recorded `code`, else
+ * the out arguments filled by `set`.
+ */
+#define ANSWER(fn, params, enter, given, code, set)              \
+	static nvmlReturn_t replay_##fn params                   \
+	{                                                        \
+		struct nvmlDevice_st *d = NULL;                  \
+		nvmlReturn_t rc = enter(fn);                     \
+		(void)d;                                         \
+		if (rc)                                          \
+			return rc;                               \
+		if (!(given))                                    \
+			return NVML_ERROR_INVALID_ARGUMENT;      \
+		if (code)                                        \
+			return code;                             \
+		set;                                             \
+		return NVML_SUCCESS;                             \
 	}
+#define SYSTEM(fn) enter(FN_##fn)
+#define DEVICE(fn) enter_device(FN_##fn, device, &d)
+#define SYSTEM_ANSWER(fn, params, given, code, set) ANSWER(fn, params, SYSTEM, given, code, set)
+#define DEVICE_ANSWER(fn, params, given, code, set) ANSWER(fn, params, DEVICE, given, code, set)
 SYSTEM_ANSWER(nvmlSystemGetDriverVersion, (char *version, unsigned int length), version, g.driver_rc,
 	      return put_str(g.driver, version, length))
 SYSTEM_ANSWER(nvmlSystemGetNVMLVersion, (char *version, unsigned int length), version, g.nvml_version_rc,
@@ -1212,21 +1222,6 @@ static nvmlReturn_t replay_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvm
 
 /* ---------------------------------------------------------- NVML: device */
 
-/* The answer of a device function: its code, else out filled by `set`. */
-#define DEVICE_ANSWER(fn, params, given, code, set)                                   \
-	static nvmlReturn_t replay_##fn params                                        \
-	{                                                                             \
-		struct nvmlDevice_st *d;                                              \
-		nvmlReturn_t rc = enter_device(FN_##fn, device, &d);                  \
-		if (rc)                                                               \
-			return rc;                                                    \
-		if (!(given))                                                         \
-			return NVML_ERROR_INVALID_ARGUMENT;                           \
-		if (code)                                                             \
-			return code;                                                  \
-		set;                                                                  \
-		return NVML_SUCCESS;                                                  \
-	}
 DEVICE_ANSWER(nvmlDeviceGetName, (nvmlDevice_t device, char *name, unsigned int length), name, d->name_rc,
 	      return put_str(d->name, name, length))
 DEVICE_ANSWER(nvmlDeviceGetUUID, (nvmlDevice_t device, char *uuid, unsigned int length), uuid, d->uuid_rc,

@@ -1124,6 +1124,16 @@ void dmaconn_clear_cache(void)
 			(*be)->forget();
 }
 
+void dc_fork_locks(int phase, pthread_mutex_t *const *locks, int n)
+{
+	if (phase == DC_FORK_PREPARE)
+		for (int k = 0; k < n; k++)
+			pthread_mutex_lock(locks[k]);
+	else
+		while (n-- > 0)
+			pthread_mutex_unlock(locks[n]);
+}
+
 /* The backends as before their first detection: their libraries reopen. */
 static void backends_reset(void)
 {

@@ -852,33 +852,28 @@ struct cli_args {
 	int no_cache, explain;
 };
 
-/* Parses argv into a; a usage error's message into why (empty when none).
- * Every option is read even after an error, so that --json is known. */
 /* The options that only set a flag, and where. */
 static int *cli_flag(struct cli_args *a, int opt)
 {
 	static const struct {
 		int opt;
 		size_t at;
+#define F(opt, field) { opt, offsetof(struct cli_args, field) }
 	} flags[] = {
-		{ 'a', offsetof(struct cli_args, all) },
-		{ 'j', offsetof(struct cli_args, json) },
-		{ 'l', offsetof(struct cli_args, list) },
-		{ 't', offsetof(struct cli_args, topo) },
-		{ 'v', offsetof(struct cli_args, verify) },
-		{ 'q', offsetof(struct cli_args, quiet) },
-		{ 'M', offsetof(struct cli_args, mpi) },
-		{ 'N', offsetof(struct cli_args, no_cache) },
-		{ 'X', offsetof(struct cli_args, explain) },
-		{ 'h', offsetof(struct cli_args, help) },
-		{ 'V', offsetof(struct cli_args, version) },
+		F('a', all), F('j', json), F('l', list),
+		F('t', topo), F('v', verify), F('q', quiet),
+		F('M', mpi), F('N', no_cache), F('X', explain),
+		F('h', help), F('V', version),
 	};
+#undef F
 	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
 		if (flags[k].opt == opt)
 			return (int *)(void *)((char *)a + flags[k].at);
 	return NULL;
 }
 
+/* Parses argv into a; a usage error's message into why (empty when none).
+ * Every option is read even after an error, so that --json is known. */
 static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size_t len)
 {
 	static const struct option options[] = {

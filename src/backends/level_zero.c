@@ -46,15 +46,8 @@ static pthread_mutex_t facts_lock = PTHREAD_MUTEX_INITIALIZER; /* the lazily ask
 
 static void dc_ze_fork(int phase)
 {
-	if (phase == DC_FORK_PREPARE) {
-		pthread_mutex_lock(&topo_lock);
-		pthread_mutex_lock(&facts_lock);
-		pthread_mutex_lock(&ze_lock);
-	} else {
-		pthread_mutex_unlock(&ze_lock);
-		pthread_mutex_unlock(&facts_lock);
-		pthread_mutex_unlock(&topo_lock);
-	}
+	static pthread_mutex_t *const locks[] = { &topo_lock, &facts_lock, &ze_lock };
+	dc_fork_locks(phase, locks, (int)(sizeof(locks) / sizeof(locks[0])));
 }
 static struct ze_api ze;
 static int ze_state;       /* 0 not tried, 1 ready, -1 unusable (sticky) */
@@ -1111,12 +1104,4 @@ static const struct dc_view dc_ze_views[] = {
 	{ "xelink", dc_ze_detect_xelink },
 };
 
-const struct dc_backend dc_backend_level_zero = {
-	.name = "level_zero",
-	.type = DMACONN_DEVICE_XPU,
-	.discover = dc_ze_discover,
-	DC_VIEWS(dc_ze_views),
-	.atfork = dc_ze_fork,
-	.forget = dc_ze_forget,
-	.shutdown = dc_ze_shutdown,
-};
+DC_BACKEND(dc_backend_level_zero, "level_zero", DMACONN_DEVICE_XPU, dc_ze, dc_ze_views);

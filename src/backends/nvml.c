@@ -144,15 +144,8 @@ static struct dc_model *nvml_model; /* the last discovery, under model_lock */
 
 static void dc_nvml_fork(int phase)
 {
-	if (phase == DC_FORK_PREPARE) {
-		pthread_mutex_lock(&model_lock);
-		pthread_mutex_lock(&peer_lock);
-		pthread_mutex_lock(&nvml_lock);
-	} else {
-		pthread_mutex_unlock(&nvml_lock);
-		pthread_mutex_unlock(&peer_lock);
-		pthread_mutex_unlock(&model_lock);
-	}
+	static pthread_mutex_t *const locks[] = { &model_lock, &peer_lock, &nvml_lock };
+	dc_fork_locks(phase, locks, (int)(sizeof(locks) / sizeof(locks[0])));
 }
 
 static void dc_nvml_forget(void)
@@ -1157,12 +1150,4 @@ static const struct dc_view dc_nvml_views[] = {
 	{ "p2p", dc_nvml_detect_p2p },
 };
 
-const struct dc_backend dc_backend_nvml = {
-	.name = "nvml",
-	.type = DMACONN_DEVICE_CUDA,
-	.discover = dc_nvml_discover,
-	DC_VIEWS(dc_nvml_views),
-	.atfork = dc_nvml_fork,
-	.forget = dc_nvml_forget,
-	.shutdown = dc_nvml_shutdown,
-};
+DC_BACKEND(dc_backend_nvml, "nvml", DMACONN_DEVICE_CUDA, dc_nvml, dc_nvml_views);
