@@ -6,7 +6,9 @@
  * included, is kept in the shape of a version-1 topology file
  * (docs/replay-format.md).  A recording so holds exactly the answers the
  * detectors used.  This file keeps NVML's answers and writes the file;
- * record_ze.c keeps Level Zero's, files.c the sysfs trees.
+ * record_ze.c keeps Level Zero's, files.c the sysfs files the detectors
+ * read (record_file), and the NVIDIA PCI functions counted without NVML
+ * come through record_pci_gpus.
  */
 #include "dmaconn_replay.h"
 #include "replay_internal.h"
@@ -27,7 +29,6 @@
 
 #include "nvml_load.h"
 #include "pci.h"
-#include "sysfs.h"
 
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define MAX_HANDLES 8192 /* a power of two, above the devices a file may list */
@@ -126,10 +127,8 @@ static json_t *pci_json(const nvmlPciInfo_t *p)
 static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, const unsigned char *uuid,
 			   unsigned int clique, const unsigned int *health, const unsigned char *summary)
 {
-	char u[40];
-	snprintf(u, sizeof(u), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", uuid[0],
-		 uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8], uuid[9], uuid[10], uuid[11],
-		 uuid[12], uuid[13], uuid[14], uuid[15]);
+	char u[DC_UUID_TEXT_SIZE];
+	dc_uuid_format(uuid, u);
 	json_t *o = json_pack("{s:i, s:s, s:s, s:I}", "state", (int)state, "status", code_name(status),
 			      "cluster_uuid", u, "clique_id", (json_int_t)clique);
 	if (o && ((health && json_object_set_new(o, "health_mask", json_integer(*health))) ||
@@ -707,29 +706,18 @@ static json_t *rec_environment(bool *oom)
 	return env;
 }
 
-/* The NVIDIA PCI functions that the count without NVML would find. */
-static json_t *rec_pci_gpus(bool *oom)
+/* The NVIDIA PCI functions the count without NVML found, while recording. */
+static json_t *pci_kept;
+
+void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count)
 {
 	json_t *arr = json_array();
-	char id[DC_PCI_BUS_ID_SIZE];
-	const struct dmaconn_replay_ops *ops = replay_active() ? dmaconn_replay_ops() : NULL;
-	int most = REPLAY_MAX_DEVICES;
-	struct dc_pci *gpus = calloc((size_t)most, sizeof(*gpus));
-	char(*ids)[DMACONN_REPLAY_BUS_ID_SIZE] = ops ? calloc((size_t)most, sizeof(*ids)) : NULL;
-	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-	int got = !gpus || (ops && !ids) ? 0 : ops ? ops->pci_gpus(ids, most) : dc_sysfs_nvidia_gpus(root ? root : "", gpus, most);
-	if (!gpus || (ops && !ids))
-		*oom = true;
-	for (int i = 0; i < got && i < most; i++) {
-		if (ops)
-			snprintf(id, sizeof(id), "%s", ids[i]);
-		else
-			dc_pci_format(&gpus[i], id);
-		replay_append(oom, arr, json_string(id));
-	}
-	free(gpus);
-	free(ids);
-	return arr;
+	for (int i = 0; arr && i < count && i < REPLAY_MAX_DEVICES; i++)
+		replay_append(&replay_rec_oom, arr, json_string(bus_ids[i]));
+	LOCK();
+	json_decref(pci_kept);
+	pci_kept = arr;
+	UNLOCK();
 }
 
 static int write_file(json_t *root, const char *path, char *err, size_t errlen)
@@ -756,9 +744,12 @@ void replay_record_begin(void)
 {
 	LOCK();
 	nvml_forget();
+	json_decref(pci_kept);
+	pci_kept = NULL;
 	replay_rec_oom = false;
 	UNLOCK();
 	replay_ze_record_begin();
+	replay_files_forget();
 }
 
 void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error)
@@ -785,8 +776,8 @@ int replay_record_write(const char *path, const char *tool, char *err, size_t er
 	replay_put(&oom, root, "description", json_string("recorded by dmaconn"));
 	replay_put(&oom, root, "recorded", rec_recorded(tool && *tool ? tool : "dmaconn"));
 	replay_put(&oom, root, "environment", rec_environment(&oom));
-	replay_put(&oom, root, "pci_gpus", rec_pci_gpus(&oom));
 	LOCK();
+	replay_put(&oom, root, "pci_gpus", pci_kept ? json_incref(pci_kept) : json_array());
 	json_t *nvml = write_nvml();
 	oom = oom || replay_rec_oom;
 	UNLOCK();
@@ -807,6 +798,8 @@ __attribute__((destructor)) static void record_release(void)
 {
 	LOCK();
 	nvml_forget();
+	json_decref(pci_kept);
+	pci_kept = NULL;
 	UNLOCK();
 }
 

@@ -115,27 +115,19 @@ static json_t *slot(json_t *arr, size_t i)
 	return json_array_get(arr, i);
 }
 
-static json_t *flags_json(const struct zname *t, uint32_t flags)
+static json_t *flags_json(const struct replay_name *t, uint32_t flags)
 {
 	json_t *a = json_array();
 	for (; a && t->name; t++)
-		if (flags & t->value)
+		if (flags & (uint32_t)t->value)
 			json_array_append_new(a, json_string(t->name));
 	return a;
 }
 
 static json_t *uuid_json(const uint8_t u[16])
 {
-	char buf[40];
-	static const char hex[] = "0123456789abcdef";
-	int o = 0;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			buf[o++] = '-';
-		buf[o++] = hex[u[i] >> 4];
-		buf[o++] = hex[u[i] & 15];
-	}
-	buf[o] = '\0';
+	char buf[DC_UUID_TEXT_SIZE];
+	dc_uuid_format(u, buf);
 	return json_string(buf);
 }
 
@@ -144,9 +136,9 @@ static json_t *text(const char *s, size_t size)
 	return replay_text(s, strnlen(s, size));
 }
 
-static json_t *name_json(const struct zname *t, uint32_t v, const char *dflt)
+static json_t *name_json(const struct replay_name *t, uint32_t v, const char *dflt)
 {
-	const char *n = ze_name_of(t, v);
+	const char *n = replay_name_of(t, (int)v);
 	return json_string(n ? n : dflt);
 }
 

@@ -50,14 +50,22 @@ const char *dmaconn_last_error(void)
 	return last_error;
 }
 
+/* Formatted aside first: the arguments may include last_error itself
+ * (a detector passing dmaconn_last_error()). */
+__attribute__((format(printf, 2, 0))) static int fail_v(int err, const char *fmt, va_list ap)
+{
+	char msg[sizeof(last_error)];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	memcpy(last_error, msg, sizeof(last_error));
+	return err;
+}
+
 int dc_fail(int err, const char *fmt, ...)
 {
-	char msg[sizeof(last_error)]; /* the arguments may include last_error */
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	err = fail_v(err, fmt, ap);
 	va_end(ap);
-	memcpy(last_error, msg, sizeof(last_error));
 	return err;
 }
 
@@ -691,14 +699,10 @@ int dmaconn_builder_fail(dmaconn_builder *b, int err, const char *fmt, ...)
 		err = DMACONN_EDETECTOR;
 	if (!fmt)
 		return dc_fail(err, "the detector failed");
-	/* Formatted aside first: a detector may pass dmaconn_last_error(),
-	 * this very buffer, as an argument. */
-	char msg[sizeof(last_error)];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	err = fail_v(err, fmt, ap);
 	va_end(ap);
-	memcpy(last_error, msg, sizeof(last_error));
 	return err;
 }
 
@@ -1118,6 +1122,16 @@ void dmaconn_clear_cache(void)
 	for (const struct dc_backend *const *be = dc_backends; *be; be++)
 		if ((*be)->forget)
 			(*be)->forget();
+}
+
+void dc_fork_locks(int phase, pthread_mutex_t *const *locks, int n)
+{
+	if (phase == DC_FORK_PREPARE)
+		for (int k = 0; k < n; k++)
+			pthread_mutex_lock(locks[k]);
+	else
+		while (n-- > 0)
+			pthread_mutex_unlock(locks[n]);
 }
 
 /* The backends as before their first detection: their libraries reopen. */
