@@ -507,13 +507,7 @@ static void record_nvml(struct nvml_api *api, const char *library, const char *l
 	replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
 	json_t *missing = json_array();
 	n.live = *api;
-#define WRAP_(fn, ret, params, required)                                             \
-	if (api->fn)                                                                 \
-		api->fn = r_##fn;                                                    \
-	else                                                                         \
-		replay_append(&replay_rec_oom, missing, json_string(#fn));
-	NVML_FUNCTIONS(WRAP_)
-#undef WRAP_
+	NVML_FUNCTIONS(REPLAY_WRAP)
 	replay_put(&replay_rec_oom, n.sec, "missing_functions", missing);
 	UNLOCK();
 }

@@ -442,13 +442,7 @@ void replay_ze_record_table(struct ze_api *api, const char *library, const char 
 	put(z.sec, "library", replay_text(library, strlen(library)));
 	json_t *missing = json_array();
 	z.live = *api;
-#define WRAP_(fn, ret, params, required)                                    \
-	if (api->fn)                                                        \
-		api->fn = r_##fn;                                           \
-	else                                                                \
-		replay_append(&replay_rec_oom, missing, json_string(#fn));
-	ZE_FUNCTIONS(WRAP_)
-#undef WRAP_
+	ZE_FUNCTIONS(REPLAY_WRAP)
 	put(z.sec, "missing_functions", missing);
 	put(z.sec, "exposed", json_true());
 	UNLOCK();

@@ -80,6 +80,15 @@ extern pthread_mutex_t replay_rec_lock;
 extern bool replay_rec_oom;
 void replay_note(json_t *obj, const char *key, json_t *v, json_t *error);
 
+/* An X-macro entry that puts the recorder's wrapper r_NAME in place of
+ * api->NAME, or adds NAME to the JSON array `missing` when the library lacks
+ * it (expanded over NVML_FUNCTIONS and ZE_FUNCTIONS). */
+#define REPLAY_WRAP(fn, ret, params, required) \
+	if (api->fn)                           \
+		api->fn = r_##fn;              \
+	else                                   \
+		replay_append(&replay_rec_oom, missing, json_string(#fn));
+
 /* dmaconn_replay_ops()'s record_begin, record_table and record_write (record.c). */
 void replay_record_begin(void);
 void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error);
