@@ -69,14 +69,7 @@ static void put(json_t *obj, const char *key, json_t *v)
 }
 
 /* key = v, or the error; a success already kept stays. */
-static void note(json_t *obj, const char *key, ze_result_t rc, json_t *v)
-{
-	if (rc) {
-		json_decref(v);
-		v = err_obj(rc);
-	}
-	replay_note(obj, key, v, rc != ZE_RESULT_SUCCESS);
-}
+#define note(obj, key, rc, v) replay_note((obj), (key), (v), (rc) ? err_obj(rc) : NULL)
 
 static struct kept *find(struct list *l, const void *h)
 {
@@ -148,7 +141,7 @@ static ze_result_t r_zeInit(ze_init_flags_t flags)
 {
 	ze_result_t rc = z.live.zeInit(flags);
 	LOCK();
-	replay_note(z.sec, "init", rc ? err_obj(rc) : json_string("SUCCESS"), rc != ZE_RESULT_SUCCESS);
+	replay_note(z.sec, "init", json_string("SUCCESS"), rc ? err_obj(rc) : NULL);
 	UNLOCK();
 	return rc;
 }
@@ -449,13 +442,7 @@ void replay_ze_record_table(struct ze_api *api, const char *library, const char 
 	put(z.sec, "library", replay_text(library, strlen(library)));
 	json_t *missing = json_array();
 	z.live = *api;
-#define WRAP_(fn, ret, params, required)                                    \
-	if (api->fn)                                                        \
-		api->fn = r_##fn;                                           \
-	else                                                                \
-		replay_append(&replay_rec_oom, missing, json_string(#fn));
-	ZE_FUNCTIONS(WRAP_)
-#undef WRAP_
+	ZE_FUNCTIONS(REPLAY_WRAP)
 	put(z.sec, "missing_functions", missing);
 	put(z.sec, "exposed", json_true());
 	UNLOCK();

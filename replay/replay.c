@@ -1525,6 +1525,15 @@ static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
 	return (int)g.ngpus;
 }
 
+json_t *replay_nvml_missing(void)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && loaded() && i < FN_COUNT; i++)
+		if (g.fn_missing[i])
+			json_array_append_new(arr, json_string(fn_names[i]));
+	return arr;
+}
+
 const char *replay_nvml_library(void)
 {
 	return loaded() && g.library ? g.library : DEFAULT_LIBRARY;

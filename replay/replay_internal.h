@@ -18,6 +18,9 @@ REPLAY_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
 /* The library the replayed file says was loaded ("libnvidia-ml.so.1" when it
  * names none); only meaningful when nvml_load_error() is NULL. */
 const char *replay_nvml_library(void);
+/* The NVML functions the replayed file says its library lacked. */
+#include <jansson.h>
+json_t *replay_nvml_missing(void);
 
 /* The most devices a file may list, and so the most a recording writes. */
 #define REPLAY_MAX_DEVICES 4096
@@ -76,12 +79,22 @@ void replay_put(bool *oom, json_t *obj, const char *key, json_t *v);
 void replay_append(bool *oom, json_t *arr, json_t *v);
 
 /* What the recorder keeps is guarded by replay_rec_lock; replay_rec_oom
- * notes a lost answer.  replay_note() sets obj[key] = v (taken over), except
- * that an error (`error`) does not replace a success kept before. */
+ * notes a lost answer.  replay_note() sets obj[key] = v, or `error` when
+ * not NULL (both taken over), except that an error does not replace a
+ * success kept before. */
 #include <pthread.h>
 extern pthread_mutex_t replay_rec_lock;
 extern bool replay_rec_oom;
-void replay_note(json_t *obj, const char *key, json_t *v, bool error);
+void replay_note(json_t *obj, const char *key, json_t *v, json_t *error);
+
+/* An X-macro entry that puts the recorder's wrapper r_NAME in place of
+ * api->NAME, or adds NAME to the JSON array `missing` when the library lacks
+ * it (expanded over NVML_FUNCTIONS and ZE_FUNCTIONS). */
+#define REPLAY_WRAP(fn, ret, params, required) \
+	if (api->fn)                           \
+		api->fn = r_##fn;              \
+	else                                   \
+		replay_append(&replay_rec_oom, missing, json_string(#fn));
 
 /* dmaconn_replay_ops()'s record_begin, record_table and record_write (record.c). */
 void replay_record_begin(void);

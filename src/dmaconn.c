@@ -939,7 +939,7 @@ int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
 /* How a detection runs: cached (dmaconn_detect), fresh and cached
  * (dmaconn_detect_fresh), or over the whole node, quiet and uncached
  * (dmaconn_detect_node). */
-enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE, DETECT_PASSIVE, DETECT_RECORD };
+enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE, DETECT_PASSIVE, DETECT_RECORD, DETECT_RECORD_ENV };
 
 int dc_detect_passive(void)
 {
@@ -966,7 +966,7 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	r->type = type;
 	b->r = r;
 	int node = mode == DETECT_NODE || mode == DETECT_RECORD;
-	b->quiet = node;
+	b->quiet = node || mode == DETECT_RECORD_ENV;
 	last_error[0] = '\0';
 	if (node)
 		dc_set_node_scope(1);
@@ -974,7 +974,7 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	dc_config_begin();
 	in_detection++;
 	int outer_passive = passive;
-	passive = mode == DETECT_PASSIVE || mode == DETECT_RECORD;
+	passive = mode == DETECT_PASSIVE || mode == DETECT_RECORD || mode == DETECT_RECORD_ENV;
 	int rc = fn(b, user_data);
 	passive = outer_passive;
 	in_detection--;
@@ -1064,7 +1064,8 @@ static int detect(dmaconn_device_type type, const char *connection, int mode,
 	e->running = 0;
 	if (e->removed) {
 		entry_free(e); /* unregistered while its detector ran */
-	} else if (rc == DMACONN_OK && mode != DETECT_NODE && mode != DETECT_RECORD && !b.provisional) {
+	} else if (rc == DMACONN_OK && mode != DETECT_NODE && mode != DETECT_RECORD && mode != DETECT_RECORD_ENV &&
+		   !b.provisional) {
 		old = e->cached;
 		e->cached = dmaconn_result_retain(b.r);
 	}
@@ -1158,11 +1159,16 @@ int dc_record_run(void)
 		for (int k = 0; k < n; k++)
 			owned[k] = strdup(conns[k]);
 		backends_reset();
-		for (int k = 0; k < n; k++) {
-			dmaconn_result *r = NULL;
-			if (owned[k] && detect(types[k], owned[k], DETECT_RECORD, &r) == DMACONN_OK)
-				dmaconn_result_release(r);
-		}
+		/* Over the whole node, then as the environment (which the
+		 * recording pins) shows it: a failure on a device it hides must
+		 * not keep out what the detectors ask of those it shows. */
+		for (int pass = 0; pass < 2; pass++)
+			for (int k = 0; k < n; k++) {
+				dmaconn_result *r = NULL;
+				if (owned[k] && detect(types[k], owned[k], pass ? DETECT_RECORD_ENV : DETECT_RECORD, &r) ==
+						       DMACONN_OK)
+					dmaconn_result_release(r);
+			}
 		backends_reset();
 		dc_ok();
 	}
