@@ -6,7 +6,9 @@
  * included, is kept in the shape of a version-1 topology file
  * (docs/replay-format.md).  A recording so holds exactly the answers the
  * detectors used.  This file keeps NVML's answers and writes the file;
- * record_ze.c keeps Level Zero's, files.c the sysfs trees.
+ * record_ze.c keeps Level Zero's, files.c the sysfs files the detectors
+ * read (record_file), and the NVIDIA PCI functions counted without NVML
+ * come through record_pci_gpus.
  */
 #include "dmaconn_replay.h"
 #include "replay_internal.h"
@@ -27,7 +29,6 @@
 
 #include "nvml_load.h"
 #include "pci.h"
-#include "sysfs.h"
 
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define MAX_HANDLES 8192 /* a power of two, above the devices a file may list */
@@ -85,8 +86,12 @@ void replay_append(bool *oom, json_t *arr, json_t *v)
 		*oom = true;
 }
 
-void replay_note(json_t *obj, const char *key, json_t *v, bool error)
+void replay_note(json_t *obj, const char *key, json_t *v, json_t *error)
 {
+	if (error) {
+		json_decref(v);
+		v = error;
+	}
 	json_t *had = json_object_get(obj, key);
 	if (had && error && !json_object_get(had, "error")) {
 		json_decref(v); /* a success stays: the detector had its answer */
@@ -95,15 +100,8 @@ void replay_note(json_t *obj, const char *key, json_t *v, bool error)
 	replay_put(&replay_rec_oom, obj, key, v);
 }
 
-/* key = v when rc is SUCCESS, else the error (v unused). */
-static void note(json_t *obj, const char *key, nvmlReturn_t rc, json_t *v)
-{
-	if (rc) {
-		json_decref(v);
-		v = err_obj(rc);
-	}
-	replay_note(obj, key, v, rc != NVML_SUCCESS);
-}
+/* key = v when rc is SUCCESS, else the error. */
+#define note(obj, key, rc, v) replay_note((obj), (key), (v), (rc) ? err_obj(rc) : NULL)
 
 static json_t *pci_json(const nvmlPciInfo_t *p)
 {
@@ -126,10 +124,8 @@ static json_t *pci_json(const nvmlPciInfo_t *p)
 static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, const unsigned char *uuid,
 			   unsigned int clique, const unsigned int *health, const unsigned char *summary)
 {
-	char u[40];
-	snprintf(u, sizeof(u), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", uuid[0],
-		 uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8], uuid[9], uuid[10], uuid[11],
-		 uuid[12], uuid[13], uuid[14], uuid[15]);
+	char u[DC_UUID_TEXT_SIZE];
+	dc_uuid_format(uuid, u);
 	json_t *o = json_pack("{s:i, s:s, s:s, s:I}", "state", (int)state, "status", code_name(status),
 			      "cluster_uuid", u, "clique_id", (json_int_t)clique);
 	if (o && ((health && json_object_set_new(o, "health_mask", json_integer(*health))) ||
@@ -265,7 +261,7 @@ static nvmlReturn_t r_nvmlInit_v2(void)
 {
 	nvmlReturn_t rc = n.live.nvmlInit_v2();
 	LOCK();
-	replay_note(n.top, "init", json_string(code_name(rc)), rc != NVML_SUCCESS);
+	replay_note(n.top, "init", json_string("SUCCESS"), rc ? json_string(code_name(rc)) : NULL);
 	UNLOCK();
 	return rc;
 }
@@ -486,8 +482,11 @@ static nvmlReturn_t r_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t h1, nvmlD
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetTopologyCommonAncestor(h1, h2, level);
 	const char *name = rc ? NULL : replay_name_of(replay_ancestor_names, *level);
-	/* A level the format cannot name replays as NVML's generic failure. */
-	note_pair(h1, h2, "common_ancestor", rc || name ? rc : NVML_ERROR_UNKNOWN, name ? json_string(name) : NULL);
+	/* A level the format cannot name replays as NVML's generic failure; the
+	 * path is the pair's, whichever GPU is asked first. */
+	for (int k = 0; k < 2; k++)
+		note_pair(k ? h2 : h1, k ? h1 : h2, "common_ancestor", rc || name ? rc : NVML_ERROR_UNKNOWN,
+			  name ? json_string(name) : NULL);
 	return rc;
 }
 
@@ -513,6 +512,14 @@ static void record_nvml(struct nvml_api *api, const char *library, const char *l
 	nvml_forget();
 	n.sec = json_object();
 	n.top = json_object();
+	if (!api && !library && replay_active() && !dmaconn_replay_ops()->nvml_load_error()) {
+		/* The replayed library lacked a required function: so it is recorded. */
+		library = replay_nvml_library();
+		replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
+		replay_put(&replay_rec_oom, n.sec, "missing_functions", replay_nvml_missing());
+		UNLOCK();
+		return;
+	}
 	if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
 		snprintf(why, sizeof(why), "%s", api ? "out of memory" : load_error ? load_error : "not loaded");
 		json_t *e = json_object();
@@ -525,13 +532,7 @@ static void record_nvml(struct nvml_api *api, const char *library, const char *l
 	replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
 	json_t *missing = json_array();
 	n.live = *api;
-#define WRAP_(fn, ret, params, required)                                             \
-	if (api->fn)                                                                 \
-		api->fn = r_##fn;                                                    \
-	else                                                                         \
-		replay_append(&replay_rec_oom, missing, json_string(#fn));
-	NVML_FUNCTIONS(WRAP_)
-#undef WRAP_
+	NVML_FUNCTIONS(REPLAY_WRAP)
 	replay_put(&replay_rec_oom, n.sec, "missing_functions", missing);
 	UNLOCK();
 }
@@ -707,29 +708,18 @@ static json_t *rec_environment(bool *oom)
 	return env;
 }
 
-/* The NVIDIA PCI functions that the count without NVML would find. */
-static json_t *rec_pci_gpus(bool *oom)
+/* The NVIDIA PCI functions the count without NVML found, while recording. */
+static json_t *pci_kept;
+
+void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count)
 {
 	json_t *arr = json_array();
-	char id[DC_PCI_BUS_ID_SIZE];
-	const struct dmaconn_replay_ops *ops = replay_active() ? dmaconn_replay_ops() : NULL;
-	int most = REPLAY_MAX_DEVICES;
-	struct dc_pci *gpus = calloc((size_t)most, sizeof(*gpus));
-	char(*ids)[DMACONN_REPLAY_BUS_ID_SIZE] = ops ? calloc((size_t)most, sizeof(*ids)) : NULL;
-	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-	int got = !gpus || (ops && !ids) ? 0 : ops ? ops->pci_gpus(ids, most) : dc_sysfs_nvidia_gpus(root ? root : "", gpus, most);
-	if (!gpus || (ops && !ids))
-		*oom = true;
-	for (int i = 0; i < got && i < most; i++) {
-		if (ops)
-			snprintf(id, sizeof(id), "%s", ids[i]);
-		else
-			dc_pci_format(&gpus[i], id);
-		replay_append(oom, arr, json_string(id));
-	}
-	free(gpus);
-	free(ids);
-	return arr;
+	for (int i = 0; arr && i < count && i < REPLAY_MAX_DEVICES; i++)
+		replay_append(&replay_rec_oom, arr, json_string(bus_ids[i]));
+	LOCK();
+	json_decref(pci_kept);
+	pci_kept = arr;
+	UNLOCK();
 }
 
 static int write_file(json_t *root, const char *path, char *err, size_t errlen)
@@ -756,9 +746,12 @@ void replay_record_begin(void)
 {
 	LOCK();
 	nvml_forget();
+	json_decref(pci_kept);
+	pci_kept = NULL;
 	replay_rec_oom = false;
 	UNLOCK();
 	replay_ze_record_begin();
+	replay_files_forget();
 }
 
 void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error)
@@ -785,8 +778,8 @@ int replay_record_write(const char *path, const char *tool, char *err, size_t er
 	replay_put(&oom, root, "description", json_string("recorded by dmaconn"));
 	replay_put(&oom, root, "recorded", rec_recorded(tool && *tool ? tool : "dmaconn"));
 	replay_put(&oom, root, "environment", rec_environment(&oom));
-	replay_put(&oom, root, "pci_gpus", rec_pci_gpus(&oom));
 	LOCK();
+	replay_put(&oom, root, "pci_gpus", pci_kept ? json_incref(pci_kept) : json_array());
 	json_t *nvml = write_nvml();
 	oom = oom || replay_rec_oom;
 	UNLOCK();
@@ -807,6 +800,8 @@ __attribute__((destructor)) static void record_release(void)
 {
 	LOCK();
 	nvml_forget();
+	json_decref(pci_kept);
+	pci_kept = NULL;
 	UNLOCK();
 }
 

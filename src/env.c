@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "pci.h"
 #include "replay_abi.h"
 
 static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -142,6 +143,28 @@ void dc_record_table(const char *vendor, void *table, const char *library, const
 	pthread_mutex_unlock(&replay_lock);
 	if (r)
 		r->record_table(vendor, table, library, load_error);
+}
+
+void dc_record_file(const char *path, const char *data, size_t len)
+{
+	pthread_mutex_lock(&replay_lock);
+	const struct dmaconn_replay_ops *r = recorder;
+	pthread_mutex_unlock(&replay_lock);
+	if (r)
+		r->record_file(path, data, len);
+}
+
+void dc_record_pci_gpus(const struct dc_pci *gpus, int n)
+{
+	pthread_mutex_lock(&replay_lock);
+	const struct dmaconn_replay_ops *r = recorder;
+	pthread_mutex_unlock(&replay_lock);
+	char(*ids)[DMACONN_REPLAY_BUS_ID_SIZE] = r && n > 0 ? calloc((size_t)n, sizeof(*ids)) : NULL;
+	for (int i = 0; ids && i < n; i++)
+		dc_pci_format(&gpus[i], ids[i]);
+	if (r && (ids || n <= 0))
+		r->record_pci_gpus(ids, n > 0 ? n : 0);
+	free(ids);
 }
 
 int dmaconn_record(const char *path)

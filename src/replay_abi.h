@@ -97,6 +97,11 @@ struct dmaconn_replay_ops {
 	void (*record_begin)(void);
 	void (*record_table)(const char *vendor, void *table, const char *library, const char *load_error);
 	int (*record_write)(const char *path, const char *tool, char *err, size_t errlen);
+	/* While recording: a sysfs file the detectors read (path as they open
+	 * it, its contents), and the NVIDIA PCI functions the count without
+	 * NVML found. */
+	void (*record_file)(const char *path, const char *data, size_t len);
+	void (*record_pci_gpus)(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int n);
 
 	/* 1 with the recording's verification section, 0 when it has none. */
 	int (*verification)(const struct dmaconn_replay_verification **out);

@@ -2,9 +2,11 @@
 # dmaconn --record FILE --verify: the recording gets a verification section
 # that cuda/verified answers from under replay; a verification that checked
 # nothing writes none and fails.
-#   record_verify_test.sh DMACONN HELPER FAKE_LIBCUDA WORKDIR
+# Recording a replay keeps the kernel files the reasons read, so that the
+# recording explains its zeros as the original did.
+#   record_verify_test.sh DMACONN HELPER FAKE_LIBCUDA WORKDIR REASONS_DIR
 set -u
-DMACONN=$1 HELPER=$2 FAKE=$3 WORK=$4
+DMACONN=$1 HELPER=$2 FAKE=$3 WORK=$4 REASONS=$5
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 export DMACONN_VERIFY_HELPER="$HELPER" DMACONN_CUDA_LIBRARY="$FAKE" DMACONN_NO_CACHE=1 DMACONN_QUIET=1
 export DMACONN_VERIFY_PAIR_TIMEOUT_MS=1500 DMACONN_SYSFS_ROOT="$WORK/none"
@@ -35,4 +37,13 @@ check nothing-status 1 $?
 check nothing-section False "$(/usr/bin/python3 -c 'import json,sys; print("verification" in json.load(open(sys.argv[1])))' "$WORK/none.json")"
 grep -q "checked nothing" "$WORK/err"
 check nothing-message 0 $?
+# The reasons' kernel files survive a recording of a replay.
+for f in acs acs-verified-hang vm-dmi iommu; do
+	"$DMACONN" --replay "$REASONS/$f.json" --record "$WORK/re-$f.json" --verify 2>/dev/null
+	for c in p2p verified; do
+		a=$("$DMACONN" --replay "$REASONS/$f.json" --explain -d cuda -c $c 2>&1)
+		b=$("$DMACONN" --replay "$WORK/re-$f.json" --explain -d cuda -c $c 2>&1)
+		check "rerecord-reasons-$f-$c" "$a" "$b"
+	done
+done
 exit $fail

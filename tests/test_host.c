@@ -6,6 +6,7 @@
  * the bridges of a path, IOMMU group types, and a virtual machine's marks.
  *
  *   test_host WORKDIR
+ *   test_host --show BUS_ID...   what this machine's own tree says (no checks)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -110,8 +111,42 @@ static void config(const char *dir, int acs, size_t size)
 #define DA UP "/0000:02:08.0"
 #define DB UP "/0000:02:10.0"
 
+/* The facts of the live machine, for a device run to show. */
+static int show(int n, char **ids)
+{
+	root[0] = '\0';
+	struct dc_pci_chain *c = calloc((size_t)n + 1, sizeof(*c));
+	if (!c)
+		return 1;
+	dc_host_chains(&fs, (const char *const *)ids, n, c);
+	char why[200], type[32];
+	printf("virtual machine: %s\n", dc_host_vm(&fs, why, sizeof(why)) ? why : "nothing shows one");
+	for (int i = 0; i < n; i++) {
+		printf("%s: IOMMU group type %s; chain", ids[i],
+		       dc_host_iommu(&fs, ids[i], type, sizeof(type)) == 0 ? type : "(none)");
+		for (int k = 0; k < c[i].depth; k++)
+			printf(" %s", c[i].name[k]);
+		printf("%s\n", c[i].depth ? "" : " (not found)");
+		for (int k = 1; k + 1 < c[i].depth; k++) {
+			char dir[1024];
+			unsigned int ctrl = 0;
+			dc_host_dir(&c[i], k, dir, sizeof(dir));
+			int rc = dc_host_acs(&fs, dir, &ctrl);
+			printf("  bridge %s: ACS %s", c[i].name[k],
+			       rc < 0 ? "unknown (config space unreadable)" : rc ? "redirects" : "does not redirect");
+			if (rc >= 0)
+				printf(" (control 0x%04x)", ctrl);
+			putchar('\n');
+		}
+	}
+	free(c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "--show"))
+		return show(argc - 2, argv + 2);
 	if (argc != 2) {
 		fprintf(stderr, "usage: test_host WORKDIR\n");
 		return 2;

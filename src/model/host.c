@@ -86,6 +86,19 @@ void dc_host_chains(const struct dc_fs *fs, const char *const *bus_ids, int n, s
 	}
 	if (count > 0)
 		free_names(roots, count);
+	/* Each device's own config space is not needed, but reading it shows
+	 * the directory to a recording (which keeps the files read, and its
+	 * directories only through them), so that its replay finds the chain. */
+	char *cfg = malloc(DC_PCI_CONFIG_SIZE + 1);
+	for (int i = 0; cfg && i < n; i++) {
+		if (out[i].depth < 2)
+			continue;
+		char dir[1024], path[1100];
+		dc_host_dir(&out[i], out[i].depth - 1, dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/config", dir);
+		(void)fs->read(path, cfg, DC_PCI_CONFIG_SIZE + 1);
+	}
+	free(cfg);
 }
 
 int dc_host_path(const struct dc_pci_chain *a, const struct dc_pci_chain *b, const char **out, int max)

@@ -45,13 +45,18 @@ nvidia-smi -L
 nvidia-smi --query-gpu=driver_version,pci.bus_id --format=csv,noheader
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tail -1
 
+echo "== what this machine's kernel shows (src/model/host.c on the live tree)"
+GPUS=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | sed 's/^0000//' | tr 'A-F' 'a-f')
+$B/tests/test_host --show $GPUS
+
 echo "== ABI: dmaconn's NVML declarations against $CUDA_INC/nvml.h"
 cc -std=gnu11 -Wall -Werror -I"$CUDA_INC" -Isrc/backends -Itests/device tests/device/nvml_abi_check.c \
 	tests/device/nvml_abi_ours.c -o $B/nvml_abi_check2 && $B/nvml_abi_check2
 
-# A cache of this run's own (fresh, private), so that no earlier verdict answers.
-export DMACONN_CACHE_DIR=$OUT/cache
-rm -rf "$DMACONN_CACHE_DIR"
+# A cache of this run's own (fresh, private, below sticky /tmp: the cache
+# refuses a directory below one that others may write), so that no earlier
+# verdict answers.
+export DMACONN_CACHE_DIR=$(mktemp -d /tmp/dmaconn-trust-cache.XXXXXX)
 
 echo "== the verified matrix (cold: the helper runs)"
 show $B/dmaconn -d cuda -c verified --no-cache
