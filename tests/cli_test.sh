@@ -11,6 +11,12 @@ trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
 
+# Every case sees a machine without NVIDIA's libraries, kernel tree or verdict
+# cache unless it names its own: what the host running the tests has (a GPU
+# node's libnvidia-ml.so.1, /sys, ~/.cache/dmaconn) must not change a result.
+HERMETIC="DMACONN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 DMACONN_CUDA_LIBRARY=/nonexistent/libcuda.so.1"
+HERMETIC="$HERMETIC DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia DMACONN_CACHE_DIR=$TMP/no-cache"
+
 # case NAME STATUS [VAR=value ...] -- ARGS...
 case_() {
 	name=$1 status=$2
@@ -20,7 +26,7 @@ case_() {
 	shift
 	# shellcheck disable=SC2086
 	env -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER -u DMACONN_REPLAY -u DMACONN_QUIET \
-		-u DMACONN_NVML_LIBRARY -u DMACONN_SYSFS_ROOT $vars $CLI "$@" >"$TMP/out" 2>"$TMP/err"
+		-u DMACONN_NVML_LIBRARY -u DMACONN_SYSFS_ROOT $HERMETIC $vars $CLI "$@" >"$TMP/out" 2>"$TMP/err"
 	got=$?
 	ok=1
 	if [ "$got" != "$status" ]; then
@@ -180,7 +186,7 @@ case_ check-verified-replay 3 -- check --expect tests/check/hgx-h100-8-verified.
 FAKE="FAKE_CUDA_DEVICES=2 DMACONN_VERIFY_HELPER=$BUILD/dmaconn-verify-helper DMACONN_CUDA_LIBRARY=$BUILD/tests/fakecuda-verify/libcuda.so.1 $NOLIB DMACONN_CACHE_DIR=$TMP/cache"
 mkdir -m 700 "$TMP/cache"
 # shellcheck disable=SC2086
-env $FAKE DMACONN_NO_CACHE=1 $CLI -d cuda -c verified --json -q >"$TMP/verified.json"
+env $HERMETIC $FAKE DMACONN_NO_CACHE=1 $CLI -d cuda -c verified --json -q >"$TMP/verified.json"
 case_ check-verify-pass 0 $FAKE DMACONN_NO_CACHE=1 -- check --expect "$TMP/verified.json" --verify
 case_ check-verify-fail 2 $FAKE DMACONN_NO_CACHE=1 FAKE_CUDA_CORRUPT=1 -- check --expect "$TMP/verified.json" --verify
 case_ check-verify-hang 2 $FAKE DMACONN_NO_CACHE=1 FAKE_CUDA_HANG=1 DMACONN_VERIFY_PAIR_TIMEOUT_MS=300 -- check --expect "$TMP/verified.json" --verify
@@ -188,7 +194,7 @@ case_ check-verify-unable 3 $FAKE DMACONN_NO_CACHE=1 DMACONN_VERIFY_HELPER=/none
 case_ check-verify-absent 3 $FAKE -- check --expect "$TMP/verified.json"
 # The document of --verify --json serves as well.
 # shellcheck disable=SC2086
-env $FAKE DMACONN_NO_CACHE=1 $CLI --verify --json -q >"$TMP/verify.json"
+env $HERMETIC $FAKE DMACONN_NO_CACHE=1 $CLI --verify --json -q >"$TMP/verify.json"
 case_ check-verify-doc-pass 0 $FAKE DMACONN_NO_CACHE=1 -- check --expect "$TMP/verify.json" --verify
 case_ check-verify-doc-fail 2 $FAKE DMACONN_NO_CACHE=1 FAKE_CUDA_CORRUPT=1 -- check --expect "$TMP/verify.json" --verify
 # (A cached verdict needs /proc/driver/nvidia: tests/device/ has that case.)

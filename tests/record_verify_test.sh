@@ -9,6 +9,8 @@ set -u
 DMACONN=$1 HELPER=$2 FAKE=$3 WORK=$4 REASONS=$5
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 export DMACONN_VERIFY_HELPER="$HELPER" DMACONN_CUDA_LIBRARY="$FAKE" DMACONN_NO_CACHE=1 DMACONN_QUIET=1
+# NVIDIA's library of the host running the tests (a GPU node's) must not answer.
+export DMACONN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 DMACONN_CACHE_DIR="$WORK/cache"
 export DMACONN_VERIFY_PAIR_TIMEOUT_MS=1500 DMACONN_SYSFS_ROOT="$WORK/none"
 fail=0
 check() { # NAME EXPECTED ACTUAL
