@@ -6,6 +6,7 @@
 #include "model/model.h"
 #include "linkmatrix.h"
 #include "order.h"
+#include "pairs.h"
 #include "pci.h"
 
 static void test_pci(void)
@@ -220,9 +221,45 @@ static void test_copy_text(void)
 	CHECK_STR(buf, "ab");
 }
 
+/* The pair store: order of first setting, replacement in place, equal
+ * lists and equal strings shared. */
+static void test_pairs(void)
+{
+	struct dc_pairs p;
+	dc_pairs_init(&p, 4);
+	CHECK_INT(dc_pairs_count(&p, 0), 0);
+	CHECK(dc_pairs_get(&p, 0, "a") == NULL);
+	char value[8] = "one";
+	for (size_t k = 0; k < 4; k++) {
+		CHECK_INT(dc_pairs_set(&p, k, "a", value), 0);
+		CHECK_INT(dc_pairs_set(&p, k, "b", "two"), 0);
+	}
+	strcpy(value, "x"); /* the store keeps its own copy */
+	CHECK_STR(dc_pairs_get(&p, 3, "a"), "one");
+	CHECK(p.at[0] == p.at[3]);
+	CHECK(dc_pairs_get(&p, 0, "b") == dc_pairs_get(&p, 2, "b"));
+	CHECK_INT(dc_pairs_set(&p, 1, "a", "uno"), 0);
+	CHECK_INT(dc_pairs_count(&p, 1), 2);
+	CHECK_STR(dc_pairs_key(&p, 1, 0), "a");
+	CHECK_STR(dc_pairs_value(&p, 1, 0), "uno");
+	CHECK_STR(dc_pairs_key(&p, 1, 1), "b");
+	CHECK_STR(dc_pairs_value(&p, 1, 1), "two");
+	CHECK(dc_pairs_key(&p, 1, 2) == NULL && dc_pairs_key(&p, 1, -1) == NULL);
+	CHECK_STR(dc_pairs_get(&p, 0, "a"), "one");
+	/* Set back, pair 1 shares pair 0's list again. */
+	CHECK_INT(dc_pairs_set(&p, 1, "a", "one"), 0);
+	CHECK(p.at[1] == p.at[0]);
+	CHECK_INT(dc_pairs_set(&p, 2, "b", "two"), 0);
+	CHECK(p.at[2] == p.at[0]);
+	CHECK_INT((int)p.strings_used, 5); /* a, one, b, two, uno */
+	CHECK(dc_pairs_set(&p, 4, "a", "b") != 0);
+	dc_pairs_free(&p);
+}
+
 int main(void)
 {
 	test_pair_index();
+	test_pairs();
 	test_links_by_bandwidth();
 	test_copy_text();
 	test_pci();
