@@ -243,6 +243,7 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_NVML_INDEX "nvml_index"
 #define DMACONN_PROP_COMPUTE_CAPABILITY "compute_capability" /* "9.0" */
 #define DMACONN_PROP_MIG "mig"                     /* "enabled", "disabled", "instance" */
+#define DMACONN_PROP_MIG_PARENT_UUID "mig_parent_uuid" /* a MIG instance's GPU */
 #define DMACONN_PROP_NVLINK_ACTIVE_LINKS "nvlink_active_links"
 #define DMACONN_PROP_NVLINK_SWITCH_LINKS "nvlink_switch_links" /* active links to NVSwitches */
 #define DMACONN_PROP_FABRIC_STATE "fabric_state"   /* "not_supported", ..., "completed" */

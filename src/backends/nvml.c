@@ -592,6 +592,63 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_node *node, in
 
 
 
+/*
+ * The MIG instances of device h (NVML index `index`), in MIG mode: each a
+ * CUDA device that CUDA_VISIBLE_DEVICES may name by its UUID, or by its
+ * GPU's UUID and its GPU and compute instance ids.  A failing query ends
+ * the listing (f->mig_rc says why); an instance whose parent NVML names
+ * otherwise is left out.
+ */
+static void query_migs(struct dc_device *f, nvmlDevice_t h, int index)
+{
+	enum { MAX_MIGS = 64 }; /* 7 on today's GPUs */
+	unsigned int max = 0;
+	nvmlReturn_t r = NVML_ERROR_FUNCTION_NOT_FOUND;
+	snprintf(f->mig_call, sizeof(f->mig_call), "nvmlDeviceGetMaxMigDeviceCount");
+	if (nvml.nvmlDeviceGetMaxMigDeviceCount && nvml.nvmlDeviceGetMigDeviceHandleByIndex)
+		r = nvml.nvmlDeviceGetMaxMigDeviceCount(h, &max);
+	if (r != NVML_SUCCESS) {
+		f->mig_rc = (int)r;
+		return;
+	}
+	max = max > MAX_MIGS ? MAX_MIGS : max;
+	if (!(f->migs = calloc(max + 1, sizeof(*f->migs)))) {
+		f->mig_rc = NVML_ERROR_MEMORY;
+		return;
+	}
+	for (unsigned int k = 0; k < max; k++) {
+		nvmlDevice_t mh = NULL, parent = NULL;
+		char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "";
+		r = nvml.nvmlDeviceGetMigDeviceHandleByIndex(h, k, &mh);
+		if (r == NVML_ERROR_NOT_FOUND)
+			continue; /* no instance at this index */
+		snprintf(f->mig_call, sizeof(f->mig_call), "nvmlDeviceGetMigDeviceHandleByIndex");
+		if (r == NVML_SUCCESS) {
+			snprintf(f->mig_call, sizeof(f->mig_call), "nvmlDeviceGetUUID");
+			r = nvml.nvmlDeviceGetUUID(mh, uuid, sizeof(uuid));
+		}
+		if (r != NVML_SUCCESS) {
+			f->mig_rc = (int)r;
+			return;
+		}
+		if (nvml.nvmlDeviceGetDeviceHandleFromMigDeviceHandle &&
+		    nvml.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(mh, &parent) == NVML_SUCCESS && parent != h)
+			continue;
+		struct dc_mig *mig = &f->migs[f->nmigs];
+		dc_copy_text(mig->uuid, sizeof(mig->uuid), uuid, sizeof(uuid));
+		if (strncmp(mig->uuid, "MIG-", 4) != 0)
+			continue;
+		unsigned int gi = 0, ci = 0;
+		mig->parent = index;
+		mig->gi = nvml.nvmlDeviceGetGpuInstanceId && nvml.nvmlDeviceGetGpuInstanceId(mh, &gi) == NVML_SUCCESS
+				  ? (int)(gi & 0xffffff) : -1;
+		mig->ci = nvml.nvmlDeviceGetComputeInstanceId &&
+				  nvml.nvmlDeviceGetComputeInstanceId(mh, &ci) == NVML_SUCCESS
+				  ? (int)(ci & 0xffffff) : -1;
+		f->nmigs++;
+	}
+}
+
 /* Links, fabric and MIG mode of NVML device `index` (its identity known);
  * type_rc[k]: the remote-type answer for its active link k. */
 static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t type_rc[DC_MAX_LINKS])
@@ -614,6 +671,7 @@ static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t typ
 		f->mig_known = r == NVML_SUCCESS;
 		if (f->mig_known && f->mig) {
 			f->node.isolated = 1;
+			query_migs(f, h, index);
 			return;
 		}
 	}
@@ -700,15 +758,66 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, slot->uuid);
 		if (slot->index == DC_SLOT_MIG)
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG, "instance");
+		if (slot->index == DC_SLOT_MIG && slot->parent >= 0) {
+			/* CUDA gives a MIG device its GPU's PCI address. */
+			const struct dc_gpu *g = &s->m->ids[slot->parent];
+			char bus[DC_PCI_BUS_ID_SIZE];
+			dc_pci_format(&g->pci, bus);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, bus);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG_PARENT_UUID, g->uuid);
+		}
+	}
+}
+
+/* Every MIG instance the model lists, for CUDA_VISIBLE_DEVICES; *n of them
+ * (NULL with *n 0 when none or out of memory). */
+static struct dc_mig *mig_list(const struct dc_model *m, int *n)
+{
+	int total = 0;
+	*n = 0;
+	for (int i = 0; m->devices && i < m->n; i++)
+		total += m->devices[i].nmigs;
+	struct dc_mig *all = total ? calloc((size_t)total, sizeof(*all)) : NULL;
+	for (int i = 0; all && i < m->n; i++)
+		for (int k = 0; k < m->devices[i].nmigs; k++)
+			all[(*n)++] = m->devices[i].migs[k];
+	return all;
+}
+
+/* A GPU in MIG mode whose instances NVML could not list: a MIG entry that
+ * names one of them ends the list, and that must be said. */
+static void warn_mig_listing(dmaconn_builder *b, const struct session *s)
+{
+	const char *visible = dc_getenv("CUDA_VISIBLE_DEVICES");
+	if (!visible || !strstr(visible, "MIG-") || !s->m->devices)
+		return;
+	for (int i = 0; i < s->m->n; i++) {
+		const struct dc_device *f = &s->m->devices[i];
+		if (!f->mig_known || !f->mig || f->mig_rc == NVML_SUCCESS)
+			continue;
+		char err[WHY_SIZE], bus[DC_PCI_BUS_ID_SIZE];
+		dc_pci_format(&s->m->ids[i].pci, bus);
+		if (f->mig_rc == NVML_ERROR_FUNCTION_NOT_FOUND)
+			snprintf(err, sizeof(err), "NVML lacks the MIG device queries");
+		else
+			call_failed(err, (nvmlReturn_t)f->mig_rc, "%s(GPU %s)", f->mig_call, bus);
+		dmaconn_builder_warn(b,
+				     "%s: cannot list the MIG instances of GPU %s: %s; a CUDA_VISIBLE_DEVICES "
+				     "entry naming one ends the list",
+				     s->label, bus, err);
 	}
 }
 
 /* Orders the model's GPUs into s->slots and sizes the result; -1 when out of memory. */
 static int place(dmaconn_builder *b, struct session *s, int uuids_known, int warn_guess)
 {
-	int guessed = 0;
-	s->nslots = dc_cuda_visible(s->m->ids, s->m->n, uuids_known, dc_getenv("CUDA_DEVICE_ORDER"),
+	int guessed = 0, nmigs = 0;
+	struct dc_mig *migs = mig_list(s->m, &nmigs);
+	s->nslots = dc_cuda_visible(s->m->ids, s->m->n, migs, nmigs, uuids_known, dc_getenv("CUDA_DEVICE_ORDER"),
 				    dc_getenv("CUDA_VISIBLE_DEVICES"), &s->slots, &guessed);
+	free(migs);
+	if (uuids_known)
+		warn_mig_listing(b, s);
 	if (s->nslots < 0 || dmaconn_builder_set_size(b, s->nslots) != DMACONN_OK)
 		return -1;
 	for (int i = 0; i < s->nslots; i++)
