@@ -529,6 +529,19 @@ int dc_builder_set_pair_interned(dmaconn_builder *b, int i, int j, const char *i
 	return DMACONN_OK;
 }
 
+int dc_builder_set_pair_list(dmaconn_builder *b, int i, int j, const char *const *ikeys,
+			     const char *const *ivalues, int count)
+{
+	dmaconn_result *r = b->r;
+	if (i < 0 || j < 0 || i >= r->n || j >= r->n || i == j)
+		return dc_fail(DMACONN_ERANGE, "pair (%d, %d) out of range", i, j);
+	if (dc_pairs_set_list(&r->pairs, (size_t)i * (size_t)r->n + (size_t)j, ikeys, ivalues, count) != 0) {
+		b->oom = 1;
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	}
+	return DMACONN_OK;
+}
+
 /*
  * Warnings by cause: a detector that warns once per pair (4,096 devices make
  * 16.7 M pairs) must not make as many warnings.  The cause of a warning is

@@ -64,6 +64,9 @@ void dc_strings_clear(struct dc_strings *s);
 const char *dc_builder_intern(dmaconn_builder *b, const char *text);
 /* dmaconn_builder_set_pair_property with key and value from dc_builder_intern. */
 int dc_builder_set_pair_interned(dmaconn_builder *b, int i, int j, const char *ikey, const char *ivalue);
+/* Sets count properties (distinct keys) at once, all from dc_builder_intern. */
+int dc_builder_set_pair_list(dmaconn_builder *b, int i, int j, const char *const *ikeys,
+			     const char *const *ivalues, int count);
 
 /* Sends a warning to the sink (the builder also stores it in its result). */
 void dc_warning_emit(const char *message);

@@ -169,6 +169,38 @@ int dc_pairs_set_interned(struct dc_pairs *p, size_t k, const char *ikey, const 
 	return 0;
 }
 
+int dc_pairs_set_list(struct dc_pairs *p, size_t k, const char *const *ikeys, const char *const *ivalues,
+		      int count)
+{
+	if (k >= p->npairs || count < 0)
+		return -1;
+	if (count == 0)
+		return 0;
+	if (!p->at || p->at[k] != 0 || count > 16) {
+		for (int e = 0; e < count; e++)
+			if (dc_pairs_set_interned(p, k, ikeys[e], ivalues[e]) != 0)
+				return -1;
+		return 0;
+	}
+	int same = count == p->last_count && p->last_node;
+	for (int e = 0; same && e < count; e++)
+		same = ikeys[e] == p->last_keys[e] && ivalues[e] == p->last_values[e];
+	if (same) {
+		p->at[k] = p->last_node;
+		return 0;
+	}
+	uint32_t node = 0;
+	for (int e = 0; e < count; e++)
+		if (!(node = dc_pairs_child(p, node, ikeys[e], ivalues[e])))
+			return -1;
+	p->at[k] = node;
+	memcpy(p->last_keys, ikeys, (size_t)count * sizeof(*ikeys));
+	memcpy(p->last_values, ivalues, (size_t)count * sizeof(*ivalues));
+	p->last_count = count;
+	p->last_node = node;
+	return 0;
+}
+
 static const struct dc_pair_node *dc_pairs_entry(const struct dc_pairs *p, size_t k, int e)
 {
 	if (!p->at || k >= p->npairs || e < 0)

@@ -30,6 +30,10 @@ struct dc_pairs {
 	uint32_t nodes_used, nodes_cap;
 	uint32_t *children;           /* node ids by (parent, key, value), open addressing */
 	size_t children_cap;
+	/* The last list set whole (dc_pairs_set_list), and its node. */
+	const char *last_keys[16], *last_values[16];
+	int last_count;
+	uint32_t last_node;
 };
 
 /* An empty store for npairs pairs (allocates nothing yet). */
@@ -43,6 +47,12 @@ int dc_pairs_set(struct dc_pairs *p, size_t k, const char *key, const char *valu
 const char *dc_pairs_intern(struct dc_pairs *p, const char *s);
 /* dc_pairs_set with key and value from dc_pairs_intern (no copy, no lookup). */
 int dc_pairs_set_interned(struct dc_pairs *p, size_t k, const char *ikey, const char *ivalue);
+
+/* Sets the count interned (key, value) entries, keys distinct, on pair k:
+ * for a pair without properties one walk from the root, none at all when
+ * the list is the one set last (neighbouring pairs mostly share theirs). */
+int dc_pairs_set_list(struct dc_pairs *p, size_t k, const char *const *ikeys, const char *const *ivalues,
+		      int count);
 
 /* Pair k's number of properties, its e-th key and value (NULL out of range),
  * the value of key (NULL when unset).  Strings live as long as the store. */

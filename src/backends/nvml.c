@@ -1137,27 +1137,79 @@ static void p2p_ancestor(void *ctx, int k)
 	p->path_asked = 1;
 }
 
-/* Properties, matrix value and warnings of the pair i -> j (serially, in order). */
-static void p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int j, int *ancestor_warned)
+/*
+ * The texts a p2p view sets on its pairs, each stored once in the result
+ * (dc_builder_intern) and formatted once per value: a rack has n*n pairs
+ * and a handful of distinct facts.
+ */
+struct p2p_text {
+	dmaconn_builder *b;
+	const char *key_caps[DC_PEER_CAPS], *key_path, *key_links, *key_gbps, *key_source;
+	const char *status[7], *paths[6], *question;
+	const char *nv[DC_MAX_LINKS + 1], *num[DC_MAX_LINKS + 1]; /* "NV#", "#" */
+	int gbps_links;
+	double gbps_rate;
+	const char *gbps, *source_from, *source;
+};
+
+static const char *p2p_intern_int(struct p2p_text *t, const char **cache, const char *fmt, int v)
 {
+	char buf[32];
+	if (v >= 0 && v <= DC_MAX_LINKS && cache[v])
+		return cache[v];
+	if (!strcmp(fmt, "NV"))
+		snprintf(buf, sizeof(buf), "NV%d", v);
+	else
+		snprintf(buf, sizeof(buf), "%d", v);
+	const char *x = dc_builder_intern(t->b, buf);
+	if (v >= 0 && v <= DC_MAX_LINKS)
+		cache[v] = x;
+	return x;
+}
+
+static int p2p_text_init(struct p2p_text *t, dmaconn_builder *b)
+{
+	memset(t, 0, sizeof(*t));
+	t->b = b;
+	int ok = 1;
+	for (int c = 0; c < DC_PEER_CAPS; c++)
+		ok = ok && (t->key_caps[c] = dc_builder_intern(b, p2p_caps[c].key));
+	for (int k = 0; k < 7; k++)
+		ok = ok && (t->status[k] = dc_builder_intern(b, p2p_name(k)));
+	for (int k = 0; k < 6; k++)
+		ok = ok && (t->paths[k] = dc_builder_intern(b, path_name((unsigned char)k)));
+	ok = ok && (t->question = dc_builder_intern(b, "?"));
+	ok = ok && (t->key_path = dc_builder_intern(b, DMACONN_PROP_PATH));
+	ok = ok && (t->key_links = dc_builder_intern(b, DMACONN_PROP_NVLINK_LINKS));
+	ok = ok && (t->key_gbps = dc_builder_intern(b, DMACONN_PROP_NVLINK_GBPS));
+	ok = ok && (t->key_source = dc_builder_intern(b, DMACONN_PROP_NVLINK_RATE_SOURCE));
+	return ok ? 0 : -1;
+}
+
+/* Properties, matrix value and warnings of the pair i -> j (serially, in
+ * order); -1 when out of memory. */
+static int p2p_apply(struct p2p_text *t, const struct p2p_job *job, int i, int j, int *ancestor_warned)
+{
+	dmaconn_builder *b = t->b;
 	const struct session *s = job->s;
 	int n = s->nslots, links = job->m[dc_pair_index(i, j, n)];
 	const struct dc_peer *p = peer_of(s, i, j);
 	/* The path was asked from the lower ordinal's side. */
 	const struct dc_peer *q = i < j ? p : peer_of(s, j, i);
 	const struct dc_device *d = &s->m->devices[s->slots[i].index];
-	char bus[DC_PCI_BUS_ID_SIZE], buf[64];
-	dc_pci_format(&s->m->ids[s->slots[i].index].pci, bus);
-	for (int c = 0; c < DC_PEER_CAPS; c++)
-		dmaconn_builder_set_pair_property(b, i, j, p2p_caps[c].key, p2p_name(p->status[c]));
-	const char *path = "?";
+	const char *keys[DC_PEER_CAPS + 4], *values[DC_PEER_CAPS + 4];
+	int count = 0;
+	for (int c = 0; c < DC_PEER_CAPS; c++) {
+		keys[count] = t->key_caps[c];
+		values[count++] = t->status[p->status[c] < 7 ? p->status[c] : DC_PEER_U];
+	}
+	const char *path = t->question;
 	/* Read only without NVLink: the pairs p2p_fill asked (or found asked). */
 	int path_rc = links == 0 && q->path_asked ? q->path_rc : NVML_ERROR_NOT_SUPPORTED;
 	if (links > 0) {
-		snprintf(buf, sizeof(buf), "NV%d", links);
-		path = buf;
+		path = p2p_intern_int(t, t->nv, "NV", links);
 	} else if (path_rc == NVML_SUCCESS) {
-		path = path_name(q->path);
+		path = t->paths[q->path < 6 ? q->path : 0];
 	} else if (path_rc != NVML_ERROR_NOT_SUPPORTED && !*ancestor_warned) {
 		char err[WHY_SIZE];
 		call_failed(err, (nvmlReturn_t)path_rc, "nvmlDeviceGetTopologyCommonAncestor(GPU %d, GPU %d)",
@@ -1165,28 +1217,52 @@ static void p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int 
 		dmaconn_builder_warn(b, "%s: %s; PCIe path classes are unknown", s->label, err);
 		*ancestor_warned = 1;
 	}
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, path);
+	keys[count] = t->key_path;
+	values[count++] = path;
 	if (links > 0) {
-		snprintf(buf, sizeof(buf), "%d", links);
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_LINKS, buf);
+		keys[count] = t->key_links;
+		values[count++] = p2p_intern_int(t, t->num, "", links);
 		if (d->link_gbps > 0) {
-			snprintf(buf, sizeof(buf), "%.1f", links * d->link_gbps);
-			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_GBPS, buf);
+			if (!t->gbps || t->gbps_links != links || t->gbps_rate != d->link_gbps) {
+				char buf[64];
+				snprintf(buf, sizeof(buf), "%.1f", links * d->link_gbps);
+				t->gbps = dc_builder_intern(b, buf);
+				t->gbps_links = links;
+				t->gbps_rate = d->link_gbps;
+			}
+			keys[count] = t->key_gbps;
+			values[count++] = t->gbps;
 		}
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_RATE_SOURCE, d->rate_source);
+		if (!t->source || t->source_from != d->rate_source) {
+			t->source = dc_builder_intern(b, d->rate_source);
+			t->source_from = d->rate_source;
+		}
+		keys[count] = t->key_source;
+		values[count++] = t->source;
 	}
+	for (int e = 0; e < count; e++)
+		if (!values[e])
+			return -1;
+	if (dc_builder_set_pair_list(b, i, j, keys, values, count) != DMACONN_OK)
+		return -1;
 	const unsigned char *st = p->status;
 	int ok = st[DC_PEER_READ] == DC_PEER_OK && st[DC_PEER_WRITE] == DC_PEER_OK &&
 		 st[DC_PEER_ATOMICS] == DC_PEER_OK;
 	dmaconn_builder_set(b, i, j, ok);
-	if (links > 0 && !ok)
-		dmaconn_builder_warn(b,
-				     "%s: GPU %d (%s) -> GPU %d: %d NVLinks are active but NVML reports peer "
-				     "read %s, write %s, atomics %s (P2P disabled by the driver or a VM?)",
-				     s->label, i, bus, j, links, p2p_name(st[0]), p2p_name(st[1]), p2p_name(st[2]));
-	else if (links == 0 && st[DC_PEER_NVLINK] == DC_PEER_OK)
-		dmaconn_builder_warn(b, "%s: GPU %d (%s) -> GPU %d: NVML reports NVLink P2P OK but no active "
-				     "NVLink joins them", s->label, i, bus, j);
+	if ((links > 0 && !ok) || (links == 0 && st[DC_PEER_NVLINK] == DC_PEER_OK)) {
+		char bus[DC_PCI_BUS_ID_SIZE];
+		dc_pci_format(&s->m->ids[s->slots[i].index].pci, bus);
+		if (links > 0)
+			dmaconn_builder_warn(b,
+					     "%s: GPU %d (%s) -> GPU %d: %d NVLinks are active but NVML reports peer "
+					     "read %s, write %s, atomics %s (P2P disabled by the driver or a VM?)",
+					     s->label, i, bus, j, links, p2p_name(st[0]), p2p_name(st[1]),
+					     p2p_name(st[2]));
+		else
+			dmaconn_builder_warn(b, "%s: GPU %d (%s) -> GPU %d: NVML reports NVLink P2P OK but no "
+					     "active NVLink joins them", s->label, i, bus, j);
+	}
+	return 0;
 }
 
 /* Asks NVML what the model lacks about the visible pairs (peer_lock held):
@@ -1245,10 +1321,18 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 			}
 		}
 	}
+	struct p2p_text text;
+	if (p2p_text_init(&text, b) != 0) {
+		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
+		goto out;
+	}
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
-			if (i != j && !nodes[i].isolated && !nodes[j].isolated)
-				p2p_apply(b, &job, i, j, &ancestor_warned);
+			if (i != j && !nodes[i].isolated && !nodes[j].isolated &&
+			    p2p_apply(&text, &job, i, j, &ancestor_warned) != 0) {
+				rc = dc_fail(DMACONN_ENOMEM, "out of memory");
+				goto out;
+			}
 out:
 	free(job.path_pairs);
 	return rc;
