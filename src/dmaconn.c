@@ -365,6 +365,22 @@ const char *dmaconn_result_pair_get(const dmaconn_result *r, int i, int j, const
 	return at == SIZE_MAX ? NULL : dc_pairs_get(&r->pairs, at, key);
 }
 
+_Static_assert(sizeof(unsigned int) == sizeof(uint32_t), "pair list identifiers are 32-bit");
+
+int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned int *out, size_t count)
+{
+	if (!r || !out)
+		return dc_fail(DMACONN_EINVAL, "dmaconn_result_pair_lists: NULL argument");
+	size_t nn = (size_t)r->n * (size_t)r->n;
+	if (count < nn)
+		return dc_fail(DMACONN_ERANGE, "dmaconn_result_pair_lists: %zu entries for %zu pairs", count, nn);
+	if (r->pairs.at)
+		memcpy(out, r->pairs.at, nn * sizeof(*out));
+	else
+		memset(out, 0, nn * sizeof(*out));
+	return dc_ok();
+}
+
 /* ----------------------------------------------------------------- builder */
 
 int dmaconn_builder_set_size(dmaconn_builder *b, int n)
