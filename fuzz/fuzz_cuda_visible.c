@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "order.h"
+#include "order/order.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

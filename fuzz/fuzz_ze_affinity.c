@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "order_ze.h"
+#include "order/order_ze.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

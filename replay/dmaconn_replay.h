@@ -1,10 +1,10 @@
 /*
- * libdmaconn_replay: answers the NVML calls of dmaconn from a topology file
- * (docs/replay-format.md) and records such files from a live node.
+ * libdmaconn_replay: answers the vendor-library calls of dmaconn from a
+ * topology file (docs/replay-format.md) and records such files.
  *
  * The replay side has no API of its own here: the core finds it through
  * dmaconn_replay_ops() (src/replay_abi.h), whose nvml_table and ze_table fill
- * the backends' function tables.
+ * the backends' function tables, and whose record_* functions record.
  */
 #ifndef DMACONN_REPLAY_H
 #define DMACONN_REPLAY_H
@@ -20,19 +20,6 @@ extern "C" {
 #else
 #define DMACONN_REPLAY_EXTERN
 #endif
-
-/*
- * Writes a version-1 topology file to `path` describing what NVML answers on
- * this node, or, when DMACONN_REPLAY is set, what the replayed file answers
- * (so that recording a replay reproduces it).  `tool` names the recorder in
- * "recorded" (e.g. "dmaconn 0.1.0").  NVML is libnvidia-ml.so.1, or the
- * absolute path in DMACONN_NVML_LIBRARY.  A failing NVML call is recorded as
- * its error; only an unusable replay file, a bad DMACONN_NVML_LIBRARY or a
- * file that cannot be written fail.  Returns 0, or -1 with a one-line
- * message in err.
- */
-DMACONN_REPLAY_EXTERN int dmaconn_replay_record(const char *path, const char *tool, char *err,
-						size_t errlen);
 
 /*
  * The file to replay instead of DMACONN_REPLAY (NULL or "": back to the

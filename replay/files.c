@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "replay_internal.h"
-#include "sysfs.h"
 
 #define FILES_MAX 16384           /* an 8-GPU MI300X in CPX mode has ~4,300 */
 #define FILE_SIZE_MAX (64 * 1024) /* sysfs attributes are at most a page */
@@ -281,119 +280,61 @@ int replay_files_list_dir(const char *path, const char *const **names, int *coun
 
 /* ------------------------------------------------------------- recording */
 
-#define KFD_NODES "/sys/class/kfd/kfd/topology/nodes"
+/* path -> contents, as the detectors read them while recording. */
+static json_t *kept;
 
-struct rec_files {
-	json_t *obj;
-	const char *root;
-	int count;
-	size_t bytes;
-};
-
-/* Adds the file at path (as read below root) when it exists and fits. */
-static void rec_add(struct rec_files *r, const char *path, char *buf, size_t len)
+void replay_files_note(const char *path, const char *data, size_t len)
 {
-	if (r->count >= FILES_MAX)
-		return;
-	int n = dc_sysfs_read_at(r->root, path, buf, len);
-	if (n < 0 || r->bytes + (size_t)n > FILES_BYTES_MAX)
-		return;
-	json_t *s = json_stringn(buf, (size_t)n);
-	if (s && json_object_set_new(r->obj, path, s) == 0) {
-		r->count++;
-		r->bytes += (size_t)n;
-	}
+	json_t *v = path && data && bad_path(path) == NULL ? json_stringn(data, len) : NULL;
+	pthread_mutex_lock(&replay_rec_lock);
+	if (v && !kept && !(kept = json_object()))
+		replay_rec_oom = true;
+	if (v && kept && json_object_size(kept) < FILES_MAX)
+		replay_put(&replay_rec_oom, kept, path, v);
+	else
+		json_decref(v); /* not text: no file the format can hold */
+	pthread_mutex_unlock(&replay_rec_lock);
 }
 
-static int is_number(const char *s)
+void replay_files_forget(void)
 {
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
+	pthread_mutex_lock(&replay_rec_lock);
+	json_decref(kept);
+	kept = NULL;
+	pthread_mutex_unlock(&replay_rec_lock);
 }
 
-static int cmp_numeric(const void *a, const void *b)
+static int cmp_key(const void *a, const void *b)
 {
-	const char *x = *(char *const *)a, *y = *(char *const *)b;
-	size_t lx = strlen(x), ly = strlen(y);
-	return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The numeric entries of dir, in numeric order; count (0 when missing). */
-static int rec_list(struct rec_files *r, const char *dir, char ***names)
-{
-	int n = dc_sysfs_list_at(r->root, dir, names);
-	if (n <= 0)
-		return 0;
-	int k = 0;
-	for (int i = 0; i < n; i++) {
-		if (is_number((*names)[i]) && strlen((*names)[i]) < 10)
-			(*names)[k++] = (*names)[i];
-		else
-			free((*names)[i]);
-	}
-	qsort(*names, (size_t)k, sizeof(char *), cmp_numeric);
-	return k;
-}
-
-/* What the KFD detectors read: every node's properties and name, its links'
- * properties, and the DRM product name of its render node. */
-static void record_live(json_t *root)
-{
-	const char *sysroot = secure_getenv("DMACONN_SYSFS_ROOT");
-	struct rec_files r = { json_object(), sysroot && *sysroot ? sysroot : "", 0, 0 };
-	char *buf = malloc(FILE_SIZE_MAX + 1);
-	char **nodes = NULL;
-	if (!r.obj || !buf)
-		goto out;
-	int nn = rec_list(&r, KFD_NODES, &nodes);
-	for (int i = 0; i < nn; i++) {
-		char path[512];
-		static const char *const kinds[] = { "io_links", "p2p_links" };
-		snprintf(path, sizeof(path), KFD_NODES "/%s/properties", nodes[i]);
-		rec_add(&r, path, buf, FILE_SIZE_MAX + 1);
-		const char *minor = json_string_value(json_object_get(r.obj, path));
-		minor = minor ? strstr(minor, "\ndrm_render_minor ") : NULL;
-		snprintf(path, sizeof(path), KFD_NODES "/%s/name", nodes[i]);
-		rec_add(&r, path, buf, FILE_SIZE_MAX + 1);
-		if (minor) {
-			snprintf(path, sizeof(path), "/sys/class/drm/renderD%lu/device/product_name",
-				 strtoul(minor + 18, NULL, 10));
-			rec_add(&r, path, buf, FILE_SIZE_MAX + 1);
-		}
-		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-			char dir[256], **links = NULL;
-			snprintf(dir, sizeof(dir), KFD_NODES "/%s/%s", nodes[i], kinds[k]);
-			int nl = rec_list(&r, dir, &links);
-			for (int l = 0; l < nl; l++) {
-				snprintf(path, sizeof(path), "%s/%s/properties", dir, links[l]);
-				rec_add(&r, path, buf, FILE_SIZE_MAX + 1);
-			}
-			dc_free_names(links, nl);
-		}
-	}
-	dc_free_names(nodes, nn);
-	if (r.count)
-		json_object_set(root, "files", r.obj);
-out:
-	free(buf);
-	json_decref(r.obj);
-}
-
+/* "files", sorted by path. */
 void replay_files_record(json_t *root)
 {
-	if (!replay_active()) {
-		record_live(root);
-		return;
+	pthread_mutex_lock(&replay_rec_lock);
+	size_t n = json_object_size(kept), k = 0;
+	const char **keys = n ? calloc(n, sizeof(*keys)) : NULL;
+	const char *key;
+	json_t *v;
+	json_object_foreach(kept, key, v) {
+		if (keys)
+			keys[k++] = key;
 	}
-	if (!nfiles)
-		return;
-	json_t *obj = json_object();
-	for (int i = 0; obj && i < nfiles; i++)
-		json_object_set_new(obj, files[i].path, json_stringn(files[i].data, files[i].len));
-	if (obj)
-		json_object_set_new(root, "files", obj);
+	if (keys) {
+		qsort(keys, n, sizeof(*keys), cmp_key);
+		json_t *obj = json_object();
+		for (size_t i = 0; i < n; i++)
+			replay_put(&replay_rec_oom, obj, keys[i], json_incref(json_object_get(kept, keys[i])));
+		replay_put(&replay_rec_oom, root, "files", obj);
+	} else if (n) {
+		replay_rec_oom = true;
+	}
+	free(keys);
+	pthread_mutex_unlock(&replay_rec_lock);
+}
+
+__attribute__((destructor)) static void files_release(void)
+{
+	replay_files_forget();
 }

@@ -1,17 +1,25 @@
 /*
- * The record half of libdmaconn_replay: asks NVML everything dmaconn may ask
- * and writes the answers, errors included, as a version-1 topology file
- * (docs/replay-format.md, "Recording").  Under DMACONN_REPLAY the questions go
- * to this library's own NVML functions, so that recording a replay
- * reproduces it.
+ * The recorder of libdmaconn_replay.  While libdmaconn records
+ * (dmaconn_record), each backend hands its vendor library's function table
+ * to record_table(), which wraps it: every call goes on to the library (or
+ * to the replay, when a replay is recorded) and its answer, errors
+ * included, is kept in the shape of a version-1 topology file
+ * (docs/replay-format.md).  A recording so holds exactly the answers the
+ * detectors used.  This file keeps NVML's answers and writes the file;
+ * record_ze.c keeps Level Zero's, files.c the sysfs files the detectors
+ * read (record_file), and the NVIDIA PCI functions counted without NVML
+ * come through record_pci_gpus.
  */
 #include "dmaconn_replay.h"
 #include "replay_internal.h"
+#include "replay_ze.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,27 +29,14 @@
 
 #include "nvml_load.h"
 #include "pci.h"
-#include "sysfs.h"
 
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
-#define PROBE_FAILURES 16
+#define MAX_HANDLES 8192 /* a power of two, above the devices a file may list */
 
-/* nvmlValueType_t, for the speed field's value. */
-enum {
-	VALUE_DOUBLE = 0,
-	VALUE_UINT = NVML_VALUE_TYPE_UNSIGNED_INT,
-	VALUE_ULONG = 2,
-	VALUE_ULONGLONG = 3,
-	VALUE_SLONGLONG = 4,
-	VALUE_SINT = 5,
-	VALUE_USHORT = 6,
-};
+pthread_mutex_t replay_rec_lock = PTHREAD_MUTEX_INITIALIZER;
+bool replay_rec_oom;
 
-struct rec {
-	struct nvml_api api;
-	const struct dmaconn_replay_ops *ops; /* set under DMACONN_REPLAY */
-	bool oom;
-};
+/* ---------------------------------------------------------------- values */
 
 /* "NOT_SUPPORTED", "SUCCESS": the names the format uses. */
 static const char *code_name(nvmlReturn_t rc)
@@ -76,140 +71,57 @@ json_t *replay_text(const char *s, size_t n)
  * characters, so that the file replays into the same buffer. */
 static json_t *buffer_text(const char *buf, size_t size)
 {
-	return replay_text(buf, strnlen(buf, size - 1));
+	return replay_text(buf, strnlen(buf, size ? size - 1 : 0));
 }
 
-/* ------------------------------------------------------------- the file */
-
-static json_t *rec_recorded(const char *tool)
+void replay_put(bool *oom, json_t *obj, const char *key, json_t *v)
 {
-	char host[256] = "unknown", date[32] = "";
-	struct utsname u;
-	struct tm tm;
-	time_t now = time(NULL);
-	if (gethostname(host, sizeof(host)) != 0)
-		strcpy(host, "unknown");
-	host[sizeof(host) - 1] = '\0';
-	if (gmtime_r(&now, &tm))
-		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_t *o = json_object();
-	if (!o)
-		return NULL;
-	if (json_object_set_new(o, "tool", replay_text(tool, strlen(tool))) ||
-	    json_object_set_new(o, "host", replay_text(host, strlen(host))) ||
-	    json_object_set_new(o, "date", json_string(date)) ||
-	    json_object_set_new(o, "kernel", uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null())) {
-		json_decref(o);
-		return NULL;
+	if (!v || !obj || json_object_set_new(obj, key, v))
+		*oom = true;
+}
+
+void replay_append(bool *oom, json_t *arr, json_t *v)
+{
+	if (!v || !arr || json_array_append_new(arr, v))
+		*oom = true;
+}
+
+void replay_note(json_t *obj, const char *key, json_t *v, bool error)
+{
+	json_t *had = json_object_get(obj, key);
+	if (had && error && !json_object_get(had, "error")) {
+		json_decref(v); /* a success stays: the detector had its answer */
+		return;
 	}
-	return o;
+	replay_put(&replay_rec_oom, obj, key, v);
 }
 
-static void put_env(struct rec *r, json_t *env, const char *name)
+/* key = v when rc is SUCCESS, else the error (v unused). */
+static void note(json_t *obj, const char *key, nvmlReturn_t rc, json_t *v)
 {
-	const char *v = NULL;
-	if (!r->ops || !r->ops->getenv(name, &v))
-		v = secure_getenv(name);
-	replay_put(&r->oom, env, name, v ? replay_text(v, strlen(v)) : json_null());
-}
-
-static json_t *rec_environment(struct rec *r)
-{
-	json_t *env = json_object();
-#define RECORD_ENV_(name) put_env(r, env, #name);
-	DMACONN_ORDERING_ENV(RECORD_ENV_)
-#undef RECORD_ENV_
-	return env;
-}
-
-static json_t *rec_pci_gpus(struct rec *r)
-{
-	json_t *arr = json_array();
-	char id[DC_PCI_BUS_ID_SIZE];
-	if (r->ops) {
-		int n = r->ops->pci_gpus(NULL, 0);
-		char(*ids)[DMACONN_REPLAY_BUS_ID_SIZE] = n > 0 ? calloc((size_t)n, sizeof(*ids)) : NULL;
-		if (n > 0 && !ids)
-			r->oom = true;
-		int got = ids ? r->ops->pci_gpus(ids, n) : 0;
-		for (int i = 0; i < got && i < n; i++)
-			replay_append(&r->oom, arr, json_string(ids[i]));
-		free(ids);
-		return arr;
+	if (rc) {
+		json_decref(v);
+		v = err_obj(rc);
 	}
-	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-	if (!root)
-		root = "";
-	int n = dc_sysfs_nvidia_gpus(root, NULL, 0);
-	if (n > REPLAY_MAX_DEVICES)
-		n = REPLAY_MAX_DEVICES;
-	struct dc_pci *gpus = n > 0 ? calloc((size_t)n, sizeof(*gpus)) : NULL;
-	if (n > 0 && !gpus)
-		r->oom = true;
-	/* The list may shrink between the two scans. */
-	int got = gpus ? dc_sysfs_nvidia_gpus(root, gpus, n) : 0;
-	for (int i = 0; i < got && i < n; i++) {
-		dc_pci_format(&gpus[i], id);
-		replay_append(&r->oom, arr, json_string(id));
-	}
-	free(gpus);
-	return arr;
-}
-
-/* ---------------------------------------------------------------- devices */
-
-typedef nvmlReturn_t (*text_fn)(nvmlDevice_t, char *, unsigned int);
-
-static json_t *rec_text(text_fn fn, nvmlDevice_t h, unsigned int size)
-{
-	char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE > NVML_DEVICE_UUID_V2_BUFFER_SIZE ? NVML_DEVICE_NAME_V2_BUFFER_SIZE
-										  : NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-	memset(buf, 0, sizeof(buf));
-	if (size > sizeof(buf))
-		size = sizeof(buf);
-	nvmlReturn_t rc = fn(h, buf, size);
-	return rc ? err_obj(rc) : buffer_text(buf, size);
+	replay_note(obj, key, v, rc != NVML_SUCCESS);
 }
 
 static json_t *pci_json(const nvmlPciInfo_t *p)
 {
 	struct dc_pci legacy;
 	json_t *o = json_object();
-	if (!o || json_object_set_new(o, "bus_id", buffer_text(p->busId, sizeof(p->busId))))
-		goto fail;
+	bool oom = false;
+	replay_put(&oom, o, "bus_id", buffer_text(p->busId, sizeof(p->busId)));
 	/* An unusable legacy id is left for the reader to derive. */
-	if (!dc_pci_parse(p->busIdLegacy, sizeof(p->busIdLegacy) - 1, &legacy) &&
-	    json_object_set_new(o, "bus_id_legacy", buffer_text(p->busIdLegacy, sizeof(p->busIdLegacy))))
-		goto fail;
-	if (json_object_set_new(o, "pci_device_id", json_integer(p->pciDeviceId)) ||
-	    json_object_set_new(o, "pci_subsystem_id", json_integer(p->pciSubSystemId)))
-		goto fail;
+	if (!dc_pci_parse(p->busIdLegacy, sizeof(p->busIdLegacy) - 1, &legacy))
+		replay_put(&oom, o, "bus_id_legacy", buffer_text(p->busIdLegacy, sizeof(p->busIdLegacy)));
+	replay_put(&oom, o, "pci_device_id", json_integer(p->pciDeviceId));
+	replay_put(&oom, o, "pci_subsystem_id", json_integer(p->pciSubSystemId));
+	if (oom) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
-fail:
-	json_decref(o);
-	return NULL;
-}
-
-static json_t *rec_pci(struct rec *r, nvmlDevice_t h)
-{
-	nvmlPciInfo_t p;
-	memset(&p, 0, sizeof(p));
-	nvmlReturn_t rc = r->api.nvmlDeviceGetPciInfo_v3(h, &p);
-	return rc ? err_obj(rc) : pci_json(&p);
-}
-
-static json_t *rec_cc(struct rec *r, nvmlDevice_t h)
-{
-	int major = 0, minor = 0;
-	nvmlReturn_t rc = r->api.nvmlDeviceGetCudaComputeCapability(h, &major, &minor);
-	return rc ? err_obj(rc) : json_pack("[ii]", major, minor);
-}
-
-static json_t *rec_mig(struct rec *r, nvmlDevice_t h)
-{
-	unsigned int current = 0, pending = 0;
-	nvmlReturn_t rc = r->api.nvmlDeviceGetMigMode(h, &current, &pending);
-	return rc ? err_obj(rc) : json_pack("[II]", (json_int_t)current, (json_int_t)pending);
 }
 
 static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, const unsigned char *uuid,
@@ -228,353 +140,561 @@ static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, cons
 	return o;
 }
 
-/* The versioned call (v3, then v2), falling back to the legacy one where
- * the versioned one is missing or knows neither version. */
-static json_t *rec_fabric(struct rec *r, nvmlDevice_t h)
+/* A field's value as an unsigned number, whatever its type. */
+static unsigned int field_uint(const nvmlFieldValue_t *v)
 {
-	nvmlReturn_t rc = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-	if (r->api.nvmlDeviceGetGpuFabricInfoV) {
-		nvmlGpuFabricInfo_v3_t v3;
-		memset(&v3, 0, sizeof(v3));
-		v3.version = nvmlGpuFabricInfo_v3;
-		if ((rc = r->api.nvmlDeviceGetGpuFabricInfoV(h, &v3)) == NVML_SUCCESS)
-			return fabric_json(v3.state, v3.status, v3.clusterUuid, v3.cliqueId, &v3.healthMask);
-	}
-	if (r->api.nvmlDeviceGetGpuFabricInfoV && rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
-		nvmlGpuFabricInfo_v2_t v2;
-		memset(&v2, 0, sizeof(v2));
-		v2.version = nvmlGpuFabricInfo_v2;
-		if ((rc = r->api.nvmlDeviceGetGpuFabricInfoV(h, (nvmlGpuFabricInfo_v3_t *)&v2)) == NVML_SUCCESS)
-			return fabric_json(v2.state, v2.status, v2.clusterUuid, v2.cliqueId, &v2.healthMask);
-	}
-	if (r->api.nvmlDeviceGetGpuFabricInfo && rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
-		nvmlGpuFabricInfo_t f;
-		memset(&f, 0, sizeof(f));
-		if ((rc = r->api.nvmlDeviceGetGpuFabricInfo(h, &f)) == NVML_SUCCESS)
-			return fabric_json(f.state, f.status, f.clusterUuid, f.cliqueId, NULL);
-	}
-	return err_obj(rc);
-}
-
-static unsigned long long field_value(const nvmlFieldValue_t *v)
-{
+	unsigned long long x;
 	switch (v->valueType) {
-	case VALUE_DOUBLE:
-		if (!(v->value.dVal > 0))
-			return 0;
-		return v->value.dVal < (double)UINT_MAX ? (unsigned long long)v->value.dVal : UINT_MAX;
-	case VALUE_ULONG:
-		return v->value.ulVal;
-	case VALUE_ULONGLONG:
-		return v->value.ullVal;
-	case VALUE_SLONGLONG:
-		return v->value.sllVal > 0 ? (unsigned long long)v->value.sllVal : 0;
-	case VALUE_SINT:
-		return v->value.siVal > 0 ? (unsigned long long)v->value.siVal : 0;
-	case VALUE_USHORT:
-		return v->value.usVal;
+	case 0: /* double */
+		x = v->value.dVal > 0 ? (v->value.dVal < (double)UINT_MAX ? (unsigned long long)v->value.dVal : UINT_MAX)
+				      : 0;
+		break;
+	case 2:
+		x = v->value.ulVal;
+		break;
+	case 3:
+		x = v->value.ullVal;
+		break;
+	case 4:
+		x = v->value.sllVal > 0 ? (unsigned long long)v->value.sllVal : 0;
+		break;
+	case 5:
+		x = v->value.siVal > 0 ? (unsigned long long)v->value.siVal : 0;
+		break;
+	case 6:
+		x = v->value.usVal;
+		break;
 	default:
-		return v->value.uiVal;
+		x = v->value.uiVal;
 	}
+	return x > UINT_MAX ? UINT_MAX : (unsigned int)x;
 }
 
-/* One per-link field: the call's failure or the entry's, else *v. */
-static nvmlReturn_t ask_field(const struct nvml_api *api, nvmlDevice_t h, unsigned int id, unsigned int ln,
-			      json_t **v)
+/* ------------------------------------------------------- NVML's answers */
+
+enum { L_STATE, L_VERSION, L_TYPE, L_PCI, L_SPEED, L_COUNT };
+static const char *const link_keys[L_COUNT] = { "state", "version", "remote_type", "remote_pci", "speed_mbps" };
+
+struct rdev {
+	json_t *obj;				/* the device's answers, or its handle's error */
+	json_t *links[NVML_NVLINK_MAX_LINKS];	/* per link, its answers */
+	bool present[NVML_NVLINK_MAX_LINKS];	/* answered as a link the GPU has */
+	long long switch_links;			/* NVSWITCH_CONNECTED_LINK_COUNT, -1 unknown */
+	json_t *peers;				/* peer index -> its answers */
+};
+
+static struct {
+	struct nvml_api live; /* the table wrapped */
+	json_t *sec;	      /* "nvml" */
+	json_t *top;	      /* system answers, in the order asked */
+	struct rdev *devs;
+	unsigned int ndevs;  /* highest index answered + 1 */
+	nvmlDevice_t keys[MAX_HANDLES];
+	unsigned int index[MAX_HANDLES];
+} n;
+
+static size_t slot_of(nvmlDevice_t h)
 {
-	nvmlFieldValue_t fv;
-	memset(&fv, 0, sizeof(fv));
-	fv.fieldId = id;
-	fv.scopeId = ln;
-	nvmlReturn_t rc = api->nvmlDeviceGetFieldValues(h, 1, &fv);
-	if (!rc)
-		rc = fv.nvmlReturn;
-	if (!rc) {
-		unsigned long long x = field_value(&fv);
-		*v = json_integer((json_int_t)(x > UINT_MAX ? UINT_MAX : x));
+	size_t s = ((uintptr_t)h >> 4) & (MAX_HANDLES - 1);
+	while (n.keys[s] && n.keys[s] != h)
+		s = (s + 1) & (MAX_HANDLES - 1);
+	return s;
+}
+
+/* The device behind a handle NVML gave out, or NULL; lock held. */
+static struct rdev *dev_of(nvmlDevice_t h)
+{
+	size_t s = h ? slot_of(h) : 0;
+	return h && n.keys[s] ? &n.devs[n.index[s]] : NULL;
+}
+
+#define LOCK() pthread_mutex_lock(&replay_rec_lock)
+#define UNLOCK() pthread_mutex_unlock(&replay_rec_lock)
+
+static void note_dev(nvmlDevice_t h, const char *key, nvmlReturn_t rc, json_t *v)
+{
+	LOCK();
+	struct rdev *d = dev_of(h);
+	if (d)
+		note(d->obj, key, rc, v);
+	else
+		json_decref(v);
+	UNLOCK();
+}
+
+static void note_link(nvmlDevice_t h, unsigned int ln, int key, nvmlReturn_t rc, json_t *v, bool field)
+{
+	LOCK();
+	struct rdev *d = dev_of(h);
+	if (d && ln < NVML_NVLINK_MAX_LINKS) {
+		if (!d->links[ln])
+			d->links[ln] = json_object();
+		d->present[ln] |= rc != (field ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT);
+		note(d->links[ln], link_keys[key], rc, v);
+	} else {
+		json_decref(v);
+	}
+	UNLOCK();
+}
+
+static void note_pair(nvmlDevice_t h1, nvmlDevice_t h2, const char *key, nvmlReturn_t rc, json_t *v)
+{
+	LOCK();
+	struct rdev *d = dev_of(h1), *e = dev_of(h2);
+	if (d && e && (d->peers || (d->peers = json_object()))) {
+		char peer[16];
+		snprintf(peer, sizeof(peer), "%u", (unsigned int)(e - n.devs));
+		json_t *p = json_object_get(d->peers, peer);
+		if (!p)
+			replay_put(&replay_rec_oom, d->peers, peer, p = json_object());
+		note(p, key, rc, v);
+	} else {
+		json_decref(v);
+	}
+	UNLOCK();
+}
+
+static void note_top(const char *key, nvmlReturn_t rc, json_t *v)
+{
+	LOCK();
+	note(n.top, key, rc, v);
+	UNLOCK();
+}
+
+static nvmlReturn_t r_nvmlInit_v2(void)
+{
+	nvmlReturn_t rc = n.live.nvmlInit_v2();
+	LOCK();
+	replay_note(n.top, "init", json_string(code_name(rc)), rc != NVML_SUCCESS);
+	UNLOCK();
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlShutdown(void)
+{
+	return n.live.nvmlShutdown();
+}
+
+static const char *r_nvmlErrorString(nvmlReturn_t rc)
+{
+	return n.live.nvmlErrorString(rc);
+}
+
+static nvmlReturn_t r_nvmlSystemGetDriverVersion(char *buf, unsigned int len)
+{
+	nvmlReturn_t rc = n.live.nvmlSystemGetDriverVersion(buf, len);
+	note_top("driver_version", rc, rc ? NULL : buffer_text(buf, len));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlSystemGetNVMLVersion(char *buf, unsigned int len)
+{
+	nvmlReturn_t rc = n.live.nvmlSystemGetNVMLVersion(buf, len);
+	note_top("nvml_version", rc, rc ? NULL : buffer_text(buf, len));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlSystemGetCudaDriverVersion_v2(int *v)
+{
+	nvmlReturn_t rc = n.live.nvmlSystemGetCudaDriverVersion_v2(v);
+	note_top("cuda_driver_version", rc, rc ? NULL : json_integer(*v));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetCount_v2(unsigned int *count)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetCount_v2(count);
+	note_top("device_count", rc, rc ? NULL : json_integer(*count));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *h)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetHandleByIndex_v2(i, h);
+	/* Past the last device: what the replay answers past its list. */
+	if (i >= REPLAY_MAX_DEVICES || rc == NVML_ERROR_INVALID_ARGUMENT || (!rc && !*h))
+		return rc;
+	LOCK();
+	struct rdev *d = &n.devs[i];
+	if (rc == NVML_SUCCESS) {
+		size_t s = slot_of(*h);
+		n.keys[s] = *h;
+		n.index[s] = i;
+	}
+	if (!d->obj || (!rc && json_object_get(d->obj, "error"))) {
+		json_decref(d->obj);
+		d->obj = rc ? err_obj(rc) : json_object();
+		d->switch_links = -1;
+	}
+	if (i >= n.ndevs)
+		n.ndevs = i + 1;
+	UNLOCK();
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetName(nvmlDevice_t h, char *buf, unsigned int len)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetName(h, buf, len);
+	note_dev(h, "name", rc, rc ? NULL : buffer_text(buf, len));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetUUID(nvmlDevice_t h, char *buf, unsigned int len)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetUUID(h, buf, len);
+	note_dev(h, "uuid", rc, rc ? NULL : buffer_text(buf, len));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetPciInfo_v3(nvmlDevice_t h, nvmlPciInfo_t *pci)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetPciInfo_v3(h, pci);
+	note_dev(h, "pci", rc, rc ? NULL : pci_json(pci));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetCudaComputeCapability(nvmlDevice_t h, int *major, int *minor)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetCudaComputeCapability(h, major, minor);
+	note_dev(h, "cuda_compute_capability", rc, rc ? NULL : json_pack("[ii]", *major, *minor));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned int *current, unsigned int *pending)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetMigMode(h, current, pending);
+	note_dev(h, "mig_mode", rc, rc ? NULL : json_pack("[II]", (json_int_t)*current, (json_int_t)*pending));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t h, nvmlGpuFabricInfo_v3_t *v)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfoV(h, v);
+	json_t *o = NULL;
+	if (!rc && v->version == nvmlGpuFabricInfo_v3) {
+		o = fabric_json(v->state, v->status, v->clusterUuid, v->cliqueId, &v->healthMask);
+	} else if (!rc) {
+		const nvmlGpuFabricInfo_v2_t *v2 = (const nvmlGpuFabricInfo_v2_t *)(const void *)v;
+		o = fabric_json(v2->state, v2->status, v2->clusterUuid, v2->cliqueId, &v2->healthMask);
+	}
+	/* A version the driver does not know is no fact about the GPU. */
+	if (rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+		note_dev(h, "fabric", rc, o);
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfo(nvmlDevice_t h, nvmlGpuFabricInfo_t *f)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfo(h, f);
+	note_dev(h, "fabric", rc, rc ? NULL : fabric_json(f->state, f->status, f->clusterUuid, f->cliqueId, NULL));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetNvLinkState(nvmlDevice_t h, unsigned int ln, nvmlEnableState_t *s)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkState(h, ln, s);
+	note_link(h, ln, L_STATE, rc, rc ? NULL : json_integer(*s != NVML_FEATURE_DISABLED), false);
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetNvLinkVersion(nvmlDevice_t h, unsigned int ln, unsigned int *v)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkVersion(h, ln, v);
+	note_link(h, ln, L_VERSION, rc, rc ? NULL : json_integer(*v), false);
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t h, unsigned int ln,
+							  nvmlIntNvLinkDeviceType_t *t)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkRemoteDeviceType(h, ln, t);
+	const char *name = rc ? NULL : replay_name_of(replay_remote_type_names, *t);
+	note_link(h, ln, L_TYPE, rc, rc ? NULL : json_string(name ? name : "UNKNOWN"), false);
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t h, unsigned int ln, nvmlPciInfo_t *pci)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkRemotePciInfo_v2(h, ln, pci);
+	note_link(h, ln, L_PCI, rc, rc ? NULL : pci_json(pci), false);
+	return rc;
+}
+
+/* Per-link state, version and speed, and the count of links to NVSwitches
+ * (which the replay derives from the links: see write_links). */
+static nvmlReturn_t r_nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFieldValue_t *values)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetFieldValues(h, count, values);
+	for (int i = 0; values && i < count; i++) {
+		const nvmlFieldValue_t *v = &values[i];
+		nvmlReturn_t erc = rc ? rc : v->nvmlReturn;
+		unsigned int x = erc ? 0 : field_uint(v);
+		int key = v->fieldId == NVML_FI_DEV_NVLINK_GET_STATE     ? L_STATE
+			  : v->fieldId == NVML_FI_DEV_NVLINK_GET_VERSION ? L_VERSION
+			  : v->fieldId == NVML_FI_DEV_NVLINK_GET_SPEED   ? L_SPEED
+									 : -1;
+		if (key >= 0) {
+			note_link(h, v->scopeId, key, erc, erc ? NULL : json_integer(key == L_STATE ? x != 0 : x), true);
+		} else if (v->fieldId == NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT && !erc) {
+			LOCK();
+			struct rdev *d = dev_of(h);
+			if (d)
+				d->switch_links = x;
+			UNLOCK();
+		}
 	}
 	return rc;
 }
 
-/* The answers about one link, in the order of the format's keys. */
-enum { L_STATE, L_VERSION, L_TYPE, L_PCI, L_SPEED, L_COUNT };
-static const char *const link_keys[L_COUNT] = { "state", "version", "remote_type", "remote_pci", "speed_mbps" };
-
-struct link_answers {
-	bool asked[L_COUNT];
-	bool field[L_COUNT]; /* answered by nvmlDeviceGetFieldValues */
-	nvmlReturn_t rc[L_COUNT];
-	json_t *v[L_COUNT];
-};
-
-static void ask_link(struct rec *r, nvmlDevice_t h, unsigned int ln, struct link_answers *a)
+static nvmlReturn_t r_nvmlDeviceGetP2PStatus(nvmlDevice_t h1, nvmlDevice_t h2, nvmlGpuP2PCapsIndex_t c,
+					     nvmlGpuP2PStatus_t *s)
 {
-	const struct nvml_api *api = &r->api;
-	nvmlEnableState_t state = 0;
-	unsigned int version = 0;
-	nvmlIntNvLinkDeviceType_t type = 0;
-	nvmlPciInfo_t pci;
-	memset(a, 0, sizeof(*a));
-	memset(&pci, 0, sizeof(pci));
-	a->asked[L_STATE] = true;
-	if (!(a->rc[L_STATE] = api->nvmlDeviceGetNvLinkState(h, ln, &state)))
-		a->v[L_STATE] = json_integer(state != NVML_FEATURE_DISABLED);
-	if (api->nvmlDeviceGetNvLinkVersion) {
-		a->asked[L_VERSION] = true;
-		if (!(a->rc[L_VERSION] = api->nvmlDeviceGetNvLinkVersion(h, ln, &version)))
-			a->v[L_VERSION] = json_integer(version);
-	} else if (api->nvmlDeviceGetFieldValues) {
-		/* The replay answers the version field from "version" too. */
-		a->asked[L_VERSION] = a->field[L_VERSION] = true;
-		a->rc[L_VERSION] = ask_field(api, h, NVML_FI_DEV_NVLINK_GET_VERSION, ln, &a->v[L_VERSION]);
+	nvmlReturn_t rc = n.live.nvmlDeviceGetP2PStatus(h1, h2, c, s);
+	if (c >= 0 && c < REPLAY_P2P_CAPS) {
+		const char *name = rc ? NULL : replay_name_of(replay_p2p_names, *s);
+		note_pair(h1, h2, replay_p2p_caps_keys[c], rc, rc ? NULL : json_string(name ? name : "U"));
 	}
-	if ((a->asked[L_TYPE] = api->nvmlDeviceGetNvLinkRemoteDeviceType != NULL) &&
-	    !(a->rc[L_TYPE] = api->nvmlDeviceGetNvLinkRemoteDeviceType(h, ln, &type))) {
-		const char *name = replay_name_of(replay_remote_type_names, type);
-		a->v[L_TYPE] = json_string(name ? name : "UNKNOWN");
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t h1, nvmlDevice_t h2,
+							  nvmlGpuTopologyLevel_t *level)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetTopologyCommonAncestor(h1, h2, level);
+	const char *name = rc ? NULL : replay_name_of(replay_ancestor_names, *level);
+	/* A level the format cannot name replays as NVML's generic failure. */
+	note_pair(h1, h2, "common_ancestor", rc || name ? rc : NVML_ERROR_UNKNOWN, name ? json_string(name) : NULL);
+	return rc;
+}
+
+static void nvml_forget(void)
+{
+	for (unsigned int i = 0; n.devs && i < REPLAY_MAX_DEVICES; i++) {
+		json_decref(n.devs[i].obj);
+		json_decref(n.devs[i].peers);
+		for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
+			json_decref(n.devs[i].links[l]);
 	}
-	a->asked[L_PCI] = true;
-	if (!(a->rc[L_PCI] = api->nvmlDeviceGetNvLinkRemotePciInfo_v2(h, ln, &pci)))
-		a->v[L_PCI] = pci_json(&pci);
-	if ((a->asked[L_SPEED] = a->field[L_SPEED] = api->nvmlDeviceGetFieldValues != NULL))
-		a->rc[L_SPEED] = ask_field(api, h, NVML_FI_DEV_NVLINK_GET_SPEED, ln, &a->v[L_SPEED]);
-	for (int k = 0; k < L_COUNT; k++)
-		if (a->asked[k] && !a->rc[k] && !a->v[k])
-			r->oom = true;
+	free(n.devs);
+	json_decref(n.sec);
+	json_decref(n.top);
+	memset(&n, 0, sizeof(n));
+}
+
+/* The table of a loaded NVML (or why none loaded) becomes the recorded one. */
+static void record_nvml(struct nvml_api *api, const char *library, const char *load_error)
+{
+	char why[1024];
+	LOCK();
+	nvml_forget();
+	n.sec = json_object();
+	n.top = json_object();
+	if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
+		snprintf(why, sizeof(why), "%s", api ? "out of memory" : load_error ? load_error : "not loaded");
+		json_t *e = json_object();
+		replay_put(&replay_rec_oom, e, "error", replay_text(why, strlen(why)));
+		replay_put(&replay_rec_oom, n.sec, "library", e);
+		UNLOCK();
+		return;
+	}
+	library = library ? library : replay_nvml_library();
+	replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
+	json_t *missing = json_array();
+	n.live = *api;
+#define WRAP_(fn, ret, params, required)                                             \
+	if (api->fn)                                                                 \
+		api->fn = r_##fn;                                                    \
+	else                                                                         \
+		replay_append(&replay_rec_oom, missing, json_string(#fn));
+	NVML_FUNCTIONS(WRAP_)
+#undef WRAP_
+	replay_put(&replay_rec_oom, n.sec, "missing_functions", missing);
+	UNLOCK();
+}
+
+/* -------------------------------------------------------- NVML, written */
+
+/* A link whose every answer is the same error is written as that error. */
+static json_t *link_entry(json_t *l)
+{
+	const char *key, *same = NULL;
+	json_t *v;
+	bool one = json_object_size(l) > 0;
+	json_object_foreach(l, key, v) {
+		const char *e = json_string_value(json_object_get(v, "error"));
+		one = one && e && (!same || !strcmp(same, e));
+		same = e;
+	}
+	return one ? json_pack("{s:s}", "error", same) : json_incref(l);
 }
 
 /*
- * One "nvlink" entry: {"error": X} when every call answered X.  *absent:
- * the answers are those of a link the GPU does not have (INVALID_ARGUMENT,
- * NOT_SUPPORTED for fields), which is also how links past the last entry
- * replay.
+ * "nvlink": the links up to the last one the GPU has (those past it replay
+ * as absent), runs of equal links folded into "repeat"; none when every
+ * answer was NOT_SUPPORTED.  The replay counts links to NVSwitches from the
+ * links' remote types: where NVML's count covers every link that is up,
+ * links whose type was not asked are switch links.
  */
-static json_t *rec_link(struct rec *r, nvmlDevice_t h, unsigned int ln, bool *absent)
+static void write_links(struct rdev *d)
 {
-	struct link_answers a;
-	ask_link(r, h, ln, &a);
-	*absent = true;
-	for (int k = 0; k < L_COUNT; k++)
-		*absent = *absent && (!a.asked[k] || a.rc[k] == (a.field[k] ? NVML_ERROR_NOT_SUPPORTED
-									     : NVML_ERROR_INVALID_ARGUMENT));
-	bool same = a.rc[L_STATE] != NVML_SUCCESS;
-	for (int k = 0; k < L_COUNT; k++)
-		same = same && (!a.asked[k] || a.rc[k] == a.rc[L_STATE]);
-	json_t *o = same ? err_obj(a.rc[L_STATE]) : json_object();
-	for (int k = 0; k < L_COUNT; k++) {
-		if (same || !a.asked[k])
-			json_decref(a.v[k]);
-		else
-			replay_put(&r->oom, o, link_keys[k], a.rc[k] ? err_obj(a.rc[k]) : a.v[k]);
+	int last = -1, up = 0, typed = 0;
+	for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		json_t *lk = d->links[l];
+		if (d->present[l])
+			last = l;
+		if (lk && json_integer_value(json_object_get(lk, "state")) == 1) {
+			up++;
+			typed += json_object_get(lk, "remote_type") != NULL;
+		}
 	}
-	return o;
-}
-
-/*
- * Every link up to NVML's maximum, less the trailing ones the GPU does not
- * have (links past the last entry replay as such), with runs of identical
- * links folded into "repeat".  A device whose every link is NOT_SUPPORTED
- * gets no "nvlink", which replays the same.
- */
-static void rec_nvlink(struct rec *r, json_t *dev, nvmlDevice_t h)
-{
-	json_t *links[NVML_NVLINK_MAX_LINKS];
-	bool absent[NVML_NVLINK_MAX_LINKS];
-	unsigned int n = NVML_NVLINK_MAX_LINKS, unsupported = 0;
-	json_t *unsup = err_obj(NVML_ERROR_NOT_SUPPORTED);
-	if (!unsup)
-		r->oom = true;
-	for (unsigned int ln = 0; ln < n; ln++) {
-		links[ln] = rec_link(r, h, ln, &absent[ln]);
-		unsupported += json_equal(links[ln], unsup);
+	if (d->switch_links >= 0 && d->switch_links == up && typed < up)
+		for (int l = 0; l <= last; l++)
+			if (d->links[l] && json_integer_value(json_object_get(d->links[l], "state")) == 1 &&
+			    !json_object_get(d->links[l], "remote_type"))
+				replay_put(&replay_rec_oom, d->links[l], "remote_type", json_string("SWITCH"));
+	json_t *arr = json_array(), *unsup = json_pack("{s:s}", "error", "NOT_SUPPORTED");
+	bool all_unsupported = true;
+	json_t *prev = NULL;
+	long long run = 0;
+	for (int l = 0; l <= last + 1; l++) {
+		json_t *e = l <= last ? (d->links[l] ? link_entry(d->links[l]) : json_object()) : NULL;
+		if (e)
+			all_unsupported = all_unsupported && json_equal(e, unsup);
+		if (prev && e && json_equal(prev, e)) {
+			run++;
+			json_decref(e);
+			continue;
+		}
+		if (prev && run > 1) {
+			json_t *r = json_pack("{s:I}", "repeat", run);
+			if (!r || json_object_update(r, prev))
+				replay_rec_oom = true;
+			json_decref(prev);
+			prev = r;
+		}
+		if (prev)
+			replay_append(&replay_rec_oom, arr, prev);
+		prev = e;
+		run = 1;
 	}
 	json_decref(unsup);
-	while (n && absent[n - 1])
-		json_decref(links[--n]);
-	if (unsupported < NVML_NVLINK_MAX_LINKS) {
-		json_t *arr = json_array();
-		for (unsigned int i = 0, j; i < n; i = j) {
-			for (j = i + 1; j < n && json_equal(links[j], links[i]); j++)
-				;
-			json_t *e = links[i];
-			if (j - i > 1) {
-				e = json_object();
-				if (json_object_set_new(e, "repeat", json_integer(j - i)) || json_object_update(e, links[i]))
-					r->oom = true;
-			} else {
-				json_incref(e);
-			}
-			replay_append(&r->oom, arr, e);
-		}
-		replay_put(&r->oom, dev, "nvlink", arr);
-	}
-	for (unsigned int ln = 0; ln < n; ln++)
-		json_decref(links[ln]);
+	if (last >= 0 && !all_unsupported)
+		replay_put(&replay_rec_oom, d->obj, "nvlink", arr);
+	else
+		json_decref(arr);
 }
 
-static json_t *rec_peer(struct rec *r, nvmlDevice_t h, nvmlDevice_t peer_h, unsigned int peer)
+static void write_peers(struct rdev *d)
 {
-	json_t *o = json_object();
-	replay_put(&r->oom, o, "peer", json_integer(peer));
-	for (int c = 0; r->api.nvmlDeviceGetP2PStatus && c < REPLAY_P2P_CAPS; c++) {
-		nvmlGpuP2PStatus_t s = 0;
-		nvmlReturn_t rc = r->api.nvmlDeviceGetP2PStatus(h, peer_h, c, &s);
-		const char *name = replay_name_of(replay_p2p_names, s);
-		replay_put(&r->oom, o, replay_p2p_caps_keys[c], rc ? err_obj(rc) : json_string(name ? name : "U"));
+	if (!d->peers)
+		return;
+	json_t *arr = json_array();
+	for (unsigned int j = 0; j < n.ndevs; j++) {
+		char peer[16];
+		snprintf(peer, sizeof(peer), "%u", j);
+		json_t *p = json_object_get(d->peers, peer);
+		if (!p)
+			continue;
+		json_t *e = json_pack("{s:I}", "peer", (json_int_t)j);
+		if (!e || json_object_update(e, p))
+			replay_rec_oom = true;
+		replay_append(&replay_rec_oom, arr, e);
 	}
-	if (r->api.nvmlDeviceGetTopologyCommonAncestor) {
-		nvmlGpuTopologyLevel_t level = 0;
-		nvmlReturn_t rc = r->api.nvmlDeviceGetTopologyCommonAncestor(h, peer_h, &level);
-		const char *name = replay_name_of(replay_ancestor_names, level);
-		/* A level the format cannot name replays as NVML's generic failure. */
-		replay_put(&r->oom, o, "common_ancestor",
-		    rc ? err_obj(rc) : name ? json_string(name) : err_obj(NVML_ERROR_UNKNOWN));
-	}
-	return o;
+	replay_put(&replay_rec_oom, d->obj, "p2p", arr);
 }
 
-static json_t *rec_device(struct rec *r, nvmlDevice_t *h, unsigned int n, unsigned int i)
+/* "nvml", in the format's order of keys; lock held. */
+static json_t *write_nvml(void)
 {
-	const struct nvml_api *api = &r->api;
-	json_t *o = json_object();
-	replay_put(&r->oom, o, "name", rec_text(api->nvmlDeviceGetName, h[i], NVML_DEVICE_NAME_V2_BUFFER_SIZE));
-	replay_put(&r->oom, o, "uuid", rec_text(api->nvmlDeviceGetUUID, h[i], NVML_DEVICE_UUID_V2_BUFFER_SIZE));
-	replay_put(&r->oom, o, "pci", rec_pci(r, h[i]));
-	if (api->nvmlDeviceGetCudaComputeCapability)
-		replay_put(&r->oom, o, "cuda_compute_capability", rec_cc(r, h[i]));
-	if (api->nvmlDeviceGetMigMode)
-		replay_put(&r->oom, o, "mig_mode", rec_mig(r, h[i]));
-	if (api->nvmlDeviceGetGpuFabricInfoV || api->nvmlDeviceGetGpuFabricInfo)
-		replay_put(&r->oom, o, "fabric", rec_fabric(r, h[i]));
-	rec_nvlink(r, o, h[i]);
-	if (api->nvmlDeviceGetP2PStatus || api->nvmlDeviceGetTopologyCommonAncestor) {
-		json_t *arr = json_array();
-		/* Every pair, a device with itself included: NVML answers that too. */
-		for (unsigned int j = 0; j < n; j++)
-			if (h[j])
-				replay_append(&r->oom, arr, rec_peer(r, h[i], h[j], j));
-		replay_put(&r->oom, o, "p2p", arr);
-	}
-	return o;
-}
-
-/* ------------------------------------------------------------------ NVML */
-
-typedef nvmlReturn_t (*sys_text_fn)(char *, unsigned int);
-
-static json_t *rec_sys_text(sys_text_fn fn, unsigned int size)
-{
-	char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE > NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE
-			 ? NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
-			 : NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE];
-	memset(buf, 0, sizeof(buf));
-	if (size > sizeof(buf))
-		size = sizeof(buf);
-	nvmlReturn_t rc = fn(buf, size);
-	return rc ? err_obj(rc) : buffer_text(buf, size);
-}
-
-/*
- * The handles of every device, NULL where NVML refused (hrc says why).  When
- * the count failed, indices are probed up to the first INVALID_ARGUMENT, as
- * the replay of such a file answers; a long run of other failures ends the
- * probe and is dropped.
- */
-static unsigned int get_handles(struct rec *r, unsigned int count, bool counted, nvmlDevice_t *h, nvmlReturn_t *hrc)
-{
-	unsigned int n = 0, failing = 0;
-	for (unsigned int i = 0; i < (counted ? count : REPLAY_MAX_DEVICES); i++) {
-		hrc[i] = r->api.nvmlDeviceGetHandleByIndex_v2(i, &h[i]);
-		if (!counted && hrc[i] == NVML_ERROR_INVALID_ARGUMENT)
-			break;
-		if (hrc[i])
-			h[i] = NULL;
-		n = i + 1;
-		failing = hrc[i] ? failing + 1 : 0;
-		if (!counted && failing == PROBE_FAILURES)
-			return n - failing;
-	}
-	return n;
-}
-
-static void rec_devices(struct rec *r, json_t *nvml)
-{
-	unsigned int count = 0;
-	nvmlReturn_t rc = r->api.nvmlDeviceGetCount_v2(&count);
-	replay_put(&r->oom, nvml, "device_count", rc ? err_obj(rc) : json_integer(count));
-	if (count > REPLAY_MAX_DEVICES)
-		count = REPLAY_MAX_DEVICES;
-	nvmlDevice_t *h = calloc(REPLAY_MAX_DEVICES, sizeof(*h));
-	nvmlReturn_t *hrc = calloc(REPLAY_MAX_DEVICES, sizeof(*hrc));
+	static const char *const order[] = { "init", "driver_version", "nvml_version", "cuda_driver_version",
+					     "device_count" };
+	if (!n.sec)
+		return NULL;
+	json_t *sec = json_deep_copy(n.sec);
+	if (!n.devs)
+		return sec;
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+		if (json_object_get(n.top, order[k]))
+			replay_put(&replay_rec_oom, sec, order[k], json_incref(json_object_get(n.top, order[k])));
+	/* As many devices as NVML counted, each as the detectors saw it. */
+	json_int_t count = json_integer_value(json_object_get(n.top, "device_count"));
+	unsigned int total = n.ndevs > count ? n.ndevs : (unsigned int)count;
 	json_t *devs = json_array();
-	if (!h || !hrc) {
-		r->oom = true;
-	} else {
-		/* Every handle first: the P2P answers need the peers'. */
-		unsigned int n = get_handles(r, count, rc == NVML_SUCCESS, h, hrc);
-		for (unsigned int i = 0; i < n; i++)
-			replay_append(&r->oom, devs, h[i] ? rec_device(r, h, n, i) : err_obj(hrc[i]));
+	for (unsigned int i = 0; i < total && i < REPLAY_MAX_DEVICES; i++) {
+		struct rdev *d = &n.devs[i];
+		if (!d->obj) {
+			replay_append(&replay_rec_oom, devs, err_obj(NVML_ERROR_UNKNOWN));
+			continue;
+		}
+		if (!json_object_get(d->obj, "error")) {
+			if (!json_object_get(d->obj, "uuid"))
+				replay_put(&replay_rec_oom, d->obj, "uuid", err_obj(NVML_ERROR_UNKNOWN));
+			if (!json_object_get(d->obj, "pci"))
+				replay_put(&replay_rec_oom, d->obj, "pci", err_obj(NVML_ERROR_UNKNOWN));
+			write_links(d);
+			write_peers(d);
+		}
+		replay_append(&replay_rec_oom, devs, json_incref(d->obj));
 	}
-	free(h);
-	free(hrc);
-	replay_put(&r->oom, nvml, "devices", devs);
+	replay_put(&replay_rec_oom, sec, "devices", devs);
+	return sec;
 }
 
-static void rec_nvml_answers(struct rec *r, json_t *nvml)
+/* ------------------------------------------------------------- the file */
+
+static json_t *rec_recorded(const char *tool)
 {
-	const struct nvml_api *api = &r->api;
-	json_t *missing = json_array();
-#define RECORD_MISSING_(fn, ret, params, required) \
-	if (!api->fn)                              \
-		replay_append(&r->oom, missing, json_string(#fn));
-	NVML_FUNCTIONS(RECORD_MISSING_)
-#undef RECORD_MISSING_
-	replay_put(&r->oom, nvml, "missing_functions", missing);
-	nvmlReturn_t rc = api->nvmlInit_v2();
-	replay_put(&r->oom, nvml, "init", json_string(code_name(rc)));
-	if (rc)
-		return; /* every other call would answer UNINITIALIZED */
-	if (api->nvmlSystemGetDriverVersion)
-		replay_put(&r->oom, nvml, "driver_version",
-		    rec_sys_text(api->nvmlSystemGetDriverVersion, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE));
-	if (api->nvmlSystemGetNVMLVersion)
-		replay_put(&r->oom, nvml, "nvml_version",
-		    rec_sys_text(api->nvmlSystemGetNVMLVersion, NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE));
-	if (api->nvmlSystemGetCudaDriverVersion_v2) {
-		int v = 0;
-		rc = api->nvmlSystemGetCudaDriverVersion_v2(&v);
-		replay_put(&r->oom, nvml, "cuda_driver_version", rc ? err_obj(rc) : json_integer(v));
+	char host[256] = "unknown", date[32] = "";
+	struct utsname u;
+	struct tm tm;
+	time_t now = time(NULL);
+	if (gethostname(host, sizeof(host)) != 0)
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = '\0';
+	if (gmtime_r(&now, &tm))
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_t *o = json_object();
+	bool oom = false;
+	replay_put(&oom, o, "tool", replay_text(tool, strlen(tool)));
+	replay_put(&oom, o, "host", replay_text(host, strlen(host)));
+	replay_put(&oom, o, "date", json_string(date));
+	replay_put(&oom, o, "kernel", uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null());
+	if (oom) {
+		json_decref(o);
+		return NULL;
 	}
-	rec_devices(r, nvml);
-	if (api->nvmlShutdown)
-		api->nvmlShutdown();
+	return o;
 }
 
-/* "nvml": the library or why it failed to load, then its answers. */
-static json_t *rec_nvml(struct rec *r, const char *library)
+/* The variables that decide device order, as the detectors read them. */
+static json_t *rec_environment(bool *oom)
 {
-	char why[1024] = "";
-	const char *load_error = NULL;
-	json_t *nvml = json_object();
-	if (r->ops) {
-		load_error = r->ops->nvml_load_error();
-		library = replay_nvml_library();
-		if (!load_error && replay_nvml_bind(&r->api, library, why, sizeof(why)))
-			load_error = why;
-	} else if (nvml_api_open(&r->api, library, NULL, why, sizeof(why))) {
-		load_error = why;
+	const struct dmaconn_replay_ops *ops = replay_active() ? dmaconn_replay_ops() : NULL;
+	json_t *env = json_object();
+#define RECORD_ENV_(name)                                                                    \
+	{                                                                                    \
+		const char *v = NULL;                                                        \
+		if (!ops || !ops->getenv(#name, &v))                                         \
+			v = secure_getenv(#name);                                            \
+		replay_put(oom, env, #name, v ? replay_text(v, strlen(v)) : json_null());    \
 	}
-	if (load_error) {
-		json_t *e = json_object();
-		replay_put(&r->oom, e, "error", replay_text(load_error, strlen(load_error)));
-		replay_put(&r->oom, nvml, "library", e);
-		return nvml;
-	}
-	replay_put(&r->oom, nvml, "library", replay_text(library, strlen(library)));
-	rec_nvml_answers(r, nvml);
-	if (!r->ops)
-		nvml_api_close(&r->api);
-	return nvml;
+	DMACONN_ORDERING_ENV(RECORD_ENV_)
+#undef RECORD_ENV_
+	return env;
+}
+
+/* The NVIDIA PCI functions the count without NVML found, while recording. */
+static json_t *pci_kept;
+
+void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < count && i < REPLAY_MAX_DEVICES; i++)
+		replay_append(&replay_rec_oom, arr, json_string(bus_ids[i]));
+	LOCK();
+	json_decref(pci_kept);
+	pci_kept = arr;
+	UNLOCK();
 }
 
 static int write_file(json_t *root, const char *path, char *err, size_t errlen)
@@ -597,44 +717,53 @@ static int write_file(json_t *root, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-static int record(const char *path, const char *tool, char *err, size_t errlen)
+void replay_record_begin(void)
 {
-	struct rec r;
-	const char *library = DEFAULT_LIBRARY;
-	memset(&r, 0, sizeof(r));
+	LOCK();
+	nvml_forget();
+	json_decref(pci_kept);
+	pci_kept = NULL;
+	replay_rec_oom = false;
+	UNLOCK();
+	replay_ze_record_begin();
+	replay_files_forget();
+}
+
+void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error)
+{
+	if (vendor && !strcmp(vendor, "nvml"))
+		record_nvml(table, library, load_error);
+	else if (vendor && !strcmp(vendor, "level_zero"))
+		replay_ze_record_table(table, library, load_error);
+}
+
+int replay_record_write(const char *path, const char *tool, char *err, size_t errlen)
+{
 	if (!path || !*path) {
 		snprintf(err, errlen, "no file to record to");
 		return -1;
 	}
-	if (replay_active()) {
-		r.ops = dmaconn_replay_ops();
-		const char *why = r.ops->load_error();
-		if (why) {
-			snprintf(err, errlen, "%s", why);
-			return -1;
-		}
-	} else {
-		const char *env = secure_getenv("DMACONN_NVML_LIBRARY");
-		if (env && *env && env[0] != '/') {
-			snprintf(err, errlen, "DMACONN_NVML_LIBRARY must be an absolute path, not \"%s\"", env);
-			return -1;
-		}
-		if (env && *env)
-			library = env;
+	if (replay_active() && dmaconn_replay_ops()->load_error()) {
+		snprintf(err, errlen, "%s", dmaconn_replay_ops()->load_error());
+		return -1;
 	}
-	if (!tool || !*tool)
-		tool = "dmaconn";
+	bool oom = false;
 	json_t *root = json_object();
-	replay_put(&r.oom, root, "dmaconn_topology", json_integer(1));
-	replay_put(&r.oom, root, "description", json_string("recorded by dmaconn"));
-	replay_put(&r.oom, root, "recorded", rec_recorded(tool));
-	replay_put(&r.oom, root, "environment", rec_environment(&r));
-	replay_put(&r.oom, root, "pci_gpus", rec_pci_gpus(&r));
-	replay_put(&r.oom, root, "nvml", rec_nvml(&r, library));
+	replay_put(&oom, root, "dmaconn_topology", json_integer(1));
+	replay_put(&oom, root, "description", json_string("recorded by dmaconn"));
+	replay_put(&oom, root, "recorded", rec_recorded(tool && *tool ? tool : "dmaconn"));
+	replay_put(&oom, root, "environment", rec_environment(&oom));
+	LOCK();
+	replay_put(&oom, root, "pci_gpus", pci_kept ? json_incref(pci_kept) : json_array());
+	json_t *nvml = write_nvml();
+	oom = oom || replay_rec_oom;
+	UNLOCK();
+	if (nvml)
+		replay_put(&oom, root, "nvml", nvml);
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
 		sec->record(root);
 	int rc = -1;
-	if (r.oom)
+	if (oom || replay_rec_oom)
 		snprintf(err, errlen, "out of memory while recording");
 	else
 		rc = write_file(root, path, err, errlen);
@@ -642,16 +771,13 @@ static int record(const char *path, const char *tool, char *err, size_t errlen)
 	return rc;
 }
 
-void replay_put(bool *oom, json_t *obj, const char *key, json_t *v)
+__attribute__((destructor)) static void record_release(void)
 {
-	if (!v || json_object_set_new(obj, key, v))
-		*oom = true;
-}
-
-void replay_append(bool *oom, json_t *arr, json_t *v)
-{
-	if (!v || json_array_append_new(arr, v))
-		*oom = true;
+	LOCK();
+	nvml_forget();
+	json_decref(pci_kept);
+	pci_kept = NULL;
+	UNLOCK();
 }
 
 int replay_active(void)
@@ -659,13 +785,4 @@ int replay_active(void)
 	char file[8];
 	replay_file(file, sizeof(file));
 	return file[0] != '\0';
-}
-
-int dmaconn_replay_record(const char *path, const char *tool, char *err, size_t errlen)
-{
-	char msg[1024] = "";
-	int rc = record(path, tool, msg, sizeof(msg));
-	if (err && errlen)
-		snprintf(err, errlen, "%s", msg);
-	return rc;
 }

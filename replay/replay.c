@@ -1576,24 +1576,27 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		.list_dir = replay_files_list_dir,
 		.library_load_error = replay_library_load_error,
 		.host = replay_host,
+		.record_begin = replay_record_begin,
+		.record_table = replay_record_table,
+		.record_write = replay_record_write,
+		.record_file = replay_files_note,
+		.record_pci_gpus = replay_record_pci_gpus,
 	};
 	return &ops;
 }
 
 #ifdef DMACONN_FUZZING
-/* -------------------------------------------------------------- fuzzing */
-
 static void fuzz_no_load(void)
 {
 }
 
 /*
- * fuzz/fuzz_replay.c's entry point, compiled only into that target: parses
- * data as a topology file into the structures above, answers every NVML call
- * from them (every device, link and pair, out-of-range ones too), then frees
- * them.  0 when the file was accepted, -1 when refused.
+ * fuzz/fuzz_replay.c's entry points, compiled only into that target: parses
+ * data as a topology file into the structures above (0 when accepted, -1
+ * when refused; the tables then answer from them), and frees them.
  */
 REPLAY_EXPORT int dmaconn_replay_fuzz_load(const char *data, size_t len);
+REPLAY_EXPORT void dmaconn_replay_fuzz_release(void);
 int dmaconn_replay_fuzz_load(const char *data, size_t len)
 {
 	pthread_once(&g_once, fuzz_no_load); /* never read DMACONN_REPLAY */
@@ -1605,81 +1608,11 @@ int dmaconn_replay_fuzz_load(const char *data, size_t len)
 	int rc = read_root(&ld, root);
 	json_decref(root);
 	g.load_error = rc ? g.err : NULL;
-	if (rc == 0) {
-		unsigned int count = 0, u = 0;
-		int cuda = 0, a = 0, b = 0;
-		char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
-		replay_nvmlInit_v2();
-		replay_nvmlSystemGetDriverVersion(buf, sizeof(buf));
-		replay_nvmlSystemGetNVMLVersion(buf, 4);
-		replay_nvmlSystemGetCudaDriverVersion_v2(&cuda);
-		replay_nvmlDeviceGetCount_v2(&count);
-		for (unsigned int i = 0; i <= count && i < 64; i++) {
-			nvmlDevice_t h = NULL, h2 = NULL;
-			nvmlPciInfo_t pci;
-			nvmlGpuFabricInfo_v3_t v3 = { .version = nvmlGpuFabricInfo_v3 };
-			nvmlGpuFabricInfo_v3_t v2 = { .version = nvmlGpuFabricInfo_v2 };
-			nvmlGpuFabricInfo_t f1;
-			if (replay_nvmlDeviceGetHandleByIndex_v2(i, &h) != NVML_SUCCESS)
-				continue;
-			replay_nvmlDeviceGetName(h, buf, sizeof(buf));
-			replay_nvmlDeviceGetUUID(h, buf, 8);
-			replay_nvmlDeviceGetPciInfo_v3(h, &pci);
-			replay_nvmlDeviceGetCudaComputeCapability(h, &a, &b);
-			replay_nvmlDeviceGetMigMode(h, &u, &u);
-			replay_nvmlDeviceGetGpuFabricInfoV(h, &v3);
-			replay_nvmlDeviceGetGpuFabricInfoV(h, &v2);
-			replay_nvmlDeviceGetGpuFabricInfo(h, &f1);
-			for (unsigned int l = 0; l <= MAX_LINKS; l++) {
-				nvmlEnableState_t st;
-				nvmlIntNvLinkDeviceType_t type;
-				replay_nvmlDeviceGetNvLinkState(h, l, &st);
-				replay_nvmlDeviceGetNvLinkVersion(h, l, &u);
-				replay_nvmlDeviceGetNvLinkRemoteDeviceType(h, l, &type);
-				replay_nvmlDeviceGetNvLinkRemotePciInfo_v2(h, l, &pci);
-			}
-			nvmlFieldValue_t fv[NVML_NVLINK_MAX_LINKS * 3 + 3];
-			memset(fv, 0, sizeof(fv));
-			for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
-				fv[3 * l] = (nvmlFieldValue_t){ .fieldId = NVML_FI_DEV_NVLINK_GET_STATE, .scopeId = l };
-				fv[3 * l + 1] = (nvmlFieldValue_t){ .fieldId = NVML_FI_DEV_NVLINK_GET_VERSION, .scopeId = l };
-				fv[3 * l + 2] = (nvmlFieldValue_t){ .fieldId = NVML_FI_DEV_NVLINK_GET_SPEED, .scopeId = l };
-			}
-			fv[3 * NVML_NVLINK_MAX_LINKS].fieldId = NVML_FI_DEV_NVLINK_LINK_COUNT;
-			fv[3 * NVML_NVLINK_MAX_LINKS + 1].fieldId = NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
-			fv[3 * NVML_NVLINK_MAX_LINKS + 2].fieldId = 0x7fffffff;
-			replay_nvmlDeviceGetFieldValues(h, (int)(sizeof(fv) / sizeof(fv[0])), fv);
-			for (unsigned int j = 0; j < count && j < 64; j++) {
-				nvmlGpuP2PStatus_t ps;
-				nvmlGpuTopologyLevel_t level;
-				if (replay_nvmlDeviceGetHandleByIndex_v2(j, &h2) != NVML_SUCCESS)
-					continue;
-				for (int c = -1; c <= REPLAY_P2P_CAPS; c++)
-					replay_nvmlDeviceGetP2PStatus(h, h2, (nvmlGpuP2PCapsIndex_t)c, &ps);
-				replay_nvmlDeviceGetTopologyCommonAncestor(h, h2, &level);
-			}
-		}
-		const struct dmaconn_replay_ops *ops = dmaconn_replay_ops();
-		const char *value;
-		char ids[4][DMACONN_REPLAY_BUS_ID_SIZE];
-		ops->getenv("CUDA_VISIBLE_DEVICES", &value);
-		struct nvml_api api;
-		struct ze_api zapi;
-		ops->nvml_table(&api, buf, sizeof(buf));
-		ops->ze_table(&zapi, buf, sizeof(buf));
-		ops->nvml_load_error();
-		ops->pci_gpus(ids, 4);
-		const char *data_ = NULL;
-		const char *const *names_ = NULL;
-		size_t len_ = 0;
-		int n_ = 0;
-		ops->read_file("/sys/class/kfd/kfd/topology/nodes/0/properties", &data_, &len_);
-		ops->list_dir("/sys/class/kfd/kfd/topology/nodes", &names_, &n_);
-		ops->library_load_error("level_zero");
-		ops->host();
-		replay_nvmlShutdown();
-	}
-	free_data();
 	return rc;
+}
+
+void dmaconn_replay_fuzz_release(void)
+{
+	free_data();
 }
 #endif

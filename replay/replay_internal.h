@@ -68,6 +68,23 @@ void replay_files_record(json_t *root);
 void replay_put(bool *oom, json_t *obj, const char *key, json_t *v);
 void replay_append(bool *oom, json_t *arr, json_t *v);
 
+/* What the recorder keeps is guarded by replay_rec_lock; replay_rec_oom
+ * notes a lost answer.  replay_note() sets obj[key] = v (taken over), except
+ * that an error (`error`) does not replace a success kept before. */
+#include <pthread.h>
+extern pthread_mutex_t replay_rec_lock;
+extern bool replay_rec_oom;
+void replay_note(json_t *obj, const char *key, json_t *v, bool error);
+
+/* dmaconn_replay_ops()'s record_begin, record_table and record_write (record.c). */
+void replay_record_begin(void);
+void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error);
+int replay_record_write(const char *path, const char *tool, char *err, size_t errlen);
+void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count);
+/* The sysfs files read while recording (files.c). */
+void replay_files_note(const char *path, const char *data, size_t len);
+void replay_files_forget(void);
+
 /* The reader's helpers.  Paths name a value in the file ("nvml.devices[0]"),
  * built in buffers of REPLAY_PATH_LEN (a longer one ends in "..."). */
 #define REPLAY_PATH_LEN 192

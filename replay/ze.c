@@ -1,18 +1,17 @@
 /*
  * The "level_zero" section: a stand-in Level Zero loader.  This file answers
  * the ze* functions dmaconn calls, with Level Zero's exact signatures, through
- * the function table replay_ze_table() fills, from the topology file (docs/replay-format.md, "level_zero"),
- * and records the section from a live loader (or re-emits it under replay).
+ * the function table replay_ze_table() fills, from the topology file
+ * (docs/replay-format.md, "level_zero"); record_ze.c records the section.
  *
- * A hand-made file describes the node physically (cards, their tiles, the
- * fabric edges between them); at zeInit this stand-in plays Intel's runtime
- * and shows the devices ZE_AFFINITY_MASK and ZE_FLAT_DEVICE_HIERARCHY leave
- * (src/order_ze.c), reading both as dmaconn does (pinned by the file unless
- * DMACONN_REPLAY_LIVE_ENV is set).  A recording ("exposed": true) holds what
- * the runtime showed, and is shown unchanged.
+ * The devices are shown as the file lists them: each card a root device,
+ * its tiles its sub-devices.  A recording ("exposed": true) holds what the
+ * runtime showed; how Intel's runtime applies ZE_AFFINITY_MASK and
+ * ZE_FLAT_DEVICE_HIERARCHY to a node described physically is modelled by
+ * the test stand-in (tests/replay_faults.c), not here.
  *
- * The file is read once; after zeInit everything is read-only except the
- * fault counters, so the functions may be called from any thread.
+ * The file is read once; after zeInit everything is read-only, so the
+ * functions may be called from any thread.
  */
 #include "replay_ze.h"
 
@@ -25,7 +24,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "order_ze.h"
 #include "pci.h"
 #include "replay_internal.h"
 #include "ze_load.h"
@@ -33,7 +31,7 @@
 
 #define ZID 24                /* "4095.31" and more */
 #define MAX_CARDS 1024
-#define MAX_TILES DC_ZE_MAX_TILES
+#define MAX_TILES REPLAY_MAX_TILES
 #define MAX_ITEMS 65536       /* edges, p2p pairs, faults */
 #define ZPATH REPLAY_PATH_LEN
 #define DEFAULT_NAME "Intel(R) Graphics"
@@ -54,69 +52,49 @@ static const char *const zfn_names[ZFN_COUNT] = {
 #undef ZFN_NAME_
 };
 
-/* The arguments a fault may be narrowed by, per function. */
-enum { ARG_DRIVER = 1, ARG_DEVICE = 2, ARG_PEER = 4, ARG_EDGE = 8 };
-static const unsigned char zfn_args[ZFN_COUNT] = {
-	[ZFN_zeDeviceGet] = ARG_DRIVER,
-	[ZFN_zeFabricVertexGetExp] = ARG_DRIVER,
-	[ZFN_zeDeviceGetProperties] = ARG_DRIVER | ARG_DEVICE,
-	[ZFN_zeDeviceGetSubDevices] = ARG_DRIVER | ARG_DEVICE,
-	[ZFN_zeDevicePciGetPropertiesExt] = ARG_DRIVER | ARG_DEVICE,
-	[ZFN_zeFabricVertexGetSubVerticesExp] = ARG_DRIVER | ARG_DEVICE,
-	[ZFN_zeFabricVertexGetPropertiesExp] = ARG_DRIVER | ARG_DEVICE,
-	[ZFN_zeFabricVertexGetDeviceExp] = ARG_DRIVER | ARG_DEVICE,
-	[ZFN_zeDeviceGetP2PProperties] = ARG_DRIVER | ARG_DEVICE | ARG_PEER,
-	[ZFN_zeFabricEdgeGetExp] = ARG_DRIVER | ARG_DEVICE | ARG_PEER,
-	[ZFN_zeFabricEdgeGetPropertiesExp] = ARG_DRIVER | ARG_EDGE,
-};
-
 /* ----------------------------------------------------------------- names */
 
-struct zname {
-	const char *name;
-	uint32_t value;
-};
 
-static const struct zname type_names[] = {
+const struct zname ze_type_names[] = {
 	{ "GPU", ZE_DEVICE_TYPE_GPU }, { "CPU", ZE_DEVICE_TYPE_CPU }, { "FPGA", ZE_DEVICE_TYPE_FPGA },
 	{ "MCA", ZE_DEVICE_TYPE_MCA }, { "VPU", ZE_DEVICE_TYPE_VPU }, { NULL, 0 },
 };
-static const struct zname device_flag_names[] = {
+const struct zname ze_device_flag_names[] = {
 	{ "INTEGRATED", ZE_DEVICE_PROPERTY_FLAG_INTEGRATED },
 	{ "SUBDEVICE", ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE },
 	{ "ECC", ZE_DEVICE_PROPERTY_FLAG_ECC },
 	{ "ONDEMANDPAGING", ZE_DEVICE_PROPERTY_FLAG_ONDEMANDPAGING },
 	{ NULL, 0 },
 };
-static const struct zname p2p_flag_names[] = {
+const struct zname ze_p2p_flag_names[] = {
 	{ "ACCESS", ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS },
 	{ "ATOMICS", ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS },
 	{ NULL, 0 },
 };
-static const struct zname vertex_type_names[] = {
+const struct zname ze_vertex_type_names[] = {
 	{ "UNKNOWN", ZE_FABRIC_VERTEX_EXP_TYPE_UNKNOWN }, { "DEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE },
 	{ "SUBDEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE }, { "SWITCH", ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH },
 	{ NULL, 0 },
 };
-static const struct zname bandwidth_unit_names[] = {
+const struct zname ze_bandwidth_unit_names[] = {
 	{ "UNKNOWN", ZE_BANDWIDTH_UNIT_UNKNOWN },
 	{ "BYTES_PER_NANOSEC", ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC },
 	{ "BYTES_PER_CLOCK", ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK },
 	{ NULL, 0 },
 };
-static const struct zname latency_unit_names[] = {
+const struct zname ze_latency_unit_names[] = {
 	{ "UNKNOWN", ZE_LATENCY_UNIT_UNKNOWN }, { "NANOSEC", ZE_LATENCY_UNIT_NANOSEC },
 	{ "CLOCK", ZE_LATENCY_UNIT_CLOCK },     { "HOP", ZE_LATENCY_UNIT_HOP },
 	{ NULL, 0 },
 };
-static const struct zname duplexity_names[] = {
+const struct zname ze_duplexity_names[] = {
 	{ "UNKNOWN", ZE_FABRIC_EDGE_EXP_DUPLEXITY_UNKNOWN },
 	{ "HALF_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_HALF_DUPLEX },
 	{ "FULL_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_FULL_DUPLEX },
 	{ NULL, 0 },
 };
 
-static const char *name_of(const struct zname *t, uint32_t value)
+const char *ze_name_of(const struct zname *t, uint32_t value)
 {
 	for (; t->name; t++)
 		if (t->value == value)
@@ -155,11 +133,13 @@ struct znode {
 	bool vertex_remote;
 	bool vertex_has_pci;
 	ze_fabric_vertex_pci_exp_address_t vertex_pci;
+	ze_result_t vertex_rc, subvertices_rc; /* the vertex's properties, its sub-vertices */
 };
 
 struct zedge {
 	const struct znode *a, *b;
 	ze_fabric_edge_exp_properties_t props;
+	ze_result_t rc; /* its properties' answer */
 };
 
 struct zpair {
@@ -172,7 +152,6 @@ enum { REL_SAME_CARD, REL_XELINK, REL_OTHER, REL_COUNT };
 static const char *const rel_keys[REL_COUNT] = { "same_card", "xelink", "other" };
 
 struct zdriver {
-	enum dc_ze_hierarchy default_h;
 	int ncards;
 	struct znode *cards;
 	int nedges;
@@ -181,15 +160,9 @@ struct zdriver {
 	int npairs;
 	struct zpair *pairs;
 	ze_result_t vertices_rc; /* zeFabricVertexGetExp's answer */
-};
-
-struct zfault {
-	enum ze_fn fn;
-	long long driver, edge; /* -1: any */
-	char device[ZID], peer[ZID]; /* "": any */
-	ze_result_t error;
-	unsigned long long skip, times, seen;
-	bool limited;
+	ze_result_t devices_rc;  /* zeDeviceGet's */
+	int nedge_errors;        /* zeFabricEdgeGetExp's failures, by pair */
+	struct zedge *edge_errors;
 };
 
 static struct {
@@ -203,14 +176,12 @@ static struct {
 	bool exposed;
 	int ndrivers;
 	struct zdriver *drivers;
-	int nfaults;
-	struct zfault *faults;
+	ze_result_t drivers_rc; /* zeDriverGet's answer */
 } z;
 
 /* What zeInit shows: handles are pointers into these arrays. */
 struct _ze_driver_handle_t {
 	int driver; /* index into z.drivers */
-	enum dc_ze_hierarchy h;
 	int ndevs, *devs; /* zeDeviceGet's answer: indices into x.devs */
 	int nvtx, *vtx;   /* zeFabricVertexGetExp's answer: indices into x.vtx */
 };
@@ -219,7 +190,6 @@ struct _ze_device_handle_t {
 	const struct znode *node;
 	int driver;
 	bool root;
-	bool flat;        /* shown under FLAT: no sub-vertices */
 	int nsubs, *subs; /* indices into x.devs */
 	int vertex;       /* index into x.vtx, or -1 */
 };
@@ -248,7 +218,6 @@ static struct {
 } x;
 
 static pthread_mutex_t x_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void free_nodes(struct znode *nodes, int n)
 {
@@ -287,12 +256,12 @@ void replay_ze_release(void)
 		free_nodes(z.drivers[d].cards, z.drivers[d].ncards);
 		free(z.drivers[d].edges);
 		free(z.drivers[d].pairs);
+		free(z.drivers[d].edge_errors);
 	}
 	free(z.drivers);
 	for (int i = 0; i < z.nmissing; i++)
 		free(z.missing[i]);
 	free(z.missing);
-	free(z.faults);
 	free(z.library);
 	free(z.library_error);
 	memset(&z, 0, sizeof(z));
@@ -335,6 +304,18 @@ static int error_object(struct ld *ld, json_t *v, const char *path, ze_result_t 
 	if (*rc == ZE_RESULT_SUCCESS)
 		return replay_bad(ld->file, p, "SUCCESS is not an error");
 	return 1;
+}
+
+/* obj[key], when present, a failure's name: 0 (*rc set), or -1. */
+static int opt_code(struct ld *ld, json_t *obj, const char *key, const char *path, ze_result_t *rc)
+{
+	char p[ZPATH];
+	json_t *v = json_object_get(obj, key);
+	if (!v)
+		return 0;
+	if (get_code(ld, v, replay_sub(p, path, key), rc))
+		return -1;
+	return *rc == ZE_RESULT_SUCCESS ? replay_bad(ld->file, p, "SUCCESS is not an error") : 0;
 }
 
 static int get_name(struct ld *ld, json_t *v, const char *path, const struct zname *t, uint32_t *out)
@@ -437,7 +418,7 @@ static int read_vertex(struct ld *ld, json_t *v, const char *path, struct znode 
 	json_t *e;
 	uint32_t t;
 	if ((e = json_object_get(v, "type"))) {
-		if (get_name(ld, e, replay_sub(p, path, "type"), vertex_type_names, &t))
+		if (get_name(ld, e, replay_sub(p, path, "type"), ze_vertex_type_names, &t))
 			return -1;
 		node->vertex_type = (int)t;
 	}
@@ -453,6 +434,9 @@ static int read_vertex(struct ld *ld, json_t *v, const char *path, struct znode 
 		node->vertex_has_pci = true;
 		node->vertex_pci = (ze_fabric_vertex_pci_exp_address_t){ a.domain, a.bus, a.device, a.function };
 	}
+	if (opt_code(ld, v, "error", path, &node->vertex_rc) ||
+	    opt_code(ld, v, "subvertices_error", path, &node->subvertices_rc))
+		return -1;
 	return 0;
 }
 
@@ -529,10 +513,10 @@ static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *n
 		return -1;
 	if ((v = json_object_get(o, "device_id")) && get_u32(ld, v, replay_sub(p, path, "device_id"), &node->device_id))
 		return -1;
-	if ((v = json_object_get(o, "type")) && get_name(ld, v, replay_sub(p, path, "type"), type_names, &node->type))
+	if ((v = json_object_get(o, "type")) && get_name(ld, v, replay_sub(p, path, "type"), ze_type_names, &node->type))
 		return -1;
 	if ((v = json_object_get(o, "flags")) &&
-	    get_flags(ld, v, replay_sub(p, path, "flags"), device_flag_names, &node->flags))
+	    get_flags(ld, v, replay_sub(p, path, "flags"), ze_device_flag_names, &node->flags))
 		return -1;
 	if ((v = json_object_get(o, "subdevice_id")) &&
 	    get_u32(ld, v, replay_sub(p, path, "subdevice_id"), &node->subdevice_id))
@@ -603,19 +587,19 @@ static int read_edge(struct ld *ld, json_t *o, const char *path, const struct zd
 	if ((v = json_object_get(o, "bandwidth")) && get_u32(ld, v, replay_sub(p, path, "bandwidth"), &pr->bandwidth))
 		return -1;
 	if ((v = json_object_get(o, "bandwidth_unit")) &&
-	    get_name(ld, v, replay_sub(p, path, "bandwidth_unit"), bandwidth_unit_names, &pr->bandwidthUnit))
+	    get_name(ld, v, replay_sub(p, path, "bandwidth_unit"), ze_bandwidth_unit_names, &pr->bandwidthUnit))
 		return -1;
 	if ((v = json_object_get(o, "latency")) && get_u32(ld, v, replay_sub(p, path, "latency"), &pr->latency))
 		return -1;
 	if ((v = json_object_get(o, "latency_unit")) &&
-	    get_name(ld, v, replay_sub(p, path, "latency_unit"), latency_unit_names, &pr->latencyUnit))
+	    get_name(ld, v, replay_sub(p, path, "latency_unit"), ze_latency_unit_names, &pr->latencyUnit))
 		return -1;
 	if ((v = json_object_get(o, "duplexity")) &&
-	    get_name(ld, v, replay_sub(p, path, "duplexity"), duplexity_names, &pr->duplexity))
+	    get_name(ld, v, replay_sub(p, path, "duplexity"), ze_duplexity_names, &pr->duplexity))
 		return -1;
 	if ((v = json_object_get(o, "uuid")) && get_uuid(ld, v, replay_sub(p, path, "uuid"), pr->uuid.id))
 		return -1;
-	return 0;
+	return opt_code(ld, o, "error", path, &e->rc);
 }
 
 static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *d)
@@ -626,7 +610,7 @@ static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *
 		return replay_bad(ld->file, path, "expected an object");
 	for (int r = 0; r < REL_COUNT; r++)
 		if ((v = json_object_get(o, rel_keys[r])) &&
-		    get_flags(ld, v, replay_sub(p, path, rel_keys[r]), p2p_flag_names, &d->rel[r]))
+		    get_flags(ld, v, replay_sub(p, path, rel_keys[r]), ze_p2p_flag_names, &d->rel[r]))
 			return -1;
 	if (!(v = json_object_get(o, "pairs")))
 		return 0;
@@ -651,7 +635,7 @@ static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *
 		json_t *f = json_object_get(e, "flags");
 		if (!r && !f)
 			return replay_bad(ld->file, q, "\"flags\" or \"error\" is required");
-		if (f && get_flags(ld, f, replay_sub(p, q, "flags"), p2p_flag_names, &pr->flags))
+		if (f && get_flags(ld, f, replay_sub(p, q, "flags"), ze_p2p_flag_names, &pr->flags))
 			return -1;
 	}
 	return 0;
@@ -663,7 +647,6 @@ static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdrive
 	json_t *v;
 	if (!json_is_object(o))
 		return replay_bad(ld->file, path, "expected a driver object");
-	d->default_h = DC_ZE_COMPOSITE;
 	d->rel[REL_SAME_CARD] = d->rel[REL_XELINK] =
 		ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS | ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS;
 	if ((v = json_object_get(o, "default_hierarchy"))) {
@@ -671,7 +654,6 @@ static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdrive
 		if (strcmp(s, "COMPOSITE") && strcmp(s, "FLAT") && strcmp(s, "COMBINED"))
 			return replay_bad(ld->file, replay_sub(p, path, "default_hierarchy"),
 					  "expected \"COMPOSITE\", \"FLAT\" or \"COMBINED\"");
-		d->default_h = dc_ze_hierarchy(s, DC_ZE_COMPOSITE);
 	}
 	v = json_object_get(o, "devices");
 	if (v && (!json_is_array(v) || json_array_size(v) > MAX_CARDS))
@@ -707,6 +689,30 @@ static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdrive
 	if ((v = json_object_get(o, "vertices_error")) &&
 	    get_code(ld, v, replay_sub(p, path, "vertices_error"), &d->vertices_rc))
 		return -1;
+	if (opt_code(ld, o, "devices_error", path, &d->devices_rc))
+		return -1;
+	/* zeFabricEdgeGetExp failing between two vertices: {"a", "b", "error"}. */
+	if (!(v = json_object_get(o, "edge_errors")))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
+		return replay_bad(ld->file, replay_sub(p, path, "edge_errors"), "expected an array of at most %d failures",
+				  MAX_ITEMS);
+	size_t nerr = json_array_size(v);
+	if (nerr && !(d->edge_errors = calloc(nerr, sizeof(*d->edge_errors))))
+		return replay_bad(ld->file, path, "out of memory");
+	d->nedge_errors = (int)nerr;
+	for (size_t i = 0; i < nerr; i++) {
+		char q[ZPATH], id[ZID];
+		struct zedge *e = &d->edge_errors[i];
+		json_t *o2 = json_array_get(v, i);
+		replay_item(q, replay_sub(p, path, "edge_errors"), i);
+		if (!json_is_object(o2) || !json_object_get(o2, "error"))
+			return replay_bad(ld->file, q, "expected {\"a\", \"b\", \"error\"}");
+		if (get_id(ld, json_object_get(o2, "a"), replay_sub(p, q, "a"), d, id, &e->a) ||
+		    get_id(ld, json_object_get(o2, "b"), replay_sub(p, q, "b"), d, id, &e->b) ||
+		    opt_code(ld, o2, "error", q, &e->rc))
+			return -1;
+	}
 	return 0;
 }
 
@@ -716,57 +722,6 @@ static int zfn_lookup(const char *name)
 		if (!strcmp(zfn_names[i], name))
 			return i;
 	return -1;
-}
-
-static int read_fault(struct ld *ld, json_t *o, const char *path, struct zfault *f)
-{
-	char p[ZPATH];
-	json_t *v;
-	long long val;
-	if (!json_is_object(o))
-		return replay_bad(ld->file, path, "expected an object");
-	v = json_object_get(o, "function");
-	int id = json_is_string(v) ? zfn_lookup(json_string_value(v)) : -1;
-	if (id < 0)
-		return replay_bad(ld->file, replay_sub(p, path, "function"), "expected a Level Zero function that dmaconn calls");
-	f->fn = (enum ze_fn)id;
-	f->driver = f->edge = -1;
-	static const struct {
-		const char *key;
-		int arg;
-	} args[] = { { "driver", ARG_DRIVER }, { "device", ARG_DEVICE }, { "peer", ARG_PEER }, { "edge", ARG_EDGE } };
-	for (size_t a = 0; a < sizeof(args) / sizeof(args[0]); a++) {
-		if (!(v = json_object_get(o, args[a].key)))
-			continue;
-		replay_sub(p, path, args[a].key);
-		if (!(zfn_args[f->fn] & args[a].arg))
-			return replay_bad(ld->file, p, "%s has no %s argument", zfn_names[f->fn], args[a].key);
-		if (args[a].arg == ARG_DEVICE || args[a].arg == ARG_PEER) {
-			if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= ZID)
-				return replay_bad(ld->file, p, "expected a device id, \"C\" or \"C.T\"");
-			snprintf(args[a].arg == ARG_DEVICE ? f->device : f->peer, ZID, "%s", json_string_value(v));
-		} else if (replay_get_int(ld->file, v, p, 0, INT_MAX, args[a].arg == ARG_DRIVER ? &f->driver : &f->edge)) {
-			return -1;
-		}
-	}
-	if (!(v = json_object_get(o, "error")))
-		return replay_bad(ld->file, path, "\"error\" is required");
-	if (get_code(ld, v, replay_sub(p, path, "error"), &f->error))
-		return -1;
-	if (f->error == ZE_RESULT_SUCCESS)
-		return replay_bad(ld->file, p, "a fault needs an error, not SUCCESS");
-	if ((v = json_object_get(o, "skip"))) {
-		if (replay_get_int(ld->file, v, replay_sub(p, path, "skip"), 0, LLONG_MAX, &val))
-			return -1;
-		f->skip = (unsigned long long)val;
-	}
-	if ((v = json_object_get(o, "times"))) {
-		if (replay_get_int(ld->file, v, replay_sub(p, path, "times"), 0, LLONG_MAX, &val))
-			return -1;
-		f->times = (unsigned long long)val;
-		f->limited = true;
-	}
-	return 0;
 }
 
 static int read_names(struct ld *ld, json_t *v, const char *path)
@@ -816,6 +771,8 @@ int replay_ze_read(const char *file, json_t *value)
 	}
 	if ((v = json_object_get(value, "missing_functions")) && read_names(&ld, v, "level_zero.missing_functions"))
 		return -1;
+	if (opt_code(&ld, value, "drivers_error", "level_zero", &z.drivers_rc))
+		return -1;
 	z.init_rc = ZE_RESULT_SUCCESS;
 	if ((v = json_object_get(value, "init"))) {
 		json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
@@ -838,18 +795,12 @@ int replay_ze_read(const char *file, json_t *value)
 			if (read_driver(&ld, json_array_get(v, d), replay_item(p, "level_zero.drivers", d), &z.drivers[d]))
 				return -1;
 	}
-	if ((v = json_object_get(value, "faults"))) {
-		if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
-			return replay_bad(file, "level_zero.faults", "expected an array of at most %d faults", MAX_ITEMS);
-		size_t n = json_array_size(v);
-		if (n && !(z.faults = calloc(n, sizeof(*z.faults))))
-			return replay_bad(file, "level_zero.faults", "out of memory");
-		z.nfaults = (int)n;
-		for (size_t i = 0; i < n; i++)
-			if (read_fault(&ld, json_array_get(v, i), replay_item(p, "level_zero.faults", i), &z.faults[i]))
-				return -1;
-	}
 	return 0;
+}
+
+const char *replay_ze_library(void)
+{
+	return z.library ? z.library : ZE_LOADER_SONAME;
 }
 
 const char *replay_ze_load_error(void)
@@ -870,18 +821,6 @@ static int ze_hidden(const char *symbol)
 }
 
 /* ------------------------------------------------------------ showing */
-
-/* The environment as dmaconn reads it: pinned by the file unless
- * DMACONN_REPLAY_LIVE_ENV says otherwise. */
-static const char *env_of(const char *name)
-{
-	const char *live = secure_getenv("DMACONN_REPLAY_LIVE_ENV");
-	const char *value;
-	const struct dmaconn_replay_ops *ops = dmaconn_replay_ops();
-	if (!(live && *live && strcmp(live, "0")) && ops->getenv(name, &value))
-		return value;
-	return secure_getenv(name);
-}
 
 static int new_dev(const struct znode *node, int driver, bool root)
 {
@@ -948,89 +887,25 @@ static int make_vertices(int dev)
 	return 0;
 }
 
-/* One driver as the runtime would show it. */
+/* One driver as the file lists it: each card a root device, its tiles its
+ * sub-devices. */
 static int show_driver(int d, struct _ze_driver_handle_t *out)
 {
 	const struct zdriver *zd = &z.drivers[d];
 	out->driver = d;
-	if (z.exposed) {
-		out->h = DC_ZE_COMPOSITE;
-		for (int c = 0; c < zd->ncards; c++) {
-			int r = new_dev(&zd->cards[c], d, true);
-			if (r < 0 || push(&out->devs, &out->ndevs, r))
-				return -1;
-			for (int t = 0; t < zd->cards[c].nsub; t++) {
-				int s = new_dev(&zd->cards[c].subs[t], d, false);
-				if (s < 0 || push(&x.devs[r].subs, &x.devs[r].nsubs, s))
-					return -1;
-			}
-			if (make_vertices(r) || (x.devs[r].vertex >= 0 && push(&out->vtx, &out->nvtx, x.devs[r].vertex)))
+	for (int c = 0; c < zd->ncards; c++) {
+		int r = new_dev(&zd->cards[c], d, true);
+		if (r < 0 || push(&out->devs, &out->ndevs, r))
+			return -1;
+		for (int t = 0; t < zd->cards[c].nsub; t++) {
+			int s = new_dev(&zd->cards[c].subs[t], d, false);
+			if (s < 0 || push(&x.devs[r].subs, &x.devs[r].nsubs, s))
 				return -1;
 		}
-		return 0;
+		if (make_vertices(r) || (x.devs[r].vertex >= 0 && push(&out->vtx, &out->nvtx, x.devs[r].vertex)))
+			return -1;
 	}
-	int *tiles = calloc((size_t)zd->ncards + 1, sizeof(int));
-	struct dc_ze_root *roots = NULL;
-	struct dc_ze_device *devices = NULL;
-	int nroots = 0, ndevices = 0, rc = -1;
-	if (!tiles)
-		return -1;
-	for (int c = 0; c < zd->ncards; c++)
-		tiles[c] = zd->cards[c].nsub > 1 ? zd->cards[c].nsub : 1;
-	out->h = dc_ze_hierarchy(env_of("ZE_FLAT_DEVICE_HIERARCHY"), zd->default_h);
-	if (dc_ze_expose(tiles, zd->ncards, out->h, env_of("ZE_AFFINITY_MASK"), &roots, &nroots, &devices, &ndevices))
-		goto out;
-	int *root_dev = calloc((size_t)nroots + 1, sizeof(int));
-	if (!root_dev)
-		goto out;
-	for (int r = 0; r < nroots; r++) {
-		const struct znode *card = &zd->cards[roots[r].card];
-		const struct znode *node = card;
-		if (roots[r].subdevices == 0 && card->nsub > 1) {
-			for (int t = 0; t < card->nsub; t++)
-				if (roots[r].tiles & (1u << t)) {
-					node = &card->subs[t];
-					break;
-				}
-		}
-		int rd = new_dev(node, d, true);
-		if (rd < 0)
-			goto out_roots;
-		root_dev[r] = rd;
-		for (int t = 0; roots[r].subdevices > 0 && t < card->nsub; t++) {
-			if (!(roots[r].tiles & (1u << t)))
-				continue;
-			int s = new_dev(&card->subs[t], d, false);
-			if (s < 0 || push(&x.devs[rd].subs, &x.devs[rd].nsubs, s))
-				goto out_roots;
-		}
-		if (make_vertices(rd))
-			goto out_roots;
-	}
-	for (int k = 0; k < ndevices; k++) {
-		int rd = root_dev[devices[k].root];
-		int dev = rd;
-		if (out->h != DC_ZE_COMPOSITE && x.devs[rd].nsubs > 0) {
-			dev = -1;
-			for (int s = 0; s < x.devs[rd].nsubs; s++)
-				if (x.devs[x.devs[rd].subs[s]].node->tile == devices[k].tile)
-					dev = x.devs[rd].subs[s];
-			if (dev < 0)
-				goto out_roots;
-		}
-		if (push(&out->devs, &out->ndevs, dev))
-			goto out_roots;
-		if (x.devs[dev].vertex >= 0 && push(&out->vtx, &out->nvtx, x.devs[dev].vertex))
-			goto out_roots;
-	}
-	rc = 0;
-out_roots:
-	free(root_dev);
-out:
-	free(tiles);
-	free(roots);
-	free(devices);
-	return rc;
+	return 0;
 }
 
 /* Builds what zeInit shows, once; x_lock held. */
@@ -1071,41 +946,8 @@ static ze_result_t show(void)
 			free(drv->vtx);
 		}
 	}
-	for (int k = 0; k < x.ndrv; k++)
-		for (int i = 0; i < x.ndevs; i++)
-			if (x.devs[i].driver == x.drv[k].driver)
-				x.devs[i].flat = x.drv[k].h == DC_ZE_FLAT;
 	x.rc = x.ndrv ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNINITIALIZED;
 	return x.rc;
-}
-
-/* ---------------------------------------------------------------- faults */
-
-struct call {
-	enum ze_fn fn;
-	long long driver, edge;
-	const char *device, *peer;
-};
-
-static ze_result_t fault(const struct call *c)
-{
-	ze_result_t rc = ZE_RESULT_SUCCESS;
-	if (!z.nfaults)
-		return rc;
-	pthread_mutex_lock(&fault_lock);
-	for (int i = 0; i < z.nfaults; i++) {
-		struct zfault *f = &z.faults[i];
-		if (f->fn != c->fn || (f->driver >= 0 && f->driver != c->driver) || (f->edge >= 0 && f->edge != c->edge) ||
-		    (f->device[0] && (!c->device || strcmp(f->device, c->device))) ||
-		    (f->peer[0] && (!c->peer || strcmp(f->peer, c->peer))))
-			continue;
-		if (f->seen < ULLONG_MAX)
-			f->seen++;
-		if (rc == ZE_RESULT_SUCCESS && f->seen > f->skip && (!f->limited || f->seen - f->skip <= f->times))
-			rc = f->error;
-	}
-	pthread_mutex_unlock(&fault_lock);
-	return rc;
 }
 
 /* -------------------------------------------------------------- prologue */
@@ -1168,8 +1010,7 @@ static ze_result_t enter_device(enum ze_fn fn, ze_device_handle_t h, struct _ze_
 		return rc;
 	if (!(*dev = dev_of(h)))
 		return h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	struct call c = { fn, (*dev)->driver, -1, (*dev)->node->id, NULL };
-	return fault(&c);
+	return ZE_RESULT_SUCCESS;
 }
 
 static ze_result_t enter_vertex(enum ze_fn fn, ze_fabric_vertex_handle_t h, struct _ze_fabric_vertex_handle_t **v)
@@ -1179,9 +1020,7 @@ static ze_result_t enter_vertex(enum ze_fn fn, ze_fabric_vertex_handle_t h, stru
 		return rc;
 	if (!(*v = vtx_of(h)))
 		return h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	const struct _ze_device_handle_t *dev = &x.devs[(*v)->dev];
-	struct call c = { fn, dev->driver, -1, dev->node->id, NULL };
-	return fault(&c);
+	return ZE_RESULT_SUCCESS;
 }
 
 /* Copies up to *count of the n indices into out (handles of base). */
@@ -1208,10 +1047,7 @@ static ze_result_t replay_zeInit(ze_init_flags_t flags)
 		return ZE_RESULT_ERROR_UNINITIALIZED;
 	if (flags > (ZE_INIT_FLAG_GPU_ONLY | ZE_INIT_FLAG_VPU_ONLY))
 		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-	struct call c = { ZFN_zeInit, -1, -1, NULL, NULL };
-	ze_result_t rc = fault(&c);
-	if (rc)
-		return rc;
+	ze_result_t rc;
 	if (z.init_rc != ZE_RESULT_SUCCESS)
 		return z.init_rc;
 	pthread_mutex_lock(&x_lock);
@@ -1224,8 +1060,7 @@ static ze_result_t replay_zeInit(ze_init_flags_t flags)
 static ze_result_t replay_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
 {
 	ze_result_t rc = enter(ZFN_zeDriverGet);
-	struct call c = { ZFN_zeDriverGet, -1, -1, NULL, NULL };
-	if (rc || (rc = fault(&c)))
+	if (rc || (rc = z.drivers_rc))
 		return rc;
 	if (!pCount)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -1250,8 +1085,7 @@ static ze_result_t replay_zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCou
 	struct _ze_driver_handle_t *drv = drv_of(hDriver);
 	if (!drv)
 		return hDriver ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	struct call c = { ZFN_zeDeviceGet, drv->driver, -1, NULL, NULL };
-	if ((rc = fault(&c)))
+	if ((rc = z.drivers[drv->driver].devices_rc))
 		return rc;
 	if (!pCount)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -1357,9 +1191,6 @@ static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, z
 	struct _ze_device_handle_t *a = dev_of(hDevice), *b = dev_of(hPeerDevice);
 	if (!a || !b)
 		return (hDevice && hPeerDevice) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	struct call c = { ZFN_zeDeviceGetP2PProperties, a->driver, -1, a->node->id, b->node->id };
-	if ((rc = fault(&c)))
-		return rc;
 	if (!pP2PProperties)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (a->driver != b->driver)
@@ -1397,9 +1228,6 @@ static ze_result_t replay_zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint3
 	struct _ze_driver_handle_t *drv = drv_of(hDriver);
 	if (!drv)
 		return hDriver ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	struct call c = { ZFN_zeFabricVertexGetExp, drv->driver, -1, NULL, NULL };
-	if ((rc = fault(&c)))
-		return rc;
 	if (!pCount)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (z.drivers[drv->driver].vertices_rc)
@@ -1417,8 +1245,9 @@ static ze_result_t replay_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handl
 	if (!pCount)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	/* Under FLAT the runtime shows no sub-vertices. */
-	int n = x.devs[v->dev].flat ? 0 : v->nsubs;
-	ANSWER_LIST(pCount, phSubvertices, n, v->subs, x.vtx);
+	if (x.devs[v->dev].node->subvertices_rc)
+		return x.devs[v->dev].node->subvertices_rc;
+	ANSWER_LIST(pCount, phSubvertices, v->nsubs, v->subs, x.vtx);
 }
 
 static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
@@ -1432,6 +1261,8 @@ static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	const struct _ze_device_handle_t *dev = &x.devs[v->dev];
 	const struct znode *n = dev->node;
+	if (n->vertex_rc)
+		return n->vertex_rc;
 	ze_fabric_vertex_exp_properties_t *p = pVertexProperties;
 	memcpy(p->uuid.id, n->uuid, sizeof(p->uuid.id));
 	p->type = n->vertex_type >= 0 ? (uint32_t)n->vertex_type
@@ -1465,6 +1296,16 @@ static ze_result_t replay_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t h
 	return ZE_RESULT_SUCCESS;
 }
 
+/* The recorded failure of zeFabricEdgeGetExp between a and b, if any. */
+static ze_result_t edge_error(const struct _ze_device_handle_t *a, const struct _ze_device_handle_t *b)
+{
+	const struct zdriver *zd = &z.drivers[a->driver];
+	for (int k = 0; a->driver == b->driver && k < zd->nedge_errors; k++)
+		if (zd->edge_errors[k].a == a->node && zd->edge_errors[k].b == b->node)
+			return zd->edge_errors[k].rc;
+	return ZE_RESULT_SUCCESS;
+}
+
 static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
 			       uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
 {
@@ -1475,8 +1316,7 @@ static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA,
 	if (!va || !vb)
 		return (hVertexA && hVertexB) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	const struct _ze_device_handle_t *a = &x.devs[va->dev], *b = &x.devs[vb->dev];
-	struct call c = { ZFN_zeFabricEdgeGetExp, a->driver, -1, a->node->id, b->node->id };
-	if ((rc = fault(&c)))
+	if ((rc = edge_error(a, b)))
 		return rc;
 	if (!pCount)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -1511,8 +1351,7 @@ static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t h
 	struct _ze_fabric_edge_handle_t *e = edge_of(hEdge);
 	if (!e)
 		return hEdge ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	struct call c = { ZFN_zeFabricEdgeGetPropertiesExp, e->driver, e->index, NULL, NULL };
-	if ((rc = fault(&c)))
+	if ((rc = z.drivers[e->driver].edges[e->index].rc))
 		return rc;
 	if (!pEdgeProperties)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -1549,450 +1388,4 @@ static int ze_bind(struct ze_api *api, const char *library, char *err, size_t er
 int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
 {
 	return ze_bind(api, ZE_LOADER_SONAME, err, errlen);
-}
-
-/* ------------------------------------------------------------- recording */
-
-struct rec {
-	struct ze_api api;
-	json_t *faults;
-	bool oom;
-};
-
-static json_t *code_json(ze_result_t rc)
-{
-	const char *n = ze_result_short_name(rc);
-	char buf[32];
-	if (!n) {
-		snprintf(buf, sizeof(buf), "UNKNOWN");
-		n = buf;
-	}
-	return json_string(n);
-}
-
-static json_t *err_obj(ze_result_t rc)
-{
-	json_t *o = json_object();
-	if (o && json_object_set_new(o, "error", code_json(rc))) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* A failing call the section has no place for becomes a lasting fault. */
-static void rec_fault(struct rec *r, enum ze_fn fn, int driver, const char *device, const char *peer, int edge,
-		      ze_result_t rc)
-{
-	json_t *f = json_object();
-	replay_put(&r->oom, f, "function", json_string(zfn_names[fn]));
-	if (driver >= 0)
-		replay_put(&r->oom, f, "driver", json_integer(driver));
-	if (device)
-		replay_put(&r->oom, f, "device", json_string(device));
-	if (peer)
-		replay_put(&r->oom, f, "peer", json_string(peer));
-	if (edge >= 0)
-		replay_put(&r->oom, f, "edge", json_integer(edge));
-	replay_put(&r->oom, f, "error", code_json(rc));
-	replay_append(&r->oom, r->faults, f);
-}
-
-static json_t *flags_json(const struct zname *t, uint32_t flags)
-{
-	json_t *a = json_array();
-	for (; a && t->name; t++)
-		if (flags & t->value)
-			json_array_append_new(a, json_string(t->name));
-	return a;
-}
-
-static json_t *uuid_json(const uint8_t u[16])
-{
-	char buf[40];
-	static const char hex[] = "0123456789abcdef";
-	int o = 0;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			buf[o++] = '-';
-		buf[o++] = hex[u[i] >> 4];
-		buf[o++] = hex[u[i] & 15];
-	}
-	buf[o] = '\0';
-	return json_string(buf);
-}
-
-/* Bytes of a fixed buffer as a JSON string. */
-static json_t *text(const char *s, size_t size)
-{
-	return replay_text(s, strnlen(s, size));
-}
-
-static json_t *rec_device(struct rec *r, ze_device_handle_t h)
-{
-	json_t *o = json_object();
-	ze_device_properties_t p;
-	memset(&p, 0, sizeof(p));
-	p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-	ze_result_t rc = r->api.zeDeviceGetProperties(h, &p);
-	if (rc) {
-		replay_put(&r->oom, o, "error", code_json(rc));
-	} else {
-		replay_put(&r->oom, o, "name", text(p.name, sizeof(p.name)));
-		replay_put(&r->oom, o, "uuid", uuid_json(p.uuid.id));
-		replay_put(&r->oom, o, "vendor_id", json_integer(p.vendorId));
-		replay_put(&r->oom, o, "device_id", json_integer(p.deviceId));
-		const char *type = name_of(type_names, p.type);
-		replay_put(&r->oom, o, "type", json_string(type ? type : "GPU"));
-		replay_put(&r->oom, o, "flags", flags_json(device_flag_names, p.flags));
-		replay_put(&r->oom, o, "subdevice_id", json_integer(p.subdeviceId));
-	}
-	if (r->api.zeDevicePciGetPropertiesExt) {
-		ze_pci_ext_properties_t pci;
-		memset(&pci, 0, sizeof(pci));
-		pci.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
-		rc = r->api.zeDevicePciGetPropertiesExt(h, &pci);
-		struct dc_pci a = { pci.address.domain, pci.address.bus, pci.address.device, pci.address.function };
-		if (!rc && (a.bus > 0xff || a.device > 0xff || a.function > 7))
-			rc = ZE_RESULT_ERROR_UNKNOWN; /* no address this format can hold */
-		if (rc) {
-			replay_put(&r->oom, o, "pci", err_obj(rc));
-		} else {
-			char bus[DC_PCI_BUS_ID_SIZE];
-			dc_pci_format(&a, bus);
-			json_t *po = json_object();
-			replay_put(&r->oom, po, "bus_id", json_string(bus));
-			replay_put(&r->oom, po, "gen", json_integer(pci.maxSpeed.genVersion));
-			replay_put(&r->oom, po, "width", json_integer(pci.maxSpeed.width));
-			replay_put(&r->oom, po, "max_bandwidth", json_integer(pci.maxSpeed.maxBandwidth));
-			replay_put(&r->oom, o, "pci", po);
-		}
-	}
-	return o;
-}
-
-struct vid {
-	ze_fabric_vertex_handle_t v;
-	char id[ZID];
-};
-
-/* The id of device handle h among the recorded ones, or NULL. */
-static const char *id_of(ze_device_handle_t h, ze_device_handle_t *handles, char (*ids)[ZID], int n)
-{
-	for (int i = 0; i < n; i++)
-		if (handles[i] == h)
-			return ids[i];
-	return NULL;
-}
-
-static json_t *object_of(json_t *devices, const char *id)
-{
-	char *end;
-	long c = strtol(id, &end, 10);
-	json_t *dev = json_array_get(devices, (size_t)c);
-	if (*end == '.')
-		dev = json_array_get(json_object_get(dev, "subdevices"), (size_t)strtol(end + 1, NULL, 10));
-	return dev;
-}
-
-static void rec_fabric(struct rec *r, int d, ze_driver_handle_t drv, json_t *dobj, json_t *devices,
-		       ze_device_handle_t *handles, char (*ids)[ZID], int nids)
-{
-	uint32_t nv = 0;
-	ze_result_t rc = r->api.zeFabricVertexGetExp(drv, &nv, NULL);
-	ze_fabric_vertex_handle_t *vs = NULL;
-	if (!rc && nv > 4096)
-		rc = ZE_RESULT_ERROR_INVALID_SIZE;
-	if (!rc && nv && !(vs = calloc(nv, sizeof(*vs)))) {
-		r->oom = true;
-		return;
-	}
-	if (!rc && nv)
-		rc = r->api.zeFabricVertexGetExp(drv, &nv, vs);
-	if (rc) {
-		replay_put(&r->oom, dobj, "vertices_error", code_json(rc));
-		free(vs);
-		return;
-	}
-	struct vid *mapped = calloc((size_t)nv * (MAX_TILES + 1) + 1, sizeof(*mapped));
-	int nm = 0;
-	if (!mapped) {
-		r->oom = true;
-		free(vs);
-		return;
-	}
-	for (uint32_t k = 0; k < nv; k++) {
-		ze_fabric_vertex_handle_t list[MAX_TILES + 1];
-		uint32_t nl = 1;
-		list[0] = vs[k];
-		uint32_t nsub = 0;
-		rc = r->api.zeFabricVertexGetSubVerticesExp(vs[k], &nsub, NULL);
-		if (!rc && nsub > MAX_TILES)
-			nsub = MAX_TILES;
-		if (!rc && nsub) {
-			rc = r->api.zeFabricVertexGetSubVerticesExp(vs[k], &nsub, list + 1);
-			nl += rc ? 0 : nsub;
-		}
-		for (uint32_t t = 0; t < nl; t++) {
-			ze_device_handle_t dh = NULL;
-			ze_fabric_vertex_exp_properties_t vp;
-			memset(&vp, 0, sizeof(vp));
-			vp.stype = ZE_STRUCTURE_TYPE_FABRIC_VERTEX_EXP_PROPERTIES;
-			if (r->api.zeFabricVertexGetDeviceExp(list[t], &dh) != ZE_RESULT_SUCCESS)
-				continue;
-			const char *id = id_of(dh, handles, ids, nids);
-			if (!id)
-				continue;
-			if (t == 0 && rc)
-				rec_fault(r, ZFN_zeFabricVertexGetSubVerticesExp, d, id, NULL, -1, rc);
-			ze_result_t prc = r->api.zeFabricVertexGetPropertiesExp(list[t], &vp);
-			json_t *vo = json_object();
-			if (prc) {
-				rec_fault(r, ZFN_zeFabricVertexGetPropertiesExp, d, id, NULL, -1, prc);
-			} else {
-				const char *type = name_of(vertex_type_names, vp.type);
-				replay_put(&r->oom, vo, "type", json_string(type ? type : "UNKNOWN"));
-				replay_put(&r->oom, vo, "remote", json_boolean(vp.remote));
-				struct dc_pci a = { vp.address.domain, vp.address.bus, vp.address.device, vp.address.function };
-				char bus[DC_PCI_BUS_ID_SIZE];
-				if (a.bus <= 0xff && a.device <= 0xff && a.function <= 7) {
-					dc_pci_format(&a, bus);
-					replay_put(&r->oom, vo, "bus_id", json_string(bus));
-				}
-			}
-			replay_put(&r->oom, object_of(devices, id), "vertex", vo);
-			mapped[nm].v = list[t];
-			snprintf(mapped[nm].id, ZID, "%s", id);
-			nm++;
-		}
-	}
-	free(vs);
-	/* Devices without a vertex say so. */
-	for (int i = 0; i < nids; i++) {
-		json_t *dev = object_of(devices, ids[i]);
-		if (dev && !json_object_get(dev, "vertex"))
-			replay_put(&r->oom, dev, "vertex", json_false());
-	}
-	json_t *edges = json_array();
-	for (int a = 0; a < nm; a++) {
-		for (int b = a + 1; b < nm; b++) {
-			uint32_t ne = 0;
-			ze_fabric_edge_handle_t *es = NULL;
-			rc = r->api.zeFabricEdgeGetExp(mapped[a].v, mapped[b].v, &ne, NULL);
-			if (!rc && ne > 4096)
-				rc = ZE_RESULT_ERROR_INVALID_SIZE;
-			if (!rc && ne && !(es = calloc(ne, sizeof(*es))))
-				r->oom = true;
-			if (!rc && es)
-				rc = r->api.zeFabricEdgeGetExp(mapped[a].v, mapped[b].v, &ne, es);
-			if (rc) {
-				rec_fault(r, ZFN_zeFabricEdgeGetExp, d, mapped[a].id, mapped[b].id, -1, rc);
-				free(es);
-				continue;
-			}
-			for (uint32_t k = 0; es && k < ne; k++) {
-				ze_fabric_edge_exp_properties_t ep;
-				memset(&ep, 0, sizeof(ep));
-				ep.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
-				json_t *eo = json_object();
-				replay_put(&r->oom, eo, "a", json_string(mapped[a].id));
-				replay_put(&r->oom, eo, "b", json_string(mapped[b].id));
-				rc = r->api.zeFabricEdgeGetPropertiesExp(es[k], &ep);
-				if (rc) {
-					replay_put(&r->oom, eo, "model", json_string("unknown"));
-					rec_fault(r, ZFN_zeFabricEdgeGetPropertiesExp, d, NULL, NULL,
-						  (int)json_array_size(edges), rc);
-				} else {
-					const char *bu = name_of(bandwidth_unit_names, ep.bandwidthUnit);
-					const char *lu = name_of(latency_unit_names, ep.latencyUnit);
-					const char *du = name_of(duplexity_names, ep.duplexity);
-					json_t *model = text(ep.model, sizeof(ep.model));
-					replay_put(&r->oom, eo, "model", json_string_length(model) ? model : (json_decref(model), json_string("unknown")));
-					replay_put(&r->oom, eo, "bandwidth", json_integer(ep.bandwidth));
-					replay_put(&r->oom, eo, "bandwidth_unit", json_string(bu ? bu : "UNKNOWN"));
-					replay_put(&r->oom, eo, "latency", json_integer(ep.latency));
-					replay_put(&r->oom, eo, "latency_unit", json_string(lu ? lu : "UNKNOWN"));
-					replay_put(&r->oom, eo, "duplexity", json_string(du ? du : "UNKNOWN"));
-					replay_put(&r->oom, eo, "uuid", uuid_json(ep.uuid.id));
-				}
-				replay_append(&r->oom, edges, eo);
-			}
-			free(es);
-		}
-	}
-	free(mapped);
-	replay_put(&r->oom, dobj, "edges", edges);
-}
-
-static json_t *rec_driver(struct rec *r, int d, ze_driver_handle_t drv)
-{
-	json_t *dobj = json_object(), *devices = json_array();
-	uint32_t n = 0;
-	ze_device_handle_t *roots = NULL;
-	ze_result_t rc = r->api.zeDeviceGet(drv, &n, NULL);
-	if (!rc && n > MAX_CARDS)
-		rc = ZE_RESULT_ERROR_INVALID_SIZE;
-	if (!rc && n && !(roots = calloc(n, sizeof(*roots)))) {
-		r->oom = true;
-		return dobj;
-	}
-	if (!rc && n)
-		rc = r->api.zeDeviceGet(drv, &n, roots);
-	if (rc) {
-		rec_fault(r, ZFN_zeDeviceGet, d, NULL, NULL, -1, rc);
-		n = 0;
-	}
-	/* Every handle recorded, with its id ("C", "C.T"). */
-	size_t cap = (size_t)n * (MAX_TILES + 1) + 1;
-	ze_device_handle_t *handles = calloc(cap, sizeof(*handles));
-	char(*ids)[ZID] = calloc(cap, sizeof(*ids));
-	int nids = 0;
-	if (!handles || !ids) {
-		r->oom = true;
-		n = 0;
-	}
-	for (uint32_t c = 0; c < n; c++) {
-		json_t *dev = rec_device(r, roots[c]);
-		handles[nids] = roots[c];
-		snprintf(ids[nids++], ZID, "%u", c);
-		if (r->api.zeDeviceGetSubDevices) {
-			uint32_t ns = 0;
-			ze_device_handle_t subs[MAX_TILES];
-			rc = r->api.zeDeviceGetSubDevices(roots[c], &ns, NULL);
-			if (!rc && ns > MAX_TILES)
-				ns = MAX_TILES;
-			if (!rc && ns)
-				rc = r->api.zeDeviceGetSubDevices(roots[c], &ns, subs);
-			if (rc) {
-				replay_put(&r->oom, dev, "subdevices", err_obj(rc));
-			} else if (ns) {
-				json_t *arr = json_array();
-				for (uint32_t t = 0; t < ns; t++) {
-					replay_append(&r->oom, arr, rec_device(r, subs[t]));
-					handles[nids] = subs[t];
-					snprintf(ids[nids++], ZID, "%u.%u", c, t);
-				}
-				replay_put(&r->oom, dev, "subdevices", arr);
-			}
-		}
-		replay_append(&r->oom, devices, dev);
-	}
-	replay_put(&r->oom, dobj, "devices", devices);
-	json_t *p2p = json_object(), *pairs = json_array();
-	replay_put(&r->oom, p2p, "same_card", json_array());
-	replay_put(&r->oom, p2p, "xelink", json_array());
-	replay_put(&r->oom, p2p, "other", json_array());
-	for (uint32_t i = 0; r->api.zeDeviceGetP2PProperties && i < n; i++) {
-		for (uint32_t j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			ze_device_p2p_properties_t pp;
-			memset(&pp, 0, sizeof(pp));
-			pp.stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES;
-			rc = r->api.zeDeviceGetP2PProperties(roots[i], roots[j], &pp);
-			json_t *e = rc ? err_obj(rc) : json_object();
-			char from[ZID], to[ZID];
-			snprintf(from, sizeof(from), "%u", i);
-			snprintf(to, sizeof(to), "%u", j);
-			replay_put(&r->oom, e, "from", json_string(from));
-			replay_put(&r->oom, e, "to", json_string(to));
-			if (!rc)
-				replay_put(&r->oom, e, "flags", flags_json(p2p_flag_names, pp.flags));
-			replay_append(&r->oom, pairs, e);
-		}
-	}
-	replay_put(&r->oom, p2p, "pairs", pairs);
-	replay_put(&r->oom, dobj, "p2p", p2p);
-	int fabric = 1;
-#define REC_FABRIC_(fn) fabric &= r->api.fn != NULL;
-	ZE_FABRIC_FUNCTIONS(REC_FABRIC_)
-#undef REC_FABRIC_
-	if (fabric && n)
-		rec_fabric(r, d, drv, dobj, devices, handles, ids, nids);
-	free(handles);
-	free(ids);
-	free(roots);
-	return dobj;
-}
-
-static void rec_answers(struct rec *r, json_t *sec)
-{
-	json_t *missing = json_array();
-#define REC_MISSING_(fn, ret, params, required)                                        \
-	if (!r->api.fn)                                                                \
-		replay_append(&r->oom, missing, json_string(#fn));
-	ZE_FUNCTIONS(REC_MISSING_)
-#undef REC_MISSING_
-	replay_put(&r->oom, sec, "missing_functions", missing);
-	ze_result_t rc = r->api.zeInit(ZE_INIT_FLAG_GPU_ONLY);
-	if (rc) {
-		replay_put(&r->oom, sec, "init", err_obj(rc));
-		return;
-	}
-	replay_put(&r->oom, sec, "init", json_string("SUCCESS"));
-	replay_put(&r->oom, sec, "exposed", json_true());
-	json_t *drivers = json_array();
-	uint32_t n = 0;
-	ze_driver_handle_t list[64];
-	rc = r->api.zeDriverGet(&n, NULL);
-	if (!rc && n > 64)
-		n = 64;
-	if (!rc && n)
-		rc = r->api.zeDriverGet(&n, list);
-	if (rc) {
-		rec_fault(r, ZFN_zeDriverGet, -1, NULL, NULL, -1, rc);
-		n = 0;
-	}
-	for (uint32_t d = 0; d < n; d++)
-		replay_append(&r->oom, drivers, rec_driver(r, (int)d, list[d]));
-	replay_put(&r->oom, sec, "drivers", drivers);
-}
-
-
-void replay_ze_record(json_t *root)
-{
-	struct rec r;
-	memset(&r, 0, sizeof(r));
-	char why[1024] = "";
-	const char *library = ZE_LOADER_SONAME, *load_error = NULL;
-	json_t *sec = json_object();
-	r.faults = json_array();
-	bool live = !replay_active();
-	if (!live) {
-		load_error = replay_ze_load_error();
-		if (z.library)
-			library = z.library;
-		if (!load_error && ze_bind(&r.api, library, why, sizeof(why))) {
-			/* A required function hidden: the recorded loader was unusable. */
-			snprintf(why, sizeof(why), "%s lacks a required function (not a Level Zero loader?)", library);
-			load_error = why;
-		}
-	} else {
-		const char *env = secure_getenv("DMACONN_ZE_LIBRARY");
-		if (env && *env && env[0] == '/')
-			library = env;
-		if (ze_api_open(&r.api, library, why, sizeof(why)) != 0)
-			load_error = strncmp(why, "cannot load Level Zero: ", 24) ? why : why + 24;
-	}
-	if (load_error) {
-		json_t *e = json_object();
-		replay_put(&r.oom, e, "error", json_string(load_error));
-		replay_put(&r.oom, sec, "library", e);
-	} else {
-		replay_put(&r.oom, sec, "library", json_string(library));
-		rec_answers(&r, sec);
-		/* A live loader stays mapped once initialised (see level_zero.c). */
-		if (live && !json_object_get(json_object_get(sec, "init"), "error"))
-			r.api.handle = NULL;
-		if (live)
-			ze_api_close(&r.api);
-	}
-	if (json_array_size(r.faults))
-		replay_put(&r.oom, sec, "faults", r.faults);
-	else
-		json_decref(r.faults);
-	if (!r.oom)
-		json_object_set_new(root, "level_zero", sec);
-	else
-		json_decref(sec);
 }

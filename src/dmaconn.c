@@ -989,7 +989,7 @@ int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
 /* How a detection runs: cached (dmaconn_detect), fresh and cached
  * (dmaconn_detect_fresh), or over the whole node, quiet and uncached
  * (dmaconn_detect_node). */
-enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE, DETECT_PASSIVE };
+enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE, DETECT_PASSIVE, DETECT_RECORD };
 
 int dc_detect_passive(void)
 {
@@ -1015,21 +1015,22 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	atomic_init(&r->refs, 1);
 	r->type = type;
 	b->r = r;
-	b->quiet = mode == DETECT_NODE;
+	int node = mode == DETECT_NODE || mode == DETECT_RECORD;
+	b->quiet = node;
 	last_error[0] = '\0';
-	if (mode == DETECT_NODE)
+	if (node)
 		dc_set_node_scope(1);
 	dc_set_rediscover(mode == DETECT_FRESH);
 	dc_config_begin();
 	in_detection++;
 	int outer_passive = passive;
-	passive = mode == DETECT_PASSIVE;
+	passive = mode == DETECT_PASSIVE || mode == DETECT_RECORD;
 	int rc = fn(b, user_data);
 	passive = outer_passive;
 	in_detection--;
 	dc_config_end();
 	dc_set_rediscover(0);
-	if (mode == DETECT_NODE)
+	if (node)
 		dc_set_node_scope(0);
 	dc_warn_finish(b);
 	if (rc == DMACONN_OK && b->oom)
@@ -1113,7 +1114,7 @@ static int detect(dmaconn_device_type type, const char *connection, int mode,
 	e->running = 0;
 	if (e->removed) {
 		entry_free(e); /* unregistered while its detector ran */
-	} else if (rc == DMACONN_OK && mode != DETECT_NODE && !b.provisional) {
+	} else if (rc == DMACONN_OK && mode != DETECT_NODE && mode != DETECT_RECORD && !b.provisional) {
 		old = e->cached;
 		e->cached = dmaconn_result_retain(b.r);
 	}
@@ -1171,6 +1172,46 @@ void dmaconn_clear_cache(void)
 	for (const struct dc_backend *const *be = dc_backends; *be; be++)
 		if ((*be)->forget)
 			(*be)->forget();
+}
+
+/* The backends as before their first detection: their libraries reopen. */
+static void backends_reset(void)
+{
+	dmaconn_clear_cache();
+	for (const struct dc_backend *const *be = dc_backends; *be; be++)
+		(*be)->shutdown();
+}
+
+int dc_record_run(void)
+{
+	if (in_detection || in_handler)
+		return dc_fail(DMACONN_EBUSY, "dmaconn_record() inside a %s", in_detection ? "detector" : "warning handler");
+	int n = dmaconn_list_detectors(NULL, NULL, 0);
+	dmaconn_device_type *types = n > 0 ? calloc((size_t)n, sizeof(*types)) : NULL;
+	const char **conns = n > 0 ? calloc((size_t)n, sizeof(*conns)) : NULL;
+	char **owned = n > 0 ? calloc((size_t)n, sizeof(*owned)) : NULL;
+	int rc = n < 0 ? n : DMACONN_OK;
+	if (n > 0 && (!types || !conns || !owned))
+		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
+	if (rc == DMACONN_OK && n > 0) {
+		n = dmaconn_list_detectors(types, conns, n);
+		for (int k = 0; k < n; k++)
+			owned[k] = strdup(conns[k]);
+		backends_reset();
+		for (int k = 0; k < n; k++) {
+			dmaconn_result *r = NULL;
+			if (owned[k] && detect(types[k], owned[k], DETECT_RECORD, &r) == DMACONN_OK)
+				dmaconn_result_release(r);
+		}
+		backends_reset();
+		dc_ok();
+	}
+	for (int k = 0; owned && k < n; k++)
+		free(owned[k]);
+	free(owned);
+	free(types);
+	free(conns);
+	return rc;
 }
 
 /* ------------------------------------------------------------------- fork */

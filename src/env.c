@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "pci.h"
 #include "replay_abi.h"
 
 static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -132,6 +133,40 @@ static int load_replay(void)
 	return 0;
 }
 
+/* The component that records, while dmaconn_record() runs. */
+static const struct dmaconn_replay_ops *recorder;
+
+void dc_record_table(const char *vendor, void *table, const char *library, const char *load_error)
+{
+	pthread_mutex_lock(&replay_lock);
+	const struct dmaconn_replay_ops *r = recorder;
+	pthread_mutex_unlock(&replay_lock);
+	if (r)
+		r->record_table(vendor, table, library, load_error);
+}
+
+void dc_record_file(const char *path, const char *data, size_t len)
+{
+	pthread_mutex_lock(&replay_lock);
+	const struct dmaconn_replay_ops *r = recorder;
+	pthread_mutex_unlock(&replay_lock);
+	if (r)
+		r->record_file(path, data, len);
+}
+
+void dc_record_pci_gpus(const struct dc_pci *gpus, int n)
+{
+	pthread_mutex_lock(&replay_lock);
+	const struct dmaconn_replay_ops *r = recorder;
+	pthread_mutex_unlock(&replay_lock);
+	char(*ids)[DMACONN_REPLAY_BUS_ID_SIZE] = r && n > 0 ? calloc((size_t)n, sizeof(*ids)) : NULL;
+	for (int i = 0; ids && i < n; i++)
+		dc_pci_format(&gpus[i], ids[i]);
+	if (r && (ids || n <= 0))
+		r->record_pci_gpus(ids, n > 0 ? n : 0);
+	free(ids);
+}
+
 int dmaconn_record(const char *path)
 {
 	if (!path || !*path)
@@ -141,18 +176,29 @@ int dmaconn_record(const char *path)
 		replay_tried = 1;
 		load_replay();
 	}
-	void *sym = replay_handle ? dlsym(replay_handle, "dmaconn_replay_record") : NULL;
+	const struct dmaconn_replay_ops *ops = replay;
 	char why[1024];
 	snprintf(why, sizeof(why), "%s", replay_error);
 	pthread_mutex_unlock(&replay_lock);
-	if (!sym)
+	if (!ops)
 		return dc_fail(DMACONN_EUNAVAILABLE, "cannot record: %s",
 			       why[0] ? why : "the replay component has no recorder");
-	int (*record)(const char *, const char *, char *, size_t);
-	memcpy(&record, &sym, sizeof(record));
+	if (dc_replay_file() && ops->load_error())
+		return dc_fail(DMACONN_EREPLAY, "cannot record: %s", ops->load_error());
+	/* Every detector once, its vendor libraries' tables wrapped. */
+	ops->record_begin();
+	pthread_mutex_lock(&replay_lock);
+	recorder = ops;
+	pthread_mutex_unlock(&replay_lock);
+	int rc = dc_record_run();
+	pthread_mutex_lock(&replay_lock);
+	recorder = NULL;
+	pthread_mutex_unlock(&replay_lock);
+	if (rc != DMACONN_OK)
+		return rc;
 	char tool[64], err[1024] = "";
 	snprintf(tool, sizeof(tool), "dmaconn %s", dmaconn_version_string());
-	if (record(path, tool, err, sizeof(err)) != 0)
+	if (ops->record_write(path, tool, err, sizeof(err)) != 0)
 		return dc_fail(DMACONN_EREPLAY, "cannot record: %s", err);
 	return DMACONN_OK;
 }

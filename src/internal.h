@@ -126,6 +126,18 @@ int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *e
 /* 1 when replay is on and its file loaded; used to keep live sysfs out of a replay. */
 const struct dmaconn_replay_ops *dc_replay_ops(void);
 void dc_replay_shutdown(void);
+/* While dmaconn_record() runs, a backend hands the function table of the
+ * vendor library it loaded ("nvml", "level_zero"; NULL with load_error when
+ * it did not load) to the recorder, which wraps it (replay_abi.h). */
+void dc_record_table(const char *vendor, void *table, const char *library, const char *load_error);
+/* While recording: a sysfs file read (src/sysfs.c), the NVIDIA PCI
+ * functions counted without NVML. */
+void dc_record_file(const char *path, const char *data, size_t len);
+struct dc_pci;
+void dc_record_pci_gpus(const struct dc_pci *gpus, int n);
+/* dmaconn_record()'s detection: every detector once, over the whole node,
+ * passive and uncached, between two resets of the backends (dmaconn.c). */
+int dc_record_run(void);
 
 /* fork() while other threads work: DC_FORK_PREPARE takes the lock of a part,
  * DC_FORK_PARENT and DC_FORK_CHILD release it (dmaconn.c's pthread_atfork

@@ -9,7 +9,7 @@
 #define DMACONN_REPLAY_ABI_H
 
 #define DMACONN_REPLAY_SONAME "libdmaconn_replay.so.0"
-#define DMACONN_REPLAY_ABI_VERSION 3
+#define DMACONN_REPLAY_ABI_VERSION 4
 #include <stddef.h>
 
 #define DMACONN_REPLAY_BUS_ID_SIZE 32
@@ -65,6 +65,28 @@ struct dmaconn_replay_ops {
 	/* ABI 3: the replayed Level Zero loader as its function table, as
 	 * nvml_table; only once library_load_error("level_zero") returned NULL. */
 	int (*ze_table)(struct ze_api *api, char *err, size_t errlen);
+
+	/*
+	 * ABI 4: recording (dmaconn_record).  record_begin() forgets what an
+	 * earlier recording kept.  While libdmaconn records, each backend hands
+	 * its vendor library's function table to record_table() once loaded:
+	 * vendor "nvml" (struct nvml_api) or "level_zero" (struct ze_api);
+	 * library is the library it loaded (NULL under replay: the replayed
+	 * one), or table is NULL and load_error says why the library did not
+	 * load.  The functions present are replaced by wrappers that pass each
+	 * call on and keep its answer, so that the recording holds exactly the
+	 * answers the detectors used.  record_write() writes what was kept, as
+	 * a topology file, to path ("recorded" names tool); 0, or -1 with a
+	 * one-line message in err.
+	 */
+	void (*record_begin)(void);
+	void (*record_table)(const char *vendor, void *table, const char *library, const char *load_error);
+	int (*record_write)(const char *path, const char *tool, char *err, size_t errlen);
+	/* While recording: a sysfs file the detectors read (path as they open
+	 * it, its contents), and the NVIDIA PCI functions the count without
+	 * NVML found. */
+	void (*record_file)(const char *path, const char *data, size_t len);
+	void (*record_pci_gpus)(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int n);
 };
 
 typedef const struct dmaconn_replay_ops *(*dmaconn_replay_ops_fn)(void);

@@ -208,7 +208,7 @@ static const char *live_root(void)
 	return root && *root ? root : "";
 }
 
-int dc_read_file(const char *path, char *buf, size_t len)
+static int read_file(const char *path, char *buf, size_t len)
 {
 	const struct dmaconn_replay_ops *ops = NULL;
 	if (!replaying(&ops))
@@ -229,6 +229,15 @@ int dc_read_file(const char *path, char *buf, size_t len)
 	memcpy(buf, data, size);
 	buf[size] = '\0';
 	return (int)size;
+}
+
+/* A recording keeps what was read. */
+int dc_read_file(const char *path, char *buf, size_t len)
+{
+	int n = read_file(path, buf, len);
+	if (n >= 0)
+		dc_record_file(path, buf, (size_t)n);
+	return n;
 }
 
 int dc_list_dir(const char *path, char ***names)

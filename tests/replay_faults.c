@@ -1,7 +1,8 @@
 /*
  * A replay component for tests and benchmarks: it stands between libdmaconn
  * and libdmaconn_replay (DMACONN_REPLAY_LIBRARY names it) and wraps the NVML
- * function table the real component hands on with what no recording holds:
+ * function table the real component hands on with what no recording holds
+ * (replay_runtime.c does the same for Level Zero):
  *
  *  - the file's injected failures, "nvml.faults" (docs/replay-format.md):
  *    a call fails with "error", narrowed by "device", "link" and "peer",
@@ -30,6 +31,7 @@
 
 #include "nvml_load.h"
 #include "replay_abi.h"
+#include "ze_load.h"
 
 #define TEST_EXPORT __attribute__((visibility("default")))
 #define MAX_FAULTS 4096
@@ -174,12 +176,21 @@ static int read_fault(const char *file, json_t *o, const char *path, struct faul
 /* The file libdmaconn passed (dmaconn_set_replay_file), else "". */
 static char use_file[4096];
 
+/* The replayed file, for replay_runtime.c too. */
+const char *stand_in_file(void);
+const char *stand_in_file(void)
+{
+	return use_file[0] ? use_file : secure_getenv("DMACONN_REPLAY");
+}
+
+int stand_in_ze_table(const struct dmaconn_replay_ops *real_ops, struct ze_api *api, char *err, size_t errlen);
+
 /* Reads "nvml.faults" of the replayed file, the one libdmaconn passed or
  * else the one DMACONN_REPLAY names (the real component has checked the
  * rest of it). */
 static void load(void)
 {
-	const char *file = use_file[0] ? use_file : secure_getenv("DMACONN_REPLAY");
+	const char *file = stand_in_file();
 	json_t *root = file && *file ? json_load_file(file, 0, NULL) : NULL;
 	json_t *list = json_object_get(json_object_get(root, "nvml"), "faults");
 	if (list) {
@@ -471,6 +482,11 @@ static int nvml_table(struct nvml_api *api, char *err, size_t errlen)
 	return 0;
 }
 
+static int ze_table(struct ze_api *api, char *err, size_t errlen)
+{
+	return stand_in_ze_table(real_ops, api, err, errlen);
+}
+
 TEST_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
 TEST_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 {
@@ -485,6 +501,7 @@ TEST_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		ops = *real_ops;
 		ops.load_error = load_error;
 		ops.nvml_table = nvml_table;
+		ops.ze_table = ze_table;
 	}
 	return &ops;
 }
@@ -503,17 +520,4 @@ TEST_EXPORT int dmaconn_replay_use_file(const char *path)
 	if (rc == 0)
 		snprintf(use_file, sizeof(use_file), "%s", path ? path : "");
 	return rc;
-}
-
-/* The recorder is the real component's. */
-TEST_EXPORT int dmaconn_replay_record(const char *path, const char *tool, char *err, size_t errlen);
-TEST_EXPORT int dmaconn_replay_record(const char *path, const char *tool, char *err, size_t errlen)
-{
-	void *h = dlopen(DMACONN_REPLAY_SONAME, RTLD_NOW | RTLD_NOLOAD);
-	void *sym = h ? dlsym(h, "dmaconn_replay_record") : NULL;
-	int (*record)(const char *, const char *, char *, size_t);
-	memcpy(&record, &sym, sizeof(record));
-	if (h)
-		dlclose(h);
-	return record(path, tool, err, errlen);
 }

@@ -175,7 +175,9 @@ class Runner:
     # ------------------------------------------------------ fixed checks
 
     def record_live(self, name, root):
-        """A live tree recorded, then replayed: the same results, every file kept."""
+        """A live tree recorded, then replayed: the same results.  The recording
+        keeps what the detectors read: each file as on disk, every GPU node's
+        properties and links among them, no CPU node's links."""
         problems = []
         rec = os.path.join(self.tmp, name + "-rec.json")
         rc, _, err = self.run(["--record", rec], self.env({"DMACONN_SYSFS_ROOT": root}))
@@ -192,10 +194,17 @@ class Runner:
                 if path.startswith("/sys/"):
                     with open(full) as f:
                         on_disk[path] = f.read()
-        if recorded != on_disk:
-            missing = sorted(set(on_disk) - set(recorded))[:5]
-            extra = sorted(set(recorded) - set(on_disk))[:5]
-            problems.append("recorded files differ from the tree: missing %s, extra %s" % (missing, extra))
+        extra = sorted(p for p in recorded if on_disk.get(p) != recorded[p])[:5]
+        if extra:
+            problems.append("recorded files not as in the tree: %s" % extra)
+        gpus = [p for p, text in on_disk.items() if p.endswith("/properties") and "/io_links/" not in p
+                and "/p2p_links/" not in p and "\nsimd_count 0\n" not in "\n" + text]
+        missing = sorted(set(gpus) - set(recorded))[:5]
+        if not gpus or missing:
+            problems.append("GPU nodes not recorded: %s" % (missing or "none in the tree"))
+        links = [p for p in recorded if "/io_links/" in p]
+        if not links:
+            problems.append("no link recorded")
         for conn in ("infinity_fabric", "p2p"):
             live, p1 = self.detect(conn, self.env({"DMACONN_SYSFS_ROOT": root}))
             replayed, p2 = self.detect(conn, self.env({"DMACONN_REPLAY": rec,
@@ -206,7 +215,8 @@ class Runner:
         self.report("record " + name, problems)
 
     def record_replay(self, topology):
-        """Recording a replay keeps its "files" section unchanged."""
+        """Recording a replay keeps the files of its "files" section that the
+        detectors read, unchanged, and replays the same."""
         rec = os.path.join(self.tmp, "rerecorded.json")
         rc, _, err = self.run(["--replay", os.path.join(REPO, topology), "--record", rec], self.env({}))
         problems = [] if rc == 0 else ["exit %d: %s" % (rc, err)]
@@ -215,8 +225,14 @@ class Runner:
                 want = json.load(f)["files"]
             with open(rec) as f:
                 got = json.load(f).get("files")
-            if got != want:
+            if not got or any(want.get(p) != v for p, v in got.items()):
                 problems.append("the re-recorded files differ")
+            for conn in ("infinity_fabric", "p2p"):
+                a, p1 = self.detect(conn, self.env({"DMACONN_REPLAY": os.path.join(REPO, topology)}))
+                b, p2 = self.detect(conn, self.env({"DMACONN_REPLAY": rec}))
+                problems += p1 + p2
+                if a != b:
+                    problems.append("%s: the re-recording replays differently" % conn)
         self.report("re-record " + topology, problems)
 
     def bad_files(self):

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "order.h"
+#include "order/order.h"
 
 /* Four GPUs in KFD order; the third reports no unique_id (a gfx8 part). */
 static const unsigned long long ids[] = { 0x0123456789abcdefULL, 0x0123456789abcd00ULL, 0,

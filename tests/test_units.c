@@ -5,7 +5,7 @@
 #include "check.h"
 #include "model/model.h"
 #include "linkmatrix.h"
-#include "order.h"
+#include "order/order.h"
 #include "pairs.h"
 #include "pci.h"
 

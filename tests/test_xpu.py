@@ -207,11 +207,18 @@ class Failure(Exception):
     pass
 
 
+STAND_IN = None
+
+
 def clean_env(extra, replay):
     env = {k: v for k, v in os.environ.items()
            if not (k.startswith("ZE_") or k.startswith("CUDA_") or k.startswith("DMACONN_"))}
     if replay:
         env["DMACONN_REPLAY"] = replay
+    # Intel's runtime on a node described physically, and the injected
+    # faults, are the test stand-in's (tests/replay_runtime.c).
+    if STAND_IN:
+        env["DMACONN_REPLAY_LIBRARY"] = STAND_IN
     for k, v in (extra or {}).items():
         if v is None:
             env.pop(k, None)
@@ -460,6 +467,11 @@ def main(argv):
     build = os.path.abspath(argv[1])
     cli = build if os.path.isfile(build) else os.path.join(build, "dmaconn")
     build = os.path.dirname(cli)
+    global STAND_IN
+    STAND_IN = os.path.join(build, "tests", "libdmaconn_replay_faults.so")
+    if not os.path.exists(STAND_IN):
+        sys.stderr.write("no test stand-in at %s\n" % STAND_IN)
+        return 1
     pattern = argv[2] if len(argv) == 3 else ""
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "order_ze.h"
+#include "order/order_ze.h"
 
 /* The devices zeDeviceGet would return, as "card.tile" ("card" for a root
  * with sub-devices or a card without tiles), and each root's sub-device

@@ -21,6 +21,7 @@
 #include "../src/mpi/dmaconn_mpi_cli.h"
 #include "cli.h"
 #include "dmaconn.h"
+#include "topo.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -566,136 +567,6 @@ static void cli_text_result(const dmaconn_result *r, const char *replay)
 			printf(", %s", uuid);
 		putchar('\n');
 	}
-}
-
-/* The legend and per-pair lines of --topo for AMD GPUs (rocm/p2p's pair
- * properties, from the KFD topology). */
-static void cli_text_topo_rocm(const dmaconn_result *r)
-{
-	int n = dmaconn_result_size(r);
-	puts("\nPaths: X = self; XGMI# = # direct XGMI (Infinity Fabric) links; XGMI+ = XGMI\n"
-	     "through other GPUs; XGMI? = XGMI, link count not reported (partitioned GPUs);\n"
-	     "PCIE = peer access over PCIe; NONE = no peer link; - = no answer.\n");
-	puts("Peer capabilities (DMA = peer DMA and 32- and 64-bit atomics all supported):");
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			const char *type = dmaconn_result_pair_get(r, i, j, "link_type");
-			const char *hops = dmaconn_result_pair_get(r, i, j, "hops");
-			const char *w = dmaconn_result_pair_get(r, i, j, "weight");
-			const char *lo = dmaconn_result_pair_get(r, i, j, "min_bandwidth_mbs");
-			const char *hi = dmaconn_result_pair_get(r, i, j, "max_bandwidth_mbs");
-			const char *links = dmaconn_result_pair_get(r, i, j, "xgmi_links");
-			const char *a32 = dmaconn_result_pair_get(r, i, j, "atomics_32");
-			const char *a64 = dmaconn_result_pair_get(r, i, j, "atomics_64");
-			const char *coh = dmaconn_result_pair_get(r, i, j, "coherent");
-			printf("  GPU%d -> GPU%d: DMA %s; %s", i, j, dmaconn_result_get(r, i, j) ? "yes" : "no",
-			       type ? type : "-");
-			if (links)
-				printf(", %s link%s", links, strcmp(links, "1") ? "s" : "");
-			if (hops)
-				printf(", %s hop%s", hops, strcmp(hops, "1") ? "s" : "");
-			if (w)
-				printf(", weight %s", w);
-			if (lo && hi)
-				printf(", %s-%s MB/s", lo, hi);
-			if (a32 && a64 && coh)
-				printf("; atomics 32-bit %s, 64-bit %s; coherent %s", a32, a64, coh);
-			putchar('\n');
-		}
-	}
-}
-
-/* The legend and per-pair lines of --topo for Intel GPUs (xpu/p2p's pair
- * properties: Level Zero P2P flags and the fabric's Xe Link / MDFI edges). */
-static void cli_text_topo_xpu(const dmaconn_result *r)
-{
-	int n = dmaconn_result_size(r);
-	puts("\nPaths: X = self; XL# = # Xe Link connections (fabric edges); MDFI = the die-to-die\n"
-	     "link between two tiles of one card; - = no fabric edge (PCIe, or no answer).\n");
-	puts("Peer capabilities (DMA = Level Zero P2P ACCESS and ATOMICS):");
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			const char *flags = dmaconn_result_pair_get(r, i, j, "p2p_flags");
-			const char *path = dmaconn_result_pair_get(r, i, j, "path");
-			const char *gb = dmaconn_result_pair_get(r, i, j, "xelink_gbps");
-			const char *bw = dmaconn_result_pair_get(r, i, j, "xelink_bandwidth");
-			const char *lat = dmaconn_result_pair_get(r, i, j, "xelink_latency");
-			const char *dup = dmaconn_result_pair_get(r, i, j, "xelink_duplexity");
-			printf("  GPU%d -> GPU%d: DMA %s; p2p %s; %s", i, j, dmaconn_result_get(r, i, j) ? "yes" : "no",
-			       flags ? flags : "-", path ? path : "-");
-			if (gb)
-				printf(", %s GB/s", gb);
-			else if (bw)
-				printf(", %s", bw);
-			if (lat)
-				printf(", latency %s", lat);
-			if (dup)
-				printf(", %s duplex", dup);
-			putchar('\n');
-		}
-	}
-}
-
-/* A `nvidia-smi topo -m`-like table from the p2p result, then each pair's
- * capabilities. */
-static void cli_text_topo(const dmaconn_result *r, const char *replay)
-{
-	int n = dmaconn_result_size(r);
-	const char *type = dmaconn_device_type_name(dmaconn_result_device_type(r));
-	printf("%s topology%s%s%s: %d device%s\n", type, replay ? " (replay of " : "",
-	       replay ? replay : "", replay ? ")" : "", n, n == 1 ? "" : "s");
-	if (n == 0)
-		return;
-	printf("      ");
-	for (int j = 0; j < n; j++)
-		printf("  GPU%-4d", j);
-	putchar('\n');
-	for (int i = 0; i < n; i++) {
-		printf("GPU%-3d", i);
-		for (int j = 0; j < n; j++) {
-			const char *path = i == j ? "X" : dmaconn_result_pair_get(r, i, j, "path");
-			printf("  %-7s", path ? path : "-");
-		}
-		putchar('\n');
-	}
-	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_ROCM) {
-		cli_text_topo_rocm(r);
-		return;
-	}
-	if (dmaconn_result_device_type(r) == DMACONN_DEVICE_XPU) {
-		cli_text_topo_xpu(r);
-		return;
-	}
-	puts("\nPaths: X = self; NV# = # bonded NVLinks; PIX = at most one PCIe bridge;\n"
-	     "PXB = several PCIe bridges, no host bridge; PHB = through a PCIe host bridge;\n"
-	     "NODE = between host bridges of one NUMA node; SYS = across NUMA nodes;\n"
-	     "? = NVML gives no PCIe path; - = no answer.\n");
-	puts("Peer capabilities (DMA = load/store and atomics all OK):");
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			const char *rd = dmaconn_result_pair_get(r, i, j, "read");
-			const char *wr = dmaconn_result_pair_get(r, i, j, "write");
-			const char *at = dmaconn_result_pair_get(r, i, j, "atomics");
-			const char *nv = dmaconn_result_pair_get(r, i, j, "nvlink");
-			const char *gb = dmaconn_result_pair_get(r, i, j, "nvlink_gbps");
-			const char *src = dmaconn_result_pair_get(r, i, j, "nvlink_rate_source");
-			printf("  GPU%d -> GPU%d: DMA %s; read %s, write %s, atomics %s, nvlink %s", i, j,
-			       dmaconn_result_get(r, i, j) ? "yes" : "no", rd ? rd : "-", wr ? wr : "-",
-			       at ? at : "-", nv ? nv : "-");
-			if (gb)
-				printf("; %s GB/s per direction (%s)", gb, src ? src : "unknown");
-			putchar('\n');
-		}
-	}
-	puts("\nStatus: OK = supported; CNS = chipset not supported; GNS = GPU not supported;\n"
-	     "TNS = topology not supported; DR = disabled by the driver's registry key;\n"
-	     "NS = not supported; U = unknown.");
 }
 
 /* A result's warnings on standard error, unless quiet (the library's own

@@ -42,7 +42,7 @@ _shim = _standalone("_shim")
 
 REPO = Path(__file__).resolve().parents[2]
 MI300X = str(REPO / "examples" / "mi300x.json")
-AURORA = str(REPO / "tests" / "topologies-xpu" / "aurora-6x2.json")
+AURORA = str(REPO / "tests" / "topologies-xpu" / "aurora-6x2-recorded.json")
 MI300X_LINKS = [[0 if i == j else 1 for j in range(8)] for i in range(8)]
 # DMACONN_DEVICE_* of include/dmaconn.h
 DC_CUDA, DC_ROCM, DC_XPU = 1, 2, 3

@@ -23,7 +23,7 @@ from _support import child_env, needs_replay, run_python
 REPO = Path(__file__).resolve().parents[2]
 MI300X = str(REPO / "examples" / "mi300x.json")
 H200X2 = str(REPO / "examples" / "h200x2-recorded.json")
-AURORA = str(REPO / "tests" / "topologies-xpu" / "aurora-6x2.json")
+AURORA = str(REPO / "tests" / "topologies-xpu" / "aurora-6x2-recorded.json")
 MI300X_LINKS = [[0 if i == j else 1 for j in range(8)] for i in range(8)]
 # Aurora-like node, FLAT: ordinal k is tile k % 2 of card k // 2; Xe Link
 # joins the same tile of different cards.

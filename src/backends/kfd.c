@@ -36,7 +36,7 @@
 #include "../internal.h"
 #include "../linkmatrix.h"
 #include "../model/model.h"
-#include "../order.h"
+#include "../order/order.h"
 #include "../pci.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"

@@ -30,7 +30,7 @@
 #include "../internal.h"
 #include "../model/model.h"
 #include "../sysfs.h"
-#include "../order_ze.h"
+#include "../order/order_ze.h"
 #include "../pci.h"
 #include "../replay_abi.h"
 #include "backend.h"
@@ -73,6 +73,16 @@ static void call_failed(char *why, ze_result_t r, const char *fmt, ...)
 	snprintf(why, WHY_SIZE, "%s failed: %s", call, ze_result_describe(r, name, sizeof(name)));
 }
 
+/* Records the loader's table, or why it did not load (the message as the
+ * replay gives it, without this backend's prefix). */
+static void record(const char *library, const char *why)
+{
+	static const char prefix[] = "cannot load Level Zero: ";
+	if (why && !strncmp(why, prefix, sizeof(prefix) - 1))
+		why += sizeof(prefix) - 1;
+	dc_record_table("level_zero", why ? NULL : &ze, library, why);
+}
+
 static int open_library(char *why, int *replayed)
 {
 	void *h;
@@ -85,6 +95,7 @@ static int open_library(char *why, int *replayed)
 		*replayed = 1;
 		const char *load_error = ops->library_load_error ? ops->library_load_error("level_zero") : NULL;
 		if (load_error) {
+			record(NULL, load_error);
 			dlclose(h);
 			/* Marked as NVML's and the KFD's absences are under replay. */
 			snprintf(why, WHY_SIZE, "cannot load Level Zero: %.600s%s", load_error,
@@ -93,19 +104,22 @@ static int open_library(char *why, int *replayed)
 		}
 		/* The component's table; its handle keeps the component mapped. */
 		if (ops->ze_table(&ze, why, WHY_SIZE) != 0) {
+			record(NULL, why);
 			dlclose(h);
 			return -1;
 		}
 		ze.handle = h;
+		record(NULL, NULL);
 		return 0;
 	}
 	const char *path;
-	if (dc_library_override("DMACONN_ZE_LIBRARY", &path, why, WHY_SIZE) != 0)
+	if (dc_library_override("DMACONN_ZE_LIBRARY", &path, why, WHY_SIZE) != 0) {
+		record(NULL, why);
 		return -1;
-	if (path)
-		return ze_api_open(&ze, path, why, WHY_SIZE);
-	int rc = ze_api_open(&ze, ZE_LOADER_SONAME, why, WHY_SIZE);
-	if (rc != 0)
+	}
+	int rc = ze_api_open(&ze, path ? path : ZE_LOADER_SONAME, why, WHY_SIZE);
+	record(path ? path : ZE_LOADER_SONAME, rc ? why : NULL);
+	if (rc != 0 && !path)
 		dc_load_hint(why, WHY_SIZE, "Level Zero", "is the Level Zero loader installed?");
 	return rc;
 }

@@ -18,7 +18,7 @@
 #include "../internal.h"
 #include "../linkmatrix.h"
 #include "../model/model.h"
-#include "../order.h"
+#include "../order/order.h"
 #include "../replay_abi.h"
 #include "../sysfs.h"
 #include "../model/reasons.h"
@@ -63,40 +63,50 @@ static void call_failed(char *why, nvmlReturn_t r, const char *fmt, ...)
 	snprintf(why, WHY_SIZE, "%s failed: %s", call, err);
 }
 
-static int open_library(char *why)
+static int open_replay(char *why)
 {
 	void *h;
 	const struct dmaconn_replay_ops *ops;
 	int replay = dc_replay_open(&h, &ops, why, WHY_SIZE);
-	if (replay < 0)
+	if (replay <= 0)
+		return replay < 0 ? -1 : 1;
+	const char *load_error = ops->nvml_load_error();
+	if (load_error) {
+		dc_record_table("nvml", NULL, NULL, load_error);
+		dlclose(h);
+		/* A recording stores the whole message: prefix and mark it once. */
+		static const char prefix[] = "cannot load NVML: ";
+		if (!strncmp(load_error, prefix, sizeof(prefix) - 1))
+			load_error += sizeof(prefix) - 1;
+		snprintf(why, WHY_SIZE, "%s%.600s%s", prefix, load_error,
+			 strstr(load_error, "(replayed)") ? "" : " (replayed)");
 		return -1;
-	if (replay) {
-		const char *load_error = ops->nvml_load_error();
-		if (load_error) {
-			dlclose(h);
-			/* A recording stores the whole message: prefix and mark it once. */
-			static const char prefix[] = "cannot load NVML: ";
-			if (!strncmp(load_error, prefix, sizeof(prefix) - 1))
-				load_error += sizeof(prefix) - 1;
-			snprintf(why, WHY_SIZE, "%s%.600s%s", prefix, load_error,
-				 strstr(load_error, "(replayed)") ? "" : " (replayed)");
-			return -1;
-		}
-		/* The component's table; its handle keeps the component mapped. */
-		if (ops->nvml_table(&nvml, why, WHY_SIZE) != 0) {
-			dlclose(h);
-			return -1;
-		}
-		nvml.handle = h;
-		return 0;
 	}
-	const char *path;
-	if (dc_library_override("DMACONN_NVML_LIBRARY", &path, why, WHY_SIZE) != 0)
+	/* The component's table; its handle keeps the component mapped. */
+	if (ops->nvml_table(&nvml, why, WHY_SIZE) != 0) {
+		dc_record_table("nvml", NULL, NULL, why);
+		dlclose(h);
 		return -1;
-	if (path)
-		return nvml_api_open(&nvml, path, NULL, why, WHY_SIZE);
-	int rc = nvml_api_open(&nvml, NVML_SONAME, NULL, why, WHY_SIZE);
-	if (rc != 0)
+	}
+	nvml.handle = h;
+	dc_record_table("nvml", &nvml, NULL, NULL);
+	return 0;
+}
+
+/* NVML, or its replay; a recording gets the table (or why none loaded). */
+static int open_library(char *why)
+{
+	int rc = open_replay(why);
+	if (rc <= 0)
+		return rc;
+	const char *path;
+	if (dc_library_override("DMACONN_NVML_LIBRARY", &path, why, WHY_SIZE) != 0) {
+		dc_record_table("nvml", NULL, NULL, why);
+		return -1;
+	}
+	rc = nvml_api_open(&nvml, path ? path : NVML_SONAME, NULL, why, WHY_SIZE);
+	dc_record_table("nvml", rc ? NULL : &nvml, path ? path : NVML_SONAME, why);
+	if (rc != 0 && !path)
 		dc_load_hint(why, WHY_SIZE, "NVML", "is the NVIDIA driver installed?");
 	return rc;
 }
@@ -375,6 +385,7 @@ static struct dc_model *fallback_model(const char *why)
 	}
 	int found = n;
 	n = n > MAX_FALLBACK ? MAX_FALLBACK : n;
+	dc_record_pci_gpus(pcis, n);
 	struct dc_model *m = dc_model_new(n, 0);
 	if (m)
 		m->found = found;

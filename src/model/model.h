@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "../linkmatrix.h"
-#include "../order.h"
+#include "../order/order.h"
 
 #define DC_MODEL_WHY_SIZE 768
 

@@ -22,7 +22,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MI300X = os.path.join(REPO, "examples", "mi300x.json")
 H200X2 = os.path.join(REPO, "examples", "h200x2-recorded.json")
-AURORA = os.path.join(REPO, "tests", "topologies-xpu", "aurora-6x2.json")
+AURORA = os.path.join(REPO, "tests", "topologies-xpu", "aurora-6x2-recorded.json")
 PLUGIN_SOURCE = os.path.join(REPO, "python", "tests", "data", "torch_second_plugin.cpp")
 
 CHILD = r"""
@@ -126,7 +126,7 @@ def main():
         for e in out["calls"]:
             check(e.get("matrix") == e["dmaconn"] and e.get("device_type") == "DeviceType.HIP",
                   f"{e['call']} == the replayed matrix")
-    out = child("XPU from a replay of tests/topologies-xpu/aurora-6x2.json",
+    out = child("XPU from a replay of tests/topologies-xpu/aurora-6x2-recorded.json",
                 {"calls": [["XPU", "xelink", ["xpu", "xelink"]], ["XPU", "p2p", ["xpu", "p2p"]]]},
                 {"DMACONN_REPLAY": AURORA})
     if out:

@@ -2,7 +2,7 @@
 #ifndef DMACONN_ORDER_H
 #define DMACONN_ORDER_H
 
-#include "pci.h"
+#include "../pci.h"
 
 #define DC_UUID_SIZE 96
 #define DC_NAME_SIZE 96

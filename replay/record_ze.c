@@ -1,0 +1,507 @@
+/*
+ * The "level_zero" section of a recording: Level Zero's function table
+ * wrapped as NVML's is (record.c), each answer kept where the section
+ * describes it (docs/replay-format.md, "level_zero").  The section holds
+ * what the runtime showed ("exposed": true): root devices "C" in the order
+ * zeDeviceGet gave them, their sub-devices "C.T", the fabric vertices of
+ * those devices and the edges the detectors asked about.  To name the
+ * devices behind handles the wrappers may ask the library more than the
+ * detectors did (the sub-devices behind a count, the device of a vertex).
+ */
+#include "replay_ze.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pci.h"
+#include "replay_internal.h"
+#include "ze_load.h"
+
+#define ZID 24
+#define MAX_DRIVERS 64
+#define MAX_KEPT 65536 /* handles of each kind */
+
+struct kept {
+	void *h;
+	int driver;
+	char id[ZID]; /* the device's ("C", "C.T"); "" for an edge */
+	json_t *obj;  /* the device's object, the vertex's, or the edge's */
+};
+
+struct list {
+	struct kept *v;
+	int n;
+};
+
+static struct {
+	struct ze_api live;
+	json_t *sec;
+	int ndrv;
+	struct {
+		ze_driver_handle_t h;
+		json_t *obj;
+		bool vertices; /* listed: devices without a vertex say so */
+	} drv[MAX_DRIVERS];
+	struct list devs, vtx, edges;
+} z;
+
+#define LOCK() pthread_mutex_lock(&replay_rec_lock)
+#define UNLOCK() pthread_mutex_unlock(&replay_rec_lock)
+
+static json_t *code(ze_result_t rc)
+{
+	const char *n = ze_result_short_name(rc);
+	return json_string(n ? n : "UNKNOWN");
+}
+
+static json_t *err_obj(ze_result_t rc)
+{
+	return json_pack("{s:o}", "error", code(rc));
+}
+
+static void put(json_t *obj, const char *key, json_t *v)
+{
+	replay_put(&replay_rec_oom, obj, key, v);
+}
+
+/* key = v, or the error; a success already kept stays. */
+static void note(json_t *obj, const char *key, ze_result_t rc, json_t *v)
+{
+	if (rc) {
+		json_decref(v);
+		v = err_obj(rc);
+	}
+	replay_note(obj, key, v, rc != ZE_RESULT_SUCCESS);
+}
+
+static struct kept *find(struct list *l, const void *h)
+{
+	for (int i = 0; h && i < l->n; i++)
+		if (l->v[i].h == h)
+			return &l->v[i];
+	return NULL;
+}
+
+static struct kept *keep(struct list *l, void *h, int driver, const char *id, json_t *obj)
+{
+	struct kept *k = find(l, h);
+	if (k || !h)
+		return k;
+	if (l->n % 64 == 0) {
+		struct kept *grown = l->n < MAX_KEPT ? realloc(l->v, ((size_t)l->n + 64) * sizeof(*grown)) : NULL;
+		if (!grown) {
+			replay_rec_oom = true;
+			return NULL;
+		}
+		l->v = grown;
+	}
+	k = &l->v[l->n++];
+	k->h = h;
+	k->driver = driver;
+	snprintf(k->id, ZID, "%s", id ? id : "");
+	k->obj = obj;
+	return k;
+}
+
+/* The object of array arr at index i, made (with those before it) if need be. */
+static json_t *slot(json_t *arr, size_t i)
+{
+	while (arr && json_array_size(arr) <= i)
+		replay_append(&replay_rec_oom, arr, json_object());
+	return json_array_get(arr, i);
+}
+
+static json_t *flags_json(const struct zname *t, uint32_t flags)
+{
+	json_t *a = json_array();
+	for (; a && t->name; t++)
+		if (flags & t->value)
+			json_array_append_new(a, json_string(t->name));
+	return a;
+}
+
+static json_t *uuid_json(const uint8_t u[16])
+{
+	char buf[40];
+	static const char hex[] = "0123456789abcdef";
+	int o = 0;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			buf[o++] = '-';
+		buf[o++] = hex[u[i] >> 4];
+		buf[o++] = hex[u[i] & 15];
+	}
+	buf[o] = '\0';
+	return json_string(buf);
+}
+
+static json_t *text(const char *s, size_t size)
+{
+	return replay_text(s, strnlen(s, size));
+}
+
+static json_t *name_json(const struct zname *t, uint32_t v, const char *dflt)
+{
+	const char *n = ze_name_of(t, v);
+	return json_string(n ? n : dflt);
+}
+
+/* ----------------------------------------------------------- the wrappers */
+
+static ze_result_t r_zeInit(ze_init_flags_t flags)
+{
+	ze_result_t rc = z.live.zeInit(flags);
+	LOCK();
+	replay_note(z.sec, "init", rc ? err_obj(rc) : json_string("SUCCESS"), rc != ZE_RESULT_SUCCESS);
+	UNLOCK();
+	return rc;
+}
+
+static ze_result_t r_zeDriverGet(uint32_t *count, ze_driver_handle_t *list)
+{
+	ze_result_t rc = z.live.zeDriverGet(count, list);
+	LOCK();
+	if (rc)
+		put(z.sec, "drivers_error", code(rc));
+	for (uint32_t k = 0; !rc && list && count && k < *count && k < MAX_DRIVERS; k++) {
+		if (k >= (uint32_t)z.ndrv) {
+			z.drv[k].obj = json_pack("{s:[], s:{s:[], s:[], s:[], s:[]}}", "devices", "p2p", "same_card",
+						 "xelink", "other", "pairs");
+			z.ndrv = (int)k + 1;
+		}
+		z.drv[k].h = list[k];
+	}
+	UNLOCK();
+	return rc;
+}
+
+static int driver_of(ze_driver_handle_t h)
+{
+	for (int d = 0; h && d < z.ndrv; d++)
+		if (z.drv[d].h == h)
+			return d;
+	return -1;
+}
+
+static ze_result_t r_zeDeviceGet(ze_driver_handle_t drv, uint32_t *count, ze_device_handle_t *list)
+{
+	ze_result_t rc = z.live.zeDeviceGet(drv, count, list);
+	LOCK();
+	int d = driver_of(drv);
+	if (d >= 0 && rc)
+		put(z.drv[d].obj, "devices_error", code(rc));
+	for (uint32_t c = 0; d >= 0 && !rc && list && count && c < *count; c++) {
+		char id[ZID];
+		snprintf(id, sizeof(id), "%u", c);
+		keep(&z.devs, list[c], d, id, slot(json_object_get(z.drv[d].obj, "devices"), c));
+	}
+	UNLOCK();
+	return rc;
+}
+
+static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count, ze_device_handle_t *list)
+{
+	ze_result_t rc = z.live.zeDeviceGetSubDevices(h, count, list);
+	uint32_t n = !rc && count ? *count : 0;
+	ze_device_handle_t subs[REPLAY_MAX_TILES];
+	/* The sub-devices behind a count, to name them. */
+	if (n > REPLAY_MAX_TILES)
+		n = REPLAY_MAX_TILES;
+	if (n && z.live.zeDeviceGetSubDevices(h, &n, subs) != ZE_RESULT_SUCCESS)
+		n = 0;
+	LOCK();
+	struct kept *card = find(&z.devs, h);
+	if (card && strchr(card->id, '.') == NULL) {
+		if (rc) {
+			note(card->obj, "subdevices", rc, NULL);
+		} else if (n && !json_is_array(json_object_get(card->obj, "subdevices"))) {
+			put(card->obj, "subdevices", json_array());
+		}
+		json_t *arr = json_object_get(card->obj, "subdevices");
+		for (uint32_t t = 0; json_is_array(arr) && t < n; t++) {
+			char id[ZID + 16];
+			snprintf(id, sizeof(id), "%.8s.%u", card->id, t);
+			keep(&z.devs, subs[t], card->driver, id, slot(arr, t));
+		}
+	}
+	UNLOCK();
+	return rc;
+}
+
+static ze_result_t r_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
+{
+	ze_result_t rc = z.live.zeDeviceGetProperties(h, p);
+	LOCK();
+	struct kept *k = find(&z.devs, h);
+	if (k && rc) {
+		note(k->obj, "error", rc, NULL);
+	} else if (k) {
+		json_object_del(k->obj, "error");
+		put(k->obj, "name", text(p->name, sizeof(p->name)));
+		put(k->obj, "uuid", uuid_json(p->uuid.id));
+		put(k->obj, "vendor_id", json_integer(p->vendorId));
+		put(k->obj, "device_id", json_integer(p->deviceId));
+		put(k->obj, "type", name_json(ze_type_names, p->type, "GPU"));
+		put(k->obj, "flags", flags_json(ze_device_flag_names, p->flags));
+		put(k->obj, "subdevice_id", json_integer(p->subdeviceId));
+	}
+	UNLOCK();
+	return rc;
+}
+
+static ze_result_t r_zeDevicePciGetPropertiesExt(ze_device_handle_t h, ze_pci_ext_properties_t *p)
+{
+	ze_result_t rc = z.live.zeDevicePciGetPropertiesExt(h, p);
+	struct dc_pci a = { 0, 0, 0, 0 };
+	if (!rc)
+		a = (struct dc_pci){ p->address.domain, p->address.bus, p->address.device, p->address.function };
+	ze_result_t krc = !rc && (a.bus > 0xff || a.device > 0xff || a.function > 7) ? ZE_RESULT_ERROR_UNKNOWN : rc;
+	json_t *v = NULL;
+	if (!krc) {
+		char bus[DC_PCI_BUS_ID_SIZE];
+		dc_pci_format(&a, bus);
+		v = json_pack("{s:s, s:i, s:i, s:I}", "bus_id", bus, "gen", p->maxSpeed.genVersion, "width",
+			      p->maxSpeed.width, "max_bandwidth", (json_int_t)p->maxSpeed.maxBandwidth);
+	}
+	LOCK();
+	struct kept *k = find(&z.devs, h);
+	if (k)
+		note(k->obj, "pci", krc, v);
+	else
+		json_decref(v);
+	UNLOCK();
+	return rc;
+}
+
+static ze_result_t r_zeDeviceGetP2PProperties(ze_device_handle_t a, ze_device_handle_t b, ze_device_p2p_properties_t *p)
+{
+	ze_result_t rc = z.live.zeDeviceGetP2PProperties(a, b, p);
+	LOCK();
+	struct kept *ka = find(&z.devs, a), *kb = find(&z.devs, b);
+	if (ka && kb && ka->driver == kb->driver) {
+		json_t *pairs = json_object_get(json_object_get(z.drv[ka->driver].obj, "p2p"), "pairs"), *e = NULL;
+		for (size_t i = 0; i < json_array_size(pairs) && !e; i++) {
+			json_t *x = json_array_get(pairs, i);
+			if (!strcmp(json_string_value(json_object_get(x, "from")), ka->id) &&
+			    !strcmp(json_string_value(json_object_get(x, "to")), kb->id))
+				e = x;
+		}
+		if (!e)
+			replay_append(&replay_rec_oom, pairs, e = json_pack("{s:s, s:s}", "from", ka->id, "to", kb->id));
+		if (e && (rc == ZE_RESULT_SUCCESS || !json_object_get(e, "flags"))) {
+			json_object_del(e, rc ? "flags" : "error");
+			put(e, rc ? "error" : "flags", rc ? code(rc) : flags_json(ze_p2p_flag_names, p->flags));
+		}
+	}
+	UNLOCK();
+	return rc;
+}
+
+/* A vertex of one of the kept devices: its "vertex" object. */
+static void keep_vertex(ze_fabric_vertex_handle_t v)
+{
+	ze_device_handle_t dh = NULL;
+	if (find(&z.vtx, v) || z.live.zeFabricVertexGetDeviceExp(v, &dh) != ZE_RESULT_SUCCESS)
+		return;
+	struct kept *dev = find(&z.devs, dh);
+	if (!dev)
+		return;
+	json_t *o = json_object_get(dev->obj, "vertex");
+	if (!json_is_object(o))
+		put(dev->obj, "vertex", o = json_object());
+	keep(&z.vtx, v, dev->driver, dev->id, o);
+}
+
+static ze_result_t r_zeFabricVertexGetExp(ze_driver_handle_t drv, uint32_t *count, ze_fabric_vertex_handle_t *list)
+{
+	ze_result_t rc = z.live.zeFabricVertexGetExp(drv, count, list);
+	LOCK();
+	int d = driver_of(drv);
+	if (d >= 0 && rc)
+		put(z.drv[d].obj, "vertices_error", code(rc));
+	if (d >= 0 && !rc)
+		z.drv[d].vertices = true;
+	for (uint32_t k = 0; d >= 0 && !rc && list && count && k < *count; k++)
+		keep_vertex(list[k]);
+	UNLOCK();
+	return rc;
+}
+
+static ze_result_t r_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v, uint32_t *count,
+						       ze_fabric_vertex_handle_t *list)
+{
+	ze_result_t rc = z.live.zeFabricVertexGetSubVerticesExp(v, count, list);
+	LOCK();
+	struct kept *k = find(&z.vtx, v);
+	if (k && rc)
+		put(k->obj, "subvertices_error", code(rc));
+	for (uint32_t t = 0; k && !rc && list && count && t < *count; t++)
+		keep_vertex(list[t]);
+	UNLOCK();
+	return rc;
+}
+
+static ze_result_t r_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v, ze_fabric_vertex_exp_properties_t *p)
+{
+	ze_result_t rc = z.live.zeFabricVertexGetPropertiesExp(v, p);
+	LOCK();
+	struct kept *k = find(&z.vtx, v);
+	if (k && rc) {
+		put(k->obj, "error", code(rc));
+	} else if (k) {
+		put(k->obj, "type", name_json(ze_vertex_type_names, p->type, "UNKNOWN"));
+		put(k->obj, "remote", json_boolean(p->remote));
+		struct dc_pci a = { p->address.domain, p->address.bus, p->address.device, p->address.function };
+		char bus[DC_PCI_BUS_ID_SIZE];
+		if (a.bus <= 0xff && a.device <= 0xff && a.function <= 7) {
+			dc_pci_format(&a, bus);
+			put(k->obj, "bus_id", json_string(bus));
+		}
+	}
+	UNLOCK();
+	return rc;
+}
+
+static ze_result_t r_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t v, ze_device_handle_t *dh)
+{
+	return z.live.zeFabricVertexGetDeviceExp(v, dh);
+}
+
+static ze_result_t r_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t a, ze_fabric_vertex_handle_t b, uint32_t *count,
+					ze_fabric_edge_handle_t *list)
+{
+	ze_result_t rc = z.live.zeFabricEdgeGetExp(a, b, count, list);
+	LOCK();
+	struct kept *ka = find(&z.vtx, a), *kb = find(&z.vtx, b);
+	json_t *drv = ka && kb && ka->driver == kb->driver ? z.drv[ka->driver].obj : NULL;
+	if (drv && rc) {
+		json_t *errs = json_object_get(drv, "edge_errors");
+		if (!errs)
+			put(drv, "edge_errors", errs = json_array());
+		replay_append(&replay_rec_oom, errs, json_pack("{s:s, s:s, s:o}", "a", ka->id, "b", kb->id, "error", code(rc)));
+	}
+	for (uint32_t e = 0; drv && !rc && list && count && e < *count; e++) {
+		if (find(&z.edges, list[e]))
+			continue;
+		json_t *o = json_pack("{s:s, s:s, s:s}", "a", ka->id, "b", kb->id, "model", "unknown");
+		json_t *edges = json_object_get(drv, "edges");
+		if (!edges)
+			put(drv, "edges", edges = json_array());
+		replay_append(&replay_rec_oom, edges, o);
+		keep(&z.edges, list[e], ka->driver, NULL, o);
+	}
+	UNLOCK();
+	return rc;
+}
+
+static ze_result_t r_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t e, ze_fabric_edge_exp_properties_t *p)
+{
+	ze_result_t rc = z.live.zeFabricEdgeGetPropertiesExp(e, p);
+	LOCK();
+	struct kept *k = find(&z.edges, e);
+	if (k && rc) {
+		put(k->obj, "error", code(rc));
+	} else if (k) {
+		json_t *model = text(p->model, sizeof(p->model));
+		if (json_string_length(model))
+			put(k->obj, "model", model);
+		else
+			json_decref(model);
+		put(k->obj, "bandwidth", json_integer(p->bandwidth));
+		put(k->obj, "bandwidth_unit", name_json(ze_bandwidth_unit_names, p->bandwidthUnit, "UNKNOWN"));
+		put(k->obj, "latency", json_integer(p->latency));
+		put(k->obj, "latency_unit", name_json(ze_latency_unit_names, p->latencyUnit, "UNKNOWN"));
+		put(k->obj, "duplexity", name_json(ze_duplexity_names, p->duplexity, "UNKNOWN"));
+		put(k->obj, "uuid", uuid_json(p->uuid.id));
+	}
+	UNLOCK();
+	return rc;
+}
+
+/* --------------------------------------------------------------- the table */
+
+static void forget(void)
+{
+	for (int d = 0; d < z.ndrv; d++)
+		json_decref(z.drv[d].obj);
+	json_decref(z.sec);
+	free(z.devs.v);
+	free(z.vtx.v);
+	free(z.edges.v);
+	memset(&z, 0, sizeof(z));
+}
+
+void replay_ze_record_begin(void)
+{
+	LOCK();
+	forget();
+	UNLOCK();
+}
+
+void replay_ze_record_table(struct ze_api *api, const char *library, const char *load_error)
+{
+	LOCK();
+	forget();
+	z.sec = json_object();
+	if (!api) {
+		const char *why = load_error ? load_error : "not loaded";
+		put(z.sec, "library", json_pack("{s:o}", "error", replay_text(why, strlen(why))));
+		UNLOCK();
+		return;
+	}
+	library = library ? library : replay_ze_library();
+	put(z.sec, "library", replay_text(library, strlen(library)));
+	json_t *missing = json_array();
+	z.live = *api;
+#define WRAP_(fn, ret, params, required)                                    \
+	if (api->fn)                                                        \
+		api->fn = r_##fn;                                           \
+	else                                                                \
+		replay_append(&replay_rec_oom, missing, json_string(#fn));
+	ZE_FUNCTIONS(WRAP_)
+#undef WRAP_
+	put(z.sec, "missing_functions", missing);
+	put(z.sec, "exposed", json_true());
+	UNLOCK();
+}
+
+/* The section as kept, devices without a vertex marked where vertices were listed. */
+void replay_ze_record(json_t *root)
+{
+	LOCK();
+	if (z.sec) {
+		bool loaded = json_object_get(z.sec, "exposed") != NULL;
+		json_t *sec = json_deep_copy(z.sec), *drivers = loaded ? json_array() : NULL;
+		for (int d = 0; d < z.ndrv; d++) {
+			json_t *devs = json_object_get(z.drv[d].obj, "devices");
+			for (size_t c = 0; z.drv[d].vertices && c < json_array_size(devs); c++) {
+				json_t *dev = json_array_get(devs, c);
+				json_t *subs = json_object_get(dev, "subdevices");
+				if (!json_object_get(dev, "vertex"))
+					put(dev, "vertex", json_false());
+				for (size_t t = 0; json_is_array(subs) && t < json_array_size(subs); t++)
+					if (!json_object_get(json_array_get(subs, t), "vertex"))
+						put(json_array_get(subs, t), "vertex", json_false());
+			}
+			replay_append(&replay_rec_oom, drivers, json_incref(z.drv[d].obj));
+		}
+		if (drivers)
+			put(sec, "drivers", drivers);
+		if (!replay_rec_oom)
+			json_object_set_new(root, "level_zero", sec);
+		else
+			json_decref(sec);
+	}
+	UNLOCK();
+}
+
+__attribute__((destructor)) static void record_ze_release(void)
+{
+	LOCK();
+	forget();
+	UNLOCK();
+}

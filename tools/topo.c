@@ -1,0 +1,150 @@
+/*
+ * dmaconn --topo: one printer, the vendors differing only in their legend
+ * and in which pair properties make up a pair's line (struct topo_legend).
+ */
+#include "topo.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * A piece of a pair's line: fmt with each "%s" replaced by the next value,
+ * the values of keys (up to four) and, with `plural`, "s" unless the first
+ * is "1".  The first `need` keys must be present, or the piece is left out
+ * (as it is when `unless` is); a missing other one reads as `dflt`.
+ */
+struct piece {
+	const char *fmt;
+	const char *keys[4];
+	int need;
+	const char *dflt;
+	int plural;
+	const char *unless;
+};
+
+struct topo_legend {
+	dmaconn_device_type type;
+	const char *paths; /* what the table's entries mean */
+	const char *caps;  /* the heading of the pair lines */
+	const struct piece *pieces;
+	const char *status; /* after the pair lines, or NULL */
+};
+
+static const struct piece cuda_pieces[] = {
+	{ "; read %s, write %s, atomics %s, nvlink %s", { "read", "write", "atomics", "nvlink" }, 0, "-", 0, NULL },
+	{ "; %s GB/s per direction (%s)", { "nvlink_gbps", "nvlink_rate_source" }, 1, "unknown", 0, NULL },
+	{ NULL, { NULL }, 0, NULL, 0, NULL },
+};
+
+static const struct piece rocm_pieces[] = {
+	{ "; %s", { "link_type" }, 0, "-", 0, NULL },
+	{ ", %s link%s", { "xgmi_links" }, 1, NULL, 1, NULL },
+	{ ", %s hop%s", { "hops" }, 1, NULL, 1, NULL },
+	{ ", weight %s", { "weight" }, 1, NULL, 0, NULL },
+	{ ", %s-%s MB/s", { "min_bandwidth_mbs", "max_bandwidth_mbs" }, 2, NULL, 0, NULL },
+	{ "; atomics 32-bit %s, 64-bit %s; coherent %s", { "atomics_32", "atomics_64", "coherent" }, 3, NULL, 0, NULL },
+	{ NULL, { NULL }, 0, NULL, 0, NULL },
+};
+
+static const struct piece xpu_pieces[] = {
+	{ "; p2p %s; %s", { "p2p_flags", "path" }, 0, "-", 0, NULL },
+	{ ", %s GB/s", { "xelink_gbps" }, 1, NULL, 0, NULL },
+	{ ", %s", { "xelink_bandwidth" }, 1, NULL, 0, "xelink_gbps" },
+	{ ", latency %s", { "xelink_latency" }, 1, NULL, 0, NULL },
+	{ ", %s duplex", { "xelink_duplexity" }, 1, NULL, 0, NULL },
+	{ NULL, { NULL }, 0, NULL, 0, NULL },
+};
+
+static const struct topo_legend legends[] = {
+	{ DMACONN_DEVICE_CUDA,
+	  "Paths: X = self; NV# = # bonded NVLinks; PIX = at most one PCIe bridge;\n"
+	  "PXB = several PCIe bridges, no host bridge; PHB = through a PCIe host bridge;\n"
+	  "NODE = between host bridges of one NUMA node; SYS = across NUMA nodes;\n"
+	  "? = NVML gives no PCIe path; - = no answer.\n",
+	  "Peer capabilities (DMA = load/store and atomics all OK):", cuda_pieces,
+	  "\nStatus: OK = supported; CNS = chipset not supported; GNS = GPU not supported;\n"
+	  "TNS = topology not supported; DR = disabled by the driver's registry key;\n"
+	  "NS = not supported; U = unknown." },
+	{ DMACONN_DEVICE_ROCM,
+	  "Paths: X = self; XGMI# = # direct XGMI (Infinity Fabric) links; XGMI+ = XGMI\n"
+	  "through other GPUs; XGMI? = XGMI, link count not reported (partitioned GPUs);\n"
+	  "PCIE = peer access over PCIe; NONE = no peer link; - = no answer.\n",
+	  "Peer capabilities (DMA = peer DMA and 32- and 64-bit atomics all supported):", rocm_pieces, NULL },
+	{ DMACONN_DEVICE_XPU,
+	  "Paths: X = self; XL# = # Xe Link connections (fabric edges); MDFI = the die-to-die\n"
+	  "link between two tiles of one card; - = no fabric edge (PCIe, or no answer).\n",
+	  "Peer capabilities (DMA = Level Zero P2P ACCESS and ATOMICS):", xpu_pieces, NULL },
+};
+
+/* fmt with each "%s" replaced by the next of v, onto line (of size len). */
+static void put(char *line, size_t len, const char *fmt, const char *const *v)
+{
+	size_t at = strlen(line);
+	for (const char *f = fmt; *f && at + 1 < len; f++) {
+		if (f[0] == '%' && f[1] == 's') {
+			at += (size_t)snprintf(line + at, len - at, "%s", *v++);
+			at = at < len ? at : len - 1;
+			f++;
+		} else {
+			line[at++] = *f;
+			line[at] = '\0';
+		}
+	}
+}
+
+/* One pair's line, "GPUi -> GPUj: DMA yes; ...", into line. */
+static void pair_line(const dmaconn_result *r, int i, int j, const struct topo_legend *lg, char *line, size_t len)
+{
+	snprintf(line, len, "  GPU%d -> GPU%d: DMA %s", i, j, dmaconn_result_get(r, i, j) ? "yes" : "no");
+	for (const struct piece *p = lg->pieces; p->fmt; p++) {
+		const char *v[5] = { NULL };
+		int k = 0, ok = !p->unless || !dmaconn_result_pair_get(r, i, j, p->unless);
+		for (; k < 4 && p->keys[k] && ok; k++) {
+			v[k] = dmaconn_result_pair_get(r, i, j, p->keys[k]);
+			ok = v[k] || k >= p->need;
+			v[k] = v[k] ? v[k] : p->dflt;
+		}
+		if (ok && p->plural)
+			v[k] = strcmp(v[0], "1") ? "s" : "";
+		if (ok)
+			put(line, len, p->fmt, v);
+	}
+}
+
+void cli_text_topo(const dmaconn_result *r, const char *replay)
+{
+	int n = dmaconn_result_size(r);
+	dmaconn_device_type type = dmaconn_result_device_type(r);
+	printf("%s topology%s%s%s: %d device%s\n", dmaconn_device_type_name(type), replay ? " (replay of " : "",
+	       replay ? replay : "", replay ? ")" : "", n, n == 1 ? "" : "s");
+	if (n == 0)
+		return;
+	printf("      ");
+	for (int j = 0; j < n; j++)
+		printf("  GPU%-4d", j);
+	putchar('\n');
+	for (int i = 0; i < n; i++) {
+		printf("GPU%-3d", i);
+		for (int j = 0; j < n; j++) {
+			const char *path = i == j ? "X" : dmaconn_result_pair_get(r, i, j, "path");
+			printf("  %-7s", path ? path : "-");
+		}
+		putchar('\n');
+	}
+	const struct topo_legend *lg = &legends[0];
+	for (size_t k = 0; k < sizeof(legends) / sizeof(legends[0]); k++)
+		if (legends[k].type == type)
+			lg = &legends[k];
+	printf("\n%s\n", lg->paths);
+	puts(lg->caps);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			char line[1024];
+			if (i == j)
+				continue;
+			pair_line(r, i, j, lg, line, sizeof(line));
+			puts(line);
+		}
+	if (lg->status)
+		puts(lg->status);
+}

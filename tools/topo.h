@@ -1,0 +1,12 @@
+/* dmaconn --topo: the path table and each pair's capabilities, one printer
+ * for every vendor (tools/topo.c). */
+#ifndef DMACONN_TOPO_H
+#define DMACONN_TOPO_H
+
+#include "dmaconn.h"
+
+/* A `nvidia-smi topo -m`-like table of r's pair paths, the vendor's legend,
+ * then one line per ordered pair; replay names the file replayed, or NULL. */
+void cli_text_topo(const dmaconn_result *r, const char *replay);
+
+#endif
