@@ -770,10 +770,12 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 		if (slot->index == DC_SLOT_MIG)
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG, "instance");
 		if (slot->index == DC_SLOT_MIG && slot->parent >= 0) {
-			/* CUDA gives a MIG device its GPU's PCI address. */
+			/* CUDA gives a MIG device its GPU's PCI address; the
+			 * name is the GPU's (CUDA adds the MIG profile). */
 			const struct dc_gpu *g = &s->m->ids[slot->parent];
 			char bus[DC_PCI_BUS_ID_SIZE];
 			dc_pci_format(&g->pci, bus);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, g->name);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, bus);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG_PARENT_UUID, g->uuid);
 		}
