@@ -1714,28 +1714,27 @@ static nvmlReturn_t replay_mig_uuid(nvmlDevice_t device, char *uuid, unsigned in
 	return m->uuid_rc ? m->uuid_rc : put_str(m->uuid, uuid, length);
 }
 
-static nvmlReturn_t replay_nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id)
+/* A MIG instance's GPU (ci 0) or compute (ci 1) instance id. */
+static nvmlReturn_t replay_mig_id(nvmlDevice_t mig, unsigned int *id, int ci)
 {
 	nvmlReturn_t rc = enter(FN_nvmlDeviceGetMigMode);
 	struct mig *m = rc ? NULL : mig_of(mig);
 	if (rc || !m || !id)
 		return rc ? rc : NVML_ERROR_INVALID_ARGUMENT;
-	if (m->gi_rc)
-		return m->gi_rc;
-	*id = m->gi;
+	if (ci ? m->ci_rc : m->gi_rc)
+		return ci ? m->ci_rc : m->gi_rc;
+	*id = ci ? m->ci : m->gi;
 	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t replay_nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id)
+{
+	return replay_mig_id(mig, id, 0);
 }
 
 static nvmlReturn_t replay_nvmlDeviceGetComputeInstanceId(nvmlDevice_t mig, unsigned int *id)
 {
-	nvmlReturn_t rc = enter(FN_nvmlDeviceGetMigMode);
-	struct mig *m = rc ? NULL : mig_of(mig);
-	if (rc || !m || !id)
-		return rc ? rc : NVML_ERROR_INVALID_ARGUMENT;
-	if (m->ci_rc)
-		return m->ci_rc;
-	*id = m->ci;
-	return NVML_SUCCESS;
+	return replay_mig_id(mig, id, 1);
 }
 
 int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen)

@@ -305,22 +305,24 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice
 	return NVML_SUCCESS;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id);
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id)
+/* GPU instance k + 1 and compute instance 0 of MIG instance k. */
+static nvmlReturn_t fake_mig_id(nvmlDevice_t mig, unsigned int *id, int ci)
 {
 	int k;
 	if (fake_mig(mig, &k) < 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*id = (unsigned int)k + 1;
+	*id = ci ? 0 : (unsigned int)k + 1;
 	return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id)
+{
+	return fake_mig_id(mig, id, 0);
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t mig, unsigned int *id);
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t mig, unsigned int *id)
 {
-	int k;
-	if (fake_mig(mig, &k) < 0)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*id = 0;
-	return NVML_SUCCESS;
+	return fake_mig_id(mig, id, 1);
 }
