@@ -19,11 +19,16 @@ and RACK.md (the table) into --out.
 
     python3 bench/rack_scale.py [--build build] [--out bench] [--runs 3] [--max 4096]
     python3 bench/rack_scale.py --chart-only    (the chart again from --out's rack_scale.json)
+    python3 bench/rack_scale.py --mpi-only      (the MPI path alone, into that data)
+
+and, where mpiexec is found, the MPI path: 1, 2, 4 and 8 simulated ranks,
+each a replayed 72-GPU tray of one NVLink domain (tests/mpi/rank.sh).
 """
 
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -110,6 +115,44 @@ def measure(build, n, conn, runs, tmp):
     return row
 
 
+def measure_mpi(build, ranks, conn, runs, tmp):
+    """`mpiexec -np RANKS dmaconn --mpi`: each rank a 72-GPU tray of one
+    NVLink domain, replayed (its own host name and UUIDs), rank 0 printing
+    the RANKS x 72 GPU result.  Time of the whole job, peak RSS of the
+    largest process (the job's ru_maxrss of its children)."""
+    env = {"DMACONN_MPI_LIBRARY": os.path.join(build, "libdmaconn_mpi.so.0")}
+    for k in range(ranks):
+        path = os.path.join(tmp, "tray-%d.json" % k)
+        if not os.path.exists(path):
+            t = gen_topologies.topology(72, p2p=True, rows=True)
+            t["host"] = "tray-%d" % k
+            for i, d in enumerate(t["nvml"]["devices"]):
+                d["uuid"] = "GPU-%08x-0000-4000-8000-%012x" % (0xa0000000 + k, i)
+                d["fabric"]["cluster_uuid"] = "11111111-2222-3333-4444-555555555555"
+            with open(path, "w") as f:
+                json.dump(t, f)
+        env["DMACONN_TEST_REPLAY_%d" % k] = path
+    cmd = ["mpiexec", "--oversubscribe", "-np", str(ranks), "sh", os.path.join(REPO, "tests", "mpi", "rank.sh"),
+           os.path.join(build, "dmaconn"), "--mpi", "-d", "cuda", "-c", conn, "--json"]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    # A fresh interpreter waits for the job: its RUSAGE_CHILDREN peak is
+    # that of the largest process of the job (mpiexec waits for the ranks).
+    probe = ("import os, resource, subprocess, sys, time\n"
+             "t = time.perf_counter()\n"
+             "rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+             "print(rc, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n")
+    secs, mbs = [], []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", probe] + cmd, env=clean_env(env), capture_output=True,
+                             text=True).stdout.split()
+        if not out or out[0] != "0":
+            raise SystemExit("mpiexec failed: %r" % out)
+        secs.append(float(out[1]))
+        mbs.append(float(out[2]))
+    return {"ranks": ranks, "n": 72 * ranks, "connection": conn, "mpi_s": median(secs), "mpi_mb": median(mbs)}
+
+
 def chart(rows, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -174,28 +217,46 @@ def main(argv):
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--max", type=int, default=4096)
     ap.add_argument("--chart-only", action="store_true")
+    ap.add_argument("--mpi-only", action="store_true", help="measure the MPI path alone, into the existing data")
     args = ap.parse_args(argv[1:])
     out_json = os.path.join(args.out, "rack_scale.json")
-    if args.chart_only:
+    mpi_rows = []
+    if args.chart_only or args.mpi_only:
         with open(out_json) as f:
-            rows = json.load(f)["rows"]
-    else:
+            saved = json.load(f)
+        rows, mpi_rows = saved["rows"], saved.get("mpi", [])
+    if args.mpi_only or not args.chart_only:
+        if not args.mpi_only:
+            rows = []
+        mpi_rows = []
         build = os.path.abspath(args.build)
-        rows = []
         with tempfile.TemporaryDirectory(prefix="dmaconn-rack-") as tmp:
-            for n in [n for n in COUNTS if n <= args.max]:
+            for n in [n for n in COUNTS if n <= args.max and not args.mpi_only]:
                 for conn in CONNECTIONS:
                     runs = args.runs if n <= 1024 else 1
                     rows.append(measure(build, n, conn, runs, tmp))
                     print(json.dumps(rows[-1]), flush=True)
+            if shutil.which("mpiexec"):
+                for ranks in (1, 2, 4, 8):
+                    for conn in CONNECTIONS:
+                        mpi_rows.append(measure_mpi(build, ranks, conn, args.runs, tmp))
+                        print(json.dumps(mpi_rows[-1]), flush=True)
         with open(out_json, "w") as f:
             json.dump({"goals_at_576": GOALS, "machine": os.uname().nodename + ", %d CPUs" % os.cpu_count(),
-                       "rows": rows}, f, indent=1)
+                       "rows": rows, "mpi": mpi_rows}, f, indent=1)
             f.write("\n")
     chart(rows, os.path.join(args.out, "rack_scale.png"))
     with open(os.path.join(args.out, "RACK.md"), "w") as f:
         f.write("# Detection at rack scale\n\nMade by `python3 bench/rack_scale.py` (see its docstring); "
                 "the chart is rack_scale.png, the data rack_scale.json.\n\n" + table(rows) + "\n")
+        if mpi_rows:
+            f.write("\nThe MPI path, simulated ranks on this one machine (`mpiexec -np R dmaconn --mpi -d cuda "
+                    "-c CONN --json`, each rank a replayed 72-GPU tray of one NVLink domain): wall time of the "
+                    "whole job, peak RSS of its largest process.\n\n| ranks | N | conn | job s | peak MB |\n"
+                    "| ---: | ---: | --- | ---: | ---: |\n")
+            for r in mpi_rows:
+                f.write("| %d | %d | %s | %.3f | %.1f |\n" % (r["ranks"], r["n"], r["connection"], r["mpi_s"],
+                                                           r["mpi_mb"]))
     print(table(rows))
     return 0
 
