@@ -86,8 +86,12 @@ void replay_append(bool *oom, json_t *arr, json_t *v)
 		*oom = true;
 }
 
-void replay_note(json_t *obj, const char *key, json_t *v, bool error)
+void replay_note(json_t *obj, const char *key, json_t *v, json_t *error)
 {
+	if (error) {
+		json_decref(v);
+		v = error;
+	}
 	json_t *had = json_object_get(obj, key);
 	if (had && error && !json_object_get(had, "error")) {
 		json_decref(v); /* a success stays: the detector had its answer */
@@ -96,15 +100,8 @@ void replay_note(json_t *obj, const char *key, json_t *v, bool error)
 	replay_put(&replay_rec_oom, obj, key, v);
 }
 
-/* key = v when rc is SUCCESS, else the error (v unused). */
-static void note(json_t *obj, const char *key, nvmlReturn_t rc, json_t *v)
-{
-	if (rc) {
-		json_decref(v);
-		v = err_obj(rc);
-	}
-	replay_note(obj, key, v, rc != NVML_SUCCESS);
-}
+/* key = v when rc is SUCCESS, else the error. */
+#define note(obj, key, rc, v) replay_note((obj), (key), (v), (rc) ? err_obj(rc) : NULL)
 
 static json_t *pci_json(const nvmlPciInfo_t *p)
 {
@@ -127,10 +124,8 @@ static json_t *pci_json(const nvmlPciInfo_t *p)
 static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, const unsigned char *uuid,
 			   unsigned int clique, const unsigned int *health)
 {
-	char u[40];
-	snprintf(u, sizeof(u), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", uuid[0],
-		 uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8], uuid[9], uuid[10], uuid[11],
-		 uuid[12], uuid[13], uuid[14], uuid[15]);
+	char u[DC_UUID_TEXT_SIZE];
+	dc_uuid_format(uuid, u);
 	json_t *o = json_pack("{s:i, s:s, s:s, s:I}", "state", (int)state, "status", code_name(status),
 			      "cluster_uuid", u, "clique_id", (json_int_t)clique);
 	if (o && health && json_object_set_new(o, "health_mask", json_integer(*health))) {
@@ -267,7 +262,7 @@ static nvmlReturn_t r_nvmlInit_v2(void)
 {
 	nvmlReturn_t rc = n.live.nvmlInit_v2();
 	LOCK();
-	replay_note(n.top, "init", json_string(code_name(rc)), rc != NVML_SUCCESS);
+	replay_note(n.top, "init", json_string("SUCCESS"), rc ? json_string(code_name(rc)) : NULL);
 	UNLOCK();
 	return rc;
 }
@@ -534,8 +529,11 @@ static nvmlReturn_t r_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t h1, nvmlD
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetTopologyCommonAncestor(h1, h2, level);
 	const char *name = rc ? NULL : replay_name_of(replay_ancestor_names, *level);
-	/* A level the format cannot name replays as NVML's generic failure. */
-	note_pair(h1, h2, "common_ancestor", rc || name ? rc : NVML_ERROR_UNKNOWN, name ? json_string(name) : NULL);
+	/* A level the format cannot name replays as NVML's generic failure; the
+	 * path is the pair's, whichever GPU is asked first. */
+	for (int k = 0; k < 2; k++)
+		note_pair(k ? h2 : h1, k ? h1 : h2, "common_ancestor", rc || name ? rc : NVML_ERROR_UNKNOWN,
+			  name ? json_string(name) : NULL);
 	return rc;
 }
 
@@ -562,6 +560,14 @@ static void record_nvml(struct nvml_api *api, const char *library, const char *l
 	nvml_forget();
 	n.sec = json_object();
 	n.top = json_object();
+	if (!api && !library && replay_active() && !dmaconn_replay_ops()->nvml_load_error()) {
+		/* The replayed library lacked a required function: so it is recorded. */
+		library = replay_nvml_library();
+		replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
+		replay_put(&replay_rec_oom, n.sec, "missing_functions", replay_nvml_missing());
+		UNLOCK();
+		return;
+	}
 	if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
 		snprintf(why, sizeof(why), "%s", api ? "out of memory" : load_error ? load_error : "not loaded");
 		json_t *e = json_object();
@@ -574,13 +580,8 @@ static void record_nvml(struct nvml_api *api, const char *library, const char *l
 	replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
 	json_t *missing = json_array();
 	n.live = *api;
-#define WRAP_(fn, ret, params, required)                                             \
-	if (api->fn)                                                                 \
-		api->fn = r_##fn;                                                    \
-	else                                                                         \
-		replay_append(&replay_rec_oom, missing, json_string(#fn));
-	NVML_FUNCTIONS(WRAP_)
-#undef WRAP_
+	NVML_FUNCTIONS(REPLAY_WRAP)
+	/* The MIG queries are optional everywhere: none is "missing". */
 #define WRAP_MIG_(fn, ret, params, required) \
 	if (api->fn)                         \
 		api->fn = r_##fn;

@@ -69,14 +69,7 @@ static void put(json_t *obj, const char *key, json_t *v)
 }
 
 /* key = v, or the error; a success already kept stays. */
-static void note(json_t *obj, const char *key, ze_result_t rc, json_t *v)
-{
-	if (rc) {
-		json_decref(v);
-		v = err_obj(rc);
-	}
-	replay_note(obj, key, v, rc != ZE_RESULT_SUCCESS);
-}
+#define note(obj, key, rc, v) replay_note((obj), (key), (v), (rc) ? err_obj(rc) : NULL)
 
 static struct kept *find(struct list *l, const void *h)
 {
@@ -115,27 +108,19 @@ static json_t *slot(json_t *arr, size_t i)
 	return json_array_get(arr, i);
 }
 
-static json_t *flags_json(const struct zname *t, uint32_t flags)
+static json_t *flags_json(const struct replay_name *t, uint32_t flags)
 {
 	json_t *a = json_array();
 	for (; a && t->name; t++)
-		if (flags & t->value)
+		if (flags & (uint32_t)t->value)
 			json_array_append_new(a, json_string(t->name));
 	return a;
 }
 
 static json_t *uuid_json(const uint8_t u[16])
 {
-	char buf[40];
-	static const char hex[] = "0123456789abcdef";
-	int o = 0;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			buf[o++] = '-';
-		buf[o++] = hex[u[i] >> 4];
-		buf[o++] = hex[u[i] & 15];
-	}
-	buf[o] = '\0';
+	char buf[DC_UUID_TEXT_SIZE];
+	dc_uuid_format(u, buf);
 	return json_string(buf);
 }
 
@@ -144,9 +129,9 @@ static json_t *text(const char *s, size_t size)
 	return replay_text(s, strnlen(s, size));
 }
 
-static json_t *name_json(const struct zname *t, uint32_t v, const char *dflt)
+static json_t *name_json(const struct replay_name *t, uint32_t v, const char *dflt)
 {
-	const char *n = ze_name_of(t, v);
+	const char *n = replay_name_of(t, (int)v);
 	return json_string(n ? n : dflt);
 }
 
@@ -156,7 +141,7 @@ static ze_result_t r_zeInit(ze_init_flags_t flags)
 {
 	ze_result_t rc = z.live.zeInit(flags);
 	LOCK();
-	replay_note(z.sec, "init", rc ? err_obj(rc) : json_string("SUCCESS"), rc != ZE_RESULT_SUCCESS);
+	replay_note(z.sec, "init", json_string("SUCCESS"), rc ? err_obj(rc) : NULL);
 	UNLOCK();
 	return rc;
 }
@@ -457,13 +442,7 @@ void replay_ze_record_table(struct ze_api *api, const char *library, const char 
 	put(z.sec, "library", replay_text(library, strlen(library)));
 	json_t *missing = json_array();
 	z.live = *api;
-#define WRAP_(fn, ret, params, required)                                    \
-	if (api->fn)                                                        \
-		api->fn = r_##fn;                                           \
-	else                                                                \
-		replay_append(&replay_rec_oom, missing, json_string(#fn));
-	ZE_FUNCTIONS(WRAP_)
-#undef WRAP_
+	ZE_FUNCTIONS(REPLAY_WRAP)
 	put(z.sec, "missing_functions", missing);
 	put(z.sec, "exposed", json_true());
 	UNLOCK();

@@ -281,14 +281,46 @@ static int get_str(struct ld *ld, json_t *v, const char *path, char *dst, size_t
 	return 0;
 }
 
+int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
+{
+	*rc = c->failed;
+	if (!json_is_string(v))
+		return replay_bad(file, path, "%s", c->expected);
+	if (c->parse(json_string_value(v), rc))
+		return replay_bad(file, path, "%s \"%s\"", c->unknown, json_string_value(v));
+	return 0;
+}
+
+int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
+{
+	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	char p[PATH_LEN];
+	if (!e)
+		return 0;
+	if (replay_get_code(file, e, replay_sub(p, path, "error"), c, rc))
+		return -1;
+	if (*rc == 0)
+		return replay_bad(file, p, "SUCCESS is not an error");
+	return 1;
+}
+
+static int nvml_parse(const char *name, int *code)
+{
+	nvmlReturn_t rc;
+	int r = nvml_return_parse(name, &rc);
+	*code = (int)rc;
+	return r;
+}
+
+static const struct replay_codes nvml_codes = { nvml_parse,
+						"expected an NVML return code name such as \"NOT_SUPPORTED\"",
+						"unknown NVML return code", NVML_ERROR_UNKNOWN };
+
 static int get_code(struct ld *ld, json_t *v, const char *path, nvmlReturn_t *rc)
 {
-	*rc = NVML_ERROR_UNKNOWN;
-	if (!json_is_string(v))
-		return replay_bad(ld->file, path, "expected an NVML return code name such as \"NOT_SUPPORTED\"");
-	if (nvml_return_parse(json_string_value(v), rc))
-		return replay_bad(ld->file, path, "unknown NVML return code \"%s\"", json_string_value(v));
-	return 0;
+	int x, r = replay_get_code(ld->file, v, path, &nvml_codes, &x);
+	*rc = (nvmlReturn_t)x;
+	return r;
 }
 
 static int get_name(struct ld *ld, json_t *v, const char *path, const struct replay_name *t, const char *what,
@@ -299,21 +331,14 @@ static int get_name(struct ld *ld, json_t *v, const char *path, const struct rep
 	return 0;
 }
 
-/*
- * {"error": NAME}: 1 with *rc its code; 0 when v is not an error object;
- * -1 when the name is bad.  SUCCESS gives no value, so it is refused.
- */
+/* {"error": NAME}: 1 with *rc its code; 0 when v is not an error object;
+ * -1 when the name is bad.  SUCCESS gives no value, so it is refused. */
 static int error_object(struct ld *ld, json_t *v, const char *path, nvmlReturn_t *rc)
 {
-	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-	char p[PATH_LEN];
-	if (!e)
-		return 0;
-	if (get_code(ld, e, replay_sub(p, path, "error"), rc))
-		return -1;
-	if (*rc == NVML_SUCCESS)
-		return replay_bad(ld->file, p, "SUCCESS is not an error");
-	return 1;
+	int x = 0, r = replay_error_object(ld->file, v, path, &nvml_codes, &x);
+	if (r)
+		*rc = (nvmlReturn_t)x;
+	return r;
 }
 
 /*
@@ -336,16 +361,26 @@ static int answer(struct ld *ld, json_t *obj, const char *base, const char *key,
 	return 1;
 }
 
+/* The required key of an object (an answer that is no error object), or
+ * NULL after replay_bad(). */
+static json_t *member(struct ld *ld, json_t *v, const char *path, const char *key)
+{
+	json_t *m = json_is_object(v) ? json_object_get(v, key) : NULL;
+	if (!json_is_object(v))
+		replay_bad(ld->file, path, "expected an object with \"%s\" or an error object", key);
+	else if (!m)
+		replay_bad(ld->file, path, "\"%s\" is required", key);
+	return m;
+}
+
 static int read_pci(struct ld *ld, json_t *v, const char *path, nvmlPciInfo_t *out)
 {
 	char p[PATH_LEN];
 	struct dc_pci a;
 	memset(out, 0, sizeof(*out));
-	if (!json_is_object(v))
-		return replay_bad(ld->file, path, "expected an object with \"bus_id\" or an error object");
-	json_t *bus = json_object_get(v, "bus_id");
+	json_t *bus = member(ld, v, path, "bus_id");
 	if (!bus)
-		return replay_bad(ld->file, path, "\"bus_id\" is required");
+		return -1;
 	if (get_str(ld, bus, replay_sub(p, path, "bus_id"), out->busId, sizeof(out->busId)))
 		return -1;
 	if (dc_pci_parse(out->busId, sizeof(out->busId), &a))
@@ -398,11 +433,9 @@ static int read_fabric(struct ld *ld, json_t *v, const char *path, struct fabric
 	char p[PATH_LEN];
 	long long x;
 	memset(f, 0, sizeof(*f));
-	if (!json_is_object(v))
-		return replay_bad(ld->file, path, "expected an object with \"state\" or an error object");
-	json_t *state = json_object_get(v, "state");
+	json_t *state = member(ld, v, path, "state");
 	if (!state)
-		return replay_bad(ld->file, path, "\"state\" is required");
+		return -1;
 	if (replay_get_int(ld->file, state, replay_sub(p, path, "state"), NVML_GPU_FABRIC_STATE_NOT_SUPPORTED,
 		    NVML_GPU_FABRIC_STATE_COMPLETED, &x))
 		return -1;
@@ -1287,51 +1320,37 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 	return "Unknown Error";
 }
 
-static nvmlReturn_t replay_nvmlSystemGetDriverVersion(char *version, unsigned int length)
-{
-	nvmlReturn_t rc = enter(FN_nvmlSystemGetDriverVersion);
-	if (rc)
-		return rc;
-	if (!version)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	return g.driver_rc ? g.driver_rc : put_str(g.driver, version, length);
-}
-
-static nvmlReturn_t replay_nvmlSystemGetNVMLVersion(char *version, unsigned int length)
-{
-	nvmlReturn_t rc = enter(FN_nvmlSystemGetNVMLVersion);
-	if (rc)
-		return rc;
-	if (!version)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	return g.nvml_version_rc ? g.nvml_version_rc : put_str(g.nvml_version, version, length);
-}
-
-static nvmlReturn_t replay_nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
-{
-	nvmlReturn_t rc = enter(FN_nvmlSystemGetCudaDriverVersion_v2);
-	if (rc)
-		return rc;
-	if (!cudaDriverVersion)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (g.cuda_rc)
-		return g.cuda_rc;
-	*cudaDriverVersion = g.cuda;
-	return NVML_SUCCESS;
-}
-
-static nvmlReturn_t replay_nvmlDeviceGetCount_v2(unsigned int *deviceCount)
-{
-	nvmlReturn_t rc = enter(FN_nvmlDeviceGetCount_v2);
-	if (rc)
-		return rc;
-	if (!deviceCount)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (g.count_rc)
-		return g.count_rc;
-	*deviceCount = g.count;
-	return NVML_SUCCESS;
-}
+/*
+ * The answer of a function: `enter` its prologue (SYSTEM or DEVICE, which
+ * sets d), then INVALID_ARGUMENT unless `given`, the recorded `code`, else
+ * the out arguments filled by `set`.
+ */
+#define ANSWER(fn, params, enter, given, code, set)              \
+	static nvmlReturn_t replay_##fn params                   \
+	{                                                        \
+		struct nvmlDevice_st *d = NULL;                  \
+		nvmlReturn_t rc = enter(fn);                     \
+		(void)d;                                         \
+		if (rc)                                          \
+			return rc;                               \
+		if (!(given))                                    \
+			return NVML_ERROR_INVALID_ARGUMENT;      \
+		if (code)                                        \
+			return code;                             \
+		set;                                             \
+		return NVML_SUCCESS;                             \
+	}
+#define SYSTEM(fn) enter(FN_##fn)
+#define DEVICE(fn) enter_device(FN_##fn, device, &d)
+#define SYSTEM_ANSWER(fn, params, given, code, set) ANSWER(fn, params, SYSTEM, given, code, set)
+#define DEVICE_ANSWER(fn, params, given, code, set) ANSWER(fn, params, DEVICE, given, code, set)
+SYSTEM_ANSWER(nvmlSystemGetDriverVersion, (char *version, unsigned int length), version, g.driver_rc,
+	      return put_str(g.driver, version, length))
+SYSTEM_ANSWER(nvmlSystemGetNVMLVersion, (char *version, unsigned int length), version, g.nvml_version_rc,
+	      return put_str(g.nvml_version, version, length))
+SYSTEM_ANSWER(nvmlSystemGetCudaDriverVersion_v2, (int *cudaDriverVersion), cudaDriverVersion, g.cuda_rc,
+	      *cudaDriverVersion = g.cuda)
+SYSTEM_ANSWER(nvmlDeviceGetCount_v2, (unsigned int *deviceCount), deviceCount, g.count_rc, *deviceCount = g.count)
 
 static nvmlReturn_t replay_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
 {
@@ -1348,17 +1367,15 @@ static nvmlReturn_t replay_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvm
 
 /* ---------------------------------------------------------- NVML: device */
 
-static nvmlReturn_t replay_nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
-{
-	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetName, device, &d);
-	if (rc)
-		return rc;
-	if (!name)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	return d->name_rc ? d->name_rc : put_str(d->name, name, length);
-}
+DEVICE_ANSWER(nvmlDeviceGetName, (nvmlDevice_t device, char *name, unsigned int length), name, d->name_rc,
+	      return put_str(d->name, name, length))
+DEVICE_ANSWER(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t *pci), pci, d->pci_rc, *pci = d->pci)
+DEVICE_ANSWER(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t device, int *major, int *minor), major && minor,
+	      d->cc_rc, (*major = d->cc[0], *minor = d->cc[1]))
+DEVICE_ANSWER(nvmlDeviceGetMigMode, (nvmlDevice_t device, unsigned int *current, unsigned int *pending),
+	      current && pending, d->mig_rc, (*current = d->mig[0], *pending = d->mig[1]))
 
+/* A GPU's UUID, or a MIG instance's (a handle of its "mig_devices"). */
 static nvmlReturn_t replay_mig_uuid(nvmlDevice_t device, char *uuid, unsigned int length, int *done);
 
 static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
@@ -1374,50 +1391,6 @@ static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, un
 	if (!uuid)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	return d->uuid_rc ? d->uuid_rc : put_str(d->uuid, uuid, length);
-}
-
-static nvmlReturn_t replay_nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
-{
-	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetPciInfo_v3, device, &d);
-	if (rc)
-		return rc;
-	if (!pci)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (d->pci_rc)
-		return d->pci_rc;
-	*pci = d->pci;
-	return NVML_SUCCESS;
-}
-
-static nvmlReturn_t replay_nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
-{
-	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetCudaComputeCapability, device, &d);
-	if (rc)
-		return rc;
-	if (!major || !minor)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (d->cc_rc)
-		return d->cc_rc;
-	*major = d->cc[0];
-	*minor = d->cc[1];
-	return NVML_SUCCESS;
-}
-
-static nvmlReturn_t replay_nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
-{
-	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetMigMode, device, &d);
-	if (rc)
-		return rc;
-	if (!currentMode || !pendingMode)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (d->mig_rc)
-		return d->mig_rc;
-	*currentMode = d->mig[0];
-	*pendingMode = d->mig[1];
-	return NVML_SUCCESS;
 }
 
 static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
@@ -1465,62 +1438,25 @@ static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlG
 
 /* ---------------------------------------------------------- NVML: nvlink */
 
-static nvmlReturn_t replay_nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive)
-{
-	const struct link *l;
-	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkState, device, link, &l);
-	if (rc)
-		return rc;
-	if (!isActive)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (l->state_rc)
-		return l->state_rc;
-	*isActive = l->state;
-	return NVML_SUCCESS;
-}
-
-static nvmlReturn_t replay_nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int *version)
-{
-	const struct link *l;
-	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkVersion, device, link, &l);
-	if (rc)
-		return rc;
-	if (!version)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (l->version_rc)
-		return l->version_rc;
-	*version = l->version;
-	return NVML_SUCCESS;
-}
-
-static nvmlReturn_t replay_nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
-						 nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)
-{
-	const struct link *l;
-	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkRemoteDeviceType, device, link, &l);
-	if (rc)
-		return rc;
-	if (!pNvLinkDeviceType)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (l->type_rc)
-		return l->type_rc;
-	*pNvLinkDeviceType = l->type;
-	return NVML_SUCCESS;
-}
-
-static nvmlReturn_t replay_nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
-{
-	const struct link *l;
-	nvmlReturn_t rc = enter_link(FN_nvmlDeviceGetNvLinkRemotePciInfo_v2, device, link, &l);
-	if (rc)
-		return rc;
-	if (!pci)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (l->pci_rc)
-		return l->pci_rc;
-	*pci = l->pci;
-	return NVML_SUCCESS;
-}
+/* The answer of a per-link function: the link's code, else *out. */
+#define LINK_ANSWER(fn, type, out, code, value)                                              \
+	static nvmlReturn_t replay_##fn(nvmlDevice_t device, unsigned int link, type *out)   \
+	{                                                                                    \
+		const struct link *l;                                                        \
+		nvmlReturn_t rc = enter_link(FN_##fn, device, link, &l);                     \
+		if (rc)                                                                      \
+			return rc;                                                           \
+		if (!out)                                                                    \
+			return NVML_ERROR_INVALID_ARGUMENT;                                  \
+		if (l->code)                                                                 \
+			return l->code;                                                      \
+		*out = l->value;                                                             \
+		return NVML_SUCCESS;                                                         \
+	}
+LINK_ANSWER(nvmlDeviceGetNvLinkState, nvmlEnableState_t, isActive, state_rc, state)
+LINK_ANSWER(nvmlDeviceGetNvLinkVersion, unsigned int, version, version_rc, version)
+LINK_ANSWER(nvmlDeviceGetNvLinkRemoteDeviceType, nvmlIntNvLinkDeviceType_t, pNvLinkDeviceType, type_rc, type)
+LINK_ANSWER(nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlPciInfo_t, pci, pci_rc, pci)
 
 /* NVML_FI_DEV_NVLINK_LINK_COUNT, or with `switch_only` NVSWITCH_CONNECTED_LINK_COUNT. */
 static nvmlReturn_t field_link_count(const struct nvmlDevice_st *d, bool switch_only, unsigned int *out)
@@ -1802,6 +1738,15 @@ static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
 	for (unsigned int i = 0; bus_ids && i < g.ngpus && (int)i < max; i++)
 		dc_pci_format(&g.gpus[i], bus_ids[i]);
 	return (int)g.ngpus;
+}
+
+json_t *replay_nvml_missing(void)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && loaded() && i < FN_COUNT; i++)
+		if (g.fn_missing[i])
+			json_array_append_new(arr, json_string(fn_names[i]));
+	return arr;
 }
 
 const char *replay_nvml_library(void)

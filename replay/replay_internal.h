@@ -18,6 +18,9 @@ REPLAY_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
 /* The library the replayed file says was loaded ("libnvidia-ml.so.1" when it
  * names none); only meaningful when nvml_load_error() is NULL. */
 const char *replay_nvml_library(void);
+/* The NVML functions the replayed file says its library lacked. */
+#include <jansson.h>
+json_t *replay_nvml_missing(void);
 
 /* The most devices a file may list, and so the most a recording writes. */
 #define REPLAY_MAX_DEVICES 4096
@@ -69,12 +72,22 @@ void replay_put(bool *oom, json_t *obj, const char *key, json_t *v);
 void replay_append(bool *oom, json_t *arr, json_t *v);
 
 /* What the recorder keeps is guarded by replay_rec_lock; replay_rec_oom
- * notes a lost answer.  replay_note() sets obj[key] = v (taken over), except
- * that an error (`error`) does not replace a success kept before. */
+ * notes a lost answer.  replay_note() sets obj[key] = v, or `error` when
+ * not NULL (both taken over), except that an error does not replace a
+ * success kept before. */
 #include <pthread.h>
 extern pthread_mutex_t replay_rec_lock;
 extern bool replay_rec_oom;
-void replay_note(json_t *obj, const char *key, json_t *v, bool error);
+void replay_note(json_t *obj, const char *key, json_t *v, json_t *error);
+
+/* An X-macro entry that puts the recorder's wrapper r_NAME in place of
+ * api->NAME, or adds NAME to the JSON array `missing` when the library lacks
+ * it (expanded over NVML_FUNCTIONS and ZE_FUNCTIONS). */
+#define REPLAY_WRAP(fn, ret, params, required) \
+	if (api->fn)                           \
+		api->fn = r_##fn;              \
+	else                                   \
+		replay_append(&replay_rec_oom, missing, json_string(#fn));
 
 /* dmaconn_replay_ops()'s record_begin, record_table and record_write (record.c). */
 void replay_record_begin(void);
@@ -96,6 +109,19 @@ int replay_get_int(const char *file, json_t *v, const char *path, long long min,
 /* n bytes of text (no NUL among them) as a JSON string; bytes that are not
  * UTF-8 become '?'.  NULL only when out of memory. */
 json_t *replay_text(const char *s, size_t n);
+
+/* A vendor's return codes as the format names them: parse() gives the code
+ * of a name (0, or -1 when unknown); failed is the code of a bad name. */
+struct replay_codes {
+	int (*parse)(const char *name, int *code);
+	const char *expected, *unknown;
+	int failed;
+};
+/* A code name: 0 with *rc, or -1 after replay_bad(). */
+int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
+/* {"error": NAME}: 1 with *rc its code (never SUCCESS, 0); 0 when v is no
+ * error object; -1 after replay_bad(). */
+int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
 
 /* Writes "FILE: PATH: message" as the load error; returns -1. */
 int replay_bad(const char *file, const char *path, const char *fmt, ...)

@@ -27,12 +27,8 @@ void replay_ze_record_table(struct ze_api *api, const char *library, const char 
 void replay_ze_record(json_t *root);
 
 /* The names the format gives to Level Zero's enumerations and flags. */
-struct zname {
-	const char *name;
-	uint32_t value;
-};
-extern const struct zname ze_type_names[], ze_device_flag_names[], ze_p2p_flag_names[], ze_vertex_type_names[],
+#include "replay_internal.h"
+extern const struct replay_name ze_type_names[], ze_device_flag_names[], ze_p2p_flag_names[], ze_vertex_type_names[],
 	ze_bandwidth_unit_names[], ze_latency_unit_names[], ze_duplexity_names[];
-const char *ze_name_of(const struct zname *t, uint32_t value);
 
 #endif

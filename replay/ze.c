@@ -55,62 +55,44 @@ static const char *const zfn_names[ZFN_COUNT] = {
 /* ----------------------------------------------------------------- names */
 
 
-const struct zname ze_type_names[] = {
+const struct replay_name ze_type_names[] = {
 	{ "GPU", ZE_DEVICE_TYPE_GPU }, { "CPU", ZE_DEVICE_TYPE_CPU }, { "FPGA", ZE_DEVICE_TYPE_FPGA },
 	{ "MCA", ZE_DEVICE_TYPE_MCA }, { "VPU", ZE_DEVICE_TYPE_VPU }, { NULL, 0 },
 };
-const struct zname ze_device_flag_names[] = {
+const struct replay_name ze_device_flag_names[] = {
 	{ "INTEGRATED", ZE_DEVICE_PROPERTY_FLAG_INTEGRATED },
 	{ "SUBDEVICE", ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE },
 	{ "ECC", ZE_DEVICE_PROPERTY_FLAG_ECC },
 	{ "ONDEMANDPAGING", ZE_DEVICE_PROPERTY_FLAG_ONDEMANDPAGING },
 	{ NULL, 0 },
 };
-const struct zname ze_p2p_flag_names[] = {
+const struct replay_name ze_p2p_flag_names[] = {
 	{ "ACCESS", ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS },
 	{ "ATOMICS", ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS },
 	{ NULL, 0 },
 };
-const struct zname ze_vertex_type_names[] = {
+const struct replay_name ze_vertex_type_names[] = {
 	{ "UNKNOWN", ZE_FABRIC_VERTEX_EXP_TYPE_UNKNOWN }, { "DEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE },
 	{ "SUBDEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE }, { "SWITCH", ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH },
 	{ NULL, 0 },
 };
-const struct zname ze_bandwidth_unit_names[] = {
+const struct replay_name ze_bandwidth_unit_names[] = {
 	{ "UNKNOWN", ZE_BANDWIDTH_UNIT_UNKNOWN },
 	{ "BYTES_PER_NANOSEC", ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC },
 	{ "BYTES_PER_CLOCK", ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK },
 	{ NULL, 0 },
 };
-const struct zname ze_latency_unit_names[] = {
+const struct replay_name ze_latency_unit_names[] = {
 	{ "UNKNOWN", ZE_LATENCY_UNIT_UNKNOWN }, { "NANOSEC", ZE_LATENCY_UNIT_NANOSEC },
 	{ "CLOCK", ZE_LATENCY_UNIT_CLOCK },     { "HOP", ZE_LATENCY_UNIT_HOP },
 	{ NULL, 0 },
 };
-const struct zname ze_duplexity_names[] = {
+const struct replay_name ze_duplexity_names[] = {
 	{ "UNKNOWN", ZE_FABRIC_EDGE_EXP_DUPLEXITY_UNKNOWN },
 	{ "HALF_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_HALF_DUPLEX },
 	{ "FULL_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_FULL_DUPLEX },
 	{ NULL, 0 },
 };
-
-const char *ze_name_of(const struct zname *t, uint32_t value)
-{
-	for (; t->name; t++)
-		if (t->value == value)
-			return t->name;
-	return NULL;
-}
-
-static int value_of(const struct zname *t, const char *name, uint32_t *value)
-{
-	for (; t->name; t++)
-		if (!strcasecmp(t->name, name)) {
-			*value = t->value;
-			return 0;
-		}
-	return -1;
-}
 
 /* ------------------------------------------------------------------ data */
 
@@ -282,28 +264,31 @@ static int get_u32(struct ld *ld, json_t *v, const char *path, uint32_t *out)
 	return 0;
 }
 
+static int ze_parse(const char *name, int *code)
+{
+	ze_result_t rc;
+	int r = ze_result_parse(name, &rc);
+	*code = (int)rc;
+	return r;
+}
+
+static const struct replay_codes ze_codes = { ze_parse, "expected a ze_result_t name such as \"DEVICE_LOST\"",
+					      "unknown ze_result_t", ZE_RESULT_ERROR_UNKNOWN };
+
 static int get_code(struct ld *ld, json_t *v, const char *path, ze_result_t *rc)
 {
-	*rc = ZE_RESULT_ERROR_UNKNOWN;
-	if (!json_is_string(v))
-		return replay_bad(ld->file, path, "expected a ze_result_t name such as \"DEVICE_LOST\"");
-	if (ze_result_parse(json_string_value(v), rc))
-		return replay_bad(ld->file, path, "unknown ze_result_t \"%s\"", json_string_value(v));
-	return 0;
+	int code, r = replay_get_code(ld->file, v, path, &ze_codes, &code);
+	*rc = (ze_result_t)code;
+	return r;
 }
 
 /* {"error": NAME}: 1 with *rc its code; 0 when v is not an error object; -1 on a bad one. */
 static int error_object(struct ld *ld, json_t *v, const char *path, ze_result_t *rc)
 {
-	char p[ZPATH];
-	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-	if (!e)
-		return 0;
-	if (get_code(ld, e, replay_sub(p, path, "error"), rc))
-		return -1;
-	if (*rc == ZE_RESULT_SUCCESS)
-		return replay_bad(ld->file, p, "SUCCESS is not an error");
-	return 1;
+	int code = 0, r = replay_error_object(ld->file, v, path, &ze_codes, &code);
+	if (r)
+		*rc = (ze_result_t)code;
+	return r;
 }
 
 /* obj[key], when present, a failure's name: 0 (*rc set), or -1. */
@@ -318,19 +303,22 @@ static int opt_code(struct ld *ld, json_t *obj, const char *key, const char *pat
 	return *rc == ZE_RESULT_SUCCESS ? replay_bad(ld->file, p, "SUCCESS is not an error") : 0;
 }
 
-static int get_name(struct ld *ld, json_t *v, const char *path, const struct zname *t, uint32_t *out)
+static int get_name(struct ld *ld, json_t *v, const char *path, const struct replay_name *t, uint32_t *out)
 {
-	if (json_is_string(v) && !value_of(t, json_string_value(v), out))
+	int value;
+	if (json_is_string(v) && !replay_value_of(t, json_string_value(v), &value)) {
+		*out = (uint32_t)value;
 		return 0;
+	}
 	char list[256] = "";
 	size_t len = 0;
-	for (const struct zname *e = t; e->name && len < sizeof(list); e++)
+	for (const struct replay_name *e = t; e->name && len < sizeof(list); e++)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s\"%s\"", len ? ", " : "", e->name);
 	return replay_bad(ld->file, path, "expected one of %s", list);
 }
 
 /* An array of flag names, or'ed. */
-static int get_flags(struct ld *ld, json_t *v, const char *path, const struct zname *t, uint32_t *out)
+static int get_flags(struct ld *ld, json_t *v, const char *path, const struct replay_name *t, uint32_t *out)
 {
 	char p[ZPATH];
 	*out = 0;

@@ -51,14 +51,22 @@ const char *dmaconn_last_error(void)
 	return last_error;
 }
 
+/* Formatted aside first: the arguments may include last_error itself
+ * (a detector passing dmaconn_last_error()). */
+__attribute__((format(printf, 2, 0))) static int fail_v(int err, const char *fmt, va_list ap)
+{
+	char msg[sizeof(last_error)];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	memcpy(last_error, msg, sizeof(last_error));
+	return err;
+}
+
 int dc_fail(int err, const char *fmt, ...)
 {
-	char msg[sizeof(last_error)]; /* the arguments may include last_error */
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	err = fail_v(err, fmt, ap);
 	va_end(ap);
-	memcpy(last_error, msg, sizeof(last_error));
 	return err;
 }
 
@@ -745,14 +753,10 @@ int dmaconn_builder_fail(dmaconn_builder *b, int err, const char *fmt, ...)
 		err = DMACONN_EDETECTOR;
 	if (!fmt)
 		return dc_fail(err, "the detector failed");
-	/* Formatted aside first: a detector may pass dmaconn_last_error(),
-	 * this very buffer, as an argument. */
-	char msg[sizeof(last_error)];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	err = fail_v(err, fmt, ap);
 	va_end(ap);
-	memcpy(last_error, msg, sizeof(last_error));
 	return err;
 }
 
@@ -989,7 +993,7 @@ int dmaconn_list_detectors(dmaconn_device_type *types, const char **connections,
 /* How a detection runs: cached (dmaconn_detect), fresh and cached
  * (dmaconn_detect_fresh), or over the whole node, quiet and uncached
  * (dmaconn_detect_node). */
-enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE, DETECT_PASSIVE, DETECT_RECORD };
+enum { DETECT_CACHED, DETECT_FRESH, DETECT_NODE, DETECT_PASSIVE, DETECT_RECORD, DETECT_RECORD_ENV };
 
 int dc_detect_passive(void)
 {
@@ -1016,7 +1020,7 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	r->type = type;
 	b->r = r;
 	int node = mode == DETECT_NODE || mode == DETECT_RECORD;
-	b->quiet = node;
+	b->quiet = node || mode == DETECT_RECORD_ENV;
 	last_error[0] = '\0';
 	if (node)
 		dc_set_node_scope(1);
@@ -1024,7 +1028,7 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	dc_config_begin();
 	in_detection++;
 	int outer_passive = passive;
-	passive = mode == DETECT_PASSIVE || mode == DETECT_RECORD;
+	passive = mode == DETECT_PASSIVE || mode == DETECT_RECORD || mode == DETECT_RECORD_ENV;
 	int rc = fn(b, user_data);
 	passive = outer_passive;
 	in_detection--;
@@ -1114,7 +1118,8 @@ static int detect(dmaconn_device_type type, const char *connection, int mode,
 	e->running = 0;
 	if (e->removed) {
 		entry_free(e); /* unregistered while its detector ran */
-	} else if (rc == DMACONN_OK && mode != DETECT_NODE && mode != DETECT_RECORD && !b.provisional) {
+	} else if (rc == DMACONN_OK && mode != DETECT_NODE && mode != DETECT_RECORD && mode != DETECT_RECORD_ENV &&
+		   !b.provisional) {
 		old = e->cached;
 		e->cached = dmaconn_result_retain(b.r);
 	}
@@ -1174,6 +1179,16 @@ void dmaconn_clear_cache(void)
 			(*be)->forget();
 }
 
+void dc_fork_locks(int phase, pthread_mutex_t *const *locks, int n)
+{
+	if (phase == DC_FORK_PREPARE)
+		for (int k = 0; k < n; k++)
+			pthread_mutex_lock(locks[k]);
+	else
+		while (n-- > 0)
+			pthread_mutex_unlock(locks[n]);
+}
+
 /* The backends as before their first detection: their libraries reopen. */
 static void backends_reset(void)
 {
@@ -1198,11 +1213,16 @@ int dc_record_run(void)
 		for (int k = 0; k < n; k++)
 			owned[k] = strdup(conns[k]);
 		backends_reset();
-		for (int k = 0; k < n; k++) {
-			dmaconn_result *r = NULL;
-			if (owned[k] && detect(types[k], owned[k], DETECT_RECORD, &r) == DMACONN_OK)
-				dmaconn_result_release(r);
-		}
+		/* Over the whole node, then as the environment (which the
+		 * recording pins) shows it: a failure on a device it hides must
+		 * not keep out what the detectors ask of those it shows. */
+		for (int pass = 0; pass < 2; pass++)
+			for (int k = 0; k < n; k++) {
+				dmaconn_result *r = NULL;
+				if (owned[k] && detect(types[k], owned[k], pass ? DETECT_RECORD_ENV : DETECT_RECORD, &r) ==
+						       DMACONN_OK)
+					dmaconn_result_release(r);
+			}
 		backends_reset();
 		dc_ok();
 	}

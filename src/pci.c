@@ -109,3 +109,16 @@ int dc_pci_compare(const struct dc_pci *a, const struct dc_pci *b)
 			return x[i] < y[i] ? -1 : 1;
 	return 0;
 }
+
+void dc_uuid_format(const unsigned char u[16], char out[DC_UUID_TEXT_SIZE])
+{
+	static const char hex[] = "0123456789abcdef";
+	int o = 0;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[u[i] >> 4];
+		out[o++] = hex[u[i] & 15];
+	}
+	out[o] = '\0';
+}

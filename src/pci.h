@@ -28,4 +28,8 @@ void dc_pci_format(const struct dc_pci *p, char out[DC_PCI_BUS_ID_SIZE]);
 int dc_pci_equal(const struct dc_pci *a, const struct dc_pci *b);
 int dc_pci_compare(const struct dc_pci *a, const struct dc_pci *b);
 
+/* 16 bytes as a hyphenated UUID, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". */
+#define DC_UUID_TEXT_SIZE 37
+void dc_uuid_format(const unsigned char u[16], char out[DC_UUID_TEXT_SIZE]);
+
 #endif

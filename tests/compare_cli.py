@@ -2,13 +2,19 @@
 """Runs every topology of tests/ and examples/ through two dmaconn CLIs and
 reports where their output differs.
 
-usage: compare_cli.py OLD_CLI NEW_CLI
+usage: compare_cli.py OLD_CLI NEW_CLI [STAND_IN]
 
 For each replay file (tests/topologies*/, examples/) and each sysfs tree
 (tests/sysfs*/, as DMACONN_SYSFS_ROOT), the CLIs run bare with --json (every
-detector) and with -d/-c for each built-in pair, text and JSON, with and
-without visible-device variables that reorder devices or name a MIG
-instance (live, not pinned by the replay).  stdout, stderr and
+detector), with -d/-c for each built-in pair, text and JSON, and --topo for
+each device type, with and without visible-device variables that reorder
+devices or name a MIG instance (live, not pinned by the replay).
+
+STAND_IN (BUILD/tests/libdmaconn_replay_faults.so) is put in front of the
+new CLI's replay component (DMACONN_REPLAY_LIBRARY): the old component
+applied the files' injected faults and modelled Intel's runtime on
+physically described Level Zero nodes itself, the new one leaves both to
+that test stand-in.  Without it those files differ by design.  stdout, stderr and
 the exit status must be identical, with one exception: the JSON shape.
 
 Version 1 of the JSON document (docs/json-output.md) changed its shape on
@@ -98,10 +104,11 @@ def run(cli, args, env):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2
-    old, new = sys.argv[1:]
+    old, new = sys.argv[1:3]
+    new_extra = {"DMACONN_REPLAY_LIBRARY": os.path.abspath(sys.argv[3])} if len(sys.argv) == 4 else {}
     old_version = run(old, ["--version"], clean_env({}))[1].decode().split()[-1]
     inputs = []
     for f in sorted(glob.glob(os.path.join(REPO, "tests", "topologies*", "*.json")) +
@@ -121,9 +128,11 @@ def main():
                 env.update(CUDA_VISIBLE_DEVICES=visible, ROCR_VISIBLE_DEVICES=visible,
                            ZE_AFFINITY_MASK=visible, DMACONN_REPLAY_LIVE_ENV="1")
             variants = [["--json"]] + [["-d", t, "-c", c] + j for t, c in PAIRS for j in ([], ["--json"])]
+            variants += [["--topo", "-d", t] for t in ("cuda", "rocm", "xpu")]
             for args in variants:
                 a = comparable(run(old, base + args, clean_env(env)), "--json" in args, old_version)
-                b = comparable(run(new, base + args, clean_env(env)), "--json" in args, old_version)
+                b = comparable(run(new, base + args, clean_env(dict(env, **new_extra))), "--json" in args,
+                               old_version)
                 runs += 1
                 if a != b:
                     differ += 1

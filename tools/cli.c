@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,6 +543,18 @@ static void cli_error(struct cli *c, int status, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ text */
 
+/* The matrix, a row per line. */
+static void cli_text_matrix(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	for (int i = 0; i < n; i++) {
+		putchar('[');
+		for (int j = 0; j < n; j++)
+			printf(j ? ", %d" : "%d", dmaconn_result_get(r, i, j));
+		puts("]");
+	}
+}
+
 static void cli_text_result(const dmaconn_result *r, const char *replay)
 {
 	int n = dmaconn_result_size(r);
@@ -550,12 +563,7 @@ static void cli_text_result(const dmaconn_result *r, const char *replay)
 	if (replay)
 		printf(" (replay of %s)", replay);
 	printf(": %d device%s\n", n, n == 1 ? "" : "s");
-	for (int i = 0; i < n; i++) {
-		putchar('[');
-		for (int j = 0; j < n; j++)
-			printf(j ? ", %d" : "%d", dmaconn_result_get(r, i, j));
-		puts("]");
-	}
+	cli_text_matrix(r);
 	for (int i = 0; i < n; i++) {
 		const char *name = dmaconn_result_device_get(r, i, "name");
 		const char *bus = dmaconn_result_device_get(r, i, "pci_bus_id");
@@ -870,12 +878,7 @@ static void cli_mpi_text(const dmaconn_result *r)
 	printf("%s/%s across MPI ranks: %d device%s from %d rank%s on %d node%s\n",
 	       dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
 	       n, n == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
-	for (int i = 0; i < n; i++) {
-		putchar('[');
-		for (int j = 0; j < n; j++)
-			printf(j ? ", %d" : "%d", dmaconn_result_get(r, i, j));
-		puts("]");
-	}
+	cli_text_matrix(r);
 	for (int i = 0; i < n; i++) {
 		const char *rank = dmaconn_result_device_get(r, i, "rank");
 		const char *host = dmaconn_result_device_get(r, i, "host");
@@ -1009,6 +1012,26 @@ struct cli_args {
 	int no_cache, explain;
 };
 
+/* The options that only set a flag, and where. */
+static int *cli_flag(struct cli_args *a, int opt)
+{
+	static const struct {
+		int opt;
+		size_t at;
+#define F(opt, field) { opt, offsetof(struct cli_args, field) }
+	} flags[] = {
+		F('a', all), F('j', json), F('l', list),
+		F('t', topo), F('v', verify), F('q', quiet),
+		F('M', mpi), F('N', no_cache), F('X', explain),
+		F('h', help), F('V', version),
+	};
+#undef F
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
+		if (flags[k].opt == opt)
+			return (int *)(void *)((char *)a + flags[k].at);
+	return NULL;
+}
+
 /* Parses argv into a; a usage error's message into why (empty when none).
  * Every option is read even after an error, so that --json is known. */
 static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size_t len)
@@ -1038,6 +1061,11 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	optind = 0; /* glibc: rescan from argv[1] with fresh state */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:c:ajltvqhV", options, NULL)) != -1) {
+		int *flag = cli_flag(a, opt);
+		if (flag) {
+			*flag = 1;
+			continue;
+		}
 		switch (opt) {
 		case 'd':
 			a->type_name = optarg;
@@ -1045,26 +1073,11 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		case 'c':
 			a->conn = optarg;
 			break;
-		case 'a':
-			a->all = 1;
-			break;
-		case 'j':
-			a->json = 1;
-			break;
-		case 'l':
-			a->list = 1;
-			break;
 		case 'R':
 			a->record_path = optarg;
 			break;
 		case 'P':
 			a->replay = optarg;
-			break;
-		case 't':
-			a->topo = 1;
-			break;
-		case 'v':
-			a->verify = 1;
 			break;
 		case 'T': {
 			char *end;
@@ -1076,24 +1089,6 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 				snprintf(why, len, "--timeout takes seconds, 1 to 86400");
 			break;
 		}
-		case 'q':
-			a->quiet = 1;
-			break;
-		case 'M':
-			a->mpi = 1;
-			break;
-		case 'N':
-			a->no_cache = 1;
-			break;
-		case 'X':
-			a->explain = 1;
-			break;
-		case 'h':
-			a->help = 1;
-			break;
-		case 'V':
-			a->version = 1;
-			break;
 		case ':':
 			cli_bad_option(bad, sizeof(bad), argc, argv);
 			if (!*why)

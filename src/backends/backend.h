@@ -45,4 +45,16 @@ extern const struct dc_backend *const dc_backends[];
 /* .views and .nviews of a descriptor, from a static array. */
 #define DC_VIEWS(v) .views = (v), .nviews = (int)(sizeof(v) / sizeof((v)[0]))
 
+/* The descriptor var of backend `name`, whose functions are prefix##_discover,
+ * _fork, _forget and _shutdown and whose views are the array `views`. */
+#define DC_BACKEND(var, name_, type_, prefix, views_)                                                      \
+	const struct dc_backend var = { .name = (name_), .type = (type_), .discover = prefix##_discover,  \
+					DC_VIEWS(views_), .atfork = prefix##_fork, .forget = prefix##_forget, \
+					.shutdown = prefix##_shutdown }
+
+/* An atfork of a backend whose state is guarded by locks: taken in the order
+ * given before fork, released in reverse after it (dmaconn.c). */
+#include <pthread.h>
+void dc_fork_locks(int phase, pthread_mutex_t *const *locks, int n);
+
 #endif

@@ -664,13 +664,8 @@ static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void dc_kfd_fork(int phase)
 {
-	if (phase == DC_FORK_PREPARE) {
-		pthread_mutex_lock(&topo_lock);
-		pthread_mutex_lock(&rsmi_lock);
-	} else {
-		pthread_mutex_unlock(&rsmi_lock);
-		pthread_mutex_unlock(&topo_lock);
-	}
+	static pthread_mutex_t *const locks[] = { &topo_lock, &rsmi_lock };
+	dc_fork_locks(phase, locks, (int)(sizeof(locks) / sizeof(locks[0])));
 }
 static void *rsmi_handle;      /* a library dmaconn opened, kept like NVML */
 static char rsmi_path[4096];
@@ -1057,12 +1052,4 @@ static const struct dc_view dc_kfd_views[] = {
 	{ "p2p", dc_kfd_detect_p2p },
 };
 
-const struct dc_backend dc_backend_kfd = {
-	.name = "kfd",
-	.type = DMACONN_DEVICE_ROCM,
-	.discover = dc_kfd_discover,
-	DC_VIEWS(dc_kfd_views),
-	.atfork = dc_kfd_fork,
-	.forget = dc_kfd_forget,
-	.shutdown = dc_kfd_shutdown,
-};
+DC_BACKEND(dc_backend_kfd, "kfd", DMACONN_DEVICE_ROCM, dc_kfd, dc_kfd_views);

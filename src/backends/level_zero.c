@@ -46,15 +46,8 @@ static pthread_mutex_t facts_lock = PTHREAD_MUTEX_INITIALIZER; /* the lazily ask
 
 static void dc_ze_fork(int phase)
 {
-	if (phase == DC_FORK_PREPARE) {
-		pthread_mutex_lock(&topo_lock);
-		pthread_mutex_lock(&facts_lock);
-		pthread_mutex_lock(&ze_lock);
-	} else {
-		pthread_mutex_unlock(&ze_lock);
-		pthread_mutex_unlock(&facts_lock);
-		pthread_mutex_unlock(&topo_lock);
-	}
+	static pthread_mutex_t *const locks[] = { &topo_lock, &facts_lock, &ze_lock };
+	dc_fork_locks(phase, locks, (int)(sizeof(locks) / sizeof(locks[0])));
 }
 static struct ze_api ze;
 static int ze_state;       /* 0 not tried, 1 ready, -1 unusable (sticky) */
@@ -338,19 +331,6 @@ static int enumerate(struct ze_topo *s, char *why)
 	return 0;
 }
 
-static void format_uuid(const uint8_t u[16], char out[40])
-{
-	static const char hex[] = "0123456789abcdef";
-	int o = 0;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[u[i] >> 4];
-		out[o++] = hex[u[i] & 15];
-	}
-	out[o] = '\0';
-}
-
 /* PCI addresses and sub-device counts: identity only, so a failure is a
  * warning, not a reason to doubt the matrix. */
 static void identify(struct ze_topo *s)
@@ -404,7 +384,7 @@ static void set_identity(dmaconn_builder *b, const struct session *s)
 			}
 			continue;
 		}
-		format_uuid(z->props.uuid.id, buf);
+		dc_uuid_format(z->props.uuid.id, buf);
 		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_UUID, buf);
 		snprintf(buf, sizeof(buf), "%d", z->driver);
 		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_LEVEL_ZERO_DRIVER, buf);
@@ -1124,12 +1104,4 @@ static const struct dc_view dc_ze_views[] = {
 	{ "xelink", dc_ze_detect_xelink },
 };
 
-const struct dc_backend dc_backend_level_zero = {
-	.name = "level_zero",
-	.type = DMACONN_DEVICE_XPU,
-	.discover = dc_ze_discover,
-	DC_VIEWS(dc_ze_views),
-	.atfork = dc_ze_fork,
-	.forget = dc_ze_forget,
-	.shutdown = dc_ze_shutdown,
-};
+DC_BACKEND(dc_backend_level_zero, "level_zero", DMACONN_DEVICE_XPU, dc_ze, dc_ze_views);

@@ -144,15 +144,8 @@ static struct dc_model *nvml_model; /* the last discovery, under model_lock */
 
 static void dc_nvml_fork(int phase)
 {
-	if (phase == DC_FORK_PREPARE) {
-		pthread_mutex_lock(&model_lock);
-		pthread_mutex_lock(&peer_lock);
-		pthread_mutex_lock(&nvml_lock);
-	} else {
-		pthread_mutex_unlock(&nvml_lock);
-		pthread_mutex_unlock(&peer_lock);
-		pthread_mutex_unlock(&model_lock);
-	}
+	static pthread_mutex_t *const locks[] = { &model_lock, &peer_lock, &nvml_lock };
+	dc_fork_locks(phase, locks, (int)(sizeof(locks) / sizeof(locks[0])));
 }
 
 static void dc_nvml_forget(void)
@@ -717,19 +710,6 @@ static void session_free(struct session *s)
 	free(s->slots);
 }
 
-static void format_uuid(const unsigned char u[16], char out[40])
-{
-	static const char hex[] = "0123456789abcdef";
-	int o = 0;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[u[i] >> 4];
-		out[o++] = hex[u[i] & 15];
-	}
-	out[o] = '\0';
-}
-
 static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_fabric_facts *f)
 {
 	char buf[64];
@@ -741,7 +721,7 @@ static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_f
 		return;
 	const char *status = nvml_return_name((nvmlReturn_t)f->status);
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_STATUS, status ? status : "unknown");
-	format_uuid(f->cluster, buf);
+	dc_uuid_format(f->cluster, buf);
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLUSTER_UUID, buf);
 	snprintf(buf, sizeof(buf), "%u", f->clique);
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLIQUE_ID, buf);
@@ -1365,12 +1345,4 @@ static const struct dc_view dc_nvml_views[] = {
 	{ "p2p", dc_nvml_detect_p2p },
 };
 
-const struct dc_backend dc_backend_nvml = {
-	.name = "nvml",
-	.type = DMACONN_DEVICE_CUDA,
-	.discover = dc_nvml_discover,
-	DC_VIEWS(dc_nvml_views),
-	.atfork = dc_nvml_fork,
-	.forget = dc_nvml_forget,
-	.shutdown = dc_nvml_shutdown,
-};
+DC_BACKEND(dc_backend_nvml, "nvml", DMACONN_DEVICE_CUDA, dc_nvml, dc_nvml_views);

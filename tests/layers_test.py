@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""The layers of docs/architecture.md, checked on the sources: who may
+include whom, and who may call whom.
+
+Layers, from the ground up (a file may include its own layer's headers and
+those of the layers it is allowed below it, nothing above):
+
+  public     include/                      -- nothing of src/
+  shared     src/pci.*, src/linkmatrix.*   -- public only
+  core       src/*.c|h, src/model, src/order, src/verify
+                                           -- public, shared, the backend
+                                              interface src/backends/backend.h
+                                              and the replay ABI src/replay_abi.h
+  backends   src/backends/                 -- core and their own headers
+  replay     replay/                       -- public, shared (pci.h), the replay
+                                              ABI and the vendor function tables
+                                              (src/backends/*_api.h, *_functions.h,
+                                              *_load.h, loader.h): no core header
+  mpi        src/mpi/                      -- public and shared
+  tools      tools/                        -- public, the MPI entry point, and
+                                              (the verify helper) the CUDA table
+
+Calls: the core names no backend (no function defined in src/backends/ is
+called from a core file; the table src/backends/table.c is the one way in),
+and replay/ and tools/ call nothing of src/ but the shared PCI helpers and
+the loaders of the vendor tables.  Prints each violation; exits 1 if any.
+"""
+import glob
+import os
+import re
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SHARED = {"src/pci.h", "src/linkmatrix.h"}
+TABLES = {"src/backends/%s" % h for h in ("nvml_api.h", "nvml_functions.h", "nvml_load.h", "ze_api.h",
+                                          "ze_functions.h", "ze_load.h", "loader.h", "cuda_api.h",
+                                          "rocm_smi_api.h")}
+
+
+def layer(path):
+    if path.startswith("include/"):
+        return "public"
+    if path in SHARED or path in ("src/pci.c", "src/linkmatrix.c"):
+        return "shared"
+    if path.startswith("src/backends/"):
+        return "backends"
+    if path.startswith("src/mpi/"):
+        return "mpi"
+    if path.startswith("src/"):
+        return "core"
+    if path.startswith("replay/"):
+        return "replay"
+    if path.startswith("tools/"):
+        return "tools"
+    return None
+
+
+def allowed(src, dst):
+    """May src (a file) include dst (a header)?"""
+    a, b = layer(src), layer(dst)
+    if b == "public" or a == b:
+        return a != "public" or b == "public"
+    if b == "shared":
+        return a != "public"
+    if a == "core":
+        return dst in ("src/backends/backend.h",) or dst == "src/replay_abi.h"
+    if a == "backends":
+        return b == "core"
+    if a == "replay":
+        return dst in TABLES or dst == "src/replay_abi.h"
+    if a == "mpi":
+        return False
+    if a == "tools":
+        return dst in ("src/mpi/dmaconn_mpi_cli.h", "src/backends/cuda_api.h", "src/backends/loader.h")
+    return False
+
+
+# Where each target looks for "x.h" (CMakeLists.txt's include directories).
+SEARCH = {"core": ["src", "include"], "backends": ["src", "src/backends", "include"],
+          "shared": ["src", "include"], "replay": ["replay", "src", "src/backends", "include"],
+          "mpi": ["src/mpi", "src", "include"], "tools": ["tools", "include", "src/backends"],
+          "public": ["include"]}
+
+
+def resolve(src, name):
+    here = os.path.dirname(src)
+    for d in [here] + SEARCH[layer(src)]:
+        p = os.path.normpath(os.path.join(d, name))
+        if os.path.isfile(os.path.join(REPO, p)):
+            return p
+    return None
+
+
+def defined(path):
+    """Functions a .c file defines with external linkage."""
+    with open(os.path.join(REPO, path)) as f:
+        text = f.read()
+    return set(re.findall(r"^(?!static\b)[A-Za-z_][\w \*]*?\b(\w+)\([^;{]*\)\s*\{", text, re.M))
+
+
+def main():
+    files = []
+    for pattern in ("include/*.h", "src/**/*.[ch]", "replay/*.[ch]", "tools/*.[ch]"):
+        files += [os.path.relpath(f, REPO) for f in glob.glob(os.path.join(REPO, pattern), recursive=True)]
+    problems = []
+    for f in sorted(files):
+        with open(os.path.join(REPO, f)) as fh:
+            text = fh.read()
+        for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+            dst = resolve(f, name)
+            if dst is None:
+                problems.append("%s: includes \"%s\", which is not in the tree" % (f, name))
+            elif not allowed(f, dst):
+                problems.append("%s (%s) includes %s (%s)" % (f, layer(f), dst, layer(dst)))
+    backend_fns = set()
+    for f in glob.glob(os.path.join(REPO, "src/backends/*.c")):
+        if not f.endswith("table.c"):
+            backend_fns |= defined(os.path.relpath(f, REPO))
+    src_fns = set()
+    for f in glob.glob(os.path.join(REPO, "src/**/*.c"), recursive=True):
+        rel = os.path.relpath(f, REPO)
+        if layer(rel) != "shared" and not rel.endswith(("_load.c", "loader.c")):
+            src_fns |= defined(rel)
+    public = set()
+    for h in glob.glob(os.path.join(REPO, "include", "*.h")):
+        with open(h) as fh:
+            public |= set(re.findall(r"\b(dmaconn_\w+)\s*\(", fh.read()))
+    src_fns -= public
+    for f in sorted(files):
+        if not f.endswith(".c"):
+            continue
+        with open(os.path.join(REPO, f)) as fh:
+            code = re.sub(r"/\*.*?\*/", "", fh.read(), flags=re.S)
+        called = set(re.findall(r"\b(\w+)\s*\(", code))
+        own = defined(f)
+        if layer(f) == "core":
+            for fn in sorted((called & backend_fns) - own):
+                problems.append("%s (core) calls %s of a backend" % (f, fn))
+        if layer(f) in ("replay", "tools"):
+            for fn in sorted((called & src_fns) - own):
+                problems.append("%s (%s) calls %s of the library's internals" % (f, layer(f), fn))
+    for p in problems:
+        print("FAIL " + p)
+    print("%d files checked, %d backend and %d internal functions, %d problems" % (
+        len(files), len(backend_fns), len(src_fns), len(problems)))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
