@@ -13,7 +13,9 @@ Three paths, each a fresh process per measurement, no GPU needed:
   (bench/gen_topologies.py --rows), its size on disk included.
 
 Each for cuda/nvlink and cuda/p2p; time is wall time (median of --runs),
-memory the peak RSS (VmHWM for first_detect, wait4's ru_maxrss otherwise).
+memory the peak RSS (VmHWM for first_detect; Python's own ru_maxrss; for the
+CLI wait4's ru_maxrss, which Linux carries over from this script at the fork,
+so an upper bound that includes this script's 13-60 MB).
 Writes rack_scale.json (the data), rack_scale.png (the chart, matplotlib)
 and RACK.md (the table) into --out.
 
@@ -248,7 +250,9 @@ def main(argv):
     chart(rows, os.path.join(args.out, "rack_scale.png"))
     with open(os.path.join(args.out, "RACK.md"), "w") as f:
         f.write("# Detection at rack scale\n\nMade by `python3 bench/rack_scale.py` (see its docstring); "
-                "the chart is rack_scale.png, the data rack_scale.json.\n\n" + table(rows) + "\n")
+                "the chart is rack_scale.png, the data rack_scale.json.  C MB is the detecting process's "
+                "VmHWM, Python MB the interpreter's peak, replay MB an upper bound (wait4's ru_maxrss, which "
+                "includes the launching script's own peak at the fork).\n\n" + table(rows) + "\n")
         if mpi_rows:
             f.write("\nThe MPI path, simulated ranks on this one machine (`mpiexec -np R dmaconn --mpi -d cuda "
                     "-c CONN --json`, each rank a replayed 72-GPU tray of one NVLink domain): wall time of the "
