@@ -26,7 +26,24 @@ def bus_id(i, digits=8):
     return "%0*X:%02X:00.0" % (digits, i // 240, 0x10 + i % 240)
 
 
-def topology(n, p2p=False):
+P2P_ANSWER = {"read": "OK", "write": "OK", "nvlink": "OK", "atomics": "OK", "pci": "NS",
+              "common_ancestor": "SYSTEM"}
+
+
+def p2p_row(i, n):
+    """Device i's version 2 "p2p_row": answer 0 towards every other device."""
+    parts = []
+    if i:
+        parts.append("0" if i == 1 else "0*%d" % i)
+    parts.append("-")
+    if n - i - 1:
+        parts.append("0" if n - i - 1 == 1 else "0*%d" % (n - i - 1))
+    return ",".join(parts)
+
+
+def topology(n, p2p=False, rows=False):
+    """rows: the P2P answers as version 2 rows (docs/replay-format.md), a
+    few bytes per device, instead of an object per pair."""
     devices = []
     for i in range(n):
         dev = {
@@ -41,12 +58,14 @@ def topology(n, p2p=False):
             "nvlink": [{"repeat": LINKS, "state": 1, "version": 6, "remote_type": "SWITCH",
                         "remote_pci": {"bus_id": "FFFFFFFF:FF:FF.0"}, "speed_mbps": 26562}],
         }
-        if p2p:
-            dev["p2p"] = [{"peer": j, "read": "OK", "write": "OK", "nvlink": "OK", "atomics": "OK",
-                           "pci": "NS", "common_ancestor": "SYSTEM"} for j in range(n) if j != i]
+        if p2p and rows:
+            dev["p2p_row"] = p2p_row(i, n)
+        elif p2p:
+            dev["p2p"] = [dict(P2P_ANSWER, peer=j) for j in range(n) if j != i]
         devices.append(dev)
+    nvml_extra = {"p2p_answers": [P2P_ANSWER]} if p2p and rows else {}
     return {
-        "dmaconn_topology": 1,
+        "dmaconn_topology": 2 if rows else 1,
         "description": "%d GPU%s on NVSwitches, %d NVLinks each (synthetic, bench/gen_topologies.py)"
                        % (n, "" if n == 1 else "s", LINKS),
         "pci_gpus": [bus_id(i, 4) for i in range(n)],
@@ -55,6 +74,7 @@ def topology(n, p2p=False):
             "driver_version": "580.159.04",
             "nvml_version": "13.580.159.04",
             "cuda_driver_version": 13000,
+            **nvml_extra,
             "devices": devices,
         },
     }

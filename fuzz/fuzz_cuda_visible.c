@@ -7,9 +7,11 @@
  * 3 bytes (model, compute capability, PCI bus); the rest is the value of
  * CUDA_VISIBLE_DEVICES (unset when it starts with 0xff).
  *
- * Every slot must be a GPU of the list (each at most once), a MIG instance or
- * (UUIDs unknown) an unresolved UUID, and there are never more GPU slots
- * than GPUs.
+ * Every slot must be a GPU of the list (each at most once), a MIG instance
+ * (at most one; with UUIDs known, one of the listed instances, of a GPU of
+ * the list) or (UUIDs unknown) an unresolved UUID, and there are never more
+ * GPU slots than GPUs.  Each GPU has one MIG instance, gi 1 and ci 0, named
+ * after its UUID ("MIG-" and the GPU's UUID past "GPU-").
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +52,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gpus[i].cc_minor = (cc & 0x80) ? -1 : cc & 15;
 		gpus[i].pci = (struct dc_pci){ (unsigned int)(m >> 5), bus, (unsigned int)(i & 31), 0 };
 	}
+	struct dc_mig *migs = calloc((size_t)n + 1, sizeof(*migs));
+	if (!migs) {
+		free(gpus);
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(migs[i].uuid, sizeof(migs[i].uuid), "MIG-%s", gpus[i].uuid + 4);
+		migs[i].parent = i;
+		migs[i].gi = 1;
+		migs[i].ci = 0;
+	}
 	char *visible = NULL;
 	if (pos > size)
 		pos = size;
@@ -57,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		visible = malloc(size - pos + 1);
 		if (!visible) {
 			free(gpus);
+			free(migs);
 			return 0;
 		}
 		memcpy(visible, data + pos, size - pos);
@@ -64,9 +78,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct dc_slot *slots = NULL;
 	int guessed = -1;
-	int count = dc_cuda_visible(gpus, n, uuids_known, order, visible, &slots, &guessed);
+	int count = dc_cuda_visible(gpus, n, migs, n, uuids_known, order, visible, &slots, &guessed);
 	if (count >= 0) {
-		int gpu_slots = 0;
+		int gpu_slots = 0, mig_slots = 0;
 		char *seen = calloc((size_t)n + 1, 1);
 		for (int k = 0; seen && k < count; k++) {
 			int idx = slots[k].index;
@@ -79,13 +93,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (memchr(slots[k].uuid, '\0', sizeof(slots[k].uuid)) == NULL)
 				abort();
 			gpu_slots += idx != DC_SLOT_MIG;
+			mig_slots += idx == DC_SLOT_MIG;
+			if (idx == DC_SLOT_MIG && uuids_known &&
+			    (slots[k].parent < 0 || slots[k].parent >= n ||
+			     strcmp(slots[k].uuid, migs[slots[k].parent].uuid) != 0))
+				abort();
 		}
-		if (gpu_slots > n || (guessed != 0 && guessed != 1))
+		if (gpu_slots > n || mig_slots > 1 || (guessed != 0 && guessed != 1))
 			abort();
 		free(seen);
 	}
 	free(slots);
 	free(visible);
 	free(gpus);
+	free(migs);
 	return 0;
 }

@@ -227,6 +227,16 @@ DMACONN_EXTERN const char *dmaconn_result_pair_property_value(const dmaconn_resu
 /* The value of `key` for the pair i -> j, or NULL. */
 DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int i, int j,
 						   const char *key);
+/*
+ * Every pair's property list at once, for callers that walk all n*n pairs
+ * (a rack of 576 GPUs has 331,200, most with the same properties):
+ * out[i * n + j] gets an identifier of the list of pair i -> j, for `count`
+ * >= n*n entries.  Two pairs with the same identifier have the same keys and
+ * values in the same order; 0 means no property.  Identifiers mean
+ * something only within one result.  Returns DMACONN_OK, or
+ * DMACONN_EINVAL (NULL r or out) or DMACONN_ERANGE (count below n*n).
+ */
+DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned int *out, size_t count);
 
 /* ------------------------------------------------------------------------ */
 /* Property keys                                                             */
@@ -243,6 +253,7 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 #define DMACONN_PROP_NVML_INDEX "nvml_index"
 #define DMACONN_PROP_COMPUTE_CAPABILITY "compute_capability" /* "9.0" */
 #define DMACONN_PROP_MIG "mig"                     /* "enabled", "disabled", "instance" */
+#define DMACONN_PROP_MIG_PARENT_UUID "mig_parent_uuid" /* a MIG instance's GPU */
 #define DMACONN_PROP_NVLINK_ACTIVE_LINKS "nvlink_active_links"
 #define DMACONN_PROP_NVLINK_SWITCH_LINKS "nvlink_switch_links" /* active links to NVSwitches */
 #define DMACONN_PROP_FABRIC_STATE "fabric_state"   /* "not_supported", ..., "completed" */

@@ -177,6 +177,8 @@ struct rdev {
 	bool present[NVML_NVLINK_MAX_LINKS];	/* answered as a link the GPU has */
 	long long switch_links;			/* NVSWITCH_CONNECTED_LINK_COUNT, -1 unknown */
 	json_t *peers;				/* peer index -> its answers */
+	json_t *migs;				/* its MIG instances' answers, by index */
+	nvmlDevice_t mig_handles[64];		/* their handles */
 };
 
 static struct {
@@ -335,10 +337,80 @@ static nvmlReturn_t r_nvmlDeviceGetName(nvmlDevice_t h, char *buf, unsigned int 
 	return rc;
 }
 
+/* The answers of a MIG instance the detectors were handed, or NULL; lock held. */
+static json_t *mig_obj(nvmlDevice_t h)
+{
+	for (unsigned int i = 0; h && n.devs && i < n.ndevs; i++)
+		for (size_t k = 0; n.devs[i].migs && k < json_array_size(n.devs[i].migs); k++)
+			if (n.devs[i].mig_handles[k] == h)
+				return json_array_get(n.devs[i].migs, k);
+	return NULL;
+}
+
+/* A MIG instance's answer; false when h is no MIG handle. */
+static bool note_mig(nvmlDevice_t h, const char *key, nvmlReturn_t rc, json_t *v)
+{
+	LOCK();
+	json_t *m = mig_obj(h);
+	if (m)
+		note(m, key, rc, v);
+	UNLOCK();
+	return m != NULL;
+}
+
 static nvmlReturn_t r_nvmlDeviceGetUUID(nvmlDevice_t h, char *buf, unsigned int len)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetUUID(h, buf, len);
-	note_dev(h, "uuid", rc, rc ? NULL : buffer_text(buf, len));
+	json_t *v = rc ? NULL : buffer_text(buf, len);
+	if (!note_mig(h, "uuid", rc, v))
+		note_dev(h, "uuid", rc, v);
+	return rc;
+}
+
+/* MIG: the instances found (an index NVML answers NOT_FOUND has none) and
+ * their UUIDs and instance ids, as "mig_devices" of their GPU. */
+static nvmlReturn_t r_nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t h, unsigned int *count)
+{
+	return n.live.nvmlDeviceGetMaxMigDeviceCount(h, count);
+}
+
+static nvmlReturn_t r_nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsigned int k, nvmlDevice_t *mig)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetMigDeviceHandleByIndex(h, k, mig);
+	if (rc || !*mig)
+		return rc;
+	LOCK();
+	struct rdev *d = dev_of(h);
+	if (d && (d->migs || (d->migs = json_array()))) {
+		size_t at = json_array_size(d->migs);
+		for (size_t e = 0; e < at; e++)
+			if (d->mig_handles[e] == *mig)
+				at = SIZE_MAX;
+		if (at < 64) {
+			d->mig_handles[at] = *mig;
+			replay_append(&replay_rec_oom, d->migs, json_object());
+		}
+	}
+	UNLOCK();
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig, nvmlDevice_t *h)
+{
+	return n.live.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(mig, h);
+}
+
+static nvmlReturn_t r_nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuInstanceId(mig, id);
+	note_mig(mig, "gpu_instance_id", rc, rc ? NULL : json_integer(*id));
+	return rc;
+}
+
+static nvmlReturn_t r_nvmlDeviceGetComputeInstanceId(nvmlDevice_t mig, unsigned int *id)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetComputeInstanceId(mig, id);
+	note_mig(mig, "compute_instance_id", rc, rc ? NULL : json_integer(*id));
 	return rc;
 }
 
@@ -495,6 +567,7 @@ static void nvml_forget(void)
 	for (unsigned int i = 0; n.devs && i < REPLAY_MAX_DEVICES; i++) {
 		json_decref(n.devs[i].obj);
 		json_decref(n.devs[i].peers);
+		json_decref(n.devs[i].migs);
 		for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
 			json_decref(n.devs[i].links[l]);
 	}
@@ -533,6 +606,8 @@ static void record_nvml(struct nvml_api *api, const char *library, const char *l
 	json_t *missing = json_array();
 	n.live = *api;
 	NVML_FUNCTIONS(REPLAY_WRAP)
+	/* The MIG queries are optional everywhere: none is "missing". */
+	NVML_MIG_FUNCTIONS(REPLAY_WRAP_PRESENT)
 	replay_put(&replay_rec_oom, n.sec, "missing_functions", missing);
 	UNLOCK();
 }
@@ -609,23 +684,75 @@ static void write_links(struct rdev *d)
 		json_decref(arr);
 }
 
-static void write_peers(struct rdev *d)
+/*
+ * "p2p_row" (version 2): each peer's answers as an index into the one
+ * nvml.p2p_answers list (answers, a string -> index object, and list, the
+ * array), runs of equal ones folded: n*n pairs of a rack take a few bytes
+ * per device instead of an object per pair.
+ */
+static void write_peers(struct rdev *d, json_t *answers, json_t *list)
 {
 	if (!d->peers)
 		return;
-	json_t *arr = json_array();
-	for (unsigned int j = 0; j < n.ndevs; j++) {
-		char peer[16];
-		snprintf(peer, sizeof(peer), "%u", j);
-		json_t *p = json_object_get(d->peers, peer);
-		if (!p)
-			continue;
-		json_t *e = json_pack("{s:I}", "peer", (json_int_t)j);
-		if (!e || json_object_update(e, p))
-			replay_rec_oom = true;
-		replay_append(&replay_rec_oom, arr, e);
+	size_t len = 0, cap = 64;
+	char *row = malloc(cap);
+	long long prev = -2, run = 0;
+	for (unsigned int j = 0; row && j <= n.ndevs; j++) {
+		long long at = -1;
+		if (j < n.ndevs) {
+			char peer[16];
+			snprintf(peer, sizeof(peer), "%u", j);
+			json_t *p = json_object_get(d->peers, peer);
+			char *key = p ? json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+			json_t *known = key ? json_object_get(answers, key) : NULL;
+			if (p && !key)
+				replay_rec_oom = true;
+			if (key && !known) {
+				at = (long long)json_array_size(list);
+				replay_put(&replay_rec_oom, answers, key, json_integer(at));
+				replay_append(&replay_rec_oom, list, json_incref(p));
+			} else if (known) {
+				at = json_integer_value(known);
+			}
+			free(key);
+			if (at == prev) {
+				run++;
+				continue;
+			}
+		}
+		if (run > 0) {
+			char item[48];
+			int w = prev < 0 ? snprintf(item, sizeof(item), "%s-", len ? "," : "")
+					 : snprintf(item, sizeof(item), "%s%lld", len ? "," : "", prev);
+			if (run > 1)
+				w += snprintf(item + w, sizeof(item) - (size_t)w, "*%lld", run);
+			if (len + (size_t)w + 1 > cap) {
+				char *grown = realloc(row, cap = 2 * cap + (size_t)w);
+				if (!grown) {
+					free(row);
+					row = NULL;
+					break;
+				}
+				row = grown;
+			}
+			memcpy(row + len, item, (size_t)w + 1);
+			len += (size_t)w;
+		}
+		prev = at;
+		run = 1;
 	}
-	replay_put(&replay_rec_oom, d->obj, "p2p", arr);
+	if (!row) {
+		replay_rec_oom = true;
+		return;
+	}
+	replay_put(&replay_rec_oom, d->obj, "p2p_row", json_string(row));
+	free(row);
+}
+
+static void write_migs(struct rdev *d)
+{
+	if (d->migs && json_array_size(d->migs))
+		replay_put(&replay_rec_oom, d->obj, "mig_devices", json_incref(d->migs));
 }
 
 /* "nvml", in the format's order of keys; lock held. */
@@ -644,7 +771,7 @@ static json_t *write_nvml(void)
 	/* As many devices as NVML counted, each as the detectors saw it. */
 	json_int_t count = json_integer_value(json_object_get(n.top, "device_count"));
 	unsigned int total = n.ndevs > count ? n.ndevs : (unsigned int)count;
-	json_t *devs = json_array();
+	json_t *devs = json_array(), *answers = json_object(), *list = json_array();
 	for (unsigned int i = 0; i < total && i < REPLAY_MAX_DEVICES; i++) {
 		struct rdev *d = &n.devs[i];
 		if (!d->obj) {
@@ -657,10 +784,16 @@ static json_t *write_nvml(void)
 			if (!json_object_get(d->obj, "pci"))
 				replay_put(&replay_rec_oom, d->obj, "pci", err_obj(NVML_ERROR_UNKNOWN));
 			write_links(d);
-			write_peers(d);
+			write_peers(d, answers, list);
+			write_migs(d);
 		}
 		replay_append(&replay_rec_oom, devs, json_incref(d->obj));
 	}
+	if (json_array_size(list))
+		replay_put(&replay_rec_oom, sec, "p2p_answers", list);
+	else
+		json_decref(list);
+	json_decref(answers);
 	replay_put(&replay_rec_oom, sec, "devices", devs);
 	return sec;
 }
@@ -774,7 +907,7 @@ int replay_record_write(const char *path, const char *tool, char *err, size_t er
 	}
 	bool oom = false;
 	json_t *root = json_object();
-	replay_put(&oom, root, "dmaconn_topology", json_integer(1));
+	replay_put(&oom, root, "dmaconn_topology", json_integer(2));
 	replay_put(&oom, root, "description", json_string("recorded by dmaconn"));
 	replay_put(&oom, root, "recorded", rec_recorded(tool && *tool ? tool : "dmaconn"));
 	replay_put(&oom, root, "environment", rec_environment(&oom));

@@ -32,7 +32,7 @@
 #include "ze_load.h"
 #include "pci.h"
 
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2
 #define MAX_DEVICES REPLAY_MAX_DEVICES
 #define MAX_LINKS 64
 #define MAX_ENTRIES 4096 /* missing functions, environment, pci_gpus */
@@ -126,6 +126,17 @@ struct p2p {
 	nvmlGpuTopologyLevel_t ancestor;
 };
 
+#define P2P_NONE 0xffffu
+#define MAX_P2P_ANSWERS 0xfff0u
+
+/* A MIG instance of a GPU in MIG mode; its handle is a pointer to it. */
+struct mig {
+	unsigned int parent;
+	nvmlReturn_t uuid_rc, gi_rc, ci_rc;
+	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+	unsigned int gi, ci;
+};
+
 struct fabric {
 	unsigned char uuid[NVML_GPU_FABRIC_UUID_LEN];
 	nvmlReturn_t status;
@@ -151,6 +162,9 @@ struct nvmlDevice_st {
 	struct link *links;
 	unsigned int np2p;
 	struct p2p *p2p; /* sorted by peer */
+	uint16_t *row;   /* "p2p_row": per peer, its entry of nvml.p2p_answers, P2P_NONE for none */
+	unsigned int nmig;
+	struct mig *migs; /* "mig_devices" */
 };
 
 struct env_pin {
@@ -172,6 +186,9 @@ static struct replay {
 	unsigned int count;	/* device_count's answer, or ndev */
 	unsigned int ndev;
 	struct nvmlDevice_st *devs;
+	unsigned int nanswers;
+	struct p2p *answers; /* nvml.p2p_answers, what "p2p_row" entries name */
+	bool any_mig;        /* a device lists MIG instances */
 	unsigned int nenv;
 	struct env_pin *env;
 	unsigned int ngpus;
@@ -186,8 +203,11 @@ static void free_data(void)
 	for (unsigned int i = 0; i < g.ndev; i++) {
 		free(g.devs[i].links);
 		free(g.devs[i].p2p);
+		free(g.devs[i].row);
+		free(g.devs[i].migs);
 	}
 	free(g.devs);
+	free(g.answers);
 	for (unsigned int i = 0; i < g.nenv; i++) {
 		free(g.env[i].name);
 		free(g.env[i].value);
@@ -527,12 +547,18 @@ static int read_p2p_entry(struct ld *ld, json_t *e, const char *path, unsigned i
 	if (!json_is_object(e))
 		return replay_bad(ld->file, path, "expected an object");
 	json_t *pv = json_object_get(e, "peer");
-	if (!pv)
+	if (!ndev) {
+		/* An entry of nvml.p2p_answers: the rows say whose it is. */
+		if (pv)
+			return replay_bad(ld->file, path, "\"peer\" belongs to a device's \"p2p\" list");
+	} else if (!pv) {
 		return replay_bad(ld->file, path, "\"peer\" is required");
-	/* A device may be its own peer: NVML answers for that pair too. */
-	if (replay_get_int(ld->file, pv, replay_sub(p, path, "peer"), 0, (long long)ndev - 1, &peer))
+	} else if (replay_get_int(ld->file, pv, replay_sub(p, path, "peer"), 0, (long long)ndev - 1, &peer)) {
+		/* A device may be its own peer: NVML answers for that pair too. */
 		return -1;
-	out->peer = (unsigned int)peer;
+	} else {
+		out->peer = (unsigned int)peer;
+	}
 	for (int c = 0; c < P2P_CAPS; c++) {
 		out->status[c] = NVML_P2P_STATUS_NOT_SUPPORTED;
 		if ((r = answer(ld, e, path, replay_p2p_caps_keys[c], p, NVML_SUCCESS, &out->status_rc[c], &v)) < 0 ||
@@ -574,6 +600,112 @@ static int read_p2p(struct ld *ld, json_t *arr, const char *path, struct nvmlDev
 	for (size_t i = 1; i < n; i++)
 		if (d->p2p[i].peer == d->p2p[i - 1].peer)
 			return replay_bad(ld->file, path, "peer %u is listed twice", d->p2p[i].peer);
+	return 0;
+}
+
+/* nvml.p2p_answers: the distinct P2P answers the rows of version 2 refer to. */
+static int read_p2p_answers(struct ld *ld, json_t *arr, const char *path)
+{
+	char p[PATH_LEN];
+	if (!json_is_array(arr))
+		return replay_bad(ld->file, path, "expected an array of answer objects");
+	size_t n = json_array_size(arr);
+	if (n > MAX_P2P_ANSWERS)
+		return replay_bad(ld->file, path, "more than %u answers", MAX_P2P_ANSWERS);
+	if (n && !(g.answers = calloc(n, sizeof(*g.answers))))
+		return replay_bad(ld->file, path, "out of memory");
+	g.nanswers = (unsigned int)n;
+	for (size_t i = 0; i < n; i++)
+		if (read_p2p_entry(ld, json_array_get(arr, i), replay_item(p, path, i), 0, &g.answers[i]))
+			return -1;
+	return 0;
+}
+
+/*
+ * A device's "p2p_row" (version 2): for peers 0..n-1 in order, the index of
+ * its entry of nvml.p2p_answers or "-" for none, comma-separated, a run of
+ * k equal ones written "x*k": "0*3,-,0*4" is 8 peers.  n*n pairs of a rack
+ * cost a few bytes per device instead of an object per pair.
+ */
+static int read_p2p_row(struct ld *ld, json_t *v, const char *path, struct nvmlDevice_st *d, unsigned int ndev)
+{
+	if (!json_is_string(v))
+		return replay_bad(ld->file, path, "expected a string such as \"0*3,-,0*4\"");
+	if (!(d->row = malloc(((size_t)ndev + 1) * sizeof(*d->row))))
+		return replay_bad(ld->file, path, "out of memory");
+	const char *c = json_string_value(v);
+	size_t at = 0;
+	while (*c) {
+		unsigned long value = P2P_NONE, run = 1;
+		char *end;
+		if (*c == '-') {
+			end = (char *)c + 1;
+		} else {
+			if (*c < '0' || *c > '9')
+				return replay_bad(ld->file, path, "expected an answer index or '-' at offset %zu",
+						  (size_t)(c - json_string_value(v)));
+			value = strtoul(c, &end, 10);
+			if (value >= g.nanswers)
+				return replay_bad(ld->file, path, "answer %lu, but nvml.p2p_answers has %u", value,
+						  g.nanswers);
+		}
+		if (*end == '*') {
+			const char *digits = end + 1;
+			if (*digits < '1' || *digits > '9')
+				return replay_bad(ld->file, path, "expected a run length after '*'");
+			run = strtoul(digits, &end, 10);
+		}
+		if (run > ndev - at)
+			return replay_bad(ld->file, path, "more than the %u peers", ndev);
+		for (unsigned long k = 0; k < run; k++)
+			d->row[at++] = (uint16_t)value;
+		if (*end == ',' && end[1])
+			end++;
+		else if (*end)
+			return replay_bad(ld->file, path, "expected ',' at offset %zu", (size_t)(end - json_string_value(v)));
+		c = end;
+	}
+	if (at != ndev)
+		return replay_bad(ld->file, path, "%zu peers, but %u devices are listed", at, ndev);
+	return 0;
+}
+
+/* A device's "mig_devices": its MIG instances, for a GPU in MIG mode. */
+static int read_migs(struct ld *ld, json_t *arr, const char *path, struct nvmlDevice_st *d)
+{
+	char p[PATH_LEN];
+	json_t *v;
+	int r;
+	if (!json_is_array(arr))
+		return replay_bad(ld->file, path, "expected an array of MIG instance objects");
+	size_t n = json_array_size(arr);
+	if (n > 64)
+		return replay_bad(ld->file, path, "more than 64 MIG instances");
+	if (n && !(d->migs = calloc(n, sizeof(*d->migs))))
+		return replay_bad(ld->file, path, "out of memory");
+	d->nmig = (unsigned int)n;
+	g.any_mig = g.any_mig || n > 0;
+	for (size_t k = 0; k < n; k++) {
+		struct mig *m = &d->migs[k];
+		json_t *e = json_array_get(arr, k);
+		const char *at = replay_item(p, path, k);
+		char q[PATH_LEN], item[PATH_LEN];
+		snprintf(item, sizeof(item), "%s", at);
+		m->parent = d->index;
+		if (!json_is_object(e))
+			return replay_bad(ld->file, item, "expected an object");
+		if ((r = answer(ld, e, item, "uuid", q, NVML_SUCCESS, &m->uuid_rc, &v)) < 0 ||
+		    (r && get_str(ld, v, q, m->uuid, sizeof(m->uuid))))
+			return -1;
+		if (!v)
+			return replay_bad(ld->file, item, "\"uuid\" is required");
+		if ((r = answer(ld, e, item, "gpu_instance_id", q, NVML_ERROR_NOT_SUPPORTED, &m->gi_rc, &v)) < 0 ||
+		    (r && get_uint(ld, v, q, &m->gi)))
+			return -1;
+		if ((r = answer(ld, e, item, "compute_instance_id", q, NVML_ERROR_NOT_SUPPORTED, &m->ci_rc, &v)) < 0 ||
+		    (r && get_uint(ld, v, q, &m->ci)))
+			return -1;
+	}
 	return 0;
 }
 
@@ -636,6 +768,14 @@ static int read_device(struct ld *ld, json_t *o, const char *path, struct nvmlDe
 	if ((v = json_object_get(o, "nvlink")) && read_nvlink(ld, v, replay_sub(p, path, "nvlink"), d))
 		return -1;
 	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, replay_sub(p, path, "p2p"), d, ndev))
+		return -1;
+	if ((v = json_object_get(o, "p2p_row"))) {
+		if (json_object_get(o, "p2p"))
+			return replay_bad(ld->file, path, "\"p2p\" and \"p2p_row\" both describe the peers; give one");
+		if (read_p2p_row(ld, v, replay_sub(p, path, "p2p_row"), d, ndev))
+			return -1;
+	}
+	if ((v = json_object_get(o, "mig_devices")) && read_migs(ld, v, replay_sub(p, path, "mig_devices"), d))
 		return -1;
 	return 0;
 }
@@ -852,6 +992,8 @@ static int read_nvml(struct ld *ld, json_t *nvml)
 		if (get_code(ld, e ? e : v, e ? "nvml.init.error" : "nvml.init", &g.init_rc))
 			return -1;
 	}
+	if ((v = json_object_get(nvml, "p2p_answers")) && read_p2p_answers(ld, v, "nvml.p2p_answers"))
+		return -1;
 	if ((v = json_object_get(nvml, "devices")) && read_devices(ld, v, "nvml.devices"))
 		return -1;
 	if (read_system(ld, nvml))
@@ -1124,7 +1266,10 @@ static nvmlReturn_t enter_pair(enum fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, 
 	if (!d1 || !d2)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	struct p2p key = { .peer = d2->index };
-	*p = d1->np2p ? bsearch(&key, d1->p2p, d1->np2p, sizeof(key), cmp_p2p) : NULL;
+	if (d1->row)
+		*p = d1->row[d2->index] != P2P_NONE ? &g.answers[d1->row[d2->index]] : NULL;
+	else
+		*p = d1->np2p ? bsearch(&key, d1->p2p, d1->np2p, sizeof(key), cmp_p2p) : NULL;
 	if (!*p)
 		*p = &none;
 	return NVML_SUCCESS;
@@ -1258,8 +1403,6 @@ static nvmlReturn_t replay_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvm
 
 DEVICE_ANSWER(nvmlDeviceGetName, (nvmlDevice_t device, char *name, unsigned int length), name, d->name_rc,
 	      return put_str(d->name, name, length))
-DEVICE_ANSWER(nvmlDeviceGetUUID, (nvmlDevice_t device, char *uuid, unsigned int length), uuid, d->uuid_rc,
-	      return put_str(d->uuid, uuid, length))
 DEVICE_ANSWER(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t *pci), pci, d->pci_rc, *pci = d->pci)
 DEVICE_ANSWER(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t device, int *major, int *minor), major && minor,
 	      d->cc_rc, (*major = d->cc[0], *minor = d->cc[1]))
@@ -1272,6 +1415,24 @@ DEVICE_ANSWER(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t device, nvmlGpuVirt
 	      d->virt_rc, *mode = (nvmlGpuVirtualizationMode_t)d->virt)
 SYSTEM_ANSWER(nvmlSystemGetConfComputeState, (nvmlConfComputeSystemState_t *state), state, g.conf_rc,
 	      *state = g.conf)
+
+/* A GPU's UUID, or a MIG instance's (a handle of its "mig_devices"). */
+static nvmlReturn_t replay_mig_uuid(nvmlDevice_t device, char *uuid, unsigned int length, int *done);
+
+static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+{
+	struct nvmlDevice_st *d;
+	int mig = 0;
+	nvmlReturn_t rc = g.any_mig ? replay_mig_uuid(device, uuid, length, &mig) : NVML_SUCCESS;
+	if (mig)
+		return rc;
+	rc = enter_device(FN_nvmlDeviceGetUUID, device, &d);
+	if (rc)
+		return rc;
+	if (!uuid)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return d->uuid_rc ? d->uuid_rc : put_str(d->uuid, uuid, length);
+}
 
 static nvmlReturn_t replay_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info)
 {
@@ -1461,6 +1622,85 @@ static nvmlReturn_t replay_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t devi
 
 /* ----------------------------------------------------------------- table */
 
+/* ------------------------------------------------------------ NVML: MIG */
+
+/* The MIG queries answer from a device's "mig_devices"; a GPU without that
+ * key answers NOT_SUPPORTED, as a recording made before MIG instances were
+ * recorded cannot say more.  They are there as long as nvmlDeviceGetMigMode
+ * is. */
+static struct mig *mig_of(nvmlDevice_t h)
+{
+	uintptr_t p = (uintptr_t)h;
+	for (unsigned int i = 0; h && i < g.count; i++) {
+		struct nvmlDevice_st *d = &g.devs[i];
+		uintptr_t base = (uintptr_t)d->migs;
+		if (d->nmig && p >= base && p < base + d->nmig * sizeof(*d->migs) && (p - base) % sizeof(*d->migs) == 0)
+			return (struct mig *)h;
+	}
+	return NULL;
+}
+
+/* A GPU lists its instances when it has "mig_devices" or is known not in MIG mode. */
+static nvmlReturn_t mig_count_rc(const struct nvmlDevice_st *d)
+{
+	return d->migs || (d->mig_rc == NVML_SUCCESS && d->mig[0] == 0) ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
+}
+
+/* Present, and failing by injected faults, as nvmlDeviceGetMigMode is. */
+#define MIG_GPU(fn) enter_device(FN_nvmlDeviceGetMigMode, device, &d)
+ANSWER(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int *count), MIG_GPU, count, mig_count_rc(d),
+       *count = d->nmig)
+ANSWER(nvmlDeviceGetMigDeviceHandleByIndex, (nvmlDevice_t device, unsigned int index, nvmlDevice_t *mig), MIG_GPU,
+       mig && index < d->nmig, NVML_SUCCESS, *mig = (nvmlDevice_t)&d->migs[index])
+
+static nvmlReturn_t replay_nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig, nvmlDevice_t *device)
+{
+	nvmlReturn_t rc = enter(FN_nvmlDeviceGetMigMode);
+	struct mig *m = rc ? NULL : mig_of(mig);
+	if (rc || !m || !device)
+		return rc ? rc : NVML_ERROR_INVALID_ARGUMENT;
+	*device = (nvmlDevice_t)&g.devs[m->parent];
+	return NVML_SUCCESS;
+}
+
+/* nvmlDeviceGetUUID on a MIG handle; other handles go to the device's. */
+static nvmlReturn_t replay_mig_uuid(nvmlDevice_t device, char *uuid, unsigned int length, int *done)
+{
+	struct mig *m = mig_of(device);
+	*done = m != NULL;
+	if (!m)
+		return NVML_SUCCESS;
+	nvmlReturn_t rc = enter(FN_nvmlDeviceGetUUID);
+	if (rc)
+		return rc;
+	if (!uuid)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return m->uuid_rc ? m->uuid_rc : put_str(m->uuid, uuid, length);
+}
+
+/* A MIG instance's GPU (ci 0) or compute (ci 1) instance id. */
+static nvmlReturn_t replay_mig_id(nvmlDevice_t mig, unsigned int *id, int ci)
+{
+	nvmlReturn_t rc = enter(FN_nvmlDeviceGetMigMode);
+	struct mig *m = rc ? NULL : mig_of(mig);
+	if (rc || !m || !id)
+		return rc ? rc : NVML_ERROR_INVALID_ARGUMENT;
+	if (ci ? m->ci_rc : m->gi_rc)
+		return ci ? m->ci_rc : m->gi_rc;
+	*id = ci ? m->ci : m->gi;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t replay_nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id)
+{
+	return replay_mig_id(mig, id, 0);
+}
+
+static nvmlReturn_t replay_nvmlDeviceGetComputeInstanceId(nvmlDevice_t mig, unsigned int *id)
+{
+	return replay_mig_id(mig, id, 1);
+}
+
 int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen)
 {
 	memset(api, 0, sizeof(*api));
@@ -1478,6 +1718,9 @@ int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_
 	}
 	NVML_FUNCTIONS(REPLAY_TABLE_)
 #undef REPLAY_TABLE_
+#define REPLAY_MIG_(fn, ret, params, required) api->fn = g.fn_missing[FN_nvmlDeviceGetMigMode] ? NULL : replay_##fn;
+	NVML_MIG_FUNCTIONS(REPLAY_MIG_)
+#undef REPLAY_MIG_
 	return 0;
 }
 

@@ -95,6 +95,10 @@ void replay_note(json_t *obj, const char *key, json_t *v, json_t *error);
 		api->fn = r_##fn;              \
 	else                                   \
 		replay_append(&replay_rec_oom, missing, json_string(#fn));
+/* The same for a function whose absence the recording does not list. */
+#define REPLAY_WRAP_PRESENT(fn, ret, params, required) \
+	if (api->fn)                                   \
+		api->fn = r_##fn;
 
 /* dmaconn_replay_ops()'s record_begin, record_table and record_write (record.c). */
 void replay_record_begin(void);

@@ -1,5 +1,6 @@
 /* The public API: errors, results, the builder, the registry and its cache. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,9 +253,7 @@ static void result_free(dmaconn_result *r)
 {
 	for (int i = 0; r->devices && i < r->n; i++)
 		dc_props_clear(&r->devices[i]);
-	for (size_t i = 0; r->pairs && i < (size_t)r->n * (size_t)r->n; i++)
-		dc_props_clear(&r->pairs[i]);
-	free(r->pairs);
+	dc_pairs_free(&r->pairs);
 	free(r->devices);
 	free(r->matrix);
 	free(r->connection);
@@ -342,34 +341,52 @@ const char *dmaconn_result_device_get(const dmaconn_result *r, int i, const char
 	return dc_props_get(device_props(r, i), key);
 }
 
-static const struct dc_props *pair_props(const dmaconn_result *r, int i, int j)
+/* The pair's index in r->pairs, or SIZE_MAX out of range. */
+static size_t pair_at(const dmaconn_result *r, int i, int j)
 {
-	if (!r || !r->pairs || i < 0 || j < 0 || i >= r->n || j >= r->n)
-		return NULL;
-	return &r->pairs[(size_t)i * (size_t)r->n + (size_t)j];
+	if (!r || i < 0 || j < 0 || i >= r->n || j >= r->n)
+		return SIZE_MAX;
+	return (size_t)i * (size_t)r->n + (size_t)j;
 }
 
 int dmaconn_result_pair_property_count(const dmaconn_result *r, int i, int j)
 {
-	const struct dc_props *p = pair_props(r, i, j);
-	return p ? p->count : 0;
+	size_t k = pair_at(r, i, j);
+	return k == SIZE_MAX ? 0 : dc_pairs_count(&r->pairs, k);
 }
 
 const char *dmaconn_result_pair_property_key(const dmaconn_result *r, int i, int j, int k)
 {
-	const struct dc_props *p = pair_props(r, i, j);
-	return p && k >= 0 && k < p->count ? p->items[k].key : NULL;
+	size_t at = pair_at(r, i, j);
+	return at == SIZE_MAX ? NULL : dc_pairs_key(&r->pairs, at, k);
 }
 
 const char *dmaconn_result_pair_property_value(const dmaconn_result *r, int i, int j, int k)
 {
-	const struct dc_props *p = pair_props(r, i, j);
-	return p && k >= 0 && k < p->count ? p->items[k].value : NULL;
+	size_t at = pair_at(r, i, j);
+	return at == SIZE_MAX ? NULL : dc_pairs_value(&r->pairs, at, k);
 }
 
 const char *dmaconn_result_pair_get(const dmaconn_result *r, int i, int j, const char *key)
 {
-	return dc_props_get(pair_props(r, i, j), key);
+	size_t at = pair_at(r, i, j);
+	return at == SIZE_MAX ? NULL : dc_pairs_get(&r->pairs, at, key);
+}
+
+_Static_assert(sizeof(unsigned int) == sizeof(uint32_t), "pair list identifiers are 32-bit");
+
+int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned int *out, size_t count)
+{
+	if (!r || !out)
+		return dc_fail(DMACONN_EINVAL, "dmaconn_result_pair_lists: NULL argument");
+	size_t nn = (size_t)r->n * (size_t)r->n;
+	if (count < nn)
+		return dc_fail(DMACONN_ERANGE, "dmaconn_result_pair_lists: %zu entries for %zu pairs", count, nn);
+	if (r->pairs.at)
+		memcpy(out, r->pairs.at, nn * sizeof(*out));
+	else
+		memset(out, 0, nn * sizeof(*out));
+	return dc_ok();
 }
 
 /* ----------------------------------------------------------------- builder */
@@ -392,6 +409,7 @@ int dmaconn_builder_set_size(dmaconn_builder *b, int n)
 		}
 	}
 	r->n = n;
+	dc_pairs_init(&r->pairs, (size_t)n * (size_t)n);
 	b->sized = 1;
 	return DMACONN_OK;
 }
@@ -498,9 +516,7 @@ int dmaconn_builder_set_pair_property(dmaconn_builder *b, int i, int j, const ch
 	char *k = dc_text_clean(key, &oom), *v = oom ? NULL : dc_text_clean(value, &oom);
 	if (oom)
 		goto oom;
-	if (!r->pairs && !(r->pairs = calloc((size_t)r->n * (size_t)r->n, sizeof(*r->pairs))))
-		goto oom;
-	if (dc_props_set(&r->pairs[(size_t)i * (size_t)r->n + (size_t)j], k ? k : key, v ? v : value) != 0)
+	if (dc_pairs_set(&r->pairs, (size_t)i * (size_t)r->n + (size_t)j, k ? k : key, v ? v : value) != 0)
 		goto oom;
 	free(k);
 	free(v);
@@ -510,6 +526,44 @@ oom:
 	free(v);
 	b->oom = 1;
 	return dc_fail(DMACONN_ENOMEM, "out of memory");
+}
+
+const char *dc_builder_intern(dmaconn_builder *b, const char *text)
+{
+	int oom = 0;
+	char *clean = dc_text_clean(text, &oom);
+	const char *s = oom ? NULL : dc_pairs_intern(&b->r->pairs, clean ? clean : text);
+	free(clean);
+	if (!s) {
+		b->oom = 1;
+		dc_fail(DMACONN_ENOMEM, "out of memory");
+	}
+	return s;
+}
+
+int dc_builder_set_pair_interned(dmaconn_builder *b, int i, int j, const char *ikey, const char *ivalue)
+{
+	dmaconn_result *r = b->r;
+	if (i < 0 || j < 0 || i >= r->n || j >= r->n || i == j)
+		return dc_fail(DMACONN_ERANGE, "pair (%d, %d) out of range", i, j);
+	if (dc_pairs_set_interned(&r->pairs, (size_t)i * (size_t)r->n + (size_t)j, ikey, ivalue) != 0) {
+		b->oom = 1;
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	}
+	return DMACONN_OK;
+}
+
+int dc_builder_set_pair_list(dmaconn_builder *b, int i, int j, const char *const *ikeys,
+			     const char *const *ivalues, int count)
+{
+	dmaconn_result *r = b->r;
+	if (i < 0 || j < 0 || i >= r->n || j >= r->n || i == j)
+		return dc_fail(DMACONN_ERANGE, "pair (%d, %d) out of range", i, j);
+	if (dc_pairs_set_list(&r->pairs, (size_t)i * (size_t)r->n + (size_t)j, ikeys, ivalues, count) != 0) {
+		b->oom = 1;
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	}
+	return DMACONN_OK;
 }
 
 /*

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "dmaconn.h"
+#include "pairs.h"
 
 struct dc_prop {
 	char *key;
@@ -29,7 +30,7 @@ struct dmaconn_result {
 	int n;
 	int *matrix;              /* n*n, row-major */
 	struct dc_props *devices; /* n entries */
-	struct dc_props *pairs;   /* n*n entries, NULL until a pair property is set */
+	struct dc_pairs pairs;    /* n*n pairs' properties (pairs.h) */
 	struct dc_strings warnings;
 };
 
@@ -56,6 +57,16 @@ const char *dc_props_get(const struct dc_props *p, const char *key);
 
 int dc_strings_push(struct dc_strings *s, const char *str);
 void dc_strings_clear(struct dc_strings *s);
+
+/* A pair property's text as the result stores it: cleaned (as the builder
+ * cleans what it is given) and kept once per result; NULL when out of
+ * memory (the builder's detection then fails). */
+const char *dc_builder_intern(dmaconn_builder *b, const char *text);
+/* dmaconn_builder_set_pair_property with key and value from dc_builder_intern. */
+int dc_builder_set_pair_interned(dmaconn_builder *b, int i, int j, const char *ikey, const char *ivalue);
+/* Sets count properties (distinct keys) at once, all from dc_builder_intern. */
+int dc_builder_set_pair_list(dmaconn_builder *b, int i, int j, const char *const *ikeys,
+			     const char *const *ivalues, int count);
 
 /* Sends a warning to the sink (the builder also stores it in its result). */
 void dc_warning_emit(const char *message);

@@ -1,5 +1,6 @@
 #include "linkmatrix.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int dc_switch_links(const struct dc_node *node)
@@ -27,23 +28,35 @@ long dc_switch_between(const struct dc_node *a, long sw_a, const struct dc_node 
 void dc_link_matrix(const struct dc_node *nodes, int n, int *m)
 {
 	memset(m, 0, (size_t)n * (size_t)n * sizeof(*m));
+	/* Per node, once: its switch links and whether any link reaches a GPU
+	 * (a rack's n*n pairs must not each count 2 x 18 links again). */
+	int *sw = malloc(((size_t)n + 1) * sizeof(*sw));
+	unsigned char *direct = malloc((size_t)n + 1);
+	for (int i = 0; i < n && sw && direct; i++) {
+		sw[i] = dc_switch_links(&nodes[i]);
+		direct[i] = 0;
+		for (int l = 0; l < nodes[i].nlinks; l++)
+			direct[i] |= nodes[i].links[l].remote == DC_REMOTE_GPU;
+	}
 	for (int i = 0; i < n; i++) {
 		const struct dc_node *a = &nodes[i];
 		if (a->isolated)
 			continue;
-		int sw_a = dc_switch_links(a);
+		int sw_a = sw ? sw[i] : dc_switch_links(a);
 		for (int j = 0; j < n; j++) {
 			const struct dc_node *b = &nodes[j];
 			if (i == j || b->isolated)
 				continue;
 			int v = 0;
-			for (int l = 0; b->has_pci && l < a->nlinks; l++)
+			for (int l = 0; b->has_pci && (!direct || direct[i]) && l < a->nlinks; l++)
 				v += a->links[l].remote == DC_REMOTE_GPU &&
 				     dc_pci_equal(&a->links[l].remote_pci, &b->pci);
-			v += (int)dc_switch_between(a, sw_a, b, dc_switch_links(b));
+			v += (int)dc_switch_between(a, sw_a, b, sw ? sw[j] : dc_switch_links(b));
 			m[(size_t)i * (size_t)n + (size_t)j] = v;
 		}
 	}
+	free(sw);
+	free(direct);
 }
 
 int dc_links_by_bandwidth(unsigned long long max_bw, unsigned long long min_bw)

@@ -27,11 +27,15 @@ check $D/empty.json "dmaconn: $D/empty.json: line 1, column 0: '[' or '{' expect
 check $D/dup.json "dmaconn: $D/dup.json: line 1, column 35: duplicate object key near '\"a\"'"
 check $D/huge.json "dmaconn: $D/huge.json: line 1, column 69: too big integer near '99999999999999999999'"
 check $D/version-type.json "dmaconn: $D/version-type.json: dmaconn_topology: expected the format version, an integer"
-check $D/version-new.json "dmaconn: $D/version-new.json: dmaconn_topology: version 99 is newer than this reader's 1"
+check $D/version-new.json "dmaconn: $D/version-new.json: dmaconn_topology: version 99 is newer than this reader's 2"
 check $D/uuid-type.json "dmaconn: $D/uuid-type.json: nvml.devices[0].uuid: expected a string"
 check $D/busid.json "dmaconn: $D/busid.json: nvml.devices[0].pci.bus_id: \"zz\" is not a PCI bus id"
 check $D/repeat.json "dmaconn: $D/repeat.json: nvml.devices[0].nvlink[0].repeat: 100000 is out of range (1 to 64)"
 check $D/errname.json "dmaconn: $D/errname.json: nvml.init: unknown NVML return code \"NOT_AN_ERROR\""
+# Version 2's compact peers: rows of indices into nvml.p2p_answers.
+check $D/p2p-row-short.json "dmaconn: $D/p2p-row-short.json: nvml.devices[0].p2p_row: 1 peers, but 2 devices are listed"
+check $D/p2p-row-index.json "dmaconn: $D/p2p-row-index.json: nvml.devices[0].p2p_row: answer 1, but nvml.p2p_answers has 1"
+check $D/p2p-row-run.json "dmaconn: $D/p2p-row-run.json: nvml.devices[0].p2p_row: more than the 2 peers"
 # A GPU listed twice (same UUID, or same bus id however written); a path
 # that is both a file and a directory, whatever sorts between them.
 check $D/dup-uuid.json "dmaconn: $D/dup-uuid.json: nvml.devices[2].uuid: \"GPU-1\" is also the UUID of nvml.devices[0]"

@@ -85,6 +85,11 @@ ARGS = {
     # never the matrix changed.
     "nvmlDeviceGetBAR1MemoryInfo": "d", "nvmlDeviceGetVirtualizationMode": "d",
     "nvmlSystemGetConfComputeState": "",
+    # The MIG queries (NVML_MIG_FUNCTIONS): the base machines have no GPU in
+    # MIG mode, so the detectors never ask them there.
+    "nvmlDeviceGetMaxMigDeviceCount": None, "nvmlDeviceGetMigDeviceHandleByIndex": None,
+    "nvmlDeviceGetDeviceHandleFromMigDeviceHandle": None, "nvmlDeviceGetGpuInstanceId": None,
+    "nvmlDeviceGetComputeInstanceId": None,
 }
 PER_LINK = {"nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkVersion",
             "nvmlDeviceGetNvLinkRemoteDeviceType", "nvmlDeviceGetNvLinkRemotePciInfo_v2",
@@ -108,12 +113,12 @@ MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS
 
 # ------------------------------------------------------------ the sources
 
-def nvml_functions():
-    """[(name, required)] of NVML_FUNCTIONS, in order."""
+def nvml_functions(macro="NVML_FUNCTIONS"):
+    """[(name, required)] of an X-macro list of nvml_functions.h, in order."""
     with open(NVML_FUNCTIONS_H) as f:
         text = f.read().replace("\\\n", " ")
-    body = text[text.index("#define NVML_FUNCTIONS(X)"):]
-    body = body[:body.index("#endif")]
+    body = text[text.index("#define %s(X)" % macro):]
+    body = body[:body.index("\n")]
     out = []
     for chunk in body.split("X(")[1:]:
         name = re.match(r"\s*(nvml\w+)", chunk).group(1)
@@ -618,7 +623,7 @@ def main(argv):
     timeout = float(os.environ.get("DMACONN_TEST_TIMEOUT", "300" if wrapper else "60"))
 
     all_functions = nvml_functions()
-    known = {fn for fn, _ in all_functions}
+    known = {fn for fn, _ in all_functions} | {fn for fn, _ in nvml_functions("NVML_MIG_FUNCTIONS")}
     called = called_functions()
     unknown = [fn for fn in called if fn not in ARGS or fn not in known]
     if unknown:

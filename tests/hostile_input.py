@@ -12,6 +12,9 @@ Usage: hostile_input.py BUILD_DIR
   that file reaches stdout or stderr.
 - A replay of N GPUs without P2P answers (N = 64 x DMACONN_TEST_SIZE): the
   per-pair warning is printed once, with the count of the others.
+- CUDA_VISIBLE_DEVICES with MIG entries no MIG instance answers to
+  ("MIG-zzz,MIG-not-a-uuid,0", and 20,000 of them before "0,1"): the first
+  ends the list, as for CUDA, so no device is counted.
 
 Prints "ok NAME" / "FAIL NAME: why" and "N passed, M failed".
 DMACONN_TEST_WRAPPER is put in front of the CLI (valgrind runs).
@@ -162,6 +165,33 @@ class Suite:
                 problems.append("%s: exit %d: %r" % (conn, rc, err[-2000:]))
         self.report("symlink", problems)
 
+    def mig_entries(self):
+        problems = []
+        # 20,000 entries exceed what one variable may hold (128 KB): the
+        # replay file pins them, as a recording pins its environment.
+        with open(os.path.join(REPO, "examples", "hgx-h100.json")) as f:
+            topo = json.load(f)
+        topo["environment"] = {"CUDA_VISIBLE_DEVICES": ",".join(
+            "MIG-%08x-0000-5000-8000-%012x" % (k, k) for k in range(20000)) + ",0,1"}
+        pinned = os.path.join(self.tmp, "mig-20000.json")
+        with open(pinned, "w") as f:
+            json.dump(topo, f)
+        for name, replay, cvd in (("unknown", "examples/hgx-h100.json", "MIG-zzz,MIG-not-a-uuid,0"),
+                                  ("20000", pinned, "0")):
+            try:
+                rc, out, err = self.run(["--replay", replay, "-d", "cuda", "-c", "nvlink", "--json"],
+                                        {"CUDA_VISIBLE_DEVICES": cvd}, timeout=60)
+            except subprocess.TimeoutExpired:
+                problems.append("%s: no answer within 60 s" % name)
+                continue
+            if rc != 0:
+                problems.append("%s: exit %d: %r" % (name, rc, err[-600:]))
+                continue
+            matrix = json.loads(out)["results"][0]["matrix"]
+            if matrix != []:
+                problems.append("%s: %d devices, expected none (%d bytes of JSON)" % (name, len(matrix), len(out)))
+        self.report("mig_entries", problems)
+
     def many_pairs(self):
         sys.path.insert(0, os.path.join(REPO, "bench"))
         import gen_topologies
@@ -193,6 +223,7 @@ def main(argv):
         s.fifo()
         s.fifo_nvidia()
         s.symlink()
+        s.mig_entries()
         s.many_pairs()
     finally:
         shutil.rmtree(s.tmp, ignore_errors=True)

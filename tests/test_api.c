@@ -44,6 +44,46 @@ static int recursive(dmaconn_builder *b, void *user_data)
 	return dmaconn_builder_set_size(b, 0);
 }
 
+/* Pair properties: a list per pair, equal lists numbered alike. */
+static int paired(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	CHECK_INT(dmaconn_builder_set_size(b, 3), DMACONN_OK);
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			if (i != j && !(i == 2 && j == 0)) {
+				CHECK_INT(dmaconn_builder_set_pair_property(b, i, j, "path", "NV18"), DMACONN_OK);
+				CHECK_INT(dmaconn_builder_set_pair_property(b, i, j, "read", i == 1 ? "CNS" : "OK"),
+					  DMACONN_OK);
+			}
+	/* Replacing a value keeps the key's place. */
+	CHECK_INT(dmaconn_builder_set_pair_property(b, 0, 2, "path", "PIX"), DMACONN_OK);
+	CHECK_INT(dmaconn_builder_set_pair_property(b, 0, 2, "path", "NV18"), DMACONN_OK);
+	CHECK_INT(dmaconn_builder_set_pair_property(b, 0, 0, "path", "x"), DMACONN_ERANGE);
+	return DMACONN_OK;
+}
+
+static void test_pair_lists(void)
+{
+	dmaconn_result *r = NULL;
+	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_XPU, "paired", paired, NULL), DMACONN_OK);
+	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_XPU, "paired", &r), DMACONN_OK);
+	unsigned int ids[9];
+	CHECK_INT(dmaconn_result_pair_lists(r, ids, 8), DMACONN_ERANGE);
+	CHECK_INT(dmaconn_result_pair_lists(NULL, ids, 9), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_pair_lists(r, ids, 9), DMACONN_OK);
+	CHECK(ids[0] == 0 && ids[4] == 0 && ids[8] == 0 && ids[2 * 3 + 0] == 0); /* diagonal, 2 -> 0 */
+	CHECK(ids[0 * 3 + 1] != 0 && ids[0 * 3 + 1] == ids[0 * 3 + 2] && ids[0 * 3 + 1] == ids[2 * 3 + 1]);
+	CHECK(ids[1 * 3 + 0] != 0 && ids[1 * 3 + 0] == ids[1 * 3 + 2] && ids[1 * 3 + 0] != ids[0 * 3 + 1]);
+	CHECK_STR(dmaconn_result_pair_property_key(r, 0, 2, 0), "path");
+	CHECK_STR(dmaconn_result_pair_property_value(r, 0, 2, 0), "NV18");
+	CHECK_STR(dmaconn_result_pair_get(r, 1, 2, "read"), "CNS");
+	CHECK(dmaconn_result_pair_get(r, 0, 1, "path") == dmaconn_result_pair_get(r, 2, 1, "path"));
+	CHECK_INT(dmaconn_result_pair_property_count(r, 2, 0), 0);
+	dmaconn_result_release(r);
+	CHECK_INT(dmaconn_unregister_detector(DMACONN_DEVICE_XPU, "paired"), DMACONN_OK);
+}
+
 static char seen[256];
 static int seen_count;
 
@@ -169,6 +209,7 @@ int main(void)
 	CHECK_INT(calls, 4);
 	dmaconn_result_release(r);
 
+	test_pair_lists();
 	dmaconn_shutdown();
 	/* After shutdown the built-in detectors come back, run-time ones do not. */
 	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_ROCM, "ring", &r), DMACONN_ENODETECTOR);

@@ -6,6 +6,7 @@
 #include "model/model.h"
 #include "linkmatrix.h"
 #include "order/order.h"
+#include "pairs.h"
 #include "pci.h"
 
 static void test_pci(void)
@@ -49,13 +50,17 @@ static struct dc_gpu gpu(const char *uuid, const char *name, unsigned bus, int c
 }
 
 /* Runs the ordering and renders the slots as "i,i,m,u" (m: MIG, u: unknown). */
+static const struct dc_mig *test_migs;
+static int test_nmigs;
+
 static const char *order(const struct dc_gpu *g, int n, int known, const char *ord,
 			 const char *cvd, int *guessed)
 {
 	static char out[256];
 	struct dc_slot *slots;
 	int dummy;
-	int count = dc_cuda_visible(g, n, known, ord, cvd, &slots, guessed ? guessed : &dummy);
+	int count = dc_cuda_visible(g, n, test_migs, test_nmigs, known, ord, cvd, &slots,
+				    guessed ? guessed : &dummy);
 	out[0] = '\0';
 	for (int i = 0; i < count; i++) {
 		char item[16];
@@ -64,6 +69,8 @@ static const char *order(const struct dc_gpu *g, int n, int known, const char *o
 		else
 			snprintf(item, sizeof(item), "%s%s", i ? "," : "",
 				 slots[i].index == DC_SLOT_MIG ? "m" : "u");
+		if (slots[i].index == DC_SLOT_MIG && slots[i].parent >= 0)
+			snprintf(item + strlen(item), sizeof(item) - strlen(item), "%d", slots[i].parent);
 		strcat(out, item);
 	}
 	free(slots);
@@ -99,14 +106,40 @@ static void test_order(void)
 	CHECK_STR(order(g, 4, 1, NULL, "GPU-dddd,1", NULL), "");  /* no such GPU */
 	CHECK_STR(order(g, 4, 1, NULL, "GPU-aaaa2,GPU-aaaa2222", NULL), "1"); /* same GPU twice */
 	CHECK_STR(order(g, 4, 1, NULL, "1,GPU-aaaa1111", NULL), "3,0");
-	CHECK_STR(order(g, 4, 1, NULL, "0,MIG-1234,1", NULL), "1,m,3");
-	CHECK_STR(order(g, 4, 1, NULL, "MIG-1,MIG-1", NULL), "m");
+	/* MIG entries name listed instances (m<parent>), one per process. */
+	const struct dc_mig migs[] = {
+		{ "MIG-11111111-2222-5333-8444-555555555555", 2, 1, 0 },
+		{ "MIG-66666666-7777-5888-9999-aaaaaaaaaaaa", 2, 2, 0 },
+		{ "MIG-bbbbbbbb-cccc-5ddd-8eee-ffffffffffff", 0, -1, -1 },
+	};
+	CHECK_STR(order(g, 4, 1, NULL, "0,MIG-1234,1", NULL), "1"); /* no such instance */
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-zzz,MIG-not-a-uuid,0", NULL), "");
 	CHECK_STR(order(g, 4, 1, NULL, "MIG-", NULL), "");
+	test_migs = migs;
+	test_nmigs = 3;
+	CHECK_STR(order(g, 4, 1, NULL, "0,MIG-11111111-2222-5333-8444-555555555555,1", NULL), "1,m2,3");
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-66666666-7777-5888-9999-AAAAAAAAAAAA", NULL), "m2");
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-66666666,0", NULL), ""); /* no prefixes */
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-GPU-bbbb3333-0000/2/0,0", NULL), "m2,1");
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-GPU-bbbb3333-0000/2/1", NULL), "");
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-GPU-bbbb/1/0", NULL), ""); /* the GPU's full UUID */
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-GPU-aaaa1111-0000/-1/-1", NULL), "");
+	/* A second instance ends the list, as it does for CUDA. */
+	CHECK_STR(order(g, 4, 1, NULL,
+			"MIG-11111111-2222-5333-8444-555555555555,MIG-bbbbbbbb-cccc-5ddd-8eee-ffffffffffff,1",
+			NULL), "m2");
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-11111111-2222-5333-8444-555555555555,"
+			"MIG-11111111-2222-5333-8444-555555555555", NULL), "m2");
+	test_migs = NULL;
+	test_nmigs = 0;
 	CHECK_STR(order(g, 4, 1, NULL, "0,1,2,3,0", NULL), "1,3,0,2");
 	CHECK_STR(order(g, 0, 1, NULL, "0", NULL), "");
 	/* Without identities: UUIDs take slots while GPUs remain. */
 	CHECK_STR(order(g, 2, 0, NULL, "GPU-x,1", NULL), "");
 	CHECK_STR(order(g, 2, 0, NULL, "GPU-12ab,1,GPU-34cd", NULL), "u,0");
+	CHECK_STR(order(g, 2, 0, NULL, "MIG-12ab,MIG-34cd,0", NULL), "m");
+	CHECK_STR(order(g, 2, 0, NULL, "0,MIG-GPU-12ab/1/0,1", NULL), "1,m,0");
+	CHECK_STR(order(g, 2, 0, NULL, "MIG-x", NULL), "");
 
 	/* Mixed GPUs: FASTEST_FIRST guesses by compute capability. */
 	struct dc_gpu m[3] = {
@@ -220,9 +253,45 @@ static void test_copy_text(void)
 	CHECK_STR(buf, "ab");
 }
 
+/* The pair store: order of first setting, replacement in place, equal
+ * lists and equal strings shared. */
+static void test_pairs(void)
+{
+	struct dc_pairs p;
+	dc_pairs_init(&p, 4);
+	CHECK_INT(dc_pairs_count(&p, 0), 0);
+	CHECK(dc_pairs_get(&p, 0, "a") == NULL);
+	char value[8] = "one";
+	for (size_t k = 0; k < 4; k++) {
+		CHECK_INT(dc_pairs_set(&p, k, "a", value), 0);
+		CHECK_INT(dc_pairs_set(&p, k, "b", "two"), 0);
+	}
+	strcpy(value, "x"); /* the store keeps its own copy */
+	CHECK_STR(dc_pairs_get(&p, 3, "a"), "one");
+	CHECK(p.at[0] == p.at[3]);
+	CHECK(dc_pairs_get(&p, 0, "b") == dc_pairs_get(&p, 2, "b"));
+	CHECK_INT(dc_pairs_set(&p, 1, "a", "uno"), 0);
+	CHECK_INT(dc_pairs_count(&p, 1), 2);
+	CHECK_STR(dc_pairs_key(&p, 1, 0), "a");
+	CHECK_STR(dc_pairs_value(&p, 1, 0), "uno");
+	CHECK_STR(dc_pairs_key(&p, 1, 1), "b");
+	CHECK_STR(dc_pairs_value(&p, 1, 1), "two");
+	CHECK(dc_pairs_key(&p, 1, 2) == NULL && dc_pairs_key(&p, 1, -1) == NULL);
+	CHECK_STR(dc_pairs_get(&p, 0, "a"), "one");
+	/* Set back, pair 1 shares pair 0's list again. */
+	CHECK_INT(dc_pairs_set(&p, 1, "a", "one"), 0);
+	CHECK(p.at[1] == p.at[0]);
+	CHECK_INT(dc_pairs_set(&p, 2, "b", "two"), 0);
+	CHECK(p.at[2] == p.at[0]);
+	CHECK_INT((int)p.strings_used, 5); /* a, one, b, two, uno */
+	CHECK(dc_pairs_set(&p, 4, "a", "b") != 0);
+	dc_pairs_free(&p);
+}
+
 int main(void)
 {
 	test_pair_index();
+	test_pairs();
 	test_links_by_bandwidth();
 	test_copy_text();
 	test_pci();

@@ -101,6 +101,10 @@ struct cli {
 	int nkept;
 	struct timespec start; /* of the detection, for --format */
 	json_t *doc; /* with --json: the one object standard output receives */
+	/* Its results, written element by element (cli_json_result_write): the
+	 * "results" array holds their positions here. */
+	dmaconn_result **results;
+	int nresults;
 	char last_error[1024]; /* the last error said, so that none is said twice */
 };
 
@@ -281,15 +285,75 @@ static json_t *cli_doc_results(struct cli *c)
 	return a;
 }
 
-/* Writes the document on standard output, once, and drops it. */
+#define CLI_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15) | JSON_ENCODE_ANY)
+
+static void cli_json_write_result(const dmaconn_result *r);
+
+/* Drops the document and the results it refers to. */
+static void cli_doc_drop(struct cli *c)
+{
+	json_decref(c->doc);
+	c->doc = NULL;
+	for (int k = 0; k < c->nresults; k++)
+		dmaconn_result_release(c->results[k]);
+	free(c->results);
+	c->results = NULL;
+	c->nresults = 0;
+}
+
+/* Adds r to the document's "results" (a reference, written with the document). */
+static void cli_doc_add_result(struct cli *c, const dmaconn_result *r)
+{
+	json_t *a = cli_doc_results(c);
+	dmaconn_result **grown = realloc(c->results, ((size_t)c->nresults + 1) * sizeof(*grown));
+	if (!grown)
+		return;
+	c->results = grown;
+	c->results[c->nresults] = dmaconn_result_retain((dmaconn_result *)r);
+	json_array_append_new(a, json_integer(c->nresults++));
+}
+
+/*
+ * Writes the document on standard output, once, and drops it.  Jansson
+ * writes every member but the results, which are written element by
+ * element: a rack's result has n*n pairs, too many for a tree in memory.
+ * The output is what json_dumpf would write for the whole tree.
+ */
 static void cli_doc_write(struct cli *c)
 {
 	if (!c->doc)
 		return;
-	json_dumpf(c->doc, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15));
-	putchar('\n');
-	json_decref(c->doc);
-	c->doc = NULL;
+	const char *key;
+	json_t *value;
+	int first = 1;
+	putchar('{');
+	json_object_foreach(c->doc, key, value) {
+		json_t *k = json_string(key);
+		if (!first)
+			putchar(',');
+		first = 0;
+		json_dumpf(k, stdout, CLI_JSON_FLAGS);
+		json_decref(k);
+		putchar(':');
+		if (strcmp(key, "results") != 0 || !json_is_array(value)) {
+			json_dumpf(value, stdout, CLI_JSON_FLAGS);
+			continue;
+		}
+		putchar('[');
+		for (size_t e = 0; e < json_array_size(value); e++) {
+			json_t *item = json_array_get(value, e);
+			json_int_t at = json_is_integer(item) ? json_integer_value(item) : -1;
+			if (e)
+				putchar(',');
+			if (at >= 0 && at < c->nresults)
+				cli_json_write_result(c->results[at]);
+			else
+				json_dumpf(item, stdout, CLI_JSON_FLAGS);
+		}
+		putchar(']');
+	}
+	puts("}");
+	cli_doc_drop(c);
 }
 
 /* Sets key to value unless key is already there (a repeated property
@@ -321,51 +385,149 @@ static const char *cli_verify_warning(const void *v, int k)
 	return dmaconn_verify_warning(v, k);
 }
 
-/* One result as the object documented in docs/json-output.md
+/* Device i's object ("ordinal" and its properties). */
+static json_t *cli_json_device(const dmaconn_result *r, int i)
+{
+	json_t *d = json_object();
+	json_object_set_new(d, "ordinal", json_integer(i));
+	for (int k = 0; k < dmaconn_result_device_property_count(r, i); k++)
+		cli_json_first(d, dmaconn_result_device_property_key(r, i, k),
+			       dmaconn_result_device_property_value(r, i, k));
+	return d;
+}
+
+/* A pair's properties as the members that follow "from" and "to" in its
+ * object: "" or ",\"read\":\"OK\",...".  malloc'd; NULL when out of memory. */
+static char *cli_json_pair_members(const dmaconn_result *r, int i, int j)
+{
+	json_t *p = json_object();
+	json_object_set_new(p, "from", json_integer(i));
+	json_object_set_new(p, "to", json_integer(j));
+	for (int k = 0; k < dmaconn_result_pair_property_count(r, i, j); k++)
+		cli_json_first(p, dmaconn_result_pair_property_key(r, i, j, k),
+			       dmaconn_result_pair_property_value(r, i, j, k));
+	json_object_del(p, "from");
+	json_object_del(p, "to");
+	char *text = json_dumps(p, CLI_JSON_FLAGS);
+	json_decref(p);
+	if (!text)
+		return NULL;
+	/* "{...}" less its braces, after a comma; "{}": nothing. */
+	size_t len = strlen(text);
+	if (len <= 2) {
+		text[0] = '\0';
+	} else {
+		text[0] = ',';
+		text[len - 1] = '\0';
+	}
+	return text;
+}
+
+/* The members of each property list, written once per list (pairs with
+ * the same list number have the same properties). */
+struct cli_pair_texts {
+	unsigned int *ids;
+	char **texts;
+	size_t cap, used;
+};
+
+static const char *cli_pair_text(struct cli_pair_texts *t, const dmaconn_result *r, int i, int j,
+				 unsigned int id)
+{
+	if ((t->used + 1) * 2 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		unsigned int *ids = calloc(ncap, sizeof(*ids));
+		char **texts = calloc(ncap, sizeof(*texts));
+		if (!ids || !texts) {
+			free(ids);
+			free(texts);
+			return NULL;
+		}
+		for (size_t k = 0; k < t->cap; k++) {
+			if (!t->ids[k])
+				continue;
+			size_t h = (t->ids[k] * 2654435761u) & (ncap - 1);
+			while (ids[h])
+				h = (h + 1) & (ncap - 1);
+			ids[h] = t->ids[k];
+			texts[h] = t->texts[k];
+		}
+		free(t->ids);
+		free(t->texts);
+		t->ids = ids;
+		t->texts = texts;
+		t->cap = ncap;
+	}
+	size_t h = (id * 2654435761u) & (t->cap - 1);
+	for (; t->ids[h]; h = (h + 1) & (t->cap - 1))
+		if (t->ids[h] == id)
+			return t->texts[h];
+	if (!(t->texts[h] = cli_json_pair_members(r, i, j)))
+		return NULL;
+	t->ids[h] = id;
+	t->used++;
+	return t->texts[h];
+}
+
+/*
+ * One result as the object documented in docs/json-output.md
  * ("device_type", "connection_type", "matrix", "devices", "pairs",
- * "warnings"). */
-static json_t *cli_json_result(const dmaconn_result *r)
+ * "warnings"), written element by element: its memory is that of one
+ * device or pair at a time, and of each distinct pair property list.
+ */
+static void cli_json_write_result(const dmaconn_result *r)
 {
 	int n = dmaconn_result_size(r);
-	json_t *o = json_object();
-	json_object_set_new(o, "device_type",
-			    cli_json_string(dmaconn_device_type_name(dmaconn_result_device_type(r))));
-	json_object_set_new(o, "connection_type", cli_json_string(dmaconn_result_connection_type(r)));
-	json_t *matrix = json_array(), *devices = json_array(), *pairs = json_array();
+	json_t *v = cli_json_string(dmaconn_device_type_name(dmaconn_result_device_type(r)));
+	fputs("{\"device_type\":", stdout);
+	json_dumpf(v, stdout, CLI_JSON_FLAGS);
+	json_decref(v);
+	v = cli_json_string(dmaconn_result_connection_type(r));
+	fputs(",\"connection_type\":", stdout);
+	json_dumpf(v, stdout, CLI_JSON_FLAGS);
+	json_decref(v);
+	fputs(",\"matrix\":[", stdout);
 	for (int i = 0; i < n; i++) {
-		json_t *row = json_array();
+		if (i)
+			putchar(',');
+		putchar('[');
 		for (int j = 0; j < n; j++)
-			json_array_append_new(row, json_integer(dmaconn_result_get(r, i, j)));
-		json_array_append_new(matrix, row);
+			printf(j ? ",%d" : "%d", dmaconn_result_get(r, i, j));
+		putchar(']');
 	}
+	fputs("],\"devices\":[", stdout);
 	for (int i = 0; i < n; i++) {
-		json_t *d = json_object();
-		json_object_set_new(d, "ordinal", json_integer(i));
-		for (int k = 0; k < dmaconn_result_device_property_count(r, i); k++)
-			cli_json_first(d, dmaconn_result_device_property_key(r, i, k),
-				       dmaconn_result_device_property_value(r, i, k));
-		json_array_append_new(devices, d);
+		if (i)
+			putchar(',');
+		v = cli_json_device(r, i);
+		json_dumpf(v, stdout, CLI_JSON_FLAGS);
+		json_decref(v);
 	}
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < n; j++) {
-			int count = dmaconn_result_pair_property_count(r, i, j);
-			if (!count)
+	fputs("],\"pairs\":[", stdout);
+	size_t nn = (size_t)n * (size_t)n;
+	unsigned int *ids = nn ? malloc(nn * sizeof(*ids)) : NULL;
+	struct cli_pair_texts texts = { 0 };
+	if (ids && dmaconn_result_pair_lists(r, ids, nn) == DMACONN_OK) {
+		int first = 1;
+		for (size_t at = 0; at < nn; at++) {
+			if (!ids[at])
 				continue;
-			json_t *p = json_object();
-			json_object_set_new(p, "from", json_integer(i));
-			json_object_set_new(p, "to", json_integer(j));
-			for (int k = 0; k < count; k++)
-				cli_json_first(p, dmaconn_result_pair_property_key(r, i, j, k),
-					       dmaconn_result_pair_property_value(r, i, j, k));
-			json_array_append_new(pairs, p);
+			int i = (int)(at / (size_t)n), j = (int)(at % (size_t)n);
+			const char *members = cli_pair_text(&texts, r, i, j, ids[at]);
+			printf("%s{\"from\":%d,\"to\":%d%s}", first ? "" : ",", i, j, members ? members : "");
+			first = 0;
 		}
 	}
-	json_object_set_new(o, "matrix", matrix);
-	json_object_set_new(o, "devices", devices);
-	json_object_set_new(o, "pairs", pairs);
-	json_object_set_new(o, "warnings",
-			    cli_json_warnings(dmaconn_result_warning_count(r), cli_result_warning, r));
-	return o;
+	for (size_t k = 0; k < texts.cap; k++)
+		free(texts.texts[k]);
+	free(texts.ids);
+	free(texts.texts);
+	free(ids);
+	fputs("],\"warnings\":", stdout);
+	v = cli_json_warnings(dmaconn_result_warning_count(r), cli_result_warning, r);
+	json_dumpf(v, stdout, CLI_JSON_FLAGS);
+	json_decref(v);
+	putchar('}');
 }
 
 /* ---------------------------------------------------------------- errors */
@@ -528,7 +690,7 @@ static void cli_print(struct cli *c, dmaconn_result *r, int topo, const char *re
 			cli_error(c, EXIT_FAILED, "out of memory");
 		}
 	} else if (c->json) {
-		json_array_append_new(cli_doc_results(c), cli_json_result(r));
+		cli_doc_add_result(c, r);
 	} else {
 		if (*printed)
 			putchar('\n');
@@ -824,7 +986,7 @@ static int cli_mpi_report(const dmaconn_result *r, int index, int count, void *u
 		cli_print(m->c, (dmaconn_result *)r, 0, NULL, &ignored);
 		m->printed = 1;
 	} else if (m->json) {
-		json_array_append_new(cli_doc_results(m->c), cli_json_result(r));
+		cli_doc_add_result(m->c, r);
 		m->printed = 1;
 	} else {
 		if (m->printed)
@@ -898,10 +1060,8 @@ static int cli_mpi_run(struct cli *c, int *argc, char ***argv, int count,
 	int status = cli(argc, argv, count, types, (const char *const *)conns, cli_mpi_report, &m);
 	status = status ? status : m.status;
 	/* Only the reporting rank writes a document, or any rank its own error. */
-	if (!m.reported && !(c->doc && json_object_get(c->doc, "error"))) {
-		json_decref(c->doc);
-		c->doc = NULL;
-	}
+	if (!m.reported && !(c->doc && json_object_get(c->doc, "error")))
+		cli_doc_drop(c);
 	return status;
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import atexit
 import ctypes
 import itertools
@@ -60,6 +61,9 @@ class DMAConnectivity:
 
     def pair(self, i: int, j: int) -> Dict[str, Any]:
         """The properties of the pair i -> j (empty when it has none)."""
+        facts = self.__dict__.get("_pair_facts")
+        if facts is not None:
+            return facts.get(i, j)
         for entry in self.pairs:
             if entry["from"] == i and entry["to"] == j:
                 return {k: v for k, v in entry.items() if k not in ("from", "to")}
@@ -77,11 +81,74 @@ class DMAConnectivity:
         }
 
 
+class _PairFacts:
+    """A result's pair properties as the library stores them: per pair the
+    number of its property list (dmaconn_result_pair_lists), and each
+    distinct list once, read from C when the result is made.  A rack has
+    n*n pairs (331,200 at 576 GPUs) and few distinct lists, so the list of
+    dicts ``DMAConnectivity.pairs`` is only built when it is first read."""
+
+    def __init__(self, lib: ctypes.CDLL, r: int, n: int) -> None:
+        self.n = n
+        self.lists = array.array("I")
+        self.templates: Dict[int, Dict[str, Any]] = {}
+        if n <= 0:
+            return
+        ids = (ctypes.c_uint * (n * n))()
+        if lib.dmaconn_result_pair_lists(r, ids, n * n) != 0:
+            return
+        self.lists.frombytes(bytes(ids))
+        for list_id in set(self.lists):
+            if list_id:
+                i, j = divmod(self.lists.index(list_id), n)
+                props: Dict[str, Any] = {}
+                for k in range(lib.dmaconn_result_pair_property_count(r, i, j)):
+                    key = _decode(lib.dmaconn_result_pair_property_key(r, i, j, k))
+                    if key not in props and key not in ("from", "to"):
+                        props[key] = typed_value(key, _decode(lib.dmaconn_result_pair_property_value(r, i, j, k)))
+                self.templates[list_id] = props
+
+    def get(self, i: int, j: int) -> Dict[str, Any]:
+        if not (0 <= i < self.n and 0 <= j < self.n) or not self.lists:
+            return {}
+        return dict(self.templates.get(self.lists[i * self.n + j], {}))
+
+    def entries(self) -> List[Dict[str, Any]]:
+        n, templates = self.n, self.templates
+        if not templates:
+            return []
+        return [{"from": at // n, "to": at % n, **templates[list_id]}
+                for at, list_id in enumerate(self.lists) if list_id]
+
+
+def _pairs_get(self: DMAConnectivity) -> List[Dict[str, Any]]:
+    facts = self.__dict__.pop("_pair_facts", None)
+    if facts is not None:
+        self.__dict__["_pairs"] = facts.entries()
+    return self.__dict__.setdefault("_pairs", [])
+
+
+def _pairs_set(self: DMAConnectivity, value: Any) -> None:
+    self.__dict__.pop("_pair_facts", None)
+    if isinstance(value, _PairFacts):
+        self.__dict__["_pair_facts"] = value
+        self.__dict__.pop("_pairs", None)
+    else:
+        self.__dict__["_pairs"] = value
+
+
+# ``pairs`` reads as a list; from C it is made on first reading (_PairFacts).
+DMAConnectivity.pairs = property(_pairs_get, _pairs_set)  # type: ignore[assignment]
+
+
 def _result_from_c(lib: ctypes.CDLL, r: int) -> DMAConnectivity:
     n = lib.dmaconn_result_size(r)
     flat = lib.dmaconn_result_matrix(r)
-    values = flat[: n * n] if n > 0 and flat else []
-    matrix = [list(values[i * n : (i + 1) * n]) for i in range(n)]
+    values = array.array("i")
+    if n > 0 and flat:
+        # One copy of the n*n ints, not n*n ctypes conversions.
+        values.frombytes(ctypes.string_at(flat, n * n * values.itemsize))
+    matrix = [values[i * n : (i + 1) * n].tolist() for i in range(n)]
     devices: List[Dict[str, Any]] = []
     for i in range(n):
         props: Dict[str, Any] = {"ordinal": i}
@@ -90,18 +157,7 @@ def _result_from_c(lib: ctypes.CDLL, r: int) -> DMAConnectivity:
             if key not in props:
                 props[key] = typed_value(key, _decode(lib.dmaconn_result_device_property_value(r, i, k)))
         devices.append(props)
-    pairs: List[Dict[str, Any]] = []
-    for i in range(n):
-        for j in range(n):
-            count = lib.dmaconn_result_pair_property_count(r, i, j)
-            if not count:
-                continue
-            entry: Dict[str, Any] = {"from": i, "to": j}
-            for k in range(count):
-                key = _decode(lib.dmaconn_result_pair_property_key(r, i, j, k))
-                if key not in entry:
-                    entry[key] = typed_value(key, _decode(lib.dmaconn_result_pair_property_value(r, i, j, k)))
-            pairs.append(entry)
+    pairs = _PairFacts(lib, r, n)
     return DMAConnectivity(
         device_type=_decode(lib.dmaconn_device_type_name(lib.dmaconn_result_device_type(r))),
         connection_type=_decode(lib.dmaconn_result_connection_type(r)),

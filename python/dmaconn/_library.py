@@ -70,6 +70,10 @@ _PROTOTYPES = {
         ctypes.c_char_p,
         [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p],
     ),
+    "dmaconn_result_pair_lists": (
+        ctypes.c_int,
+        [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t],
+    ),
     "dmaconn_builder_set_size": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
     "dmaconn_builder_set": (
         ctypes.c_int,

@@ -77,6 +77,24 @@ class DetectTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.decode(), "NV2 {} {}\n")
 
+    def test_p2p_pairs_read_on_demand(self) -> None:
+        # The list of pair dicts is made on first reading; pair() answers
+        # from the library's numbered lists without it, the same facts.
+        code = (
+            "import dataclasses, dmaconn\n"
+            "r = dmaconn.detect('cuda', 'p2p')\n"
+            "one = r.pair(0, 2)\n"
+            "assert '_pairs' not in r.__dict__\n"
+            "pairs = r.pairs\n"
+            "assert pairs is r.pairs and dataclasses.asdict(r)['pairs'] == pairs\n"
+            "assert all(r.pair(p['from'], p['to']) == {k: v for k, v in p.items() if k not in ('from', 'to')}\n"
+            "           for p in pairs)\n"
+            "print(len(pairs), one['path'], one['nvlink_links'])\n"
+        )
+        proc = run_python(code, child_env(data("direct4.json")))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode(), "12 NV2 2\n")
+
     def test_shutdown_starts_over(self) -> None:
         code = (
             "import os, warnings, dmaconn\n"

@@ -625,6 +625,63 @@ static void query_host_facts(nvmlDevice_t h, struct dc_device *f)
 	}
 }
 
+/*
+ * The MIG instances of device h (NVML index `index`), in MIG mode: each a
+ * CUDA device that CUDA_VISIBLE_DEVICES may name by its UUID, or by its
+ * GPU's UUID and its GPU and compute instance ids.  A failing query ends
+ * the listing (f->mig_rc says why); an instance whose parent NVML names
+ * otherwise is left out.
+ */
+static void query_migs(struct dc_device *f, nvmlDevice_t h, int index)
+{
+	enum { MAX_MIGS = 64 }; /* 7 on today's GPUs */
+	unsigned int max = 0;
+	nvmlReturn_t r = NVML_ERROR_FUNCTION_NOT_FOUND;
+	snprintf(f->mig_call, sizeof(f->mig_call), "nvmlDeviceGetMaxMigDeviceCount");
+	if (nvml.nvmlDeviceGetMaxMigDeviceCount && nvml.nvmlDeviceGetMigDeviceHandleByIndex)
+		r = nvml.nvmlDeviceGetMaxMigDeviceCount(h, &max);
+	if (r != NVML_SUCCESS) {
+		f->mig_rc = (int)r;
+		return;
+	}
+	max = max > MAX_MIGS ? MAX_MIGS : max;
+	if (!(f->migs = calloc(max + 1, sizeof(*f->migs)))) {
+		f->mig_rc = NVML_ERROR_MEMORY;
+		return;
+	}
+	for (unsigned int k = 0; k < max; k++) {
+		nvmlDevice_t mh = NULL, parent = NULL;
+		char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "";
+		r = nvml.nvmlDeviceGetMigDeviceHandleByIndex(h, k, &mh);
+		if (r == NVML_ERROR_NOT_FOUND)
+			continue; /* no instance at this index */
+		snprintf(f->mig_call, sizeof(f->mig_call), "nvmlDeviceGetMigDeviceHandleByIndex");
+		if (r == NVML_SUCCESS) {
+			snprintf(f->mig_call, sizeof(f->mig_call), "nvmlDeviceGetUUID");
+			r = nvml.nvmlDeviceGetUUID(mh, uuid, sizeof(uuid));
+		}
+		if (r != NVML_SUCCESS) {
+			f->mig_rc = (int)r;
+			return;
+		}
+		if (nvml.nvmlDeviceGetDeviceHandleFromMigDeviceHandle &&
+		    nvml.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(mh, &parent) == NVML_SUCCESS && parent != h)
+			continue;
+		struct dc_mig *mig = &f->migs[f->nmigs];
+		dc_copy_text(mig->uuid, sizeof(mig->uuid), uuid, sizeof(uuid));
+		if (strncmp(mig->uuid, "MIG-", 4) != 0)
+			continue;
+		unsigned int gi = 0, ci = 0;
+		mig->parent = index;
+		mig->gi = nvml.nvmlDeviceGetGpuInstanceId && nvml.nvmlDeviceGetGpuInstanceId(mh, &gi) == NVML_SUCCESS
+				  ? (int)(gi & 0xffffff) : -1;
+		mig->ci = nvml.nvmlDeviceGetComputeInstanceId &&
+				  nvml.nvmlDeviceGetComputeInstanceId(mh, &ci) == NVML_SUCCESS
+				  ? (int)(ci & 0xffffff) : -1;
+		f->nmigs++;
+	}
+}
+
 /* Links, fabric and MIG mode of NVML device `index` (its identity known);
  * type_rc[k]: the remote-type answer for its active link k. */
 static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t type_rc[DC_MAX_LINKS])
@@ -647,6 +704,7 @@ static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t typ
 		f->mig_known = r == NVML_SUCCESS;
 		if (f->mig_known && f->mig) {
 			f->node.isolated = 1;
+			query_migs(f, h, index);
 			return;
 		}
 	}
@@ -730,15 +788,68 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, slot->uuid);
 		if (slot->index == DC_SLOT_MIG)
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG, "instance");
+		if (slot->index == DC_SLOT_MIG && slot->parent >= 0) {
+			/* CUDA gives a MIG device its GPU's PCI address; the
+			 * name is the GPU's (CUDA adds the MIG profile). */
+			const struct dc_gpu *g = &s->m->ids[slot->parent];
+			char bus[DC_PCI_BUS_ID_SIZE];
+			dc_pci_format(&g->pci, bus);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, g->name);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, bus);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG_PARENT_UUID, g->uuid);
+		}
+	}
+}
+
+/* Every MIG instance the model lists, for CUDA_VISIBLE_DEVICES; *n of them
+ * (NULL with *n 0 when none or out of memory). */
+static struct dc_mig *mig_list(const struct dc_model *m, int *n)
+{
+	int total = 0;
+	*n = 0;
+	for (int i = 0; m->devices && i < m->n; i++)
+		total += m->devices[i].nmigs;
+	struct dc_mig *all = total ? calloc((size_t)total, sizeof(*all)) : NULL;
+	for (int i = 0; all && i < m->n; i++)
+		for (int k = 0; k < m->devices[i].nmigs; k++)
+			all[(*n)++] = m->devices[i].migs[k];
+	return all;
+}
+
+/* A GPU in MIG mode whose instances NVML could not list: a MIG entry that
+ * names one of them ends the list, and that must be said. */
+static void warn_mig_listing(dmaconn_builder *b, const struct session *s)
+{
+	const char *visible = dc_getenv("CUDA_VISIBLE_DEVICES");
+	if (!visible || !strstr(visible, "MIG-") || !s->m->devices)
+		return;
+	for (int i = 0; i < s->m->n; i++) {
+		const struct dc_device *f = &s->m->devices[i];
+		if (!f->mig_known || !f->mig || f->mig_rc == NVML_SUCCESS)
+			continue;
+		char err[WHY_SIZE], bus[DC_PCI_BUS_ID_SIZE];
+		dc_pci_format(&s->m->ids[i].pci, bus);
+		if (f->mig_rc == NVML_ERROR_FUNCTION_NOT_FOUND)
+			snprintf(err, sizeof(err), "NVML lacks the MIG device queries");
+		else
+			call_failed(err, (nvmlReturn_t)f->mig_rc, "%s(GPU %s)", f->mig_call, bus);
+		dmaconn_builder_warn(b,
+				     "%s: cannot list the MIG instances of GPU %s: %s; a CUDA_VISIBLE_DEVICES "
+				     "entry naming one ends the list",
+				     s->label, bus, err);
 	}
 }
 
 /* Orders the model's GPUs into s->slots and sizes the result; -1 when out of memory. */
 static int place(dmaconn_builder *b, struct session *s, int uuids_known, int warn_guess)
 {
-	int guessed = 0;
-	s->nslots = dc_cuda_visible(s->m->ids, s->m->n, uuids_known, dc_getenv("CUDA_DEVICE_ORDER"),
+	int guessed = 0, nmigs = 0;
+	struct dc_mig *migs = mig_list(s->m, &nmigs);
+	s->nslots = dc_cuda_visible(s->m->ids, s->m->n, migs, nmigs, uuids_known, dc_getenv("CUDA_DEVICE_ORDER"),
 				    dc_getenv("CUDA_VISIBLE_DEVICES"), &s->slots, &guessed);
+	free(migs);
+	if (uuids_known)
+		warn_mig_listing(b, s);
 	if (s->nslots < 0 || dmaconn_builder_set_size(b, s->nslots) != DMACONN_OK)
 		return -1;
 	for (int i = 0; i < s->nslots; i++)
@@ -1084,27 +1195,79 @@ static void p2p_ancestor(void *ctx, int k)
 	p->path_asked = 1;
 }
 
-/* Properties, matrix value and warnings of the pair i -> j (serially, in order). */
-static void p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int j, int *ancestor_warned)
+/*
+ * The texts a p2p view sets on its pairs, each stored once in the result
+ * (dc_builder_intern) and formatted once per value: a rack has n*n pairs
+ * and a handful of distinct facts.
+ */
+struct p2p_text {
+	dmaconn_builder *b;
+	const char *key_caps[DC_PEER_CAPS], *key_path, *key_links, *key_gbps, *key_source;
+	const char *status[7], *paths[6], *question;
+	const char *nv[DC_MAX_LINKS + 1], *num[DC_MAX_LINKS + 1]; /* "NV#", "#" */
+	int gbps_links;
+	double gbps_rate;
+	const char *gbps, *source_from, *source;
+};
+
+static const char *p2p_intern_int(struct p2p_text *t, const char **cache, const char *fmt, int v)
 {
+	char buf[32];
+	if (v >= 0 && v <= DC_MAX_LINKS && cache[v])
+		return cache[v];
+	if (!strcmp(fmt, "NV"))
+		snprintf(buf, sizeof(buf), "NV%d", v);
+	else
+		snprintf(buf, sizeof(buf), "%d", v);
+	const char *x = dc_builder_intern(t->b, buf);
+	if (v >= 0 && v <= DC_MAX_LINKS)
+		cache[v] = x;
+	return x;
+}
+
+static int p2p_text_init(struct p2p_text *t, dmaconn_builder *b)
+{
+	memset(t, 0, sizeof(*t));
+	t->b = b;
+	int ok = 1;
+	for (int c = 0; c < DC_PEER_CAPS; c++)
+		ok = ok && (t->key_caps[c] = dc_builder_intern(b, p2p_caps[c].key));
+	for (int k = 0; k < 7; k++)
+		ok = ok && (t->status[k] = dc_builder_intern(b, p2p_name(k)));
+	for (int k = 0; k < 6; k++)
+		ok = ok && (t->paths[k] = dc_builder_intern(b, path_name((unsigned char)k)));
+	ok = ok && (t->question = dc_builder_intern(b, "?"));
+	ok = ok && (t->key_path = dc_builder_intern(b, DMACONN_PROP_PATH));
+	ok = ok && (t->key_links = dc_builder_intern(b, DMACONN_PROP_NVLINK_LINKS));
+	ok = ok && (t->key_gbps = dc_builder_intern(b, DMACONN_PROP_NVLINK_GBPS));
+	ok = ok && (t->key_source = dc_builder_intern(b, DMACONN_PROP_NVLINK_RATE_SOURCE));
+	return ok ? 0 : -1;
+}
+
+/* Properties, matrix value and warnings of the pair i -> j (serially, in
+ * order); -1 when out of memory. */
+static int p2p_apply(struct p2p_text *t, const struct p2p_job *job, int i, int j, int *ancestor_warned)
+{
+	dmaconn_builder *b = t->b;
 	const struct session *s = job->s;
 	int n = s->nslots, links = job->m[dc_pair_index(i, j, n)];
 	const struct dc_peer *p = peer_of(s, i, j);
 	/* The path was asked from the lower ordinal's side. */
 	const struct dc_peer *q = i < j ? p : peer_of(s, j, i);
 	const struct dc_device *d = &s->m->devices[s->slots[i].index];
-	char bus[DC_PCI_BUS_ID_SIZE], buf[64];
-	dc_pci_format(&s->m->ids[s->slots[i].index].pci, bus);
-	for (int c = 0; c < DC_PEER_CAPS; c++)
-		dmaconn_builder_set_pair_property(b, i, j, p2p_caps[c].key, p2p_name(p->status[c]));
-	const char *path = "?";
+	const char *keys[DC_PEER_CAPS + 4], *values[DC_PEER_CAPS + 4];
+	int count = 0;
+	for (int c = 0; c < DC_PEER_CAPS; c++) {
+		keys[count] = t->key_caps[c];
+		values[count++] = t->status[p->status[c] < 7 ? p->status[c] : DC_PEER_U];
+	}
+	const char *path = t->question;
 	/* Read only without NVLink: the pairs p2p_fill asked (or found asked). */
 	int path_rc = links == 0 && q->path_asked ? q->path_rc : NVML_ERROR_NOT_SUPPORTED;
 	if (links > 0) {
-		snprintf(buf, sizeof(buf), "NV%d", links);
-		path = buf;
+		path = p2p_intern_int(t, t->nv, "NV", links);
 	} else if (path_rc == NVML_SUCCESS) {
-		path = path_name(q->path);
+		path = t->paths[q->path < 6 ? q->path : 0];
 	} else if (path_rc != NVML_ERROR_NOT_SUPPORTED && !*ancestor_warned) {
 		char err[WHY_SIZE];
 		call_failed(err, (nvmlReturn_t)path_rc, "nvmlDeviceGetTopologyCommonAncestor(GPU %d, GPU %d)",
@@ -1112,28 +1275,52 @@ static void p2p_apply(dmaconn_builder *b, const struct p2p_job *job, int i, int 
 		dmaconn_builder_warn(b, "%s: %s; PCIe path classes are unknown", s->label, err);
 		*ancestor_warned = 1;
 	}
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, path);
+	keys[count] = t->key_path;
+	values[count++] = path;
 	if (links > 0) {
-		snprintf(buf, sizeof(buf), "%d", links);
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_LINKS, buf);
+		keys[count] = t->key_links;
+		values[count++] = p2p_intern_int(t, t->num, "", links);
 		if (d->link_gbps > 0) {
-			snprintf(buf, sizeof(buf), "%.1f", links * d->link_gbps);
-			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_GBPS, buf);
+			if (!t->gbps || t->gbps_links != links || t->gbps_rate != d->link_gbps) {
+				char buf[64];
+				snprintf(buf, sizeof(buf), "%.1f", links * d->link_gbps);
+				t->gbps = dc_builder_intern(b, buf);
+				t->gbps_links = links;
+				t->gbps_rate = d->link_gbps;
+			}
+			keys[count] = t->key_gbps;
+			values[count++] = t->gbps;
 		}
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_NVLINK_RATE_SOURCE, d->rate_source);
+		if (!t->source || t->source_from != d->rate_source) {
+			t->source = dc_builder_intern(b, d->rate_source);
+			t->source_from = d->rate_source;
+		}
+		keys[count] = t->key_source;
+		values[count++] = t->source;
 	}
+	for (int e = 0; e < count; e++)
+		if (!values[e])
+			return -1;
+	if (dc_builder_set_pair_list(b, i, j, keys, values, count) != DMACONN_OK)
+		return -1;
 	const unsigned char *st = p->status;
 	int ok = st[DC_PEER_READ] == DC_PEER_OK && st[DC_PEER_WRITE] == DC_PEER_OK &&
 		 st[DC_PEER_ATOMICS] == DC_PEER_OK;
 	dmaconn_builder_set(b, i, j, ok);
-	if (links > 0 && !ok)
-		dmaconn_builder_warn(b,
-				     "%s: GPU %d (%s) -> GPU %d: %d NVLinks are active but NVML reports peer "
-				     "read %s, write %s, atomics %s (P2P disabled by the driver or a VM?)",
-				     s->label, i, bus, j, links, p2p_name(st[0]), p2p_name(st[1]), p2p_name(st[2]));
-	else if (links == 0 && st[DC_PEER_NVLINK] == DC_PEER_OK)
-		dmaconn_builder_warn(b, "%s: GPU %d (%s) -> GPU %d: NVML reports NVLink P2P OK but no active "
-				     "NVLink joins them", s->label, i, bus, j);
+	if ((links > 0 && !ok) || (links == 0 && st[DC_PEER_NVLINK] == DC_PEER_OK)) {
+		char bus[DC_PCI_BUS_ID_SIZE];
+		dc_pci_format(&s->m->ids[s->slots[i].index].pci, bus);
+		if (links > 0)
+			dmaconn_builder_warn(b,
+					     "%s: GPU %d (%s) -> GPU %d: %d NVLinks are active but NVML reports peer "
+					     "read %s, write %s, atomics %s (P2P disabled by the driver or a VM?)",
+					     s->label, i, bus, j, links, p2p_name(st[0]), p2p_name(st[1]),
+					     p2p_name(st[2]));
+		else
+			dmaconn_builder_warn(b, "%s: GPU %d (%s) -> GPU %d: NVML reports NVLink P2P OK but no "
+					     "active NVLink joins them", s->label, i, bus, j);
+	}
+	return 0;
 }
 
 /* The device facts that bear on peer access over PCIe, as read. */
@@ -1218,13 +1405,21 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 			}
 		}
 	}
+	struct p2p_text text;
+	if (p2p_text_init(&text, b) != 0) {
+		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
+		goto out;
+	}
 	for (int i = 0; i < n; i++)
 		if (!nodes[i].isolated)
 			p2p_device_facts(b, s, i);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
-			if (i != j && !nodes[i].isolated && !nodes[j].isolated)
-				p2p_apply(b, &job, i, j, &ancestor_warned);
+			if (i != j && !nodes[i].isolated && !nodes[j].isolated &&
+			    p2p_apply(&text, &job, i, j, &ancestor_warned) != 0) {
+				rc = dc_fail(DMACONN_ENOMEM, "out of memory");
+				goto out;
+			}
 out:
 	free(job.path_pairs);
 	return rc;

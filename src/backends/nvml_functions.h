@@ -38,4 +38,21 @@
 	X(nvmlDeviceGetVirtualizationMode, nvmlReturn_t, (nvmlDevice_t, nvmlGpuVirtualizationMode_t *), 0) \
 	X(nvmlSystemGetConfComputeState, nvmlReturn_t, (nvmlConfComputeSystemState_t *), 0)
 
+/*
+ * The MIG queries, all optional: a GPU in MIG mode lists its instances
+ * (CUDA_VISIBLE_DEVICES may name them).  Kept in a list of their own so
+ * that a stand-in may leave them out (they then stay NULL).
+ */
+#define NVML_MIG_FUNCTIONS(X)                                                              \
+	X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)  \
+	X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                \
+	  (nvmlDevice_t, unsigned int, nvmlDevice_t *), 0)                                  \
+	X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, nvmlReturn_t,                       \
+	  (nvmlDevice_t, nvmlDevice_t *), 0)                                                \
+	X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)      \
+	X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)
+
+/* Every function the loader binds and the ABI check proves. */
+#define NVML_ALL_FUNCTIONS(X) NVML_FUNCTIONS(X) NVML_MIG_FUNCTIONS(X)
+
 #endif

@@ -13,7 +13,7 @@ int nvml_api_bind(struct nvml_api *api, void *handle, const char *path,
 	memset(api, 0, sizeof(*api));
 	const struct dc_symbol syms[] = {
 #define NVML_API_SYMBOL_(fn, ret, params, required) DC_SYMBOL_OF(api, fn, required),
-		NVML_FUNCTIONS(NVML_API_SYMBOL_)
+		NVML_ALL_FUNCTIONS(NVML_API_SYMBOL_)
 #undef NVML_API_SYMBOL_
 	};
 	const char *missing = dc_lib_bind(handle, syms, sizeof(syms) / sizeof(syms[0]), hidden);

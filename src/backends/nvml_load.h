@@ -9,13 +9,13 @@
 struct nvml_api {
 	void *handle;
 #define NVML_API_MEMBER_(name, ret, params, required) ret(*name) params;
-	NVML_FUNCTIONS(NVML_API_MEMBER_)
+	NVML_ALL_FUNCTIONS(NVML_API_MEMBER_)
 #undef NVML_API_MEMBER_
 };
 
 /*
  * dlopens `path` (a soname or an absolute path) and resolves every function
- * of NVML_FUNCTIONS.  `hidden`, when not NULL, names symbols to treat as
+ * of NVML_ALL_FUNCTIONS.  `hidden`, when not NULL, names symbols to treat as
  * missing.  Returns 0, or -1 with a one-line reason in err (library not
  * found, or a required symbol missing); the table is then closed.
  */

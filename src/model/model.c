@@ -38,6 +38,8 @@ void dc_model_release(struct dc_model *m)
 	if (!m || atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	free(m->ids);
+	for (int i = 0; m->devices && i < m->n; i++)
+		free(m->devices[i].migs);
 	free(m->devices);
 	free(m->handles);
 	free(m->peers);

@@ -62,6 +62,10 @@ struct dc_device {
 	char why[DC_MODEL_WHY_SIZE];
 	int mig_known;
 	unsigned int mig;              /* MIG mode enabled */
+	struct dc_mig *migs;           /* in MIG mode: its instances (malloc'd) */
+	int nmigs;
+	int mig_rc;                    /* the vendor status that cut the listing short, 0 none */
+	char mig_call[64];             /* the call that answered it */
 	int fabric_rc;                 /* the fabric query's vendor status */
 	struct dc_fabric_facts fabric;
 	struct dc_node node;           /* active links, remote ends, switch domain */

@@ -1,8 +1,16 @@
 /*
  * Why a pair of a cuda view is 0, from the facts the view has already put in
- * the result (MIG mode, NVSwitch fabric registration, NVLink counts, the
- * driver's peer statuses and the PCIe path): every off-diagonal pair whose
+ * the result (MIG mode, confidential computing, NVSwitch fabric registration
+ * and health, NVLink counts and states, the driver's peer statuses and the
+ * PCIe path) and from what the kernel shows about the node and the path (a
+ * virtual machine, ACS, the IOMMU, BAR1): every off-diagonal pair whose
  * value is 0 gets DMACONN_PROP_REASON and DMACONN_PROP_REASON_TEXT.
+ *
+ * A rack has n*n pairs and few causes: each cause's text names at most one
+ * device, is made once per device (or once per result) and stored once
+ * (dc_builder_intern); a pair only refers to it.  Only what is the pair's
+ * own is made per pair: the bridges of its PCIe path, and NVLinks down at
+ * both of its GPUs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +23,31 @@
 
 #define DC_BAR1_SMALL_MIB 256 /* the legacy BAR1 window: no large-BAR mapping */
 
+struct dc_reason {
+	const char *code, *text; /* interned; code NULL: no reason from this fact */
+};
+
+static int dc_reason_intern(dmaconn_builder *b, struct dc_reason *out, const char *code, const char *text)
+{
+	out->code = dc_builder_intern(b, code);
+	out->text = out->code ? dc_builder_intern(b, text) : NULL;
+	return out->text ? 0 : -1;
+}
+
 /* The kernel's facts about the node and the PCIe paths, read on the first
- * zero that the driver's peer status does not explain alone. */
+ * zero that the driver's peer status does not explain alone, and the causes
+ * they give (per device, or for the node). */
 struct dc_host_facts {
-	int read;
+	dmaconn_builder *b;
+	int read, failed;
 	int vm;
 	char vm_why[200];
 	int n;
 	struct dc_pci_chain *chains;
-	char (*iommu)[24]; /* "" unknown */
+	char (*iommu)[24];        /* "" unknown */
+	unsigned char *iommu_set; /* the device's IOMMU group type is in the result */
+	struct dc_reason vm_reason, acs;
+	struct dc_reason *virt, *iommu_reason, *bar1; /* per device */
 	int nbridges;      /* the ACS of each bridge, read once */
 	struct {
 		char name[DC_HOST_NAME];
@@ -34,24 +58,59 @@ struct dc_host_facts {
 
 static const struct dc_fs dc_host_fs = { dc_read_file, dc_list_dir };
 
-static void dc_host_read(struct dc_host_facts *h, const dmaconn_result *r)
+/* The causes of device d that need no path: NVML's virtualization mode, the
+ * IOMMU translating its DMA, its BAR1. */
+static int dc_host_device(struct dc_host_facts *h, int d)
+{
+	const dmaconn_result *r = h->b->r;
+	char text[300];
+	const char *mode = dmaconn_result_device_get(r, d, DMACONN_PROP_VIRTUALIZATION_MODE);
+	if (mode && (!strcmp(mode, "passthrough") || !strcmp(mode, "vgpu"))) {
+		snprintf(text, sizeof(text),
+			 "GPU %d is in a virtual machine (NVML virtualization mode %s): its emulated "
+			 "root complex hides the PCIe path between the GPUs",
+			 d, mode);
+		if (dc_reason_intern(h->b, &h->virt[d], DMACONN_REASON_VIRTUAL_MACHINE, text) != 0)
+			return -1;
+	}
+	if (dc_host_iommu_translates(h->iommu[d])) {
+		snprintf(text, sizeof(text), "the IOMMU translates DMA of GPU %d (IOMMU group type %s)", d, h->iommu[d]);
+		if (dc_reason_intern(h->b, &h->iommu_reason[d], DMACONN_REASON_IOMMU_TRANSLATING, text) != 0)
+			return -1;
+	}
+	const char *bar1 = dmaconn_result_device_get(r, d, DMACONN_PROP_BAR1_MIB);
+	if (bar1 && atoll(bar1) <= DC_BAR1_SMALL_MIB) {
+		snprintf(text, sizeof(text),
+			 "GPU %d's BAR1 is %s MiB, too small to map peer memory over PCIe (at most the "
+			 "legacy %d MiB window)",
+			 d, bar1, DC_BAR1_SMALL_MIB);
+		if (dc_reason_intern(h->b, &h->bar1[d], DMACONN_REASON_BAR1_TOO_SMALL, text) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Reads the facts once; -1 when out of memory. */
+static int dc_host_read(struct dc_host_facts *h)
 {
 	if (h->read)
-		return;
+		return h->failed ? -1 : 0;
 	h->read = 1;
+	h->failed = 1;
+	const dmaconn_result *r = h->b->r;
 	h->n = dmaconn_result_size(r);
 	h->vm = dc_host_vm(&dc_host_fs, h->vm_why, sizeof(h->vm_why));
-	const char **ids = calloc((size_t)h->n + 1, sizeof(*ids));
-	h->chains = calloc((size_t)h->n + 1, sizeof(*h->chains));
-	h->iommu = calloc((size_t)h->n + 1, sizeof(*h->iommu));
-	if (!ids || !h->chains || !h->iommu) {
+	size_t n1 = (size_t)h->n + 1;
+	const char **ids = calloc(n1, sizeof(*ids));
+	h->chains = calloc(n1, sizeof(*h->chains));
+	h->iommu = calloc(n1, sizeof(*h->iommu));
+	h->iommu_set = calloc(n1, 1);
+	h->virt = calloc(n1, sizeof(*h->virt));
+	h->iommu_reason = calloc(n1, sizeof(*h->iommu_reason));
+	h->bar1 = calloc(n1, sizeof(*h->bar1));
+	if (!ids || !h->chains || !h->iommu || !h->iommu_set || !h->virt || !h->iommu_reason || !h->bar1) {
 		free(ids);
-		free(h->chains);
-		free(h->iommu);
-		h->chains = NULL;
-		h->iommu = NULL;
-		h->n = 0;
-		return;
+		return -1;
 	}
 	for (int i = 0; i < h->n; i++) {
 		const char *bus = dmaconn_result_device_get(r, i, DMACONN_PROP_PCI_BUS_ID);
@@ -61,12 +120,30 @@ static void dc_host_read(struct dc_host_facts *h, const dmaconn_result *r)
 	}
 	dc_host_chains(&dc_host_fs, ids, h->n, h->chains);
 	free(ids);
+	if (h->vm) {
+		char text[300];
+		snprintf(text, sizeof(text),
+			 "the node is a virtual machine (%s): its emulated root complex hides the PCIe path "
+			 "between the GPUs",
+			 h->vm_why);
+		if (dc_reason_intern(h->b, &h->vm_reason, DMACONN_REASON_VIRTUAL_MACHINE, text) != 0)
+			return -1;
+	}
+	for (int d = 0; d < h->n; d++)
+		if (dc_host_device(h, d) != 0)
+			return -1;
+	h->failed = 0;
+	return 0;
 }
 
 static void dc_host_free(struct dc_host_facts *h)
 {
 	free(h->chains);
 	free(h->iommu);
+	free(h->iommu_set);
+	free(h->virt);
+	free(h->iommu_reason);
+	free(h->bar1);
 }
 
 /* The ACS of the bridge named k-th in i's chain, read once. */
@@ -101,38 +178,32 @@ static int dc_chain_find(const struct dc_pci_chain *c, const char *name)
 /*
  * What the kernel shows against peer access between i and j: a virtual
  * machine, PCIe ACS redirection on a bridge of the path, an IOMMU that
- * translates DMA, or BAR1 too small; the code (NULL: none) and text.  Sets
- * the pair's pcie_bridges and acs_redirect properties on the way.
+ * translates DMA, or BAR1 too small; *out the cause (NULL: none), *bridges
+ * the pair's bridges (NULL: unknown).  Sets the pair's pcie_bridges and
+ * acs_redirect properties and its GPUs' IOMMU group types on the way; -1
+ * when out of memory.
  */
-static const char *dc_host_cause(dmaconn_builder *b, struct dc_host_facts *h, int i, int j, char *text,
-				 size_t len, const char **bridges)
+static int dc_host_cause(struct dc_host_facts *h, int i, int j, const struct dc_reason **out, const char **bridges)
 {
+	dmaconn_builder *b = h->b;
 	const dmaconn_result *r = b->r;
-	dc_host_read(h, r);
+	*out = NULL;
 	*bridges = NULL;
+	if (dc_host_read(h) != 0)
+		return -1;
 	if (h->vm) {
-		snprintf(text, len,
-			 "the node is a virtual machine (%s): its emulated root complex hides the PCIe path "
-			 "between the GPUs",
-			 h->vm_why);
-		return DMACONN_REASON_VIRTUAL_MACHINE;
+		*out = &h->vm_reason;
+		return 0;
 	}
-	for (int k = 0; k < 2; k++) {
-		int d = k ? j : i;
-		const char *mode = dmaconn_result_device_get(r, d, DMACONN_PROP_VIRTUALIZATION_MODE);
-		if (mode && (!strcmp(mode, "passthrough") || !strcmp(mode, "vgpu"))) {
-			snprintf(text, len,
-				 "GPU %d is in a virtual machine (NVML virtualization mode %s): its emulated "
-				 "root complex hides the PCIe path between the GPUs",
-				 d, mode);
-			return DMACONN_REASON_VIRTUAL_MACHINE;
+	for (int k = 0; k < 2; k++)
+		if (h->virt[k ? j : i].code) {
+			*out = &h->virt[k ? j : i];
+			return 0;
 		}
-	}
-	const char *code = NULL;
-	if (h->chains && i < h->n && j < h->n) {
-		const char *path[2 * DC_HOST_DEPTH];
-		const struct dc_pci_chain *ci = &h->chains[i], *cj = &h->chains[j];
-		int np = dc_host_path(ci, cj, path, 2 * DC_HOST_DEPTH);
+	const char *path[2 * DC_HOST_DEPTH];
+	const struct dc_pci_chain *ci = &h->chains[i], *cj = &h->chains[j];
+	int np = ci->depth > 0 && cj->depth > 0 ? dc_host_path(ci, cj, path, 2 * DC_HOST_DEPTH) : 0;
+	if (np > 0) {
 		char list[400] = "", acs[400] = "";
 		size_t lo = 0, ao = 0;
 		for (int k = 0; k < np; k++) {
@@ -146,40 +217,37 @@ static const char *dc_host_cause(dmaconn_builder *b, struct dc_host_facts *h, in
 						       (ctrl & 0xc) == 0xc ? " and " : "",
 						       ctrl & 0x8 ? "completion" : "");
 		}
-		if (np > 0) {
-			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PCIE_BRIDGES, list);
-			*bridges = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_PCIE_BRIDGES);
-		}
+		if (dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PCIE_BRIDGES, list) != DMACONN_OK)
+			return -1;
+		*bridges = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_PCIE_BRIDGES);
 		if (acs[0]) {
-			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ACS_REDIRECT, acs);
-			snprintf(text, len, "PCIe ACS redirects peer requests to the root complex at %s on the "
+			char text[600];
+			if (dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ACS_REDIRECT, acs) != DMACONN_OK)
+				return -1;
+			snprintf(text, sizeof(text), "PCIe ACS redirects peer requests to the root complex at %s on the "
 				 "path between the GPUs", acs);
-			return DMACONN_REASON_ACS_REDIRECT;
+			if (dc_reason_intern(b, &h->acs, DMACONN_REASON_ACS_REDIRECT, text) != 0)
+				return -1;
+			*out = &h->acs;
+			return 0;
 		}
 	}
-	for (int k = 0; k < 2 && h->iommu; k++) {
-		int d = k ? j : i;
-		if (d < h->n && h->iommu[d][0])
-			dmaconn_builder_set_device_property(b, d, DMACONN_PROP_IOMMU_GROUP_TYPE, h->iommu[d]);
-		if (!code && d < h->n && dc_host_iommu_translates(h->iommu[d])) {
-			snprintf(text, len, "the IOMMU translates DMA of GPU %d (IOMMU group type %s)", d, h->iommu[d]);
-			code = DMACONN_REASON_IOMMU_TRANSLATING;
-		}
-	}
-	if (code)
-		return code;
 	for (int k = 0; k < 2; k++) {
 		int d = k ? j : i;
-		const char *bar1 = dmaconn_result_device_get(r, d, DMACONN_PROP_BAR1_MIB);
-		if (bar1 && atoll(bar1) <= DC_BAR1_SMALL_MIB) {
-			snprintf(text, len,
-				 "GPU %d's BAR1 is %s MiB, too small to map peer memory over PCIe (at most the "
-				 "legacy %d MiB window)",
-				 d, bar1, DC_BAR1_SMALL_MIB);
-			return DMACONN_REASON_BAR1_TOO_SMALL;
+		if (h->iommu[d][0] && !h->iommu_set[d]) {
+			if (dmaconn_builder_set_device_property(b, d, DMACONN_PROP_IOMMU_GROUP_TYPE, h->iommu[d]) !=
+			    DMACONN_OK)
+				return -1;
+			h->iommu_set[d] = 1;
 		}
 	}
-	return NULL;
+	for (int k = 0; k < 2 && !*out; k++)
+		if (h->iommu_reason[k ? j : i].code)
+			*out = &h->iommu_reason[k ? j : i];
+	for (int k = 0; k < 2 && !*out; k++)
+		if (h->bar1[k ? j : i].code)
+			*out = &h->bar1[k ? j : i];
+	return 0;
 }
 
 /* The NVSwitch fabric's health mask fields that stop traffic, named. */
@@ -205,11 +273,6 @@ static int dc_fabric_unhealthy(unsigned int mask, const char *summary, char *out
 	return o > 0;
 }
 
-static const char *dc_reason_dev(const dmaconn_result *r, int i, const char *key)
-{
-	return dmaconn_result_device_get(r, i, key);
-}
-
 /* The first status among read, write and atomics that is not OK. */
 static const char *dc_reason_status(const dmaconn_result *r, int i, int j)
 {
@@ -222,129 +285,227 @@ static const char *dc_reason_status(const dmaconn_result *r, int i, int j)
 	return NULL;
 }
 
-/* Sets code and text for i -> j from what the result says. */
-static void dc_reason_pair(dmaconn_builder *b, struct dc_host_facts *h, int i, int j)
+struct dc_reasons {
+	dmaconn_builder *b;
+	const dmaconn_result *r;
+	struct dc_host_facts *h;
+	const char *key_code, *key_text;
+	struct dc_reason *mig, *fabric, *nolinks, *down; /* per device */
+	unsigned char *cc;                               /* per device: confidential computing on */
+	struct dc_reason undetermined, neither, unjoined, unknown, cc_on;
+	int nvlink, warned;
+	/* The last peer-status cause, by the (interned) values it came from. */
+	const char *st_from, *path_from, *bridges_from, *host_from;
+	struct dc_reason st_reason;
+	struct dc_reason both_down; /* the last pair with NVLinks down at both GPUs */
+};
+
+static int dc_reason_make(struct dc_reasons *x, struct dc_reason *out, const char *code, const char *text)
 {
-	const dmaconn_result *r = b->r;
+	return dc_reason_intern(x->b, out, code, text);
+}
+
+#define DC_DOWN_PREFIX "no active NVLink joins them: "
+
+/* What device d alone explains: MIG mode, confidential computing, its fabric
+ * registration and health, NVLinks down, no NVLink. */
+static int dc_reason_device(struct dc_reasons *x, int d)
+{
+	const dmaconn_result *r = x->r;
 	char text[400];
-	const char *code = DMACONN_REASON_UNKNOWN;
-	snprintf(text, sizeof(text), "nothing known explains it");
-	int ends[2] = { i, j };
-	for (int k = 0; k < 2; k++) {
-		int d = ends[k];
-		const char *mig = dc_reason_dev(r, d, DMACONN_PROP_MIG);
-		if (mig && strcmp(mig, "disabled") != 0) {
-			code = DMACONN_REASON_MIG;
-			snprintf(text, sizeof(text), "GPU %d is in MIG mode: no peer access", d);
-			goto set;
-		}
+	const char *mig = dmaconn_result_device_get(r, d, DMACONN_PROP_MIG);
+	if (mig && strcmp(mig, "disabled") != 0) {
+		snprintf(text, sizeof(text), "GPU %d is in MIG mode: no peer access", d);
+		if (dc_reason_make(x, &x->mig[d], DMACONN_REASON_MIG, text) != 0)
+			return -1;
 	}
-	const char *cc = dc_reason_dev(r, i, DMACONN_PROP_CONFIDENTIAL_COMPUTING);
-	if (cc && !strcmp(cc, "on")) {
-		code = DMACONN_REASON_CONFIDENTIAL_COMPUTING;
-		snprintf(text, sizeof(text), "confidential computing is on (NVML): the driver allows no peer "
-			 "access between the GPUs");
-		goto set;
-	}
-	for (int k = 0; k < 2; k++) {
-		int d = ends[k];
-		const char *sw = dc_reason_dev(r, d, DMACONN_PROP_NVLINK_SWITCH_LINKS);
-		const char *state = dc_reason_dev(r, d, DMACONN_PROP_FABRIC_STATE);
-		const char *status = dc_reason_dev(r, d, DMACONN_PROP_FABRIC_STATUS);
-		if (!sw || atoi(sw) <= 0 || !state || !strcmp(state, "not_supported"))
-			continue;
+	const char *cc = dmaconn_result_device_get(r, d, DMACONN_PROP_CONFIDENTIAL_COMPUTING);
+	x->cc[d] = cc && !strcmp(cc, "on");
+	const char *sw = dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_SWITCH_LINKS);
+	const char *state = dmaconn_result_device_get(r, d, DMACONN_PROP_FABRIC_STATE);
+	const char *status = dmaconn_result_device_get(r, d, DMACONN_PROP_FABRIC_STATUS);
+	if (sw && atoi(sw) > 0 && state && strcmp(state, "not_supported") != 0) {
+		const char *code = NULL;
+		const char *mask = dmaconn_result_device_get(r, d, DMACONN_PROP_FABRIC_HEALTH_MASK);
+		char bad[200];
 		if (!strcmp(state, "in_progress")) {
 			code = DMACONN_REASON_FABRIC_IN_PROGRESS;
-			snprintf(text, sizeof(text),
-				 "GPU %d: NVSwitch fabric registration is still in progress", d);
-			goto set;
-		}
-		if (strcmp(state, DMACONN_FABRIC_STATE_COMPLETED) != 0) {
+			snprintf(text, sizeof(text), "GPU %d: NVSwitch fabric registration is still in progress", d);
+		} else if (strcmp(state, DMACONN_FABRIC_STATE_COMPLETED) != 0) {
 			code = DMACONN_REASON_FABRIC_NOT_REGISTERED;
-			snprintf(text, sizeof(text), "GPU %d is not registered with the NVSwitch fabric (%s)",
-				 d, state);
-			goto set;
-		}
-		if (status && strcmp(status, DMACONN_FABRIC_STATUS_SUCCESS) != 0) {
+			snprintf(text, sizeof(text), "GPU %d is not registered with the NVSwitch fabric (%s)", d,
+				 state);
+		} else if (status && strcmp(status, DMACONN_FABRIC_STATUS_SUCCESS) != 0) {
 			code = DMACONN_REASON_FABRIC_FAILED;
-			snprintf(text, sizeof(text), "GPU %d: NVSwitch fabric registration failed (%s)", d,
-				 status);
-			goto set;
-		}
-		const char *mask = dc_reason_dev(r, d, DMACONN_PROP_FABRIC_HEALTH_MASK);
-		char bad[200];
-		if (mask && dc_fabric_unhealthy((unsigned int)strtoul(mask, NULL, 16),
-						dc_reason_dev(r, d, DMACONN_PROP_FABRIC_HEALTH_SUMMARY), bad,
-						sizeof(bad))) {
+			snprintf(text, sizeof(text), "GPU %d: NVSwitch fabric registration failed (%s)", d, status);
+		} else if (mask && dc_fabric_unhealthy((unsigned int)strtoul(mask, NULL, 16),
+						       dmaconn_result_device_get(r, d, DMACONN_PROP_FABRIC_HEALTH_SUMMARY),
+						       bad, sizeof(bad))) {
 			code = DMACONN_REASON_FABRIC_UNHEALTHY;
 			snprintf(text, sizeof(text), "GPU %d: the NVSwitch fabric is unhealthy (health mask %s: %s)",
 				 d, mask, bad);
-			goto set;
 		}
+		if (code && dc_reason_make(x, &x->fabric[d], code, text) != 0)
+			return -1;
 	}
-	const char *st = dc_reason_status(r, i, j);
-	const char *path = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_PATH);
-	const char *h_code = NULL, *bridges = NULL;
-	char host[300];
-	if (st && !strcmp(st, "DR")) {
-		code = DMACONN_REASON_DISABLED_BY_DRIVER;
-		snprintf(text, sizeof(text), "peer access disabled by the driver (DR)");
-	} else if (st && (h_code = dc_host_cause(b, h, i, j, host, sizeof(host), &bridges))) {
-		code = h_code;
-		snprintf(text, sizeof(text), "%.250s; the driver reports %s on the path %.20s", host, st, path ? path : "?");
-	} else if (st && !strcmp(st, "CNS")) {
-		code = DMACONN_REASON_CHIPSET_NOT_SUPPORTED;
-		snprintf(text, sizeof(text), "chipset does not support peer access (CNS) on the path %s%s%.200s%s",
-			 path ? path : "?", bridges ? " (bridges " : "", bridges ? bridges : "", bridges ? ")" : "");
-	} else if (st && !strcmp(st, "TNS")) {
-		code = DMACONN_REASON_TOPOLOGY_NOT_SUPPORTED;
-		snprintf(text, sizeof(text), "topology does not support peer access (TNS) on the path %s%s%.200s%s",
-			 path ? path : "?", bridges ? " (bridges " : "", bridges ? bridges : "", bridges ? ")" : "");
-	} else if (st && !strcmp(st, "GNS")) {
-		code = DMACONN_REASON_GPU_NOT_SUPPORTED;
-		snprintf(text, sizeof(text), "a GPU of the pair does not support peer access (GNS)");
-	} else if (st && !strcmp(st, "NS")) {
-		code = DMACONN_REASON_NOT_SUPPORTED;
-		snprintf(text, sizeof(text), "the driver reports peer access not supported (NS) on the path %s",
+	if (!x->nvlink)
+		return 0;
+	const char *links = dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_ACTIVE_LINKS);
+	const char *down = dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
+	if (down) {
+		snprintf(text, sizeof(text), DC_DOWN_PREFIX "GPU %d's NVLinks %.100s are down (%s active)", d, down,
+			 links ? links : "0");
+		if (dc_reason_make(x, &x->down[d], DMACONN_REASON_NVLINK_DOWN, text) != 0)
+			return -1;
+	}
+	if (!links || atoi(links) <= 0) {
+		snprintf(text, sizeof(text), "no NVLink between them: GPU %d has none active", d);
+		if (dc_reason_make(x, &x->nolinks[d], DMACONN_REASON_NO_NVLINK, text) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The cause a driver's peer status st on the path gives (code NULL: none);
+ * host: what the kernel shows against it, which comes first. */
+static int dc_reason_peer(struct dc_reasons *x, const char *st, const char *path, const char *bridges,
+			  const struct dc_reason *host, struct dc_reason *out)
+{
+	static const struct {
+		const char *status, *code, *text;
+		int on_path; /* the text names the path (2: and its bridges) */
+	} causes[] = {
+		{ "DR", DMACONN_REASON_DISABLED_BY_DRIVER, "peer access disabled by the driver (DR)", 0 },
+		{ "CNS", DMACONN_REASON_CHIPSET_NOT_SUPPORTED, "chipset does not support peer access (CNS)", 2 },
+		{ "TNS", DMACONN_REASON_TOPOLOGY_NOT_SUPPORTED, "topology does not support peer access (TNS)", 2 },
+		{ "GNS", DMACONN_REASON_GPU_NOT_SUPPORTED, "a GPU of the pair does not support peer access (GNS)", 0 },
+		{ "NS", DMACONN_REASON_NOT_SUPPORTED, "the driver reports peer access not supported (NS)", 1 },
+	};
+	char text[400];
+	out->code = out->text = NULL;
+	if (host) {
+		snprintf(text, sizeof(text), "%.250s; the driver reports %s on the path %.20s", host->text, st,
 			 path ? path : "?");
-	} else if (dmaconn_result_warning_count(r) > 0) {
-		/* The detection was incomplete: the 0 may be an assumption. */
-		snprintf(text, sizeof(text), "not determined: %.240s", dmaconn_result_warning(r, 0));
-	} else if (!strcmp(dmaconn_result_connection_type(r), "nvlink")) {
-		const char *li = dc_reason_dev(r, i, DMACONN_PROP_NVLINK_ACTIVE_LINKS);
-		const char *lj = dc_reason_dev(r, j, DMACONN_PROP_NVLINK_ACTIVE_LINKS);
-		const char *di = dc_reason_dev(r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
-		const char *dj = dc_reason_dev(r, j, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
-		if (di || dj) {
-			code = DMACONN_REASON_NVLINK_DOWN;
-			char a[120] = "", c[120] = "";
-			if (di)
-				snprintf(a, sizeof(a), "GPU %d's NVLinks %s are down (%s active)", i, di, li ? li : "0");
-			if (dj)
-				snprintf(c, sizeof(c), "GPU %d's NVLinks %s are down (%s active)", j, dj, lj ? lj : "0");
-			snprintf(text, sizeof(text), "no active NVLink joins them: %s%s%s", a, di && dj ? "; " : "", c);
-		} else if (!li || !lj || atoi(li) <= 0 || atoi(lj) <= 0) {
-			code = DMACONN_REASON_NO_NVLINK;
-			snprintf(text, sizeof(text), "no NVLink between them: GPU %d has %s active, GPU %d %s",
-				 i, li ? li : "none", j, lj ? lj : "none");
-		} else {
-			snprintf(text, sizeof(text), "both GPUs have active NVLinks, but none joins them");
-		}
+		return dc_reason_make(x, out, host->code, text);
 	}
-set:
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON, code);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT, text);
+	for (size_t k = 0; st && k < sizeof(causes) / sizeof(causes[0]); k++) {
+		if (strcmp(st, causes[k].status) != 0)
+			continue;
+		if (causes[k].on_path == 2 && bridges)
+			snprintf(text, sizeof(text), "%s on the path %s (bridges %.200s)", causes[k].text,
+				 path ? path : "?", bridges);
+		else if (causes[k].on_path)
+			snprintf(text, sizeof(text), "%s on the path %s", causes[k].text, path ? path : "?");
+		else
+			snprintf(text, sizeof(text), "%s", causes[k].text);
+		return dc_reason_make(x, out, causes[k].code, text);
+	}
+	return 0;
+}
+
+/* The reason of i -> j, or NULL when out of memory. */
+static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j)
+{
+	int ends[2] = { i, j };
+	for (int k = 0; k < 2; k++)
+		if (x->mig[ends[k]].code)
+			return &x->mig[ends[k]];
+	if (x->cc[i])
+		return &x->cc_on;
+	for (int k = 0; k < 2; k++)
+		if (x->fabric[ends[k]].code)
+			return &x->fabric[ends[k]];
+	const char *st = dc_reason_status(x->r, i, j);
+	if (st) {
+		const struct dc_reason *host = NULL;
+		const char *bridges = NULL;
+		if (strcmp(st, "DR") != 0 && dc_host_cause(x->h, i, j, &host, &bridges) != 0)
+			return NULL;
+		/* The values are the result's own copies: equal texts, equal pointers. */
+		const char *path = dmaconn_result_pair_get(x->r, i, j, DMACONN_PROP_PATH);
+		const char *host_text = host ? host->text : NULL;
+		if (!x->st_from || st != x->st_from || path != x->path_from || bridges != x->bridges_from ||
+		    host_text != x->host_from) {
+			if (dc_reason_peer(x, st, path, bridges, host, &x->st_reason) != 0)
+				return NULL;
+			x->st_from = st;
+			x->path_from = path;
+			x->bridges_from = bridges;
+			x->host_from = host_text;
+		}
+		if (x->st_reason.code)
+			return &x->st_reason;
+	}
+	if (x->warned)
+		return &x->undetermined;
+	if (!x->nvlink)
+		return &x->unknown;
+	if (x->down[i].code && x->down[j].code) {
+		char text[400];
+		snprintf(text, sizeof(text), "%s; %s", x->down[i].text, x->down[j].text + strlen(DC_DOWN_PREFIX));
+		return dc_reason_make(x, &x->both_down, DMACONN_REASON_NVLINK_DOWN, text) == 0 ? &x->both_down : NULL;
+	}
+	if (x->down[i].code || x->down[j].code)
+		return x->down[i].code ? &x->down[i] : &x->down[j];
+	if (x->nolinks[i].code && x->nolinks[j].code)
+		return &x->neither;
+	if (x->nolinks[i].code || x->nolinks[j].code)
+		return x->nolinks[i].code ? &x->nolinks[i] : &x->nolinks[j];
+	return &x->unjoined;
 }
 
 void dc_reasons_cuda(dmaconn_builder *b)
 {
+	int n = b->r ? dmaconn_result_size(b->r) : 0;
+	if (n < 2)
+		return;
 	struct dc_host_facts h;
 	memset(&h, 0, sizeof(h));
-	int n = b->r ? dmaconn_result_size(b->r) : 0;
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n; j++)
-			if (i != j && dmaconn_result_get(b->r, i, j) == 0)
-				dc_reason_pair(b, &h, i, j);
+	h.b = b;
+	struct dc_reasons x = { .b = b, .r = b->r, .h = &h };
+	x.nvlink = !strcmp(dmaconn_result_connection_type(b->r), "nvlink");
+	x.warned = dmaconn_result_warning_count(b->r) > 0;
+	x.mig = calloc((size_t)n, sizeof(*x.mig));
+	x.fabric = calloc((size_t)n, sizeof(*x.fabric));
+	x.nolinks = calloc((size_t)n, sizeof(*x.nolinks));
+	x.down = calloc((size_t)n, sizeof(*x.down));
+	x.cc = calloc((size_t)n, 1);
+	char text[300];
+	int ok = x.mig && x.fabric && x.nolinks && x.down && x.cc;
+	ok = ok && (x.key_code = dc_builder_intern(b, DMACONN_PROP_REASON)) &&
+	     (x.key_text = dc_builder_intern(b, DMACONN_PROP_REASON_TEXT));
+	ok = ok && dc_reason_make(&x, &x.unknown, DMACONN_REASON_UNKNOWN, "nothing known explains it") == 0;
+	if (ok && x.warned) {
+		/* The detection was incomplete: the 0 may be an assumption. */
+		snprintf(text, sizeof(text), "not determined: %.240s", dmaconn_result_warning(b->r, 0));
+		ok = dc_reason_make(&x, &x.undetermined, DMACONN_REASON_UNKNOWN, text) == 0;
+	}
+	ok = ok && dc_reason_make(&x, &x.neither, DMACONN_REASON_NO_NVLINK,
+				  "no NVLink between them: neither GPU has one active") == 0;
+	ok = ok && dc_reason_make(&x, &x.unjoined, DMACONN_REASON_UNKNOWN,
+				  "both GPUs have active NVLinks, but none joins them") == 0;
+	ok = ok && dc_reason_make(&x, &x.cc_on, DMACONN_REASON_CONFIDENTIAL_COMPUTING,
+				  "confidential computing is on (NVML): the driver allows no peer access between "
+				  "the GPUs") == 0;
+	for (int d = 0; ok && d < n; d++)
+		ok = dc_reason_device(&x, d) == 0;
+	const int *m = dmaconn_result_matrix(b->r);
+	for (int i = 0; ok && i < n; i++) {
+		for (int j = 0; ok && j < n; j++) {
+			if (i == j || m[(size_t)i * (size_t)n + (size_t)j] != 0)
+				continue;
+			const struct dc_reason *why = dc_reason_pair(&x, i, j);
+			ok = why && dc_builder_set_pair_interned(b, i, j, x.key_code, why->code) == DMACONN_OK &&
+			     dc_builder_set_pair_interned(b, i, j, x.key_text, why->text) == DMACONN_OK;
+		}
+	}
+	if (!ok)
+		b->oom = 1;
+	free(x.mig);
+	free(x.fabric);
+	free(x.nolinks);
+	free(x.down);
+	free(x.cc);
 	dc_host_free(&h);
 }
 
@@ -352,6 +513,7 @@ void dc_reasons_suspects(dmaconn_builder *b)
 {
 	struct dc_host_facts h;
 	memset(&h, 0, sizeof(h));
+	h.b = b;
 	int n = b->r ? dmaconn_result_size(b->r) : 0;
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
@@ -360,11 +522,12 @@ void dc_reasons_suspects(dmaconn_builder *b)
 			const char *code = dmaconn_result_pair_get(b->r, i, j, DMACONN_PROP_REASON);
 			if (!code || (strcmp(code, DMACONN_REASON_VERIFY_FAILED) && strcmp(code, DMACONN_REASON_VERIFY_HUNG)))
 				continue;
-			char host[300], text[1600];
+			char text[1600];
+			const struct dc_reason *host;
 			const char *bridges, *was = dmaconn_result_pair_get(b->r, i, j, DMACONN_PROP_REASON_TEXT);
-			if (!was || strstr(was, "; suspected: ") || !dc_host_cause(b, &h, i, j, host, sizeof(host), &bridges))
+			if (!was || strstr(was, "; suspected: ") || dc_host_cause(&h, i, j, &host, &bridges) != 0 || !host)
 				continue;
-			snprintf(text, sizeof(text), "%.1200s; suspected: %s", was, host);
+			snprintf(text, sizeof(text), "%.1200s; suspected: %.299s", was, host->text);
 			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT, text);
 		}
 	dc_host_free(&h);

@@ -99,8 +99,62 @@ static int match_uuid(const struct dc_gpu *g, const int *order, int n, const cha
 	return found;
 }
 
-int dc_cuda_visible(const struct dc_gpu *gpus, int n, int uuids_known, const char *order,
-		    const char *visible, struct dc_slot **slots, int *guessed)
+/* A decimal instance id of the MIG-GPU-<uuid>/<gi>/<ci> form, up to end. */
+static int mig_id(const char *s, const char *end)
+{
+	if (s == end || end - s > 6)
+		return -1;
+	int v = 0;
+	for (; s < end; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return v;
+}
+
+/* The MIG instance an entry "MIG-..." names, -1 for none. */
+static int match_mig(const struct dc_gpu *g, const struct dc_mig *migs, int nmigs, const char *entry)
+{
+	for (int k = 0; k < nmigs; k++)
+		if (!strcasecmp(migs[k].uuid, entry))
+			return k;
+	/* MIG-GPU-<uuid>/<gi>/<ci> */
+	const char *gpu = entry + 4, *s1 = strchr(gpu, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	if (strncmp(gpu, "GPU-", 4) != 0 || !s2)
+		return -1;
+	int gi = mig_id(s1 + 1, s2), ci = mig_id(s2 + 1, s2 + 1 + strlen(s2 + 1));
+	if (gi < 0 || ci < 0)
+		return -1;
+	for (int k = 0; k < nmigs; k++) {
+		const char *parent = g[migs[k].parent].uuid;
+		if (migs[k].gi == gi && migs[k].ci == ci && strlen(parent) == (size_t)(s1 - gpu) &&
+		    !strncasecmp(parent, gpu, (size_t)(s1 - gpu)))
+			return k;
+	}
+	return -1;
+}
+
+/* A MIG entry that could name an instance: "MIG-" then a UUID, or the
+ * MIG-GPU-<uuid>/<gi>/<ci> form. */
+static int well_formed_mig(const char *s)
+{
+	const char *s1 = strchr(s + 4, '/');
+	if (!s1)
+		return well_formed_uuid(s + 4);
+	const char *s2 = strchr(s1 + 1, '/');
+	if (strncmp(s + 4, "GPU-", 4) != 0 || !s2 || mig_id(s1 + 1, s2) < 0 ||
+	    mig_id(s2 + 1, s2 + 1 + strlen(s2 + 1)) < 0)
+		return 0;
+	for (const char *c = s + 8; c < s1; c++)
+		if (!isxdigit((unsigned char)*c) && *c != '-')
+			return 0;
+	return s1 > s + 8;
+}
+
+int dc_cuda_visible(const struct dc_gpu *gpus, int n, const struct dc_mig *migs, int nmigs,
+		    int uuids_known, const char *order, const char *visible, struct dc_slot **slots,
+		    int *guessed)
 {
 	*slots = NULL;
 	*guessed = 0;
@@ -128,7 +182,7 @@ int dc_cuda_visible(const struct dc_gpu *gpus, int n, int uuids_known, const cha
 	for (int i = 0; i < n; i++)
 		ordered[i] = keys[i].index;
 
-	int count = 0, gpu_slots = 0;
+	int count = 0, gpu_slots = 0, mig_slots = 0;
 	if (!visible) {
 		for (int i = 0; i < n; i++)
 			out[count++].index = ordered[i];
@@ -144,7 +198,7 @@ int dc_cuda_visible(const struct dc_gpu *gpus, int n, int uuids_known, const cha
 			char *end = tok + strlen(tok);
 			while (end > tok && isspace((unsigned char)end[-1]))
 				*--end = '\0';
-			struct dc_slot s = { DC_SLOT_UNKNOWN, "" };
+			struct dc_slot s = { DC_SLOT_UNKNOWN, -1, "" };
 			int pos = -1;
 			if (is_integer(tok)) {
 				long v = strtol(tok, NULL, 10);
@@ -156,9 +210,15 @@ int dc_cuda_visible(const struct dc_gpu *gpus, int n, int uuids_known, const cha
 				if (uuids_known && (pos = match_uuid(gpus, ordered, n, tok)) < 0)
 					break;
 				snprintf(s.uuid, sizeof(s.uuid), "%s", tok);
-			} else if (!strncmp(tok, "MIG-", 4) && tok[4]) {
+			} else if (!strncmp(tok, "MIG-", 4) && well_formed_mig(tok)) {
+				int k = uuids_known ? match_mig(gpus, migs, nmigs, tok) : -1;
+				/* One MIG instance per process; an unknown one ends the list. */
+				if (mig_slots > 0 || (uuids_known && k < 0) || (!uuids_known && gpu_slots == n))
+					break;
 				s.index = DC_SLOT_MIG;
-				snprintf(s.uuid, sizeof(s.uuid), "%s", tok);
+				s.parent = k >= 0 ? migs[k].parent : -1;
+				snprintf(s.uuid, sizeof(s.uuid), "%s", k >= 0 ? migs[k].uuid : tok);
+				mig_slots++;
 			} else {
 				break; /* "-1", "foo", "" ... */
 			}

@@ -16,10 +16,19 @@ struct dc_gpu {
 
 enum { DC_SLOT_MIG = -1, DC_SLOT_UNKNOWN = -2 };
 
+/* A MIG instance the vendor lists: a compute instance of a GPU instance of
+ * a GPU in MIG mode, a CUDA device of its own. */
+struct dc_mig {
+	char uuid[DC_UUID_SIZE]; /* "MIG-..." */
+	int parent;              /* index of its GPU in the list */
+	int gi, ci;              /* GPU and compute instance ids, -1 unknown */
+};
+
 /* One CUDA ordinal: a GPU of the list, a MIG instance, or (uuids unknown) a
  * GPU named by a UUID that cannot be resolved. */
 struct dc_slot {
 	int index; /* into the GPU list, or DC_SLOT_MIG / DC_SLOT_UNKNOWN */
+	int parent; /* DC_SLOT_MIG: the instance's GPU, -1 unknown */
 	char uuid[DC_UUID_SIZE];
 };
 
@@ -29,15 +38,24 @@ struct dc_slot {
  * FASTEST_FIRST: identical GPUs in PCI order; mixed GPUs by compute
  * capability, highest first, then PCI order, and *guessed is set when that
  * guess decided an ordinal.  CUDA_VISIBLE_DEVICES: comma-separated integer
- * indices, "GPU-" UUIDs or unique prefixes, "MIG-" instances; surrounding
+ * indices, "GPU-" UUIDs or unique prefixes, MIG instances; surrounding
  * blanks ignored; parsing stops at the first invalid, out-of-range,
- * ambiguous, unmatched or repeated entry; "" and "-1" give none.  With
- * uuids_known 0 (no vendor library), a well-formed UUID entry takes a slot
- * while GPUs remain.  Returns the number of slots (*slots malloc'd, caller
- * frees), or -1 when out of memory.
+ * ambiguous, unmatched or repeated entry; "" and "-1" give none.
+ *
+ * A MIG entry names one of the nmigs instances listed in migs, by its UUID
+ * ("MIG-<uuid>", drivers from R470 on; case ignored, no prefixes) or by its
+ * GPU's full UUID and its GPU and compute instance ids
+ * ("MIG-GPU-<uuid>/<gi>/<ci>", the form of R450/R460).  CUDA enumerates a
+ * single MIG instance per process: a second MIG entry, like an unmatched
+ * one, ends the list.
+ *
+ * With uuids_known 0 (no vendor library), a well-formed UUID entry (GPU or
+ * MIG, one MIG at most) takes a slot while GPUs remain.  Returns the number
+ * of slots (*slots malloc'd, caller frees), or -1 when out of memory.
  */
-int dc_cuda_visible(const struct dc_gpu *gpus, int n, int uuids_known, const char *order,
-		    const char *visible, struct dc_slot **slots, int *guessed);
+int dc_cuda_visible(const struct dc_gpu *gpus, int n, const struct dc_mig *migs, int nmigs,
+		    int uuids_known, const char *order, const char *visible, struct dc_slot **slots,
+		    int *guessed);
 
 /*
  * Device order as HIP shows AMD GPUs (order_hip.c), without asking ROCr or

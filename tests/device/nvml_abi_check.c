@@ -2,7 +2,7 @@
  * Proves dmaconn's NVML declarations against NVIDIA's nvml.h: this file sees
  * only the real header.  Constants, sizes and offsets are compared with the
  * same items expanded against src/backends/nvml_api.h (nvml_abi_ours.c); each
- * function of NVML_FUNCTIONS must have exactly the real prototype.
+ * function of NVML_ALL_FUNCTIONS must have exactly the real prototype.
  * Build: cc -I<cuda>/include -Isrc/backends tests/device/nvml_abi_check.c
  *        tests/device/nvml_abi_ours.c
  */
@@ -16,7 +16,7 @@
 #define SAME_TYPE_(fn, ret, params, required)                                           \
 	_Static_assert(__builtin_types_compatible_p(__typeof__(&fn), ret(*) params),    \
 		       "prototype of " #fn " differs from nvml.h");
-NVML_FUNCTIONS(SAME_TYPE_)
+NVML_ALL_FUNCTIONS(SAME_TYPE_)
 
 #define C_(x) { #x, (long long)(x) },
 #define S_(t) { "sizeof(" #t ")", (long long)sizeof(t) },
@@ -42,7 +42,7 @@ int main(void)
 	}
 	size_t fns = 0;
 #define COUNT_(fn, ret, params, required) fns++;
-	NVML_FUNCTIONS(COUNT_)
+	NVML_ALL_FUNCTIONS(COUNT_)
 	printf("nvml ABI: %zu constants/sizes/offsets compared, %zu mismatches; %zu prototypes "
 	       "identical (checked at compile time) (NVML_API_VERSION %d)\n",
 	       n, bad, fns, NVML_API_VERSION);

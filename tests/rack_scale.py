@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""A rack through the CLI, on the stand-in NVML of tests/fake_nvml_nvl.c.
+
+Usage: rack_scale.py BUILD_DIR
+
+N = 72 x DMACONN_TEST_SIZE GPUs (an NVL72 rack; DMACONN_TEST_SIZE=8 is the
+576 of the scale goals), every pair joined through NVSwitches:
+
+- cuda/nvlink and cuda/p2p live, then `--record` and `--replay` of the
+  recording: the same JSON documents;
+- the recording stores the per-pair facts as rows (format version 2): its
+  size grows with N, not N*N (at most 2 KB per device and 64 KB more);
+- replaying it, the CLI's peak RSS stays within 32 MB + 200 bytes per pair
+  (wait4's ru_maxrss of the child, which includes this script's own at the
+  fork: an upper bound);
+- a GPU in MIG mode lists its instances: CUDA_VISIBLE_DEVICES naming one
+  gives that one device (its UUID, its GPU's bus id and UUID), live and
+  replayed from the recording; a second instance ends the list.
+
+Prints "ok NAME" / "FAIL NAME: why" and "N passed, M failed".
+DMACONN_TEST_WRAPPER is put in front of the CLI (valgrind runs; the memory
+bound is then not checked, the peak being valgrind's).
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT = float(os.environ.get("DMACONN_TEST_TIMEOUT", "300"))
+
+
+class Suite:
+    def __init__(self, build):
+        build = os.path.abspath(build)
+        self.wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
+        self.cli = self.wrapper + [os.path.join(build, "dmaconn")]
+        self.fake = os.path.join(build, "tests", "fakenvml", "libnvidia-ml.so.1")
+        self.passed = self.failed = 0
+
+    def run(self, args, env_extra):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DMACONN_")}
+        for k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"):
+            env.pop(k, None)
+        env["DMACONN_NVML_LIBRARY"] = self.fake
+        env.update(env_extra)
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            p = subprocess.Popen(self.cli + args, env=env, stdout=out, stderr=err)
+            try:
+                _, status, usage = os.wait4(p.pid, 0)
+            except BaseException:
+                p.kill()
+                raise
+            out.seek(0)
+            err.seek(0)
+            return os.waitstatus_to_exitcode(status), out.read(), err.read(), usage.ru_maxrss
+
+    def report(self, name, problems):
+        if problems:
+            self.failed += 1
+            print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)))
+        else:
+            self.passed += 1
+            print("ok %s" % name)
+
+    def round_trip(self, n, tmp):
+        problems = []
+        env = {"DMACONN_FAKE_NVML_GPUS": str(n)}
+        path = os.path.join(tmp, "rack-%d.json" % n)
+        rc, _, err, _ = self.run(["--record", path], env)
+        if rc != 0:
+            return self.report("round_trip", ["--record: exit %d: %r" % (rc, err[-600:])])
+        with open(path) as f:
+            recorded = json.load(f)
+        rows = [d.get("p2p_row") for d in recorded["nvml"]["devices"]]
+        if recorded.get("dmaconn_topology") != 2 or None in rows or "p2p_answers" not in recorded["nvml"]:
+            problems.append("the recording has no version 2 rows: version %r, %d rows" % (
+                recorded.get("dmaconn_topology"), len([r for r in rows if r is not None])))
+        size = os.path.getsize(path)
+        if size > 2048 * n + 65536:
+            problems.append("the recording of %d GPUs takes %d bytes, more than 2 KB per GPU" % (n, size))
+        for conn in ("nvlink", "p2p"):
+            # The replay first: Linux keeps the peak of the process a child
+            # was forked from, and this one grows parsing the documents.
+            rc2, replayed, err2, peak_kb = self.run(["--replay", path, "-d", "cuda", "-c", conn, "--json"], {})
+            rc1, live, err1, _ = self.run(["-d", "cuda", "-c", conn, "--json"], env)
+            if rc1 != 0 or rc2 != 0:
+                problems.append("%s: exit %d live, %d replayed: %r" % (conn, rc1, rc2, (err1 + err2)[-600:]))
+                continue
+            a, b = json.loads(live), json.loads(replayed)
+            if a != b:
+                problems.append("%s: the replay differs from the live run" % conn)
+            if len(a["results"][0]["matrix"]) != n:
+                problems.append("%s: %d devices, expected %d" % (conn, len(a["results"][0]["matrix"]), n))
+            bound_kb = 32 * 1024 + 200 * n * n // 1024
+            if not self.wrapper and peak_kb > bound_kb:
+                problems.append("%s: replaying %d GPUs peaks at %d KB, more than %d KB" % (conn, n, peak_kb, bound_kb))
+            print("  %s, %d GPUs: recording %d bytes, replay peak %d KB" % (conn, n, size, peak_kb))
+        self.report("round_trip", problems)
+
+    def mig(self, tmp):
+        problems = []
+        env = {"DMACONN_FAKE_NVML_GPUS": "4", "DMACONN_FAKE_NVML_MIG": "1"}
+        path = os.path.join(tmp, "mig.json")
+        rc, _, err, _ = self.run(["--record", path], env)
+        if rc != 0:
+            return self.report("mig", ["--record: exit %d: %r" % (rc, err[-600:])])
+        first = "MIG-fa4e0000-0001-5000-8000-000000000000"
+        second = "MIG-fa4e0000-0001-5000-8000-000000000001"
+        cases = [(first, [first]), ("2,%s,0" % second, [None, second, None]),
+                 ("%s,%s,0" % (first, second), [first]), ("MIG-GPU-fa4e0000-0000-4000-8000-000000000001/2/0", [second]),
+                 ("MIG-fa4e0000-0001-5000-8000-00000000000f,0", [])]
+        for cvd, want in cases:
+            for how, args, extra in (("live", [], env), ("replayed", ["--replay", path], {"DMACONN_REPLAY_LIVE_ENV": "1"})):
+                rc, out, err, _ = self.run(args + ["-d", "cuda", "-c", "nvlink", "--json"],
+                                           dict(extra, CUDA_VISIBLE_DEVICES=cvd))
+                if rc != 0:
+                    problems.append("%s %s: exit %d: %r" % (how, cvd, rc, err[-600:]))
+                    continue
+                devs = json.loads(out)["results"][0]["devices"]
+                got = [d["uuid"] if d.get("mig") == "instance" else None for d in devs]
+                if got != want:
+                    problems.append("%s %s: devices %r, expected %r" % (how, cvd, got, want))
+                for d in devs:
+                    if d.get("mig") == "instance" and (d.get("pci_bus_id") != "0000:11:00.0" or
+                                                       d.get("mig_parent_uuid") != "GPU-fa4e0000-0000-4000-8000-000000000001"):
+                        problems.append("%s %s: instance %r lacks its GPU" % (how, cvd, d))
+        self.report("mig", problems)
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    s = Suite(argv[1])
+    n = 72 * max(1, int(os.environ.get("DMACONN_TEST_SIZE", "1") or 1))
+    with tempfile.TemporaryDirectory(prefix="dmaconn-rack-") as tmp:
+        s.round_trip(n, tmp)
+        s.mig(tmp)
+    print("%d passed, %d failed" % (s.passed, s.failed))
+    return 1 if s.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
