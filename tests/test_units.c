@@ -120,6 +120,11 @@ static void test_order(void)
 	CHECK_STR(order(g, 4, 1, NULL, "0,MIG-11111111-2222-5333-8444-555555555555,1", NULL), "1,m2,3");
 	CHECK_STR(order(g, 4, 1, NULL, "MIG-66666666-7777-5888-9999-AAAAAAAAAAAA", NULL), "m2");
 	CHECK_STR(order(g, 4, 1, NULL, "MIG-66666666,0", NULL), ""); /* no prefixes */
+	/* MIG-<uuid> of a GPU itself names that GPU, as the CUDA driver counts
+	 * it (seen on an H200 without MIG); its full UUID only. */
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-bbbb3333-0000,0", NULL), "2,1");
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-BBBB3333-0000,GPU-bbbb3333-0000", NULL), "2");
+	CHECK_STR(order(g, 4, 1, NULL, "MIG-bbbb3333,0", NULL), "");
 	CHECK_STR(order(g, 4, 1, NULL, "MIG-GPU-bbbb3333-0000/2/0,0", NULL), "m2,1");
 	CHECK_STR(order(g, 4, 1, NULL, "MIG-GPU-bbbb3333-0000/2/1", NULL), "");
 	CHECK_STR(order(g, 4, 1, NULL, "MIG-GPU-bbbb/1/0", NULL), ""); /* the GPU's full UUID */

@@ -135,6 +135,16 @@ static int match_mig(const struct dc_gpu *g, const struct dc_mig *migs, int nmig
 	return -1;
 }
 
+/* The position in `order` of the GPU whose whole UUID, less "GPU-", follows
+ * an entry's "MIG-", -1 for none (no prefixes, as for MIG instances). */
+static int match_gpu_as_mig(const struct dc_gpu *g, const int *order, int n, const char *entry)
+{
+	for (int k = 0; k < n; k++)
+		if (!strncmp(g[order[k]].uuid, "GPU-", 4) && !strcasecmp(g[order[k]].uuid + 4, entry + 4))
+			return k;
+	return -1;
+}
+
 /* A MIG entry that could name an instance: "MIG-" then a UUID, or the
  * MIG-GPU-<uuid>/<gi>/<ci> form. */
 static int well_formed_mig(const char *s)
@@ -210,6 +220,11 @@ int dc_cuda_visible(const struct dc_gpu *gpus, int n, const struct dc_mig *migs,
 				if (uuids_known && (pos = match_uuid(gpus, ordered, n, tok)) < 0)
 					break;
 				snprintf(s.uuid, sizeof(s.uuid), "%s", tok);
+			} else if (!strncmp(tok, "MIG-", 4) && well_formed_mig(tok) && uuids_known &&
+				   match_mig(gpus, migs, nmigs, tok) < 0 &&
+				   (pos = match_gpu_as_mig(gpus, ordered, n, tok)) >= 0) {
+				/* MIG-<uuid> of a GPU itself: the CUDA driver counts that GPU. */
+				snprintf(s.uuid, sizeof(s.uuid), "GPU-%s", tok + 4);
 			} else if (!strncmp(tok, "MIG-", 4) && well_formed_mig(tok)) {
 				int k = uuids_known ? match_mig(gpus, migs, nmigs, tok) : -1;
 				/* One MIG instance per process; an unknown one ends the list. */
