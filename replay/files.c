@@ -4,7 +4,6 @@
  * list_dir.  The section is {"<absolute path>": "<contents>", ...}; the
  * directories are those the paths imply, each listing its children sorted.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,49 +11,46 @@
 #include "pci.h"
 #include "replay_internal.h"
 
-#define FILES_MAX 16384           /* an 8-GPU MI300X in CPX mode has ~4,300 */
-#define FILE_SIZE_MAX (64 * 1024) /* sysfs attributes are at most a page */
+#define FILES_MAX       16384       /* an 8-GPU MI300X in CPX mode has ~4,300 */
+#define FILE_SIZE_MAX   (64 * 1024) /* sysfs attributes are at most a page */
 #define FILES_BYTES_MAX (64 * 1024 * 1024)
-#define PATH_MAX_LEN 1024
+#define PATH_MAX_LEN    1024
 
-struct file {
-	char *path;
-	char *data; /* NUL-terminated copy */
+/*
+ * Every file and directory is a node, sorted by directory and then name: one
+ * binary search finds a file, and a directory's children lie together, their
+ * names at the same indices of names[].  A node's directory is the first dlen
+ * bytes of path ("" for the root).  A file's node owns path, followed in the
+ * same allocation by a copy whose '/'s are NULs, where the names lie, and
+ * owns data; a directory's node (data NULL) borrows those of a file below it.
+ */
+struct node {
+	const char *path, *name;
+	size_t dlen;
+	char *data; /* NUL-terminated */
 	size_t len;
 };
-
-struct dir {
-	char *path;
-	char **names; /* sorted */
-	int count;
-};
-
-static struct file *files;
-static int nfiles;
-static struct dir *dirs;
-static int ndirs;
+static struct node *nodes;
+static const char **names;
+static size_t nnodes;
 
 void replay_files_release(void)
 {
-	for (int i = 0; i < nfiles; i++) {
-		free(files[i].path);
-		free(files[i].data);
+	for (size_t i = 0; i < nnodes; i++) {
+		if (nodes[i].data) {
+			free((char *)nodes[i].path);
+			free(nodes[i].data);
+		}
 	}
-	for (int i = 0; i < ndirs; i++) {
-		free(dirs[i].path);
-		for (int k = 0; k < dirs[i].count; k++)
-			free(dirs[i].names[k]);
-		free(dirs[i].names);
-	}
-	free(files);
-	free(dirs);
-	files = NULL;
-	dirs = NULL;
-	nfiles = ndirs = 0;
+	free(nodes);
+	free(names);
+	nodes = NULL;
+	names = NULL;
+	nnodes = 0;
 }
 
 /* An absolute path without empty, "." or ".." components. */
-static const char *bad_path(const char *p)
+static const char *files_bad_path(const char *p)
 {
 	size_t len = strlen(p);
 	if (p[0] != '/')
@@ -74,260 +70,155 @@ static const char *bad_path(const char *p)
 	return NULL;
 }
 
-static int cmp_file(const void *a, const void *b)
+static int files_cmp(const struct node *a, const struct node *b, int by_name)
 {
-	return strcmp(((const struct file *)a)->path, ((const struct file *)b)->path);
+	int c = memcmp(a->path, b->path, a->dlen < b->dlen ? a->dlen : b->dlen);
+	if (!c && a->dlen != b->dlen)
+		c = a->dlen < b->dlen ? -1 : 1;
+	return c || !by_name ? c : strcmp(a->name, b->name);
 }
 
-/* The index of the file whose path is the first len bytes of p, or -1;
- * files sorted. */
-static int find_file_n(const char *p, size_t len)
+/* A file before the directories that share its path, to find them. */
+static int files_order(const void *pa, const void *pb)
 {
-	int lo = 0, hi = nfiles - 1;
-	while (lo <= hi) {
-		int mid = lo + (hi - lo) / 2;
-		const char *q = files[mid].path;
-		int c = strncmp(q, p, len);
-		if (!c && q[len])
-			c = 1; /* longer, hence after */
-		if (!c)
-			return mid;
-		if (c < 0)
+	const struct node *a = pa, *b = pb;
+	int c = files_cmp(a, b, 1);
+	return c ? c : (b->data != NULL) - (a->data != NULL);
+}
+
+/* The first node not before key. */
+static size_t files_find(const struct node *key, int by_name)
+{
+	size_t lo = 0, hi = nnodes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (files_cmp(&nodes[mid], key, by_name) < 0)
 			lo = mid + 1;
 		else
-			hi = mid - 1;
+			hi = mid;
 	}
-	return -1;
+	return lo;
 }
 
-/* (directory, child) pairs, sorted and grouped into dirs. */
-struct edge {
-	const char *dir;
-	size_t dirlen;
-	const char *child;
-	size_t childlen;
-};
-
-static int cmp_edge(const void *pa, const void *pb)
-{
-	const struct edge *a = pa, *b = pb;
-	size_t n = a->dirlen < b->dirlen ? a->dirlen : b->dirlen;
-	int c = memcmp(a->dir, b->dir, n);
-	if (c || a->dirlen != b->dirlen)
-		return c ? c : a->dirlen < b->dirlen ? -1 : 1;
-	n = a->childlen < b->childlen ? a->childlen : b->childlen;
-	c = memcmp(a->child, b->child, n);
-	if (c || a->childlen != b->childlen)
-		return c ? c : a->childlen < b->childlen ? -1 : 1;
-	return 0;
-}
-
-static char *dup_n(const char *s, size_t n)
-{
-	char *d = malloc(n + 1);
-	if (d) {
-		memcpy(d, s, n);
-		d[n] = '\0';
-	}
-	return d;
-}
-
-/* The directories the file paths imply; 0, or -1 when out of memory. */
-static int build_dirs(void)
-{
-	size_t nedges = 0;
-	for (int i = 0; i < nfiles; i++)
-		for (const char *c = files[i].path; *c; c++)
-			nedges += *c == '/';
-	struct edge *e = calloc(nedges + 1, sizeof(*e));
-	if (!e)
-		return -1;
-	size_t k = 0;
-	for (int i = 0; i < nfiles; i++) {
-		const char *p = files[i].path;
-		for (const char *c = p; *c; c++) {
-			if (*c != '/')
-				continue;
-			const char *next = strchr(c + 1, '/');
-			size_t dirlen = c == p ? 1 : (size_t)(c - p); /* "/" for the root */
-			e[k++] = (struct edge){ p, dirlen, c + 1, next ? (size_t)(next - c - 1) : strlen(c + 1) };
-		}
-	}
-	qsort(e, nedges, sizeof(*e), cmp_edge);
-	dirs = calloc(nedges + 1, sizeof(*dirs));
-	if (!dirs) {
-		free(e);
-		return -1;
-	}
-	for (size_t i = 0; i < nedges;) {
-		size_t j = i;
-		while (j < nedges && e[j].dirlen == e[i].dirlen && !memcmp(e[j].dir, e[i].dir, e[i].dirlen))
-			j++;
-		struct dir *d = &dirs[ndirs++];
-		d->path = dup_n(e[i].dir, e[i].dirlen);
-		d->names = calloc(j - i + 1, sizeof(char *));
-		if (!d->path || !d->names) {
-			free(e);
-			return -1;
-		}
-		for (size_t m = i; m < j; m++) {
-			if (m > i && !cmp_edge(&e[m], &e[m - 1]))
-				continue; /* the same child, reached by several files */
-			if (!(d->names[d->count++] = dup_n(e[m].child, e[m].childlen))) {
-				free(e);
-				return -1;
-			}
-		}
-		i = j;
-	}
-	free(e);
-	return 0;
-}
-
-/* The bytes that pairs of hex digits spell, NUL-terminated; NULL when s is
- * not such pairs (or out of memory). */
-static char *hex_decode(const char *s, size_t n)
-{
-	if (n % 2)
-		return NULL;
-	char *out = malloc(n / 2 + 1);
-	for (size_t i = 0; out && i < n / 2; i++) {
-		int hi = dc_hexval((unsigned char)s[2 * i]), lo = dc_hexval((unsigned char)s[2 * i + 1]);
-		if (hi < 0 || lo < 0) {
-			free(out);
-			return NULL;
-		}
-		out[i] = (char)(hi << 4 | lo);
-	}
-	if (out)
-		out[n / 2] = '\0';
-	return out;
-}
-
-/* A file's contents as the section holds them: text as a string, anything
- * else (NUL bytes, not UTF-8: PCI config space) as {"hex": "..."}. */
-static json_t *contents_json(const char *data, size_t len)
-{
-	static const char digits[] = "0123456789abcdef";
-	json_t *text = memchr(data, '\0', len) ? NULL : json_stringn(data, len);
-	if (text)
-		return text;
-	char *hex = malloc(2 * len + 1);
-	if (!hex)
-		return NULL;
-	for (size_t i = 0; i < len; i++) {
-		hex[2 * i] = digits[(unsigned char)data[i] >> 4];
-		hex[2 * i + 1] = digits[(unsigned char)data[i] & 15];
-	}
-	hex[2 * len] = '\0';
-	json_t *o = json_pack("{s:s}", "hex", hex);
-	free(hex);
-	return o;
-}
+#define FILES_FAIL(...)                               \
+	do {                                          \
+		replay_files_release();               \
+		return replay_bad(file, __VA_ARGS__); \
+	} while (0)
 
 int replay_files_read(const char *file, json_t *value)
 {
 	char where[PATH_MAX_LEN + 16];
 	if (!json_is_object(value))
 		return replay_bad(file, "files", "expected an object of absolute paths and their contents");
-	size_t count = json_object_size(value);
+	size_t count = json_object_size(value), total = 0, ndirs = 0;
 	if (count > FILES_MAX)
 		return replay_bad(file, "files", "%zu files, more than %d", count, FILES_MAX);
 	replay_files_release();
-	files = calloc(count + 1, sizeof(*files));
-	if (!files)
-		return replay_bad(file, "files", "out of memory");
-	size_t total = 0;
+	if (!(nodes = calloc(count + 1, sizeof(*nodes))))
+		FILES_FAIL("files", "out of memory");
 	const char *path;
 	json_t *contents;
 	json_object_foreach(value, path, contents)
 	{
 		snprintf(where, sizeof(where), "files.\"%.*s\"", PATH_MAX_LEN, path);
-		const char *why = bad_path(path);
+		const char *why = files_bad_path(path);
 		if (why)
-			goto bad_path;
-		/* A binary file (PCI config space) is {"hex": "..."}. */
-		json_t *hex = json_is_object(contents) ? json_object_get(contents, "hex") : NULL;
+			FILES_FAIL(where, "the path %s", why);
+		json_t *hex = json_object_get(contents, "hex"); /* a binary file (PCI config space) */
 		if (!json_is_string(contents) && !json_is_string(hex))
-			goto bad_value;
-		size_t len = hex ? json_string_length(hex) / 2 : json_string_length(contents);
+			FILES_FAIL(where, "expected the file's contents, a string or {\"hex\": \"...\"}");
+		const char *s = json_string_value(hex ? hex : contents);
+		size_t n = json_string_length(hex ? hex : contents), len = hex ? n / 2 : n, plen = strlen(path);
 		if (len > FILE_SIZE_MAX || (total += len) > FILES_BYTES_MAX)
-			goto too_big;
-		struct file *f = &files[nfiles];
-		f->path = strdup(path);
-		f->data = hex ? hex_decode(json_string_value(hex), json_string_length(hex))
-			      : dup_n(json_string_value(contents), len);
-		f->len = len;
-		if (f->path && hex && !f->data) {
-			free(f->path);
-			goto bad_hex;
+			FILES_FAIL(where, "larger than %d bytes (or the files together than %d)", FILE_SIZE_MAX,
+				   FILES_BYTES_MAX);
+		char *buf = malloc(2 * plen + 2), *data = malloc(len + 1);
+		int bad_hex = hex && n % 2;
+		for (size_t i = 0; data && hex && i < len; i++) {
+			int hi = dc_hexval((unsigned char)s[2 * i]), lo = dc_hexval((unsigned char)s[2 * i + 1]);
+			bad_hex |= hi < 0 || lo < 0;
+			data[i] = (char)(hi << 4 | lo);
 		}
-		nfiles++;
-		if (!f->path || !f->data)
-			goto oom;
-		continue;
-	bad_path:
-		replay_files_release();
-		return replay_bad(file, where, "the path %s", why);
-	bad_value:
-		replay_files_release();
-		return replay_bad(file, where, "expected the file's contents, a string or {\"hex\": \"...\"}");
-	bad_hex:
-		replay_files_release();
-		return replay_bad(file, where, "\"hex\" must be pairs of hex digits");
-	too_big:
-		replay_files_release();
-		return replay_bad(file, where, "larger than %d bytes (or the files together than %d)",
-				  FILE_SIZE_MAX, FILES_BYTES_MAX);
-	oom:
-		replay_files_release();
-		return replay_bad(file, "files", "out of memory");
-	}
-	if (nfiles > 1)
-		qsort(files, (size_t)nfiles, sizeof(*files), cmp_file);
-	/* A file cannot also be a directory: no file's path is the directory of
-	 * another's ("/a" with "/a/b"), wherever they sort ("/a-x" between). */
-	for (int i = 0; i < nfiles; i++) {
-		const char *p = files[i].path;
-		for (const char *c = strchr(p + 1, '/'); c; c = strchr(c + 1, '/')) {
-			int k = find_file_n(p, (size_t)(c - p));
-			if (k < 0)
-				continue;
-			snprintf(where, sizeof(where), "files.\"%.*s\"", PATH_MAX_LEN, files[k].path);
-			replay_files_release();
-			return replay_bad(file, where, "is a file, yet other paths are below it");
+		if (!buf || !data || bad_hex) {
+			free(buf);
+			free(data);
+			FILES_FAIL(bad_hex ? where : "files",
+				   bad_hex ? "\"hex\" must be pairs of hex digits" : "out of memory");
 		}
+		if (!hex)
+			memcpy(data, s, len);
+		data[len] = '\0';
+		for (size_t i = 0; i <= plen; i++) {
+			buf[i] = path[i];
+			buf[plen + 1 + i] = path[i] == '/' ? '\0' : path[i];
+		}
+		size_t dlen = (size_t)(strrchr(path, '/') - path);
+		nodes[nnodes++] = (struct node){ buf, buf + plen + 2 + dlen, dlen, data, len };
+		for (size_t i = 0; i < dlen; i++)
+			ndirs += path[i] == '/';
 	}
-	if (build_dirs() != 0) {
-		replay_files_release();
-		return replay_bad(file, "files", "out of memory");
+	struct node *all = realloc(nodes, (nnodes + ndirs + 1) * sizeof(*nodes));
+	if (!all)
+		FILES_FAIL("files", "out of memory");
+	nodes = all;
+	for (size_t f = 0, nfiles = nnodes; f < nfiles; f++) {
+		const char *segs = nodes[f].name - nodes[f].dlen - 1;
+		for (size_t i = 0; i < nodes[f].dlen; i++)
+			if (nodes[f].path[i] == '/')
+				nodes[nnodes++] = (struct node){ nodes[f].path, segs + i + 1, i, NULL, 0 };
 	}
+	qsort(nodes, nnodes, sizeof(*nodes), files_order);
+	/* Drop the directories found twice; one that is also a file refuses
+	 * the section, naming the file above the first path by strcmp (the
+	 * order the paths were once checked in). */
+	const char *below = NULL, *above = NULL;
+	size_t w = 0;
+	for (size_t i = 0; i < nnodes; i++) {
+		if (!w || files_cmp(&nodes[w - 1], &nodes[i], 1))
+			nodes[w++] = nodes[i];
+		else if (nodes[w - 1].data && (!below || strcmp(nodes[i].path, below) < 0))
+			below = nodes[i].path, above = nodes[w - 1].path;
+	}
+	nnodes = w;
+	if (above) {
+		snprintf(where, sizeof(where), "files.\"%.*s\"", PATH_MAX_LEN, above);
+		FILES_FAIL(where, "is a file, yet other paths are below it");
+	}
+	if (!(names = calloc(nnodes + 1, sizeof(*names))))
+		FILES_FAIL("files", "out of memory");
+	for (size_t i = 0; i < nnodes; i++)
+		names[i] = nodes[i].name;
 	return 0;
 }
 
 int replay_files_read_file(const char *path, const char **data, size_t *len)
 {
-	if (!path)
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	if (!slash)
 		return 0;
-	struct file key = { (char *)path, NULL, 0 };
-	const struct file *f = nfiles ? bsearch(&key, files, (size_t)nfiles, sizeof(*files), cmp_file) : NULL;
-	if (!f)
+	struct node key = { path, slash + 1, (size_t)(slash - path), NULL, 0 };
+	size_t i = files_find(&key, 1);
+	if (i == nnodes || files_cmp(&nodes[i], &key, 1) || !nodes[i].data)
 		return 0;
-	*data = f->data;
-	*len = f->len;
+	*data = nodes[i].data;
+	*len = nodes[i].len;
 	return 1;
 }
 
-int replay_files_list_dir(const char *path, const char *const **names, int *count)
+int replay_files_list_dir(const char *path, const char *const **list, int *count)
 {
-	for (int i = 0; path && i < ndirs; i++) {
-		if (!strcmp(dirs[i].path, path)) {
-			*names = (const char *const *)dirs[i].names;
-			*count = dirs[i].count;
-			return 1;
-		}
-	}
-	return 0;
+	if (!path || !*path)
+		return 0;
+	struct node key = { path, "", strcmp(path, "/") ? strlen(path) : 0, NULL, 0 };
+	size_t i = files_find(&key, 0), end = i;
+	while (end < nnodes && !files_cmp(&nodes[end], &key, 0))
+		end++;
+	if (end == i)
+		return 0;
+	*list = names + i;
+	*count = (int)(end - i);
+	return 1;
 }
 
 /* ------------------------------------------------------------- recording */
@@ -335,9 +226,28 @@ int replay_files_list_dir(const char *path, const char *const **names, int *coun
 /* path -> contents, as the detectors read them while recording. */
 static json_t *kept;
 
+/* A file's contents as the section holds them: text as a string, anything
+ * else (NUL bytes, not UTF-8: PCI config space) as {"hex": "..."}. */
+static json_t *files_contents(const char *data, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	json_t *text = memchr(data, '\0', len) ? NULL : json_stringn(data, len);
+	char *hex = text ? NULL : malloc(2 * len + 1);
+	for (size_t i = 0; hex && i < len; i++) {
+		hex[2 * i] = digits[(unsigned char)data[i] >> 4];
+		hex[2 * i + 1] = digits[(unsigned char)data[i] & 15];
+	}
+	if (hex) {
+		hex[2 * len] = '\0';
+		text = json_pack("{s:s}", "hex", hex);
+		free(hex);
+	}
+	return text;
+}
+
 void replay_files_note(const char *path, const char *data, size_t len)
 {
-	json_t *v = path && data && bad_path(path) == NULL ? contents_json(data, len) : NULL;
+	json_t *v = path && data && !files_bad_path(path) ? files_contents(data, len) : NULL;
 	pthread_mutex_lock(&replay_rec_lock);
 	if (v && !kept && !(kept = json_object()))
 		replay_rec_oom = true;
@@ -348,7 +258,8 @@ void replay_files_note(const char *path, const char *data, size_t len)
 	pthread_mutex_unlock(&replay_rec_lock);
 }
 
-void replay_files_forget(void)
+/* Also when the component is unloaded. */
+__attribute__((destructor)) void replay_files_forget(void)
 {
 	pthread_mutex_lock(&replay_rec_lock);
 	json_decref(kept);
@@ -356,7 +267,7 @@ void replay_files_forget(void)
 	pthread_mutex_unlock(&replay_rec_lock);
 }
 
-static int cmp_key(const void *a, const void *b)
+static int files_strcmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -368,25 +279,20 @@ void replay_files_record(json_t *root)
 	size_t n = json_object_size(kept), k = 0;
 	const char **keys = n ? calloc(n, sizeof(*keys)) : NULL;
 	const char *key;
-	json_t *v;
-	json_object_foreach(kept, key, v) {
+	json_t *v, *obj = keys ? json_object() : NULL;
+	if (n && !keys)
+		replay_rec_oom = true;
+	json_object_foreach(kept, key, v)
+	{
 		if (keys)
 			keys[k++] = key;
 	}
-	if (keys) {
-		qsort(keys, n, sizeof(*keys), cmp_key);
-		json_t *obj = json_object();
-		for (size_t i = 0; i < n; i++)
-			replay_put(&replay_rec_oom, obj, keys[i], json_incref(json_object_get(kept, keys[i])));
+	if (keys)
+		qsort(keys, n, sizeof(*keys), files_strcmp);
+	for (size_t i = 0; keys && i < n; i++)
+		replay_put(&replay_rec_oom, obj, keys[i], json_incref(json_object_get(kept, keys[i])));
+	if (keys)
 		replay_put(&replay_rec_oom, root, "files", obj);
-	} else if (n) {
-		replay_rec_oom = true;
-	}
 	free(keys);
 	pthread_mutex_unlock(&replay_rec_lock);
-}
-
-__attribute__((destructor)) static void files_release(void)
-{
-	replay_files_forget();
 }
