@@ -20,32 +20,30 @@
  * Every file and directory is a node, sorted by directory and then name: one
  * binary search finds a file, and a directory's children lie together, their
  * names at the same indices of names[].  A node's directory is the first dlen
- * bytes of path ("" for the root).  A file's node owns path, followed in the
- * same allocation by a copy whose '/'s are NULs, where the names lie, and
- * owns data; a directory's node (data NULL) borrows those of a file below it.
+ * bytes of path, a key of the section ("" for the root); its name lies in
+ * arena, in a copy of the path whose '/'s are NULs.  A file's data is its
+ * string in the section, or its bytes decoded into arena; a directory's NULL.
  */
 struct node {
-	const char *path, *name;
-	size_t dlen;
-	char *data; /* NUL-terminated */
-	size_t len;
+	const char *path, *name, *data;
+	size_t dlen, len;
 };
+static json_t *section;
 static struct node *nodes;
 static const char **names;
+static char *arena;
 static size_t nnodes;
 
 void replay_files_release(void)
 {
-	for (size_t i = 0; i < nnodes; i++) {
-		if (nodes[i].data) {
-			free((char *)nodes[i].path);
-			free(nodes[i].data);
-		}
-	}
+	json_decref(section);
 	free(nodes);
 	free(names);
+	free(arena);
+	section = NULL;
 	nodes = NULL;
 	names = NULL;
+	arena = NULL;
 	nnodes = 0;
 }
 
@@ -100,25 +98,30 @@ static size_t files_find(const struct node *key, int by_name)
 	return lo;
 }
 
-#define FILES_FAIL(...)                               \
-	do {                                          \
-		replay_files_release();               \
-		return replay_bad(file, __VA_ARGS__); \
-	} while (0)
+/* Refuses the section, keeping nothing of it. */
+#define FILES_FAIL(...) return (replay_files_release(), replay_bad(file, __VA_ARGS__))
 
 int replay_files_read(const char *file, json_t *value)
 {
 	char where[PATH_MAX_LEN + 16];
 	if (!json_is_object(value))
 		return replay_bad(file, "files", "expected an object of absolute paths and their contents");
-	size_t count = json_object_size(value), total = 0, ndirs = 0;
+	size_t count = json_object_size(value), total = 0, cap = 1, size = 1, used = 0;
 	if (count > FILES_MAX)
 		return replay_bad(file, "files", "%zu files, more than %d", count, FILES_MAX);
 	replay_files_release();
-	if (!(nodes = calloc(count + 1, sizeof(*nodes))))
-		FILES_FAIL("files", "out of memory");
 	const char *path;
 	json_t *contents;
+	json_object_foreach(value, path, contents)
+	{
+		size_t plen = strnlen(path, PATH_MAX_LEN + 1), n = json_string_length(json_object_get(contents, "hex"));
+		size += plen + 2 + (n / 2 < FILE_SIZE_MAX ? n / 2 : FILE_SIZE_MAX);
+		for (size_t i = 0; i < plen; i++)
+			cap += path[i] == '/'; /* a node per component */
+	}
+	section = json_incref(value);
+	if (!(nodes = calloc(cap, sizeof(*nodes))) || !(arena = malloc(size)))
+		FILES_FAIL("files", "out of memory");
 	json_object_foreach(value, path, contents)
 	{
 		snprintf(where, sizeof(where), "files.\"%.*s\"", PATH_MAX_LEN, path);
@@ -133,45 +136,29 @@ int replay_files_read(const char *file, json_t *value)
 		if (len > FILE_SIZE_MAX || (total += len) > FILES_BYTES_MAX)
 			FILES_FAIL(where, "larger than %d bytes (or the files together than %d)", FILE_SIZE_MAX,
 				   FILES_BYTES_MAX);
-		char *buf = malloc(2 * plen + 2), *data = malloc(len + 1);
-		int bad_hex = hex && n % 2;
-		for (size_t i = 0; data && hex && i < len; i++) {
+		char *segs = arena + used, *bytes = segs + plen + 1;
+		for (size_t i = 0; hex && i < len; i++) {
 			int hi = dc_hexval((unsigned char)s[2 * i]), lo = dc_hexval((unsigned char)s[2 * i + 1]);
-			bad_hex |= hi < 0 || lo < 0;
-			data[i] = (char)(hi << 4 | lo);
+			if (hi < 0 || lo < 0)
+				FILES_FAIL(where, "\"hex\" must be pairs of hex digits");
+			bytes[i] = (char)(hi << 4 | lo);
 		}
-		if (!buf || !data || bad_hex) {
-			free(buf);
-			free(data);
-			FILES_FAIL(bad_hex ? where : "files",
-				   bad_hex ? "\"hex\" must be pairs of hex digits" : "out of memory");
-		}
-		if (!hex)
-			memcpy(data, s, len);
-		data[len] = '\0';
-		for (size_t i = 0; i <= plen; i++) {
-			buf[i] = path[i];
-			buf[plen + 1 + i] = path[i] == '/' ? '\0' : path[i];
-		}
+		if (hex && n % 2)
+			FILES_FAIL(where, "\"hex\" must be pairs of hex digits");
+		bytes[hex ? len : 0] = '\0';
+		used += plen + 2 + (hex ? len : 0);
+		for (size_t i = 0; i <= plen; i++)
+			segs[i] = path[i] == '/' ? '\0' : path[i];
 		size_t dlen = (size_t)(strrchr(path, '/') - path);
-		nodes[nnodes++] = (struct node){ buf, buf + plen + 2 + dlen, dlen, data, len };
-		for (size_t i = 0; i < dlen; i++)
-			ndirs += path[i] == '/';
-	}
-	struct node *all = realloc(nodes, (nnodes + ndirs + 1) * sizeof(*nodes));
-	if (!all)
-		FILES_FAIL("files", "out of memory");
-	nodes = all;
-	for (size_t f = 0, nfiles = nnodes; f < nfiles; f++) {
-		const char *segs = nodes[f].name - nodes[f].dlen - 1;
-		for (size_t i = 0; i < nodes[f].dlen; i++)
-			if (nodes[f].path[i] == '/')
-				nodes[nnodes++] = (struct node){ nodes[f].path, segs + i + 1, i, NULL, 0 };
+		for (size_t i = 0; i <= dlen; i++)
+			if (path[i] == '/')
+				nodes[nnodes++] =
+					(struct node){ path, segs + i + 1, i == dlen ? hex ? bytes : s : NULL, i, len };
 	}
 	qsort(nodes, nnodes, sizeof(*nodes), files_order);
-	/* Drop the directories found twice; one that is also a file refuses
-	 * the section, naming the file above the first path by strcmp (the
-	 * order the paths were once checked in). */
+	/* Drops the directories found twice.  One that is also a file refuses the
+	 * section, naming the file above the first path below a file by strcmp,
+	 * as a check of the sorted paths' prefixes found it. */
 	const char *below = NULL, *above = NULL;
 	size_t w = 0;
 	for (size_t i = 0; i < nnodes; i++) {
@@ -197,7 +184,7 @@ int replay_files_read_file(const char *path, const char **data, size_t *len)
 	const char *slash = path ? strrchr(path, '/') : NULL;
 	if (!slash)
 		return 0;
-	struct node key = { path, slash + 1, (size_t)(slash - path), NULL, 0 };
+	struct node key = { path, slash + 1, NULL, (size_t)(slash - path), 0 };
 	size_t i = files_find(&key, 1);
 	if (i == nnodes || files_cmp(&nodes[i], &key, 1) || !nodes[i].data)
 		return 0;
@@ -210,7 +197,7 @@ int replay_files_list_dir(const char *path, const char *const **list, int *count
 {
 	if (!path || !*path)
 		return 0;
-	struct node key = { path, "", strcmp(path, "/") ? strlen(path) : 0, NULL, 0 };
+	struct node key = { path, "", NULL, strcmp(path, "/") ? strlen(path) : 0, 0 };
 	size_t i = files_find(&key, 0), end = i;
 	while (end < nnodes && !files_cmp(&nodes[end], &key, 0))
 		end++;
@@ -230,18 +217,13 @@ static json_t *kept;
  * else (NUL bytes, not UTF-8: PCI config space) as {"hex": "..."}. */
 static json_t *files_contents(const char *data, size_t len)
 {
-	static const char digits[] = "0123456789abcdef";
 	json_t *text = memchr(data, '\0', len) ? NULL : json_stringn(data, len);
-	char *hex = text ? NULL : malloc(2 * len + 1);
-	for (size_t i = 0; hex && i < len; i++) {
-		hex[2 * i] = digits[(unsigned char)data[i] >> 4];
-		hex[2 * i + 1] = digits[(unsigned char)data[i] & 15];
-	}
-	if (hex) {
-		hex[2 * len] = '\0';
+	char *hex = text ? NULL : calloc(2 * len + 1, 1);
+	for (size_t i = 0; hex && i < len; i++)
+		sprintf(hex + 2 * i, "%02x", (unsigned char)data[i]);
+	if (hex)
 		text = json_pack("{s:s}", "hex", hex);
-		free(hex);
-	}
+	free(hex);
 	return text;
 }
 
@@ -258,7 +240,7 @@ void replay_files_note(const char *path, const char *data, size_t len)
 	pthread_mutex_unlock(&replay_rec_lock);
 }
 
-/* Also when the component is unloaded. */
+/* Also when the component is unloaded, for leak checkers. */
 __attribute__((destructor)) void replay_files_forget(void)
 {
 	pthread_mutex_lock(&replay_rec_lock);
@@ -267,32 +249,14 @@ __attribute__((destructor)) void replay_files_forget(void)
 	pthread_mutex_unlock(&replay_rec_lock);
 }
 
-static int files_strcmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* "files", sorted by path. */
+/* "files", sorted by path: Jansson sorts the keys as it writes them, and an
+ * object read back keeps its keys' order. */
 void replay_files_record(json_t *root)
 {
 	pthread_mutex_lock(&replay_rec_lock);
-	size_t n = json_object_size(kept), k = 0;
-	const char **keys = n ? calloc(n, sizeof(*keys)) : NULL;
-	const char *key;
-	json_t *v, *obj = keys ? json_object() : NULL;
-	if (n && !keys)
-		replay_rec_oom = true;
-	json_object_foreach(kept, key, v)
-	{
-		if (keys)
-			keys[k++] = key;
-	}
-	if (keys)
-		qsort(keys, n, sizeof(*keys), files_strcmp);
-	for (size_t i = 0; keys && i < n; i++)
-		replay_put(&replay_rec_oom, obj, keys[i], json_incref(json_object_get(kept, keys[i])));
-	if (keys)
-		replay_put(&replay_rec_oom, root, "files", obj);
-	free(keys);
+	char *text = json_object_size(kept) ? json_dumps(kept, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	if (json_object_size(kept))
+		replay_put(&replay_rec_oom, root, "files", text ? json_loads(text, 0, NULL) : NULL);
+	free(text);
 	pthread_mutex_unlock(&replay_rec_lock);
 }
