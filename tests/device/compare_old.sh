@@ -13,12 +13,8 @@
 set -u
 old_src=$1
 runs=${2:-20}
-DEPS=/tmp/dmaconn-deps
-if [ ! -f /usr/include/jansson.h ] && ls .deps/libjansson*.deb >/dev/null 2>&1; then
-	for f in .deps/libjansson*.deb; do dpkg -x "$f" "$DEPS"; done
-	sed -i "s|^prefix=.*|prefix=$DEPS/usr|" "$DEPS"/usr/lib/*/pkgconfig/jansson.pc
-	export LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
+# shellcheck source=tests/device/jansson.sh
+. tests/device/jansson.sh && dc_jansson
 if [ -f "$old_src" ]; then
 	mkdir -p /tmp/dmaconn-old && tar -xf "$old_src" -C /tmp/dmaconn-old || { echo "cannot unpack $old_src"; exit 1; }
 	old_src=$(dirname "$(find /tmp/dmaconn-old -maxdepth 2 -name CMakeLists.txt | head -1)")

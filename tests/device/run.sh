@@ -12,12 +12,8 @@ B=build-device
 show() { printf '\n$ %s\n' "$*"; "$@"; }
 
 # Jansson for the recorder: the machine's, or .deb files carried in .deps/.
-DEPS=/tmp/dmaconn-deps
-if [ ! -f /usr/include/jansson.h ] && ls .deps/libjansson*.deb >/dev/null 2>&1; then
-	for f in .deps/libjansson*.deb; do dpkg -x "$f" "$DEPS"; done
-	sed -i "s|^prefix=.*|prefix=$DEPS/usr|" "$DEPS"/usr/lib/*/pkgconfig/jansson.pc
-	export LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
+# shellcheck source=tests/device/jansson.sh
+. tests/device/jansson.sh && dc_jansson
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$DEPS/usr -DDMACONN_BUILD_TESTS=ON >"$OUT/cmake.log" 2>&1 &&
 	cmake --build $B -j >>"$OUT/cmake.log" 2>&1 || { echo "build failed"; tail -30 "$OUT/cmake.log"; exit 1; }
 
