@@ -60,24 +60,16 @@ static const char *files_bad_path(const char *p)
 	return NULL;
 }
 
-static int files_dir_cmp(const void *pa, const void *pb)
-{
-	const struct node *a = pa, *b = pb;
-	int c = memcmp(a->path, b->path, a->dlen < b->dlen ? a->dlen : b->dlen);
-	return c ? c : a->dlen < b->dlen ? -1 : a->dlen > b->dlen;
-}
-
-/* By directory, then name, then a file before the directories of its path. */
+/* By directory, then name, then a file before the directories of its path;
+ * a key without a name stands for its whole directory. */
 static int files_cmp(const void *pa, const void *pb)
 {
 	const struct node *a = pa, *b = pb;
-	int c = files_dir_cmp(a, b);
-	c = c ? c : strcmp(a->name, b->name);
-	return c ? c : (b->data != NULL) - (a->data != NULL);
+	int c = memcmp(a->path, b->path, a->dlen < b->dlen ? a->dlen : b->dlen);
+	c = c ? c : a->dlen < b->dlen ? -1 : a->dlen > b->dlen;
+	c = c || !a->name || !b->name ? c : strcmp(a->name, b->name);
+	return c || !a->name || !b->name ? c : (b->data != NULL) - (a->data != NULL);
 }
-
-/* Refuses the section, keeping nothing of it. */
-#define FILES_FAIL(...) return (replay_files_release(), replay_bad(file, __VA_ARGS__))
 
 int replay_files_read(const char *file, json_t *value)
 {
@@ -101,24 +93,24 @@ int replay_files_read(const char *file, json_t *value)
 	fs.nodes = calloc(nodes, sizeof(*fs.nodes));
 	fs.names = calloc(nodes, sizeof(*fs.names));
 	if (!fs.nodes || !fs.names || !(fs.arena = malloc(size)))
-		FILES_FAIL("files", "out of memory");
+		return replay_bad(file, "files", "out of memory");
 	json_object_foreach(value, path, contents)
 	{
 		snprintf(where, sizeof(where), "files.\"%.*s\"", PATH_MAX_LEN, path);
 		const char *why = files_bad_path(path);
 		if (why)
-			FILES_FAIL(where, "the path %s", why);
+			return replay_bad(file, where, "the path %s", why);
 		json_t *hex = json_object_get(contents, "hex"); /* a binary file (PCI config space) */
 		if (!json_is_string(contents) && !json_is_string(hex))
-			FILES_FAIL(where, "expected the file's contents, a string or {\"hex\": \"...\"}");
+			return replay_bad(file, where, "expected the file's contents, a string or {\"hex\": \"...\"}");
 		const char *s = json_string_value(hex ? hex : contents);
 		size_t n = json_string_length(hex ? hex : contents), len = hex ? n / 2 : n, plen = strlen(path);
 		if (len > FILE_SIZE_MAX || (total += len) > FILES_BYTES_MAX)
-			FILES_FAIL(where, "larger than %d bytes (or the files together than %d)", FILE_SIZE_MAX,
-				   FILES_BYTES_MAX);
+			return replay_bad(file, where, "larger than %d bytes (or the files together than %d)",
+					  FILE_SIZE_MAX, FILES_BYTES_MAX);
 		char *segs = fs.arena + used, *bytes = segs + plen + 1;
 		if (hex && (n % 2 || strspn(s, "0123456789abcdefABCDEF") < n))
-			FILES_FAIL(where, "\"hex\" must be pairs of hex digits");
+			return replay_bad(file, where, "\"hex\" must be pairs of hex digits");
 		for (size_t i = 0; hex && i < len; i++)
 			bytes[i] = (char)(dc_hexval((unsigned char)s[2 * i]) << 4 |
 					  dc_hexval((unsigned char)s[2 * i + 1]));
@@ -138,8 +130,9 @@ int replay_files_read(const char *file, json_t *value)
 	 * as a check of the sorted paths' prefixes did. */
 	size_t w = 0;
 	for (size_t i = 0; i < fs.n; i++) {
-		struct node *last = w ? &fs.nodes[w - 1] : NULL, *n = &fs.nodes[i];
-		if (!last || files_dir_cmp(last, n) || strcmp(last->name, n->name)) {
+		struct node *last = w ? &fs.nodes[w - 1] : NULL, *n = &fs.nodes[i], probe = *n;
+		probe.data = last ? last->data : NULL; /* the same path, file or not */
+		if (!last || files_cmp(last, &probe)) {
 			fs.names[w] = n->name;
 			fs.nodes[w++] = *n;
 		} else if (last->data && (!below || strcmp(n->path, below) < 0)) {
@@ -149,7 +142,7 @@ int replay_files_read(const char *file, json_t *value)
 	fs.n = w;
 	snprintf(where, sizeof(where), "files.\"%.*s\"", PATH_MAX_LEN, above ? above : "");
 	if (above)
-		FILES_FAIL(where, "is a file, yet other paths are below it");
+		return replay_bad(file, where, "is a file, yet other paths are below it");
 	return 0;
 }
 
@@ -167,12 +160,12 @@ int replay_files_read_file(const char *path, const char **data, size_t *len)
 
 int replay_files_list_dir(const char *path, const char *const **names, int *count)
 {
-	struct node key = { path, "", NULL, path && strcmp(path, "/") ? strlen(path) : 0, 0 };
-	const struct node *n = path && *path && fs.n ? bsearch(&key, fs.nodes, fs.n, sizeof(key), files_dir_cmp) : NULL,
+	struct node key = { path, NULL, NULL, path && strcmp(path, "/") ? strlen(path) : 0, 0 };
+	const struct node *n = path && *path && fs.n ? bsearch(&key, fs.nodes, fs.n, sizeof(key), files_cmp) : NULL,
 			  *end = n;
-	while (n && n > fs.nodes && !files_dir_cmp(n - 1, &key))
+	while (n && n > fs.nodes && !files_cmp(n - 1, &key))
 		n--;
-	while (end && end < fs.nodes + fs.n && !files_dir_cmp(end, &key))
+	while (end && end < fs.nodes + fs.n && !files_cmp(end, &key))
 		end++;
 	if (!n)
 		return 0;
