@@ -115,14 +115,13 @@ int replay_files_read(const char *file, json_t *value)
 			bytes[i] = (char)(dc_hexval((unsigned char)s[2 * i]) << 4 |
 					  dc_hexval((unsigned char)s[2 * i + 1]));
 		bytes[hex ? len : 0] = '\0';
-		s = hex ? bytes : s;
 		used += plen + 2 + (hex ? len : 0);
-		for (size_t i = 0; i <= plen; i++)
+		for (size_t i = 0; i <= plen; i++) {
 			segs[i] = path[i] == '/' ? '\0' : path[i];
-		size_t dlen = (size_t)(strrchr(path, '/') - path);
-		for (size_t i = 0; i <= dlen; i++)
 			if (path[i] == '/')
-				fs.nodes[fs.n++] = (struct node){ path, segs + i + 1, i < dlen ? NULL : s, i, len };
+				fs.nodes[fs.n++] = (struct node){ path, segs + i + 1, NULL, i, len };
+		}
+		fs.nodes[fs.n - 1].data = hex ? bytes : s; /* the last component is the file */
 	}
 	qsort(fs.nodes, fs.n, sizeof(*fs.nodes), files_cmp);
 	/* Drops the directories found twice.  One that is also a file refuses the

@@ -45,9 +45,9 @@ int replay_verification_read(const char *file, json_t *value)
 	json_array_foreach(prs, k, o) nkv += 2 * json_object_size(o) + 2;
 	struct dmaconn_replay_vpair *pairs = vs.block =
 		calloc(1, (npairs + 1) * sizeof(*pairs) + (ndev + nkv + 1) * sizeof(char *));
-	const char **pci = (const char **)(pairs + npairs + 1), **kv = pci + ndev, *key;
 	if (!vs.block || !(vs.texts = json_array()))
 		return replay_bad(file, "verification", "out of memory");
+	const char **pci = (const char **)(pairs + npairs + 1), **kv = pci + ndev, *key;
 	for (size_t i = 0; i < ndev; i++)
 		if (!(pci[i] = json_string_value(json_array_get(devs, i))))
 			return replay_bad(file, replay_item(p, "verification.devices", i), "expected a PCI bus id");
