@@ -76,7 +76,7 @@ int replay_files_read(const char *file, json_t *value)
 	char where[PATH_MAX_LEN + 16];
 	if (!json_is_object(value))
 		return replay_bad(file, "files", "expected an object of absolute paths and their contents");
-	size_t count = json_object_size(value), total = 0, nodes = 1, size = 1, used = 0;
+	size_t count = json_object_size(value), total = 0, nodes = 1, size = 1, hex_bytes = 0, used = 0;
 	if (count > FILES_MAX)
 		return replay_bad(file, "files", "%zu files, more than %d", count, FILES_MAX);
 	replay_files_release();
@@ -85,14 +85,17 @@ int replay_files_read(const char *file, json_t *value)
 	json_object_foreach(value, path, contents)
 	{
 		size_t plen = strnlen(path, PATH_MAX_LEN + 1), n = json_string_length(json_object_get(contents, "hex"));
-		size += plen + 2 + (n / 2 < FILE_SIZE_MAX ? n / 2 : FILE_SIZE_MAX);
+		size += plen + 2;
+		hex_bytes += n / 2;
 		for (size_t i = 0; i < plen; i++)
 			nodes += path[i] == '/'; /* a node per component */
 	}
 	fs.section = json_incref(value);
 	fs.nodes = calloc(nodes, sizeof(*fs.nodes));
 	fs.names = calloc(nodes, sizeof(*fs.names));
-	if (!fs.nodes || !fs.names || !(fs.arena = malloc(size)))
+	/* The files' bytes are checked against their limit before they go to arena. */
+	if (!fs.nodes || !fs.names ||
+	    !(fs.arena = malloc(size + (hex_bytes < FILES_BYTES_MAX ? hex_bytes : FILES_BYTES_MAX))))
 		return replay_bad(file, "files", "out of memory");
 	json_object_foreach(value, path, contents)
 	{
@@ -114,7 +117,7 @@ int replay_files_read(const char *file, json_t *value)
 		for (size_t i = 0; hex && i < len; i++)
 			bytes[i] = (char)(dc_hexval((unsigned char)s[2 * i]) << 4 |
 					  dc_hexval((unsigned char)s[2 * i + 1]));
-		bytes[hex ? len : 0] = '\0';
+		bytes[hex ? len : 0] = '\0'; /* for text, an empty string never read */
 		used += plen + 2 + (hex ? len : 0);
 		for (size_t i = 0; i <= plen; i++) {
 			segs[i] = path[i] == '/' ? '\0' : path[i];
