@@ -126,6 +126,11 @@ void dc_strings_clear(struct dc_strings *s)
 	memset(s, 0, sizeof(*s));
 }
 
+const char *dc_strings_at(const struct dc_strings *s, int k)
+{
+	return s && k >= 0 && k < s->count ? s->items[k] : NULL;
+}
+
 /* ---------------------------------------------------------------- warnings */
 
 /*
@@ -249,6 +254,21 @@ const char *dc_props_get(const struct dc_props *p, const char *key)
 	return NULL;
 }
 
+int dc_props_count(const struct dc_props *p)
+{
+	return p ? p->count : 0;
+}
+
+const char *dc_props_key_at(const struct dc_props *p, int k)
+{
+	return p && k >= 0 && k < p->count ? p->items[k].key : NULL;
+}
+
+const char *dc_props_value_at(const struct dc_props *p, int k)
+{
+	return p && k >= 0 && k < p->count ? p->items[k].value : NULL;
+}
+
 static void result_free(dmaconn_result *r)
 {
 	for (int i = 0; r->devices && i < r->n; i++)
@@ -308,9 +328,7 @@ int dmaconn_result_warning_count(const dmaconn_result *r)
 
 const char *dmaconn_result_warning(const dmaconn_result *r, int k)
 {
-	if (!r || k < 0 || k >= r->warnings.count)
-		return NULL;
-	return r->warnings.items[k];
+	return r ? dc_strings_at(&r->warnings, k) : NULL;
 }
 
 static const struct dc_props *device_props(const dmaconn_result *r, int i)
@@ -320,20 +338,17 @@ static const struct dc_props *device_props(const dmaconn_result *r, int i)
 
 int dmaconn_result_device_property_count(const dmaconn_result *r, int i)
 {
-	const struct dc_props *p = device_props(r, i);
-	return p ? p->count : 0;
+	return dc_props_count(device_props(r, i));
 }
 
 const char *dmaconn_result_device_property_key(const dmaconn_result *r, int i, int k)
 {
-	const struct dc_props *p = device_props(r, i);
-	return p && k >= 0 && k < p->count ? p->items[k].key : NULL;
+	return dc_props_key_at(device_props(r, i), k);
 }
 
 const char *dmaconn_result_device_property_value(const dmaconn_result *r, int i, int k)
 {
-	const struct dc_props *p = device_props(r, i);
-	return p && k >= 0 && k < p->count ? p->items[k].value : NULL;
+	return dc_props_value_at(device_props(r, i), k);
 }
 
 const char *dmaconn_result_device_get(const dmaconn_result *r, int i, const char *key)

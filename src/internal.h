@@ -54,9 +54,16 @@ int dc_fail(int err, const char *fmt, ...)
 int dc_props_set(struct dc_props *p, const char *key, const char *value);
 void dc_props_clear(struct dc_props *p);
 const char *dc_props_get(const struct dc_props *p, const char *key);
+/* The accessors' answers for p, which may be NULL (an index out of range):
+ * 0 properties, NULL for a k out of range. */
+int dc_props_count(const struct dc_props *p);
+const char *dc_props_key_at(const struct dc_props *p, int k);
+const char *dc_props_value_at(const struct dc_props *p, int k);
 
 int dc_strings_push(struct dc_strings *s, const char *str);
 void dc_strings_clear(struct dc_strings *s);
+/* The k-th string of s (s may be NULL), NULL out of range. */
+const char *dc_strings_at(const struct dc_strings *s, int k);
 
 /* A pair property's text as the result stores it: cleaned (as the builder
  * cleans what it is given) and kept once per result; NULL when out of

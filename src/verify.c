@@ -101,20 +101,17 @@ const char *dmaconn_verify_pair_get(const dmaconn_verify_result *v, int i, int j
 
 int dmaconn_verify_pair_property_count(const dmaconn_verify_result *v, int i, int j)
 {
-	const struct dc_props *p = pair_props(v, i, j);
-	return p ? p->count : 0;
+	return dc_props_count(pair_props(v, i, j));
 }
 
 const char *dmaconn_verify_pair_property_key(const dmaconn_verify_result *v, int i, int j, int k)
 {
-	const struct dc_props *p = pair_props(v, i, j);
-	return p && k >= 0 && k < p->count ? p->items[k].key : NULL;
+	return dc_props_key_at(pair_props(v, i, j), k);
 }
 
 const char *dmaconn_verify_pair_property_value(const dmaconn_verify_result *v, int i, int j, int k)
 {
-	const struct dc_props *p = pair_props(v, i, j);
-	return p && k >= 0 && k < p->count ? p->items[k].value : NULL;
+	return dc_props_value_at(pair_props(v, i, j), k);
 }
 
 int dmaconn_verify_warning_count(const dmaconn_verify_result *v)
@@ -124,9 +121,7 @@ int dmaconn_verify_warning_count(const dmaconn_verify_result *v)
 
 const char *dmaconn_verify_warning(const dmaconn_verify_result *v, int k)
 {
-	if (!v || k < 0 || k >= v->warnings.count)
-		return NULL;
-	return v->warnings.items[k];
+	return v ? dc_strings_at(&v->warnings, k) : NULL;
 }
 
 /* --------------------------------------------------------- locating it */
