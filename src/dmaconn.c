@@ -101,16 +101,27 @@ int dmaconn_device_type_parse(const char *name, dmaconn_device_type *out)
 
 /* ----------------------------------------------------------------- strings */
 
+int dc_grow(void *itemsp, int count, int *cap, size_t size, int first)
+{
+	if (count < *cap)
+		return 0;
+	/* The pointer is copied, not read through a void **, which may not
+	 * alias the caller's typed pointer. */
+	void *items;
+	memcpy(&items, itemsp, sizeof(items));
+	int ncap = *cap ? *cap * 2 : first;
+	void *grown = realloc(items, (size_t)ncap * size);
+	if (!grown)
+		return -1;
+	memcpy(itemsp, &grown, sizeof(grown));
+	*cap = ncap;
+	return 0;
+}
+
 int dc_strings_push(struct dc_strings *s, const char *str)
 {
-	if (s->count == s->cap) {
-		int ncap = s->cap ? s->cap * 2 : 4;
-		char **grown = realloc(s->items, (size_t)ncap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		s->items = grown;
-		s->cap = ncap;
-	}
+	if (dc_grow(&s->items, s->count, &s->cap, sizeof(*s->items), 4) != 0)
+		return -1;
 	char *copy = strdup(str);
 	if (!copy)
 		return -1;
@@ -225,15 +236,9 @@ int dc_props_set(struct dc_props *p, const char *key, const char *value)
 			return 0;
 		}
 	}
-	if (p->count == p->cap) {
-		int ncap = p->cap ? p->cap * 2 : 8;
-		struct dc_prop *grown = realloc(p->items, (size_t)ncap * sizeof(*grown));
-		if (!grown) {
-			free(v);
-			return -1;
-		}
-		p->items = grown;
-		p->cap = ncap;
+	if (dc_grow(&p->items, p->count, &p->cap, sizeof(*p->items), 8) != 0) {
+		free(v);
+		return -1;
 	}
 	char *k = strdup(key);
 	if (!k) {
@@ -671,14 +676,8 @@ static int dc_warn_record(dmaconn_builder *b, char kind, const char *key, const 
 	}
 	if (!message)
 		return 1;
-	if (w->count == t->meta_cap) {
-		int ncap = t->meta_cap ? t->meta_cap * 2 : 8;
-		struct dc_warn_meta *grown = realloc(t->meta, (size_t)ncap * sizeof(*grown));
-		if (!grown)
-			goto oom;
-		t->meta = grown;
-		t->meta_cap = ncap;
-	}
+	if (dc_grow(&t->meta, w->count, &t->meta_cap, sizeof(*t->meta), 8) != 0)
+		goto oom;
 	int oom = 0;
 	char *clean = dc_text_clean(message, &oom);
 	size_t klen = strlen(key);

@@ -60,6 +60,13 @@ int dc_props_count(const struct dc_props *p);
 const char *dc_props_key_at(const struct dc_props *p, int k);
 const char *dc_props_value_at(const struct dc_props *p, int k);
 
+/*
+ * Makes room for one more item in an array of *cap items of size bytes, count
+ * of them used, whose pointer is at itemsp: doubles it when full (first items
+ * when empty).  0, or -1 when out of memory (the array is then unchanged).
+ */
+int dc_grow(void *itemsp, int count, int *cap, size_t size, int first);
+
 int dc_strings_push(struct dc_strings *s, const char *str);
 void dc_strings_clear(struct dc_strings *s);
 /* The k-th string of s (s may be NULL), NULL out of range. */

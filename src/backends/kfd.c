@@ -107,17 +107,11 @@ static int parse_props(const char *path, char *text, struct props *p, char *why)
 		}
 		memcpy(key, cur, klen);
 		key[klen] = '\0';
-		if (p->count == cap) {
-			int ncap = cap ? cap * 2 : 64;
-			struct kv *grown = realloc(p->items, (size_t)ncap * sizeof(*grown));
-			if (!grown) {
-				snprintf(why, WHY_SIZE, "out of memory");
-				free(p->items);
-				p->items = NULL;
-				return -1;
-			}
-			p->items = grown;
-			cap = ncap;
+		if (dc_grow(&p->items, p->count, &cap, sizeof(*p->items), 64) != 0) {
+			snprintf(why, WHY_SIZE, "out of memory");
+			free(p->items);
+			p->items = NULL;
+			return -1;
 		}
 		snprintf(p->items[p->count].key, sizeof(p->items[p->count].key), "%s", key);
 		p->items[p->count++].value = v;
