@@ -289,13 +289,13 @@ static void result_free(dmaconn_result *r)
 dmaconn_result *dmaconn_result_retain(dmaconn_result *r)
 {
 	if (r)
-		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+		dc_ref(&r->refs);
 	return r;
 }
 
 void dmaconn_result_release(dmaconn_result *r)
 {
-	if (r && atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
+	if (r && dc_unref(&r->refs))
 		result_free(r);
 }
 

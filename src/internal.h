@@ -43,6 +43,18 @@ struct dmaconn_builder {
 	struct dc_warn_table *warn; /* the warnings' causes and counts (dmaconn.c) */
 };
 
+/* Takes a reference counted by refs; drops one, whether it was the last
+ * (its owner is then to be freed). */
+static inline void dc_ref(atomic_int *refs)
+{
+	atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+}
+
+static inline int dc_unref(atomic_int *refs)
+{
+	return atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1;
+}
+
 /* Records the calling thread's message for dmaconn_last_error(); returns err. */
 int dc_fail(int err, const char *fmt, ...)
 #ifdef __GNUC__

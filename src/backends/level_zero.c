@@ -201,9 +201,10 @@ struct ze_topo {
 	ze_device_p2p_property_flags_t *flags; /* n*n */
 };
 
-static void topo_release(struct ze_topo *t)
+static void topo_release(void *p)
 {
-	if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+	struct ze_topo *t = p;
+	if (!t || !dc_unref(&t->refs))
 		return;
 	if (t->fabric)
 		fabric_free(t->fabric);
@@ -581,7 +582,7 @@ out:
 
 /* Loads Level Zero and lists the devices, or counts them from sysfs; NULL
  * when out of memory. */
-static struct ze_topo *discover_topo(const char *key)
+static void *discover_topo(const char *key)
 {
 	struct ze_topo *t = calloc(1, sizeof(*t));
 	if (!t || !(t->key = strdup(key))) {
@@ -603,7 +604,16 @@ static struct ze_topo *discover_topo(const char *key)
 	return t;
 }
 
-static struct ze_topo *ze_topo; /* the last discovery, under topo_lock */
+/* Whether cur was discovered under another environment than key. */
+static int topo_stale(const void *cur, const char *key)
+{
+	const struct ze_topo *t = cur;
+	return strcmp(t->key, key) != 0;
+}
+
+/* The last discovery, under topo_lock. */
+static struct dc_discovery ze_discovery =
+	DC_DISCOVERY_OF(struct ze_topo, &topo_lock, discover_topo, topo_stale, topo_release);
 
 /* The topology to compute views from: discovered on first use, again for a
  * fresh detection or when the variables that expose devices read otherwise
@@ -618,39 +628,12 @@ static struct ze_topo *topo_get(void)
 		return NULL;
 	snprintf(key, len, "%c%s|%c%s|%s", mask ? '=' : '-', mask ? mask : "", flat ? '=' : '-', flat ? flat : "",
 		 root ? root : "");
-	pthread_mutex_lock(&topo_lock);
-	if (!ze_topo || dc_rediscover() || strcmp(ze_topo->key, key)) {
-		struct ze_topo *fresh = discover_topo(key);
-		if (fresh) {
-			topo_release(ze_topo);
-			ze_topo = fresh;
-		}
-	}
-	struct ze_topo *t = ze_topo;
-	if (t)
-		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
-	pthread_mutex_unlock(&topo_lock);
+	struct ze_topo *t = dc_discovery_get(&ze_discovery, key);
 	free(key);
 	return t;
 }
 
-static void dc_ze_forget(void)
-{
-	pthread_mutex_lock(&topo_lock);
-	struct ze_topo *t = ze_topo;
-	ze_topo = NULL;
-	pthread_mutex_unlock(&topo_lock);
-	topo_release(t);
-}
-
-static int dc_ze_discover(int fresh)
-{
-	if (fresh)
-		dc_ze_forget();
-	struct ze_topo *t = topo_get();
-	topo_release(t);
-	return t ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
-}
+DC_DISCOVERY_HOOKS(dc_ze, ze_discovery, topo_get)
 
 /*
  * Takes the topology and sizes the result.  Returns 1 when the view can go
@@ -971,14 +954,20 @@ static void fabric_detail(dmaconn_builder *b, const struct fabric *f, int i, int
 
 /* ------------------------------------------------------------ detectors */
 
-static int with_session(dmaconn_builder *b, const char *label, int (*body)(dmaconn_builder *, struct session *))
+/* A view: body over an open session, then the host's reasons for what it
+ * found (p2p: for peer access). */
+static int with_session(dmaconn_builder *b, const char *label, int p2p,
+			int (*body)(dmaconn_builder *, struct session *))
 {
 	struct session s = { .label = label };
 	int rc = session_begin(b, &s);
 	if (rc > 0)
 		rc = body(b, &s);
 	session_free(&s);
-	return rc < 0 ? rc : DMACONN_OK;
+	if (rc < 0)
+		return rc;
+	dc_reasons_vendor(b, 0, p2p);
+	return DMACONN_OK;
 }
 
 static int xelink_body(dmaconn_builder *b, struct session *s)
@@ -1012,10 +1001,7 @@ static int xelink_body(dmaconn_builder *b, struct session *s)
 static int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = with_session(b, "xpu/xelink", xelink_body);
-	if (rc == DMACONN_OK)
-		dc_reasons_vendor(b, 0, 0);
-	return rc;
+	return with_session(b, "xpu/xelink", 0, xelink_body);
 }
 
 static const char *flags_name(ze_device_p2p_property_flags_t flags)
@@ -1100,10 +1086,7 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 static int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = with_session(b, "xpu/p2p", p2p_body);
-	if (rc == DMACONN_OK)
-		dc_reasons_vendor(b, 0, 1);
-	return rc;
+	return with_session(b, "xpu/p2p", 1, p2p_body);
 }
 
 static const struct dc_view dc_ze_views[] = {

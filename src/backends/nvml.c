@@ -140,7 +140,16 @@ static int nvml_ready(char *why)
  */
 static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dc_model *nvml_model; /* the last discovery, under model_lock */
+
+static void *discover_model(const char *key);
+static void model_release(void *m)
+{
+	dc_model_release(m);
+}
+
+/* The last discovery, under model_lock. */
+static struct dc_discovery nvml_discovery =
+	DC_DISCOVERY_OF(struct dc_model, &model_lock, discover_model, NULL, model_release);
 
 static void dc_nvml_fork(int phase)
 {
@@ -148,18 +157,9 @@ static void dc_nvml_fork(int phase)
 	dc_fork_locks(phase, locks, (int)(sizeof(locks) / sizeof(locks[0])));
 }
 
-static void dc_nvml_forget(void)
-{
-	pthread_mutex_lock(&model_lock);
-	struct dc_model *m = nvml_model;
-	nvml_model = NULL;
-	pthread_mutex_unlock(&model_lock);
-	dc_model_release(m);
-}
-
 static void dc_nvml_shutdown(void)
 {
-	dc_nvml_forget();
+	dc_discovery_forget(&nvml_discovery);
 	pthread_mutex_lock(&nvml_lock);
 	if (nvml_state == 1 && nvml.nvmlShutdown)
 		nvml.nvmlShutdown();
@@ -391,8 +391,9 @@ static struct dc_model *fallback_model(const char *why)
 }
 
 /* Loads NVML and discovers every device, or counts them without NVML. */
-static struct dc_model *discover_model(void)
+static void *discover_model(const char *key)
 {
+	(void)key;
 	char why[WHY_SIZE];
 	struct dc_model *m = NULL;
 	if (nvml_ready(why) == 0)
@@ -405,27 +406,10 @@ static struct dc_model *discover_model(void)
  * of memory. */
 static struct dc_model *model_get(void)
 {
-	pthread_mutex_lock(&model_lock);
-	if (!nvml_model || dc_rediscover()) {
-		struct dc_model *m = discover_model();
-		if (m) {
-			dc_model_release(nvml_model);
-			nvml_model = m;
-		}
-	}
-	struct dc_model *m = dc_model_retain(nvml_model);
-	pthread_mutex_unlock(&model_lock);
-	return m;
+	return dc_discovery_get(&nvml_discovery, NULL);
 }
 
-static int dc_nvml_discover(int fresh)
-{
-	if (fresh)
-		dc_nvml_forget();
-	struct dc_model *m = model_get();
-	dc_model_release(m);
-	return m ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
-}
+DC_DISCOVERY_HOOKS(dc_nvml, nvml_discovery, model_get)
 
 /* ---------------------------------------------------------- link facts */
 
@@ -1007,6 +991,16 @@ static int with_session(dmaconn_builder *b, const char *label,
 	return rc;
 }
 
+/* A view: with_session, then the host's reasons for what it found. */
+static int nvml_view(dmaconn_builder *b, const char *label,
+		     int (*body)(dmaconn_builder *, const struct session *, struct dc_node *, int *))
+{
+	int rc = with_session(b, label, body);
+	if (rc == DMACONN_OK)
+		dc_reasons_cuda(b);
+	return rc;
+}
+
 static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
 {
 	char why[WHY_SIZE];
@@ -1043,10 +1037,7 @@ static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_no
 static int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = with_session(b, "cuda/nvlink", nvlink_body);
-	if (rc == DMACONN_OK)
-		dc_reasons_cuda(b);
-	return rc;
+	return nvml_view(b, "cuda/nvlink", nvlink_body);
 }
 
 /* ------------------------------------------------------------------ p2p */
@@ -1428,10 +1419,7 @@ out:
 static int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = with_session(b, "cuda/p2p", p2p_body);
-	if (rc == DMACONN_OK)
-		dc_reasons_cuda(b);
-	return rc;
+	return nvml_view(b, "cuda/p2p", p2p_body);
 }
 
 static const struct dc_view dc_nvml_views[] = {
