@@ -228,6 +228,19 @@ int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *e
 	return rc;
 }
 
+int dc_replay_check(void)
+{
+	void *h;
+	const struct dmaconn_replay_ops *ops;
+	char why[768]; /* as the backends' own messages */
+	int rc = dc_replay_open(&h, &ops, why, sizeof(why));
+	if (rc < 0)
+		return dc_fail(DMACONN_EREPLAY, "%s", why);
+	if (rc > 0)
+		dlclose(h);
+	return DMACONN_OK;
+}
+
 const struct dmaconn_replay_ops *dc_replay_ops(void)
 {
 	const char *file = dc_replay_file();

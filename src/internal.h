@@ -149,6 +149,9 @@ struct dmaconn_replay_ops;
  * when replay is off. */
 const char *dc_replay_file(void);
 int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen);
+/* Before a detection: DMACONN_OK when replay is off or its file usable, else
+ * DMACONN_EREPLAY with the reason. */
+int dc_replay_check(void);
 /* 1 when replay is on and its file loaded; used to keep live sysfs out of a replay. */
 const struct dmaconn_replay_ops *dc_replay_ops(void);
 void dc_replay_shutdown(void);

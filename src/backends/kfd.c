@@ -944,14 +944,9 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 {
 	char why[WHY_SIZE] = "";
 	struct session s = { .label = label, .p2p = p2p };
-	const char *replay = dc_replay_file();
-	if (replay && *replay) {
-		void *h;
-		const struct dmaconn_replay_ops *ops;
-		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
-			return dc_fail(DMACONN_EREPLAY, "%s", why);
-		dlclose(h);
-	}
+	int rc = dc_replay_check();
+	if (rc != DMACONN_OK)
+		return rc;
 	if (!(s.t = topo_get()))
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	s.nodes = s.t->nodes;
@@ -960,7 +955,7 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 	s.ngpus = s.t->ngpus;
 	int failed = s.t->failed;
 	snprintf(why, sizeof(why), "%s", s.t->why);
-	int rc = DMACONN_OK;
+	rc = DMACONN_OK;
 	unsigned long long *ids = calloc((size_t)s.ngpus + 1, sizeof(*ids));
 	if (!ids) {
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory");

@@ -296,9 +296,7 @@ static int enumerate(struct ze_topo *s, char *why)
 		if (list_devices(s->drivers[d], &handles, &count, &rc, why, "zeDeviceGet(driver %u)", d) != 0)
 			return -1;
 		for (uint32_t k = 0; k < count; k++) {
-			ze_device_properties_t p;
-			memset(&p, 0, sizeof(p));
-			p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+			ze_device_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES };
 			ze_result_t r = ze.zeDeviceGetProperties(handles[k], &p);
 			if (r != ZE_RESULT_SUCCESS) {
 				call_failed(why, r, "zeDeviceGetProperties(driver %u, device %u)", d, k);
@@ -341,9 +339,7 @@ static void identify(struct ze_topo *s)
 	for (int i = 0; i < s->n; i++) {
 		struct zdev *z = &s->devs[i];
 		if (ze.zeDevicePciGetPropertiesExt) {
-			ze_pci_ext_properties_t p;
-			memset(&p, 0, sizeof(p));
-			p.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
+			ze_pci_ext_properties_t p = { .stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES };
 			ze_result_t r = ze.zeDevicePciGetPropertiesExt(z->h, &p);
 			if (r == ZE_RESULT_SUCCESS) {
 				z->has_pci = p.address.bus <= 0xff && p.address.device <= 0xff && p.address.function <= 7;
@@ -642,15 +638,9 @@ DC_DISCOVERY_HOOKS(dc_ze, ze_discovery, topo_get)
  */
 static int session_begin(dmaconn_builder *b, struct session *s)
 {
-	char why[WHY_SIZE];
-	const char *replay = dc_replay_file();
-	if (replay && *replay) {
-		void *h;
-		const struct dmaconn_replay_ops *ops;
-		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
-			return dc_fail(DMACONN_EREPLAY, "%s", why);
-		dlclose(h);
-	}
+	int rc = dc_replay_check();
+	if (rc != DMACONN_OK)
+		return rc;
 	struct ze_topo *t = s->t = topo_get();
 	if (!t)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
@@ -734,9 +724,7 @@ static int map_vertices(const struct session *s, struct fabric *f, uint32_t d, c
 		return -1;
 	int rc = 0;
 	for (uint32_t k = 0; k < nv && rc == 0; k++) {
-		ze_fabric_vertex_exp_properties_t vp;
-		memset(&vp, 0, sizeof(vp));
-		vp.stype = ZE_STRUCTURE_TYPE_FABRIC_VERTEX_EXP_PROPERTIES;
+		ze_fabric_vertex_exp_properties_t vp = { .stype = ZE_STRUCTURE_TYPE_FABRIC_VERTEX_EXP_PROPERTIES };
 		ze_result_t r = ze.zeFabricVertexGetPropertiesExp(vertices[k], &vp);
 		if (r != ZE_RESULT_SUCCESS) {
 			call_failed(why, r, "zeFabricVertexGetPropertiesExp(driver %u, vertex %u)", d, k);
@@ -833,9 +821,7 @@ static int edges_between(struct link_facts *p, ze_fabric_vertex_handle_t a, ze_f
 		return -1;
 	}
 	for (uint32_t k = 0; k < ne; k++) {
-		ze_fabric_edge_exp_properties_t e;
-		memset(&e, 0, sizeof(e));
-		e.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
+		ze_fabric_edge_exp_properties_t e = { .stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES };
 		r = ze.zeFabricEdgeGetPropertiesExp(edges[k], &e);
 		if (r != ZE_RESULT_SUCCESS) {
 			free(edges);
@@ -1028,9 +1014,7 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 			for (int j = 0; j < n && !t->p2p_failed; j++) {
 				if (i == j || s->devs[i].driver != s->devs[j].driver)
 					continue;
-				ze_device_p2p_properties_t p;
-				memset(&p, 0, sizeof(p));
-				p.stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES;
+				ze_device_p2p_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES };
 				ze_result_t r = ze.zeDeviceGetP2PProperties(s->devs[i].h, s->devs[j].h, &p);
 				if (r != ZE_RESULT_SUCCESS) {
 					call_failed(t->p2p_why, r, "zeDeviceGetP2PProperties(device %d, device %d)", i, j);

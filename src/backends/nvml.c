@@ -413,6 +413,16 @@ DC_DISCOVERY_HOOKS(dc_nvml, nvml_discovery, model_get)
 
 /* ---------------------------------------------------------- link facts */
 
+/* What every version of nvmlGpuFabricInfo says. */
+static void fabric_set(struct dc_fabric_facts *f, nvmlGpuFabricState_t state, nvmlReturn_t status,
+		       const unsigned char *cluster, unsigned int clique)
+{
+	f->state = state;
+	f->status = (int)status;
+	memcpy(f->cluster, cluster, sizeof(f->cluster));
+	f->clique = clique;
+}
+
 static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -429,10 +439,7 @@ static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 			r = nvml.nvmlDeviceGetGpuFabricInfoV(h, &v);
 		}
 		if (r == NVML_SUCCESS) {
-			f->state = v.state;
-			f->status = (int)v.status;
-			memcpy(f->cluster, v.clusterUuid, sizeof(f->cluster));
-			f->clique = v.cliqueId;
+			fabric_set(f, v.state, v.status, v.clusterUuid, v.cliqueId);
 			f->health_known = 1;
 			f->health_mask = v.healthMask;
 			f->summary_known = v.version == nvmlGpuFabricInfo_v3;
@@ -442,12 +449,8 @@ static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 		nvmlGpuFabricInfo_t v;
 		memset(&v, 0, sizeof(v));
 		r = nvml.nvmlDeviceGetGpuFabricInfo(h, &v);
-		if (r == NVML_SUCCESS) {
-			f->state = v.state;
-			f->status = (int)v.status;
-			memcpy(f->cluster, v.clusterUuid, sizeof(f->cluster));
-			f->clique = v.cliqueId;
-		}
+		if (r == NVML_SUCCESS)
+			fabric_set(f, v.state, v.status, v.clusterUuid, v.cliqueId);
 	}
 	f->known = r == NVML_SUCCESS;
 	return r;
@@ -854,14 +857,9 @@ static int place(dmaconn_builder *b, struct session *s, int uuids_known, int war
  */
 static int session_begin(dmaconn_builder *b, struct session *s)
 {
-	char why[WHY_SIZE];
-	if (dc_replay_file()) {
-		void *h;
-		const struct dmaconn_replay_ops *ops;
-		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
-			return dc_fail(DMACONN_EREPLAY, "%s", why);
-		dlclose(h);
-	}
+	int rc = dc_replay_check();
+	if (rc != DMACONN_OK)
+		return rc;
 	if (!(s->m = model_get()))
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	if (s->m->vendor_ok)
