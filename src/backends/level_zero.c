@@ -111,7 +111,7 @@ static int open_library(char *why, int *replayed)
 		record(NULL, why);
 		return -1;
 	}
-	int rc = ze_api_open(&ze, path ? path : ZE_LOADER_SONAME, why, WHY_SIZE);
+	int rc = ze_api_open(&ze, path ? path : ZE_LOADER_SONAME, NULL, why, WHY_SIZE);
 	record(path ? path : ZE_LOADER_SONAME, rc ? why : NULL);
 	if (rc != 0 && !path)
 		dc_load_hint(why, WHY_SIZE, "Level Zero", "is the Level Zero loader installed?");
