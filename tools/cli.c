@@ -425,49 +425,60 @@ static char *cli_json_pair_members(const dmaconn_result *r, int i, int j)
 }
 
 /* The members of each property list, written once per list (pairs with
- * the same list number have the same properties). */
+ * the same list number have the same properties): the distinct list
+ * numbers, sorted, and the text of each as first written. */
 struct cli_pair_texts {
 	unsigned int *ids;
 	char **texts;
-	size_t cap, used;
+	size_t n;
 };
 
+static int cli_compare_ids(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The lists of the nn pairs' list numbers ids (0: no properties). */
+static void cli_pair_texts_init(struct cli_pair_texts *t, const unsigned int *ids, size_t nn)
+{
+	t->n = 0;
+	t->texts = NULL;
+	if (!(t->ids = malloc((nn ? nn : 1) * sizeof(*t->ids))))
+		return;
+	for (size_t at = 0; at < nn; at++)
+		if (ids[at])
+			t->ids[t->n++] = ids[at];
+	qsort(t->ids, t->n, sizeof(*t->ids), cli_compare_ids);
+	size_t distinct = 0;
+	for (size_t k = 0; k < t->n; k++)
+		if (!distinct || t->ids[k] != t->ids[distinct - 1])
+			t->ids[distinct++] = t->ids[k];
+	t->n = distinct;
+	if (!(t->texts = calloc(distinct ? distinct : 1, sizeof(*t->texts))))
+		t->n = 0;
+}
+
+static void cli_pair_texts_free(struct cli_pair_texts *t)
+{
+	for (size_t k = 0; k < t->n; k++)
+		free(t->texts[k]);
+	free(t->ids);
+	free(t->texts);
+}
+
+/* The members of list id, written from pair (i, j) the first time; NULL
+ * when out of memory. */
 static const char *cli_pair_text(struct cli_pair_texts *t, const dmaconn_result *r, int i, int j,
 				 unsigned int id)
 {
-	if ((t->used + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		unsigned int *ids = calloc(ncap, sizeof(*ids));
-		char **texts = calloc(ncap, sizeof(*texts));
-		if (!ids || !texts) {
-			free(ids);
-			free(texts);
-			return NULL;
-		}
-		for (size_t k = 0; k < t->cap; k++) {
-			if (!t->ids[k])
-				continue;
-			size_t h = (t->ids[k] * 2654435761u) & (ncap - 1);
-			while (ids[h])
-				h = (h + 1) & (ncap - 1);
-			ids[h] = t->ids[k];
-			texts[h] = t->texts[k];
-		}
-		free(t->ids);
-		free(t->texts);
-		t->ids = ids;
-		t->texts = texts;
-		t->cap = ncap;
-	}
-	size_t h = (id * 2654435761u) & (t->cap - 1);
-	for (; t->ids[h]; h = (h + 1) & (t->cap - 1))
-		if (t->ids[h] == id)
-			return t->texts[h];
-	if (!(t->texts[h] = cli_json_pair_members(r, i, j)))
+	const unsigned int *at = t->n ? bsearch(&id, t->ids, t->n, sizeof(*t->ids), cli_compare_ids) : NULL;
+	if (!at)
 		return NULL;
-	t->ids[h] = id;
-	t->used++;
-	return t->texts[h];
+	char **text = &t->texts[at - t->ids];
+	if (!*text)
+		*text = cli_json_pair_members(r, i, j);
+	return *text;
 }
 
 /*
@@ -509,6 +520,7 @@ static void cli_json_write_result(const dmaconn_result *r)
 	unsigned int *ids = nn ? malloc(nn * sizeof(*ids)) : NULL;
 	struct cli_pair_texts texts = { 0 };
 	if (ids && dmaconn_result_pair_lists(r, ids, nn) == DMACONN_OK) {
+		cli_pair_texts_init(&texts, ids, nn);
 		int first = 1;
 		for (size_t at = 0; at < nn; at++) {
 			if (!ids[at])
@@ -519,10 +531,7 @@ static void cli_json_write_result(const dmaconn_result *r)
 			first = 0;
 		}
 	}
-	for (size_t k = 0; k < texts.cap; k++)
-		free(texts.texts[k]);
-	free(texts.ids);
-	free(texts.texts);
+	cli_pair_texts_free(&texts);
 	free(ids);
 	fputs("],\"warnings\":", stdout);
 	v = cli_json_warnings(dmaconn_result_warning_count(r), cli_result_warning, r);
