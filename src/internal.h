@@ -2,6 +2,7 @@
 #ifndef DMACONN_INTERNAL_H
 #define DMACONN_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 
@@ -134,6 +135,32 @@ const char *dc_getenv(const char *name);
  * when it names anything else (never a relative path, never the CWD).
  */
 int dc_library_override(const char *var, const char **path, char *why, size_t len);
+
+/* Formats "<call> failed: <error>" into why (len bytes), the call from fmt
+ * and ap, at most 255 bytes of it. */
+void dc_call_failedv(char *why, size_t len, const char *error, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+/*
+ * A vendor library's initialisation, lazy and sticky: under lock, the first
+ * call runs init (0, or -1 with the reason in error) and *state keeps the
+ * outcome (0 not tried, 1 ready, -1 unusable).  0 when ready, else -1 with
+ * error copied into why.
+ */
+int dc_init_once(pthread_mutex_t *lock, int *state, char *error, int (*init)(char *error), char *why,
+		 size_t len);
+
+/*
+ * Opens a vendor library live: the path var names (dc_library_override),
+ * else soname.  open_fn binds it (0, or -1 with the reason in why), then the
+ * recording gets record_fn(library, rc, why), library NULL and rc -1 when var
+ * was refused.  A soname that does not load gets hint in why, as
+ * dc_load_hint() writes it for what.  Returns open_fn's answer, -1 for a
+ * refused var.
+ */
+int dc_open_live(const char *var, const char *soname, const char *what, const char *hint,
+		 int (*open_fn)(const char *path, char *why, size_t len),
+		 void (*record_fn)(const char *library, int rc, const char *why), char *why, size_t len);
 
 /* Turns "cannot load WHAT: detail" in why into "cannot load WHAT (HINT):
  * detail", for a library missing from its usual place. */

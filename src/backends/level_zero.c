@@ -59,12 +59,11 @@ static char ze_error[WHY_SIZE];
 static void call_failed(char *why, ze_result_t r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void call_failed(char *why, ze_result_t r, const char *fmt, ...)
 {
-	char call[256], name[64];
+	char name[64];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(call, sizeof(call), fmt, ap);
+	dc_call_failedv(why, WHY_SIZE, ze_result_describe(r, name, sizeof(name)), fmt, ap);
 	va_end(ap);
-	snprintf(why, WHY_SIZE, "%s failed: %s", call, ze_result_describe(r, name, sizeof(name)));
 }
 
 /* Records the loader's table, or why it did not load (the message as the
@@ -75,6 +74,16 @@ static void record(const char *library, const char *why)
 	if (why && !strncmp(why, prefix, sizeof(prefix) - 1))
 		why += sizeof(prefix) - 1;
 	dc_record_table("level_zero", why ? NULL : &ze, library, why);
+}
+
+static int open_live(const char *path, char *why, size_t len)
+{
+	return ze_api_open(&ze, path, NULL, why, len);
+}
+
+static void record_live(const char *library, int rc, const char *why)
+{
+	record(library, rc ? why : NULL);
 }
 
 static int open_library(char *why, int *replayed)
@@ -106,40 +115,28 @@ static int open_library(char *why, int *replayed)
 		record(NULL, NULL);
 		return 0;
 	}
-	const char *path;
-	if (dc_library_override("DMACONN_ZE_LIBRARY", &path, why, WHY_SIZE) != 0) {
-		record(NULL, why);
+	return dc_open_live("DMACONN_ZE_LIBRARY", ZE_LOADER_SONAME, "Level Zero", "is the Level Zero loader installed?",
+			    open_live, record_live, why, WHY_SIZE);
+}
+
+static int init_library(char *why)
+{
+	int replayed;
+	if (open_library(why, &replayed) != 0)
+		return -1;
+	ze_result_t r = ze.zeInit(ZE_INIT_FLAG_GPU_ONLY);
+	if (r != ZE_RESULT_SUCCESS) {
+		call_failed(why, r, "zeInit");
 		return -1;
 	}
-	int rc = ze_api_open(&ze, path ? path : ZE_LOADER_SONAME, NULL, why, WHY_SIZE);
-	record(path ? path : ZE_LOADER_SONAME, rc ? why : NULL);
-	if (rc != 0 && !path)
-		dc_load_hint(why, WHY_SIZE, "Level Zero", "is the Level Zero loader installed?");
-	return rc;
+	ze_live_inited = !replayed;
+	return 0;
 }
 
 /* Loads and initialises Level Zero once; 0 when usable, else -1 with the reason. */
 static int ze_ready(char *why)
 {
-	pthread_mutex_lock(&ze_lock);
-	if (ze_state == 0) {
-		int replayed;
-		ze_state = -1;
-		if (open_library(ze_error, &replayed) == 0) {
-			ze_result_t r = ze.zeInit(ZE_INIT_FLAG_GPU_ONLY);
-			if (r == ZE_RESULT_SUCCESS) {
-				ze_state = 1;
-				ze_live_inited = !replayed;
-			} else {
-				call_failed(ze_error, r, "zeInit");
-			}
-		}
-	}
-	int rc = ze_state == 1 ? 0 : -1;
-	if (rc)
-		snprintf(why, WHY_SIZE, "%s", ze_error);
-	pthread_mutex_unlock(&ze_lock);
-	return rc;
+	return dc_init_once(&ze_lock, &ze_state, ze_error, init_library, why, WHY_SIZE);
 }
 
 static void dc_ze_forget(void);

@@ -54,13 +54,12 @@ static void call_failed(char *why, nvmlReturn_t r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void call_failed(char *why, nvmlReturn_t r, const char *fmt, ...)
 {
-	char call[256], err[256];
+	char err[256];
 	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(call, sizeof(call), fmt, ap);
-	va_end(ap);
 	describe(r, err, sizeof(err));
-	snprintf(why, WHY_SIZE, "%s failed: %s", call, err);
+	va_start(ap, fmt);
+	dc_call_failedv(why, WHY_SIZE, err, fmt, ap);
+	va_end(ap);
 }
 
 static int open_replay(char *why)
@@ -93,43 +92,40 @@ static int open_replay(char *why)
 	return 0;
 }
 
+static int open_live(const char *path, char *why, size_t len)
+{
+	return nvml_api_open(&nvml, path, NULL, why, len);
+}
+
+static void record_live(const char *library, int rc, const char *why)
+{
+	dc_record_table("nvml", rc ? NULL : &nvml, library, why);
+}
+
 /* NVML, or its replay; a recording gets the table (or why none loaded). */
 static int open_library(char *why)
 {
 	int rc = open_replay(why);
 	if (rc <= 0)
 		return rc;
-	const char *path;
-	if (dc_library_override("DMACONN_NVML_LIBRARY", &path, why, WHY_SIZE) != 0) {
-		dc_record_table("nvml", NULL, NULL, why);
+	return dc_open_live("DMACONN_NVML_LIBRARY", NVML_SONAME, "NVML", "is the NVIDIA driver installed?", open_live,
+			    record_live, why, WHY_SIZE);
+}
+
+static int init_library(char *why)
+{
+	if (open_library(why) != 0)
 		return -1;
-	}
-	rc = nvml_api_open(&nvml, path ? path : NVML_SONAME, NULL, why, WHY_SIZE);
-	dc_record_table("nvml", rc ? NULL : &nvml, path ? path : NVML_SONAME, why);
-	if (rc != 0 && !path)
-		dc_load_hint(why, WHY_SIZE, "NVML", "is the NVIDIA driver installed?");
-	return rc;
+	nvmlReturn_t r = nvml.nvmlInit_v2();
+	if (r != NVML_SUCCESS)
+		call_failed(why, r, "nvmlInit_v2");
+	return r == NVML_SUCCESS ? 0 : -1;
 }
 
 /* Loads and initialises NVML once; 0 when usable, else -1 with the reason. */
 static int nvml_ready(char *why)
 {
-	pthread_mutex_lock(&nvml_lock);
-	if (nvml_state == 0) {
-		nvml_state = -1;
-		if (open_library(nvml_error) == 0) {
-			nvmlReturn_t r = nvml.nvmlInit_v2();
-			if (r == NVML_SUCCESS)
-				nvml_state = 1;
-			else
-				call_failed(nvml_error, r, "nvmlInit_v2");
-		}
-	}
-	int rc = nvml_state == 1 ? 0 : -1;
-	if (rc)
-		snprintf(why, WHY_SIZE, "%s", nvml_error);
-	pthread_mutex_unlock(&nvml_lock);
-	return rc;
+	return dc_init_once(&nvml_lock, &nvml_state, nvml_error, init_library, why, WHY_SIZE);
 }
 
 /*
