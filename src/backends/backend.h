@@ -63,7 +63,8 @@ void dc_fork_locks(int phase, pthread_mutex_t *const *locks, int n);
  * reference: made on first use, made again for a fresh detection or when
  * the one kept was made under another key (the variables it depends on), and
  * dropped by forget (the views keep the references they hold).  The hooks
- * take and give the backend's own type as void pointers.
+ * take and give the backend's own type as void pointers.  The functions are
+ * the core's (src/discovery.c).
  */
 struct dc_discovery {
 	pthread_mutex_t *lock; /* guards cur; the backend's, for its fork handling */
