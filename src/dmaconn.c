@@ -101,16 +101,27 @@ int dmaconn_device_type_parse(const char *name, dmaconn_device_type *out)
 
 /* ----------------------------------------------------------------- strings */
 
+int dc_grow(void *itemsp, int count, int *cap, size_t size, int first)
+{
+	if (count < *cap)
+		return 0;
+	/* The pointer is copied, not read through a void **, which may not
+	 * alias the caller's typed pointer. */
+	void *items;
+	memcpy(&items, itemsp, sizeof(items));
+	int ncap = *cap ? *cap * 2 : first;
+	void *grown = realloc(items, (size_t)ncap * size);
+	if (!grown)
+		return -1;
+	memcpy(itemsp, &grown, sizeof(grown));
+	*cap = ncap;
+	return 0;
+}
+
 int dc_strings_push(struct dc_strings *s, const char *str)
 {
-	if (s->count == s->cap) {
-		int ncap = s->cap ? s->cap * 2 : 4;
-		char **grown = realloc(s->items, (size_t)ncap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		s->items = grown;
-		s->cap = ncap;
-	}
+	if (dc_grow(&s->items, s->count, &s->cap, sizeof(*s->items), 4) != 0)
+		return -1;
 	char *copy = strdup(str);
 	if (!copy)
 		return -1;
@@ -124,6 +135,11 @@ void dc_strings_clear(struct dc_strings *s)
 		free(s->items[i]);
 	free(s->items);
 	memset(s, 0, sizeof(*s));
+}
+
+const char *dc_strings_at(const struct dc_strings *s, int k)
+{
+	return s && k >= 0 && k < s->count ? s->items[k] : NULL;
 }
 
 /* ---------------------------------------------------------------- warnings */
@@ -220,15 +236,9 @@ int dc_props_set(struct dc_props *p, const char *key, const char *value)
 			return 0;
 		}
 	}
-	if (p->count == p->cap) {
-		int ncap = p->cap ? p->cap * 2 : 8;
-		struct dc_prop *grown = realloc(p->items, (size_t)ncap * sizeof(*grown));
-		if (!grown) {
-			free(v);
-			return -1;
-		}
-		p->items = grown;
-		p->cap = ncap;
+	if (dc_grow(&p->items, p->count, &p->cap, sizeof(*p->items), 8) != 0) {
+		free(v);
+		return -1;
 	}
 	char *k = strdup(key);
 	if (!k) {
@@ -249,6 +259,21 @@ const char *dc_props_get(const struct dc_props *p, const char *key)
 	return NULL;
 }
 
+int dc_props_count(const struct dc_props *p)
+{
+	return p ? p->count : 0;
+}
+
+const char *dc_props_key_at(const struct dc_props *p, int k)
+{
+	return p && k >= 0 && k < p->count ? p->items[k].key : NULL;
+}
+
+const char *dc_props_value_at(const struct dc_props *p, int k)
+{
+	return p && k >= 0 && k < p->count ? p->items[k].value : NULL;
+}
+
 static void result_free(dmaconn_result *r)
 {
 	for (int i = 0; r->devices && i < r->n; i++)
@@ -264,13 +289,13 @@ static void result_free(dmaconn_result *r)
 dmaconn_result *dmaconn_result_retain(dmaconn_result *r)
 {
 	if (r)
-		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+		dc_ref(&r->refs);
 	return r;
 }
 
 void dmaconn_result_release(dmaconn_result *r)
 {
-	if (r && atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
+	if (r && dc_unref(&r->refs))
 		result_free(r);
 }
 
@@ -308,9 +333,7 @@ int dmaconn_result_warning_count(const dmaconn_result *r)
 
 const char *dmaconn_result_warning(const dmaconn_result *r, int k)
 {
-	if (!r || k < 0 || k >= r->warnings.count)
-		return NULL;
-	return r->warnings.items[k];
+	return r ? dc_strings_at(&r->warnings, k) : NULL;
 }
 
 static const struct dc_props *device_props(const dmaconn_result *r, int i)
@@ -320,20 +343,17 @@ static const struct dc_props *device_props(const dmaconn_result *r, int i)
 
 int dmaconn_result_device_property_count(const dmaconn_result *r, int i)
 {
-	const struct dc_props *p = device_props(r, i);
-	return p ? p->count : 0;
+	return dc_props_count(device_props(r, i));
 }
 
 const char *dmaconn_result_device_property_key(const dmaconn_result *r, int i, int k)
 {
-	const struct dc_props *p = device_props(r, i);
-	return p && k >= 0 && k < p->count ? p->items[k].key : NULL;
+	return dc_props_key_at(device_props(r, i), k);
 }
 
 const char *dmaconn_result_device_property_value(const dmaconn_result *r, int i, int k)
 {
-	const struct dc_props *p = device_props(r, i);
-	return p && k >= 0 && k < p->count ? p->items[k].value : NULL;
+	return dc_props_value_at(device_props(r, i), k);
 }
 
 const char *dmaconn_result_device_get(const dmaconn_result *r, int i, const char *key)
@@ -656,14 +676,8 @@ static int dc_warn_record(dmaconn_builder *b, char kind, const char *key, const 
 	}
 	if (!message)
 		return 1;
-	if (w->count == t->meta_cap) {
-		int ncap = t->meta_cap ? t->meta_cap * 2 : 8;
-		struct dc_warn_meta *grown = realloc(t->meta, (size_t)ncap * sizeof(*grown));
-		if (!grown)
-			goto oom;
-		t->meta = grown;
-		t->meta_cap = ncap;
-	}
+	if (dc_grow(&t->meta, w->count, &t->meta_cap, sizeof(*t->meta), 8) != 0)
+		goto oom;
 	int oom = 0;
 	char *clean = dc_text_clean(message, &oom);
 	size_t klen = strlen(key);

@@ -228,6 +228,19 @@ int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *e
 	return rc;
 }
 
+int dc_replay_check(void)
+{
+	void *h;
+	const struct dmaconn_replay_ops *ops;
+	char why[768]; /* as the backends' own messages */
+	int rc = dc_replay_open(&h, &ops, why, sizeof(why));
+	if (rc < 0)
+		return dc_fail(DMACONN_EREPLAY, "%s", why);
+	if (rc > 0)
+		dlclose(h);
+	return DMACONN_OK;
+}
+
 const struct dmaconn_replay_ops *dc_replay_ops(void)
 {
 	const char *file = dc_replay_file();
@@ -362,6 +375,45 @@ void dc_load_hint(char *why, size_t len, const char *what, const char *hint)
 		return;
 	snprintf(detail, sizeof(detail), "%s", why + n);
 	snprintf(why, len, "cannot load %s (%s): %.600s", what, hint, detail);
+}
+
+void dc_call_failedv(char *why, size_t len, const char *error, const char *fmt, va_list ap)
+{
+	char call[256];
+	vsnprintf(call, sizeof(call), fmt, ap);
+	snprintf(why, len, "%s failed: %s", call, error);
+}
+
+int dc_init_once(pthread_mutex_t *lock, int *state, char *error, int (*init)(char *error), char *why,
+		 size_t len)
+{
+	pthread_mutex_lock(lock);
+	if (*state == 0) {
+		*state = -1;
+		if (init(error) == 0)
+			*state = 1;
+	}
+	int rc = *state == 1 ? 0 : -1;
+	if (rc)
+		snprintf(why, len, "%s", error);
+	pthread_mutex_unlock(lock);
+	return rc;
+}
+
+int dc_open_live(const char *var, const char *soname, const char *what, const char *hint,
+		 int (*open_fn)(const char *path, char *why, size_t len),
+		 void (*record_fn)(const char *library, int rc, const char *why), char *why, size_t len)
+{
+	const char *path;
+	if (dc_library_override(var, &path, why, len) != 0) {
+		record_fn(NULL, -1, why);
+		return -1;
+	}
+	int rc = open_fn(path ? path : soname, why, len);
+	record_fn(path ? path : soname, rc, why);
+	if (rc != 0 && !path)
+		dc_load_hint(why, len, what, hint);
+	return rc;
 }
 
 const char *dc_getenv(const char *name)

@@ -2,6 +2,7 @@
 #ifndef DMACONN_INTERNAL_H
 #define DMACONN_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 
@@ -43,6 +44,18 @@ struct dmaconn_builder {
 	struct dc_warn_table *warn; /* the warnings' causes and counts (dmaconn.c) */
 };
 
+/* Takes a reference counted by refs; drops one, whether it was the last
+ * (its owner is then to be freed). */
+static inline void dc_ref(atomic_int *refs)
+{
+	atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+}
+
+static inline int dc_unref(atomic_int *refs)
+{
+	return atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1;
+}
+
 /* Records the calling thread's message for dmaconn_last_error(); returns err. */
 int dc_fail(int err, const char *fmt, ...)
 #ifdef __GNUC__
@@ -54,9 +67,23 @@ int dc_fail(int err, const char *fmt, ...)
 int dc_props_set(struct dc_props *p, const char *key, const char *value);
 void dc_props_clear(struct dc_props *p);
 const char *dc_props_get(const struct dc_props *p, const char *key);
+/* The accessors' answers for p, which may be NULL (an index out of range):
+ * 0 properties, NULL for a k out of range. */
+int dc_props_count(const struct dc_props *p);
+const char *dc_props_key_at(const struct dc_props *p, int k);
+const char *dc_props_value_at(const struct dc_props *p, int k);
+
+/*
+ * Makes room for one more item in an array of *cap items of size bytes, count
+ * of them used, whose pointer is at itemsp: doubles it when full (first items
+ * when empty).  0, or -1 when out of memory (the array is then unchanged).
+ */
+int dc_grow(void *itemsp, int count, int *cap, size_t size, int first);
 
 int dc_strings_push(struct dc_strings *s, const char *str);
 void dc_strings_clear(struct dc_strings *s);
+/* The k-th string of s (s may be NULL), NULL out of range. */
+const char *dc_strings_at(const struct dc_strings *s, int k);
 
 /* A pair property's text as the result stores it: cleaned (as the builder
  * cleans what it is given) and kept once per result; NULL when out of
@@ -109,6 +136,32 @@ const char *dc_getenv(const char *name);
  */
 int dc_library_override(const char *var, const char **path, char *why, size_t len);
 
+/* Formats "<call> failed: <error>" into why (len bytes), the call from fmt
+ * and ap, at most 255 bytes of it. */
+void dc_call_failedv(char *why, size_t len, const char *error, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+/*
+ * A vendor library's initialisation, lazy and sticky: under lock, the first
+ * call runs init (0, or -1 with the reason in error) and *state keeps the
+ * outcome (0 not tried, 1 ready, -1 unusable).  0 when ready, else -1 with
+ * error copied into why.
+ */
+int dc_init_once(pthread_mutex_t *lock, int *state, char *error, int (*init)(char *error), char *why,
+		 size_t len);
+
+/*
+ * Opens a vendor library live: the path var names (dc_library_override),
+ * else soname.  open_fn binds it (0, or -1 with the reason in why), then the
+ * recording gets record_fn(library, rc, why), library NULL and rc -1 when var
+ * was refused.  A soname that does not load gets hint in why, as
+ * dc_load_hint() writes it for what.  Returns open_fn's answer, -1 for a
+ * refused var.
+ */
+int dc_open_live(const char *var, const char *soname, const char *what, const char *hint,
+		 int (*open_fn)(const char *path, char *why, size_t len),
+		 void (*record_fn)(const char *library, int rc, const char *why), char *why, size_t len);
+
 /* Turns "cannot load WHAT: detail" in why into "cannot load WHAT (HINT):
  * detail", for a library missing from its usual place. */
 void dc_load_hint(char *why, size_t len, const char *what, const char *hint);
@@ -123,6 +176,9 @@ struct dmaconn_replay_ops;
  * when replay is off. */
 const char *dc_replay_file(void);
 int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen);
+/* Before a detection: DMACONN_OK when replay is off or its file usable, else
+ * DMACONN_EREPLAY with the reason. */
+int dc_replay_check(void);
 /* 1 when replay is on and its file loaded; used to keep live sysfs out of a replay. */
 const struct dmaconn_replay_ops *dc_replay_ops(void);
 void dc_replay_shutdown(void);

@@ -1,5 +1,7 @@
 #include "sysfs.h"
 
+#include "internal.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,14 +48,8 @@ int dc_sysfs_nvidia_gpus(const char *root, struct dc_pci *out, int max)
 		if (read_hex_file(dev, "vendor", &vendor) || vendor != 0x10de ||
 		    read_hex_file(dev, "class", &cls) || ((cls >> 8) != 0x0300 && (cls >> 8) != 0x0302))
 			continue;
-		if (n == cap) {
-			int ncap = cap ? cap * 2 : 16;
-			struct dc_pci *grown = realloc(all, (size_t)ncap * sizeof(*all));
-			if (!grown)
-				break;
-			all = grown;
-			cap = ncap;
-		}
+		if (dc_grow(&all, n, &cap, sizeof(*all), 16) != 0)
+			break;
 		all[n++] = p;
 	}
 	closedir(d);
@@ -164,14 +160,8 @@ int dc_sysfs_list_at(const char *root, const char *path, char ***names)
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (n == cap) {
-			int ncap = cap ? cap * 2 : 16;
-			char **grown = realloc(all, (size_t)ncap * sizeof(*all));
-			if (!grown)
-				goto oom;
-			all = grown;
-			cap = ncap;
-		}
+		if (dc_grow(&all, n, &cap, sizeof(*all), 16) != 0)
+			goto oom;
 		if (!(all[n] = strdup(e->d_name)))
 			goto oom;
 		n++;
@@ -190,7 +180,6 @@ oom:
 #ifdef DMACONN_BUILDING
 /* The replay-aware readers, in libdmaconn only (the replay component has no
  * replay of its own to consult). */
-#include "internal.h"
 #include "replay_abi.h"
 
 static int replaying(const struct dmaconn_replay_ops **ops)

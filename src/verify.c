@@ -101,20 +101,17 @@ const char *dmaconn_verify_pair_get(const dmaconn_verify_result *v, int i, int j
 
 int dmaconn_verify_pair_property_count(const dmaconn_verify_result *v, int i, int j)
 {
-	const struct dc_props *p = pair_props(v, i, j);
-	return p ? p->count : 0;
+	return dc_props_count(pair_props(v, i, j));
 }
 
 const char *dmaconn_verify_pair_property_key(const dmaconn_verify_result *v, int i, int j, int k)
 {
-	const struct dc_props *p = pair_props(v, i, j);
-	return p && k >= 0 && k < p->count ? p->items[k].key : NULL;
+	return dc_props_key_at(pair_props(v, i, j), k);
 }
 
 const char *dmaconn_verify_pair_property_value(const dmaconn_verify_result *v, int i, int j, int k)
 {
-	const struct dc_props *p = pair_props(v, i, j);
-	return p && k >= 0 && k < p->count ? p->items[k].value : NULL;
+	return dc_props_value_at(pair_props(v, i, j), k);
 }
 
 int dmaconn_verify_warning_count(const dmaconn_verify_result *v)
@@ -124,9 +121,7 @@ int dmaconn_verify_warning_count(const dmaconn_verify_result *v)
 
 const char *dmaconn_verify_warning(const dmaconn_verify_result *v, int k)
 {
-	if (!v || k < 0 || k >= v->warnings.count)
-		return NULL;
-	return v->warnings.items[k];
+	return v ? dc_strings_at(&v->warnings, k) : NULL;
 }
 
 /* --------------------------------------------------------- locating it */
@@ -586,14 +581,8 @@ static int parse_line(struct parsed *p, char *line, int lineno)
 			rc = -1;
 			goto out;
 		}
-		if (p->ndev == p->dev_cap) {
-			int ncap = p->dev_cap ? p->dev_cap * 2 : 8;
-			char **grown = realloc(p->pci, (size_t)ncap * sizeof(*grown));
-			if (!grown)
-				goto nomem;
-			p->pci = grown;
-			p->dev_cap = ncap;
-		}
+		if (dc_grow(&p->pci, p->ndev, &p->dev_cap, sizeof(*p->pci), 8) != 0)
+			goto nomem;
 		p->pci[p->ndev++] = pci;
 		pci = NULL;
 	} else if (is_begin) {
@@ -615,14 +604,8 @@ static int parse_line(struct parsed *p, char *line, int lineno)
 			rc = -1;
 			goto out;
 		}
-		if (p->npairs == p->pair_cap) {
-			int ncap = p->pair_cap ? p->pair_cap * 2 : 16;
-			struct pair_rec *grown = realloc(p->pairs, (size_t)ncap * sizeof(*grown));
-			if (!grown)
-				goto nomem;
-			p->pairs = grown;
-			p->pair_cap = ncap;
-		}
+		if (dc_grow(&p->pairs, p->npairs, &p->pair_cap, sizeof(*p->pairs), 16) != 0)
+			goto nomem;
 		rec.status = (dmaconn_verify_status)status;
 		p->pairs[p->npairs++] = rec;
 		memset(&rec.props, 0, sizeof(rec.props));
@@ -853,14 +836,8 @@ static void run_failure(const struct run *run, const struct parsed *parsed, int 
 /* Appends rec (whose properties it takes); -2 when out of memory. */
 static int push_pair(struct parsed *p, struct pair_rec *rec)
 {
-	if (p->npairs == p->pair_cap) {
-		int ncap = p->pair_cap ? p->pair_cap * 2 : 16;
-		struct pair_rec *grown = realloc(p->pairs, (size_t)ncap * sizeof(*grown));
-		if (!grown)
-			return -2;
-		p->pairs = grown;
-		p->pair_cap = ncap;
-	}
+	if (dc_grow(&p->pairs, p->npairs, &p->pair_cap, sizeof(*p->pairs), 16) != 0)
+		return -2;
 	p->pairs[p->npairs++] = *rec;
 	memset(&rec->props, 0, sizeof(rec->props));
 	return 0;

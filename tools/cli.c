@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,49 +425,60 @@ static char *cli_json_pair_members(const dmaconn_result *r, int i, int j)
 }
 
 /* The members of each property list, written once per list (pairs with
- * the same list number have the same properties). */
+ * the same list number have the same properties): the distinct list
+ * numbers, sorted, and the text of each as first written. */
 struct cli_pair_texts {
 	unsigned int *ids;
 	char **texts;
-	size_t cap, used;
+	size_t n;
 };
 
+static int cli_compare_ids(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The lists of the nn pairs' list numbers ids (0: no properties). */
+static void cli_pair_texts_init(struct cli_pair_texts *t, const unsigned int *ids, size_t nn)
+{
+	t->n = 0;
+	t->texts = NULL;
+	if (!(t->ids = malloc((nn ? nn : 1) * sizeof(*t->ids))))
+		return;
+	for (size_t at = 0; at < nn; at++)
+		if (ids[at])
+			t->ids[t->n++] = ids[at];
+	qsort(t->ids, t->n, sizeof(*t->ids), cli_compare_ids);
+	size_t distinct = 0;
+	for (size_t k = 0; k < t->n; k++)
+		if (!distinct || t->ids[k] != t->ids[distinct - 1])
+			t->ids[distinct++] = t->ids[k];
+	t->n = distinct;
+	if (!(t->texts = calloc(distinct ? distinct : 1, sizeof(*t->texts))))
+		t->n = 0;
+}
+
+static void cli_pair_texts_free(struct cli_pair_texts *t)
+{
+	for (size_t k = 0; k < t->n; k++)
+		free(t->texts[k]);
+	free(t->ids);
+	free(t->texts);
+}
+
+/* The members of list id, written from pair (i, j) the first time; NULL
+ * when out of memory. */
 static const char *cli_pair_text(struct cli_pair_texts *t, const dmaconn_result *r, int i, int j,
 				 unsigned int id)
 {
-	if ((t->used + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		unsigned int *ids = calloc(ncap, sizeof(*ids));
-		char **texts = calloc(ncap, sizeof(*texts));
-		if (!ids || !texts) {
-			free(ids);
-			free(texts);
-			return NULL;
-		}
-		for (size_t k = 0; k < t->cap; k++) {
-			if (!t->ids[k])
-				continue;
-			size_t h = (t->ids[k] * 2654435761u) & (ncap - 1);
-			while (ids[h])
-				h = (h + 1) & (ncap - 1);
-			ids[h] = t->ids[k];
-			texts[h] = t->texts[k];
-		}
-		free(t->ids);
-		free(t->texts);
-		t->ids = ids;
-		t->texts = texts;
-		t->cap = ncap;
-	}
-	size_t h = (id * 2654435761u) & (t->cap - 1);
-	for (; t->ids[h]; h = (h + 1) & (t->cap - 1))
-		if (t->ids[h] == id)
-			return t->texts[h];
-	if (!(t->texts[h] = cli_json_pair_members(r, i, j)))
+	const unsigned int *at = t->n ? bsearch(&id, t->ids, t->n, sizeof(*t->ids), cli_compare_ids) : NULL;
+	if (!at)
 		return NULL;
-	t->ids[h] = id;
-	t->used++;
-	return t->texts[h];
+	char **text = &t->texts[at - t->ids];
+	if (!*text)
+		*text = cli_json_pair_members(r, i, j);
+	return *text;
 }
 
 /*
@@ -508,6 +520,7 @@ static void cli_json_write_result(const dmaconn_result *r)
 	unsigned int *ids = nn ? malloc(nn * sizeof(*ids)) : NULL;
 	struct cli_pair_texts texts = { 0 };
 	if (ids && dmaconn_result_pair_lists(r, ids, nn) == DMACONN_OK) {
+		cli_pair_texts_init(&texts, ids, nn);
 		int first = 1;
 		for (size_t at = 0; at < nn; at++) {
 			if (!ids[at])
@@ -518,10 +531,7 @@ static void cli_json_write_result(const dmaconn_result *r)
 			first = 0;
 		}
 	}
-	for (size_t k = 0; k < texts.cap; k++)
-		free(texts.texts[k]);
-	free(texts.ids);
-	free(texts.texts);
+	cli_pair_texts_free(&texts);
 	free(ids);
 	fputs("],\"warnings\":", stdout);
 	v = cli_json_warnings(dmaconn_result_warning_count(r), cli_result_warning, r);
@@ -1100,77 +1110,78 @@ struct cli_args {
 	int no_cache, explain, format_help;
 };
 
-/* The options that only set a flag, and where. */
-static int *cli_flag(struct cli_args *a, int opt)
+/*
+ * Every option: its long name, its letter (the short option where the
+ * getopt string has it), and the field of cli_args it sets: 1 in an int for
+ * a flag, the argument in a string for one that takes it.  CLI_OWN options
+ * take an argument that cli_parse reads itself.
+ */
+static const struct cli_option {
+	const char *name;
+	int opt;
+	int has_arg;
+	size_t at;
+} cli_options[] = {
+#define CLI_TEXT(name, opt, field) { name, opt, required_argument, offsetof(struct cli_args, field) }
+#define CLI_FLAG(name, opt, field) { name, opt, no_argument, offsetof(struct cli_args, field) }
+#define CLI_OWN(name, opt) { name, opt, required_argument, SIZE_MAX }
+	CLI_TEXT("device-type", 'd', type_name),
+	CLI_TEXT("connection", 'c', conn),
+	CLI_FLAG("all", 'a', all),
+	CLI_FLAG("json", 'j', json),
+	CLI_TEXT("format", 'f', format),
+	CLI_FLAG("list", 'l', list),
+	CLI_TEXT("record", 'R', record_path),
+	CLI_TEXT("replay", 'P', replay),
+	CLI_FLAG("quiet", 'q', quiet),
+	CLI_FLAG("topo", 't', topo),
+	CLI_FLAG("verify", 'v', verify),
+	CLI_OWN("timeout", 'T'),
+	CLI_FLAG("help", 'h', help),
+	CLI_FLAG("version", 'V', version),
+	CLI_FLAG("mpi", 'M', mpi),
+	CLI_FLAG("no-cache", 'N', no_cache),
+	CLI_FLAG("explain", 'X', explain),
+#undef CLI_TEXT
+#undef CLI_FLAG
+#undef CLI_OWN
+};
+
+#define CLI_NOPTIONS (sizeof(cli_options) / sizeof(cli_options[0]))
+
+/* Sets the field of a that option opt sets; 0 when cli_parse reads it itself. */
+static int cli_set(struct cli_args *a, int opt)
 {
-	static const struct {
-		int opt;
-		size_t at;
-#define F(opt, field) { opt, offsetof(struct cli_args, field) }
-	} flags[] = {
-		F('a', all), F('j', json), F('l', list),
-		F('t', topo), F('v', verify), F('q', quiet),
-		F('M', mpi), F('N', no_cache), F('X', explain),
-		F('h', help), F('V', version),
-	};
-#undef F
-	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
-		if (flags[k].opt == opt)
-			return (int *)(void *)((char *)a + flags[k].at);
-	return NULL;
+	for (size_t k = 0; k < CLI_NOPTIONS; k++) {
+		const struct cli_option *o = &cli_options[k];
+		if (o->opt != opt || o->at == SIZE_MAX)
+			continue;
+		if (o->has_arg)
+			*(const char **)(void *)((char *)a + o->at) = optarg;
+		else
+			*(int *)(void *)((char *)a + o->at) = 1;
+		return 1;
+	}
+	return 0;
 }
 
 /* Parses argv into a; a usage error's message into why (empty when none).
  * Every option is read even after an error, so that --json is known. */
 static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size_t len)
 {
-	static const struct option options[] = {
-		{ "device-type", required_argument, NULL, 'd' },
-		{ "connection", required_argument, NULL, 'c' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "record", required_argument, NULL, 'R' },
-		{ "replay", required_argument, NULL, 'P' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "topo", no_argument, NULL, 't' },
-		{ "verify", no_argument, NULL, 'v' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "mpi", no_argument, NULL, 'M' },
-		{ "no-cache", no_argument, NULL, 'N' },
-		{ "explain", no_argument, NULL, 'X' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option options[CLI_NOPTIONS + 1];
+	for (size_t k = 0; k < CLI_NOPTIONS; k++)
+		options[k] = (struct option){ cli_options[k].name, cli_options[k].has_arg, NULL, cli_options[k].opt };
+	options[CLI_NOPTIONS] = (struct option){ NULL, 0, NULL, 0 };
 	char bad[256];
 	int opt;
 	*why = '\0';
 	optind = 0; /* glibc: rescan from argv[1] with fresh state */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:c:f:ajltvqhV", options, NULL)) != -1) {
-		int *flag = cli_flag(a, opt);
-		if (flag) {
-			*flag = 1;
+		if (cli_set(a, opt))
 			continue;
-		}
 		switch (opt) {
-		case 'd':
-			a->type_name = optarg;
-			break;
-		case 'c':
-			a->conn = optarg;
-			break;
-		case 'f':
-			a->format = optarg;
-			break;
-		case 'R':
-			a->record_path = optarg;
-			break;
-		case 'P':
-			a->replay = optarg;
-			break;
 		case 'T': {
 			char *end;
 			errno = 0;

@@ -192,16 +192,23 @@ static void line_kv(struct line *l, const char *key, const char *value)
 	}
 }
 
+static void line_vkvf(struct line *l, const char *key, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static void line_vkvf(struct line *l, const char *key, const char *fmt, va_list ap)
+{
+	char value[1024];
+	vsnprintf(value, sizeof(value), fmt, ap);
+	line_kv(l, key, value);
+}
+
 static void line_kvf(struct line *l, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void line_kvf(struct line *l, const char *key, const char *fmt, ...)
 {
-	char value[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(value, sizeof(value), fmt, ap);
+	line_vkvf(l, key, fmt, ap);
 	va_end(ap);
-	line_kv(l, key, value);
 }
 
 static void line_emit(struct line *l)
@@ -214,14 +221,12 @@ static void line_emit(struct line *l)
 static int fail_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail_run(const char *fmt, ...)
 {
-	char reason[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
 	struct line l;
+	va_list ap;
 	line_start(&l, "error");
-	line_kv(&l, "reason", reason);
+	va_start(ap, fmt);
+	line_vkvf(&l, "reason", fmt, ap);
+	va_end(ap);
 	line_emit(&l);
 	return 2;
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 # The C library's error codes (enum dmaconn_error in dmaconn.h).
 OK = 0
@@ -21,6 +21,10 @@ class DmaconnWarning(UserWarning):
     """A warning raised by a detector (the result's ``warnings`` hold it too)."""
 
 
+# The exception class of each C error code, filled as the classes are defined.
+ERROR_CLASSES: dict[int, type[Error]] = {}
+
+
 class Error(RuntimeError):
     """A dmaconn failure.
 
@@ -30,6 +34,13 @@ class Error(RuntimeError):
     """
 
     code: Optional[int] = None
+
+    def __init_subclass__(cls, code: Optional[int] = None, **kwargs: Any) -> None:
+        # ``class X(Error, code=E...)`` names the class that error_for raises.
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+            ERROR_CLASSES[code] = cls
 
     def __init__(self, message: str, code: Optional[int] = None) -> None:
         super().__init__(message)
@@ -41,78 +52,44 @@ class Error(RuntimeError):
         return self.message
 
 
-class InvalidArgumentError(Error, ValueError):
+class InvalidArgumentError(Error, ValueError, code=EINVAL):
     """DMACONN_EINVAL: an unknown device type, an empty connection type, ..."""
 
-    code = EINVAL
 
-
-class NoDetectorError(Error):
+class NoDetectorError(Error, code=ENODETECTOR):
     """DMACONN_ENODETECTOR: no detector is registered for the pair."""
 
-    code = ENODETECTOR
 
-
-class OutOfMemoryError(Error):
+class OutOfMemoryError(Error, code=ENOMEM):
     """DMACONN_ENOMEM."""
 
-    code = ENOMEM
 
-
-class DetectorExistsError(Error):
+class DetectorExistsError(Error, code=EEXIST):
     """DMACONN_EEXIST: the pair already has a detector."""
 
-    code = EEXIST
 
-
-class DetectorError(Error):
+class DetectorError(Error, code=EDETECTOR):
     """DMACONN_EDETECTOR: a detector failed (a Python one: see ``__cause__``)."""
 
-    code = EDETECTOR
 
-
-class ReplayError(Error):
+class ReplayError(Error, code=EREPLAY):
     """DMACONN_EREPLAY: DMACONN_REPLAY names a file that cannot be used."""
 
-    code = EREPLAY
 
-
-class BusyError(Error):
+class BusyError(Error, code=EBUSY):
     """DMACONN_EBUSY: the pair is already being detected on this thread."""
 
-    code = EBUSY
 
-
-class RangeError(Error, IndexError):
+class RangeError(Error, IndexError, code=ERANGE):
     """DMACONN_ERANGE: an index out of range."""
 
-    code = ERANGE
 
-
-class UnavailableError(Error):
+class UnavailableError(Error, code=EUNAVAILABLE):
     """DMACONN_EUNAVAILABLE: an optional component is not available."""
-
-    code = EUNAVAILABLE
 
 
 class LibraryNotFoundError(Error, ImportError):
     """The shared library libdmaconn.so.0 could not be loaded."""
-
-
-ERROR_CLASSES: dict[int, type[Error]] = {
-    cls.code: cls  # type: ignore[misc]
-    for cls in (
-        InvalidArgumentError,
-        NoDetectorError,
-        OutOfMemoryError,
-        DetectorExistsError,
-        DetectorError,
-        ReplayError,
-        BusyError,
-        RangeError,
-        UnavailableError,
-    )
-}
 
 
 def error_for(code: int, message: str) -> Error:

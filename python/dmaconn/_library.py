@@ -19,6 +19,27 @@ c_int_p = ctypes.POINTER(ctypes.c_int)
 DETECTOR_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 WARNING_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
 
+
+def _pair_accessors(prefix: str) -> dict:
+    """The pair-property accessors a result and a verification result share
+    (the object, then i, j)."""
+    obj, i = ctypes.c_void_p, ctypes.c_int
+    return {
+        f"{prefix}_pair_property_count": (ctypes.c_int, [obj, i, i]),
+        f"{prefix}_pair_property_key": (ctypes.c_char_p, [obj, i, i, i]),
+        f"{prefix}_pair_property_value": (ctypes.c_char_p, [obj, i, i, i]),
+        f"{prefix}_pair_get": (ctypes.c_char_p, [obj, i, i, ctypes.c_char_p]),
+    }
+
+
+def _warning_accessors(prefix: str) -> dict:
+    """The warning accessors a result and a verification result share."""
+    return {
+        f"{prefix}_warning_count": (ctypes.c_int, [ctypes.c_void_p]),
+        f"{prefix}_warning": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]),
+    }
+
+
 # name: (restype, argtypes); pointers to results and builders are c_void_p.
 _PROTOTYPES = {
     "dmaconn_version_string": (ctypes.c_char_p, []),
@@ -39,8 +60,7 @@ _PROTOTYPES = {
     "dmaconn_result_size": (ctypes.c_int, [ctypes.c_void_p]),
     "dmaconn_result_matrix": (c_int_p, [ctypes.c_void_p]),
     "dmaconn_result_get": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]),
-    "dmaconn_result_warning_count": (ctypes.c_int, [ctypes.c_void_p]),
-    "dmaconn_result_warning": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]),
+    **_warning_accessors("dmaconn_result"),
     "dmaconn_result_device_property_count": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
     "dmaconn_result_device_property_key": (
         ctypes.c_char_p,
@@ -54,22 +74,7 @@ _PROTOTYPES = {
         ctypes.c_char_p,
         [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p],
     ),
-    "dmaconn_result_pair_property_count": (
-        ctypes.c_int,
-        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int],
-    ),
-    "dmaconn_result_pair_property_key": (
-        ctypes.c_char_p,
-        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int],
-    ),
-    "dmaconn_result_pair_property_value": (
-        ctypes.c_char_p,
-        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int],
-    ),
-    "dmaconn_result_pair_get": (
-        ctypes.c_char_p,
-        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p],
-    ),
+    **_pair_accessors("dmaconn_result"),
     "dmaconn_result_pair_lists": (
         ctypes.c_int,
         [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t],
@@ -111,24 +116,8 @@ _OPTIONAL_PROTOTYPES = {
     "dmaconn_verify_result_free": (None, [ctypes.c_void_p]),
     "dmaconn_verify_size": (ctypes.c_int, [ctypes.c_void_p]),
     "dmaconn_verify_status_of": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]),
-    "dmaconn_verify_pair_get": (
-        ctypes.c_char_p,
-        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p],
-    ),
-    "dmaconn_verify_pair_property_count": (
-        ctypes.c_int,
-        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int],
-    ),
-    "dmaconn_verify_pair_property_key": (
-        ctypes.c_char_p,
-        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int],
-    ),
-    "dmaconn_verify_pair_property_value": (
-        ctypes.c_char_p,
-        [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int],
-    ),
-    "dmaconn_verify_warning_count": (ctypes.c_int, [ctypes.c_void_p]),
-    "dmaconn_verify_warning": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]),
+    **_pair_accessors("dmaconn_verify"),
+    **_warning_accessors("dmaconn_verify"),
 }
 
 

@@ -55,6 +55,55 @@ extern const struct dc_backend *const dc_backends[];
 /* An atfork of a backend whose state is guarded by locks: taken in the order
  * given before fork, released in reverse after it (dmaconn.c). */
 #include <pthread.h>
+#include <stddef.h>
 void dc_fork_locks(int phase, pthread_mutex_t *const *locks, int n);
+
+/*
+ * A backend's last discovery (struct dc_model, kfd_topo, ze_topo), shared by
+ * reference: made on first use, made again for a fresh detection or when
+ * the one kept was made under another key (the variables it depends on), and
+ * dropped by forget (the views keep the references they hold).  The hooks
+ * take and give the backend's own type as void pointers.  The functions are
+ * the core's (src/discovery.c).
+ */
+struct dc_discovery {
+	pthread_mutex_t *lock; /* guards cur; the backend's, for its fork handling */
+	void *cur;             /* the discovery kept, or NULL */
+	size_t refs_at;        /* offset of its atomic_int reference count */
+	/* A new discovery for key, holding one reference; NULL out of memory. */
+	void *(*make)(const char *key);
+	/* Whether cur was made under another key than key; NULL: never. */
+	int (*stale)(const void *cur, const char *key);
+	/* Drops a reference (NULL: nothing); the last one frees (dc_unref). */
+	void (*release)(void *cur);
+};
+
+/* A new reference to the discovery for key (made when needed, see above), or
+ * NULL when none could be made. */
+void *dc_discovery_get(struct dc_discovery *d, const char *key);
+/* Drops the discovery kept. */
+void dc_discovery_forget(struct dc_discovery *d);
+/* A dc_backend.discover over got, a dc_discovery_get() answer: drops it,
+ * DMACONN_OK when there was one, else DMACONN_ENOMEM. */
+int dc_discovery_made(struct dc_discovery *d, void *got);
+
+/* The dc_discovery of a backend's type, counted by its member refs. */
+#define DC_DISCOVERY_OF(type, lock_, make_, stale_, release_)                                      \
+	{ .lock = (lock_), .refs_at = offsetof(type, refs), .make = (make_), .stale = (stale_), \
+	  .release = (release_) }
+
+/* A backend's prefix##_forget and prefix##_discover over its dc_discovery d,
+ * which get() takes a reference to. */
+#define DC_DISCOVERY_HOOKS(prefix, d, get)                     \
+	static void prefix##_forget(void)                      \
+	{                                                      \
+		dc_discovery_forget(&(d));                     \
+	}                                                      \
+	static int prefix##_discover(int fresh)                \
+	{                                                      \
+		if (fresh)                                     \
+			prefix##_forget();                     \
+		return dc_discovery_made(&(d), get());         \
+	}
 
 #endif

@@ -107,17 +107,11 @@ static int parse_props(const char *path, char *text, struct props *p, char *why)
 		}
 		memcpy(key, cur, klen);
 		key[klen] = '\0';
-		if (p->count == cap) {
-			int ncap = cap ? cap * 2 : 64;
-			struct kv *grown = realloc(p->items, (size_t)ncap * sizeof(*grown));
-			if (!grown) {
-				snprintf(why, WHY_SIZE, "out of memory");
-				free(p->items);
-				p->items = NULL;
-				return -1;
-			}
-			p->items = grown;
-			cap = ncap;
+		if (dc_grow(&p->items, p->count, &cap, sizeof(*p->items), 64) != 0) {
+			snprintf(why, WHY_SIZE, "out of memory");
+			free(p->items);
+			p->items = NULL;
+			return -1;
 		}
 		snprintf(p->items[p->count].key, sizeof(p->items[p->count].key), "%s", key);
 		p->items[p->count++].value = v;
@@ -222,9 +216,10 @@ struct kfd_topo {
 	int ngpus;
 };
 
-static void topo_release(struct kfd_topo *t)
+static void topo_release(void *p)
 {
-	if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+	struct kfd_topo *t = p;
+	if (!t || !dc_unref(&t->refs))
 		return;
 	for (int i = 0; t->nodes && i < t->nnodes; i++)
 		free(t->nodes[i].links);
@@ -911,7 +906,7 @@ out_noinit:
 /* --------------------------------------------------------------- detectors */
 
 /* Reads the KFD topology into a new kfd_topo; NULL when out of memory. */
-static struct kfd_topo *discover_topo(const char *root)
+static void *discover_topo(const char *root)
 {
 	struct kfd_topo *t = calloc(1, sizeof(*t));
 	if (!t || (root && !(t->root = strdup(root)))) {
@@ -925,59 +920,33 @@ static struct kfd_topo *discover_topo(const char *root)
 	return t;
 }
 
-static struct kfd_topo *kfd_topo; /* the last discovery, under topo_lock */
+/* Whether cur was read under another DMACONN_SYSFS_ROOT than root. */
+static int topo_stale(const void *cur, const char *root)
+{
+	const struct kfd_topo *t = cur;
+	return !t->root != !root || (root && strcmp(root, t->root));
+}
+
+/* The last discovery, under topo_lock. */
+static struct dc_discovery kfd_discovery =
+	DC_DISCOVERY_OF(struct kfd_topo, &topo_lock, discover_topo, topo_stale, topo_release);
 
 /* The topology to compute views from: read on first use, again for a fresh
  * detection or another DMACONN_SYSFS_ROOT.  A new reference, or NULL. */
 static struct kfd_topo *topo_get(void)
 {
-	const char *root = dc_config()->sysfs_root;
-	pthread_mutex_lock(&topo_lock);
-	struct kfd_topo *t = kfd_topo;
-	if (!t || dc_rediscover() || !t->root != !root || (root && strcmp(root, t->root))) {
-		struct kfd_topo *fresh = discover_topo(root);
-		if (fresh) {
-			topo_release(kfd_topo);
-			kfd_topo = fresh;
-		}
-	}
-	t = kfd_topo;
-	if (t)
-		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
-	pthread_mutex_unlock(&topo_lock);
-	return t;
+	return dc_discovery_get(&kfd_discovery, dc_config()->sysfs_root);
 }
 
-static void dc_kfd_forget(void)
-{
-	pthread_mutex_lock(&topo_lock);
-	struct kfd_topo *t = kfd_topo;
-	kfd_topo = NULL;
-	pthread_mutex_unlock(&topo_lock);
-	topo_release(t);
-}
-
-static int dc_kfd_discover(int fresh)
-{
-	if (fresh)
-		dc_kfd_forget();
-	struct kfd_topo *t = topo_get();
-	topo_release(t);
-	return t ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
-}
+DC_DISCOVERY_HOOKS(dc_kfd, kfd_discovery, topo_get)
 
 static int detect(dmaconn_builder *b, const char *label, int p2p)
 {
 	char why[WHY_SIZE] = "";
 	struct session s = { .label = label, .p2p = p2p };
-	const char *replay = dc_replay_file();
-	if (replay && *replay) {
-		void *h;
-		const struct dmaconn_replay_ops *ops;
-		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
-			return dc_fail(DMACONN_EREPLAY, "%s", why);
-		dlclose(h);
-	}
+	int rc = dc_replay_check();
+	if (rc != DMACONN_OK)
+		return rc;
 	if (!(s.t = topo_get()))
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	s.nodes = s.t->nodes;
@@ -986,7 +955,7 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 	s.ngpus = s.t->ngpus;
 	int failed = s.t->failed;
 	snprintf(why, sizeof(why), "%s", s.t->why);
-	int rc = DMACONN_OK;
+	rc = DMACONN_OK;
 	unsigned long long *ids = calloc((size_t)s.ngpus + 1, sizeof(*ids));
 	if (!ids) {
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
@@ -1036,22 +1005,25 @@ done:
 	return rc;
 }
 
+/* A view: the detection, then the host's reasons for what it found. */
+static int kfd_view(dmaconn_builder *b, const char *label, int p2p)
+{
+	int rc = detect(b, label, p2p);
+	if (rc == DMACONN_OK)
+		dc_reasons_vendor(b, 1, p2p);
+	return rc;
+}
+
 static int dc_kfd_detect_infinity_fabric(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = detect(b, "rocm/infinity_fabric", 0);
-	if (rc == DMACONN_OK)
-		dc_reasons_vendor(b, 1, 0);
-	return rc;
+	return kfd_view(b, "rocm/infinity_fabric", 0);
 }
 
 static int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = detect(b, "rocm/p2p", 1);
-	if (rc == DMACONN_OK)
-		dc_reasons_vendor(b, 1, 1);
-	return rc;
+	return kfd_view(b, "rocm/p2p", 1);
 }
 
 static const struct dc_view dc_kfd_views[] = {

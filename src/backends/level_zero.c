@@ -59,12 +59,11 @@ static char ze_error[WHY_SIZE];
 static void call_failed(char *why, ze_result_t r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void call_failed(char *why, ze_result_t r, const char *fmt, ...)
 {
-	char call[256], name[64];
+	char name[64];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(call, sizeof(call), fmt, ap);
+	dc_call_failedv(why, WHY_SIZE, ze_result_describe(r, name, sizeof(name)), fmt, ap);
 	va_end(ap);
-	snprintf(why, WHY_SIZE, "%s failed: %s", call, ze_result_describe(r, name, sizeof(name)));
 }
 
 /* Records the loader's table, or why it did not load (the message as the
@@ -75,6 +74,16 @@ static void record(const char *library, const char *why)
 	if (why && !strncmp(why, prefix, sizeof(prefix) - 1))
 		why += sizeof(prefix) - 1;
 	dc_record_table("level_zero", why ? NULL : &ze, library, why);
+}
+
+static int open_live(const char *path, char *why, size_t len)
+{
+	return ze_api_open(&ze, path, NULL, why, len);
+}
+
+static void record_live(const char *library, int rc, const char *why)
+{
+	record(library, rc ? why : NULL);
 }
 
 static int open_library(char *why, int *replayed)
@@ -106,40 +115,28 @@ static int open_library(char *why, int *replayed)
 		record(NULL, NULL);
 		return 0;
 	}
-	const char *path;
-	if (dc_library_override("DMACONN_ZE_LIBRARY", &path, why, WHY_SIZE) != 0) {
-		record(NULL, why);
+	return dc_open_live("DMACONN_ZE_LIBRARY", ZE_LOADER_SONAME, "Level Zero", "is the Level Zero loader installed?",
+			    open_live, record_live, why, WHY_SIZE);
+}
+
+static int init_library(char *why)
+{
+	int replayed;
+	if (open_library(why, &replayed) != 0)
+		return -1;
+	ze_result_t r = ze.zeInit(ZE_INIT_FLAG_GPU_ONLY);
+	if (r != ZE_RESULT_SUCCESS) {
+		call_failed(why, r, "zeInit");
 		return -1;
 	}
-	int rc = ze_api_open(&ze, path ? path : ZE_LOADER_SONAME, why, WHY_SIZE);
-	record(path ? path : ZE_LOADER_SONAME, rc ? why : NULL);
-	if (rc != 0 && !path)
-		dc_load_hint(why, WHY_SIZE, "Level Zero", "is the Level Zero loader installed?");
-	return rc;
+	ze_live_inited = !replayed;
+	return 0;
 }
 
 /* Loads and initialises Level Zero once; 0 when usable, else -1 with the reason. */
 static int ze_ready(char *why)
 {
-	pthread_mutex_lock(&ze_lock);
-	if (ze_state == 0) {
-		int replayed;
-		ze_state = -1;
-		if (open_library(ze_error, &replayed) == 0) {
-			ze_result_t r = ze.zeInit(ZE_INIT_FLAG_GPU_ONLY);
-			if (r == ZE_RESULT_SUCCESS) {
-				ze_state = 1;
-				ze_live_inited = !replayed;
-			} else {
-				call_failed(ze_error, r, "zeInit");
-			}
-		}
-	}
-	int rc = ze_state == 1 ? 0 : -1;
-	if (rc)
-		snprintf(why, WHY_SIZE, "%s", ze_error);
-	pthread_mutex_unlock(&ze_lock);
-	return rc;
+	return dc_init_once(&ze_lock, &ze_state, ze_error, init_library, why, WHY_SIZE);
 }
 
 static void dc_ze_forget(void);
@@ -201,9 +198,10 @@ struct ze_topo {
 	ze_device_p2p_property_flags_t *flags; /* n*n */
 };
 
-static void topo_release(struct ze_topo *t)
+static void topo_release(void *p)
 {
-	if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+	struct ze_topo *t = p;
+	if (!t || !dc_unref(&t->refs))
 		return;
 	if (t->fabric)
 		fabric_free(t->fabric);
@@ -295,9 +293,7 @@ static int enumerate(struct ze_topo *s, char *why)
 		if (list_devices(s->drivers[d], &handles, &count, &rc, why, "zeDeviceGet(driver %u)", d) != 0)
 			return -1;
 		for (uint32_t k = 0; k < count; k++) {
-			ze_device_properties_t p;
-			memset(&p, 0, sizeof(p));
-			p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+			ze_device_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES };
 			ze_result_t r = ze.zeDeviceGetProperties(handles[k], &p);
 			if (r != ZE_RESULT_SUCCESS) {
 				call_failed(why, r, "zeDeviceGetProperties(driver %u, device %u)", d, k);
@@ -340,9 +336,7 @@ static void identify(struct ze_topo *s)
 	for (int i = 0; i < s->n; i++) {
 		struct zdev *z = &s->devs[i];
 		if (ze.zeDevicePciGetPropertiesExt) {
-			ze_pci_ext_properties_t p;
-			memset(&p, 0, sizeof(p));
-			p.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
+			ze_pci_ext_properties_t p = { .stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES };
 			ze_result_t r = ze.zeDevicePciGetPropertiesExt(z->h, &p);
 			if (r == ZE_RESULT_SUCCESS) {
 				z->has_pci = p.address.bus <= 0xff && p.address.device <= 0xff && p.address.function <= 7;
@@ -581,7 +575,7 @@ out:
 
 /* Loads Level Zero and lists the devices, or counts them from sysfs; NULL
  * when out of memory. */
-static struct ze_topo *discover_topo(const char *key)
+static void *discover_topo(const char *key)
 {
 	struct ze_topo *t = calloc(1, sizeof(*t));
 	if (!t || !(t->key = strdup(key))) {
@@ -603,7 +597,16 @@ static struct ze_topo *discover_topo(const char *key)
 	return t;
 }
 
-static struct ze_topo *ze_topo; /* the last discovery, under topo_lock */
+/* Whether cur was discovered under another environment than key. */
+static int topo_stale(const void *cur, const char *key)
+{
+	const struct ze_topo *t = cur;
+	return strcmp(t->key, key) != 0;
+}
+
+/* The last discovery, under topo_lock. */
+static struct dc_discovery ze_discovery =
+	DC_DISCOVERY_OF(struct ze_topo, &topo_lock, discover_topo, topo_stale, topo_release);
 
 /* The topology to compute views from: discovered on first use, again for a
  * fresh detection or when the variables that expose devices read otherwise
@@ -618,39 +621,12 @@ static struct ze_topo *topo_get(void)
 		return NULL;
 	snprintf(key, len, "%c%s|%c%s|%s", mask ? '=' : '-', mask ? mask : "", flat ? '=' : '-', flat ? flat : "",
 		 root ? root : "");
-	pthread_mutex_lock(&topo_lock);
-	if (!ze_topo || dc_rediscover() || strcmp(ze_topo->key, key)) {
-		struct ze_topo *fresh = discover_topo(key);
-		if (fresh) {
-			topo_release(ze_topo);
-			ze_topo = fresh;
-		}
-	}
-	struct ze_topo *t = ze_topo;
-	if (t)
-		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
-	pthread_mutex_unlock(&topo_lock);
+	struct ze_topo *t = dc_discovery_get(&ze_discovery, key);
 	free(key);
 	return t;
 }
 
-static void dc_ze_forget(void)
-{
-	pthread_mutex_lock(&topo_lock);
-	struct ze_topo *t = ze_topo;
-	ze_topo = NULL;
-	pthread_mutex_unlock(&topo_lock);
-	topo_release(t);
-}
-
-static int dc_ze_discover(int fresh)
-{
-	if (fresh)
-		dc_ze_forget();
-	struct ze_topo *t = topo_get();
-	topo_release(t);
-	return t ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
-}
+DC_DISCOVERY_HOOKS(dc_ze, ze_discovery, topo_get)
 
 /*
  * Takes the topology and sizes the result.  Returns 1 when the view can go
@@ -659,15 +635,9 @@ static int dc_ze_discover(int fresh)
  */
 static int session_begin(dmaconn_builder *b, struct session *s)
 {
-	char why[WHY_SIZE];
-	const char *replay = dc_replay_file();
-	if (replay && *replay) {
-		void *h;
-		const struct dmaconn_replay_ops *ops;
-		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
-			return dc_fail(DMACONN_EREPLAY, "%s", why);
-		dlclose(h);
-	}
+	int rc = dc_replay_check();
+	if (rc != DMACONN_OK)
+		return rc;
 	struct ze_topo *t = s->t = topo_get();
 	if (!t)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
@@ -751,9 +721,7 @@ static int map_vertices(const struct session *s, struct fabric *f, uint32_t d, c
 		return -1;
 	int rc = 0;
 	for (uint32_t k = 0; k < nv && rc == 0; k++) {
-		ze_fabric_vertex_exp_properties_t vp;
-		memset(&vp, 0, sizeof(vp));
-		vp.stype = ZE_STRUCTURE_TYPE_FABRIC_VERTEX_EXP_PROPERTIES;
+		ze_fabric_vertex_exp_properties_t vp = { .stype = ZE_STRUCTURE_TYPE_FABRIC_VERTEX_EXP_PROPERTIES };
 		ze_result_t r = ze.zeFabricVertexGetPropertiesExp(vertices[k], &vp);
 		if (r != ZE_RESULT_SUCCESS) {
 			call_failed(why, r, "zeFabricVertexGetPropertiesExp(driver %u, vertex %u)", d, k);
@@ -850,9 +818,7 @@ static int edges_between(struct link_facts *p, ze_fabric_vertex_handle_t a, ze_f
 		return -1;
 	}
 	for (uint32_t k = 0; k < ne; k++) {
-		ze_fabric_edge_exp_properties_t e;
-		memset(&e, 0, sizeof(e));
-		e.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
+		ze_fabric_edge_exp_properties_t e = { .stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES };
 		r = ze.zeFabricEdgeGetPropertiesExp(edges[k], &e);
 		if (r != ZE_RESULT_SUCCESS) {
 			free(edges);
@@ -971,14 +937,20 @@ static void fabric_detail(dmaconn_builder *b, const struct fabric *f, int i, int
 
 /* ------------------------------------------------------------ detectors */
 
-static int with_session(dmaconn_builder *b, const char *label, int (*body)(dmaconn_builder *, struct session *))
+/* A view: body over an open session, then the host's reasons for what it
+ * found (p2p: for peer access). */
+static int with_session(dmaconn_builder *b, const char *label, int p2p,
+			int (*body)(dmaconn_builder *, struct session *))
 {
 	struct session s = { .label = label };
 	int rc = session_begin(b, &s);
 	if (rc > 0)
 		rc = body(b, &s);
 	session_free(&s);
-	return rc < 0 ? rc : DMACONN_OK;
+	if (rc < 0)
+		return rc;
+	dc_reasons_vendor(b, 0, p2p);
+	return DMACONN_OK;
 }
 
 static int xelink_body(dmaconn_builder *b, struct session *s)
@@ -1012,10 +984,7 @@ static int xelink_body(dmaconn_builder *b, struct session *s)
 static int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = with_session(b, "xpu/xelink", xelink_body);
-	if (rc == DMACONN_OK)
-		dc_reasons_vendor(b, 0, 0);
-	return rc;
+	return with_session(b, "xpu/xelink", 0, xelink_body);
 }
 
 static const char *flags_name(ze_device_p2p_property_flags_t flags)
@@ -1042,9 +1011,7 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 			for (int j = 0; j < n && !t->p2p_failed; j++) {
 				if (i == j || s->devs[i].driver != s->devs[j].driver)
 					continue;
-				ze_device_p2p_properties_t p;
-				memset(&p, 0, sizeof(p));
-				p.stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES;
+				ze_device_p2p_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES };
 				ze_result_t r = ze.zeDeviceGetP2PProperties(s->devs[i].h, s->devs[j].h, &p);
 				if (r != ZE_RESULT_SUCCESS) {
 					call_failed(t->p2p_why, r, "zeDeviceGetP2PProperties(device %d, device %d)", i, j);
@@ -1100,10 +1067,7 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 static int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = with_session(b, "xpu/p2p", p2p_body);
-	if (rc == DMACONN_OK)
-		dc_reasons_vendor(b, 0, 1);
-	return rc;
+	return with_session(b, "xpu/p2p", 1, p2p_body);
 }
 
 static const struct dc_view dc_ze_views[] = {

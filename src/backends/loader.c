@@ -33,3 +33,29 @@ void *dc_lib_open(const char *path, const char *what, char *err, size_t errlen)
 	}
 	return h;
 }
+
+int dc_lib_bind_or_close(void *handle, const struct dc_symbol *syms, size_t n,
+			 int (*hidden)(const char *symbol), const char *path, const char *kind, char *err,
+			 size_t errlen)
+{
+	const char *missing = dc_lib_bind(handle, syms, n, hidden);
+	if (!missing)
+		return 0;
+	snprintf(err, errlen, "%s lacks %s (not %s?)", path, missing, kind);
+	dlclose(handle);
+	return -1;
+}
+
+void dc_lib_close(void *handle)
+{
+	if (handle)
+		dlclose(handle);
+}
+
+const char *dc_code_name(const struct dc_code_name *table, size_t n, long code)
+{
+	for (size_t i = 0; i < n; i++)
+		if (table[i].code == code)
+			return table[i].name;
+	return NULL;
+}

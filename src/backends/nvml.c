@@ -54,13 +54,12 @@ static void call_failed(char *why, nvmlReturn_t r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void call_failed(char *why, nvmlReturn_t r, const char *fmt, ...)
 {
-	char call[256], err[256];
+	char err[256];
 	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(call, sizeof(call), fmt, ap);
-	va_end(ap);
 	describe(r, err, sizeof(err));
-	snprintf(why, WHY_SIZE, "%s failed: %s", call, err);
+	va_start(ap, fmt);
+	dc_call_failedv(why, WHY_SIZE, err, fmt, ap);
+	va_end(ap);
 }
 
 static int open_replay(char *why)
@@ -93,43 +92,40 @@ static int open_replay(char *why)
 	return 0;
 }
 
+static int open_live(const char *path, char *why, size_t len)
+{
+	return nvml_api_open(&nvml, path, NULL, why, len);
+}
+
+static void record_live(const char *library, int rc, const char *why)
+{
+	dc_record_table("nvml", rc ? NULL : &nvml, library, why);
+}
+
 /* NVML, or its replay; a recording gets the table (or why none loaded). */
 static int open_library(char *why)
 {
 	int rc = open_replay(why);
 	if (rc <= 0)
 		return rc;
-	const char *path;
-	if (dc_library_override("DMACONN_NVML_LIBRARY", &path, why, WHY_SIZE) != 0) {
-		dc_record_table("nvml", NULL, NULL, why);
+	return dc_open_live("DMACONN_NVML_LIBRARY", NVML_SONAME, "NVML", "is the NVIDIA driver installed?", open_live,
+			    record_live, why, WHY_SIZE);
+}
+
+static int init_library(char *why)
+{
+	if (open_library(why) != 0)
 		return -1;
-	}
-	rc = nvml_api_open(&nvml, path ? path : NVML_SONAME, NULL, why, WHY_SIZE);
-	dc_record_table("nvml", rc ? NULL : &nvml, path ? path : NVML_SONAME, why);
-	if (rc != 0 && !path)
-		dc_load_hint(why, WHY_SIZE, "NVML", "is the NVIDIA driver installed?");
-	return rc;
+	nvmlReturn_t r = nvml.nvmlInit_v2();
+	if (r != NVML_SUCCESS)
+		call_failed(why, r, "nvmlInit_v2");
+	return r == NVML_SUCCESS ? 0 : -1;
 }
 
 /* Loads and initialises NVML once; 0 when usable, else -1 with the reason. */
 static int nvml_ready(char *why)
 {
-	pthread_mutex_lock(&nvml_lock);
-	if (nvml_state == 0) {
-		nvml_state = -1;
-		if (open_library(nvml_error) == 0) {
-			nvmlReturn_t r = nvml.nvmlInit_v2();
-			if (r == NVML_SUCCESS)
-				nvml_state = 1;
-			else
-				call_failed(nvml_error, r, "nvmlInit_v2");
-		}
-	}
-	int rc = nvml_state == 1 ? 0 : -1;
-	if (rc)
-		snprintf(why, WHY_SIZE, "%s", nvml_error);
-	pthread_mutex_unlock(&nvml_lock);
-	return rc;
+	return dc_init_once(&nvml_lock, &nvml_state, nvml_error, init_library, why, WHY_SIZE);
 }
 
 /*
@@ -140,7 +136,16 @@ static int nvml_ready(char *why)
  */
 static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dc_model *nvml_model; /* the last discovery, under model_lock */
+
+static void *discover_model(const char *key);
+static void model_release(void *m)
+{
+	dc_model_release(m);
+}
+
+/* The last discovery, under model_lock. */
+static struct dc_discovery nvml_discovery =
+	DC_DISCOVERY_OF(struct dc_model, &model_lock, discover_model, NULL, model_release);
 
 static void dc_nvml_fork(int phase)
 {
@@ -148,18 +153,9 @@ static void dc_nvml_fork(int phase)
 	dc_fork_locks(phase, locks, (int)(sizeof(locks) / sizeof(locks[0])));
 }
 
-static void dc_nvml_forget(void)
-{
-	pthread_mutex_lock(&model_lock);
-	struct dc_model *m = nvml_model;
-	nvml_model = NULL;
-	pthread_mutex_unlock(&model_lock);
-	dc_model_release(m);
-}
-
 static void dc_nvml_shutdown(void)
 {
-	dc_nvml_forget();
+	dc_discovery_forget(&nvml_discovery);
 	pthread_mutex_lock(&nvml_lock);
 	if (nvml_state == 1 && nvml.nvmlShutdown)
 		nvml.nvmlShutdown();
@@ -391,8 +387,9 @@ static struct dc_model *fallback_model(const char *why)
 }
 
 /* Loads NVML and discovers every device, or counts them without NVML. */
-static struct dc_model *discover_model(void)
+static void *discover_model(const char *key)
 {
+	(void)key;
 	char why[WHY_SIZE];
 	struct dc_model *m = NULL;
 	if (nvml_ready(why) == 0)
@@ -405,29 +402,22 @@ static struct dc_model *discover_model(void)
  * of memory. */
 static struct dc_model *model_get(void)
 {
-	pthread_mutex_lock(&model_lock);
-	if (!nvml_model || dc_rediscover()) {
-		struct dc_model *m = discover_model();
-		if (m) {
-			dc_model_release(nvml_model);
-			nvml_model = m;
-		}
-	}
-	struct dc_model *m = dc_model_retain(nvml_model);
-	pthread_mutex_unlock(&model_lock);
-	return m;
+	return dc_discovery_get(&nvml_discovery, NULL);
 }
 
-static int dc_nvml_discover(int fresh)
-{
-	if (fresh)
-		dc_nvml_forget();
-	struct dc_model *m = model_get();
-	dc_model_release(m);
-	return m ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
-}
+DC_DISCOVERY_HOOKS(dc_nvml, nvml_discovery, model_get)
 
 /* ---------------------------------------------------------- link facts */
+
+/* What every version of nvmlGpuFabricInfo says. */
+static void fabric_set(struct dc_fabric_facts *f, nvmlGpuFabricState_t state, nvmlReturn_t status,
+		       const unsigned char *cluster, unsigned int clique)
+{
+	f->state = state;
+	f->status = (int)status;
+	memcpy(f->cluster, cluster, sizeof(f->cluster));
+	f->clique = clique;
+}
 
 static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 {
@@ -445,10 +435,7 @@ static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 			r = nvml.nvmlDeviceGetGpuFabricInfoV(h, &v);
 		}
 		if (r == NVML_SUCCESS) {
-			f->state = v.state;
-			f->status = (int)v.status;
-			memcpy(f->cluster, v.clusterUuid, sizeof(f->cluster));
-			f->clique = v.cliqueId;
+			fabric_set(f, v.state, v.status, v.clusterUuid, v.cliqueId);
 			f->health_known = 1;
 			f->health_mask = v.healthMask;
 			f->summary_known = v.version == nvmlGpuFabricInfo_v3;
@@ -458,12 +445,8 @@ static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 		nvmlGpuFabricInfo_t v;
 		memset(&v, 0, sizeof(v));
 		r = nvml.nvmlDeviceGetGpuFabricInfo(h, &v);
-		if (r == NVML_SUCCESS) {
-			f->state = v.state;
-			f->status = (int)v.status;
-			memcpy(f->cluster, v.clusterUuid, sizeof(f->cluster));
-			f->clique = v.cliqueId;
-		}
+		if (r == NVML_SUCCESS)
+			fabric_set(f, v.state, v.status, v.clusterUuid, v.cliqueId);
 	}
 	f->known = r == NVML_SUCCESS;
 	return r;
@@ -870,14 +853,9 @@ static int place(dmaconn_builder *b, struct session *s, int uuids_known, int war
  */
 static int session_begin(dmaconn_builder *b, struct session *s)
 {
-	char why[WHY_SIZE];
-	if (dc_replay_file()) {
-		void *h;
-		const struct dmaconn_replay_ops *ops;
-		if (dc_replay_open(&h, &ops, why, sizeof(why)) < 0)
-			return dc_fail(DMACONN_EREPLAY, "%s", why);
-		dlclose(h);
-	}
+	int rc = dc_replay_check();
+	if (rc != DMACONN_OK)
+		return rc;
 	if (!(s->m = model_get()))
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	if (s->m->vendor_ok)
@@ -1007,6 +985,16 @@ static int with_session(dmaconn_builder *b, const char *label,
 	return rc;
 }
 
+/* A view: with_session, then the host's reasons for what it found. */
+static int nvml_view(dmaconn_builder *b, const char *label,
+		     int (*body)(dmaconn_builder *, const struct session *, struct dc_node *, int *))
+{
+	int rc = with_session(b, label, body);
+	if (rc == DMACONN_OK)
+		dc_reasons_cuda(b);
+	return rc;
+}
+
 static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
 {
 	char why[WHY_SIZE];
@@ -1043,10 +1031,7 @@ static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_no
 static int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = with_session(b, "cuda/nvlink", nvlink_body);
-	if (rc == DMACONN_OK)
-		dc_reasons_cuda(b);
-	return rc;
+	return nvml_view(b, "cuda/nvlink", nvlink_body);
 }
 
 /* ------------------------------------------------------------------ p2p */
@@ -1428,10 +1413,7 @@ out:
 static int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc = with_session(b, "cuda/p2p", p2p_body);
-	if (rc == DMACONN_OK)
-		dc_reasons_cuda(b);
-	return rc;
+	return nvml_view(b, "cuda/p2p", p2p_body);
 }
 
 static const struct dc_view dc_nvml_views[] = {

@@ -137,22 +137,21 @@ typedef struct {
 	nvmlGpuFabricState_t state;
 } nvmlGpuFabricInfo_t;
 
-typedef struct {
-	unsigned int version;
-	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
-	nvmlReturn_t status;
-	unsigned int cliqueId;
-	nvmlGpuFabricState_t state;
+/* The members of nvmlGpuFabricInfo_v2_t, with which v3 begins. */
+#define NVML_GPU_FABRIC_INFO_V2_MEMBERS                      \
+	unsigned int version;                                \
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN]; \
+	nvmlReturn_t status;                                 \
+	unsigned int cliqueId;                               \
+	nvmlGpuFabricState_t state;                          \
 	unsigned int healthMask;
+
+typedef struct {
+	NVML_GPU_FABRIC_INFO_V2_MEMBERS
 } nvmlGpuFabricInfo_v2_t;
 
 typedef struct {
-	unsigned int version;
-	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
-	nvmlReturn_t status;
-	unsigned int cliqueId;
-	nvmlGpuFabricState_t state;
-	unsigned int healthMask;
+	NVML_GPU_FABRIC_INFO_V2_MEMBERS
 	unsigned char healthSummary;
 } nvmlGpuFabricInfo_v3_t;
 

@@ -24,9 +24,11 @@ struct ze_api {
  */
 int ze_api_bind(struct ze_api *api, void *handle, const char *path, int (*hidden)(const char *symbol),
 		char *err, size_t errlen);
-/* dlopens `path` (a soname or an absolute path) and binds it; -1 with the
- * loader's message ("cannot load Level Zero: ...") when it does not load. */
-int ze_api_open(struct ze_api *api, const char *path, char *err, size_t errlen);
+/* dlopens `path` (a soname or an absolute path) and binds it (hidden as for
+ * ze_api_bind); -1 with the loader's message ("cannot load Level Zero: ...")
+ * when it does not load. */
+int ze_api_open(struct ze_api *api, const char *path, int (*hidden)(const char *symbol), char *err,
+		size_t errlen);
 void ze_api_close(struct ze_api *api);
 
 /* "ZE_RESULT_ERROR_DEVICE_LOST", or NULL for a code API 1.4 does not define. */

@@ -1,5 +1,7 @@
 #include "model.h"
 
+#include "../internal.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,16 +28,9 @@ struct dc_model *dc_model_new(int n, int with_facts)
 	return m;
 }
 
-struct dc_model *dc_model_retain(struct dc_model *m)
-{
-	if (m)
-		atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
-	return m;
-}
-
 void dc_model_release(struct dc_model *m)
 {
-	if (!m || atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
+	if (!m || !dc_unref(&m->refs))
 		return;
 	free(m->ids);
 	for (int i = 0; m->devices && i < m->n; i++)

@@ -115,7 +115,6 @@ void dc_copy_text(char *dst, size_t len, const char *src, size_t srclen);
 /* A model for n devices, all zero (ids' compute capabilities -1); NULL when
  * out of memory.  with_facts: also devices and handles. */
 struct dc_model *dc_model_new(int n, int with_facts);
-struct dc_model *dc_model_retain(struct dc_model *m);
 /* Accepts NULL. */
 void dc_model_release(struct dc_model *m);
 

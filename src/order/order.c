@@ -63,25 +63,14 @@ static int all_alike(const struct dc_gpu *g, const int (*cc)[2], int n)
 	return 1;
 }
 
-static int is_integer(const char *s)
+/* Whether s is non-empty and made only of characters of set. */
+static int order_all_of(const char *s, const char *set)
 {
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
+	return *s && !s[strspn(s, set)];
 }
 
-static int well_formed_uuid(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isxdigit((unsigned char)*s) && *s != '-')
-			return 0;
-	return 1;
-}
+#define ORDER_DIGITS "0123456789"
+#define ORDER_UUID_CHARS ORDER_DIGITS "abcdefABCDEF-"
 
 /* The position in `order` of the one GPU whose UUID starts with entry, -1
  * for none or several. */
@@ -151,15 +140,12 @@ static int well_formed_mig(const char *s)
 {
 	const char *s1 = strchr(s + 4, '/');
 	if (!s1)
-		return well_formed_uuid(s + 4);
+		return order_all_of(s + 4, ORDER_UUID_CHARS);
 	const char *s2 = strchr(s1 + 1, '/');
 	if (strncmp(s + 4, "GPU-", 4) != 0 || !s2 || mig_id(s1 + 1, s2) < 0 ||
 	    mig_id(s2 + 1, s2 + 1 + strlen(s2 + 1)) < 0)
 		return 0;
-	for (const char *c = s + 8; c < s1; c++)
-		if (!isxdigit((unsigned char)*c) && *c != '-')
-			return 0;
-	return s1 > s + 8;
+	return s1 > s + 8 && s + 8 + strspn(s + 8, ORDER_UUID_CHARS) == s1;
 }
 
 int dc_cuda_visible(const struct dc_gpu *gpus, int n, const struct dc_mig *migs, int nmigs,
@@ -210,13 +196,13 @@ int dc_cuda_visible(const struct dc_gpu *gpus, int n, const struct dc_mig *migs,
 				*--end = '\0';
 			struct dc_slot s = { DC_SLOT_UNKNOWN, -1, "" };
 			int pos = -1;
-			if (is_integer(tok)) {
+			if (order_all_of(tok, ORDER_DIGITS)) {
 				long v = strtol(tok, NULL, 10);
 				if (v >= n)
 					break;
 				pos = (int)v;
 				*guessed |= ctx.by_speed;
-			} else if (!strncmp(tok, "GPU-", 4) && well_formed_uuid(tok + 4)) {
+			} else if (!strncmp(tok, "GPU-", 4) && order_all_of(tok + 4, ORDER_UUID_CHARS)) {
 				if (uuids_known && (pos = match_uuid(gpus, ordered, n, tok)) < 0)
 					break;
 				snprintf(s.uuid, sizeof(s.uuid), "%s", tok);
