@@ -269,10 +269,11 @@ int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, con
 	case FMT_PAIR: {
 		struct fmt_field e = *f;
 		e.msg = NULL;
+		e.size = f->size / 2;
 		if (!json_is_array(v) || json_array_size(v) != 2)
 			return replay_bad(c->file, path, "%s", f->msg ? f->msg : "expected a pair [a, b]");
 		for (size_t i = 0; i < 2; i++)
-			if (get_int(c, &e, json_array_get(v, i), replay_item(p, path, i), (char *)out + i * f->size))
+			if (get_int(c, &e, json_array_get(v, i), replay_item(p, path, i), (char *)out + i * e.size))
 				return -1;
 		return 0;
 	}
@@ -281,7 +282,7 @@ int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, con
 			return replay_bad(c->file, path, "%s", f->msg ? f->msg : "expected an object");
 		return fmt_read(c, f->aux, v, path, out);
 	default:
-		return ((const struct fmt_custom *)f->aux)->read(c, v, path, out);
+		return ((const struct fmt_custom *)f->aux)->read(c, f, v, path, out);
 	}
 }
 
@@ -296,7 +297,7 @@ int fmt_read(const struct fmt_ctx *c, const struct fmt_field *fields, json_t *ob
 		replay_sub(p, path, f->key);
 		if (!v && (f->flags & FMT_REQ))
 			return replay_bad(c->file, path, "\"%s\" is required", f->key);
-		if (v && (f->flags & FMT_ERR) && (e = fmt_error_object(c, v, p, &rc)) < 0)
+		if (v && f->rc && (e = fmt_error_object(c, v, p, &rc)) < 0)
 			return -1;
 		if (v && !e)
 			rc = 0;
@@ -344,12 +345,12 @@ json_t *fmt_json(const struct fmt_ctx *c, const struct fmt_field *f, const void 
 	case FMT_BOOL:
 		return json_boolean(*(const bool *)in);
 	case FMT_PAIR:
-		return json_pack("[II]", (json_int_t)load(in, f->size, f->min < 0),
-				 (json_int_t)load((const char *)in + f->size, f->size, f->min < 0));
+		return json_pack("[II]", (json_int_t)load(in, f->size / 2u, f->min < 0),
+				 (json_int_t)load((const char *)in + f->size / 2, f->size / 2u, f->min < 0));
 	case FMT_OBJ:
 		return fmt_write(c, f->aux, in);
 	default:
-		return ((const struct fmt_custom *)f->aux)->write(c, in);
+		return ((const struct fmt_custom *)f->aux)->write(c, f, in);
 	}
 }
 

@@ -48,16 +48,15 @@ enum fmt_kind {
 	FMT_CODE,   /* a return code's name */
 	FMT_UUID,   /* 16 bytes, "8-4-4-4-12" or 32 hex digits (FMT_LOOSE: hyphens anywhere) */
 	FMT_BOOL,   /* true or false, into a bool */
-	FMT_PAIR,   /* [a, b]: two integers from min to max of size bytes each */
+	FMT_PAIR,   /* [a, b]: two integers from min to max, of size / 2 bytes each */
 	FMT_OBJ,    /* an object, described by the fields aux (ending with a NULL key) */
 	FMT_CUSTOM, /* read and written by the struct fmt_custom aux */
 };
 
 enum {
-	FMT_ERR = 1,   /* {"error": NAME} may stand in: its code goes to rc */
-	FMT_REQ = 2,   /* "KEY" is required */
-	FMT_FAIL = 4,  /* FMT_CODE: SUCCESS is not an error */
-	FMT_LOOSE = 8, /* FMT_UUID: hyphens anywhere */
+	FMT_REQ = 1,   /* "KEY" is required */
+	FMT_FAIL = 2,  /* FMT_CODE: SUCCESS is not an error */
+	FMT_LOOSE = 4, /* FMT_UUID: hyphens anywhere */
 };
 
 struct fmt_field {
@@ -65,7 +64,8 @@ struct fmt_field {
 	unsigned char kind, flags;
 	unsigned short size; /* of the value; FMT_STR: the buffer */
 	size_t off;	     /* of the value in the structure read */
-	size_t rc;	     /* of the answer's return code (an int) + 1; 0: none */
+	size_t rc;	     /* of the answer's return code (an int) + 1, where {"error":
+			      * NAME} may stand in for the value; 0: none */
 	int absent;	     /* the return code of an absent key */
 	long long min, max;  /* integers */
 	const void *aux;
@@ -75,15 +75,16 @@ struct fmt_field {
 
 struct fmt_custom {
 	/* 0, or -1 after replay_bad(); out is the value's place. */
-	int (*read)(const struct fmt_ctx *c, json_t *v, const char *path, void *out);
-	json_t *(*write)(const struct fmt_ctx *c, const void *in); /* NULL: out of memory */
+	int (*read)(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out);
+	/* NULL when out of memory. */
+	json_t *(*write)(const struct fmt_ctx *c, const struct fmt_field *f, const void *in);
 };
 
 /* Table entries: KEY, KIND, the struct and member the value goes to. */
 #define FMT_AT(type, member) .size = sizeof(((type *)0)->member), .off = offsetof(type, member)
 #define FMT_FIELD(k, kind_, type, member, ...) { .key = k, .kind = kind_, FMT_AT(type, member), __VA_ARGS__ }
 /* The answer's return code goes to type.member, `absent` when the key is. */
-#define FMT_RC(type, member, absent_) .flags = FMT_ERR, .rc = offsetof(type, member) + 1, .absent = absent_
+#define FMT_RC(type, member, absent_) .rc = offsetof(type, member) + 1, .absent = absent_
 #define FMT_U32 .min = 0, .max = 4294967295LL
 
 /* Reads the object obj (at path) into out as fields say: 0, or -1 after

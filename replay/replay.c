@@ -349,8 +349,9 @@ static int read_pci(struct ld *ld, json_t *v, const char *path, nvmlPciInfo_t *o
 	return 0;
 }
 
-static json_t *nvml_pci_write(const struct fmt_ctx *c, const void *in)
+static json_t *nvml_pci_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
 {
+	(void)f;
 	const nvmlPciInfo_t *p = in;
 	struct dc_pci legacy;
 	json_t *o = json_object();
@@ -422,13 +423,14 @@ static int read_fabric(struct ld *ld, json_t *v, const char *path, struct fabric
 	return 0;
 }
 
-static int nvml_pci_read(const struct fmt_ctx *c, json_t *v, const char *path, void *out)
+static int nvml_pci_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
+	(void)f;
 	struct ld ld = { c->file };
 	return read_pci(&ld, v, path, out);
 }
 
-static json_t *nvml_pci_write(const struct fmt_ctx *c, const void *in);
+static json_t *nvml_pci_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in);
 static const struct fmt_custom pci_custom = { nvml_pci_read, nvml_pci_write };
 
 #define NS NVML_ERROR_NOT_SUPPORTED
