@@ -26,20 +26,20 @@ json_t *replay_nvml_missing(void);
 /* The most devices a file may list, and so the most a recording writes. */
 #define REPLAY_MAX_DEVICES 4096
 
-/* NVML's codes and names, and the fields of an "nvlink" entry (by L_*). */
-extern const struct fmt_ctx replay_nvml_fmt;
-enum { REPLAY_L_STATE, REPLAY_L_VERSION, REPLAY_L_TYPE, REPLAY_L_PCI, REPLAY_L_SPEED };
-extern const struct fmt_field replay_link_fields[];
-
 /* The keys of a "p2p" entry, by nvmlGpuP2PCapsIndex_t. */
 #define REPLAY_P2P_CAPS 5
-extern const char *const replay_p2p_caps_keys[REPLAY_P2P_CAPS];
 
-/* The names the format gives to NVML enumerations. */
-extern const struct replay_name replay_p2p_names[];
+/* NVML's codes and names, and the fields of the NVML section's objects
+ * (replay.c), which record.c writes recordings with: by REPLAY_<object>_<key>. */
+extern const struct fmt_ctx replay_nvml_fmt;
+enum { REPLAY_L_STATE, REPLAY_L_VERSION, REPLAY_L_TYPE, REPLAY_L_PCI, REPLAY_L_SPEED };
+enum { REPLAY_P_ANCESTOR = REPLAY_P2P_CAPS };
+enum { REPLAY_M_UUID, REPLAY_M_GI, REPLAY_M_CI };
+enum { REPLAY_D_NAME, REPLAY_D_UUID, REPLAY_D_PCI, REPLAY_D_CC, REPLAY_D_MIG, REPLAY_D_FABRIC, REPLAY_D_BAR1, REPLAY_D_VIRT };
+enum { REPLAY_S_DRIVER, REPLAY_S_NVML, REPLAY_S_CUDA, REPLAY_S_CONF, REPLAY_S_COUNT };
+extern const struct fmt_field replay_link_fields[], replay_p2p_fields[], replay_mig_fields[], replay_dev_fields[],
+	replay_sys_fields[];
 extern const struct replay_name replay_ancestor_names[];
-extern const struct replay_name replay_remote_type_names[];
-
 
 /*
  * Top-level sections read and recorded by other parts of the component
