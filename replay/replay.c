@@ -1,14 +1,10 @@
 /*
- * The replay half of libdmaconn_replay: every NVML function dmaconn calls, as
- * the function table replay_nvml_bind() fills, answered from the topology
- * file named by DMACONN_REPLAY (docs/replay-format.md), with NVML's argument
- * checking and return codes so that the core runs the same code path as on
- * hardware.  The NVML section is described by the field tables below, which
- * record.c writes recordings with.
- *
- * The file is read once, on first use, into plain C structures; after that
- * everything is read-only except the init count, so the functions may be
- * called from any number of threads.
+ * The replay half of libdmaconn_replay: every NVML function dmaconn calls
+ * (replay_nvml_bind()'s table) answered from the topology file
+ * (docs/replay-format.md, described by the field tables below, which record.c
+ * records with), with NVML's argument checks and return codes, so that the
+ * core runs the same path as on hardware.  The file is read once, on first
+ * use; after that all is read-only but the init count, for any thread.
  */
 #include "dmaconn_replay.h"
 #include "replay_internal.h"
@@ -34,6 +30,7 @@
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define NOT_INSTALLED DEFAULT_LIBRARY ": cannot open shared object file: No such file or directory (replayed)"
 #define NS NVML_ERROR_NOT_SUPPORTED
+#define PNS NVML_P2P_STATUS_NOT_SUPPORTED
 #define OR_ERROR "expected %s or an error object"
 
 enum fn_id {
@@ -51,15 +48,11 @@ static const char *const fn_names[FN_COUNT] = {
 
 /* ------------------------------------------------------------------ data */
 
-const struct replay_name replay_p2p_names[] = {
-	{ "OK", NVML_P2P_STATUS_OK },
-	{ "CNS", NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED },
-	{ "GNS", NVML_P2P_STATUS_GPU_NOT_SUPPORTED },
-	{ "TNS", NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED },
-	{ "DR", NVML_P2P_STATUS_DISABLED_BY_REGKEY },
-	{ "NS", NVML_P2P_STATUS_NOT_SUPPORTED },
-	{ "U", NVML_P2P_STATUS_UNKNOWN },
-	{ NULL, 0 },
+static const struct replay_name p2p_names[] = {
+	{ "OK", NVML_P2P_STATUS_OK },	{ "CNS", NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED },
+	{ "GNS", NVML_P2P_STATUS_GPU_NOT_SUPPORTED }, { "TNS", NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED },
+	{ "DR", NVML_P2P_STATUS_DISABLED_BY_REGKEY }, { "NS", NVML_P2P_STATUS_NOT_SUPPORTED },
+	{ "U", NVML_P2P_STATUS_UNKNOWN },	{ NULL, 0 },
 };
 const struct replay_name replay_ancestor_names[] = {
 	{ "INTERNAL", NVML_TOPOLOGY_INTERNAL }, { "SINGLE", NVML_TOPOLOGY_SINGLE },
@@ -84,9 +77,8 @@ struct link {
 
 struct p2p {
 	unsigned int peer;
-	nvmlReturn_t status_rc[REPLAY_P2P_CAPS];
+	nvmlReturn_t status_rc[REPLAY_P2P_CAPS], ancestor_rc;
 	nvmlGpuP2PStatus_t status[REPLAY_P2P_CAPS];
-	nvmlReturn_t ancestor_rc;
 	nvmlGpuTopologyLevel_t ancestor;
 };
 
@@ -106,16 +98,13 @@ struct nvmlDevice_st {
 	unsigned int index;
 	nvmlReturn_t handle_rc; /* the device is an error object */
 	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc;
-	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
-	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 	nvmlPciInfo_t pci;
 	int cc[2];
-	unsigned int mig[2];
+	unsigned int mig[2], virt, nlinks, np2p, nmig;
 	nvmlGpuFabricInfo_v3_t fabric;
 	unsigned long long bar1;
-	unsigned int virt;
 	bool has_nvlink;
-	unsigned int nlinks, np2p, nmig;
 	struct link *links;
 	struct p2p *p2p;  /* sorted by peer */
 	uint16_t *row;	  /* "p2p_row": per peer, its entry of nvml.p2p_answers, P2P_NONE for none */
@@ -130,15 +119,13 @@ static struct replay {
 	bool fn_missing[FN_COUNT];
 	nvmlReturn_t init_rc, driver_rc, nvml_version_rc, cuda_rc, count_rc, conf_rc;
 	nvmlConfComputeSystemState_t conf;
-	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
-	char nvml_version[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE];
+	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE], nvml_version[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE];
 	int cuda;
-	unsigned int count; /* device_count's answer, or ndev */
-	unsigned int ndev, nanswers, nenv, ngpus;
+	unsigned int count, ndev, nanswers, nenv, ngpus; /* count: device_count's answer, or ndev */
 	struct nvmlDevice_st *devs;
 	struct p2p *answers; /* nvml.p2p_answers, what "p2p_row" entries name */
 	bool any_mig;	     /* a device lists MIG instances */
-	struct {
+	struct env_pin {
 		char *name, *value; /* value NULL: pinned unset */
 	} *env;
 	struct dc_pci *gpus;
@@ -149,22 +136,11 @@ static atomic_uint g_inits;
 
 static void free_data(void)
 {
-	for (unsigned int i = 0; i < g.ndev; i++) {
-		free(g.devs[i].links);
-		free(g.devs[i].p2p);
-		free(g.devs[i].row);
-		free(g.devs[i].migs);
-	}
-	for (unsigned int i = 0; i < g.nenv; i++) {
-		free(g.env[i].name);
-		free(g.env[i].value);
-	}
-	free(g.devs);
-	free(g.answers);
-	free(g.env);
-	free(g.gpus);
-	free(g.library);
-	free(g.library_error);
+	for (unsigned int i = 0; i < g.ndev; i++)
+		free(g.devs[i].links), free(g.devs[i].p2p), free(g.devs[i].row), free(g.devs[i].migs);
+	for (unsigned int i = 0; i < g.nenv; i++)
+		free(g.env[i].name), free(g.env[i].value);
+	free(g.devs), free(g.answers), free(g.env), free(g.gpus), free(g.library), free(g.library_error);
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
 		sec->release();
 	const char *keep = g.load_error;
@@ -194,28 +170,9 @@ static const struct replay_codes nvml_codes = { nvml_parse,
 						"unknown NVML return code", NVML_ERROR_UNKNOWN };
 const struct fmt_ctx replay_nvml_fmt = { NULL, &nvml_codes, nvml_name, "NVML" };
 
-/* A bus id: a string that dc_pci_parse() reads. */
-static int bus_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
-{
-	struct fmt_field s = *f;
-	struct dc_pci a;
-	s.kind = FMT_STR;
-	if (fmt_value(c, &s, v, path, out))
-		return -1;
-	return dc_pci_parse(out, f->size, &a) ? replay_bad(c->file, path, "\"%s\" is not a PCI bus id", (char *)out) : 0;
-}
-
-static json_t *bus_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
-{
-	struct fmt_field s = *f;
-	s.kind = FMT_STR;
-	return fmt_json(c, &s, in);
-}
-
-static const struct fmt_custom bus_custom = { bus_read, bus_write };
 static const struct fmt_field pci_fields[] = {
-	FMT_FIELD("bus_id", FMT_CUSTOM, nvmlPciInfo_t, busId, .flags = FMT_REQ, .aux = &bus_custom),
-	FMT_FIELD("bus_id_legacy", FMT_CUSTOM, nvmlPciInfo_t, busIdLegacy, .aux = &bus_custom),
+	FMT_FIELD("bus_id", FMT_STR, nvmlPciInfo_t, busId, .flags = FMT_REQ),
+	FMT_FIELD("bus_id_legacy", FMT_STR, nvmlPciInfo_t, busIdLegacy),
 	FMT_FIELD("pci_device_id", FMT_UINT, nvmlPciInfo_t, pciDeviceId, FMT_U32),
 	FMT_FIELD("pci_subsystem_id", FMT_UINT, nvmlPciInfo_t, pciSubSystemId, FMT_U32),
 	{ .key = NULL },
@@ -225,15 +182,20 @@ static const struct fmt_field pci_fields[] = {
  * legacy form (a 4-digit domain by definition) when absent. */
 static int pci_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
+	char q[PATH_LEN];
 	nvmlPciInfo_t *p = out;
-	struct dc_pci a;
+	struct dc_pci a, b;
 	(void)f;
 	memset(p, 0, sizeof(*p));
 	if (!json_is_object(v))
 		return replay_bad(c->file, path, "expected an object with \"bus_id\" or an error object");
 	if (fmt_read(c, pci_fields, v, path, p))
 		return -1;
-	dc_pci_parse(p->busId, sizeof(p->busId), &a);
+	if (dc_pci_parse(p->busId, sizeof(p->busId), &a))
+		return replay_bad(c->file, replay_sub(q, path, "bus_id"), "\"%s\" is not a PCI bus id", p->busId);
+	if (p->busIdLegacy[0] && dc_pci_parse(p->busIdLegacy, sizeof(p->busIdLegacy), &b))
+		return replay_bad(c->file, replay_sub(q, path, "bus_id_legacy"), "\"%s\" is not a PCI bus id",
+				  p->busIdLegacy);
 	p->domain = a.domain;
 	p->bus = a.bus;
 	p->device = a.device;
@@ -269,7 +231,7 @@ const struct fmt_field replay_link_fields[] = {
 
 #define CAP(key, i)                                                                                  \
 	FMT_FIELD(key, FMT_NAME, struct p2p, status[i], FMT_RC(struct p2p, status_rc[i], NVML_SUCCESS), \
-		  .aux = replay_p2p_names, .msg = OR_ERROR)
+		  .aux = p2p_names, .msg = OR_ERROR)
 const struct fmt_field replay_p2p_fields[] = {
 	CAP("read", 0), CAP("write", 1), CAP("nvlink", 2), CAP("atomics", 3), CAP("pci", 4),
 	FMT_FIELD("common_ancestor", FMT_NAME, struct p2p, ancestor, FMT_RC(struct p2p, ancestor_rc, NS),
@@ -385,7 +347,7 @@ static int p2p_entry(const struct fmt_ctx *c, json_t *e, const char *path, unsig
 	long long peer;
 	json_t *pv = json_object_get(e, "peer");
 	for (int k = 0; k < REPLAY_P2P_CAPS; k++)
-		out->status[k] = NVML_P2P_STATUS_NOT_SUPPORTED;
+		out->status[k] = PNS;
 	if (!json_is_object(e))
 		return replay_bad(c->file, path, "expected an object");
 	if (!ndev && pv)
@@ -842,7 +804,7 @@ static nvmlReturn_t enter_link(enum fn_id fn, nvmlDevice_t h, unsigned int ln, c
  * file says nothing about answers status NS, ancestor NOT_SUPPORTED. */
 static nvmlReturn_t enter_pair(enum fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, const struct p2p **p)
 {
-	static const struct p2p none = { 0, { 0 }, { NS, NS, NS, NS, NS }, NS, 0 };
+	static const struct p2p none = { .status = { PNS, PNS, PNS, PNS, PNS }, .ancestor_rc = NS };
 	nvmlReturn_t rc = enter(fn);
 	struct nvmlDevice_st *d1 = dev_of(h1), *d2 = dev_of(h2);
 	struct p2p key = { .peer = d2 ? d2->index : 0 };
