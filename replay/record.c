@@ -542,22 +542,13 @@ static json_t *rec_recorded(const char *tool)
 	struct utsname u;
 	struct tm tm;
 	time_t now = time(NULL);
-	if (gethostname(host, sizeof(host)) != 0)
+	if (gethostname(host, sizeof(host) - 1) != 0)
 		strcpy(host, "unknown");
-	host[sizeof(host) - 1] = '\0';
 	if (gmtime_r(&now, &tm))
 		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_t *o = json_object();
-	bool oom = false;
-	replay_put(&oom, o, "tool", replay_text(tool, strlen(tool)));
-	replay_put(&oom, o, "host", replay_text(host, strlen(host)));
-	replay_put(&oom, o, "date", json_string(date));
-	replay_put(&oom, o, "kernel", uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null());
-	if (oom) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return json_pack("{s:o, s:o, s:s, s:o}", "tool", replay_text(tool, strlen(tool)), "host",
+			 replay_text(host, strlen(host)), "date", date, "kernel",
+			 uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null());
 }
 
 /* The variables that decide device order, as the detectors read them. */

@@ -452,32 +452,23 @@ static int migs_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t 
 	return 0;
 }
 
-/* Devices by UUID (bus 0) or by bus id, ties by position, to find one listed twice. */
-static int dev_key(const struct nvmlDevice_st *a, const struct nvmlDevice_st *b, int bus)
+/* Devices by UUID, or with by_bus by bus id, ties by position, to find one
+ * listed twice (the file is read by one thread). */
+static int by_bus;
+
+static int dev_key(const struct nvmlDevice_st *a, const struct nvmlDevice_st *b)
 {
 	struct dc_pci x, y;
-	if (!bus)
-		return strcmp(a->uuid, b->uuid);
 	dc_pci_parse(a->pci.busId, sizeof(a->pci.busId), &x);
 	dc_pci_parse(b->pci.busId, sizeof(b->pci.busId), &y);
-	return dc_pci_compare(&x, &y);
+	return by_bus ? dc_pci_compare(&x, &y) : strcmp(a->uuid, b->uuid);
 }
 
-static int cmp_dev(const void *pa, const void *pb, int bus)
+static int cmp_dev(const void *pa, const void *pb)
 {
 	const struct nvmlDevice_st *a = *(struct nvmlDevice_st *const *)pa, *b = *(struct nvmlDevice_st *const *)pb;
-	int c = dev_key(a, b, bus);
+	int c = dev_key(a, b);
 	return c ? c : a->index < b->index ? -1 : 1;
-}
-
-static int cmp_dev_uuid(const void *a, const void *b)
-{
-	return cmp_dev(a, b, 0);
-}
-
-static int cmp_dev_bus(const void *a, const void *b)
-{
-	return cmp_dev(a, b, 1);
 }
 
 /* A GPU is listed once: the same UUID or bus id twice would show a device
@@ -487,19 +478,19 @@ static int check_unique_devices(const struct fmt_ctx *c, const char *path)
 	char p[PATH_LEN], first[PATH_LEN], second[PATH_LEN];
 	struct nvmlDevice_st **by = calloc(g.ndev + 1, sizeof(*by));
 	int rc = by ? 0 : replay_bad(c->file, path, "out of memory");
-	for (int bus = 0; by && !rc && bus < 2; bus++) {
+	for (by_bus = 0; by && !rc && by_bus < 2; by_bus++) {
 		size_t n = 0;
 		for (unsigned int i = 0; i < g.ndev; i++)
-			if (!g.devs[i].handle_rc && !(bus ? g.devs[i].pci_rc : g.devs[i].uuid_rc))
+			if (!g.devs[i].handle_rc && !(by_bus ? g.devs[i].pci_rc : g.devs[i].uuid_rc))
 				by[n++] = &g.devs[i];
-		qsort(by, n, sizeof(*by), bus ? cmp_dev_bus : cmp_dev_uuid);
+		qsort(by, n, sizeof(*by), cmp_dev);
 		for (size_t k = 1; !rc && k < n; k++) {
-			if (dev_key(by[k - 1], by[k], bus))
+			if (dev_key(by[k - 1], by[k]))
 				continue;
 			replay_item(first, path, by[k - 1]->index);
-			replay_sub(p, replay_item(second, path, by[k]->index), bus ? "pci.bus_id" : "uuid");
-			rc = replay_bad(c->file, p, "\"%s\" is also the %s of %s", bus ? by[k]->pci.busId : by[k]->uuid,
-					bus ? "bus id" : "UUID", first);
+			replay_sub(p, replay_item(second, path, by[k]->index), by_bus ? "pci.bus_id" : "uuid");
+			rc = replay_bad(c->file, p, "\"%s\" is also the %s of %s", by_bus ? by[k]->pci.busId : by[k]->uuid,
+					by_bus ? "bus id" : "UUID", first);
 		}
 	}
 	free(by);
