@@ -371,14 +371,12 @@ static int p2p_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *
 {
 	char p[PATH_LEN];
 	struct nvmlDevice_st *d = out;
-	(void)f;
-	if (!json_is_array(arr))
-		return replay_bad(c->file, path, "expected an array of peer objects");
 	size_t n = json_array_size(arr);
-	if (n > g.ndev)
+	(void)f;
+	if (json_is_array(arr) && n > g.ndev)
 		return replay_bad(c->file, path, "more peers than the %u devices", g.ndev);
-	if (n && !(d->p2p = calloc(n, sizeof(*d->p2p))))
-		return replay_bad(c->file, path, "out of memory");
+	if (fmt_array(c, arr, path, "peer objects", g.ndev, sizeof(*d->p2p), (void **)&d->p2p, &n))
+		return -1;
 	d->np2p = (unsigned int)n;
 	for (size_t i = 0; i < n; i++)
 		if (p2p_entry(c, json_array_get(arr, i), replay_item(p, path, i), g.ndev, &d->p2p[i]))
@@ -433,18 +431,17 @@ static int row_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *
 /* A device's "mig_devices": its MIG instances, for a GPU in MIG mode. */
 static int migs_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *arr, const char *path, void *out)
 {
-	char p[PATH_LEN];
 	struct nvmlDevice_st *d = out;
+	char p[PATH_LEN];
+	size_t n = json_array_size(arr);
 	(void)f;
-	if (!json_is_array(arr))
-		return replay_bad(c->file, path, "expected an array of MIG instance objects");
-	if (json_array_size(arr) > 64)
+	if (json_is_array(arr) && n > 64)
 		return replay_bad(c->file, path, "more than 64 MIG instances");
-	d->nmig = (unsigned int)json_array_size(arr);
-	if (d->nmig && !(d->migs = calloc(d->nmig, sizeof(*d->migs))))
-		return replay_bad(c->file, path, "out of memory");
-	g.any_mig = g.any_mig || d->nmig > 0;
-	for (size_t k = 0; k < d->nmig; k++) {
+	if (fmt_array(c, arr, path, "MIG instance objects", 64, sizeof(*d->migs), (void **)&d->migs, &n))
+		return -1;
+	d->nmig = (unsigned int)n;
+	g.any_mig = g.any_mig || n > 0;
+	for (size_t k = 0; k < n; k++) {
 		d->migs[k].parent = d->index;
 		if (fmt_read(c, replay_mig_fields, json_array_get(arr, k), replay_item(p, path, k), &d->migs[k]))
 			return -1;
@@ -1031,14 +1028,7 @@ int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_
 		snprintf(err, errlen, "%s", g.load_error);
 		return -1;
 	}
-#define REPLAY_TABLE_(fn, ret, params, required)                                           \
-	if (!g.fn_missing[FN_##fn]) {                                                      \
-		api->fn = replay_##fn;                                                     \
-	} else if (required) {                                                             \
-		snprintf(err, errlen, "%s lacks %s (not an NVML library?)", library, #fn); \
-		memset(api, 0, sizeof(*api));                                              \
-		return -1;                                                                 \
-	}
+#define REPLAY_TABLE_(fn, ret, params, required) REPLAY_BIND(fn, required, g.fn_missing[FN_##fn], "an NVML library")
 	NVML_FUNCTIONS(REPLAY_TABLE_)
 #undef REPLAY_TABLE_
 #define REPLAY_MIG_(fn, ret, params, required) api->fn = g.fn_missing[FN_nvmlDeviceGetMigMode] ? NULL : replay_##fn;

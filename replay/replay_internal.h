@@ -84,6 +84,17 @@ extern pthread_mutex_t replay_rec_lock;
 	if (api->fn)                                   \
 		api->fn = r_##fn;
 
+/* An X-macro entry that puts the replay's replay_NAME in api->NAME unless
+ * hidden (the file says the library lacks it), and for a required one fails
+ * the table (err: "LIBRARY lacks NAME (not KIND?)"); replay_lacks() does that. */
+#define REPLAY_BIND(fn, required, hidden, kind)                                                 \
+	if (!(hidden))                                                                          \
+		api->fn = replay_##fn;                                                          \
+	else if (required)                                                                      \
+		return replay_lacks(api, sizeof(*api), library, #fn, kind, err, errlen);
+int replay_lacks(void *api, size_t size, const char *library, const char *fn, const char *kind, char *err,
+		 size_t errlen);
+
 /* dmaconn_replay_ops()'s record_begin, record_table, record_write and record_pci_gpus (record.c). */
 void replay_record_begin(void);
 void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error);
