@@ -8,71 +8,50 @@
  * its tiles its sub-devices.  A recording ("exposed": true) holds what the
  * runtime showed; how Intel's runtime applies ZE_AFFINITY_MASK and
  * ZE_FLAT_DEVICE_HIERARCHY to a node described physically is modelled by
- * the test stand-in (tests/replay_faults.c), not here.
+ * the test stand-in (tests/replay_runtime.c), not here.
  *
- * The file is read once; after zeInit everything is read-only, so the
+ * The file is read once into the structures below, which are also the
+ * handles zeInit shows; after that everything is read-only, so the
  * functions may be called from any thread.
  */
 #include "replay_ze.h"
 
-#include <limits.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "pci.h"
 #include "replay_internal.h"
 #include "ze_load.h"
 
-
-#define ZID 24                /* "4095.31" and more */
+#define ZID 24 /* "4095.31" and more */
 #define MAX_CARDS 1024
-#define MAX_TILES REPLAY_MAX_TILES
-#define MAX_ITEMS 65536       /* edges, p2p pairs, faults */
+#define MAX_ITEMS 65536 /* edges, p2p pairs, faults */
 #define ZPATH REPLAY_PATH_LEN
 #define DEFAULT_NAME "Intel(R) Graphics"
 #define NOT_INSTALLED ZE_LOADER_SONAME ": cannot open shared object file (replayed)"
-
-/* ------------------------------------------------------------- functions */
-
-enum ze_fn {
-#define ZFN_ENUM_(name, ret, params, required) ZFN_##name,
-	ZE_FUNCTIONS(ZFN_ENUM_)
-#undef ZFN_ENUM_
-	ZFN_COUNT
-};
-
-static const char *const zfn_names[ZFN_COUNT] = {
-#define ZFN_NAME_(name, ret, params, required) [ZFN_##name] = #name,
-	ZE_FUNCTIONS(ZFN_NAME_)
-#undef ZFN_NAME_
-};
+#define BY_PLACE UINT32_MAX /* a vertex type the file leaves to the vertex's place */
 
 /* ----------------------------------------------------------------- names */
-
 
 const struct replay_name ze_type_names[] = {
 	{ "GPU", ZE_DEVICE_TYPE_GPU }, { "CPU", ZE_DEVICE_TYPE_CPU }, { "FPGA", ZE_DEVICE_TYPE_FPGA },
 	{ "MCA", ZE_DEVICE_TYPE_MCA }, { "VPU", ZE_DEVICE_TYPE_VPU }, { NULL, 0 },
 };
 const struct replay_name ze_device_flag_names[] = {
-	{ "INTEGRATED", ZE_DEVICE_PROPERTY_FLAG_INTEGRATED },
-	{ "SUBDEVICE", ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE },
-	{ "ECC", ZE_DEVICE_PROPERTY_FLAG_ECC },
-	{ "ONDEMANDPAGING", ZE_DEVICE_PROPERTY_FLAG_ONDEMANDPAGING },
+	{ "INTEGRATED", ZE_DEVICE_PROPERTY_FLAG_INTEGRATED }, { "SUBDEVICE", ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE },
+	{ "ECC", ZE_DEVICE_PROPERTY_FLAG_ECC },		      { "ONDEMANDPAGING", ZE_DEVICE_PROPERTY_FLAG_ONDEMANDPAGING },
 	{ NULL, 0 },
 };
 const struct replay_name ze_p2p_flag_names[] = {
-	{ "ACCESS", ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS },
-	{ "ATOMICS", ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS },
-	{ NULL, 0 },
+	{ "ACCESS", ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS }, { "ATOMICS", ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS }, { NULL, 0 },
 };
 const struct replay_name ze_vertex_type_names[] = {
-	{ "UNKNOWN", ZE_FABRIC_VERTEX_EXP_TYPE_UNKNOWN }, { "DEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE },
+	{ "UNKNOWN", ZE_FABRIC_VERTEX_EXP_TYPE_UNKNOWN },     { "DEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE },
 	{ "SUBDEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE }, { "SWITCH", ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH },
 	{ NULL, 0 },
 };
@@ -96,32 +75,44 @@ const struct replay_name ze_duplexity_names[] = {
 
 /* ------------------------------------------------------------------ data */
 
-/* A card or a tile as the file describes it. */
-struct znode {
-	char id[ZID]; /* "3" for card 3, "3.1" for its tile 1 */
-	int card, tile; /* tile -1 for a card */
-	ze_result_t props_rc;
-	char name[ZE_MAX_DEVICE_NAME];
-	uint8_t uuid[16];
-	uint32_t vendor, device_id, type, flags, subdevice_id;
-	ze_result_t pci_rc;
-	bool has_pci;
-	ze_pci_ext_properties_t pci;
-	ze_result_t sub_rc;
-	int nsub;
-	struct znode *subs; /* cards only */
-	bool vertex;        /* has a fabric vertex */
-	int vertex_type;    /* a ze_fabric_vertex_exp_type_t, or -1: by its place */
-	bool vertex_remote;
-	bool vertex_has_pci;
-	ze_fabric_vertex_pci_exp_address_t vertex_pci;
-	ze_result_t vertex_rc, subvertices_rc; /* the vertex's properties, its sub-vertices */
+/*
+ * What the file says, as the handles zeInit shows: a device handle points at
+ * a card or a tile, a vertex handle at the vertex member of one, an edge
+ * handle at an edge, a driver handle at a driver.  Each object starts with
+ * Level Zero's own structure of its properties, ready to be copied out.
+ */
+typedef struct _ze_device_handle_t znode;
+typedef struct _ze_fabric_edge_handle_t zedge;
+
+struct _ze_fabric_vertex_handle_t {
+	char unused;
 };
 
-struct zedge {
-	const struct znode *a, *b;
-	ze_fabric_edge_exp_properties_t props;
-	ze_result_t rc; /* its properties' answer */
+struct _ze_device_handle_t {
+	ze_device_properties_t props;
+	char id[ZID];	      /* "3" for card 3, "3.1" for its tile 1 */
+	int driver, card, tile; /* tile -1 for a card */
+	ze_result_t props_rc, sub_rc;
+	struct zpci {
+		ze_pci_ext_properties_t p;
+		ze_result_t rc;
+		bool has; /* an address to answer with */
+	} pci;
+	struct zvertex {
+		ze_fabric_vertex_exp_properties_t p; /* type BY_PLACE unless the file names one */
+		bool has_pci;			     /* else the device's address */
+		ze_result_t rc, sub_rc;		     /* its properties, its sub-vertices */
+	} vx;
+	bool vertex; /* shown with a fabric vertex */
+	int nsub;
+	znode *subs; /* a card's tiles */
+	struct _ze_fabric_vertex_handle_t vh;
+};
+
+struct _ze_fabric_edge_handle_t {
+	ze_fabric_edge_exp_properties_t p;
+	const znode *a, *b;
+	ze_result_t rc; /* its properties' answer; an edge error's */
 };
 
 struct zpair {
@@ -133,109 +124,32 @@ struct zpair {
 enum { REL_SAME_CARD, REL_XELINK, REL_OTHER, REL_COUNT };
 static const char *const rel_keys[REL_COUNT] = { "same_card", "xelink", "other" };
 
-struct zdriver {
-	int ncards;
-	struct znode *cards;
-	int nedges;
-	struct zedge *edges;
-	uint32_t rel[REL_COUNT];
-	int npairs;
+struct _ze_driver_handle_t {
+	int ncards, nnodes;
+	znode *nodes; /* the cards, then their tiles */
+	int nedges, npairs, nedge_errors;
+	zedge *edges, *edge_errors; /* zeFabricEdgeGetExp's failures, by pair */
 	struct zpair *pairs;
-	ze_result_t vertices_rc; /* zeFabricVertexGetExp's answer */
-	ze_result_t devices_rc;  /* zeDeviceGet's */
-	int nedge_errors;        /* zeFabricEdgeGetExp's failures, by pair */
-	struct zedge *edge_errors;
+	uint32_t rel[REL_COUNT];
+	ze_result_t vertices_rc, devices_rc; /* zeFabricVertexGetExp's and zeDeviceGet's answers */
 };
 
 static struct {
-	bool present;
-	char *library;
-	char *library_error;
-	bool fn_missing[ZFN_COUNT];
+	bool present, exposed;
+	char *library, *library_error;
 	char **missing;
-	int nmissing;
-	ze_result_t init_rc;
-	bool exposed;
-	int ndrivers;
-	struct zdriver *drivers;
-	ze_result_t drivers_rc; /* zeDriverGet's answer */
+	int nmissing, ndrivers;
+	ze_result_t init_rc, drivers_rc; /* zeInit's and zeDriverGet's answers */
+	struct _ze_driver_handle_t *drivers;
 } z;
 
-/* What zeInit shows: handles are pointers into these arrays. */
-struct _ze_driver_handle_t {
-	int driver; /* index into z.drivers */
-	int ndevs, *devs; /* zeDeviceGet's answer: indices into x.devs */
-	int nvtx, *vtx;   /* zeFabricVertexGetExp's answer: indices into x.vtx */
-};
-
-struct _ze_device_handle_t {
-	const struct znode *node;
-	int driver;
-	bool root;
-	int nsubs, *subs; /* indices into x.devs */
-	int vertex;       /* index into x.vtx, or -1 */
-};
-
-struct _ze_fabric_vertex_handle_t {
-	int dev;
-	int nsubs, *subs; /* indices into x.vtx */
-};
-
-struct _ze_fabric_edge_handle_t {
-	int driver, index;
-};
-
-static struct {
-	ze_result_t rc; /* zeInit's lasting answer once shown */
-	bool done;
-	int ndrv;
-	struct _ze_driver_handle_t *drv;
-	int ndevs, capdevs;
-	struct _ze_device_handle_t *devs;
-	int nvtx, capvtx;
-	struct _ze_fabric_vertex_handle_t *vtx;
-	int nedges;
-	struct _ze_fabric_edge_handle_t *edges; /* every edge of every driver, in order */
-	int *edge_first;                         /* per driver: its first edge in edges[] */
-} x;
-
-static pthread_mutex_t x_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void free_nodes(struct znode *nodes, int n)
-{
-	for (int i = 0; nodes && i < n; i++)
-		free(nodes[i].subs);
-	free(nodes);
-}
-
-static void free_shown(void)
-{
-	for (int i = 0; i < x.ndrv; i++) {
-		free(x.drv[i].devs);
-		free(x.drv[i].vtx);
-	}
-	for (int i = 0; i < x.ndevs; i++)
-		free(x.devs[i].subs);
-	for (int i = 0; i < x.nvtx; i++)
-		free(x.vtx[i].subs);
-	free(x.drv);
-	free(x.devs);
-	free(x.vtx);
-	free(x.edges);
-	free(x.edge_first);
-	memset(&x, 0, sizeof(x));
-}
-
-static bool inited; /* zeInit succeeded; under x_lock */
+static atomic_bool inited; /* zeInit succeeded */
 
 void replay_ze_release(void)
 {
-	pthread_mutex_lock(&x_lock);
-	free_shown();
-	inited = false;
-	pthread_mutex_unlock(&x_lock);
+	atomic_store(&inited, false);
 	for (int d = 0; d < z.ndrivers; d++) {
-		free_nodes(z.drivers[d].cards, z.drivers[d].ncards);
+		free(z.drivers[d].nodes);
 		free(z.drivers[d].edges);
 		free(z.drivers[d].pairs);
 		free(z.drivers[d].edge_errors);
@@ -248,11 +162,12 @@ void replay_ze_release(void)
 	free(z.library_error);
 	memset(&z, 0, sizeof(z));
 }
-
 /* ------------------------------------------------------------ file reader */
 
 struct ld {
 	const char *file;
+	struct _ze_driver_handle_t *d;
+	int driver;
 };
 
 static int get_u32(struct ld *ld, json_t *v, const char *path, uint32_t *out)
@@ -353,10 +268,10 @@ static int get_uuid(struct ld *ld, json_t *v, const char *path, uint8_t out[16])
 	return 0;
 }
 
-static int read_pci(struct ld *ld, json_t *v, const char *path, struct znode *node)
+static int read_pci(struct ld *ld, json_t *v, const char *path, znode *node)
 {
 	char p[ZPATH];
-	int r = error_object(ld, v, path, &node->pci_rc);
+	int r = error_object(ld, v, path, &node->pci.rc);
 	if (r)
 		return r < 0 ? -1 : 0;
 	if (!json_is_object(v))
@@ -365,7 +280,7 @@ static int read_pci(struct ld *ld, json_t *v, const char *path, struct znode *no
 	struct dc_pci a;
 	if (!json_is_string(bus) || dc_pci_parse(json_string_value(bus), json_string_length(bus) + 1, &a))
 		return replay_bad(ld->file, replay_sub(p, path, "bus_id"), "expected a PCI bus id such as \"0000:18:00.0\"");
-	ze_pci_ext_properties_t *pci = &node->pci;
+	ze_pci_ext_properties_t *pci = &node->pci.p;
 	pci->stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
 	pci->address = (ze_pci_address_ext_t){ a.domain, a.bus, a.device, a.function };
 	pci->maxSpeed = (ze_pci_speed_ext_t){ -1, -1, -1 };
@@ -386,15 +301,15 @@ static int read_pci(struct ld *ld, json_t *v, const char *path, struct znode *no
 			return -1;
 		pci->maxSpeed.maxBandwidth = val;
 	}
-	node->has_pci = true;
+	node->pci.has = true;
 	return 0;
 }
 
-static int read_vertex(struct ld *ld, json_t *v, const char *path, struct znode *node)
+static int read_vertex(struct ld *ld, json_t *v, const char *path, znode *node)
 {
 	char p[ZPATH];
 	node->vertex = true;
-	node->vertex_type = -1;
+	node->vx.p.type = BY_PLACE;
 	if (!v)
 		return 0;
 	if (json_is_boolean(v)) {
@@ -404,33 +319,29 @@ static int read_vertex(struct ld *ld, json_t *v, const char *path, struct znode 
 	if (!json_is_object(v))
 		return replay_bad(ld->file, path, "expected true, false or an object");
 	json_t *e;
-	uint32_t t;
-	if ((e = json_object_get(v, "type"))) {
-		if (get_name(ld, e, replay_sub(p, path, "type"), ze_vertex_type_names, &t))
-			return -1;
-		node->vertex_type = (int)t;
-	}
+	if ((e = json_object_get(v, "type")) && get_name(ld, e, replay_sub(p, path, "type"), ze_vertex_type_names, &node->vx.p.type))
+		return -1;
 	if ((e = json_object_get(v, "remote"))) {
 		if (!json_is_boolean(e))
 			return replay_bad(ld->file, replay_sub(p, path, "remote"), "expected true or false");
-		node->vertex_remote = json_is_true(e);
+		node->vx.p.remote = json_is_true(e);
 	}
 	if ((e = json_object_get(v, "bus_id"))) {
 		struct dc_pci a;
 		if (!json_is_string(e) || dc_pci_parse(json_string_value(e), json_string_length(e) + 1, &a))
 			return replay_bad(ld->file, replay_sub(p, path, "bus_id"), "expected a PCI bus id");
-		node->vertex_has_pci = true;
-		node->vertex_pci = (ze_fabric_vertex_pci_exp_address_t){ a.domain, a.bus, a.device, a.function };
+		node->vx.has_pci = true;
+		node->vx.p.address = (ze_fabric_vertex_pci_exp_address_t){ a.domain, a.bus, a.device, a.function };
 	}
-	if (opt_code(ld, v, "error", path, &node->vertex_rc) ||
-	    opt_code(ld, v, "subvertices_error", path, &node->subvertices_rc))
+	if (opt_code(ld, v, "error", path, &node->vx.rc) ||
+	    opt_code(ld, v, "subvertices_error", path, &node->vx.sub_rc))
 		return -1;
 	return 0;
 }
 
-static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *node, const struct znode *card);
+static int read_node(struct ld *ld, json_t *o, const char *path, znode *node, const znode *card);
 
-static int read_subdevices(struct ld *ld, json_t *v, const char *path, struct znode *card)
+static int read_subdevices(struct ld *ld, json_t *v, const char *path, znode *card)
 {
 	char p[ZPATH];
 	int r = error_object(ld, v, path, &card->sub_rc);
@@ -439,16 +350,17 @@ static int read_subdevices(struct ld *ld, json_t *v, const char *path, struct zn
 	if (!json_is_array(v))
 		return replay_bad(ld->file, path, "expected an array of tiles or an error object");
 	size_t n = json_array_size(v);
-	if (n > MAX_TILES)
-		return replay_bad(ld->file, path, "%zu tiles, more than the %d supported", n, MAX_TILES);
+	if (n > REPLAY_MAX_TILES)
+		return replay_bad(ld->file, path, "%zu tiles, more than the %d supported", n, REPLAY_MAX_TILES);
 	if (n == 1 && !z.exposed)
 		return replay_bad(ld->file, path, "a card has no tiles or at least two (a single-tile card lists none)");
-	if (n && !(card->subs = calloc(n, sizeof(*card->subs))))
-		return replay_bad(ld->file, path, "out of memory");
+	card->subs = &ld->d->nodes[ld->d->nnodes];
+	ld->d->nnodes += (int)n;
 	card->nsub = (int)n;
 	for (size_t t = 0; t < n; t++) {
-		struct znode *tile = &card->subs[t];
+		znode *tile = &card->subs[t];
 		tile->card = card->card;
+		tile->driver = ld->driver;
 		tile->tile = (int)t;
 		snprintf(tile->id, sizeof(tile->id), "%d.%zu", card->card, t);
 		if (read_node(ld, json_array_get(v, t), replay_item(p, path, t), tile, card))
@@ -458,27 +370,25 @@ static int read_subdevices(struct ld *ld, json_t *v, const char *path, struct zn
 }
 
 /* A card (card NULL) or one of its tiles. */
-static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *node, const struct znode *card)
+static int read_node(struct ld *ld, json_t *o, const char *path, znode *node, const znode *card)
 {
 	char p[ZPATH];
 	json_t *v;
 	if (!json_is_object(o))
 		return replay_bad(ld->file, path, "expected a device object");
-	node->type = ZE_DEVICE_TYPE_GPU;
-	node->vendor = 0x8086;
-	snprintf(node->name, sizeof(node->name), "%s", card ? card->name : DEFAULT_NAME);
+	node->props.type = ZE_DEVICE_TYPE_GPU;
+	node->props.vendorId = 0x8086;
+	snprintf(node->props.name, sizeof(node->props.name), "%s", card ? card->props.name : DEFAULT_NAME);
 	if (card) {
-		node->device_id = card->device_id;
-		node->vendor = card->vendor;
-		node->type = card->type;
-		node->flags = z.exposed ? 0 : ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
-		node->subdevice_id = (uint32_t)node->tile;
+		node->props.deviceId = card->props.deviceId;
+		node->props.vendorId = card->props.vendorId;
+		node->props.type = card->props.type;
+		node->props.flags = z.exposed ? 0 : ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
+		node->props.subdeviceId = (uint32_t)node->tile;
 		/* A tile's address and UUID default to its card's, the UUID with
 		 * its last byte marked by the tile. */
-		memcpy(node->uuid, card->uuid, sizeof(node->uuid));
-		node->uuid[15] ^= (uint8_t)(node->tile + 1);
-		node->has_pci = card->has_pci;
-		node->pci_rc = card->pci_rc;
+		node->props.uuid = card->props.uuid;
+		node->props.uuid.id[15] ^= (uint8_t)(node->tile + 1);
 		node->pci = card->pci;
 	}
 	if ((v = json_object_get(o, "error")) && get_code(ld, v, replay_sub(p, path, "error"), &node->props_rc))
@@ -489,30 +399,30 @@ static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *n
 		if (!json_is_string(v) || json_string_length(v) >= ZE_MAX_DEVICE_NAME)
 			return replay_bad(ld->file, replay_sub(p, path, "name"), "expected a string of at most %d characters",
 					  ZE_MAX_DEVICE_NAME - 1);
-		memcpy(node->name, json_string_value(v), json_string_length(v) + 1);
+		memcpy(node->props.name, json_string_value(v), json_string_length(v) + 1);
 	}
 	if ((v = json_object_get(o, "uuid"))) {
-		if (get_uuid(ld, v, replay_sub(p, path, "uuid"), node->uuid))
+		if (get_uuid(ld, v, replay_sub(p, path, "uuid"), node->props.uuid.id))
 			return -1;
 	} else if (!card && !z.exposed && node->props_rc == ZE_RESULT_SUCCESS) {
 		return replay_bad(ld->file, path, "\"uuid\" is required");
 	}
-	if ((v = json_object_get(o, "vendor_id")) && get_u32(ld, v, replay_sub(p, path, "vendor_id"), &node->vendor))
+	if ((v = json_object_get(o, "vendor_id")) && get_u32(ld, v, replay_sub(p, path, "vendor_id"), &node->props.vendorId))
 		return -1;
-	if ((v = json_object_get(o, "device_id")) && get_u32(ld, v, replay_sub(p, path, "device_id"), &node->device_id))
+	if ((v = json_object_get(o, "device_id")) && get_u32(ld, v, replay_sub(p, path, "device_id"), &node->props.deviceId))
 		return -1;
-	if ((v = json_object_get(o, "type")) && get_name(ld, v, replay_sub(p, path, "type"), ze_type_names, &node->type))
+	if ((v = json_object_get(o, "type")) && get_name(ld, v, replay_sub(p, path, "type"), ze_type_names, &node->props.type))
 		return -1;
 	if ((v = json_object_get(o, "flags")) &&
-	    get_flags(ld, v, replay_sub(p, path, "flags"), ze_device_flag_names, &node->flags))
+	    get_flags(ld, v, replay_sub(p, path, "flags"), ze_device_flag_names, &node->props.flags))
 		return -1;
 	if ((v = json_object_get(o, "subdevice_id")) &&
-	    get_u32(ld, v, replay_sub(p, path, "subdevice_id"), &node->subdevice_id))
+	    get_u32(ld, v, replay_sub(p, path, "subdevice_id"), &node->props.subdeviceId))
 		return -1;
 	if ((v = json_object_get(o, "pci")) && read_pci(ld, v, replay_sub(p, path, "pci"), node))
 		return -1;
-	if (!card && !node->has_pci && node->pci_rc == ZE_RESULT_SUCCESS)
-		node->pci_rc = ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; /* nothing to answer with */
+	if (!card && !node->pci.has && node->pci.rc == ZE_RESULT_SUCCESS)
+		node->pci.rc = ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; /* nothing to answer with */
 	if (read_vertex(ld, json_object_get(o, "vertex"), replay_sub(p, path, "vertex"), node))
 		return -1;
 	if ((v = json_object_get(o, "subdevices"))) {
@@ -525,13 +435,13 @@ static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *n
 }
 
 /* The node named id ("C" or "C.T") of driver d, or NULL. */
-static const struct znode *node_by_id(const struct zdriver *d, const char *id)
+static const znode *node_by_id(const struct _ze_driver_handle_t *d, const char *id)
 {
 	char *end;
 	long c = strtol(id, &end, 10);
 	if (end == id || c < 0 || c >= d->ncards)
 		return NULL;
-	const struct znode *card = &d->cards[c];
+	const znode *card = &d->nodes[c];
 	if (!*end)
 		return card;
 	if (*end != '.')
@@ -543,10 +453,10 @@ static const struct znode *node_by_id(const struct zdriver *d, const char *id)
 	return &card->subs[tile];
 }
 
-static int get_id(struct ld *ld, json_t *v, const char *path, const struct zdriver *d, char out[ZID],
-		  const struct znode **node)
+static int get_id(struct ld *ld, json_t *v, const char *path, const struct _ze_driver_handle_t *d, char out[ZID],
+		  const znode **node)
 {
-	const struct znode *n = json_is_string(v) ? node_by_id(d, json_string_value(v)) : NULL;
+	const znode *n = json_is_string(v) ? node_by_id(d, json_string_value(v)) : NULL;
 	if (!n)
 		return replay_bad(ld->file, path, "expected the id of a device of this driver, \"C\" or \"C.T\"");
 	snprintf(out, ZID, "%s", n->id);
@@ -555,7 +465,7 @@ static int get_id(struct ld *ld, json_t *v, const char *path, const struct zdriv
 	return 0;
 }
 
-static int read_edge(struct ld *ld, json_t *o, const char *path, const struct zdriver *d, struct zedge *e)
+static int read_edge(struct ld *ld, json_t *o, const char *path, const struct _ze_driver_handle_t *d, zedge *e)
 {
 	char p[ZPATH], id[ZID];
 	json_t *v;
@@ -566,7 +476,7 @@ static int read_edge(struct ld *ld, json_t *o, const char *path, const struct zd
 		return -1;
 	if (e->a == e->b)
 		return replay_bad(ld->file, path, "an edge joins two different vertices");
-	ze_fabric_edge_exp_properties_t *pr = &e->props;
+	ze_fabric_edge_exp_properties_t *pr = &e->p;
 	pr->stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
 	v = json_object_get(o, "model");
 	if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= ZE_MAX_FABRIC_EDGE_MODEL_EXP_SIZE)
@@ -590,7 +500,7 @@ static int read_edge(struct ld *ld, json_t *o, const char *path, const struct zd
 	return opt_code(ld, o, "error", path, &e->rc);
 }
 
-static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *d)
+static int read_p2p(struct ld *ld, json_t *o, const char *path, struct _ze_driver_handle_t *d)
 {
 	char p[ZPATH], q[ZPATH];
 	json_t *v;
@@ -629,7 +539,7 @@ static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *
 	return 0;
 }
 
-static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdriver *d)
+static int read_driver(struct ld *ld, json_t *o, const char *path, struct _ze_driver_handle_t *d)
 {
 	char p[ZPATH];
 	json_t *v;
@@ -646,19 +556,28 @@ static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdrive
 	v = json_object_get(o, "devices");
 	if (v && (!json_is_array(v) || json_array_size(v) > MAX_CARDS))
 		return replay_bad(ld->file, replay_sub(p, path, "devices"), "expected an array of at most %d devices", MAX_CARDS);
-	size_t n = v ? json_array_size(v) : 0;
-	if (n && !(d->cards = calloc(n, sizeof(*d->cards))))
-		return replay_bad(ld->file, path, "out of memory");
-	d->ncards = (int)n;
+	size_t n = v ? json_array_size(v) : 0, nodes = n;
 	for (size_t c = 0; c < n; c++) {
-		struct znode *card = &d->cards[c];
+		json_t *s = json_object_get(json_array_get(v, c), "subdevices");
+		nodes += json_array_size(s) <= REPLAY_MAX_TILES ? json_array_size(s) : 0;
+	}
+	if (nodes && !(d->nodes = calloc(nodes, sizeof(*d->nodes))))
+		return replay_bad(ld->file, path, "out of memory");
+	d->ncards = d->nnodes = (int)n;
+	ld->d = d;
+	for (size_t c = 0; c < n; c++) {
+		znode *card = &d->nodes[c];
 		card->card = (int)c;
+		card->driver = ld->driver;
 		card->tile = -1;
 		snprintf(card->id, sizeof(card->id), "%zu", c);
 		char q[ZPATH];
 		if (read_node(ld, json_array_get(v, c), replay_item(q, replay_sub(p, path, "devices"), c), card, NULL))
 			return -1;
 	}
+	/* A tile has a vertex only where its card has one. */
+	for (int t = d->ncards; t < d->nnodes; t++)
+		d->nodes[t].vertex &= d->nodes[d->nodes[t].card].vertex;
 	if ((v = json_object_get(o, "edges"))) {
 		if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
 			return replay_bad(ld->file, replay_sub(p, path, "edges"), "expected an array of at most %d edges", MAX_ITEMS);
@@ -691,7 +610,7 @@ static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdrive
 	d->nedge_errors = (int)nerr;
 	for (size_t i = 0; i < nerr; i++) {
 		char q[ZPATH], id[ZID];
-		struct zedge *e = &d->edge_errors[i];
+		zedge *e = &d->edge_errors[i];
 		json_t *o2 = json_array_get(v, i);
 		replay_item(q, replay_sub(p, path, "edge_errors"), i);
 		if (!json_is_object(o2) || !json_object_get(o2, "error"))
@@ -702,14 +621,6 @@ static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdrive
 			return -1;
 	}
 	return 0;
-}
-
-static int zfn_lookup(const char *name)
-{
-	for (int i = 0; i < ZFN_COUNT; i++)
-		if (!strcmp(zfn_names[i], name))
-			return i;
-	return -1;
 }
 
 static int read_names(struct ld *ld, json_t *v, const char *path)
@@ -727,16 +638,13 @@ static int read_names(struct ld *ld, json_t *v, const char *path)
 		if (!(z.missing[i] = strdup(json_string_value(e))))
 			return replay_bad(ld->file, path, "out of memory");
 		z.nmissing = (int)i + 1;
-		int id = zfn_lookup(z.missing[i]);
-		if (id >= 0)
-			z.fn_missing[id] = true;
 	}
 	return 0;
 }
 
 int replay_ze_read(const char *file, json_t *value)
 {
-	struct ld ld = { file };
+	struct ld ld = { file, NULL, 0 };
 	char p[ZPATH];
 	json_t *v;
 	replay_ze_release();
@@ -779,9 +687,11 @@ int replay_ze_read(const char *file, json_t *value)
 		if (n && !(z.drivers = calloc(n, sizeof(*z.drivers))))
 			return replay_bad(file, "level_zero.drivers", "out of memory");
 		z.ndrivers = (int)n;
-		for (size_t d = 0; d < n; d++)
+		for (size_t d = 0; d < n; d++) {
+			ld.driver = (int)d;
 			if (read_driver(&ld, json_array_get(v, d), replay_item(p, "level_zero.drivers", d), &z.drivers[d]))
 				return -1;
+		}
 	}
 	return 0;
 }
@@ -793,370 +703,208 @@ const char *replay_ze_library(void)
 
 const char *replay_ze_load_error(void)
 {
-	if (!z.present)
-		return NOT_INSTALLED;
-	return z.library_error;
+	return z.present ? z.library_error : NOT_INSTALLED;
 }
 
 static int ze_hidden(const char *symbol)
 {
-	if (!symbol)
-		return 0;
-	for (int i = 0; i < z.nmissing; i++)
+	for (int i = 0; symbol && i < z.nmissing; i++)
 		if (!strcmp(z.missing[i], symbol))
 			return 1;
 	return 0;
 }
 
-/* ------------------------------------------------------------ showing */
-
-static int new_dev(const struct znode *node, int driver, bool root)
-{
-	if (x.ndevs == x.capdevs) {
-		int ncap = x.capdevs ? x.capdevs * 2 : 16;
-		struct _ze_device_handle_t *grown = realloc(x.devs, (size_t)ncap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		x.devs = grown;
-		x.capdevs = ncap;
-	}
-	struct _ze_device_handle_t *dev = &x.devs[x.ndevs];
-	memset(dev, 0, sizeof(*dev));
-	dev->node = node;
-	dev->driver = driver;
-	dev->root = root;
-	dev->vertex = -1;
-	return x.ndevs++;
-}
-
-static int new_vtx(int dev)
-{
-	if (x.nvtx == x.capvtx) {
-		int ncap = x.capvtx ? x.capvtx * 2 : 16;
-		struct _ze_fabric_vertex_handle_t *grown = realloc(x.vtx, (size_t)ncap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		x.vtx = grown;
-		x.capvtx = ncap;
-	}
-	memset(&x.vtx[x.nvtx], 0, sizeof(x.vtx[x.nvtx]));
-	x.vtx[x.nvtx].dev = dev;
-	return x.nvtx++;
-}
-
-static int push(int **list, int *n, int value)
-{
-	int *grown = realloc(*list, ((size_t)*n + 1) * sizeof(int));
-	if (!grown)
-		return -1;
-	grown[(*n)++] = value;
-	*list = grown;
-	return 0;
-}
-
-/* Vertices for device dev and its sub-devices (x.devs may move: indices only). */
-static int make_vertices(int dev)
-{
-	if (!x.devs[dev].node->vertex)
-		return 0;
-	int v = new_vtx(dev);
-	if (v < 0)
-		return -1;
-	x.devs[dev].vertex = v;
-	for (int k = 0; k < x.devs[dev].nsubs; k++) {
-		int s = x.devs[dev].subs[k];
-		if (!x.devs[s].node->vertex)
-			continue;
-		int sv = new_vtx(s);
-		if (sv < 0 || push(&x.vtx[v].subs, &x.vtx[v].nsubs, sv))
-			return -1;
-		x.devs[s].vertex = sv;
-	}
-	return 0;
-}
-
-/* One driver as the file lists it: each card a root device, its tiles its
- * sub-devices. */
-static int show_driver(int d, struct _ze_driver_handle_t *out)
-{
-	const struct zdriver *zd = &z.drivers[d];
-	out->driver = d;
-	for (int c = 0; c < zd->ncards; c++) {
-		int r = new_dev(&zd->cards[c], d, true);
-		if (r < 0 || push(&out->devs, &out->ndevs, r))
-			return -1;
-		for (int t = 0; t < zd->cards[c].nsub; t++) {
-			int s = new_dev(&zd->cards[c].subs[t], d, false);
-			if (s < 0 || push(&x.devs[r].subs, &x.devs[r].nsubs, s))
-				return -1;
-		}
-		if (make_vertices(r) || (x.devs[r].vertex >= 0 && push(&out->vtx, &out->nvtx, x.devs[r].vertex)))
-			return -1;
-	}
-	return 0;
-}
-
-/* Builds what zeInit shows, once; x_lock held. */
-static ze_result_t show(void)
-{
-	if (x.done)
-		return x.rc;
-	free_shown();
-	x.done = true;
-	x.rc = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-	if (z.ndrivers && (!(x.drv = calloc((size_t)z.ndrivers, sizeof(*x.drv))) ||
-			   !(x.edge_first = calloc((size_t)z.ndrivers, sizeof(int)))))
-		return x.rc;
-	int nedges = 0;
-	for (int d = 0; d < z.ndrivers; d++)
-		nedges += z.drivers[d].nedges;
-	if (nedges && !(x.edges = calloc((size_t)nedges, sizeof(*x.edges))))
-		return x.rc;
-	for (int d = 0; d < z.ndrivers; d++) {
-		x.edge_first[d] = x.nedges;
-		for (int e = 0; e < z.drivers[d].nedges; e++)
-			x.edges[x.nedges++] = (struct _ze_fabric_edge_handle_t){ d, e };
-	}
-	/* A driver left without devices does not initialise (the runtime
-	 * reports none), and a loader without drivers fails zeInit. */
-	for (int d = 0; d < z.ndrivers; d++) {
-		struct _ze_driver_handle_t *drv = &x.drv[x.ndrv];
-		memset(drv, 0, sizeof(*drv));
-		if (show_driver(d, drv)) {
-			free(drv->devs);
-			free(drv->vtx);
-			return x.rc;
-		}
-		if (drv->ndevs)
-			x.ndrv++;
-		else {
-			free(drv->devs);
-			free(drv->vtx);
-		}
-	}
-	x.rc = x.ndrv ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNINITIALIZED;
-	return x.rc;
-}
-
 /* -------------------------------------------------------------- prologue */
 
-static bool file_loaded(void)
+static bool usable(void)
 {
-	return dmaconn_replay_ops()->load_error() == NULL;
+	return dmaconn_replay_ops()->load_error() == NULL && z.present && !z.library_error;
 }
 
-/* What every call but zeInit checks first. */
-static ze_result_t enter(enum ze_fn fn)
+/* What every call but zeInit checks first; fn is the function's name. */
+static ze_result_t enter(const char *fn)
 {
-	if (!file_loaded() || !z.present || z.library_error)
+	if (!usable())
 		return ZE_RESULT_ERROR_UNINITIALIZED;
-	if (z.fn_missing[fn])
+	if (ze_hidden(fn))
 		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-	pthread_mutex_lock(&x_lock);
-	bool ok = inited;
-	pthread_mutex_unlock(&x_lock);
-	return ok ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNINITIALIZED;
+	return atomic_load(&inited) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNINITIALIZED;
 }
 
-static struct _ze_driver_handle_t *drv_of(ze_driver_handle_t h)
+/* The Level Zero name of the replay_ze* function calling. */
+#define FN (__func__ + sizeof("replay_") - 1)
+
+/* h when it points at one of the n items of size bytes at base, else NULL. */
+static void *among(const void *h, const void *base, int n, size_t size)
 {
-	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.drv;
-	if (!h || !x.drv || p < base || (p - base) % sizeof(*x.drv) || (p - base) / sizeof(*x.drv) >= (size_t)x.ndrv)
-		return NULL;
-	return h;
+	uintptr_t p = (uintptr_t)h, b = (uintptr_t)base;
+	return h && base && p >= b && (p - b) % size == 0 && (p - b) / size < (size_t)n ? (void *)h : NULL;
 }
 
-static struct _ze_device_handle_t *dev_of(ze_device_handle_t h)
+/* The object a handle names (a vertex handle: its device), or NULL.  A
+ * driver without devices is not shown. */
+static void *drv_of(const void *h)
 {
-	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.devs;
-	if (!h || !x.devs || p < base || (p - base) % sizeof(*x.devs) || (p - base) / sizeof(*x.devs) >= (size_t)x.ndevs)
-		return NULL;
-	return h;
+	struct _ze_driver_handle_t *d = among(h, z.drivers, z.ndrivers, sizeof(*d));
+	return d && d->ncards ? d : NULL;
 }
 
-static struct _ze_fabric_vertex_handle_t *vtx_of(ze_fabric_vertex_handle_t h)
+static void *dev_of(const void *h)
 {
-	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.vtx;
-	if (!h || !x.vtx || p < base || (p - base) % sizeof(*x.vtx) || (p - base) / sizeof(*x.vtx) >= (size_t)x.nvtx)
-		return NULL;
-	return h;
+	for (int d = 0; d < z.ndrivers; d++)
+		if (among(h, z.drivers[d].nodes, z.drivers[d].nnodes, sizeof(znode)))
+			return (void *)h;
+	return NULL;
 }
 
-static struct _ze_fabric_edge_handle_t *edge_of(ze_fabric_edge_handle_t h)
+static void *vtx_of(const void *h)
 {
-	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.edges;
-	if (!h || !x.edges || p < base || (p - base) % sizeof(*x.edges) ||
-	    (p - base) / sizeof(*x.edges) >= (size_t)x.nedges)
-		return NULL;
-	return h;
+	znode *n = h ? dev_of((const void *)((uintptr_t)h - offsetof(znode, vh))) : NULL;
+	return n && n->vertex ? n : NULL;
 }
 
-static ze_result_t enter_device(enum ze_fn fn, ze_device_handle_t h, struct _ze_device_handle_t **dev)
+static void *edge_of(const void *h)
 {
-	ze_result_t rc = enter(fn);
-	if (rc)
-		return rc;
-	if (!(*dev = dev_of(h)))
-		return h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	return ZE_RESULT_SUCCESS;
+	for (int d = 0; d < z.ndrivers; d++)
+		if (among(h, z.drivers[d].edges, z.drivers[d].nedges, sizeof(zedge)))
+			return (void *)h;
+	return NULL;
 }
 
-static ze_result_t enter_vertex(enum ze_fn fn, ze_fabric_vertex_handle_t h, struct _ze_fabric_vertex_handle_t **v)
+/* enter(fn), then the object of handle h (of() finds it), or NULL with *rc. */
+static void *enter_h(const char *fn, void *(*of)(const void *), const void *h, ze_result_t *rc)
 {
-	ze_result_t rc = enter(fn);
-	if (rc)
-		return rc;
-	if (!(*v = vtx_of(h)))
-		return h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	return ZE_RESULT_SUCCESS;
+	void *o = NULL;
+	if (!(*rc = enter(fn)) && !(o = of(h)))
+		*rc = h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	return o;
 }
 
-/* Copies up to *count of the n indices into out (handles of base). */
-#define ANSWER_LIST(count, out, n, list, base)                                          \
-	do {                                                                            \
-		if (*(count) == 0 || !(out)) {                                          \
-			if (*(count) != 0 && !(out))                                    \
-				return ZE_RESULT_ERROR_INVALID_NULL_POINTER;            \
-			*(count) = (uint32_t)(n);                                       \
-			return ZE_RESULT_SUCCESS;                                       \
-		}                                                                       \
-		uint32_t k_ = 0;                                                        \
-		for (; k_ < *(count) && k_ < (uint32_t)(n); k_++)                       \
-			(out)[k_] = &(base)[(list)[k_]];                                \
-		*(count) = k_;                                                          \
-		return ZE_RESULT_SUCCESS;                                               \
+/* Level Zero's count/list protocol over the items i < n for which keep
+ * holds: a count of 0 asks how many, else up to *count handles are written. */
+#define ZE_LIST(count, out, n, keep, handle)                                          \
+	do {                                                                          \
+		if (!(count) || (*(count) && !(out)))                                 \
+			return ZE_RESULT_ERROR_INVALID_NULL_POINTER;                  \
+		uint32_t k_ = 0;                                                      \
+		for (int i = 0; i < (n) && (!*(count) || k_ < *(count)); i++)        \
+			if (keep) {                                                   \
+				if (*(count))                                         \
+					(out)[k_] = (handle);                         \
+				k_++;                                                 \
+			}                                                             \
+		*(count) = k_;                                                        \
+		return ZE_RESULT_SUCCESS;                                             \
+	} while (0)
+
+/* *dst = *src, but for the caller's stype and pNext. */
+#define ZE_COPY(dst, src)                                  \
+	do {                                               \
+		ze_structure_type_t stype_ = (dst)->stype; \
+		void *next_ = (dst)->pNext;                \
+		*(dst) = *(src);                           \
+		(dst)->stype = stype_;                     \
+		(dst)->pNext = next_;                      \
 	} while (0)
 
 /* ------------------------------------------------------ Level Zero: core */
 
 static ze_result_t replay_zeInit(ze_init_flags_t flags)
 {
-	if (!file_loaded() || !z.present || z.library_error)
+	if (!usable())
 		return ZE_RESULT_ERROR_UNINITIALIZED;
 	if (flags > (ZE_INIT_FLAG_GPU_ONLY | ZE_INIT_FLAG_VPU_ONLY))
 		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-	ze_result_t rc;
 	if (z.init_rc != ZE_RESULT_SUCCESS)
 		return z.init_rc;
-	pthread_mutex_lock(&x_lock);
-	rc = show();
-	inited = rc == ZE_RESULT_SUCCESS;
-	pthread_mutex_unlock(&x_lock);
-	return rc;
+	/* A loader whose drivers have no devices fails (the runtime reports none). */
+	for (int d = 0; d < z.ndrivers; d++)
+		if (z.drivers[d].ncards) {
+			atomic_store(&inited, true);
+			return ZE_RESULT_SUCCESS;
+		}
+	return ZE_RESULT_ERROR_UNINITIALIZED;
 }
 
 static ze_result_t replay_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
 {
-	ze_result_t rc = enter(ZFN_zeDriverGet);
+	ze_result_t rc = enter(FN);
 	if (rc || (rc = z.drivers_rc))
 		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (*pCount == 0 || !phDrivers) {
-		if (*pCount != 0)
-			return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-		*pCount = (uint32_t)x.ndrv;
-		return ZE_RESULT_SUCCESS;
-	}
-	uint32_t k = 0;
-	for (; k < *pCount && k < (uint32_t)x.ndrv; k++)
-		phDrivers[k] = &x.drv[k];
-	*pCount = k;
-	return ZE_RESULT_SUCCESS;
+	ZE_LIST(pCount, phDrivers, z.ndrivers, z.drivers[i].ncards, &z.drivers[i]);
 }
 
 static ze_result_t replay_zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
 {
-	ze_result_t rc = enter(ZFN_zeDeviceGet);
-	if (rc)
+	ze_result_t rc;
+	struct _ze_driver_handle_t *d = enter_h(FN, drv_of, hDriver, &rc);
+	if (rc || (rc = d->devices_rc))
 		return rc;
-	struct _ze_driver_handle_t *drv = drv_of(hDriver);
-	if (!drv)
-		return hDriver ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	if ((rc = z.drivers[drv->driver].devices_rc))
-		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	ANSWER_LIST(pCount, phDevices, drv->ndevs, drv->devs, x.devs);
+	ZE_LIST(pCount, phDevices, d->ncards, true, &d->nodes[i]);
 }
 
 static ze_result_t replay_zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
 {
-	struct _ze_device_handle_t *dev;
-	ze_result_t rc = enter_device(ZFN_zeDeviceGetProperties, hDevice, &dev);
+	ze_result_t rc;
+	znode *n = enter_h(FN, dev_of, hDevice, &rc);
 	if (rc)
 		return rc;
 	if (!pDeviceProperties)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	const struct znode *n = dev->node;
 	if (n->props_rc)
 		return n->props_rc;
-	ze_device_properties_t *p = pDeviceProperties;
-	void *next = p->pNext;
-	ze_structure_type_t stype = p->stype;
-	memset(p, 0, sizeof(*p));
-	p->stype = stype;
-	p->pNext = next;
-	p->type = n->type;
-	p->vendorId = n->vendor;
-	p->deviceId = n->device_id;
-	p->flags = n->flags;
-	p->subdeviceId = n->subdevice_id;
-	/* A tile shown as a root device (a card keeping one tile) is no
+	ZE_COPY(pDeviceProperties, &n->props);
+	/* A tile of a physical description shown as a root device is no
 	 * sub-device to the caller, as in the runtime. */
-	if (!z.exposed && dev->root) {
-		p->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
-		p->subdeviceId = 0;
+	if (!z.exposed && n->tile < 0) {
+		pDeviceProperties->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
+		pDeviceProperties->subdeviceId = 0;
 	}
-	memcpy(p->uuid.id, n->uuid, sizeof(p->uuid.id));
-	snprintf(p->name, sizeof(p->name), "%s", n->name);
 	return ZE_RESULT_SUCCESS;
 }
 
 static ze_result_t replay_zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
 {
-	struct _ze_device_handle_t *dev;
-	ze_result_t rc = enter_device(ZFN_zeDeviceGetSubDevices, hDevice, &dev);
+	ze_result_t rc;
+	znode *n = enter_h(FN, dev_of, hDevice, &rc);
 	if (rc)
 		return rc;
 	if (!pCount)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (dev->node->sub_rc)
-		return dev->node->sub_rc;
-	ANSWER_LIST(pCount, phSubdevices, dev->nsubs, dev->subs, x.devs);
+	if (n->sub_rc)
+		return n->sub_rc;
+	ZE_LIST(pCount, phSubdevices, n->nsub, true, &n->subs[i]);
 }
 
 static ze_result_t replay_zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
 {
-	struct _ze_device_handle_t *dev;
-	ze_result_t rc = enter_device(ZFN_zeDevicePciGetPropertiesExt, hDevice, &dev);
+	ze_result_t rc;
+	znode *n = enter_h(FN, dev_of, hDevice, &rc);
 	if (rc)
 		return rc;
 	if (!pPciProperties)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (dev->node->pci_rc)
-		return dev->node->pci_rc;
-	pPciProperties->address = dev->node->pci.address;
-	pPciProperties->maxSpeed = dev->node->pci.maxSpeed;
+	if (n->pci.rc)
+		return n->pci.rc;
+	ZE_COPY(pPciProperties, &n->pci.p);
 	return ZE_RESULT_SUCCESS;
 }
 
-/* The physical nodes a shown device stands for (itself and its sub-devices). */
-static bool joined_by_xelink(const struct zdriver *zd, const struct _ze_device_handle_t *a,
-			     const struct _ze_device_handle_t *b)
+/* An XeLink edge joins a and b, or their tiles. */
+static bool joined_by_xelink(const struct _ze_driver_handle_t *d, const znode *a, const znode *b)
 {
-	for (int e = 0; e < zd->nedges; e++) {
-		const struct zedge *ed = &zd->edges[e];
-		if (strcmp(ed->props.model, "XeLink"))
+	for (int e = 0; e < d->nedges; e++) {
+		const zedge *ed = &d->edges[e];
+		if (strcmp(ed->p.model, "XeLink"))
 			continue;
-		bool in_a = ed->a == a->node, in_b = ed->b == b->node, rin_a = ed->b == a->node, rin_b = ed->a == b->node;
-		for (int s = 0; s < a->nsubs; s++) {
-			in_a |= ed->a == x.devs[a->subs[s]].node;
-			rin_a |= ed->b == x.devs[a->subs[s]].node;
+		bool in_a = ed->a == a, in_b = ed->b == b, rin_a = ed->b == a, rin_b = ed->a == b;
+		for (int s = 0; s < a->nsub; s++) {
+			in_a |= ed->a == &a->subs[s];
+			rin_a |= ed->b == &a->subs[s];
 		}
-		for (int s = 0; s < b->nsubs; s++) {
-			in_b |= ed->b == x.devs[b->subs[s]].node;
-			rin_b |= ed->a == x.devs[b->subs[s]].node;
+		for (int s = 0; s < b->nsub; s++) {
+			in_b |= ed->b == &b->subs[s];
+			rin_b |= ed->a == &b->subs[s];
 		}
 		if ((in_a && in_b) || (rin_a && rin_b))
 			return true;
@@ -1164,33 +912,25 @@ static bool joined_by_xelink(const struct zdriver *zd, const struct _ze_device_h
 	return false;
 }
 
-static const char *card_id(const struct znode *n, char buf[ZID])
-{
-	snprintf(buf, ZID, "%d", n->card);
-	return buf;
-}
-
 static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
-				     ze_device_p2p_properties_t *pP2PProperties)
+						   ze_device_p2p_properties_t *pP2PProperties)
 {
-	ze_result_t rc = enter(ZFN_zeDeviceGetP2PProperties);
+	ze_result_t rc = enter(FN);
 	if (rc)
 		return rc;
-	struct _ze_device_handle_t *a = dev_of(hDevice), *b = dev_of(hPeerDevice);
+	znode *a = dev_of(hDevice), *b = dev_of(hPeerDevice);
 	if (!a || !b)
 		return (hDevice && hPeerDevice) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!pP2PProperties)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (a->driver != b->driver)
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-	const struct zdriver *zd = &z.drivers[a->driver];
-	char ca[ZID], cb[ZID];
+	const struct _ze_driver_handle_t *d = &z.drivers[a->driver];
 	/* The pair's own entry, then its cards', then the pair's relation. */
 	for (int pass = 0; pass < 2; pass++) {
-		const char *from = pass ? card_id(a->node, ca) : a->node->id;
-		const char *to = pass ? card_id(b->node, cb) : b->node->id;
-		for (int k = 0; k < zd->npairs; k++) {
-			const struct zpair *p = &zd->pairs[k];
+		const char *from = pass ? d->nodes[a->card].id : a->id, *to = pass ? d->nodes[b->card].id : b->id;
+		for (int k = 0; k < d->npairs; k++) {
+			const struct zpair *p = &d->pairs[k];
 			if (strcmp(p->from, from) || strcmp(p->to, to))
 				continue;
 			if (p->rc)
@@ -1199,10 +939,8 @@ static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, z
 			return ZE_RESULT_SUCCESS;
 		}
 	}
-	int rel = a->node->card == b->node->card ? REL_SAME_CARD
-		  : joined_by_xelink(zd, a, b)    ? REL_XELINK
-						  : REL_OTHER;
-	pP2PProperties->flags = zd->rel[rel];
+	int rel = a->card == b->card ? REL_SAME_CARD : joined_by_xelink(d, a, b) ? REL_XELINK : REL_OTHER;
+	pP2PProperties->flags = d->rel[rel];
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -1210,170 +948,121 @@ static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, z
 
 static ze_result_t replay_zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
 {
-	ze_result_t rc = enter(ZFN_zeFabricVertexGetExp);
+	ze_result_t rc;
+	struct _ze_driver_handle_t *d = enter_h(FN, drv_of, hDriver, &rc);
 	if (rc)
 		return rc;
-	struct _ze_driver_handle_t *drv = drv_of(hDriver);
-	if (!drv)
-		return hDriver ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!pCount)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (z.drivers[drv->driver].vertices_rc)
-		return z.drivers[drv->driver].vertices_rc;
-	ANSWER_LIST(pCount, phVertices, drv->nvtx, drv->vtx, x.vtx);
+	if (d->vertices_rc)
+		return d->vertices_rc;
+	ZE_LIST(pCount, phVertices, d->ncards, d->nodes[i].vertex, &d->nodes[i].vh);
 }
 
 static ze_result_t replay_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t *pCount,
-					    ze_fabric_vertex_handle_t *phSubvertices)
+							  ze_fabric_vertex_handle_t *phSubvertices)
 {
-	struct _ze_fabric_vertex_handle_t *v;
-	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetSubVerticesExp, hVertex, &v);
+	ze_result_t rc;
+	znode *n = enter_h(FN, vtx_of, hVertex, &rc);
 	if (rc)
 		return rc;
 	if (!pCount)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	/* Under FLAT the runtime shows no sub-vertices. */
-	if (x.devs[v->dev].node->subvertices_rc)
-		return x.devs[v->dev].node->subvertices_rc;
-	ANSWER_LIST(pCount, phSubvertices, v->nsubs, v->subs, x.vtx);
+	if (n->vx.sub_rc)
+		return n->vx.sub_rc;
+	ZE_LIST(pCount, phSubvertices, n->nsub, n->subs[i].vertex, &n->subs[i].vh);
 }
 
 static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
-					   ze_fabric_vertex_exp_properties_t *pVertexProperties)
+							 ze_fabric_vertex_exp_properties_t *pVertexProperties)
 {
-	struct _ze_fabric_vertex_handle_t *v;
-	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetPropertiesExp, hVertex, &v);
+	ze_result_t rc;
+	znode *n = enter_h(FN, vtx_of, hVertex, &rc);
 	if (rc)
 		return rc;
 	if (!pVertexProperties)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	const struct _ze_device_handle_t *dev = &x.devs[v->dev];
-	const struct znode *n = dev->node;
-	if (n->vertex_rc)
-		return n->vertex_rc;
-	ze_fabric_vertex_exp_properties_t *p = pVertexProperties;
-	memcpy(p->uuid.id, n->uuid, sizeof(p->uuid.id));
-	p->type = n->vertex_type >= 0 ? (uint32_t)n->vertex_type
-		  : dev->root	      ? ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE
-				      : ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE;
-	p->remote = n->vertex_remote;
-	if (n->vertex_has_pci)
-		p->address = n->vertex_pci;
-	else if (n->has_pci)
-		p->address = (ze_fabric_vertex_pci_exp_address_t){ n->pci.address.domain, n->pci.address.bus,
-								   n->pci.address.device, n->pci.address.function };
-	else
-		memset(&p->address, 0, sizeof(p->address));
+	if (n->vx.rc)
+		return n->vx.rc;
+	ze_fabric_vertex_exp_properties_t p = n->vx.p;
+	const ze_pci_address_ext_t *a = &n->pci.p.address;
+	memcpy(p.uuid.id, n->props.uuid.id, sizeof(p.uuid.id));
+	if (p.type == BY_PLACE)
+		p.type = n->tile < 0 ? ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE : ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE;
+	if (!n->vx.has_pci)
+		p.address = n->pci.has ? (ze_fabric_vertex_pci_exp_address_t){ a->domain, a->bus, a->device, a->function }
+				       : (ze_fabric_vertex_pci_exp_address_t){ 0, 0, 0, 0 };
+	ZE_COPY(pVertexProperties, &p);
 	return ZE_RESULT_SUCCESS;
 }
 
 static ze_result_t replay_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
 {
-	struct _ze_fabric_vertex_handle_t *v;
-	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetDeviceExp, hVertex, &v);
+	ze_result_t rc;
+	znode *n = enter_h(FN, vtx_of, hVertex, &rc);
 	if (rc)
 		return rc;
 	if (!phDevice)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	const struct znode *n = x.devs[v->dev].node;
-	if (n->vertex_type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH)
+	if (n->vx.p.type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH)
 		return ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE;
-	if (n->vertex_remote)
+	if (n->vx.p.remote)
 		return ZE_RESULT_EXP_ERROR_REMOTE_DEVICE;
-	*phDevice = &x.devs[v->dev];
+	*phDevice = n;
 	return ZE_RESULT_SUCCESS;
 }
 
-/* The recorded failure of zeFabricEdgeGetExp between a and b, if any. */
-static ze_result_t edge_error(const struct _ze_device_handle_t *a, const struct _ze_device_handle_t *b)
+static bool joins(const zedge *e, const znode *a, const znode *b)
 {
-	const struct zdriver *zd = &z.drivers[a->driver];
-	for (int k = 0; a->driver == b->driver && k < zd->nedge_errors; k++)
-		if (zd->edge_errors[k].a == a->node && zd->edge_errors[k].b == b->node)
-			return zd->edge_errors[k].rc;
-	return ZE_RESULT_SUCCESS;
+	return (e->a == a && e->b == b) || (e->a == b && e->b == a);
 }
 
 static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
-			       uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
+					     uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
 {
-	ze_result_t rc = enter(ZFN_zeFabricEdgeGetExp);
+	ze_result_t rc = enter(FN);
 	if (rc)
 		return rc;
-	struct _ze_fabric_vertex_handle_t *va = vtx_of(hVertexA), *vb = vtx_of(hVertexB);
-	if (!va || !vb)
+	znode *a = vtx_of(hVertexA), *b = vtx_of(hVertexB);
+	if (!a || !b)
 		return (hVertexA && hVertexB) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	const struct _ze_device_handle_t *a = &x.devs[va->dev], *b = &x.devs[vb->dev];
-	if ((rc = edge_error(a, b)))
-		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	uint32_t n = 0;
-	if (a->driver == b->driver) {
-		const struct zdriver *zd = &z.drivers[a->driver];
-		/* Physical edges join two vertices both ways. */
-		for (int e = 0; e < zd->nedges; e++) {
-			const struct zedge *ed = &zd->edges[e];
-			if (!((ed->a == a->node && ed->b == b->node) || (ed->a == b->node && ed->b == a->node)))
-				continue;
-			if (*pCount != 0 && phEdges) {
-				if (n >= *pCount)
-					break;
-				phEdges[n] = &x.edges[x.edge_first[a->driver] + e];
-			}
-			n++;
-		}
-	}
-	if (*pCount != 0 && !phEdges)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	*pCount = n;
-	return ZE_RESULT_SUCCESS;
+	const struct _ze_driver_handle_t *d = &z.drivers[a->driver];
+	int n = a->driver == b->driver ? d->nedges : 0;
+	/* The recorded failure between a and b, if any. */
+	for (int k = 0; a->driver == b->driver && k < d->nedge_errors; k++)
+		if (d->edge_errors[k].a == a && d->edge_errors[k].b == b)
+			return d->edge_errors[k].rc;
+	/* Physical edges join two vertices both ways. */
+	ZE_LIST(pCount, phEdges, n, joins(&d->edges[i], a, b), &d->edges[i]);
 }
 
 static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
-					 ze_fabric_edge_exp_properties_t *pEdgeProperties)
+						       ze_fabric_edge_exp_properties_t *pEdgeProperties)
 {
-	ze_result_t rc = enter(ZFN_zeFabricEdgeGetPropertiesExp);
-	if (rc)
-		return rc;
-	struct _ze_fabric_edge_handle_t *e = edge_of(hEdge);
-	if (!e)
-		return hEdge ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	if ((rc = z.drivers[e->driver].edges[e->index].rc))
+	ze_result_t rc;
+	zedge *e = enter_h(FN, edge_of, hEdge, &rc);
+	if (rc || (rc = e->rc))
 		return rc;
 	if (!pEdgeProperties)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	const ze_fabric_edge_exp_properties_t *src = &z.drivers[e->driver].edges[e->index].props;
-	ze_fabric_edge_exp_properties_t *p = pEdgeProperties;
-	p->uuid = src->uuid;
-	memcpy(p->model, src->model, sizeof(p->model));
-	p->bandwidth = src->bandwidth;
-	p->bandwidthUnit = src->bandwidthUnit;
-	p->latency = src->latency;
-	p->latencyUnit = src->latencyUnit;
-	p->duplexity = src->duplexity;
+	ZE_COPY(pEdgeProperties, &e->p);
 	return ZE_RESULT_SUCCESS;
 }
 
 /* This component's answers as Level Zero's function table, less the
  * functions the recorded loader lacked. */
-static int ze_bind(struct ze_api *api, const char *library, char *err, size_t errlen)
+int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
 {
 	memset(api, 0, sizeof(*api));
-#define REPLAY_TABLE_(fn, ret, params, required)                                                   \
-	if (!ze_hidden(#fn)) {                                                                     \
-		api->fn = replay_##fn;                                                             \
-	} else if (required) {                                                                     \
-		snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", library, #fn);     \
-		memset(api, 0, sizeof(*api));                                                      \
-		return -1;                                                                         \
+#define REPLAY_TABLE_(fn, ret, params, required)                                                       \
+	if (!ze_hidden(#fn)) {                                                                         \
+		api->fn = replay_##fn;                                                                 \
+	} else if (required) {                                                                         \
+		snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", ZE_LOADER_SONAME, #fn); \
+		memset(api, 0, sizeof(*api));                                                          \
+		return -1;                                                                             \
 	}
 	ZE_FUNCTIONS(REPLAY_TABLE_)
 #undef REPLAY_TABLE_
 	return 0;
-}
-
-int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
-{
-	return ze_bind(api, ZE_LOADER_SONAME, err, errlen);
 }
