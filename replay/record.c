@@ -34,37 +34,14 @@
 #define MAX_HANDLES 8192 /* a power of two, above the devices a file may list */
 
 pthread_mutex_t replay_rec_lock = PTHREAD_MUTEX_INITIALIZER;
-bool replay_rec_oom;
 
 /* ---------------------------------------------------------------- values */
 
-/* "NOT_SUPPORTED", "SUCCESS": the names the format uses. */
-static const char *code_name(nvmlReturn_t rc)
-{
-	const char *n = nvml_return_name(rc);
-	if (!n)
-		return "UNKNOWN";
-	return strncmp(n, "NVML_ERROR_", 11) ? n + 5 : n + 11;
-}
+#define code_name(rc) replay_nvml_fmt.name(rc)
 
 static json_t *err_obj(nvmlReturn_t rc)
 {
 	return json_pack("{s:s}", "error", code_name(rc));
-}
-
-json_t *replay_text(const char *s, size_t n)
-{
-	json_t *v = json_stringn(s, n);
-	if (v)
-		return v;
-	char *clean = malloc(n + 1);
-	if (!clean)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		clean[i] = (unsigned char)s[i] < 0x80 && s[i] ? s[i] : '?';
-	v = json_stringn(clean, n);
-	free(clean);
-	return v;
 }
 
 /* An NVML string buffer, which need not be terminated; at most size - 1
@@ -74,51 +51,14 @@ static json_t *buffer_text(const char *buf, size_t size)
 	return replay_text(buf, strnlen(buf, size ? size - 1 : 0));
 }
 
-void replay_put(bool *oom, json_t *obj, const char *key, json_t *v)
-{
-	if (!v || !obj || json_object_set_new(obj, key, v))
-		*oom = true;
-}
-
-void replay_append(bool *oom, json_t *arr, json_t *v)
-{
-	if (!v || !arr || json_array_append_new(arr, v))
-		*oom = true;
-}
-
-void replay_note(json_t *obj, const char *key, json_t *v, json_t *error)
-{
-	if (error) {
-		json_decref(v);
-		v = error;
-	}
-	json_t *had = json_object_get(obj, key);
-	if (had && error && !json_object_get(had, "error")) {
-		json_decref(v); /* a success stays: the detector had its answer */
-		return;
-	}
-	replay_put(&replay_rec_oom, obj, key, v);
-}
 
 /* key = v when rc is SUCCESS, else the error. */
 #define note(obj, key, rc, v) replay_note((obj), (key), (v), (rc) ? err_obj(rc) : NULL)
 
+
 static json_t *pci_json(const nvmlPciInfo_t *p)
 {
-	struct dc_pci legacy;
-	json_t *o = json_object();
-	bool oom = false;
-	replay_put(&oom, o, "bus_id", buffer_text(p->busId, sizeof(p->busId)));
-	/* An unusable legacy id is left for the reader to derive. */
-	if (!dc_pci_parse(p->busIdLegacy, sizeof(p->busIdLegacy) - 1, &legacy))
-		replay_put(&oom, o, "bus_id_legacy", buffer_text(p->busIdLegacy, sizeof(p->busIdLegacy)));
-	replay_put(&oom, o, "pci_device_id", json_integer(p->pciDeviceId));
-	replay_put(&oom, o, "pci_subsystem_id", json_integer(p->pciSubSystemId));
-	if (oom) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return fmt_json(&replay_nvml_fmt, &replay_link_fields[REPLAY_L_PCI], p);
 }
 
 static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, const unsigned char *uuid,
@@ -168,8 +108,6 @@ static unsigned int field_uint(const nvmlFieldValue_t *v)
 
 /* ------------------------------------------------------- NVML's answers */
 
-enum { L_STATE, L_VERSION, L_TYPE, L_PCI, L_SPEED, L_COUNT };
-static const char *const link_keys[L_COUNT] = { "state", "version", "remote_type", "remote_pci", "speed_mbps" };
 
 struct rdev {
 	json_t *obj;				/* the device's answers, or its handle's error */
@@ -220,7 +158,8 @@ static void note_dev(nvmlDevice_t h, const char *key, nvmlReturn_t rc, json_t *v
 	UNLOCK();
 }
 
-static void note_link(nvmlDevice_t h, unsigned int ln, int key, nvmlReturn_t rc, json_t *v, bool field)
+/* A link's answer, through the field the reader reads it with. */
+static void note_link(nvmlDevice_t h, unsigned int ln, int key, nvmlReturn_t rc, const void *v, bool field)
 {
 	LOCK();
 	struct rdev *d = dev_of(h);
@@ -228,9 +167,7 @@ static void note_link(nvmlDevice_t h, unsigned int ln, int key, nvmlReturn_t rc,
 		if (!d->links[ln])
 			d->links[ln] = json_object();
 		d->present[ln] |= rc != (field ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT);
-		note(d->links[ln], link_keys[key], rc, v);
-	} else {
-		json_decref(v);
+		fmt_note(&replay_nvml_fmt, d->links[ln], &replay_link_fields[key], rc, v);
 	}
 	UNLOCK();
 }
@@ -485,14 +422,15 @@ static nvmlReturn_t r_nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t
 static nvmlReturn_t r_nvmlDeviceGetNvLinkState(nvmlDevice_t h, unsigned int ln, nvmlEnableState_t *s)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkState(h, ln, s);
-	note_link(h, ln, L_STATE, rc, rc ? NULL : json_integer(*s != NVML_FEATURE_DISABLED), false);
+	nvmlEnableState_t on = rc ? NVML_FEATURE_DISABLED : *s != NVML_FEATURE_DISABLED;
+	note_link(h, ln, REPLAY_L_STATE, rc, &on, false);
 	return rc;
 }
 
 static nvmlReturn_t r_nvmlDeviceGetNvLinkVersion(nvmlDevice_t h, unsigned int ln, unsigned int *v)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkVersion(h, ln, v);
-	note_link(h, ln, L_VERSION, rc, rc ? NULL : json_integer(*v), false);
+	note_link(h, ln, REPLAY_L_VERSION, rc, v, false);
 	return rc;
 }
 
@@ -500,15 +438,14 @@ static nvmlReturn_t r_nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t h, unsign
 							  nvmlIntNvLinkDeviceType_t *t)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkRemoteDeviceType(h, ln, t);
-	const char *name = rc ? NULL : replay_name_of(replay_remote_type_names, *t);
-	note_link(h, ln, L_TYPE, rc, rc ? NULL : json_string(name ? name : "UNKNOWN"), false);
+	note_link(h, ln, REPLAY_L_TYPE, rc, t, false);
 	return rc;
 }
 
 static nvmlReturn_t r_nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t h, unsigned int ln, nvmlPciInfo_t *pci)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkRemotePciInfo_v2(h, ln, pci);
-	note_link(h, ln, L_PCI, rc, rc ? NULL : pci_json(pci), false);
+	note_link(h, ln, REPLAY_L_PCI, rc, pci, false);
 	return rc;
 }
 
@@ -521,12 +458,13 @@ static nvmlReturn_t r_nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFi
 		const nvmlFieldValue_t *v = &values[i];
 		nvmlReturn_t erc = rc ? rc : v->nvmlReturn;
 		unsigned int x = erc ? 0 : field_uint(v);
-		int key = v->fieldId == NVML_FI_DEV_NVLINK_GET_STATE     ? L_STATE
-			  : v->fieldId == NVML_FI_DEV_NVLINK_GET_VERSION ? L_VERSION
-			  : v->fieldId == NVML_FI_DEV_NVLINK_GET_SPEED   ? L_SPEED
+		int key = v->fieldId == NVML_FI_DEV_NVLINK_GET_STATE     ? REPLAY_L_STATE
+			  : v->fieldId == NVML_FI_DEV_NVLINK_GET_VERSION ? REPLAY_L_VERSION
+			  : v->fieldId == NVML_FI_DEV_NVLINK_GET_SPEED   ? REPLAY_L_SPEED
 									 : -1;
 		if (key >= 0) {
-			note_link(h, v->scopeId, key, erc, erc ? NULL : json_integer(key == L_STATE ? x != 0 : x), true);
+			x = key == REPLAY_L_STATE ? x != 0 : x;
+			note_link(h, v->scopeId, key, erc, &x, true);
 		} else if (v->fieldId == NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT && !erc) {
 			LOCK();
 			struct rdev *d = dev_of(h);

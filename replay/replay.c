@@ -87,23 +87,6 @@ const struct replay_name replay_remote_type_names[] = {
 	{ NULL, 0 },
 };
 
-const char *replay_name_of(const struct replay_name *t, int value)
-{
-	for (; t->name; t++)
-		if (t->value == value)
-			return t->name;
-	return NULL;
-}
-
-int replay_value_of(const struct replay_name *t, const char *name, int *value)
-{
-	for (; t->name; t++)
-		if (!strcasecmp(t->name, name)) {
-			*value = t->value;
-			return 0;
-		}
-	return -1;
-}
 
 /* ------------------------------------------------------------------ data */
 
@@ -173,7 +156,6 @@ struct env_pin {
 
 static struct replay {
 	const char *load_error; /* NULL once the file loaded */
-	char err[1024];
 	bool nvml_present;	/* "nvml" key */
 	char *library;		/* NULL: the default name */
 	char *library_error;	/* "library": {"error": ...} */
@@ -219,11 +201,8 @@ static void free_data(void)
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
 		sec->release();
 	const char *keep = g.load_error;
-	char err[sizeof(g.err)];
-	memcpy(err, g.err, sizeof(err));
 	memset(&g, 0, sizeof(g));
-	memcpy(g.err, err, sizeof(err));
-	g.load_error = keep == NULL ? NULL : g.err;
+	g.load_error = keep == NULL ? NULL : replay_err;
 }
 
 /* ------------------------------------------------------------ file reader */
@@ -231,37 +210,6 @@ static void free_data(void)
 struct ld {
 	const char *file;
 };
-
-
-/* A path too long for the buffer ends in "..." rather than misleads. */
-static const char *path_end(char *buf, int n)
-{
-	if (n < 0 || n >= PATH_LEN)
-		strcpy(buf + PATH_LEN - 4, "...");
-	return buf;
-}
-
-const char *replay_sub(char *buf, const char *base, const char *key)
-{
-	return path_end(buf, snprintf(buf, PATH_LEN, "%s.%s", base, key));
-}
-
-const char *replay_item(char *buf, const char *base, size_t i)
-{
-	return path_end(buf, snprintf(buf, PATH_LEN, "%s[%zu]", base, i));
-}
-
-int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out)
-{
-	*out = 0;
-	if (!json_is_integer(v))
-		return replay_bad(file, path, "expected an integer");
-	long long x = (long long)json_integer_value(v);
-	if (x < min || x > max)
-		return replay_bad(file, path, "%lld is out of range (%lld to %lld)", x, min, max);
-	*out = x;
-	return 0;
-}
 
 static int get_uint(struct ld *ld, json_t *v, const char *path, unsigned int *out)
 {
@@ -284,28 +232,6 @@ static int get_str(struct ld *ld, json_t *v, const char *path, char *dst, size_t
 	return 0;
 }
 
-int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
-{
-	*rc = c->failed;
-	if (!json_is_string(v))
-		return replay_bad(file, path, "%s", c->expected);
-	if (c->parse(json_string_value(v), rc))
-		return replay_bad(file, path, "%s \"%s\"", c->unknown, json_string_value(v));
-	return 0;
-}
-
-int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
-{
-	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-	char p[PATH_LEN];
-	if (!e)
-		return 0;
-	if (replay_get_code(file, e, replay_sub(p, path, "error"), c, rc))
-		return -1;
-	if (*rc == 0)
-		return replay_bad(file, p, "SUCCESS is not an error");
-	return 1;
-}
 
 static int nvml_parse(const char *name, int *code)
 {
@@ -318,6 +244,17 @@ static int nvml_parse(const char *name, int *code)
 static const struct replay_codes nvml_codes = { nvml_parse,
 						"expected an NVML return code name such as \"NOT_SUPPORTED\"",
 						"unknown NVML return code", NVML_ERROR_UNKNOWN };
+
+/* "NOT_SUPPORTED", "SUCCESS": the names the format uses. */
+static const char *nvml_name(int rc)
+{
+	const char *n = nvml_return_name((nvmlReturn_t)rc);
+	if (!n)
+		return "UNKNOWN";
+	return strncmp(n, "NVML_ERROR_", 11) ? n + 5 : n + 11;
+}
+
+const struct fmt_ctx replay_nvml_fmt = { NULL, &nvml_codes, nvml_name, "NVML" };
 
 static int get_code(struct ld *ld, json_t *v, const char *path, nvmlReturn_t *rc)
 {
@@ -412,6 +349,28 @@ static int read_pci(struct ld *ld, json_t *v, const char *path, nvmlPciInfo_t *o
 	return 0;
 }
 
+static json_t *nvml_pci_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	(void)f;
+	const nvmlPciInfo_t *p = in;
+	struct dc_pci legacy;
+	json_t *o = json_object();
+	bool oom = false;
+	(void)c;
+	replay_put(&oom, o, "bus_id", replay_text(p->busId, strnlen(p->busId, sizeof(p->busId) - 1)));
+	/* An unusable legacy id is left for the reader to derive. */
+	if (!dc_pci_parse(p->busIdLegacy, sizeof(p->busIdLegacy) - 1, &legacy))
+		replay_put(&oom, o, "bus_id_legacy",
+			   replay_text(p->busIdLegacy, strnlen(p->busIdLegacy, sizeof(p->busIdLegacy) - 1)));
+	replay_put(&oom, o, "pci_device_id", json_integer(p->pciDeviceId));
+	replay_put(&oom, o, "pci_subsystem_id", json_integer(p->pciSubSystemId));
+	if (oom) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 /* "8-4-4-4-12" hex groups, or 32 hex digits. */
 static int parse_uuid(const char *s, unsigned char out[NVML_GPU_FABRIC_UUID_LEN])
 {
@@ -464,50 +423,47 @@ static int read_fabric(struct ld *ld, json_t *v, const char *path, struct fabric
 	return 0;
 }
 
-static void link_all(struct link *l, nvmlReturn_t rc)
+static int nvml_pci_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
-	l->state_rc = l->version_rc = l->type_rc = l->pci_rc = l->speed_rc = rc;
+	(void)f;
+	struct ld ld = { c->file };
+	return read_pci(&ld, v, path, out);
 }
+
+static json_t *nvml_pci_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in);
+static const struct fmt_custom pci_custom = { nvml_pci_read, nvml_pci_write };
+
+#define NS NVML_ERROR_NOT_SUPPORTED
+#define LINK(key, kind, member, ...) FMT_FIELD(key, kind, struct link, member, FMT_RC(struct link, member##_rc, NS), __VA_ARGS__)
+const struct fmt_field replay_link_fields[] = {
+	[REPLAY_L_STATE] = LINK("state", FMT_UINT, state, .max = 1, .msg = "expected 0, 1 or an error object"),
+	[REPLAY_L_VERSION] = LINK("version", FMT_UINT, version, FMT_U32),
+	[REPLAY_L_TYPE] = LINK("remote_type", FMT_NAME, type, .aux = replay_remote_type_names,
+			       .msg = "expected %s or an error object"),
+	[REPLAY_L_PCI] = LINK("remote_pci", FMT_CUSTOM, pci, .aux = &pci_custom),
+	[REPLAY_L_SPEED] = LINK("speed_mbps", FMT_UINT, speed, FMT_U32),
+	{ .key = NULL },
+};
 
 /* One "nvlink" entry; *repeat receives how many links it describes. */
 static int read_link(struct ld *ld, json_t *e, const char *path, struct link *l, long long *repeat)
 {
 	char p[PATH_LEN];
-	json_t *v;
-	int r;
+	struct fmt_ctx c = replay_nvml_fmt;
+	int r, rc;
 	memset(l, 0, sizeof(*l));
 	*repeat = 1;
+	c.file = ld->file;
 	if (!json_is_object(e))
 		return replay_bad(ld->file, path, "expected an object");
 	json_t *rep = json_object_get(e, "repeat");
 	if (rep && replay_get_int(ld->file, rep, replay_sub(p, path, "repeat"), 1, MAX_LINKS, repeat))
 		return -1;
-	nvmlReturn_t rc;
-	if ((r = error_object(ld, e, path, &rc)) != 0) {
-		link_all(l, rc);
+	if ((r = fmt_error_object(&c, e, path, &rc)) != 0) {
+		l->state_rc = l->version_rc = l->type_rc = l->pci_rc = l->speed_rc = rc;
 		return r < 0 ? -1 : 0;
 	}
-	if ((r = answer(ld, e, path, "state", p, NVML_ERROR_NOT_SUPPORTED, &l->state_rc, &v)) < 0)
-		return -1;
-	if (r) {
-		if (!json_is_integer(v) || (json_integer_value(v) != 0 && json_integer_value(v) != 1))
-			return replay_bad(ld->file, p, "expected 0, 1 or an error object");
-		l->state = (nvmlEnableState_t)json_integer_value(v);
-	}
-	if ((r = answer(ld, e, path, "version", p, NVML_ERROR_NOT_SUPPORTED, &l->version_rc, &v)) < 0 ||
-	    (r && get_uint(ld, v, p, &l->version)))
-		return -1;
-	if ((r = answer(ld, e, path, "remote_type", p, NVML_ERROR_NOT_SUPPORTED, &l->type_rc, &v)) < 0 ||
-	    (r && get_name(ld, v, p, replay_remote_type_names, "\"GPU\", \"IBMNPU\", \"SWITCH\", \"UNKNOWN\"",
-			   &l->type)))
-		return -1;
-	if ((r = answer(ld, e, path, "remote_pci", p, NVML_ERROR_NOT_SUPPORTED, &l->pci_rc, &v)) < 0 ||
-	    (r && read_pci(ld, v, p, &l->pci)))
-		return -1;
-	if ((r = answer(ld, e, path, "speed_mbps", p, NVML_ERROR_NOT_SUPPORTED, &l->speed_rc, &v)) < 0 ||
-	    (r && get_uint(ld, v, p, &l->speed)))
-		return -1;
-	return 0;
+	return fmt_read(&c, replay_link_fields, e, path, l);
 }
 
 static int read_nvlink(struct ld *ld, json_t *arr, const char *path, struct nvmlDevice_st *d)
@@ -1066,17 +1022,6 @@ static int read_root(struct ld *ld, json_t *root)
 	return 0;
 }
 
-int replay_bad(const char *file, const char *path, const char *fmt, ...)
-{
-	int n = snprintf(g.err, sizeof(g.err), "%s: %s: ", file, path);
-	if (n >= 0 && (size_t)n < sizeof(g.err)) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(g.err + n, sizeof(g.err) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* The file libdmaconn passed (dmaconn_replay_use_file), fixed once loaded:
  * load() stores the file it read there. */
@@ -1124,21 +1069,21 @@ static void load(void)
 	const char *file = g_file ? g_file : "";
 	pthread_mutex_unlock(&g_file_lock);
 	if (!*file) {
-		snprintf(g.err, sizeof(g.err), "DMACONN_REPLAY is not set");
-		g.load_error = g.err;
+		snprintf(replay_err, sizeof(replay_err), "DMACONN_REPLAY is not set");
+		g.load_error = replay_err;
 		return;
 	}
 	FILE *f = fopen(file, "re");
 	if (!f) {
-		snprintf(g.err, sizeof(g.err), "%s: cannot open: %s", file, strerror(errno));
-		g.load_error = g.err;
+		snprintf(replay_err, sizeof(replay_err), "%s: cannot open: %s", file, strerror(errno));
+		g.load_error = replay_err;
 		return;
 	}
 	struct stat st;
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(f);
-		snprintf(g.err, sizeof(g.err), "%s: cannot open: %s", file, strerror(EISDIR));
-		g.load_error = g.err;
+		snprintf(replay_err, sizeof(replay_err), "%s: cannot open: %s", file, strerror(EISDIR));
+		g.load_error = replay_err;
 		return;
 	}
 	json_error_t je;
@@ -1146,16 +1091,16 @@ static void load(void)
 	fclose(f);
 	if (!root) {
 		if (je.line > 0)
-			snprintf(g.err, sizeof(g.err), "%s: line %d, column %d: %s", file, je.line, je.column,
+			snprintf(replay_err, sizeof(replay_err), "%s: line %d, column %d: %s", file, je.line, je.column,
 				 je.text);
 		else
-			snprintf(g.err, sizeof(g.err), "%s: %s", file, je.text);
-		g.load_error = g.err;
+			snprintf(replay_err, sizeof(replay_err), "%s: %s", file, je.text);
+		g.load_error = replay_err;
 		return;
 	}
 	struct ld ld = { file };
 	if (read_root(&ld, root)) {
-		g.load_error = g.err;
+		g.load_error = replay_err;
 		free_data();
 	}
 	json_decref(root);
@@ -1163,8 +1108,8 @@ static void load(void)
 
 static void load_nothing(void)
 {
-	snprintf(g.err, sizeof(g.err), "libdmaconn_replay is being unloaded");
-	g.load_error = g.err;
+	snprintf(replay_err, sizeof(replay_err), "libdmaconn_replay is being unloaded");
+	g.load_error = replay_err;
 }
 
 /* Frees the file's data when the library goes, so that leak checkers stay quiet. */
@@ -1828,7 +1773,7 @@ int dmaconn_replay_fuzz_load(const char *data, size_t len)
 	struct ld ld = { "fuzz" };
 	int rc = read_root(&ld, root);
 	json_decref(root);
-	g.load_error = rc ? g.err : NULL;
+	g.load_error = rc ? replay_err : NULL;
 	return rc;
 }
 

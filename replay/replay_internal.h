@@ -4,6 +4,7 @@
 
 #include "nvml_api.h"
 #include "replay_abi.h"
+#include "format.h"
 
 #define REPLAY_EXPORT __attribute__((visibility("default")))
 
@@ -25,23 +26,20 @@ json_t *replay_nvml_missing(void);
 /* The most devices a file may list, and so the most a recording writes. */
 #define REPLAY_MAX_DEVICES 4096
 
+/* NVML's codes and names, and the fields of an "nvlink" entry (by L_*). */
+extern const struct fmt_ctx replay_nvml_fmt;
+enum { REPLAY_L_STATE, REPLAY_L_VERSION, REPLAY_L_TYPE, REPLAY_L_PCI, REPLAY_L_SPEED };
+extern const struct fmt_field replay_link_fields[];
+
 /* The keys of a "p2p" entry, by nvmlGpuP2PCapsIndex_t. */
 #define REPLAY_P2P_CAPS 5
 extern const char *const replay_p2p_caps_keys[REPLAY_P2P_CAPS];
 
 /* The names the format gives to NVML enumerations. */
-struct replay_name {
-	const char *name;
-	int value;
-};
 extern const struct replay_name replay_p2p_names[];
 extern const struct replay_name replay_ancestor_names[];
 extern const struct replay_name replay_remote_type_names[];
 
-/* The name of value in table t, or NULL. */
-const char *replay_name_of(const struct replay_name *t, int value);
-/* The value named name (case-insensitive); 0, or -1 when t lacks it. */
-int replay_value_of(const struct replay_name *t, const char *name, int *value);
 
 /*
  * Top-level sections read and recorded by other parts of the component
@@ -73,19 +71,11 @@ void replay_verification_release(void);
 void replay_verification_record(json_t *root);
 int replay_verification(const struct dmaconn_replay_verification **out);
 
-/* Recording: add v to an object or array.  JSON builders return NULL only
- * when out of memory; these note that in *oom (and take v over). */
-void replay_put(bool *oom, json_t *obj, const char *key, json_t *v);
-void replay_append(bool *oom, json_t *arr, json_t *v);
 
 /* What the recorder keeps is guarded by replay_rec_lock; replay_rec_oom
- * notes a lost answer.  replay_note() sets obj[key] = v, or `error` when
- * not NULL (both taken over), except that an error does not replace a
- * success kept before. */
+ * notes a lost answer. */
 #include <pthread.h>
 extern pthread_mutex_t replay_rec_lock;
-extern bool replay_rec_oom;
-void replay_note(json_t *obj, const char *key, json_t *v, json_t *error);
 
 /* An X-macro entry that puts the recorder's wrapper r_NAME in place of
  * api->NAME, or adds NAME to the JSON array `missing` when the library lacks
@@ -109,34 +99,6 @@ void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int cou
 void replay_files_note(const char *path, const char *data, size_t len);
 void replay_files_forget(void);
 
-/* The reader's helpers.  Paths name a value in the file ("nvml.devices[0]"),
- * built in buffers of REPLAY_PATH_LEN (a longer one ends in "..."). */
-#define REPLAY_PATH_LEN 192
-const char *replay_sub(char *buf, const char *base, const char *key);
-const char *replay_item(char *buf, const char *base, size_t i);
-/* An integer from min to max; 0, or -1 after replay_bad(). */
-int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out);
-
-/* n bytes of text (no NUL among them) as a JSON string; bytes that are not
- * UTF-8 become '?'.  NULL only when out of memory. */
-json_t *replay_text(const char *s, size_t n);
-
-/* A vendor's return codes as the format names them: parse() gives the code
- * of a name (0, or -1 when unknown); failed is the code of a bad name. */
-struct replay_codes {
-	int (*parse)(const char *name, int *code);
-	const char *expected, *unknown;
-	int failed;
-};
-/* A code name: 0 with *rc, or -1 after replay_bad(). */
-int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
-/* {"error": NAME}: 1 with *rc its code (never SUCCESS, 0); 0 when v is no
- * error object; -1 after replay_bad(). */
-int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
-
-/* Writes "FILE: PATH: message" as the load error; returns -1. */
-int replay_bad(const char *file, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /* 1 when the component is replaying a file (DMACONN_REPLAY), 0 when it
  * records live hardware. */

@@ -1,0 +1,433 @@
+/*
+ * The engine behind format.h: one table of fields per object of the format,
+ * read into C structures with the format's checks and messages, and
+ * written from C answers when recording.
+ */
+#include "format.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "pci.h"
+
+char replay_err[1024];
+bool replay_rec_oom;
+
+/* ----------------------------------------------------------------- paths */
+
+/* A path too long for the buffer ends in "..." rather than misleads. */
+static const char *path_end(char *buf, int n)
+{
+	if (n < 0 || n >= REPLAY_PATH_LEN)
+		strcpy(buf + REPLAY_PATH_LEN - 4, "...");
+	return buf;
+}
+
+const char *replay_sub(char *buf, const char *base, const char *key)
+{
+	return path_end(buf, snprintf(buf, REPLAY_PATH_LEN, "%s.%s", base, key));
+}
+
+const char *replay_item(char *buf, const char *base, size_t i)
+{
+	return path_end(buf, snprintf(buf, REPLAY_PATH_LEN, "%s[%zu]", base, i));
+}
+
+int replay_bad(const char *file, const char *path, const char *fmt, ...)
+{
+	int n = snprintf(replay_err, sizeof(replay_err), "%s: %s: ", file, path);
+	if (n >= 0 && (size_t)n < sizeof(replay_err)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(replay_err + n, sizeof(replay_err) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* ----------------------------------------------------------------- names */
+
+const char *replay_name_of(const struct replay_name *t, int value)
+{
+	for (; t->name; t++)
+		if (t->value == value)
+			return t->name;
+	return NULL;
+}
+
+int replay_value_of(const struct replay_name *t, const char *name, int *value)
+{
+	for (; t->name; t++)
+		if (!strcasecmp(t->name, name)) {
+			*value = t->value;
+			return 0;
+		}
+	return -1;
+}
+
+/* ---------------------------------------------------------------- values */
+
+int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out)
+{
+	*out = 0;
+	if (!json_is_integer(v))
+		return replay_bad(file, path, "expected an integer");
+	long long x = (long long)json_integer_value(v);
+	if (x < min || x > max)
+		return replay_bad(file, path, "%lld is out of range (%lld to %lld)", x, min, max);
+	*out = x;
+	return 0;
+}
+
+int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
+{
+	*rc = c->failed;
+	if (!json_is_string(v))
+		return replay_bad(file, path, "%s", c->expected);
+	if (c->parse(json_string_value(v), rc))
+		return replay_bad(file, path, "%s \"%s\"", c->unknown, json_string_value(v));
+	return 0;
+}
+
+int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
+{
+	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	char p[REPLAY_PATH_LEN];
+	if (!e)
+		return 0;
+	if (replay_get_code(file, e, replay_sub(p, path, "error"), c, rc))
+		return -1;
+	if (*rc == 0)
+		return replay_bad(file, p, "SUCCESS is not an error");
+	return 1;
+}
+
+int fmt_code(const struct fmt_ctx *c, json_t *v, const char *path, int *rc)
+{
+	return replay_get_code(c->file, v, path, c->codes, rc);
+}
+
+int fmt_error_object(const struct fmt_ctx *c, json_t *v, const char *path, int *rc)
+{
+	return replay_error_object(c->file, v, path, c->codes, rc);
+}
+
+int fmt_array(const struct fmt_ctx *c, json_t *v, const char *path, const char *what, size_t max, size_t size,
+	      void **out, size_t *n)
+{
+	*out = NULL;
+	*n = json_array_size(v);
+	if (!json_is_array(v))
+		return replay_bad(c->file, path, "expected an array of %s", what);
+	if (*n > max)
+		return replay_bad(c->file, path, "%zu %s, more than the %zu supported", *n, what, max);
+	if (*n && size && !(*out = calloc(*n, size)))
+		return replay_bad(c->file, path, "out of memory");
+	return 0;
+}
+
+static void store(void *out, size_t size, long long x)
+{
+	if (size == 1)
+		*(uint8_t *)out = (uint8_t)x;
+	else if (size == 2)
+		*(uint16_t *)out = (uint16_t)x;
+	else if (size == 4)
+		*(uint32_t *)out = (uint32_t)x;
+	else
+		*(uint64_t *)out = (uint64_t)x;
+}
+
+static long long load(const void *in, size_t size, bool sign)
+{
+	if (size == 1)
+		return sign ? *(const int8_t *)in : *(const uint8_t *)in;
+	if (size == 2)
+		return sign ? *(const int16_t *)in : *(const uint16_t *)in;
+	if (size == 4)
+		return sign ? *(const int32_t *)in : (long long)*(const uint32_t *)in;
+	return *(const long long *)in;
+}
+
+static void set_rc(void *out, const struct fmt_field *f, int rc)
+{
+	if (f->rc)
+		memcpy((char *)out + f->rc - 1, &rc, sizeof(rc));
+}
+
+static int get_int(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	long long x;
+	if (f->msg && (!json_is_integer(v) || json_integer_value(v) < f->min || json_integer_value(v) > f->max))
+		return replay_bad(c->file, path, "%s", f->msg);
+	if (replay_get_int(c->file, v, path, f->min, f->max, &x))
+		return -1;
+	store(out, f->size, x);
+	return 0;
+}
+
+/* msg with its one "%s" or "%d" replaced by arg. */
+static int bad_with(const struct fmt_ctx *c, const char *path, const char *msg, const char *arg)
+{
+	const char *at = strchr(msg, '%');
+	if (!at || !at[1])
+		return replay_bad(c->file, path, "%s", msg);
+	return replay_bad(c->file, path, "%.*s%s%s", (int)(at - msg), msg, arg, at + 2);
+}
+
+static int get_name(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, int *out)
+{
+	if (json_is_string(v) && !replay_value_of(f->aux, json_string_value(v), out))
+		return 0;
+	char list[256] = "";
+	size_t len = 0;
+	for (const struct replay_name *e = f->aux; e->name && len < sizeof(list); e++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s\"%s\"", len ? ", " : "", e->name);
+	return bad_with(c, path, f->msg ? f->msg : "expected one of %s", list);
+}
+
+/* "8-4-4-4-12" hex groups or 32 hex digits; loose: hyphens anywhere. */
+static int parse_uuid(const char *s, bool loose, unsigned char out[16])
+{
+	size_t len = strlen(s), pos = 0;
+	int n = 0;
+	if (!loose && len != 32 && len != 36)
+		return -1;
+	for (; s[pos] && n < 32; pos++) {
+		bool group = len == 36 && (pos == 8 || pos == 13 || pos == 18 || pos == 23);
+		if (s[pos] == '-' && (loose || group))
+			continue;
+		int h = dc_hexval((unsigned char)s[pos]);
+		if (h < 0 || (group && !loose))
+			return -1;
+		out[n / 2] = (unsigned char)(n % 2 ? (out[n / 2] | h) : h << 4);
+		n++;
+	}
+	while (loose && s[pos] == '-')
+		pos++;
+	return n == 32 && !s[pos] ? 0 : -1;
+}
+
+int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	char p[REPLAY_PATH_LEN];
+	int x;
+	switch (f->kind) {
+	case FMT_UINT:
+	case FMT_INT:
+		return get_int(c, f, v, path, out);
+	case FMT_STR:
+		snprintf(p, sizeof(p), "%d", f->size - 1);
+		if (f->msg && (!json_is_string(v) || json_string_length(v) >= f->size))
+			return bad_with(c, path, f->msg, p);
+		if (!json_is_string(v))
+			return replay_bad(c->file, path, "expected a string");
+		if (json_string_length(v) >= f->size)
+			return replay_bad(c->file, path, "longer than %s's %d characters", c->vendor, f->size - 1);
+		memcpy(out, json_string_value(v), json_string_length(v) + 1);
+		return 0;
+	case FMT_NAME:
+		if (get_name(c, f, v, path, &x))
+			return -1;
+		store(out, f->size, x);
+		return 0;
+	case FMT_FLAGS: {
+		long long all = 0;
+		if (!json_is_array(v))
+			return replay_bad(c->file, path, "expected an array of flag names");
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			if (get_name(c, f, json_array_get(v, i), replay_item(p, path, i), &x))
+				return -1;
+			all |= x;
+		}
+		store(out, f->size, all);
+		return 0;
+	}
+	case FMT_CODE:
+		if (fmt_code(c, v, path, &x))
+			return -1;
+		if (x == 0 && (f->flags & FMT_FAIL))
+			return replay_bad(c->file, path, "SUCCESS is not an error");
+		store(out, f->size, x);
+		return 0;
+	case FMT_UUID:
+		if (!json_is_string(v) || parse_uuid(json_string_value(v), f->flags & FMT_LOOSE, out))
+			return replay_bad(c->file, path, "%s",
+					  f->msg					 ? f->msg
+					  : f->flags & FMT_LOOSE ? "expected a UUID of 32 hex digits (hyphens allowed)"
+								 : "expected a UUID, hyphenated or as 32 hex digits");
+		return 0;
+	case FMT_BOOL:
+		if (!json_is_boolean(v))
+			return replay_bad(c->file, path, "%s", f->msg ? f->msg : "expected true or false");
+		*(bool *)out = json_is_true(v);
+		return 0;
+	case FMT_PAIR: {
+		struct fmt_field e = *f;
+		e.msg = NULL;
+		e.size = f->size / 2;
+		if (!json_is_array(v) || json_array_size(v) != 2)
+			return replay_bad(c->file, path, "%s", f->msg ? f->msg : "expected a pair [a, b]");
+		for (size_t i = 0; i < 2; i++)
+			if (get_int(c, &e, json_array_get(v, i), replay_item(p, path, i), (char *)out + i * e.size))
+				return -1;
+		return 0;
+	}
+	case FMT_OBJ:
+		if (!json_is_object(v))
+			return replay_bad(c->file, path, "%s", f->msg ? f->msg : "expected an object");
+		return fmt_read(c, f->aux, v, path, out);
+	default:
+		return ((const struct fmt_custom *)f->aux)->read(c, f, v, path, out);
+	}
+}
+
+int fmt_read(const struct fmt_ctx *c, const struct fmt_field *fields, json_t *obj, const char *path, void *out)
+{
+	char p[REPLAY_PATH_LEN];
+	if (!json_is_object(obj))
+		return replay_bad(c->file, path, "expected an object");
+	for (const struct fmt_field *f = fields; f->key; f++) {
+		json_t *v = json_object_get(obj, f->key);
+		int rc = f->absent, e = 0;
+		replay_sub(p, path, f->key);
+		if (!v && (f->flags & FMT_REQ))
+			return replay_bad(c->file, path, "\"%s\" is required", f->key);
+		if (v && f->rc && (e = fmt_error_object(c, v, p, &rc)) < 0)
+			return -1;
+		if (v && !e)
+			rc = 0;
+		set_rc(out, f, rc);
+		if (v && !e && fmt_value(c, f, v, p, (char *)out + f->off))
+			return -1;
+	}
+	return 0;
+}
+
+/* --------------------------------------------------------------- writing */
+
+json_t *fmt_json(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	const char *s;
+	switch (f->kind) {
+	case FMT_UINT:
+	case FMT_INT:
+		return json_integer(load(in, f->size, f->kind == FMT_INT));
+	case FMT_STR:
+		return replay_text(in, strnlen(in, f->size ? f->size - 1u : 0));
+	case FMT_NAME: {
+		/* A value the table does not name is written as its last name. */
+		const struct replay_name *t = f->aux;
+		s = replay_name_of(t, (int)load(in, f->size, true));
+		while (!s && t[1].name)
+			t++;
+		return json_string(s ? s : t->name);
+	}
+	case FMT_FLAGS: {
+		json_t *a = json_array();
+		long long x = load(in, f->size, false);
+		for (const struct replay_name *t = f->aux; t->name; t++)
+			if (x & t->value)
+				replay_append(&replay_rec_oom, a, json_string(t->name));
+		return a;
+	}
+	case FMT_CODE:
+		return json_string(c->name((int)load(in, f->size, true)));
+	case FMT_UUID: {
+		char u[DC_UUID_TEXT_SIZE];
+		dc_uuid_format(in, u);
+		return json_string(u);
+	}
+	case FMT_BOOL:
+		return json_boolean(*(const bool *)in);
+	case FMT_PAIR:
+		return json_pack("[II]", (json_int_t)load(in, f->size / 2u, f->min < 0),
+				 (json_int_t)load((const char *)in + f->size / 2, f->size / 2u, f->min < 0));
+	case FMT_OBJ:
+		return fmt_write(c, f->aux, in);
+	default:
+		return ((const struct fmt_custom *)f->aux)->write(c, f, in);
+	}
+}
+
+json_t *fmt_answer(const struct fmt_ctx *c, const struct fmt_field *f, int rc, const void *in)
+{
+	return rc ? json_pack("{s:s}", "error", c->name(rc)) : fmt_json(c, f, in);
+}
+
+json_t *fmt_write(const struct fmt_ctx *c, const struct fmt_field *fields, const void *in)
+{
+	json_t *o = json_object();
+	bool oom = false;
+	for (const struct fmt_field *f = fields; o && f->key; f++) {
+		int rc = 0;
+		if (f->rc)
+			memcpy(&rc, (const char *)in + f->rc - 1, sizeof(rc));
+		replay_put(&oom, o, f->key, fmt_answer(c, f, rc, (const char *)in + f->off));
+	}
+	if (oom) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+const struct fmt_field *fmt_find(const struct fmt_field *fields, const char *key)
+{
+	for (; fields->key; fields++)
+		if (!strcmp(fields->key, key))
+			return fields;
+	return NULL;
+}
+
+/* ------------------------------------------------------------- recording */
+
+json_t *replay_text(const char *s, size_t n)
+{
+	json_t *v = json_stringn(s, n);
+	if (v)
+		return v;
+	char *clean = malloc(n + 1);
+	if (!clean)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		clean[i] = (unsigned char)s[i] < 0x80 && s[i] ? s[i] : '?';
+	v = json_stringn(clean, n);
+	free(clean);
+	return v;
+}
+
+void replay_put(bool *oom, json_t *obj, const char *key, json_t *v)
+{
+	if (!v || !obj || json_object_set_new(obj, key, v))
+		*oom = true;
+}
+
+void replay_append(bool *oom, json_t *arr, json_t *v)
+{
+	if (!v || !arr || json_array_append_new(arr, v))
+		*oom = true;
+}
+
+void replay_note(json_t *obj, const char *key, json_t *v, json_t *error)
+{
+	if (error) {
+		json_decref(v);
+		v = error;
+	}
+	json_t *had = json_object_get(obj, key);
+	if (had && error && !json_object_get(had, "error")) {
+		json_decref(v); /* a success stays: the detector had its answer */
+		return;
+	}
+	replay_put(&replay_rec_oom, obj, key, v);
+}
+
+void fmt_note(const struct fmt_ctx *c, json_t *obj, const struct fmt_field *f, int rc, const void *in)
+{
+	replay_note(obj, f->key, rc ? NULL : fmt_json(c, f, in), rc ? json_pack("{s:s}", "error", c->name(rc)) : NULL);
+}
