@@ -264,7 +264,7 @@ int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, con
 	case FMT_BOOL:
 		if (!json_is_boolean(v))
 			return replay_bad(c->file, path, "%s", f->msg ? f->msg : "expected true or false");
-		*(bool *)out = json_is_true(v);
+		store(out, f->size, json_is_true(v));
 		return 0;
 	case FMT_PAIR: {
 		struct fmt_field e = *f;
@@ -320,10 +320,11 @@ json_t *fmt_json(const struct fmt_ctx *c, const struct fmt_field *f, const void 
 	case FMT_STR:
 		return replay_text(in, strnlen(in, f->size ? f->size - 1u : 0));
 	case FMT_NAME: {
-		/* A value the table does not name is written as its last name. */
+		/* A value the table does not name is written as its last name
+		 * (FMT_FIRST: its first). */
 		const struct replay_name *t = f->aux;
 		s = replay_name_of(t, (int)load(in, f->size, true));
-		while (!s && t[1].name)
+		while (!s && !(f->flags & FMT_FIRST) && t[1].name)
 			t++;
 		return json_string(s ? s : t->name);
 	}
@@ -343,7 +344,7 @@ json_t *fmt_json(const struct fmt_ctx *c, const struct fmt_field *f, const void 
 		return json_string(u);
 	}
 	case FMT_BOOL:
-		return json_boolean(*(const bool *)in);
+		return json_boolean(load(in, f->size, false));
 	case FMT_PAIR:
 		return json_pack("[II]", (json_int_t)load(in, f->size / 2u, f->min < 0),
 				 (json_int_t)load((const char *)in + f->size / 2, f->size / 2u, f->min < 0));

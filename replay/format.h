@@ -47,7 +47,7 @@ enum fmt_kind {
 	FMT_FLAGS,  /* an array of names of the table aux, or'ed */
 	FMT_CODE,   /* a return code's name */
 	FMT_UUID,   /* 16 bytes, "8-4-4-4-12" or 32 hex digits (FMT_LOOSE: hyphens anywhere) */
-	FMT_BOOL,   /* true or false, into a bool */
+	FMT_BOOL,   /* true or false, into a bool or an unsigned of size bytes */
 	FMT_PAIR,   /* [a, b]: two integers from min to max, of size / 2 bytes each */
 	FMT_OBJ,    /* an object, described by the fields aux (ending with a NULL key) */
 	FMT_CUSTOM, /* read and written by the struct fmt_custom aux */
@@ -57,6 +57,7 @@ enum {
 	FMT_REQ = 1,   /* "KEY" is required */
 	FMT_FAIL = 2,  /* FMT_CODE: SUCCESS is not an error */
 	FMT_LOOSE = 4, /* FMT_UUID: hyphens anywhere */
+	FMT_FIRST = 8, /* FMT_NAME: a value the table lacks is written as its first name */
 };
 
 struct fmt_field {
