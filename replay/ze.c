@@ -657,19 +657,6 @@ static bool usable(void)
 	return dmaconn_replay_ops()->load_error() == NULL && z.present && !z.library_error;
 }
 
-/* What every call but zeInit checks first; fn is the function's name. */
-static ze_result_t enter(const char *fn)
-{
-	if (!usable())
-		return ZE_RESULT_ERROR_UNINITIALIZED;
-	if (ze_hidden(fn))
-		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-	return atomic_load(&inited) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNINITIALIZED;
-}
-
-/* The Level Zero name of the replay_ze* function calling. */
-#define FN (__func__ + sizeof("replay_") - 1)
-
 /* h when it points at one of the n items of size bytes at base, else NULL. */
 static void *among(const void *h, const void *base, int n, size_t size)
 {
@@ -707,14 +694,37 @@ static void *edge_of(const void *h)
 	return NULL;
 }
 
-/* enter(fn), then the object of handle h (of() finds it), or NULL with *rc. */
-static void *enter_h(const char *fn, void *(*of)(const void *), const void *h, ze_result_t *rc)
+/*
+ * What every call but zeInit checks first, fn being the function's name;
+ * then, where of() is given, that it finds the object of handle h, that out
+ * is not NULL and that the object has no failure to answer at offset rc_at
+ * (0: none; checked before out when early).  The object (without of(), a
+ * non-NULL pointer), or NULL with *rc.
+ */
+static void *enter(const char *fn, void *(*of)(const void *), const void *h, const void *out, size_t rc_at,
+		   bool early, ze_result_t *rc)
 {
-	void *o = NULL;
-	if (!(*rc = enter(fn)) && !(o = of(h)))
+	char *o = NULL;
+	ze_result_t own = ZE_RESULT_SUCCESS;
+	*rc = !usable()		   ? ZE_RESULT_ERROR_UNINITIALIZED
+	      : ze_hidden(fn)	   ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
+	      : !atomic_load(&inited) ? ZE_RESULT_ERROR_UNINITIALIZED
+				   : ZE_RESULT_SUCCESS;
+	if (*rc || !of)
+		return *rc ? NULL : &z;
+	if (!(o = of(h))) {
 		*rc = h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	return o;
+		return NULL;
+	}
+	if (rc_at)
+		memcpy(&own, o + rc_at, sizeof(own));
+	*rc = early && own ? own : !out ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : own;
+	return *rc ? NULL : o;
 }
+
+/* enter() from a replay_ze* function, named as Level Zero's. */
+#define ENTER(...) enter(__func__ + sizeof("replay_") - 1, __VA_ARGS__, &rc)
+#define RC(type, member) offsetof(type, member)
 
 /* Level Zero's count/list protocol over the items i < n for which keep
  * holds: a count of 0 asks how many, else up to *count handles are written. */
@@ -733,17 +743,16 @@ static void *enter_h(const char *fn, void *(*of)(const void *), const void *h, z
 		return ZE_RESULT_SUCCESS;                                             \
 	} while (0)
 
-/* *dst = *src, but for the caller's stype and pNext. */
-#define ZE_COPY(dst, src)                                  \
-	do {                                               \
-		ze_structure_type_t stype_ = (dst)->stype; \
-		void *next_ = (dst)->pNext;                \
-		*(dst) = *(src);                           \
-		(dst)->stype = stype_;                     \
-		(dst)->pNext = next_;                      \
-	} while (0)
+/* Level Zero's properties structure src (size bytes) into dst, but for the
+ * caller's stype and pNext, which begin every one. */
+static ze_result_t copy_out(void *dst, const void *src, size_t size)
+{
+	size_t head = offsetof(ze_device_properties_t, pNext) + sizeof(void *);
+	memcpy((char *)dst + head, (const char *)src + head, size - head);
+	return ZE_RESULT_SUCCESS;
+}
 
-/* ------------------------------------------------------ Level Zero: core */
+/* ------------------------------------------------------------ Level Zero */
 
 static ze_result_t replay_zeInit(ze_init_flags_t flags)
 {
@@ -764,8 +773,8 @@ static ze_result_t replay_zeInit(ze_init_flags_t flags)
 
 static ze_result_t replay_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
 {
-	ze_result_t rc = enter(FN);
-	if (rc || (rc = z.drivers_rc))
+	ze_result_t rc;
+	if (!ENTER(NULL, NULL, NULL, 0, false) || (rc = z.drivers_rc))
 		return rc;
 	ZE_LIST(pCount, phDrivers, z.drivers.n, z.drivers.v[i].ncards, &z.drivers.v[i]);
 }
@@ -773,8 +782,8 @@ static ze_result_t replay_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDr
 static ze_result_t replay_zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
 {
 	ze_result_t rc;
-	struct _ze_driver_handle_t *d = enter_h(FN, drv_of, hDriver, &rc);
-	if (rc || (rc = d->devices_rc))
+	struct _ze_driver_handle_t *d = ENTER(drv_of, hDriver, pCount, RC(struct _ze_driver_handle_t, devices_rc), true);
+	if (!d)
 		return rc;
 	ZE_LIST(pCount, phDevices, d->ncards, true, &d->nodes[i]);
 }
@@ -782,48 +791,33 @@ static ze_result_t replay_zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCou
 static ze_result_t replay_zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
 {
 	ze_result_t rc;
-	znode *n = enter_h(FN, dev_of, hDevice, &rc);
-	if (rc)
+	znode *n = ENTER(dev_of, hDevice, pDeviceProperties, RC(znode, props_rc), false);
+	if (!n)
 		return rc;
-	if (!pDeviceProperties)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (n->props_rc)
-		return n->props_rc;
-	ZE_COPY(pDeviceProperties, &n->props);
+	copy_out(pDeviceProperties, &n->props, sizeof(n->props));
 	/* A tile of a physical description shown as a root device is no
 	 * sub-device to the caller, as in the runtime. */
 	if (!z.exposed && n->tile < 0) {
 		pDeviceProperties->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
 		pDeviceProperties->subdeviceId = 0;
 	}
-	return ZE_RESULT_SUCCESS;
+	return rc;
 }
 
 static ze_result_t replay_zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
 {
 	ze_result_t rc;
-	znode *n = enter_h(FN, dev_of, hDevice, &rc);
-	if (rc)
+	znode *n = ENTER(dev_of, hDevice, pCount, RC(znode, sub_rc), false);
+	if (!n)
 		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (n->sub_rc)
-		return n->sub_rc;
 	ZE_LIST(pCount, phSubdevices, n->nsub, true, &n->subs[i]);
 }
 
 static ze_result_t replay_zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
 {
 	ze_result_t rc;
-	znode *n = enter_h(FN, dev_of, hDevice, &rc);
-	if (rc)
-		return rc;
-	if (!pPciProperties)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (n->pci.rc)
-		return n->pci.rc;
-	ZE_COPY(pPciProperties, &n->pci.p);
-	return ZE_RESULT_SUCCESS;
+	znode *n = ENTER(dev_of, hDevice, pPciProperties, RC(znode, pci.rc), false);
+	return n ? copy_out(pPciProperties, &n->pci.p, sizeof(n->pci.p)) : rc;
 }
 
 /* An XeLink edge joins a and b, or their tiles. */
@@ -831,8 +825,6 @@ static bool joined_by_xelink(const struct _ze_driver_handle_t *d, const znode *a
 {
 	for (int e = 0; e < d->edges.n; e++) {
 		const zedge *ed = &d->edges.v[e];
-		if (strcmp(ed->p.model, "XeLink"))
-			continue;
 		bool in_a = ed->a == a, in_b = ed->b == b, rin_a = ed->b == a, rin_b = ed->a == b;
 		for (int s = 0; s < a->nsub; s++) {
 			in_a |= ed->a == &a->subs[s];
@@ -842,7 +834,7 @@ static bool joined_by_xelink(const struct _ze_driver_handle_t *d, const znode *a
 			in_b |= ed->b == &b->subs[s];
 			rin_b |= ed->a == &b->subs[s];
 		}
-		if ((in_a && in_b) || (rin_a && rin_b))
+		if (!strcmp(ed->p.model, "XeLink") && ((in_a && in_b) || (rin_a && rin_b)))
 			return true;
 	}
 	return false;
@@ -851,8 +843,8 @@ static bool joined_by_xelink(const struct _ze_driver_handle_t *d, const znode *a
 static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
 						   ze_device_p2p_properties_t *pP2PProperties)
 {
-	ze_result_t rc = enter(FN);
-	if (rc)
+	ze_result_t rc;
+	if (!ENTER(NULL, NULL, NULL, 0, false))
 		return rc;
 	znode *a = dev_of(hDevice), *b = dev_of(hPeerDevice);
 	if (!a || !b)
@@ -869,10 +861,9 @@ static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, z
 			const struct zpair *p = &d->p2p.pairs.v[k];
 			if (p->from != from || p->to != to)
 				continue;
-			if (p->rc)
-				return p->rc;
-			pP2PProperties->flags = p->flags;
-			return ZE_RESULT_SUCCESS;
+			if (!p->rc)
+				pP2PProperties->flags = p->flags;
+			return p->rc;
 		}
 	}
 	int rel = a->card == b->card ? REL_SAME_CARD : joined_by_xelink(d, a, b) ? REL_XELINK : REL_OTHER;
@@ -880,18 +871,12 @@ static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, z
 	return ZE_RESULT_SUCCESS;
 }
 
-/* ---------------------------------------------------- Level Zero: fabric */
-
 static ze_result_t replay_zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
 {
 	ze_result_t rc;
-	struct _ze_driver_handle_t *d = enter_h(FN, drv_of, hDriver, &rc);
-	if (rc)
+	struct _ze_driver_handle_t *d = ENTER(drv_of, hDriver, pCount, RC(struct _ze_driver_handle_t, vertices_rc), false);
+	if (!d)
 		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (d->vertices_rc)
-		return d->vertices_rc;
 	ZE_LIST(pCount, phVertices, d->ncards, d->nodes[i].vx.shown, &d->nodes[i].vh);
 }
 
@@ -899,13 +884,9 @@ static ze_result_t replay_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handl
 							  ze_fabric_vertex_handle_t *phSubvertices)
 {
 	ze_result_t rc;
-	znode *n = enter_h(FN, vtx_of, hVertex, &rc);
-	if (rc)
+	znode *n = ENTER(vtx_of, hVertex, pCount, RC(znode, vx.sub_rc), false);
+	if (!n)
 		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (n->vx.sub_rc)
-		return n->vx.sub_rc;
 	ZE_LIST(pCount, phSubvertices, n->nsub, n->subs[i].vx.shown, &n->subs[i].vh);
 }
 
@@ -913,13 +894,9 @@ static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle
 							 ze_fabric_vertex_exp_properties_t *pVertexProperties)
 {
 	ze_result_t rc;
-	znode *n = enter_h(FN, vtx_of, hVertex, &rc);
-	if (rc)
+	znode *n = ENTER(vtx_of, hVertex, pVertexProperties, RC(znode, vx.rc), false);
+	if (!n)
 		return rc;
-	if (!pVertexProperties)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (n->vx.rc)
-		return n->vx.rc;
 	ze_fabric_vertex_exp_properties_t p = n->vx.p;
 	const ze_pci_address_ext_t *a = &n->pci.p.address;
 	memcpy(p.uuid.id, n->props.uuid.id, sizeof(p.uuid.id));
@@ -928,36 +905,27 @@ static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle
 	if (!n->vx.has_pci)
 		p.address = n->pci.has ? (ze_fabric_vertex_pci_exp_address_t){ a->domain, a->bus, a->device, a->function }
 				       : (ze_fabric_vertex_pci_exp_address_t){ 0, 0, 0, 0 };
-	ZE_COPY(pVertexProperties, &p);
-	return ZE_RESULT_SUCCESS;
+	return copy_out(pVertexProperties, &p, sizeof(p));
 }
 
 static ze_result_t replay_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
 {
 	ze_result_t rc;
-	znode *n = enter_h(FN, vtx_of, hVertex, &rc);
-	if (rc)
-		return rc;
-	if (!phDevice)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (n->vx.p.type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH)
+	znode *n = ENTER(vtx_of, hVertex, phDevice, 0, false);
+	if (n && n->vx.p.type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH)
 		return ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE;
-	if (n->vx.p.remote)
+	if (n && n->vx.p.remote)
 		return ZE_RESULT_EXP_ERROR_REMOTE_DEVICE;
-	*phDevice = n;
-	return ZE_RESULT_SUCCESS;
-}
-
-static bool joins(const zedge *e, const znode *a, const znode *b)
-{
-	return (e->a == a && e->b == b) || (e->a == b && e->b == a);
+	if (n)
+		*phDevice = n;
+	return rc;
 }
 
 static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
 					     uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
 {
-	ze_result_t rc = enter(FN);
-	if (rc)
+	ze_result_t rc;
+	if (!ENTER(NULL, NULL, NULL, 0, false))
 		return rc;
 	znode *a = vtx_of(hVertexA), *b = vtx_of(hVertexB);
 	if (!a || !b)
@@ -965,40 +933,35 @@ static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA,
 	const struct _ze_driver_handle_t *d = &z.drivers.v[a->driver];
 	int n = a->driver == b->driver ? d->edges.n : 0;
 	/* The recorded failure between a and b, if any. */
-	for (int k = 0; k < (n ? d->edge_errors.n : 0); k++)
+	for (int k = 0; a->driver == b->driver && k < d->edge_errors.n; k++)
 		if (d->edge_errors.v[k].a == a && d->edge_errors.v[k].b == b)
 			return d->edge_errors.v[k].rc;
 	/* Physical edges join two vertices both ways. */
-	ZE_LIST(pCount, phEdges, n, joins(&d->edges.v[i], a, b), &d->edges.v[i]);
+	ZE_LIST(pCount, phEdges, n, (d->edges.v[i].a == a && d->edges.v[i].b == b) ||
+				     (d->edges.v[i].a == b && d->edges.v[i].b == a), &d->edges.v[i]);
 }
 
 static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
 						       ze_fabric_edge_exp_properties_t *pEdgeProperties)
 {
 	ze_result_t rc;
-	zedge *e = enter_h(FN, edge_of, hEdge, &rc);
-	if (rc || (rc = e->rc))
-		return rc;
-	if (!pEdgeProperties)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	ZE_COPY(pEdgeProperties, &e->p);
-	return ZE_RESULT_SUCCESS;
+	zedge *e = ENTER(edge_of, hEdge, pEdgeProperties, RC(zedge, rc), true);
+	return e ? copy_out(pEdgeProperties, &e->p, sizeof(e->p)) : rc;
 }
 
 /* This component's answers as Level Zero's function table, less the
  * functions the recorded loader lacked. */
 int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
 {
+	const char *lacks = NULL;
+#define ZE_ANSWER_(fn, ret, params, required)          \
+	api->fn = ze_hidden(#fn) ? NULL : replay_##fn; \
+	lacks = !lacks && required && !api->fn ? #fn : lacks;
+	ZE_FUNCTIONS(ZE_ANSWER_)
+#undef ZE_ANSWER_
+	if (!lacks)
+		return 0;
+	snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", ZE_LOADER_SONAME, lacks);
 	memset(api, 0, sizeof(*api));
-#define REPLAY_TABLE_(fn, ret, params, required)                                                       \
-	if (!ze_hidden(#fn)) {                                                                         \
-		api->fn = replay_##fn;                                                                 \
-	} else if (required) {                                                                         \
-		snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", ZE_LOADER_SONAME, #fn); \
-		memset(api, 0, sizeof(*api));                                                          \
-		return -1;                                                                             \
-	}
-	ZE_FUNCTIONS(REPLAY_TABLE_)
-#undef REPLAY_TABLE_
-	return 0;
+	return -1;
 }
