@@ -129,6 +129,20 @@ static json_t *array(json_t *obj, const char *key)
 	return a;
 }
 
+/* The kept object of h in l that a properties answer rc fills, or NULL:
+ * not kept, or a failure, kept at "error" (noted: a success kept stays). */
+static json_t *answered(struct list *l, const void *h, ze_result_t rc, bool noted)
+{
+	struct kept *k = find(l, h);
+	if (k && rc && noted)
+		replay_note(k->obj, "error", NULL, err_obj(rc));
+	else if (k && rc)
+		put(k->obj, "error", code(rc));
+	else if (k && noted)
+		json_object_del(k->obj, "error");
+	return k && !rc ? k->obj : NULL;
+}
+
 static int driver_of(ze_driver_handle_t h)
 {
 	for (int d = 0; h && d < z.ndrv; d++)
@@ -214,13 +228,9 @@ static ze_result_t r_zeDeviceGetProperties(ze_device_handle_t h, ze_device_prope
 {
 	ze_result_t rc = z.live.zeDeviceGetProperties(h, p);
 	LOCK();
-	struct kept *k = find(&z.devs, h);
-	if (k && rc) {
-		replay_note(k->obj, "error", NULL, err_obj(rc));
-	} else if (k) {
-		json_object_del(k->obj, "error");
-		put_fields(k->obj, replay_ze_device_fields, p, sizeof(*p));
-	}
+	json_t *o = answered(&z.devs, h, rc, true);
+	if (o)
+		put_fields(o, replay_ze_device_fields, p, sizeof(*p));
 	UNLOCK();
 	return rc;
 }
@@ -315,16 +325,12 @@ static ze_result_t r_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v,
 {
 	ze_result_t rc = z.live.zeFabricVertexGetPropertiesExp(v, p);
 	LOCK();
-	struct kept *k = find(&z.vtx, v);
-	if (k && rc) {
-		put(k->obj, "error", code(rc));
-	} else if (k) {
-		const ze_fabric_vertex_pci_exp_address_t *a = &p->address;
-		json_t *bus = bus_id(&(ze_pci_address_ext_t){ a->domain, a->bus, a->device, a->function });
-		put_fields(k->obj, replay_ze_vertex_fields, p, sizeof(*p));
-		if (bus)
-			put(k->obj, "bus_id", bus);
-	}
+	json_t *o = answered(&z.vtx, v, rc, false), *bus = NULL;
+	const ze_fabric_vertex_pci_exp_address_t *a = &p->address;
+	if (o)
+		put_fields(o, replay_ze_vertex_fields, p, sizeof(*p));
+	if (o && (bus = bus_id(&(ze_pci_address_ext_t){ a->domain, a->bus, a->device, a->function })))
+		put(o, "bus_id", bus);
 	UNLOCK();
 	return rc;
 }
@@ -359,17 +365,14 @@ static ze_result_t r_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t e, ze_
 {
 	ze_result_t rc = z.live.zeFabricEdgeGetPropertiesExp(e, p);
 	LOCK();
-	struct kept *k = find(&z.edges, e);
-	if (k && rc) {
-		put(k->obj, "error", code(rc));
-	} else if (k) {
-		json_t *model = replay_text(p->model, strnlen(p->model, sizeof(p->model)));
-		if (json_string_length(model))
-			put(k->obj, "model", model);
-		else
-			json_decref(model);
-		put_fields(k->obj, replay_ze_edge_fields, p, sizeof(*p));
-	}
+	json_t *o = answered(&z.edges, e, rc, false);
+	json_t *model = o ? replay_text(p->model, strnlen(p->model, sizeof(p->model))) : NULL;
+	if (json_string_length(model))
+		put(o, "model", model);
+	else
+		json_decref(model);
+	if (o)
+		put_fields(o, replay_ze_edge_fields, p, sizeof(*p));
 	UNLOCK();
 	return rc;
 }

@@ -138,40 +138,30 @@ void replay_ze_release(void)
 
 /* ------------------------------------------------------------ the format */
 
-static const struct replay_name type_names[] = {
-	{ "GPU", ZE_DEVICE_TYPE_GPU }, { "CPU", ZE_DEVICE_TYPE_CPU }, { "FPGA", ZE_DEVICE_TYPE_FPGA },
-	{ "MCA", ZE_DEVICE_TYPE_MCA }, { "VPU", ZE_DEVICE_TYPE_VPU }, { NULL, 0 },
-};
+/* The names of Level Zero's enumerations and flags: their constants' ends. */
+#define ZN(prefix, name) { #name, prefix##name }
+static const struct replay_name type_names[] = { ZN(ZE_DEVICE_TYPE_, GPU), ZN(ZE_DEVICE_TYPE_, CPU),
+						 ZN(ZE_DEVICE_TYPE_, FPGA), ZN(ZE_DEVICE_TYPE_, MCA),
+						 ZN(ZE_DEVICE_TYPE_, VPU), { NULL, 0 } };
 static const struct replay_name device_flag_names[] = {
-	{ "INTEGRATED", ZE_DEVICE_PROPERTY_FLAG_INTEGRATED }, { "SUBDEVICE", ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE },
-	{ "ECC", ZE_DEVICE_PROPERTY_FLAG_ECC },		      { "ONDEMANDPAGING", ZE_DEVICE_PROPERTY_FLAG_ONDEMANDPAGING },
-	{ NULL, 0 },
+	ZN(ZE_DEVICE_PROPERTY_FLAG_, INTEGRATED), ZN(ZE_DEVICE_PROPERTY_FLAG_, SUBDEVICE),
+	ZN(ZE_DEVICE_PROPERTY_FLAG_, ECC), ZN(ZE_DEVICE_PROPERTY_FLAG_, ONDEMANDPAGING), { NULL, 0 }
 };
-static const struct replay_name p2p_flag_names[] = {
-	{ "ACCESS", ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS }, { "ATOMICS", ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS }, { NULL, 0 },
-};
+static const struct replay_name p2p_flag_names[] = { ZN(ZE_DEVICE_P2P_PROPERTY_FLAG_, ACCESS),
+						     ZN(ZE_DEVICE_P2P_PROPERTY_FLAG_, ATOMICS), { NULL, 0 } };
 static const struct replay_name vertex_type_names[] = {
-	{ "UNKNOWN", ZE_FABRIC_VERTEX_EXP_TYPE_UNKNOWN },     { "DEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE },
-	{ "SUBDEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE }, { "SWITCH", ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH },
-	{ NULL, 0 },
+	ZN(ZE_FABRIC_VERTEX_EXP_TYPE_, UNKNOWN), ZN(ZE_FABRIC_VERTEX_EXP_TYPE_, DEVICE),
+	ZN(ZE_FABRIC_VERTEX_EXP_TYPE_, SUBDEVICE), ZN(ZE_FABRIC_VERTEX_EXP_TYPE_, SWITCH), { NULL, 0 }
 };
-static const struct replay_name bandwidth_unit_names[] = {
-	{ "UNKNOWN", ZE_BANDWIDTH_UNIT_UNKNOWN },
-	{ "BYTES_PER_NANOSEC", ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC },
-	{ "BYTES_PER_CLOCK", ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK },
-	{ NULL, 0 },
-};
-static const struct replay_name latency_unit_names[] = {
-	{ "UNKNOWN", ZE_LATENCY_UNIT_UNKNOWN }, { "NANOSEC", ZE_LATENCY_UNIT_NANOSEC },
-	{ "CLOCK", ZE_LATENCY_UNIT_CLOCK },     { "HOP", ZE_LATENCY_UNIT_HOP },
-	{ NULL, 0 },
-};
-static const struct replay_name duplexity_names[] = {
-	{ "UNKNOWN", ZE_FABRIC_EDGE_EXP_DUPLEXITY_UNKNOWN },
-	{ "HALF_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_HALF_DUPLEX },
-	{ "FULL_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_FULL_DUPLEX },
-	{ NULL, 0 },
-};
+static const struct replay_name bandwidth_unit_names[] = { ZN(ZE_BANDWIDTH_UNIT_, UNKNOWN),
+							   ZN(ZE_BANDWIDTH_UNIT_, BYTES_PER_NANOSEC),
+							   ZN(ZE_BANDWIDTH_UNIT_, BYTES_PER_CLOCK), { NULL, 0 } };
+static const struct replay_name latency_unit_names[] = { ZN(ZE_LATENCY_UNIT_, UNKNOWN), ZN(ZE_LATENCY_UNIT_, NANOSEC),
+							 ZN(ZE_LATENCY_UNIT_, CLOCK), ZN(ZE_LATENCY_UNIT_, HOP),
+							 { NULL, 0 } };
+static const struct replay_name duplexity_names[] = { ZN(ZE_FABRIC_EDGE_EXP_DUPLEXITY_, UNKNOWN),
+						      ZN(ZE_FABRIC_EDGE_EXP_DUPLEXITY_, HALF_DUPLEX),
+						      ZN(ZE_FABRIC_EDGE_EXP_DUPLEXITY_, FULL_DUPLEX), { NULL, 0 } };
 
 static int ze_parse(const char *name, int *code)
 {
