@@ -17,8 +17,6 @@
 char replay_err[1024];
 bool replay_rec_oom;
 
-/* ----------------------------------------------------------------- paths */
-
 /* A path too long for the buffer ends in "..." rather than misleads. */
 static const char *path_end(char *buf, int n)
 {
@@ -39,17 +37,14 @@ const char *replay_item(char *buf, const char *base, size_t i)
 
 int replay_bad(const char *file, const char *path, const char *fmt, ...)
 {
+	va_list ap;
 	int n = snprintf(replay_err, sizeof(replay_err), "%s: %s: ", file, path);
-	if (n >= 0 && (size_t)n < sizeof(replay_err)) {
-		va_list ap;
-		va_start(ap, fmt);
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < sizeof(replay_err))
 		vsnprintf(replay_err + n, sizeof(replay_err) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_end(ap);
 	return -1;
 }
-
-/* ----------------------------------------------------------------- names */
 
 const char *replay_name_of(const struct replay_name *t, int value)
 {
@@ -69,14 +64,12 @@ int replay_value_of(const struct replay_name *t, const char *name, int *value)
 	return -1;
 }
 
-/* ---------------------------------------------------------------- values */
-
 int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out)
 {
+	long long x = (long long)json_integer_value(v);
 	*out = 0;
 	if (!json_is_integer(v))
 		return replay_bad(file, path, "expected an integer");
-	long long x = (long long)json_integer_value(v);
 	if (x < min || x > max)
 		return replay_bad(file, path, "%lld is out of range (%lld to %lld)", x, min, max);
 	*out = x;
@@ -101,19 +94,7 @@ int replay_error_object(const char *file, json_t *v, const char *path, const str
 		return 0;
 	if (replay_get_code(file, e, replay_sub(p, path, "error"), c, rc))
 		return -1;
-	if (*rc == 0)
-		return replay_bad(file, p, "SUCCESS is not an error");
-	return 1;
-}
-
-int fmt_code(const struct fmt_ctx *c, json_t *v, const char *path, int *rc)
-{
-	return replay_get_code(c->file, v, path, c->codes, rc);
-}
-
-int fmt_error_object(const struct fmt_ctx *c, json_t *v, const char *path, int *rc)
-{
-	return replay_error_object(c->file, v, path, c->codes, rc);
+	return *rc ? 1 : replay_bad(file, p, "SUCCESS is not an error");
 }
 
 int fmt_array(const struct fmt_ctx *c, json_t *v, const char *path, const char *what, size_t max, size_t size,
@@ -130,33 +111,26 @@ int fmt_array(const struct fmt_ctx *c, json_t *v, const char *path, const char *
 	return 0;
 }
 
+/* Integers of 1, 2, 4 or 8 bytes, kept as the host keeps them. */
 static void store(void *out, size_t size, long long x)
 {
-	if (size == 1)
-		*(uint8_t *)out = (uint8_t)x;
-	else if (size == 2)
-		*(uint16_t *)out = (uint16_t)x;
-	else if (size == 4)
-		*(uint32_t *)out = (uint32_t)x;
-	else
-		*(uint64_t *)out = (uint64_t)x;
+	uint8_t b = (uint8_t)x;
+	uint16_t h = (uint16_t)x;
+	uint32_t w = (uint32_t)x;
+	memcpy(out, size == 1 ? (void *)&b : size == 2 ? (void *)&h : size == 4 ? (void *)&w : (void *)&x, size);
 }
 
 static long long load(const void *in, size_t size, bool sign)
 {
-	if (size == 1)
-		return sign ? *(const int8_t *)in : *(const uint8_t *)in;
-	if (size == 2)
-		return sign ? *(const int16_t *)in : *(const uint16_t *)in;
-	if (size == 4)
-		return sign ? *(const int32_t *)in : (long long)*(const uint32_t *)in;
-	return *(const long long *)in;
-}
-
-static void set_rc(void *out, const struct fmt_field *f, int rc)
-{
-	if (f->rc)
-		memcpy((char *)out + f->rc - 1, &rc, sizeof(rc));
+	uint8_t b;
+	uint16_t h;
+	uint32_t w;
+	long long x;
+	memcpy(size == 1 ? (void *)&b : size == 2 ? (void *)&h : size == 4 ? (void *)&w : (void *)&x, in, size);
+	return size == 1 ? (sign ? (int8_t)b : b)
+	       : size == 2 ? (sign ? (int16_t)h : h)
+	       : size == 4 ? (sign ? (long long)(int32_t)w : (long long)w)
+			   : x;
 }
 
 static int get_int(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
@@ -181,10 +155,10 @@ static int bad_with(const struct fmt_ctx *c, const char *path, const char *msg, 
 
 static int get_name(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, int *out)
 {
-	if (json_is_string(v) && !replay_value_of(f->aux, json_string_value(v), out))
-		return 0;
 	char list[256] = "";
 	size_t len = 0;
+	if (json_is_string(v) && !replay_value_of(f->aux, json_string_value(v), out))
+		return 0;
 	for (const struct replay_name *e = f->aux; e->name && len < sizeof(list); e++)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s\"%s\"", len ? ", " : "", e->name);
 	return bad_with(c, path, f->msg ? f->msg : "expected one of %s", list);
@@ -199,9 +173,9 @@ static int parse_uuid(const char *s, bool loose, unsigned char out[16])
 		return -1;
 	for (; s[pos] && n < 32; pos++) {
 		bool group = len == 36 && (pos == 8 || pos == 13 || pos == 18 || pos == 23);
+		int h = dc_hexval((unsigned char)s[pos]);
 		if (s[pos] == '-' && (loose || group))
 			continue;
-		int h = dc_hexval((unsigned char)s[pos]);
 		if (h < 0 || (group && !loose))
 			return -1;
 		out[n / 2] = (unsigned char)(n % 2 ? (out[n / 2] | h) : h << 4);
@@ -215,6 +189,8 @@ static int parse_uuid(const char *s, bool loose, unsigned char out[16])
 int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
 	char p[REPLAY_PATH_LEN];
+	struct fmt_field e = *f;
+	long long all = 0;
 	int x;
 	switch (f->kind) {
 	case FMT_UINT:
@@ -227,37 +203,29 @@ int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, con
 		if (!json_is_string(v))
 			return replay_bad(c->file, path, "expected a string");
 		if (json_string_length(v) >= f->size)
-			return replay_bad(c->file, path, "longer than %s's %d characters", c->vendor, f->size - 1);
+			return replay_bad(c->file, path, "longer than %s's %s characters", c->vendor, p);
 		memcpy(out, json_string_value(v), json_string_length(v) + 1);
 		return 0;
 	case FMT_NAME:
-		if (get_name(c, f, v, path, &x))
-			return -1;
-		store(out, f->size, x);
-		return 0;
-	case FMT_FLAGS: {
-		long long all = 0;
-		if (!json_is_array(v))
-			return replay_bad(c->file, path, "expected an array of flag names");
-		for (size_t i = 0; i < json_array_size(v); i++) {
-			if (get_name(c, f, json_array_get(v, i), replay_item(p, path, i), &x))
-				return -1;
-			all |= x;
-		}
-		store(out, f->size, all);
-		return 0;
-	}
 	case FMT_CODE:
-		if (fmt_code(c, v, path, &x))
+		if (f->kind == FMT_NAME ? get_name(c, f, v, path, &x) : fmt_code(c, v, path, &x))
 			return -1;
 		if (x == 0 && (f->flags & FMT_FAIL))
 			return replay_bad(c->file, path, "SUCCESS is not an error");
 		store(out, f->size, x);
 		return 0;
+	case FMT_FLAGS:
+		if (!json_is_array(v))
+			return replay_bad(c->file, path, "expected an array of flag names");
+		for (size_t i = 0; i < json_array_size(v); i++, all |= x)
+			if (get_name(c, f, json_array_get(v, i), replay_item(p, path, i), &x))
+				return -1;
+		store(out, f->size, all);
+		return 0;
 	case FMT_UUID:
 		if (!json_is_string(v) || parse_uuid(json_string_value(v), f->flags & FMT_LOOSE, out))
 			return replay_bad(c->file, path, "%s",
-					  f->msg					 ? f->msg
+					  f->msg		 ? f->msg
 					  : f->flags & FMT_LOOSE ? "expected a UUID of 32 hex digits (hyphens allowed)"
 								 : "expected a UUID, hyphenated or as 32 hex digits");
 		return 0;
@@ -266,8 +234,7 @@ int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, con
 			return replay_bad(c->file, path, "%s", f->msg ? f->msg : "expected true or false");
 		store(out, f->size, json_is_true(v));
 		return 0;
-	case FMT_PAIR: {
-		struct fmt_field e = *f;
+	case FMT_PAIR:
 		e.msg = NULL;
 		e.size = f->size / 2;
 		if (!json_is_array(v) || json_array_size(v) != 2)
@@ -276,7 +243,6 @@ int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, con
 			if (get_int(c, &e, json_array_get(v, i), replay_item(p, path, i), (char *)out + i * e.size))
 				return -1;
 		return 0;
-	}
 	case FMT_OBJ:
 		if (!json_is_object(v))
 			return replay_bad(c->file, path, "%s", f->msg ? f->msg : "expected an object");
@@ -299,50 +265,47 @@ int fmt_read(const struct fmt_ctx *c, const struct fmt_field *fields, json_t *ob
 			return replay_bad(c->file, path, "\"%s\" is required", f->key);
 		if (v && f->rc && (e = fmt_error_object(c, v, p, &rc)) < 0)
 			return -1;
-		if (v && !e)
-			rc = 0;
-		set_rc(out, f, rc);
+		rc = v && !e ? 0 : rc;
+		if (f->rc)
+			memcpy((char *)out + f->rc - 1, &rc, sizeof(rc));
 		if (v && !e && fmt_value(c, f, v, p, (char *)out + f->off))
 			return -1;
 	}
 	return 0;
 }
 
-/* --------------------------------------------------------------- writing */
-
 json_t *fmt_json(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
 {
+	const struct replay_name *t = f->aux;
+	char u[DC_UUID_TEXT_SIZE];
 	const char *s;
+	json_t *a;
+	bool number = f->kind <= FMT_CODE && f->kind != FMT_STR;
+	long long x = number ? load(in, f->size, f->kind == FMT_INT || f->min < 0) : 0;
 	switch (f->kind) {
 	case FMT_UINT:
 	case FMT_INT:
-		return json_integer(load(in, f->size, f->kind == FMT_INT));
+		return json_integer(x);
 	case FMT_STR:
 		return replay_text(in, strnlen(in, f->size ? f->size - 1u : 0));
-	case FMT_NAME: {
+	case FMT_NAME:
 		/* A value the table does not name is written as its last name
 		 * (FMT_FIRST: its first). */
-		const struct replay_name *t = f->aux;
-		s = replay_name_of(t, (int)load(in, f->size, true));
+		s = replay_name_of(t, (int)x);
 		while (!s && !(f->flags & FMT_FIRST) && t[1].name)
 			t++;
 		return json_string(s ? s : t->name);
-	}
-	case FMT_FLAGS: {
-		json_t *a = json_array();
-		long long x = load(in, f->size, false);
-		for (const struct replay_name *t = f->aux; t->name; t++)
+	case FMT_FLAGS:
+		a = json_array();
+		for (; t->name; t++)
 			if (x & t->value)
 				replay_append(&replay_rec_oom, a, json_string(t->name));
 		return a;
-	}
 	case FMT_CODE:
-		return json_string(c->name((int)load(in, f->size, true)));
-	case FMT_UUID: {
-		char u[DC_UUID_TEXT_SIZE];
+		return json_string(c->name((int)x));
+	case FMT_UUID:
 		dc_uuid_format(in, u);
 		return json_string(u);
-	}
 	case FMT_BOOL:
 		return json_boolean(load(in, f->size, false));
 	case FMT_PAIR:
@@ -363,18 +326,16 @@ json_t *fmt_answer(const struct fmt_ctx *c, const struct fmt_field *f, int rc, c
 json_t *fmt_write(const struct fmt_ctx *c, const struct fmt_field *fields, const void *in)
 {
 	json_t *o = json_object();
-	bool oom = false;
+	bool oom = !o;
 	for (const struct fmt_field *f = fields; o && f->key; f++) {
 		int rc = 0;
 		if (f->rc)
 			memcpy(&rc, (const char *)in + f->rc - 1, sizeof(rc));
 		replay_put(&oom, o, f->key, fmt_answer(c, f, rc, (const char *)in + f->off));
 	}
-	if (oom) {
+	if (oom)
 		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return oom ? NULL : o;
 }
 
 const struct fmt_field *fmt_find(const struct fmt_field *fields, const char *key)
@@ -385,19 +346,14 @@ const struct fmt_field *fmt_find(const struct fmt_field *fields, const char *key
 	return NULL;
 }
 
-/* ------------------------------------------------------------- recording */
-
 json_t *replay_text(const char *s, size_t n)
 {
 	json_t *v = json_stringn(s, n);
-	if (v)
-		return v;
-	char *clean = malloc(n + 1);
-	if (!clean)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
+	char *clean = v ? NULL : malloc(n + 1);
+	for (size_t i = 0; clean && i < n; i++)
 		clean[i] = (unsigned char)s[i] < 0x80 && s[i] ? s[i] : '?';
-	v = json_stringn(clean, n);
+	if (clean)
+		v = json_stringn(clean, n);
 	free(clean);
 	return v;
 }
@@ -416,19 +372,16 @@ void replay_append(bool *oom, json_t *arr, json_t *v)
 
 void replay_note(json_t *obj, const char *key, json_t *v, json_t *error)
 {
-	if (error) {
-		json_decref(v);
-		v = error;
-	}
 	json_t *had = json_object_get(obj, key);
-	if (had && error && !json_object_get(had, "error")) {
-		json_decref(v); /* a success stays: the detector had its answer */
-		return;
-	}
-	replay_put(&replay_rec_oom, obj, key, v);
+	if (error)
+		json_decref(v);
+	if (error && had && !json_object_get(had, "error"))
+		json_decref(error); /* a success stays: the detector had its answer */
+	else
+		replay_put(&replay_rec_oom, obj, key, error ? error : v);
 }
 
 void fmt_note(const struct fmt_ctx *c, json_t *obj, const struct fmt_field *f, int rc, const void *in)
 {
-	replay_note(obj, f->key, rc ? NULL : fmt_json(c, f, in), rc ? json_pack("{s:s}", "error", c->name(rc)) : NULL);
+	replay_note(obj, f->key, rc ? NULL : fmt_json(c, f, in), rc ? fmt_answer(c, f, rc, in) : NULL);
 }

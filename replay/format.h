@@ -103,10 +103,13 @@ json_t *fmt_write(const struct fmt_ctx *c, const struct fmt_field *fields, const
 const struct fmt_field *fmt_find(const struct fmt_field *fields, const char *key);
 
 /* {"error": NAME}: 1 with *rc its code (never SUCCESS); 0 when v is no
- * error object; -1 after replay_bad(). */
-int fmt_error_object(const struct fmt_ctx *c, json_t *v, const char *path, int *rc);
-/* A code name: 0 with *rc, or -1 after replay_bad(). */
-int fmt_code(const struct fmt_ctx *c, json_t *v, const char *path, int *rc);
+ * error object; -1 after replay_bad().  A code name: 0 with *rc, or -1. */
+int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
+int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
+#define fmt_error_object(c, v, path, rc) replay_error_object((c)->file, v, path, (c)->codes, rc)
+#define fmt_code(c, v, path, rc) replay_get_code((c)->file, v, path, (c)->codes, rc)
+/* An integer from min to max: 0, or -1 after replay_bad(). */
+int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out);
 /* An array (else "expected an array of WHAT") of at most max elements,
  * with *out calloc'ed elements of size bytes (NULL for none). */
 int fmt_array(const struct fmt_ctx *c, json_t *v, const char *path, const char *what, size_t max, size_t size,
@@ -120,11 +123,6 @@ const char *replay_item(char *buf, const char *base, size_t i);
 /* Writes "FILE: PATH: message" as the load error (replay_err); returns -1. */
 int replay_bad(const char *file, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 extern char replay_err[1024];
-
-/* Legacy spellings of the helpers above. */
-int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out);
-int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
-int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
 
 /* Recording: add v to an object or array.  JSON builders return NULL only
  * when out of memory; these note that in *oom (and take v over). */

@@ -3,22 +3,19 @@
  * (dmaconn_record), each backend hands its vendor library's function table
  * to record_table(), which wraps it: every call goes on to the library (or
  * to the replay, when a replay is recorded) and its answer, errors
- * included, is kept in the shape of a version-1 topology file
- * (docs/replay-format.md).  A recording so holds exactly the answers the
- * detectors used.  This file keeps NVML's answers and writes the file;
- * record_ze.c keeps Level Zero's, files.c the sysfs files the detectors
- * read (record_file), and the NVIDIA PCI functions counted without NVML
- * come through record_pci_gpus.
+ * included, is kept through the field tables the reader reads
+ * (replay.c), in the shape of a topology file (docs/replay-format.md).  A
+ * recording so holds exactly the answers the detectors used.  This file
+ * keeps NVML's answers and writes the file; record_ze.c keeps Level Zero's,
+ * files.c the sysfs files the detectors read (record_file), and the NVIDIA
+ * PCI functions counted without NVML come through record_pci_gpus.
  */
 #include "dmaconn_replay.h"
 #include "replay_internal.h"
 #include "replay_ze.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,104 +24,53 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nvml_load.h"
 #include "pci.h"
 
-#define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define MAX_HANDLES 8192 /* a power of two, above the devices a file may list */
+#define F (&replay_nvml_fmt)
+#define LOCK() pthread_mutex_lock(&replay_rec_lock)
+#define UNLOCK() pthread_mutex_unlock(&replay_rec_lock)
 
 pthread_mutex_t replay_rec_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---------------------------------------------------------------- values */
-
-#define code_name(rc) replay_nvml_fmt.name(rc)
-
 static json_t *err_obj(nvmlReturn_t rc)
 {
-	return json_pack("{s:s}", "error", code_name(rc));
-}
-
-/* An NVML string buffer, which need not be terminated; at most size - 1
- * characters, so that the file replays into the same buffer. */
-static json_t *buffer_text(const char *buf, size_t size)
-{
-	return replay_text(buf, strnlen(buf, size ? size - 1 : 0));
-}
-
-
-/* key = v when rc is SUCCESS, else the error. */
-#define note(obj, key, rc, v) replay_note((obj), (key), (v), (rc) ? err_obj(rc) : NULL)
-
-
-static json_t *pci_json(const nvmlPciInfo_t *p)
-{
-	return fmt_json(&replay_nvml_fmt, &replay_link_fields[REPLAY_L_PCI], p);
-}
-
-static json_t *fabric_json(nvmlGpuFabricState_t state, nvmlReturn_t status, const unsigned char *uuid,
-			   unsigned int clique, const unsigned int *health, const unsigned char *summary)
-{
-	char u[DC_UUID_TEXT_SIZE];
-	dc_uuid_format(uuid, u);
-	json_t *o = json_pack("{s:i, s:s, s:s, s:I}", "state", (int)state, "status", code_name(status),
-			      "cluster_uuid", u, "clique_id", (json_int_t)clique);
-	if (o && ((health && json_object_set_new(o, "health_mask", json_integer(*health))) ||
-		  (summary && json_object_set_new(o, "health_summary", json_integer(*summary))))) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return json_pack("{s:s}", "error", F->name(rc));
 }
 
 /* A field's value as an unsigned number, whatever its type. */
 static unsigned int field_uint(const nvmlFieldValue_t *v)
 {
-	unsigned long long x;
-	switch (v->valueType) {
-	case 0: /* double */
-		x = v->value.dVal > 0 ? (v->value.dVal < (double)UINT_MAX ? (unsigned long long)v->value.dVal : UINT_MAX)
-				      : 0;
-		break;
-	case 2:
-		x = v->value.ulVal;
-		break;
-	case 3:
-		x = v->value.ullVal;
-		break;
-	case 4:
-		x = v->value.sllVal > 0 ? (unsigned long long)v->value.sllVal : 0;
-		break;
-	case 5:
-		x = v->value.siVal > 0 ? (unsigned long long)v->value.siVal : 0;
-		break;
-	case 6:
-		x = v->value.usVal;
-		break;
-	default:
-		x = v->value.uiVal;
-	}
-	return x > UINT_MAX ? UINT_MAX : (unsigned int)x;
+	const nvmlValue_t *x = &v->value;
+	int t = v->valueType;
+	double d = t == 0 ? x->dVal
+		   : t == 2 ? (double)x->ulVal
+		   : t == 3 ? (double)x->ullVal
+		   : t == 4 ? (double)x->sllVal
+		   : t == 5 ? (double)x->siVal
+		   : t == 6 ? (double)x->usVal
+			    : (double)x->uiVal;
+	return d > 0 ? (d < (double)UINT_MAX ? (unsigned int)d : UINT_MAX) : 0;
 }
 
 /* ------------------------------------------------------- NVML's answers */
 
-
 struct rdev {
-	json_t *obj;				/* the device's answers, or its handle's error */
-	json_t *links[NVML_NVLINK_MAX_LINKS];	/* per link, its answers */
-	bool present[NVML_NVLINK_MAX_LINKS];	/* answered as a link the GPU has */
-	long long switch_links;			/* NVSWITCH_CONNECTED_LINK_COUNT, -1 unknown */
-	json_t *peers;				/* peer index -> its answers */
-	json_t *migs;				/* its MIG instances' answers, by index */
-	nvmlDevice_t mig_handles[64];		/* their handles */
+	json_t *obj;			      /* the device's answers, or its handle's error */
+	json_t *links[NVML_NVLINK_MAX_LINKS]; /* per link, its answers */
+	bool present[NVML_NVLINK_MAX_LINKS];  /* answered as a link the GPU has */
+	long long switch_links;		      /* NVSWITCH_CONNECTED_LINK_COUNT, -1 unknown */
+	json_t *peers;			      /* peer index -> its answers */
+	json_t *migs;			      /* its MIG instances' answers, by index */
+	nvmlDevice_t mig_handles[64];	      /* their handles */
 };
 
 static struct {
 	struct nvml_api live; /* the table wrapped */
 	json_t *sec;	      /* "nvml" */
-	json_t *top;	      /* system answers, in the order asked */
+	json_t *top;	      /* system answers */
 	struct rdev *devs;
-	unsigned int ndevs;  /* highest index answered + 1 */
+	unsigned int ndevs; /* highest index answered + 1 */
 	nvmlDevice_t keys[MAX_HANDLES];
 	unsigned int index[MAX_HANDLES];
 } n;
@@ -144,103 +90,78 @@ static struct rdev *dev_of(nvmlDevice_t h)
 	return h && n.keys[s] ? &n.devs[n.index[s]] : NULL;
 }
 
-#define LOCK() pthread_mutex_lock(&replay_rec_lock)
-#define UNLOCK() pthread_mutex_unlock(&replay_rec_lock)
-
-static void note_dev(nvmlDevice_t h, const char *key, nvmlReturn_t rc, json_t *v)
+/* The answers of a MIG instance the detectors were handed, or NULL; lock held. */
+static json_t *mig_obj(nvmlDevice_t h)
 {
-	LOCK();
-	struct rdev *d = dev_of(h);
-	if (d)
-		note(d->obj, key, rc, v);
-	else
-		json_decref(v);
-	UNLOCK();
+	for (unsigned int i = 0; h && n.devs && i < n.ndevs; i++)
+		for (size_t k = 0; k < json_array_size(n.devs[i].migs); k++)
+			if (n.devs[i].mig_handles[k] == h)
+				return json_array_get(n.devs[i].migs, k);
+	return NULL;
 }
 
-/* A link's answer, through the field the reader reads it with. */
+/* Where an answer is kept (lock held), then kept through the reader's field. */
+static void note(json_t *obj, const struct fmt_field *f, nvmlReturn_t rc, const void *value)
+{
+	if (obj)
+		fmt_note(F, obj, f, rc, value);
+	UNLOCK();
+}
+#define note_top(key, rc, v) (LOCK(), note(n.top, &replay_sys_fields[key], rc, v))
+#define note_dev(h, key, rc, v) (LOCK(), note(dev_of(h) ? dev_of(h)->obj : NULL, &replay_dev_fields[key], rc, v))
+#define note_mig(h, key, rc, v) (LOCK(), note(mig_obj(h), &replay_mig_fields[key], rc, v))
+
+/* A link's answer; `field` from nvmlDeviceGetFieldValues, which answers
+ * NOT_SUPPORTED for a link the GPU lacks where the link calls answer
+ * INVALID_ARGUMENT. */
 static void note_link(nvmlDevice_t h, unsigned int ln, int key, nvmlReturn_t rc, const void *v, bool field)
 {
 	LOCK();
 	struct rdev *d = dev_of(h);
-	if (d && ln < NVML_NVLINK_MAX_LINKS) {
-		if (!d->links[ln])
-			d->links[ln] = json_object();
+	if (d && ln < NVML_NVLINK_MAX_LINKS && (d->links[ln] || (d->links[ln] = json_object()))) {
 		d->present[ln] |= rc != (field ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT);
-		fmt_note(&replay_nvml_fmt, d->links[ln], &replay_link_fields[key], rc, v);
+		note(d->links[ln], &replay_link_fields[key], rc, v);
+	} else {
+		replay_rec_oom = replay_rec_oom || (d && ln < NVML_NVLINK_MAX_LINKS);
+		UNLOCK();
 	}
-	UNLOCK();
 }
 
-static void note_pair(nvmlDevice_t h1, nvmlDevice_t h2, const char *key, nvmlReturn_t rc, json_t *v)
+static void note_pair(nvmlDevice_t h1, nvmlDevice_t h2, int key, nvmlReturn_t rc, const void *v)
 {
+	char peer[16];
 	LOCK();
 	struct rdev *d = dev_of(h1), *e = dev_of(h2);
+	json_t *p = NULL;
 	if (d && e && (d->peers || (d->peers = json_object()))) {
-		char peer[16];
 		snprintf(peer, sizeof(peer), "%u", (unsigned int)(e - n.devs));
-		json_t *p = json_object_get(d->peers, peer);
-		if (!p)
+		if (!(p = json_object_get(d->peers, peer)))
 			replay_put(&replay_rec_oom, d->peers, peer, p = json_object());
-		note(p, key, rc, v);
-	} else {
-		json_decref(v);
 	}
-	UNLOCK();
+	note(p, &replay_p2p_fields[key], rc, v);
 }
 
-static void note_top(const char *key, nvmlReturn_t rc, json_t *v)
-{
-	LOCK();
-	note(n.top, key, rc, v);
-	UNLOCK();
-}
+/* The wrapper of fn: the live call, then `keep` notes its answer. */
+#define WRAP(fn, params, args, keep)               \
+	static nvmlReturn_t r_##fn params          \
+	{                                          \
+		nvmlReturn_t rc = n.live.fn args;  \
+		keep;                              \
+		return rc;                         \
+	}
 
 static nvmlReturn_t r_nvmlInit_v2(void)
 {
 	nvmlReturn_t rc = n.live.nvmlInit_v2();
 	LOCK();
-	replay_note(n.top, "init", json_string("SUCCESS"), rc ? json_string(code_name(rc)) : NULL);
+	replay_note(n.top, "init", json_string("SUCCESS"), rc ? json_string(F->name(rc)) : NULL);
 	UNLOCK();
 	return rc;
-}
-
-static nvmlReturn_t r_nvmlShutdown(void)
-{
-	return n.live.nvmlShutdown();
 }
 
 static const char *r_nvmlErrorString(nvmlReturn_t rc)
 {
 	return n.live.nvmlErrorString(rc);
-}
-
-static nvmlReturn_t r_nvmlSystemGetDriverVersion(char *buf, unsigned int len)
-{
-	nvmlReturn_t rc = n.live.nvmlSystemGetDriverVersion(buf, len);
-	note_top("driver_version", rc, rc ? NULL : buffer_text(buf, len));
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlSystemGetNVMLVersion(char *buf, unsigned int len)
-{
-	nvmlReturn_t rc = n.live.nvmlSystemGetNVMLVersion(buf, len);
-	note_top("nvml_version", rc, rc ? NULL : buffer_text(buf, len));
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlSystemGetCudaDriverVersion_v2(int *v)
-{
-	nvmlReturn_t rc = n.live.nvmlSystemGetCudaDriverVersion_v2(v);
-	note_top("cuda_driver_version", rc, rc ? NULL : json_integer(*v));
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetCount_v2(unsigned int *count)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetCount_v2(count);
-	note_top("device_count", rc, rc ? NULL : json_integer(*count));
-	return rc;
 }
 
 static nvmlReturn_t r_nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *h)
@@ -261,56 +182,13 @@ static nvmlReturn_t r_nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t
 		d->obj = rc ? err_obj(rc) : json_object();
 		d->switch_links = -1;
 	}
-	if (i >= n.ndevs)
-		n.ndevs = i + 1;
+	n.ndevs = i >= n.ndevs ? i + 1 : n.ndevs;
 	UNLOCK();
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetName(nvmlDevice_t h, char *buf, unsigned int len)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetName(h, buf, len);
-	note_dev(h, "name", rc, rc ? NULL : buffer_text(buf, len));
-	return rc;
-}
-
-/* The answers of a MIG instance the detectors were handed, or NULL; lock held. */
-static json_t *mig_obj(nvmlDevice_t h)
-{
-	for (unsigned int i = 0; h && n.devs && i < n.ndevs; i++)
-		for (size_t k = 0; n.devs[i].migs && k < json_array_size(n.devs[i].migs); k++)
-			if (n.devs[i].mig_handles[k] == h)
-				return json_array_get(n.devs[i].migs, k);
-	return NULL;
-}
-
-/* A MIG instance's answer; false when h is no MIG handle. */
-static bool note_mig(nvmlDevice_t h, const char *key, nvmlReturn_t rc, json_t *v)
-{
-	LOCK();
-	json_t *m = mig_obj(h);
-	if (m)
-		note(m, key, rc, v);
-	UNLOCK();
-	return m != NULL;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetUUID(nvmlDevice_t h, char *buf, unsigned int len)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetUUID(h, buf, len);
-	json_t *v = rc ? NULL : buffer_text(buf, len);
-	if (!note_mig(h, "uuid", rc, v))
-		note_dev(h, "uuid", rc, v);
 	return rc;
 }
 
 /* MIG: the instances found (an index NVML answers NOT_FOUND has none) and
  * their UUIDs and instance ids, as "mig_devices" of their GPU. */
-static nvmlReturn_t r_nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t h, unsigned int *count)
-{
-	return n.live.nvmlDeviceGetMaxMigDeviceCount(h, count);
-}
-
 static nvmlReturn_t r_nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsigned int k, nvmlDevice_t *mig)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetMigDeviceHandleByIndex(h, k, mig);
@@ -318,134 +196,114 @@ static nvmlReturn_t r_nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsign
 		return rc;
 	LOCK();
 	struct rdev *d = dev_of(h);
-	if (d && (d->migs || (d->migs = json_array()))) {
-		size_t at = json_array_size(d->migs);
-		for (size_t e = 0; e < at; e++)
-			if (d->mig_handles[e] == *mig)
-				at = SIZE_MAX;
-		if (at < 64) {
-			d->mig_handles[at] = *mig;
-			replay_append(&replay_rec_oom, d->migs, json_object());
-		}
+	size_t at = d && (d->migs || (d->migs = json_array())) ? json_array_size(d->migs) : SIZE_MAX;
+	for (size_t e = 0; at != SIZE_MAX && e < at; e++)
+		at = d->mig_handles[e] == *mig ? SIZE_MAX : at;
+	if (at < 64) {
+		d->mig_handles[at] = *mig;
+		replay_append(&replay_rec_oom, d->migs, json_object());
 	}
 	UNLOCK();
 	return rc;
 }
 
-static nvmlReturn_t r_nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig, nvmlDevice_t *h)
+static nvmlReturn_t r_nvmlDeviceGetUUID(nvmlDevice_t h, char *buf, unsigned int len)
 {
-	return n.live.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(mig, h);
-}
-
-static nvmlReturn_t r_nvmlDeviceGetGpuInstanceId(nvmlDevice_t mig, unsigned int *id)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuInstanceId(mig, id);
-	note_mig(mig, "gpu_instance_id", rc, rc ? NULL : json_integer(*id));
+	nvmlReturn_t rc = n.live.nvmlDeviceGetUUID(h, buf, len);
+	LOCK();
+	json_t *m = mig_obj(h);
+	UNLOCK();
+	if (m)
+		note_mig(h, REPLAY_M_UUID, rc, buf);
+	else
+		note_dev(h, REPLAY_D_UUID, rc, buf);
 	return rc;
 }
 
-static nvmlReturn_t r_nvmlDeviceGetComputeInstanceId(nvmlDevice_t mig, unsigned int *id)
+/* The fabric as the v3 struct the reader reads; older structs lack the
+ * last `lacks` keys (health_summary, then health_mask). */
+static void note_fabric(nvmlDevice_t h, nvmlReturn_t rc, const nvmlGpuFabricInfo_v3_t *f, int lacks)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetComputeInstanceId(mig, id);
-	note_mig(mig, "compute_instance_id", rc, rc ? NULL : json_integer(*id));
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetPciInfo_v3(nvmlDevice_t h, nvmlPciInfo_t *pci)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetPciInfo_v3(h, pci);
-	note_dev(h, "pci", rc, rc ? NULL : pci_json(pci));
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetCudaComputeCapability(nvmlDevice_t h, int *major, int *minor)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetCudaComputeCapability(h, major, minor);
-	note_dev(h, "cuda_compute_capability", rc, rc ? NULL : json_pack("[ii]", *major, *minor));
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned int *current, unsigned int *pending)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetMigMode(h, current, pending);
-	note_dev(h, "mig_mode", rc, rc ? NULL : json_pack("[II]", (json_int_t)*current, (json_int_t)*pending));
-	return rc;
+	static const char *const last[] = { "health_summary", "health_mask" };
+	json_t *o = rc ? NULL : fmt_json(F, &replay_dev_fields[REPLAY_D_FABRIC], f);
+	for (int k = 0; o && k < lacks; k++)
+		json_object_del(o, last[k]);
+	LOCK();
+	struct rdev *d = dev_of(h);
+	if (d)
+		replay_note(d->obj, "fabric", o, rc ? err_obj(rc) : NULL);
+	else
+		json_decref(o);
+	UNLOCK();
 }
 
 static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t h, nvmlGpuFabricInfo_v3_t *v)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfoV(h, v);
-	json_t *o = NULL;
-	if (!rc && v->version == nvmlGpuFabricInfo_v3) {
-		o = fabric_json(v->state, v->status, v->clusterUuid, v->cliqueId, &v->healthMask, &v->healthSummary);
-	} else if (!rc) {
-		const nvmlGpuFabricInfo_v2_t *v2 = (const nvmlGpuFabricInfo_v2_t *)(const void *)v;
-		o = fabric_json(v2->state, v2->status, v2->clusterUuid, v2->cliqueId, &v2->healthMask, NULL);
-	}
+	nvmlGpuFabricInfo_v3_t x = { 0 };
+	bool v3 = !rc && v->version == nvmlGpuFabricInfo_v3;
+	if (!rc)
+		memcpy(&x, v, v3 ? sizeof(x) : sizeof(nvmlGpuFabricInfo_v2_t));
 	/* A version the driver does not know is no fact about the GPU. */
 	if (rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
-		note_dev(h, "fabric", rc, o);
+		note_fabric(h, rc, &x, !v3);
 	return rc;
 }
 
 static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfo(nvmlDevice_t h, nvmlGpuFabricInfo_t *f)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfo(h, f);
-	note_dev(h, "fabric", rc, rc ? NULL : fabric_json(f->state, f->status, f->clusterUuid, f->cliqueId, NULL, NULL));
+	nvmlGpuFabricInfo_v3_t x = { 0 };
+	if (!rc) {
+		memcpy(x.clusterUuid, f->clusterUuid, sizeof(x.clusterUuid));
+		x.status = f->status, x.cliqueId = f->cliqueId, x.state = f->state;
+	}
+	note_fabric(h, rc, &x, 2);
 	return rc;
 }
 
-static nvmlReturn_t r_nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t h, nvmlBAR1Memory_t *m)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetBAR1MemoryInfo(h, m);
-	note_dev(h, "bar1_total", rc, rc ? NULL : json_integer((json_int_t)m->bar1Total));
-	return rc;
-}
+WRAP(nvmlShutdown, (void), (), (void)0)
+WRAP(nvmlSystemGetDriverVersion, (char *buf, unsigned int len), (buf, len), note_top(REPLAY_S_DRIVER, rc, buf))
+WRAP(nvmlSystemGetNVMLVersion, (char *buf, unsigned int len), (buf, len), note_top(REPLAY_S_NVML, rc, buf))
+WRAP(nvmlSystemGetCudaDriverVersion_v2, (int *v), (v), note_top(REPLAY_S_CUDA, rc, v))
+WRAP(nvmlDeviceGetCount_v2, (unsigned int *count), (count), note_top(REPLAY_S_COUNT, rc, count))
+WRAP(nvmlSystemGetConfComputeState, (nvmlConfComputeSystemState_t *cc), (cc), note_top(REPLAY_S_CONF, rc, cc))
+WRAP(nvmlDeviceGetName, (nvmlDevice_t h, char *buf, unsigned int len), (h, buf, len),
+     note_dev(h, REPLAY_D_NAME, rc, buf))
+WRAP(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t h, nvmlPciInfo_t *pci), (h, pci), note_dev(h, REPLAY_D_PCI, rc, pci))
+WRAP(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t h, int *major, int *minor), (h, major, minor),
+     note_dev(h, REPLAY_D_CC, rc, rc ? NULL : ((int[2]){ *major, *minor })))
+WRAP(nvmlDeviceGetMigMode, (nvmlDevice_t h, unsigned int *current, unsigned int *pending), (h, current, pending),
+     note_dev(h, REPLAY_D_MIG, rc, rc ? NULL : ((unsigned int[2]){ *current, *pending })))
+WRAP(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m),
+     note_dev(h, REPLAY_D_BAR1, rc, rc ? NULL : &m->bar1Total))
+WRAP(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *mode), (h, mode),
+     note_dev(h, REPLAY_D_VIRT, rc, mode))
+WRAP(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t h, unsigned int *count), (h, count), (void)0)
+WRAP(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, (nvmlDevice_t mig, nvmlDevice_t *h), (mig, h), (void)0)
+WRAP(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t mig, unsigned int *id), (mig, id), note_mig(mig, REPLAY_M_GI, rc, id))
+WRAP(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t mig, unsigned int *id), (mig, id),
+     note_mig(mig, REPLAY_M_CI, rc, id))
+WRAP(nvmlDeviceGetNvLinkState, (nvmlDevice_t h, unsigned int ln, nvmlEnableState_t *s), (h, ln, s),
+     note_link(h, ln, REPLAY_L_STATE, rc, &(nvmlEnableState_t){ !rc && *s != NVML_FEATURE_DISABLED }, false))
+WRAP(nvmlDeviceGetNvLinkVersion, (nvmlDevice_t h, unsigned int ln, unsigned int *v), (h, ln, v),
+     note_link(h, ln, REPLAY_L_VERSION, rc, v, false))
+WRAP(nvmlDeviceGetNvLinkRemoteDeviceType, (nvmlDevice_t h, unsigned int ln, nvmlIntNvLinkDeviceType_t *t), (h, ln, t),
+     note_link(h, ln, REPLAY_L_TYPE, rc, t, false))
+WRAP(nvmlDeviceGetNvLinkRemotePciInfo_v2, (nvmlDevice_t h, unsigned int ln, nvmlPciInfo_t *pci), (h, ln, pci),
+     note_link(h, ln, REPLAY_L_PCI, rc, pci, false))
+WRAP(nvmlDeviceGetP2PStatus, (nvmlDevice_t h1, nvmlDevice_t h2, nvmlGpuP2PCapsIndex_t c, nvmlGpuP2PStatus_t *s),
+     (h1, h2, c, s), if (c >= 0 && c < REPLAY_P2P_CAPS) note_pair(h1, h2, c, rc, s))
 
-static nvmlReturn_t r_nvmlDeviceGetVirtualizationMode(nvmlDevice_t h, nvmlGpuVirtualizationMode_t *mode)
+/* A level the format cannot name replays as NVML's generic failure; the
+ * path is the pair's, whichever GPU is asked first. */
+static nvmlReturn_t r_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t h1, nvmlDevice_t h2,
+							  nvmlGpuTopologyLevel_t *level)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetVirtualizationMode(h, mode);
-	note_dev(h, "virtualization_mode", rc, rc ? NULL : json_integer(*mode));
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t *cc)
-{
-	nvmlReturn_t rc = n.live.nvmlSystemGetConfComputeState(cc);
-	note_top("conf_compute", rc,
-		 rc ? NULL
-		    : json_pack("{s:I, s:I, s:I}", "environment", (json_int_t)cc->environment, "cc_feature",
-				(json_int_t)cc->ccFeature, "devtools_mode", (json_int_t)cc->devToolsMode));
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetNvLinkState(nvmlDevice_t h, unsigned int ln, nvmlEnableState_t *s)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkState(h, ln, s);
-	nvmlEnableState_t on = rc ? NVML_FEATURE_DISABLED : *s != NVML_FEATURE_DISABLED;
-	note_link(h, ln, REPLAY_L_STATE, rc, &on, false);
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetNvLinkVersion(nvmlDevice_t h, unsigned int ln, unsigned int *v)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkVersion(h, ln, v);
-	note_link(h, ln, REPLAY_L_VERSION, rc, v, false);
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t h, unsigned int ln,
-							  nvmlIntNvLinkDeviceType_t *t)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkRemoteDeviceType(h, ln, t);
-	note_link(h, ln, REPLAY_L_TYPE, rc, t, false);
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t h, unsigned int ln, nvmlPciInfo_t *pci)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetNvLinkRemotePciInfo_v2(h, ln, pci);
-	note_link(h, ln, REPLAY_L_PCI, rc, pci, false);
+	nvmlReturn_t rc = n.live.nvmlDeviceGetTopologyCommonAncestor(h1, h2, level);
+	nvmlReturn_t kept = rc || replay_name_of(replay_ancestor_names, *level) ? rc : NVML_ERROR_UNKNOWN;
+	note_pair(h1, h2, REPLAY_P_ANCESTOR, kept, level);
+	note_pair(h2, h1, REPLAY_P_ANCESTOR, kept, level);
 	return rc;
 }
 
@@ -457,46 +315,21 @@ static nvmlReturn_t r_nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFi
 	for (int i = 0; values && i < count; i++) {
 		const nvmlFieldValue_t *v = &values[i];
 		nvmlReturn_t erc = rc ? rc : v->nvmlReturn;
-		unsigned int x = erc ? 0 : field_uint(v);
-		int key = v->fieldId == NVML_FI_DEV_NVLINK_GET_STATE     ? REPLAY_L_STATE
-			  : v->fieldId == NVML_FI_DEV_NVLINK_GET_VERSION ? REPLAY_L_VERSION
-			  : v->fieldId == NVML_FI_DEV_NVLINK_GET_SPEED   ? REPLAY_L_SPEED
-									 : -1;
+		unsigned int x = erc ? 0 : field_uint(v), id = v->fieldId;
+		int key = id == NVML_FI_DEV_NVLINK_GET_STATE	 ? REPLAY_L_STATE
+			  : id == NVML_FI_DEV_NVLINK_GET_VERSION ? REPLAY_L_VERSION
+			  : id == NVML_FI_DEV_NVLINK_GET_SPEED	 ? REPLAY_L_SPEED
+								 : -1;
+		x = key == REPLAY_L_STATE ? x != 0 : x;
 		if (key >= 0) {
-			x = key == REPLAY_L_STATE ? x != 0 : x;
 			note_link(h, v->scopeId, key, erc, &x, true);
-		} else if (v->fieldId == NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT && !erc) {
+		} else if (id == NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT && !erc) {
 			LOCK();
-			struct rdev *d = dev_of(h);
-			if (d)
-				d->switch_links = x;
+			if (dev_of(h))
+				dev_of(h)->switch_links = x;
 			UNLOCK();
 		}
 	}
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetP2PStatus(nvmlDevice_t h1, nvmlDevice_t h2, nvmlGpuP2PCapsIndex_t c,
-					     nvmlGpuP2PStatus_t *s)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetP2PStatus(h1, h2, c, s);
-	if (c >= 0 && c < REPLAY_P2P_CAPS) {
-		const char *name = rc ? NULL : replay_name_of(replay_p2p_names, *s);
-		note_pair(h1, h2, replay_p2p_caps_keys[c], rc, rc ? NULL : json_string(name ? name : "U"));
-	}
-	return rc;
-}
-
-static nvmlReturn_t r_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t h1, nvmlDevice_t h2,
-							  nvmlGpuTopologyLevel_t *level)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetTopologyCommonAncestor(h1, h2, level);
-	const char *name = rc ? NULL : replay_name_of(replay_ancestor_names, *level);
-	/* A level the format cannot name replays as NVML's generic failure; the
-	 * path is the pair's, whichever GPU is asked first. */
-	for (int k = 0; k < 2; k++)
-		note_pair(k ? h2 : h1, k ? h1 : h2, "common_ancestor", rc || name ? rc : NVML_ERROR_UNKNOWN,
-			  name ? json_string(name) : NULL);
 	return rc;
 }
 
@@ -528,25 +361,21 @@ static void record_nvml(struct nvml_api *api, const char *library, const char *l
 		library = replay_nvml_library();
 		replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
 		replay_put(&replay_rec_oom, n.sec, "missing_functions", replay_nvml_missing());
-		UNLOCK();
-		return;
-	}
-	if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
+	} else if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
 		snprintf(why, sizeof(why), "%s", api ? "out of memory" : load_error ? load_error : "not loaded");
 		json_t *e = json_object();
 		replay_put(&replay_rec_oom, e, "error", replay_text(why, strlen(why)));
 		replay_put(&replay_rec_oom, n.sec, "library", e);
-		UNLOCK();
-		return;
+	} else {
+		library = library ? library : replay_nvml_library();
+		replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
+		json_t *missing = json_array();
+		n.live = *api;
+		NVML_FUNCTIONS(REPLAY_WRAP)
+		/* The MIG queries are optional everywhere: none is "missing". */
+		NVML_MIG_FUNCTIONS(REPLAY_WRAP_PRESENT)
+		replay_put(&replay_rec_oom, n.sec, "missing_functions", missing);
 	}
-	library = library ? library : replay_nvml_library();
-	replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
-	json_t *missing = json_array();
-	n.live = *api;
-	NVML_FUNCTIONS(REPLAY_WRAP)
-	/* The MIG queries are optional everywhere: none is "missing". */
-	NVML_MIG_FUNCTIONS(REPLAY_WRAP_PRESENT)
-	replay_put(&replay_rec_oom, n.sec, "missing_functions", missing);
 	UNLOCK();
 }
 
@@ -566,6 +395,11 @@ static json_t *link_entry(json_t *l)
 	return one ? json_pack("{s:s}", "error", same) : json_incref(l);
 }
 
+static bool link_up(json_t *l)
+{
+	return l && json_integer_value(json_object_get(l, "state")) == 1;
+}
+
 /*
  * "nvlink": the links up to the last one the GPU has (those past it replay
  * as absent), runs of equal links folded into "repeat"; none when every
@@ -577,27 +411,19 @@ static void write_links(struct rdev *d)
 {
 	int last = -1, up = 0, typed = 0;
 	for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
-		json_t *lk = d->links[l];
-		if (d->present[l])
-			last = l;
-		if (lk && json_integer_value(json_object_get(lk, "state")) == 1) {
-			up++;
-			typed += json_object_get(lk, "remote_type") != NULL;
-		}
+		last = d->present[l] ? l : last;
+		up += link_up(d->links[l]);
+		typed += link_up(d->links[l]) && json_object_get(d->links[l], "remote_type");
 	}
-	if (d->switch_links >= 0 && d->switch_links == up && typed < up)
-		for (int l = 0; l <= last; l++)
-			if (d->links[l] && json_integer_value(json_object_get(d->links[l], "state")) == 1 &&
-			    !json_object_get(d->links[l], "remote_type"))
-				replay_put(&replay_rec_oom, d->links[l], "remote_type", json_string("SWITCH"));
-	json_t *arr = json_array(), *unsup = json_pack("{s:s}", "error", "NOT_SUPPORTED");
+	for (int l = 0; d->switch_links >= 0 && d->switch_links == up && typed < up && l <= last; l++)
+		if (link_up(d->links[l]) && !json_object_get(d->links[l], "remote_type"))
+			replay_put(&replay_rec_oom, d->links[l], "remote_type", json_string("SWITCH"));
+	json_t *arr = json_array(), *unsup = err_obj(NVML_ERROR_NOT_SUPPORTED), *prev = NULL;
 	bool all_unsupported = true;
-	json_t *prev = NULL;
 	long long run = 0;
 	for (int l = 0; l <= last + 1; l++) {
 		json_t *e = l <= last ? (d->links[l] ? link_entry(d->links[l]) : json_object()) : NULL;
-		if (e)
-			all_unsupported = all_unsupported && json_equal(e, unsup);
+		all_unsupported = all_unsupported && (!e || json_equal(e, unsup));
 		if (prev && e && json_equal(prev, e)) {
 			run++;
 			json_decref(e);
@@ -605,8 +431,7 @@ static void write_links(struct rdev *d)
 		}
 		if (prev && run > 1) {
 			json_t *r = json_pack("{s:I}", "repeat", run);
-			if (!r || json_object_update(r, prev))
-				replay_rec_oom = true;
+			replay_rec_oom = replay_rec_oom || !r || json_object_update(r, prev);
 			json_decref(prev);
 			prev = r;
 		}
@@ -630,27 +455,21 @@ static void write_links(struct rdev *d)
  */
 static void write_peers(struct rdev *d, json_t *answers, json_t *list)
 {
-	if (!d->peers)
-		return;
 	size_t len = 0, cap = 64;
-	char *row = malloc(cap);
+	char *row = d->peers ? malloc(cap) : NULL, peer[16], item[48];
 	long long prev = -2, run = 0;
 	for (unsigned int j = 0; row && j <= n.ndevs; j++) {
 		long long at = -1;
 		if (j < n.ndevs) {
-			char peer[16];
 			snprintf(peer, sizeof(peer), "%u", j);
 			json_t *p = json_object_get(d->peers, peer);
 			char *key = p ? json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 			json_t *known = key ? json_object_get(answers, key) : NULL;
-			if (p && !key)
-				replay_rec_oom = true;
+			replay_rec_oom = replay_rec_oom || (p && !key);
+			at = known ? json_integer_value(known) : key ? (long long)json_array_size(list) : -1;
 			if (key && !known) {
-				at = (long long)json_array_size(list);
 				replay_put(&replay_rec_oom, answers, key, json_integer(at));
 				replay_append(&replay_rec_oom, list, json_incref(p));
-			} else if (known) {
-				at = json_integer_value(known);
 			}
 			free(key);
 			if (at == prev) {
@@ -658,74 +477,53 @@ static void write_peers(struct rdev *d, json_t *answers, json_t *list)
 				continue;
 			}
 		}
-		if (run > 0) {
-			char item[48];
-			int w = prev < 0 ? snprintf(item, sizeof(item), "%s-", len ? "," : "")
-					 : snprintf(item, sizeof(item), "%s%lld", len ? "," : "", prev);
-			if (run > 1)
-				w += snprintf(item + w, sizeof(item) - (size_t)w, "*%lld", run);
-			if (len + (size_t)w + 1 > cap) {
-				char *grown = realloc(row, cap = 2 * cap + (size_t)w);
-				if (!grown) {
-					free(row);
-					row = NULL;
-					break;
-				}
-				row = grown;
-			}
+		int w = run <= 0 ? 0
+			: prev < 0 ? snprintf(item, sizeof(item), "%s-", len ? "," : "")
+				   : snprintf(item, sizeof(item), "%s%lld", len ? "," : "", prev);
+		if (run > 1)
+			w += snprintf(item + w, sizeof(item) - (size_t)w, "*%lld", run);
+		char *grown = len + (size_t)w + 1 > cap ? realloc(row, cap = 2 * cap + (size_t)w) : row;
+		if (!grown)
+			free(row);
+		if ((row = grown) && w)
 			memcpy(row + len, item, (size_t)w + 1);
-			len += (size_t)w;
-		}
+		len += (size_t)w;
 		prev = at;
 		run = 1;
 	}
-	if (!row) {
-		replay_rec_oom = true;
-		return;
-	}
-	replay_put(&replay_rec_oom, d->obj, "p2p_row", json_string(row));
+	if (d->peers)
+		replay_put(&replay_rec_oom, d->obj, "p2p_row", row ? json_string(row) : NULL);
 	free(row);
-}
-
-static void write_migs(struct rdev *d)
-{
-	if (d->migs && json_array_size(d->migs))
-		replay_put(&replay_rec_oom, d->obj, "mig_devices", json_incref(d->migs));
 }
 
 /* "nvml", in the format's order of keys; lock held. */
 static json_t *write_nvml(void)
 {
-	static const char *const order[] = { "init", "driver_version", "nvml_version", "cuda_driver_version",
-					     "conf_compute", "device_count" };
-	if (!n.sec)
-		return NULL;
-	json_t *sec = json_deep_copy(n.sec);
+	json_t *sec = n.sec ? json_deep_copy(n.sec) : NULL, *v;
 	if (!n.devs)
 		return sec;
-	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
-		if (json_object_get(n.top, order[k]))
-			replay_put(&replay_rec_oom, sec, order[k], json_incref(json_object_get(n.top, order[k])));
+	if ((v = json_object_get(n.top, "init")))
+		replay_put(&replay_rec_oom, sec, "init", json_incref(v));
+	for (const struct fmt_field *f = replay_sys_fields; f->key; f++)
+		if ((v = json_object_get(n.top, f->key)))
+			replay_put(&replay_rec_oom, sec, f->key, json_incref(v));
 	/* As many devices as NVML counted, each as the detectors saw it. */
 	json_int_t count = json_integer_value(json_object_get(n.top, "device_count"));
 	unsigned int total = n.ndevs > count ? n.ndevs : (unsigned int)count;
 	json_t *devs = json_array(), *answers = json_object(), *list = json_array();
 	for (unsigned int i = 0; i < total && i < REPLAY_MAX_DEVICES; i++) {
 		struct rdev *d = &n.devs[i];
-		if (!d->obj) {
-			replay_append(&replay_rec_oom, devs, err_obj(NVML_ERROR_UNKNOWN));
-			continue;
-		}
-		if (!json_object_get(d->obj, "error")) {
+		if (d->obj && !json_object_get(d->obj, "error")) {
 			if (!json_object_get(d->obj, "uuid"))
 				replay_put(&replay_rec_oom, d->obj, "uuid", err_obj(NVML_ERROR_UNKNOWN));
 			if (!json_object_get(d->obj, "pci"))
 				replay_put(&replay_rec_oom, d->obj, "pci", err_obj(NVML_ERROR_UNKNOWN));
 			write_links(d);
 			write_peers(d, answers, list);
-			write_migs(d);
+			if (json_array_size(d->migs))
+				replay_put(&replay_rec_oom, d->obj, "mig_devices", json_incref(d->migs));
 		}
-		replay_append(&replay_rec_oom, devs, json_incref(d->obj));
+		replay_append(&replay_rec_oom, devs, d->obj ? json_incref(d->obj) : err_obj(NVML_ERROR_UNKNOWN));
 	}
 	if (json_array_size(list))
 		replay_put(&replay_rec_oom, sec, "p2p_answers", list);
@@ -744,22 +542,13 @@ static json_t *rec_recorded(const char *tool)
 	struct utsname u;
 	struct tm tm;
 	time_t now = time(NULL);
-	if (gethostname(host, sizeof(host)) != 0)
+	if (gethostname(host, sizeof(host) - 1) != 0)
 		strcpy(host, "unknown");
-	host[sizeof(host) - 1] = '\0';
 	if (gmtime_r(&now, &tm))
 		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_t *o = json_object();
-	bool oom = false;
-	replay_put(&oom, o, "tool", replay_text(tool, strlen(tool)));
-	replay_put(&oom, o, "host", replay_text(host, strlen(host)));
-	replay_put(&oom, o, "date", json_string(date));
-	replay_put(&oom, o, "kernel", uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null());
-	if (oom) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return json_pack("{s:o, s:o, s:s, s:o}", "tool", replay_text(tool, strlen(tool)), "host",
+			 replay_text(host, strlen(host)), "date", date, "kernel",
+			 uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null());
 }
 
 /* The variables that decide device order, as the detectors read them. */
@@ -767,13 +556,12 @@ static json_t *rec_environment(bool *oom)
 {
 	const struct dmaconn_replay_ops *ops = replay_active() ? dmaconn_replay_ops() : NULL;
 	json_t *env = json_object();
-#define RECORD_ENV_(name)                                                                    \
-	{                                                                                    \
-		const char *v = NULL;                                                        \
-		if (!ops || !ops->getenv(#name, &v))                                         \
-			v = secure_getenv(#name);                                            \
-		replay_put(oom, env, #name, v ? replay_text(v, strlen(v)) : json_null());    \
-	}
+	const char *v;
+#define RECORD_ENV_(name)                                  \
+	v = NULL;                                          \
+	if (!ops || !ops->getenv(#name, &v))               \
+		v = secure_getenv(#name);                  \
+	replay_put(oom, env, #name, v ? replay_text(v, strlen(v)) : json_null());
 	DMACONN_ORDERING_ENV(RECORD_ENV_)
 #undef RECORD_ENV_
 	return env;
@@ -806,21 +594,24 @@ static int write_file(json_t *root, const char *path, char *err, size_t errlen)
 		bad = 1;
 		saved = errno;
 	}
-	if (bad) {
+	if (bad)
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(saved ? saved : EIO));
-		return -1;
-	}
-	return 0;
+	return bad ? -1 : 0;
 }
 
-void replay_record_begin(void)
+__attribute__((destructor)) static void record_release(void)
 {
 	LOCK();
 	nvml_forget();
 	json_decref(pci_kept);
 	pci_kept = NULL;
-	replay_rec_oom = false;
 	UNLOCK();
+}
+
+void replay_record_begin(void)
+{
+	record_release();
+	replay_rec_oom = false;
 	replay_ze_record_begin();
 	replay_files_forget();
 }
@@ -865,15 +656,6 @@ int replay_record_write(const char *path, const char *tool, char *err, size_t er
 		rc = write_file(root, path, err, errlen);
 	json_decref(root);
 	return rc;
-}
-
-__attribute__((destructor)) static void record_release(void)
-{
-	LOCK();
-	nvml_forget();
-	json_decref(pci_kept);
-	pci_kept = NULL;
-	UNLOCK();
 }
 
 int replay_active(void)

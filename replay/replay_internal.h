@@ -1,45 +1,43 @@
-/* What replay.c and record.c share inside libdmaconn_replay. */
+/* What the parts of libdmaconn_replay share. */
 #ifndef DMACONN_REPLAY_INTERNAL_H
 #define DMACONN_REPLAY_INTERNAL_H
 
-#include "nvml_api.h"
-#include "replay_abi.h"
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+
 #include "format.h"
+#include "nvml_api.h"
+#include "nvml_load.h"
+#include "replay_abi.h"
 
 #define REPLAY_EXPORT __attribute__((visibility("default")))
-
-#include "nvml_load.h"
+REPLAY_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
 
 /* The file's NVML as its function table; "LIBRARY lacks FUNCTION" names
  * library when a required one was missing.  0, or -1 with err. */
 int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen);
-
-REPLAY_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
-
 /* The library the replayed file says was loaded ("libnvidia-ml.so.1" when it
- * names none); only meaningful when nvml_load_error() is NULL. */
+ * names none; only meaningful when it loaded), and the functions it lacked. */
 const char *replay_nvml_library(void);
-/* The NVML functions the replayed file says its library lacked. */
-#include <jansson.h>
 json_t *replay_nvml_missing(void);
 
 /* The most devices a file may list, and so the most a recording writes. */
 #define REPLAY_MAX_DEVICES 4096
-
-/* NVML's codes and names, and the fields of an "nvlink" entry (by L_*). */
-extern const struct fmt_ctx replay_nvml_fmt;
-enum { REPLAY_L_STATE, REPLAY_L_VERSION, REPLAY_L_TYPE, REPLAY_L_PCI, REPLAY_L_SPEED };
-extern const struct fmt_field replay_link_fields[];
-
 /* The keys of a "p2p" entry, by nvmlGpuP2PCapsIndex_t. */
 #define REPLAY_P2P_CAPS 5
-extern const char *const replay_p2p_caps_keys[REPLAY_P2P_CAPS];
 
-/* The names the format gives to NVML enumerations. */
-extern const struct replay_name replay_p2p_names[];
+/* NVML's codes and names, and the fields of the NVML section's objects
+ * (replay.c), which record.c writes recordings with: by REPLAY_<object>_<key>. */
+extern const struct fmt_ctx replay_nvml_fmt;
+enum { REPLAY_L_STATE, REPLAY_L_VERSION, REPLAY_L_TYPE, REPLAY_L_PCI, REPLAY_L_SPEED };
+enum { REPLAY_P_ANCESTOR = REPLAY_P2P_CAPS };
+enum { REPLAY_M_UUID, REPLAY_M_GI, REPLAY_M_CI };
+enum { REPLAY_D_NAME, REPLAY_D_UUID, REPLAY_D_PCI, REPLAY_D_CC, REPLAY_D_MIG, REPLAY_D_FABRIC, REPLAY_D_BAR1, REPLAY_D_VIRT };
+enum { REPLAY_S_DRIVER, REPLAY_S_NVML, REPLAY_S_CUDA, REPLAY_S_CONF, REPLAY_S_COUNT };
+extern const struct fmt_field replay_link_fields[], replay_p2p_fields[], replay_mig_fields[], replay_dev_fields[],
+	replay_sys_fields[];
 extern const struct replay_name replay_ancestor_names[];
-extern const struct replay_name replay_remote_type_names[];
-
 
 /*
  * Top-level sections read and recorded by other parts of the component
@@ -48,9 +46,6 @@ extern const struct replay_name replay_remote_type_names[];
  * what read() kept; record() adds the section to a recording being written
  * (root is the recording's top-level object) and never fails the recording.
  */
-#include <jansson.h>
-#include <stdbool.h>
-
 struct replay_section {
 	const char *key;
 	int (*read)(const char *file, json_t *value);
@@ -59,10 +54,12 @@ struct replay_section {
 };
 extern const struct replay_section replay_sections[]; /* ends with a NULL key */
 
-/* The "files" section (files.c). */
+/* The "files" section (files.c), and the sysfs files read while recording. */
 int replay_files_read(const char *file, json_t *value);
 void replay_files_release(void);
 void replay_files_record(json_t *root);
+void replay_files_note(const char *path, const char *data, size_t len);
+void replay_files_forget(void);
 
 /* The "verification" section (verification.c). */
 struct dmaconn_replay_verification;
@@ -71,44 +68,47 @@ void replay_verification_release(void);
 void replay_verification_record(json_t *root);
 int replay_verification(const struct dmaconn_replay_verification **out);
 
-
-/* What the recorder keeps is guarded by replay_rec_lock; replay_rec_oom
- * notes a lost answer. */
-#include <pthread.h>
+/* What the recorder keeps is guarded by replay_rec_lock. */
 extern pthread_mutex_t replay_rec_lock;
 
 /* An X-macro entry that puts the recorder's wrapper r_NAME in place of
  * api->NAME, or adds NAME to the JSON array `missing` when the library lacks
- * it (expanded over NVML_FUNCTIONS and ZE_FUNCTIONS). */
+ * it (expanded over NVML_FUNCTIONS and ZE_FUNCTIONS); _PRESENT: a function
+ * whose absence the recording does not list. */
 #define REPLAY_WRAP(fn, ret, params, required) \
 	if (api->fn)                           \
 		api->fn = r_##fn;              \
 	else                                   \
 		replay_append(&replay_rec_oom, missing, json_string(#fn));
-/* The same for a function whose absence the recording does not list. */
 #define REPLAY_WRAP_PRESENT(fn, ret, params, required) \
 	if (api->fn)                                   \
 		api->fn = r_##fn;
 
-/* dmaconn_replay_ops()'s record_begin, record_table and record_write (record.c). */
+/* An X-macro entry that puts the replay's replay_NAME in api->NAME unless
+ * hidden (the file says the library lacks it), and for a required one fails
+ * the table (err: "LIBRARY lacks NAME (not KIND?)"); replay_lacks() does that. */
+#define REPLAY_BIND(fn, required, hidden, kind)                                                 \
+	if (!(hidden))                                                                          \
+		api->fn = replay_##fn;                                                          \
+	else if (required)                                                                      \
+		return replay_lacks(api, sizeof(*api), library, #fn, kind, err, errlen);
+int replay_lacks(void *api, size_t size, const char *library, const char *fn, const char *kind, char *err,
+		 size_t errlen);
+
+/* dmaconn_replay_ops()'s record_begin, record_table, record_write and record_pci_gpus (record.c). */
 void replay_record_begin(void);
 void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error);
 int replay_record_write(const char *path, const char *tool, char *err, size_t errlen);
 void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count);
-/* The sysfs files read while recording (files.c). */
-void replay_files_note(const char *path, const char *data, size_t len);
-void replay_files_forget(void);
-
 
 /* 1 when the component is replaying a file (DMACONN_REPLAY), 0 when it
  * records live hardware. */
 int replay_active(void);
-
 /* The file to replay into buf: the one libdmaconn passed (its
  * dmaconn_set_replay_file), else DMACONN_REPLAY; "" when none. */
 void replay_file(char *buf, size_t len);
 
-/* The ops of ABI 2, implemented by files.c and ze.c. */
+/* The ops of ABI 2, implemented by files.c, sections.c and ze.c. */
 int replay_files_read_file(const char *path, const char **data, size_t *len);
 int replay_files_list_dir(const char *path, const char *const **names, int *count);
 const char *replay_library_load_error(const char *which);

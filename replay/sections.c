@@ -1,5 +1,7 @@
 /* The top-level sections of a topology file beyond NVML's, and who reads
- * them; "host" lives here, being a single string. */
+ * them; "host" lives here, being a single string; and whether the vendor
+ * libraries other than NVML loaded in a recording. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,3 +51,16 @@ const struct replay_section replay_sections[] = {
 	{ "verification", replay_verification_read, replay_verification_release, replay_verification_record },
 	{ NULL, NULL, NULL, NULL },
 };
+
+const char *replay_library_load_error(const char *which)
+{
+	return which && !strcmp(which, "level_zero") ? replay_ze_load_error() : "not recorded";
+}
+
+int replay_lacks(void *api, size_t size, const char *library, const char *fn, const char *kind, char *err,
+		 size_t errlen)
+{
+	snprintf(err, errlen, "%s lacks %s (not %s?)", library, fn, kind);
+	memset(api, 0, size);
+	return -1;
+}

@@ -943,15 +943,10 @@ static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t h
  * functions the recorded loader lacked. */
 int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
 {
-	const char *lacks = NULL;
-#define ZE_ANSWER_(fn, ret, params, required)          \
-	api->fn = ze_hidden(#fn) ? NULL : replay_##fn; \
-	lacks = !lacks && required && !api->fn ? #fn : lacks;
-	ZE_FUNCTIONS(ZE_ANSWER_)
-#undef ZE_ANSWER_
-	if (!lacks)
-		return 0;
-	snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", ZE_LOADER_SONAME, lacks);
+	const char *library = ZE_LOADER_SONAME;
 	memset(api, 0, sizeof(*api));
-	return -1;
+#define ZE_BIND_(fn, ret, params, required) REPLAY_BIND(fn, required, ze_hidden(#fn), "a Level Zero loader")
+	ZE_FUNCTIONS(ZE_BIND_)
+#undef ZE_BIND_
+	return 0;
 }
