@@ -129,10 +129,13 @@ static json_t *array(json_t *obj, const char *key)
 	return a;
 }
 
-/* The kept object of h in l that a properties answer rc fills, or NULL:
- * not kept, or a failure, kept at "error" (noted: a success kept stays). */
-static json_t *answered(struct list *l, const void *h, ze_result_t rc, bool noted)
+/* A properties answer rc about h of list l, returned: a success fills the
+ * kept object with fill(obj, p), a failure is kept at "error" (noted: a
+ * success kept before stays). */
+static ze_result_t answered(struct list *l, const void *h, ze_result_t rc, bool noted,
+			    void (*fill)(json_t *obj, const void *p), const void *p)
 {
+	LOCK();
 	struct kept *k = find(l, h);
 	if (k && rc && noted)
 		replay_note(k->obj, "error", NULL, err_obj(rc));
@@ -140,7 +143,10 @@ static json_t *answered(struct list *l, const void *h, ze_result_t rc, bool note
 		put(k->obj, "error", code(rc));
 	else if (k && noted)
 		json_object_del(k->obj, "error");
-	return k && !rc ? k->obj : NULL;
+	if (k && !rc)
+		fill(k->obj, p);
+	UNLOCK();
+	return rc;
 }
 
 static int driver_of(ze_driver_handle_t h)
@@ -224,15 +230,14 @@ static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count
 	return rc;
 }
 
+static void device_props(json_t *obj, const void *p)
+{
+	put_fields(obj, replay_ze_device_fields, p, sizeof(ze_device_properties_t));
+}
+
 static ze_result_t r_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
 {
-	ze_result_t rc = z.live.zeDeviceGetProperties(h, p);
-	LOCK();
-	json_t *o = answered(&z.devs, h, rc, true);
-	if (o)
-		put_fields(o, replay_ze_device_fields, p, sizeof(*p));
-	UNLOCK();
-	return rc;
+	return answered(&z.devs, h, z.live.zeDeviceGetProperties(h, p), true, device_props, p);
 }
 
 static ze_result_t r_zeDevicePciGetPropertiesExt(ze_device_handle_t h, ze_pci_ext_properties_t *p)
@@ -321,18 +326,19 @@ static ze_result_t r_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v
 	return rc;
 }
 
+static void vertex_props(json_t *obj, const void *in)
+{
+	const ze_fabric_vertex_exp_properties_t *p = in;
+	const ze_fabric_vertex_pci_exp_address_t *a = &p->address;
+	json_t *bus = bus_id(&(ze_pci_address_ext_t){ a->domain, a->bus, a->device, a->function });
+	put_fields(obj, replay_ze_vertex_fields, p, sizeof(*p));
+	if (bus)
+		put(obj, "bus_id", bus);
+}
+
 static ze_result_t r_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v, ze_fabric_vertex_exp_properties_t *p)
 {
-	ze_result_t rc = z.live.zeFabricVertexGetPropertiesExp(v, p);
-	LOCK();
-	json_t *o = answered(&z.vtx, v, rc, false), *bus = NULL;
-	const ze_fabric_vertex_pci_exp_address_t *a = &p->address;
-	if (o)
-		put_fields(o, replay_ze_vertex_fields, p, sizeof(*p));
-	if (o && (bus = bus_id(&(ze_pci_address_ext_t){ a->domain, a->bus, a->device, a->function })))
-		put(o, "bus_id", bus);
-	UNLOCK();
-	return rc;
+	return answered(&z.vtx, v, z.live.zeFabricVertexGetPropertiesExp(v, p), false, vertex_props, p);
 }
 
 static ze_result_t r_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t v, ze_device_handle_t *dh)
@@ -361,20 +367,20 @@ static ze_result_t r_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t a, ze_fabric_v
 	return rc;
 }
 
-static ze_result_t r_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t e, ze_fabric_edge_exp_properties_t *p)
+static void edge_props(json_t *obj, const void *in)
 {
-	ze_result_t rc = z.live.zeFabricEdgeGetPropertiesExp(e, p);
-	LOCK();
-	json_t *o = answered(&z.edges, e, rc, false);
-	json_t *model = o ? replay_text(p->model, strnlen(p->model, sizeof(p->model))) : NULL;
+	const ze_fabric_edge_exp_properties_t *p = in;
+	json_t *model = replay_text(p->model, strnlen(p->model, sizeof(p->model)));
 	if (json_string_length(model))
-		put(o, "model", model);
+		put(obj, "model", model);
 	else
 		json_decref(model);
-	if (o)
-		put_fields(o, replay_ze_edge_fields, p, sizeof(*p));
-	UNLOCK();
-	return rc;
+	put_fields(obj, replay_ze_edge_fields, p, sizeof(*p));
+}
+
+static ze_result_t r_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t e, ze_fabric_edge_exp_properties_t *p)
+{
+	return answered(&z.edges, e, z.live.zeFabricEdgeGetPropertiesExp(e, p), false, edge_props, p);
 }
 
 /* --------------------------------------------------------------- the table */

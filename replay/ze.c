@@ -163,12 +163,10 @@ static const struct replay_name duplexity_names[] = { ZN(ZE_FABRIC_EDGE_EXP_DUPL
 						      ZN(ZE_FABRIC_EDGE_EXP_DUPLEXITY_, HALF_DUPLEX),
 						      ZN(ZE_FABRIC_EDGE_EXP_DUPLEXITY_, FULL_DUPLEX), { NULL, 0 } };
 
+/* ze_result_t is a uint32_t, which the int may alias. */
 static int ze_parse(const char *name, int *code)
 {
-	ze_result_t rc;
-	int r = ze_result_parse(name, &rc);
-	*code = (int)rc;
-	return r;
+	return ze_result_parse(name, (ze_result_t *)code);
 }
 
 static const char *ze_name(int rc)
@@ -712,8 +710,23 @@ static void *enter(const char *fn, void *(*of)(const void *), const void *h, con
 	return *rc ? NULL : o;
 }
 
-/* enter() from a replay_ze* function, named as Level Zero's. */
-#define ENTER(...) enter(__func__ + sizeof("replay_") - 1, __VA_ARGS__, &rc)
+/* enter(), then the objects of two handles that of() finds: 0, or the answer. */
+static ze_result_t enter2(const char *fn, void *(*of)(const void *), const void *ha, const void *hb, znode **a,
+			  znode **b)
+{
+	ze_result_t rc;
+	if (!enter(fn, NULL, NULL, NULL, 0, false, &rc))
+		return rc;
+	*a = of(ha);
+	*b = of(hb);
+	return *a && *b ? ZE_RESULT_SUCCESS
+	       : ha && hb ? ZE_RESULT_ERROR_INVALID_ARGUMENT
+			  : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+}
+
+/* enter() and enter2() from a replay_ze* function, named as Level Zero's. */
+#define FN (__func__ + sizeof("replay_") - 1)
+#define ENTER(...) enter(FN, __VA_ARGS__, &rc)
 #define RC(type, member) offsetof(type, member)
 
 /* Level Zero's count/list protocol over the items i < n for which keep
@@ -833,12 +846,10 @@ static bool joined_by_xelink(const struct _ze_driver_handle_t *d, const znode *a
 static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
 						   ze_device_p2p_properties_t *pP2PProperties)
 {
-	ze_result_t rc;
-	if (!ENTER(NULL, NULL, NULL, 0, false))
+	znode *a = NULL, *b = NULL;
+	ze_result_t rc = enter2(FN, dev_of, hDevice, hPeerDevice, &a, &b);
+	if (rc)
 		return rc;
-	znode *a = dev_of(hDevice), *b = dev_of(hPeerDevice);
-	if (!a || !b)
-		return (hDevice && hPeerDevice) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!pP2PProperties)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (a->driver != b->driver)
@@ -914,12 +925,10 @@ static ze_result_t replay_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t h
 static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
 					     uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
 {
-	ze_result_t rc;
-	if (!ENTER(NULL, NULL, NULL, 0, false))
+	znode *a = NULL, *b = NULL;
+	ze_result_t rc = enter2(FN, vtx_of, hVertexA, hVertexB, &a, &b);
+	if (rc)
 		return rc;
-	znode *a = vtx_of(hVertexA), *b = vtx_of(hVertexB);
-	if (!a || !b)
-		return (hVertexA && hVertexB) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	const struct _ze_driver_handle_t *d = &z.drivers.v[a->driver];
 	int n = a->driver == b->driver ? d->edges.n : 0;
 	/* The recorded failure between a and b, if any. */
