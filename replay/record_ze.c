@@ -157,6 +157,17 @@ static int driver_of(ze_driver_handle_t h)
 	return -1;
 }
 
+/* Takes the lock for a driver's list answer rc, its failure kept at key:
+ * the driver's index, or -1 (unknown, or rc failed). */
+static int driver_answer(ze_driver_handle_t h, ze_result_t rc, const char *key)
+{
+	LOCK();
+	int d = driver_of(h);
+	if (d >= 0 && rc)
+		put(z.drv[d].obj, key, code(rc));
+	return rc ? -1 : d;
+}
+
 /* ----------------------------------------------------------- the wrappers */
 
 static ze_result_t r_zeInit(ze_init_flags_t flags)
@@ -189,11 +200,8 @@ static ze_result_t r_zeDriverGet(uint32_t *count, ze_driver_handle_t *list)
 static ze_result_t r_zeDeviceGet(ze_driver_handle_t drv, uint32_t *count, ze_device_handle_t *list)
 {
 	ze_result_t rc = z.live.zeDeviceGet(drv, count, list);
-	LOCK();
-	int d = driver_of(drv);
-	if (d >= 0 && rc)
-		put(z.drv[d].obj, "devices_error", code(rc));
-	for (uint32_t c = 0; d >= 0 && !rc && list && count && c < *count; c++) {
+	int d = driver_answer(drv, rc, "devices_error");
+	for (uint32_t c = 0; d >= 0 && list && count && c < *count; c++) {
 		char id[ZID];
 		snprintf(id, sizeof(id), "%u", c);
 		keep(&z.devs, list[c], d, id, slot(json_object_get(z.drv[d].obj, "devices"), c));
@@ -300,13 +308,10 @@ static void keep_vertex(ze_fabric_vertex_handle_t v)
 static ze_result_t r_zeFabricVertexGetExp(ze_driver_handle_t drv, uint32_t *count, ze_fabric_vertex_handle_t *list)
 {
 	ze_result_t rc = z.live.zeFabricVertexGetExp(drv, count, list);
-	LOCK();
-	int d = driver_of(drv);
-	if (d >= 0 && rc)
-		put(z.drv[d].obj, "vertices_error", code(rc));
-	if (d >= 0 && !rc)
+	int d = driver_answer(drv, rc, "vertices_error");
+	if (d >= 0)
 		z.drv[d].vertices = true;
-	for (uint32_t k = 0; d >= 0 && !rc && list && count && k < *count; k++)
+	for (uint32_t k = 0; d >= 0 && list && count && k < *count; k++)
 		keep_vertex(list[k]);
 	UNLOCK();
 	return rc;
