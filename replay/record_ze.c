@@ -1,12 +1,13 @@
 /*
  * The "level_zero" section of a recording: Level Zero's function table
  * wrapped as NVML's is (record.c), each answer kept where the section
- * describes it (docs/replay-format.md, "level_zero").  The section holds
- * what the runtime showed ("exposed": true): root devices "C" in the order
- * zeDeviceGet gave them, their sub-devices "C.T", the fabric vertices of
- * those devices and the edges the detectors asked about.  To name the
- * devices behind handles the wrappers may ask the library more than the
- * detectors did (the sub-devices behind a count, the device of a vertex).
+ * describes it (docs/replay-format.md, "level_zero"), written through the
+ * field tables ze.c reads it with.  The section holds what the runtime
+ * showed ("exposed": true): root devices "C" in the order zeDeviceGet gave
+ * them, their sub-devices "C.T", the fabric vertices of those devices and
+ * the edges the detectors asked about.  To name the devices behind handles
+ * the wrappers may ask the library more than the detectors did (the
+ * sub-devices behind a count, the device of a vertex).
  */
 #include "replay_ze.h"
 
@@ -54,8 +55,7 @@ static struct {
 
 static json_t *code(ze_result_t rc)
 {
-	const char *n = ze_result_short_name(rc);
-	return json_string(n ? n : "UNKNOWN");
+	return json_string(replay_ze_fmt.name((int)rc));
 }
 
 static json_t *err_obj(ze_result_t rc)
@@ -68,8 +68,22 @@ static void put(json_t *obj, const char *key, json_t *v)
 	replay_put(&replay_rec_oom, obj, key, v);
 }
 
-/* key = v, or the error; a success already kept stays. */
-#define note(obj, key, rc, v) replay_note((obj), (key), (v), (rc) ? err_obj(rc) : NULL)
+/* obj's keys for the fields that lie in Level Zero's structure lz of size
+ * bytes, read from it (not the answers' codes, nor the file's own objects). */
+static void put_fields(json_t *obj, const struct fmt_field *f, const void *lz, size_t size)
+{
+	for (; f->key; f++)
+		if (f->off + f->size <= size && f->kind != FMT_CUSTOM)
+			put(obj, f->key, fmt_json(&replay_ze_fmt, f, (const char *)lz + f->off));
+}
+
+/* A PCI address Level Zero gave, if it is one. */
+static json_t *bus_id(const ze_pci_address_ext_t *a)
+{
+	if (a->bus > 0xff || a->device > 0xff || a->function > 7)
+		return NULL;
+	return fmt_json(&replay_ze_fmt, fmt_find(replay_ze_pci_fields, "bus_id"), a);
+}
 
 static struct kept *find(struct list *l, const void *h)
 {
@@ -93,10 +107,8 @@ static struct kept *keep(struct list *l, void *h, int driver, const char *id, js
 		l->v = grown;
 	}
 	k = &l->v[l->n++];
-	k->h = h;
-	k->driver = driver;
+	*k = (struct kept){ h, driver, "", obj };
 	snprintf(k->id, ZID, "%s", id ? id : "");
-	k->obj = obj;
 	return k;
 }
 
@@ -108,31 +120,52 @@ static json_t *slot(json_t *arr, size_t i)
 	return json_array_get(arr, i);
 }
 
-static json_t *flags_json(const struct replay_name *t, uint32_t flags)
+/* The array obj[key], made if need be. */
+static json_t *array(json_t *obj, const char *key)
 {
-	json_t *a = json_array();
-	for (; a && t->name; t++)
-		if (flags & (uint32_t)t->value)
-			json_array_append_new(a, json_string(t->name));
+	json_t *a = json_object_get(obj, key);
+	if (!a)
+		put(obj, key, a = json_array());
 	return a;
 }
 
-static json_t *uuid_json(const uint8_t u[16])
+/* A properties answer rc about h of list l, returned: a success fills the
+ * kept object with fill(obj, p), a failure is kept at "error" (noted: a
+ * success kept before stays). */
+static ze_result_t answered(struct list *l, const void *h, ze_result_t rc, bool noted,
+			    void (*fill)(json_t *obj, const void *p), const void *p)
 {
-	char buf[DC_UUID_TEXT_SIZE];
-	dc_uuid_format(u, buf);
-	return json_string(buf);
+	LOCK();
+	struct kept *k = find(l, h);
+	if (k && rc && noted)
+		replay_note(k->obj, "error", NULL, err_obj(rc));
+	else if (k && rc)
+		put(k->obj, "error", code(rc));
+	else if (k && noted)
+		json_object_del(k->obj, "error");
+	if (k && !rc)
+		fill(k->obj, p);
+	UNLOCK();
+	return rc;
 }
 
-static json_t *text(const char *s, size_t size)
+static int driver_of(ze_driver_handle_t h)
 {
-	return replay_text(s, strnlen(s, size));
+	for (int d = 0; h && d < z.ndrv; d++)
+		if (z.drv[d].h == h)
+			return d;
+	return -1;
 }
 
-static json_t *name_json(const struct replay_name *t, uint32_t v, const char *dflt)
+/* Takes the lock for a driver's list answer rc, its failure kept at key:
+ * the driver's index, or -1 (unknown, or rc failed). */
+static int driver_answer(ze_driver_handle_t h, ze_result_t rc, const char *key)
 {
-	const char *n = replay_name_of(t, (int)v);
-	return json_string(n ? n : dflt);
+	LOCK();
+	int d = driver_of(h);
+	if (d >= 0 && rc)
+		put(z.drv[d].obj, key, code(rc));
+	return rc ? -1 : d;
 }
 
 /* ----------------------------------------------------------- the wrappers */
@@ -164,22 +197,11 @@ static ze_result_t r_zeDriverGet(uint32_t *count, ze_driver_handle_t *list)
 	return rc;
 }
 
-static int driver_of(ze_driver_handle_t h)
-{
-	for (int d = 0; h && d < z.ndrv; d++)
-		if (z.drv[d].h == h)
-			return d;
-	return -1;
-}
-
 static ze_result_t r_zeDeviceGet(ze_driver_handle_t drv, uint32_t *count, ze_device_handle_t *list)
 {
 	ze_result_t rc = z.live.zeDeviceGet(drv, count, list);
-	LOCK();
-	int d = driver_of(drv);
-	if (d >= 0 && rc)
-		put(z.drv[d].obj, "devices_error", code(rc));
-	for (uint32_t c = 0; d >= 0 && !rc && list && count && c < *count; c++) {
+	int d = driver_answer(drv, rc, "devices_error");
+	for (uint32_t c = 0; d >= 0 && list && count && c < *count; c++) {
 		char id[ZID];
 		snprintf(id, sizeof(id), "%u", c);
 		keep(&z.devs, list[c], d, id, slot(json_object_get(z.drv[d].obj, "devices"), c));
@@ -201,11 +223,10 @@ static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count
 	LOCK();
 	struct kept *card = find(&z.devs, h);
 	if (card && strchr(card->id, '.') == NULL) {
-		if (rc) {
-			note(card->obj, "subdevices", rc, NULL);
-		} else if (n && !json_is_array(json_object_get(card->obj, "subdevices"))) {
+		if (rc)
+			replay_note(card->obj, "subdevices", NULL, err_obj(rc));
+		else if (n && !json_is_array(json_object_get(card->obj, "subdevices")))
 			put(card->obj, "subdevices", json_array());
-		}
 		json_t *arr = json_object_get(card->obj, "subdevices");
 		for (uint32_t t = 0; json_is_array(arr) && t < n; t++) {
 			char id[ZID + 16];
@@ -217,45 +238,28 @@ static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count
 	return rc;
 }
 
+static void device_props(json_t *obj, const void *p)
+{
+	put_fields(obj, replay_ze_device_fields, p, sizeof(ze_device_properties_t));
+}
+
 static ze_result_t r_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
 {
-	ze_result_t rc = z.live.zeDeviceGetProperties(h, p);
-	LOCK();
-	struct kept *k = find(&z.devs, h);
-	if (k && rc) {
-		note(k->obj, "error", rc, NULL);
-	} else if (k) {
-		json_object_del(k->obj, "error");
-		put(k->obj, "name", text(p->name, sizeof(p->name)));
-		put(k->obj, "uuid", uuid_json(p->uuid.id));
-		put(k->obj, "vendor_id", json_integer(p->vendorId));
-		put(k->obj, "device_id", json_integer(p->deviceId));
-		put(k->obj, "type", name_json(ze_type_names, p->type, "GPU"));
-		put(k->obj, "flags", flags_json(ze_device_flag_names, p->flags));
-		put(k->obj, "subdevice_id", json_integer(p->subdeviceId));
-	}
-	UNLOCK();
-	return rc;
+	return answered(&z.devs, h, z.live.zeDeviceGetProperties(h, p), true, device_props, p);
 }
 
 static ze_result_t r_zeDevicePciGetPropertiesExt(ze_device_handle_t h, ze_pci_ext_properties_t *p)
 {
 	ze_result_t rc = z.live.zeDevicePciGetPropertiesExt(h, p);
-	struct dc_pci a = { 0, 0, 0, 0 };
-	if (!rc)
-		a = (struct dc_pci){ p->address.domain, p->address.bus, p->address.device, p->address.function };
-	ze_result_t krc = !rc && (a.bus > 0xff || a.device > 0xff || a.function > 7) ? ZE_RESULT_ERROR_UNKNOWN : rc;
-	json_t *v = NULL;
-	if (!krc) {
-		char bus[DC_PCI_BUS_ID_SIZE];
-		dc_pci_format(&a, bus);
-		v = json_pack("{s:s, s:i, s:i, s:I}", "bus_id", bus, "gen", p->maxSpeed.genVersion, "width",
-			      p->maxSpeed.width, "max_bandwidth", (json_int_t)p->maxSpeed.maxBandwidth);
-	}
+	json_t *bus = rc ? NULL : bus_id(&p->address), *v = NULL;
+	ze_result_t krc = !rc && !bus ? ZE_RESULT_ERROR_UNKNOWN : rc;
+	json_decref(bus);
+	if (!krc)
+		v = fmt_write(&replay_ze_fmt, replay_ze_pci_fields, p);
 	LOCK();
 	struct kept *k = find(&z.devs, h);
 	if (k)
-		note(k->obj, "pci", krc, v);
+		replay_note(k->obj, "pci", v, krc ? err_obj(krc) : NULL);
 	else
 		json_decref(v);
 	UNLOCK();
@@ -279,7 +283,7 @@ static ze_result_t r_zeDeviceGetP2PProperties(ze_device_handle_t a, ze_device_ha
 			replay_append(&replay_rec_oom, pairs, e = json_pack("{s:s, s:s}", "from", ka->id, "to", kb->id));
 		if (e && (rc == ZE_RESULT_SUCCESS || !json_object_get(e, "flags"))) {
 			json_object_del(e, rc ? "flags" : "error");
-			put(e, rc ? "error" : "flags", rc ? code(rc) : flags_json(ze_p2p_flag_names, p->flags));
+			put(e, rc ? "error" : "flags", rc ? code(rc) : fmt_json(&replay_ze_fmt, replay_ze_p2p_flags, &p->flags));
 		}
 	}
 	UNLOCK();
@@ -304,13 +308,10 @@ static void keep_vertex(ze_fabric_vertex_handle_t v)
 static ze_result_t r_zeFabricVertexGetExp(ze_driver_handle_t drv, uint32_t *count, ze_fabric_vertex_handle_t *list)
 {
 	ze_result_t rc = z.live.zeFabricVertexGetExp(drv, count, list);
-	LOCK();
-	int d = driver_of(drv);
-	if (d >= 0 && rc)
-		put(z.drv[d].obj, "vertices_error", code(rc));
-	if (d >= 0 && !rc)
+	int d = driver_answer(drv, rc, "vertices_error");
+	if (d >= 0)
 		z.drv[d].vertices = true;
-	for (uint32_t k = 0; d >= 0 && !rc && list && count && k < *count; k++)
+	for (uint32_t k = 0; d >= 0 && list && count && k < *count; k++)
 		keep_vertex(list[k]);
 	UNLOCK();
 	return rc;
@@ -330,25 +331,19 @@ static ze_result_t r_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v
 	return rc;
 }
 
+static void vertex_props(json_t *obj, const void *in)
+{
+	const ze_fabric_vertex_exp_properties_t *p = in;
+	const ze_fabric_vertex_pci_exp_address_t *a = &p->address;
+	json_t *bus = bus_id(&(ze_pci_address_ext_t){ a->domain, a->bus, a->device, a->function });
+	put_fields(obj, replay_ze_vertex_fields, p, sizeof(*p));
+	if (bus)
+		put(obj, "bus_id", bus);
+}
+
 static ze_result_t r_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v, ze_fabric_vertex_exp_properties_t *p)
 {
-	ze_result_t rc = z.live.zeFabricVertexGetPropertiesExp(v, p);
-	LOCK();
-	struct kept *k = find(&z.vtx, v);
-	if (k && rc) {
-		put(k->obj, "error", code(rc));
-	} else if (k) {
-		put(k->obj, "type", name_json(ze_vertex_type_names, p->type, "UNKNOWN"));
-		put(k->obj, "remote", json_boolean(p->remote));
-		struct dc_pci a = { p->address.domain, p->address.bus, p->address.device, p->address.function };
-		char bus[DC_PCI_BUS_ID_SIZE];
-		if (a.bus <= 0xff && a.device <= 0xff && a.function <= 7) {
-			dc_pci_format(&a, bus);
-			put(k->obj, "bus_id", json_string(bus));
-		}
-	}
-	UNLOCK();
-	return rc;
+	return answered(&z.vtx, v, z.live.zeFabricVertexGetPropertiesExp(v, p), false, vertex_props, p);
 }
 
 static ze_result_t r_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t v, ze_device_handle_t *dh)
@@ -363,48 +358,34 @@ static ze_result_t r_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t a, ze_fabric_v
 	LOCK();
 	struct kept *ka = find(&z.vtx, a), *kb = find(&z.vtx, b);
 	json_t *drv = ka && kb && ka->driver == kb->driver ? z.drv[ka->driver].obj : NULL;
-	if (drv && rc) {
-		json_t *errs = json_object_get(drv, "edge_errors");
-		if (!errs)
-			put(drv, "edge_errors", errs = json_array());
-		replay_append(&replay_rec_oom, errs, json_pack("{s:s, s:s, s:o}", "a", ka->id, "b", kb->id, "error", code(rc)));
-	}
+	if (drv && rc)
+		replay_append(&replay_rec_oom, array(drv, "edge_errors"),
+			      json_pack("{s:s, s:s, s:o}", "a", ka->id, "b", kb->id, "error", code(rc)));
 	for (uint32_t e = 0; drv && !rc && list && count && e < *count; e++) {
 		if (find(&z.edges, list[e]))
 			continue;
 		json_t *o = json_pack("{s:s, s:s, s:s}", "a", ka->id, "b", kb->id, "model", "unknown");
-		json_t *edges = json_object_get(drv, "edges");
-		if (!edges)
-			put(drv, "edges", edges = json_array());
-		replay_append(&replay_rec_oom, edges, o);
+		replay_append(&replay_rec_oom, array(drv, "edges"), o);
 		keep(&z.edges, list[e], ka->driver, NULL, o);
 	}
 	UNLOCK();
 	return rc;
 }
 
+static void edge_props(json_t *obj, const void *in)
+{
+	const ze_fabric_edge_exp_properties_t *p = in;
+	json_t *model = replay_text(p->model, strnlen(p->model, sizeof(p->model)));
+	if (json_string_length(model))
+		put(obj, "model", model);
+	else
+		json_decref(model);
+	put_fields(obj, replay_ze_edge_fields, p, sizeof(*p));
+}
+
 static ze_result_t r_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t e, ze_fabric_edge_exp_properties_t *p)
 {
-	ze_result_t rc = z.live.zeFabricEdgeGetPropertiesExp(e, p);
-	LOCK();
-	struct kept *k = find(&z.edges, e);
-	if (k && rc) {
-		put(k->obj, "error", code(rc));
-	} else if (k) {
-		json_t *model = text(p->model, sizeof(p->model));
-		if (json_string_length(model))
-			put(k->obj, "model", model);
-		else
-			json_decref(model);
-		put(k->obj, "bandwidth", json_integer(p->bandwidth));
-		put(k->obj, "bandwidth_unit", name_json(ze_bandwidth_unit_names, p->bandwidthUnit, "UNKNOWN"));
-		put(k->obj, "latency", json_integer(p->latency));
-		put(k->obj, "latency_unit", name_json(ze_latency_unit_names, p->latencyUnit, "UNKNOWN"));
-		put(k->obj, "duplexity", name_json(ze_duplexity_names, p->duplexity, "UNKNOWN"));
-		put(k->obj, "uuid", uuid_json(p->uuid.id));
-	}
-	UNLOCK();
-	return rc;
+	return answered(&z.edges, e, z.live.zeFabricEdgeGetPropertiesExp(e, p), false, edge_props, p);
 }
 
 /* --------------------------------------------------------------- the table */

@@ -1,10 +1,11 @@
 /* The "level_zero" section of a topology file: read and answered by ze.c,
- * recorded by record_ze.c. */
+ * recorded by record_ze.c through ze.c's description of it. */
 #ifndef DMACONN_REPLAY_ZE_H
 #define DMACONN_REPLAY_ZE_H
 
 #include <jansson.h>
-#include <stdint.h>
+
+#include "format.h"
 
 struct ze_api;
 
@@ -26,9 +27,15 @@ void replay_ze_record_begin(void);
 void replay_ze_record_table(struct ze_api *api, const char *library, const char *load_error);
 void replay_ze_record(json_t *root);
 
-/* The names the format gives to Level Zero's enumerations and flags. */
-#include "replay_internal.h"
-extern const struct replay_name ze_type_names[], ze_device_flag_names[], ze_p2p_flag_names[], ze_vertex_type_names[],
-	ze_bandwidth_unit_names[], ze_latency_unit_names[], ze_duplexity_names[];
+/* The format's Level Zero: its result codes, and the fields of a device, its
+ * "pci", its "vertex" and an edge.  Each table begins with the fields of
+ * Level Zero's structure (ze_device_properties_t, ze_pci_ext_properties_t,
+ * ze_fabric_vertex_exp_properties_t, ze_fabric_edge_exp_properties_t) at
+ * their offsets there; the answers' codes and the file's own objects follow,
+ * at offsets past it.  A p2p entry's "flags". */
+extern const struct fmt_ctx replay_ze_fmt;
+extern const struct fmt_field replay_ze_device_fields[], replay_ze_pci_fields[], replay_ze_vertex_fields[],
+	replay_ze_edge_fields[];
+extern const struct fmt_field *const replay_ze_p2p_flags;
 
 #endif

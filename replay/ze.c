@@ -2,245 +2,132 @@
  * The "level_zero" section: a stand-in Level Zero loader.  This file answers
  * the ze* functions dmaconn calls, with Level Zero's exact signatures, through
  * the function table replay_ze_table() fills, from the topology file
- * (docs/replay-format.md, "level_zero"); record_ze.c records the section.
+ * (docs/replay-format.md, "level_zero"); record_ze.c records the section
+ * through the same description of it (the field tables below).
  *
  * The devices are shown as the file lists them: each card a root device,
  * its tiles its sub-devices.  A recording ("exposed": true) holds what the
  * runtime showed; how Intel's runtime applies ZE_AFFINITY_MASK and
  * ZE_FLAT_DEVICE_HIERARCHY to a node described physically is modelled by
- * the test stand-in (tests/replay_faults.c), not here.
+ * the test stand-in (tests/replay_runtime.c), not here.
  *
- * The file is read once; after zeInit everything is read-only, so the
+ * The file is read once into the structures below, which are also the
+ * handles zeInit shows; after that everything is read-only, so the
  * functions may be called from any thread.
  */
 #include "replay_ze.h"
 
-#include <limits.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "pci.h"
 #include "replay_internal.h"
 #include "ze_load.h"
 
-
-#define ZID 24                /* "4095.31" and more */
+#define ZID 24 /* "4095.31" and more */
 #define MAX_CARDS 1024
-#define MAX_TILES REPLAY_MAX_TILES
-#define MAX_ITEMS 65536       /* edges, p2p pairs, faults */
-#define ZPATH REPLAY_PATH_LEN
+#define MAX_ITEMS 65536 /* edges, p2p pairs, faults */
 #define DEFAULT_NAME "Intel(R) Graphics"
 #define NOT_INSTALLED ZE_LOADER_SONAME ": cannot open shared object file (replayed)"
-
-/* ------------------------------------------------------------- functions */
-
-enum ze_fn {
-#define ZFN_ENUM_(name, ret, params, required) ZFN_##name,
-	ZE_FUNCTIONS(ZFN_ENUM_)
-#undef ZFN_ENUM_
-	ZFN_COUNT
-};
-
-static const char *const zfn_names[ZFN_COUNT] = {
-#define ZFN_NAME_(name, ret, params, required) [ZFN_##name] = #name,
-	ZE_FUNCTIONS(ZFN_NAME_)
-#undef ZFN_NAME_
-};
-
-/* ----------------------------------------------------------------- names */
-
-
-const struct replay_name ze_type_names[] = {
-	{ "GPU", ZE_DEVICE_TYPE_GPU }, { "CPU", ZE_DEVICE_TYPE_CPU }, { "FPGA", ZE_DEVICE_TYPE_FPGA },
-	{ "MCA", ZE_DEVICE_TYPE_MCA }, { "VPU", ZE_DEVICE_TYPE_VPU }, { NULL, 0 },
-};
-const struct replay_name ze_device_flag_names[] = {
-	{ "INTEGRATED", ZE_DEVICE_PROPERTY_FLAG_INTEGRATED },
-	{ "SUBDEVICE", ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE },
-	{ "ECC", ZE_DEVICE_PROPERTY_FLAG_ECC },
-	{ "ONDEMANDPAGING", ZE_DEVICE_PROPERTY_FLAG_ONDEMANDPAGING },
-	{ NULL, 0 },
-};
-const struct replay_name ze_p2p_flag_names[] = {
-	{ "ACCESS", ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS },
-	{ "ATOMICS", ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS },
-	{ NULL, 0 },
-};
-const struct replay_name ze_vertex_type_names[] = {
-	{ "UNKNOWN", ZE_FABRIC_VERTEX_EXP_TYPE_UNKNOWN }, { "DEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE },
-	{ "SUBDEVICE", ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE }, { "SWITCH", ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH },
-	{ NULL, 0 },
-};
-const struct replay_name ze_bandwidth_unit_names[] = {
-	{ "UNKNOWN", ZE_BANDWIDTH_UNIT_UNKNOWN },
-	{ "BYTES_PER_NANOSEC", ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC },
-	{ "BYTES_PER_CLOCK", ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK },
-	{ NULL, 0 },
-};
-const struct replay_name ze_latency_unit_names[] = {
-	{ "UNKNOWN", ZE_LATENCY_UNIT_UNKNOWN }, { "NANOSEC", ZE_LATENCY_UNIT_NANOSEC },
-	{ "CLOCK", ZE_LATENCY_UNIT_CLOCK },     { "HOP", ZE_LATENCY_UNIT_HOP },
-	{ NULL, 0 },
-};
-const struct replay_name ze_duplexity_names[] = {
-	{ "UNKNOWN", ZE_FABRIC_EDGE_EXP_DUPLEXITY_UNKNOWN },
-	{ "HALF_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_HALF_DUPLEX },
-	{ "FULL_DUPLEX", ZE_FABRIC_EDGE_EXP_DUPLEXITY_FULL_DUPLEX },
-	{ NULL, 0 },
-};
+#define BY_PLACE UINT32_MAX /* a vertex type the file leaves to the vertex's place */
 
 /* ------------------------------------------------------------------ data */
 
-/* A card or a tile as the file describes it. */
-struct znode {
-	char id[ZID]; /* "3" for card 3, "3.1" for its tile 1 */
-	int card, tile; /* tile -1 for a card */
-	ze_result_t props_rc;
-	char name[ZE_MAX_DEVICE_NAME];
-	uint8_t uuid[16];
-	uint32_t vendor, device_id, type, flags, subdevice_id;
-	ze_result_t pci_rc;
-	bool has_pci;
-	ze_pci_ext_properties_t pci;
-	ze_result_t sub_rc;
-	int nsub;
-	struct znode *subs; /* cards only */
-	bool vertex;        /* has a fabric vertex */
-	int vertex_type;    /* a ze_fabric_vertex_exp_type_t, or -1: by its place */
-	bool vertex_remote;
-	bool vertex_has_pci;
-	ze_fabric_vertex_pci_exp_address_t vertex_pci;
-	ze_result_t vertex_rc, subvertices_rc; /* the vertex's properties, its sub-vertices */
+/*
+ * What the file says, as the handles zeInit shows: a device handle points at
+ * a card or a tile, a vertex handle at the vertex member of one, an edge
+ * handle at an edge, a driver handle at a driver.  Each object starts with
+ * Level Zero's own structure of its properties, so that one field table
+ * reads the file into it and records a live answer.
+ */
+typedef struct _ze_device_handle_t znode;
+typedef struct _ze_fabric_edge_handle_t zedge;
+#define ZLIST(type)      \
+	struct {         \
+		type *v; \
+		int n;   \
+	}
+
+struct _ze_fabric_vertex_handle_t {
+	char unused;
 };
 
-struct zedge {
-	const struct znode *a, *b;
-	ze_fabric_edge_exp_properties_t props;
-	ze_result_t rc; /* its properties' answer */
+struct zpci {
+	ze_pci_ext_properties_t p;
+	ze_result_t rc;
+	bool has; /* an address to answer with */
+};
+
+struct zvertex {
+	ze_fabric_vertex_exp_properties_t p; /* type BY_PLACE unless the file names one */
+	ze_result_t rc, sub_rc;		     /* its properties', its sub-vertices' answers */
+	bool shown, has_pci;		     /* without an address: the device's */
+};
+
+struct _ze_device_handle_t {
+	ze_device_properties_t props;
+	ze_result_t props_rc, sub_rc;
+	struct zpci pci;
+	struct zvertex vx;
+	char id[ZID];	      /* "3" for card 3, "3.1" for its tile 1 */
+	int driver, card, tile; /* tile -1 for a card */
+	int nsub;
+	znode *subs; /* a card's tiles */
+	struct _ze_fabric_vertex_handle_t vh;
+};
+
+struct _ze_fabric_edge_handle_t {
+	ze_fabric_edge_exp_properties_t p;
+	ze_result_t rc; /* its properties' answer; an edge error's */
+	const znode *a, *b;
 };
 
 struct zpair {
-	char from[ZID], to[ZID];
+	const znode *from, *to;
 	ze_result_t rc;
 	uint32_t flags;
 };
 
 enum { REL_SAME_CARD, REL_XELINK, REL_OTHER, REL_COUNT };
-static const char *const rel_keys[REL_COUNT] = { "same_card", "xelink", "other" };
 
-struct zdriver {
-	int ncards;
-	struct znode *cards;
-	int nedges;
-	struct zedge *edges;
-	uint32_t rel[REL_COUNT];
-	int npairs;
-	struct zpair *pairs;
-	ze_result_t vertices_rc; /* zeFabricVertexGetExp's answer */
-	ze_result_t devices_rc;  /* zeDeviceGet's */
-	int nedge_errors;        /* zeFabricEdgeGetExp's failures, by pair */
-	struct zedge *edge_errors;
+struct _ze_driver_handle_t {
+	int ncards, nnodes;
+	znode *nodes; /* the cards, then their tiles */
+	ZLIST(zedge) edges;
+	struct zp2p {
+		uint32_t rel[REL_COUNT];
+		ZLIST(struct zpair) pairs;
+	} p2p;
+	ze_result_t vertices_rc, devices_rc; /* zeFabricVertexGetExp's and zeDeviceGet's answers */
+	ZLIST(zedge) edge_errors;	     /* zeFabricEdgeGetExp's failures, by pair */
 };
 
-static struct {
-	bool present;
-	char *library;
-	char *library_error;
-	bool fn_missing[ZFN_COUNT];
+static struct zfile {
+	bool present, exposed;
+	char *library, *library_error;
 	char **missing;
 	int nmissing;
-	ze_result_t init_rc;
-	bool exposed;
-	int ndrivers;
-	struct zdriver *drivers;
-	ze_result_t drivers_rc; /* zeDriverGet's answer */
+	ze_result_t init_rc, drivers_rc; /* zeInit's and zeDriverGet's answers */
+	ZLIST(struct _ze_driver_handle_t) drivers;
 } z;
 
-/* What zeInit shows: handles are pointers into these arrays. */
-struct _ze_driver_handle_t {
-	int driver; /* index into z.drivers */
-	int ndevs, *devs; /* zeDeviceGet's answer: indices into x.devs */
-	int nvtx, *vtx;   /* zeFabricVertexGetExp's answer: indices into x.vtx */
-};
-
-struct _ze_device_handle_t {
-	const struct znode *node;
-	int driver;
-	bool root;
-	int nsubs, *subs; /* indices into x.devs */
-	int vertex;       /* index into x.vtx, or -1 */
-};
-
-struct _ze_fabric_vertex_handle_t {
-	int dev;
-	int nsubs, *subs; /* indices into x.vtx */
-};
-
-struct _ze_fabric_edge_handle_t {
-	int driver, index;
-};
-
-static struct {
-	ze_result_t rc; /* zeInit's lasting answer once shown */
-	bool done;
-	int ndrv;
-	struct _ze_driver_handle_t *drv;
-	int ndevs, capdevs;
-	struct _ze_device_handle_t *devs;
-	int nvtx, capvtx;
-	struct _ze_fabric_vertex_handle_t *vtx;
-	int nedges;
-	struct _ze_fabric_edge_handle_t *edges; /* every edge of every driver, in order */
-	int *edge_first;                         /* per driver: its first edge in edges[] */
-} x;
-
-static pthread_mutex_t x_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void free_nodes(struct znode *nodes, int n)
-{
-	for (int i = 0; nodes && i < n; i++)
-		free(nodes[i].subs);
-	free(nodes);
-}
-
-static void free_shown(void)
-{
-	for (int i = 0; i < x.ndrv; i++) {
-		free(x.drv[i].devs);
-		free(x.drv[i].vtx);
-	}
-	for (int i = 0; i < x.ndevs; i++)
-		free(x.devs[i].subs);
-	for (int i = 0; i < x.nvtx; i++)
-		free(x.vtx[i].subs);
-	free(x.drv);
-	free(x.devs);
-	free(x.vtx);
-	free(x.edges);
-	free(x.edge_first);
-	memset(&x, 0, sizeof(x));
-}
-
-static bool inited; /* zeInit succeeded; under x_lock */
+static atomic_bool inited; /* zeInit succeeded */
 
 void replay_ze_release(void)
 {
-	pthread_mutex_lock(&x_lock);
-	free_shown();
-	inited = false;
-	pthread_mutex_unlock(&x_lock);
-	for (int d = 0; d < z.ndrivers; d++) {
-		free_nodes(z.drivers[d].cards, z.drivers[d].ncards);
-		free(z.drivers[d].edges);
-		free(z.drivers[d].pairs);
-		free(z.drivers[d].edge_errors);
+	atomic_store(&inited, false);
+	for (int d = 0; d < z.drivers.n; d++) {
+		free(z.drivers.v[d].nodes);
+		free(z.drivers.v[d].edges.v);
+		free(z.drivers.v[d].p2p.pairs.v);
+		free(z.drivers.v[d].edge_errors.v);
 	}
-	free(z.drivers);
+	free(z.drivers.v);
 	for (int i = 0; i < z.nmissing; i++)
 		free(z.missing[i]);
 	free(z.missing);
@@ -249,502 +136,476 @@ void replay_ze_release(void)
 	memset(&z, 0, sizeof(z));
 }
 
-/* ------------------------------------------------------------ file reader */
+/* ------------------------------------------------------------ the format */
 
-struct ld {
-	const char *file;
+/* The names of Level Zero's enumerations and flags: their constants' ends. */
+#define ZN(prefix, name) { #name, prefix##name }
+static const struct replay_name type_names[] = { ZN(ZE_DEVICE_TYPE_, GPU), ZN(ZE_DEVICE_TYPE_, CPU),
+						 ZN(ZE_DEVICE_TYPE_, FPGA), ZN(ZE_DEVICE_TYPE_, MCA),
+						 ZN(ZE_DEVICE_TYPE_, VPU), { NULL, 0 } };
+static const struct replay_name device_flag_names[] = {
+	ZN(ZE_DEVICE_PROPERTY_FLAG_, INTEGRATED), ZN(ZE_DEVICE_PROPERTY_FLAG_, SUBDEVICE),
+	ZN(ZE_DEVICE_PROPERTY_FLAG_, ECC), ZN(ZE_DEVICE_PROPERTY_FLAG_, ONDEMANDPAGING), { NULL, 0 }
 };
+static const struct replay_name p2p_flag_names[] = { ZN(ZE_DEVICE_P2P_PROPERTY_FLAG_, ACCESS),
+						     ZN(ZE_DEVICE_P2P_PROPERTY_FLAG_, ATOMICS), { NULL, 0 } };
+static const struct replay_name vertex_type_names[] = {
+	ZN(ZE_FABRIC_VERTEX_EXP_TYPE_, UNKNOWN), ZN(ZE_FABRIC_VERTEX_EXP_TYPE_, DEVICE),
+	ZN(ZE_FABRIC_VERTEX_EXP_TYPE_, SUBDEVICE), ZN(ZE_FABRIC_VERTEX_EXP_TYPE_, SWITCH), { NULL, 0 }
+};
+static const struct replay_name bandwidth_unit_names[] = { ZN(ZE_BANDWIDTH_UNIT_, UNKNOWN),
+							   ZN(ZE_BANDWIDTH_UNIT_, BYTES_PER_NANOSEC),
+							   ZN(ZE_BANDWIDTH_UNIT_, BYTES_PER_CLOCK), { NULL, 0 } };
+static const struct replay_name latency_unit_names[] = { ZN(ZE_LATENCY_UNIT_, UNKNOWN), ZN(ZE_LATENCY_UNIT_, NANOSEC),
+							 ZN(ZE_LATENCY_UNIT_, CLOCK), ZN(ZE_LATENCY_UNIT_, HOP),
+							 { NULL, 0 } };
+static const struct replay_name duplexity_names[] = { ZN(ZE_FABRIC_EDGE_EXP_DUPLEXITY_, UNKNOWN),
+						      ZN(ZE_FABRIC_EDGE_EXP_DUPLEXITY_, HALF_DUPLEX),
+						      ZN(ZE_FABRIC_EDGE_EXP_DUPLEXITY_, FULL_DUPLEX), { NULL, 0 } };
 
-static int get_u32(struct ld *ld, json_t *v, const char *path, uint32_t *out)
-{
-	long long val;
-	if (replay_get_int(ld->file, v, path, 0, UINT32_MAX, &val))
-		return -1;
-	*out = (uint32_t)val;
-	return 0;
-}
-
+/* ze_result_t is a uint32_t, which the int may alias. */
 static int ze_parse(const char *name, int *code)
 {
-	ze_result_t rc;
-	int r = ze_result_parse(name, &rc);
-	*code = (int)rc;
-	return r;
+	return ze_result_parse(name, (ze_result_t *)code);
+}
+
+static const char *ze_name(int rc)
+{
+	const char *n = ze_result_short_name((ze_result_t)rc);
+	return n ? n : "UNKNOWN";
 }
 
 static const struct replay_codes ze_codes = { ze_parse, "expected a ze_result_t name such as \"DEVICE_LOST\"",
 					      "unknown ze_result_t", ZE_RESULT_ERROR_UNKNOWN };
+const struct fmt_ctx replay_ze_fmt = { NULL, &ze_codes, ze_name, "Level Zero" };
 
-static int get_code(struct ld *ld, json_t *v, const char *path, ze_result_t *rc)
+/* Reading a file: what the readers of its parts share. */
+struct zctx {
+	struct fmt_ctx c; /* first: the engine passes it to custom readers */
+	struct _ze_driver_handle_t *d;
+};
+
+/* A list: at most max items of size bytes, each read by item(). */
+struct zlist {
+	struct fmt_custom c;
+	const char *what;
+	size_t max, size;
+	int (*item)(struct zctx *zc, json_t *v, const char *path, void *out);
+};
+
+/* A ZLIST from an array (the field's message names the items). */
+static int read_list(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
-	int code, r = replay_get_code(ld->file, v, path, &ze_codes, &code);
-	*rc = (ze_result_t)code;
-	return r;
-}
-
-/* {"error": NAME}: 1 with *rc its code; 0 when v is not an error object; -1 on a bad one. */
-static int error_object(struct ld *ld, json_t *v, const char *path, ze_result_t *rc)
-{
-	int code = 0, r = replay_error_object(ld->file, v, path, &ze_codes, &code);
-	if (r)
-		*rc = (ze_result_t)code;
-	return r;
-}
-
-/* obj[key], when present, a failure's name: 0 (*rc set), or -1. */
-static int opt_code(struct ld *ld, json_t *obj, const char *key, const char *path, ze_result_t *rc)
-{
-	char p[ZPATH];
-	json_t *v = json_object_get(obj, key);
-	if (!v)
-		return 0;
-	if (get_code(ld, v, replay_sub(p, path, key), rc))
-		return -1;
-	return *rc == ZE_RESULT_SUCCESS ? replay_bad(ld->file, p, "SUCCESS is not an error") : 0;
-}
-
-static int get_name(struct ld *ld, json_t *v, const char *path, const struct replay_name *t, uint32_t *out)
-{
-	int value;
-	if (json_is_string(v) && !replay_value_of(t, json_string_value(v), &value)) {
-		*out = (uint32_t)value;
-		return 0;
-	}
-	char list[256] = "";
-	size_t len = 0;
-	for (const struct replay_name *e = t; e->name && len < sizeof(list); e++)
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s\"%s\"", len ? ", " : "", e->name);
-	return replay_bad(ld->file, path, "expected one of %s", list);
-}
-
-/* An array of flag names, or'ed. */
-static int get_flags(struct ld *ld, json_t *v, const char *path, const struct replay_name *t, uint32_t *out)
-{
-	char p[ZPATH];
-	*out = 0;
-	if (!json_is_array(v))
-		return replay_bad(ld->file, path, "expected an array of flag names");
-	for (size_t i = 0; i < json_array_size(v); i++) {
-		uint32_t f;
-		if (get_name(ld, json_array_get(v, i), replay_item(p, path, i), t, &f))
-			return -1;
-		*out |= f;
-	}
-	return 0;
-}
-
-/* 32 hex digits, hyphens anywhere ignored. */
-static int get_uuid(struct ld *ld, json_t *v, const char *path, uint8_t out[16])
-{
-	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
-	int n = 0;
-	for (; s && *s && n <= 32; s++) {
-		if (*s == '-')
-			continue;
-		int h = dc_hexval((unsigned char)*s);
-		if (h < 0)
-			break;
-		if (n < 32)
-			out[n / 2] = (uint8_t)(n % 2 ? (out[n / 2] | h) : h << 4);
-		n++;
-	}
-	if (!s || *s || n != 32)
-		return replay_bad(ld->file, path, "expected a UUID of 32 hex digits (hyphens allowed)");
-	return 0;
-}
-
-static int read_pci(struct ld *ld, json_t *v, const char *path, struct znode *node)
-{
-	char p[ZPATH];
-	int r = error_object(ld, v, path, &node->pci_rc);
-	if (r)
-		return r < 0 ? -1 : 0;
-	if (!json_is_object(v))
-		return replay_bad(ld->file, path, "expected {\"bus_id\": ...} or an error object");
-	json_t *bus = json_object_get(v, "bus_id");
-	struct dc_pci a;
-	if (!json_is_string(bus) || dc_pci_parse(json_string_value(bus), json_string_length(bus) + 1, &a))
-		return replay_bad(ld->file, replay_sub(p, path, "bus_id"), "expected a PCI bus id such as \"0000:18:00.0\"");
-	ze_pci_ext_properties_t *pci = &node->pci;
-	pci->stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
-	pci->address = (ze_pci_address_ext_t){ a.domain, a.bus, a.device, a.function };
-	pci->maxSpeed = (ze_pci_speed_ext_t){ -1, -1, -1 };
-	long long val;
-	json_t *e;
-	if ((e = json_object_get(v, "gen"))) {
-		if (replay_get_int(ld->file, e, replay_sub(p, path, "gen"), -1, INT32_MAX, &val))
-			return -1;
-		pci->maxSpeed.genVersion = (int32_t)val;
-	}
-	if ((e = json_object_get(v, "width"))) {
-		if (replay_get_int(ld->file, e, replay_sub(p, path, "width"), -1, INT32_MAX, &val))
-			return -1;
-		pci->maxSpeed.width = (int32_t)val;
-	}
-	if ((e = json_object_get(v, "max_bandwidth"))) {
-		if (replay_get_int(ld->file, e, replay_sub(p, path, "max_bandwidth"), -1, INT64_MAX, &val))
-			return -1;
-		pci->maxSpeed.maxBandwidth = val;
-	}
-	node->has_pci = true;
-	return 0;
-}
-
-static int read_vertex(struct ld *ld, json_t *v, const char *path, struct znode *node)
-{
-	char p[ZPATH];
-	node->vertex = true;
-	node->vertex_type = -1;
-	if (!v)
-		return 0;
-	if (json_is_boolean(v)) {
-		node->vertex = json_is_true(v);
-		return 0;
-	}
-	if (!json_is_object(v))
-		return replay_bad(ld->file, path, "expected true, false or an object");
-	json_t *e;
-	uint32_t t;
-	if ((e = json_object_get(v, "type"))) {
-		if (get_name(ld, e, replay_sub(p, path, "type"), ze_vertex_type_names, &t))
-			return -1;
-		node->vertex_type = (int)t;
-	}
-	if ((e = json_object_get(v, "remote"))) {
-		if (!json_is_boolean(e))
-			return replay_bad(ld->file, replay_sub(p, path, "remote"), "expected true or false");
-		node->vertex_remote = json_is_true(e);
-	}
-	if ((e = json_object_get(v, "bus_id"))) {
-		struct dc_pci a;
-		if (!json_is_string(e) || dc_pci_parse(json_string_value(e), json_string_length(e) + 1, &a))
-			return replay_bad(ld->file, replay_sub(p, path, "bus_id"), "expected a PCI bus id");
-		node->vertex_has_pci = true;
-		node->vertex_pci = (ze_fabric_vertex_pci_exp_address_t){ a.domain, a.bus, a.device, a.function };
-	}
-	if (opt_code(ld, v, "error", path, &node->vertex_rc) ||
-	    opt_code(ld, v, "subvertices_error", path, &node->subvertices_rc))
-		return -1;
-	return 0;
-}
-
-static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *node, const struct znode *card);
-
-static int read_subdevices(struct ld *ld, json_t *v, const char *path, struct znode *card)
-{
-	char p[ZPATH];
-	int r = error_object(ld, v, path, &card->sub_rc);
-	if (r)
-		return r < 0 ? -1 : 0;
-	if (!json_is_array(v))
-		return replay_bad(ld->file, path, "expected an array of tiles or an error object");
+	const struct zlist *l = f->aux;
+	char p[REPLAY_PATH_LEN];
 	size_t n = json_array_size(v);
-	if (n > MAX_TILES)
-		return replay_bad(ld->file, path, "%zu tiles, more than the %d supported", n, MAX_TILES);
-	if (n == 1 && !z.exposed)
-		return replay_bad(ld->file, path, "a card has no tiles or at least two (a single-tile card lists none)");
-	if (n && !(card->subs = calloc(n, sizeof(*card->subs))))
-		return replay_bad(ld->file, path, "out of memory");
-	card->nsub = (int)n;
-	for (size_t t = 0; t < n; t++) {
-		struct znode *tile = &card->subs[t];
-		tile->card = card->card;
-		tile->tile = (int)t;
-		snprintf(tile->id, sizeof(tile->id), "%d.%zu", card->card, t);
-		if (read_node(ld, json_array_get(v, t), replay_item(p, path, t), tile, card))
+	if (!json_is_array(v) || n > l->max)
+		return replay_bad(c->file, path, "expected an array of at most %zu %s", l->max, l->what);
+	void *items = n ? calloc(n, l->size) : NULL;
+	if (n && !items)
+		return replay_bad(c->file, path, "out of memory");
+	memcpy(out, &items, sizeof(items)); /* ZLIST's v, then n */
+	memcpy((char *)out + sizeof(items), &(int){ (int)n }, sizeof(int));
+	for (size_t i = 0; i < n; i++)
+		if (l->item((struct zctx *)c, json_array_get(v, i), replay_item(p, path, i), (char *)items + i * l->size))
 			return -1;
-	}
 	return 0;
 }
 
-/* A card (card NULL) or one of its tiles. */
-static int read_node(struct ld *ld, json_t *o, const char *path, struct znode *node, const struct znode *card)
+/* Field f of obj, present or not: f's reader says what an absent one lacks. */
+static int value_of(const struct fmt_ctx *c, const struct fmt_field *f, json_t *obj, const char *path, void *base)
 {
-	char p[ZPATH];
-	json_t *v;
-	if (!json_is_object(o))
-		return replay_bad(ld->file, path, "expected a device object");
-	node->type = ZE_DEVICE_TYPE_GPU;
-	node->vendor = 0x8086;
-	snprintf(node->name, sizeof(node->name), "%s", card ? card->name : DEFAULT_NAME);
-	if (card) {
-		node->device_id = card->device_id;
-		node->vendor = card->vendor;
-		node->type = card->type;
-		node->flags = z.exposed ? 0 : ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
-		node->subdevice_id = (uint32_t)node->tile;
-		/* A tile's address and UUID default to its card's, the UUID with
-		 * its last byte marked by the tile. */
-		memcpy(node->uuid, card->uuid, sizeof(node->uuid));
-		node->uuid[15] ^= (uint8_t)(node->tile + 1);
-		node->has_pci = card->has_pci;
-		node->pci_rc = card->pci_rc;
-		node->pci = card->pci;
-	}
-	if ((v = json_object_get(o, "error")) && get_code(ld, v, replay_sub(p, path, "error"), &node->props_rc))
-		return -1;
-	if (v && node->props_rc == ZE_RESULT_SUCCESS)
-		return replay_bad(ld->file, p, "SUCCESS is not an error");
-	if ((v = json_object_get(o, "name"))) {
-		if (!json_is_string(v) || json_string_length(v) >= ZE_MAX_DEVICE_NAME)
-			return replay_bad(ld->file, replay_sub(p, path, "name"), "expected a string of at most %d characters",
-					  ZE_MAX_DEVICE_NAME - 1);
-		memcpy(node->name, json_string_value(v), json_string_length(v) + 1);
-	}
-	if ((v = json_object_get(o, "uuid"))) {
-		if (get_uuid(ld, v, replay_sub(p, path, "uuid"), node->uuid))
-			return -1;
-	} else if (!card && !z.exposed && node->props_rc == ZE_RESULT_SUCCESS) {
-		return replay_bad(ld->file, path, "\"uuid\" is required");
-	}
-	if ((v = json_object_get(o, "vendor_id")) && get_u32(ld, v, replay_sub(p, path, "vendor_id"), &node->vendor))
-		return -1;
-	if ((v = json_object_get(o, "device_id")) && get_u32(ld, v, replay_sub(p, path, "device_id"), &node->device_id))
-		return -1;
-	if ((v = json_object_get(o, "type")) && get_name(ld, v, replay_sub(p, path, "type"), ze_type_names, &node->type))
-		return -1;
-	if ((v = json_object_get(o, "flags")) &&
-	    get_flags(ld, v, replay_sub(p, path, "flags"), ze_device_flag_names, &node->flags))
-		return -1;
-	if ((v = json_object_get(o, "subdevice_id")) &&
-	    get_u32(ld, v, replay_sub(p, path, "subdevice_id"), &node->subdevice_id))
-		return -1;
-	if ((v = json_object_get(o, "pci")) && read_pci(ld, v, replay_sub(p, path, "pci"), node))
-		return -1;
-	if (!card && !node->has_pci && node->pci_rc == ZE_RESULT_SUCCESS)
-		node->pci_rc = ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; /* nothing to answer with */
-	if (read_vertex(ld, json_object_get(o, "vertex"), replay_sub(p, path, "vertex"), node))
-		return -1;
-	if ((v = json_object_get(o, "subdevices"))) {
-		if (card)
-			return replay_bad(ld->file, replay_sub(p, path, "subdevices"), "a tile has no tiles of its own");
-		if (read_subdevices(ld, v, replay_sub(p, path, "subdevices"), node))
-			return -1;
-	}
+	char p[REPLAY_PATH_LEN];
+	return fmt_value(c, f, json_object_get(obj, f->key), replay_sub(p, path, f->key), (char *)base + f->off);
+}
+
+/* A PCI address of ze_pci_address_ext_t's (or the vertex's) shape. */
+static int read_bus(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	struct dc_pci a;
+	if (!json_is_string(v) || dc_pci_parse(json_string_value(v), json_string_length(v) + 1, &a))
+		return replay_bad(c->file, path, "%s", f->msg);
+	memcpy(out, (uint32_t[4]){ a.domain, a.bus, a.device, a.function }, 4 * sizeof(uint32_t));
 	return 0;
 }
 
-/* The node named id ("C" or "C.T") of driver d, or NULL. */
-static const struct znode *node_by_id(const struct zdriver *d, const char *id)
+static json_t *write_bus(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	uint32_t p[4];
+	char bus[DC_PCI_BUS_ID_SIZE];
+	(void)c, (void)f;
+	memcpy(p, in, sizeof(p));
+	dc_pci_format(&(struct dc_pci){ p[0], p[1], p[2], p[3] }, bus);
+	return json_string(bus);
+}
+
+static const struct fmt_custom bus_rw = { read_bus, write_bus };
+
+/* An edge's model: a non-empty string that fits Level Zero's buffer. */
+static int read_model(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= f->size)
+		return replay_bad(c->file, path, "expected the edge's model, e.g. \"XeLink\" or \"MDFI\"");
+	memcpy(out, json_string_value(v), json_string_length(v) + 1);
+	return 0;
+}
+
+static const znode *node_by_id(const struct _ze_driver_handle_t *d, const char *id)
 {
 	char *end;
-	long c = strtol(id, &end, 10);
+	long c = strtol(id, &end, 10), t;
 	if (end == id || c < 0 || c >= d->ncards)
 		return NULL;
-	const struct znode *card = &d->cards[c];
+	const znode *card = &d->nodes[c];
 	if (!*end)
 		return card;
 	if (*end != '.')
 		return NULL;
-	const char *t = end + 1;
-	long tile = strtol(t, &end, 10);
-	if (end == t || *end || tile < 0 || tile >= card->nsub)
-		return NULL;
-	return &card->subs[tile];
+	id = end + 1;
+	t = strtol(id, &end, 10);
+	return end == id || *end || t < 0 || t >= card->nsub ? NULL : &card->subs[t];
 }
 
-static int get_id(struct ld *ld, json_t *v, const char *path, const struct zdriver *d, char out[ZID],
-		  const struct znode **node)
+/* A device of the driver being read by its id, "C" or "C.T". */
+static int read_id(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
-	const struct znode *n = json_is_string(v) ? node_by_id(d, json_string_value(v)) : NULL;
+	const znode *n = json_is_string(v) ? node_by_id(((const struct zctx *)c)->d, json_string_value(v)) : NULL;
+	(void)f;
 	if (!n)
-		return replay_bad(ld->file, path, "expected the id of a device of this driver, \"C\" or \"C.T\"");
-	snprintf(out, ZID, "%s", n->id);
-	if (node)
-		*node = n;
+		return replay_bad(c->file, path, "expected the id of a device of this driver, \"C\" or \"C.T\"");
+	*(const znode **)out = n;
 	return 0;
 }
 
-static int read_edge(struct ld *ld, json_t *o, const char *path, const struct zdriver *d, struct zedge *e)
+static const struct fmt_custom model_r = { read_model, NULL }, id_r = { read_id, NULL };
+
+#define PCI(key, kind, member, ...) FMT_FIELD(key, kind, ze_pci_ext_properties_t, member, __VA_ARGS__)
+const struct fmt_field replay_ze_pci_fields[] = {
+	PCI("bus_id", FMT_CUSTOM, address, .aux = &bus_rw, .msg = "expected a PCI bus id such as \"0000:18:00.0\""),
+	PCI("gen", FMT_INT, maxSpeed.genVersion, .min = -1, .max = INT32_MAX),
+	PCI("width", FMT_INT, maxSpeed.width, .min = -1, .max = INT32_MAX),
+	PCI("max_bandwidth", FMT_INT, maxSpeed.maxBandwidth, .min = -1, .max = INT64_MAX),
+	{ .key = NULL },
+};
+
+/* "pci": zeDevicePciGetPropertiesExt's answer. */
+static int read_pci(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
-	char p[ZPATH], id[ZID];
-	json_t *v;
-	if (!json_is_object(o))
-		return replay_bad(ld->file, path, "expected an edge object");
-	if (get_id(ld, json_object_get(o, "a"), replay_sub(p, path, "a"), d, id, &e->a) ||
-	    get_id(ld, json_object_get(o, "b"), replay_sub(p, path, "b"), d, id, &e->b))
-		return -1;
-	if (e->a == e->b)
-		return replay_bad(ld->file, path, "an edge joins two different vertices");
-	ze_fabric_edge_exp_properties_t *pr = &e->props;
-	pr->stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
-	v = json_object_get(o, "model");
-	if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= ZE_MAX_FABRIC_EDGE_MODEL_EXP_SIZE)
-		return replay_bad(ld->file, replay_sub(p, path, "model"), "expected the edge's model, e.g. \"XeLink\" or \"MDFI\"");
-	memcpy(pr->model, json_string_value(v), json_string_length(v) + 1);
-	if ((v = json_object_get(o, "bandwidth")) && get_u32(ld, v, replay_sub(p, path, "bandwidth"), &pr->bandwidth))
-		return -1;
-	if ((v = json_object_get(o, "bandwidth_unit")) &&
-	    get_name(ld, v, replay_sub(p, path, "bandwidth_unit"), ze_bandwidth_unit_names, &pr->bandwidthUnit))
-		return -1;
-	if ((v = json_object_get(o, "latency")) && get_u32(ld, v, replay_sub(p, path, "latency"), &pr->latency))
-		return -1;
-	if ((v = json_object_get(o, "latency_unit")) &&
-	    get_name(ld, v, replay_sub(p, path, "latency_unit"), ze_latency_unit_names, &pr->latencyUnit))
-		return -1;
-	if ((v = json_object_get(o, "duplexity")) &&
-	    get_name(ld, v, replay_sub(p, path, "duplexity"), ze_duplexity_names, &pr->duplexity))
-		return -1;
-	if ((v = json_object_get(o, "uuid")) && get_uuid(ld, v, replay_sub(p, path, "uuid"), pr->uuid.id))
-		return -1;
-	return opt_code(ld, o, "error", path, &e->rc);
+	struct zpci *pci = out;
+	int rc, r = fmt_error_object(c, v, path, &rc);
+	(void)f;
+	if (r)
+		return r < 0 ? -1 : (pci->rc = (ze_result_t)rc, 0);
+	if (!json_is_object(v))
+		return replay_bad(c->file, path, "expected {\"bus_id\": ...} or an error object");
+	pci->p.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
+	pci->p.maxSpeed = (ze_pci_speed_ext_t){ -1, -1, -1 };
+	pci->has = true;
+	return value_of(c, replay_ze_pci_fields, v, path, &pci->p) ||
+			       fmt_read(c, replay_ze_pci_fields + 1, v, path, &pci->p)
+		       ? -1
+		       : 0;
 }
 
-static int read_p2p(struct ld *ld, json_t *o, const char *path, struct zdriver *d)
+#define VTX(key, kind, member, ...) FMT_FIELD(key, kind, struct zvertex, member, __VA_ARGS__)
+const struct fmt_field replay_ze_vertex_fields[] = {
+	VTX("type", FMT_NAME, p.type, .aux = vertex_type_names, .flags = FMT_FIRST),
+	VTX("remote", FMT_BOOL, p.remote),
+	VTX("bus_id", FMT_CUSTOM, p.address, .aux = &bus_rw, .msg = "expected a PCI bus id"),
+	VTX("error", FMT_CODE, rc, .flags = FMT_FAIL),
+	VTX("subvertices_error", FMT_CODE, sub_rc, .flags = FMT_FAIL),
+	{ .key = NULL },
+};
+
+/* "vertex": false, true or its answers. */
+static int read_vertex(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
-	char p[ZPATH], q[ZPATH];
-	json_t *v;
-	if (!json_is_object(o))
-		return replay_bad(ld->file, path, "expected an object");
-	for (int r = 0; r < REL_COUNT; r++)
-		if ((v = json_object_get(o, rel_keys[r])) &&
-		    get_flags(ld, v, replay_sub(p, path, rel_keys[r]), ze_p2p_flag_names, &d->rel[r]))
-			return -1;
-	if (!(v = json_object_get(o, "pairs")))
+	struct zvertex *vx = out;
+	(void)f;
+	if (json_is_boolean(v)) {
+		vx->shown = json_is_true(v);
 		return 0;
-	if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
-		return replay_bad(ld->file, replay_sub(p, path, "pairs"), "expected an array of at most %d pairs", MAX_ITEMS);
+	}
+	if (!json_is_object(v))
+		return replay_bad(c->file, path, "expected true, false or an object");
+	vx->has_pci = json_object_get(v, "bus_id") != NULL;
+	return fmt_read(c, replay_ze_vertex_fields, v, path, vx);
+}
+
+static const struct fmt_custom pci_r = { read_pci, NULL }, vertex_r = { read_vertex, NULL };
+
+enum { DEV_UUID = 2, DEV_FIELDS = 11 };
+#define DEV(key, kind, member, ...) FMT_FIELD(key, kind, znode, member, __VA_ARGS__)
+const struct fmt_field replay_ze_device_fields[DEV_FIELDS] = {
+	DEV("error", FMT_CODE, props_rc, .flags = FMT_FAIL),
+	DEV("name", FMT_STR, props.name, .msg = "expected a string of at most %d characters"),
+	[DEV_UUID] = DEV("uuid", FMT_UUID, props.uuid, .flags = FMT_LOOSE),
+	DEV("vendor_id", FMT_UINT, props.vendorId, FMT_U32),
+	DEV("device_id", FMT_UINT, props.deviceId, FMT_U32),
+	DEV("type", FMT_NAME, props.type, .aux = type_names, .flags = FMT_FIRST),
+	DEV("flags", FMT_FLAGS, props.flags, .aux = device_flag_names),
+	DEV("subdevice_id", FMT_UINT, props.subdeviceId, FMT_U32),
+	DEV("pci", FMT_CUSTOM, pci, .aux = &pci_r),
+	DEV("vertex", FMT_CUSTOM, vx, .aux = &vertex_r),
+	{ .key = NULL },
+};
+
+/* A card (card NULL) or one of its tiles; its tiles. */
+static int read_node(struct zctx *zc, json_t *o, const char *path, znode *node, const znode *card)
+{
+	char p[REPLAY_PATH_LEN];
+	struct fmt_field f[DEV_FIELDS];
+	if (!json_is_object(o))
+		return replay_bad(zc->c.file, path, "expected a device object");
+	node->props.type = ZE_DEVICE_TYPE_GPU;
+	node->props.vendorId = 0x8086;
+	snprintf(node->props.name, sizeof(node->props.name), "%s", DEFAULT_NAME);
+	node->vx.shown = true;
+	node->vx.p.type = BY_PLACE;
+	if (card) {
+		/* A tile's address and UUID default to its card's, the UUID with
+		 * its last byte marked by the tile. */
+		node->props = card->props;
+		node->props.flags = z.exposed ? 0 : ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
+		node->props.subdeviceId = (uint32_t)node->tile;
+		node->props.uuid.id[15] ^= (uint8_t)(node->tile + 1);
+		node->pci = card->pci;
+	}
+	/* A card of a physical description that answers needs its UUID. */
+	memcpy(f, replay_ze_device_fields, sizeof(f));
+	if (!card && !z.exposed && !json_object_get(o, "error"))
+		f[DEV_UUID].flags |= FMT_REQ;
+	if (fmt_read(&zc->c, f, o, path, node))
+		return -1;
+	if (!card && !node->pci.has && node->pci.rc == ZE_RESULT_SUCCESS)
+		node->pci.rc = ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; /* nothing to answer with */
+	json_t *v = json_object_get(o, "subdevices");
+	if (!v)
+		return 0;
+	replay_sub(p, path, "subdevices");
+	if (card)
+		return replay_bad(zc->c.file, p, "a tile has no tiles of its own");
+	int rc, r = fmt_error_object(&zc->c, v, p, &rc);
+	if (r)
+		return r < 0 ? -1 : (node->sub_rc = (ze_result_t)rc, 0);
 	size_t n = json_array_size(v);
-	if (n && !(d->pairs = calloc(n, sizeof(*d->pairs))))
-		return replay_bad(ld->file, path, "out of memory");
-	d->npairs = (int)n;
+	if (!json_is_array(v))
+		return replay_bad(zc->c.file, p, "expected an array of tiles or an error object");
+	if (n > REPLAY_MAX_TILES)
+		return replay_bad(zc->c.file, p, "%zu tiles, more than the %d supported", n, REPLAY_MAX_TILES);
+	if (n == 1 && !z.exposed)
+		return replay_bad(zc->c.file, p, "a card has no tiles or at least two (a single-tile card lists none)");
+	node->subs = &zc->d->nodes[zc->d->nnodes];
+	node->nsub = (int)n;
+	zc->d->nnodes += (int)n;
+	for (size_t t = 0; t < n; t++) {
+		znode *tile = &node->subs[t];
+		char q[REPLAY_PATH_LEN];
+		*tile = (znode){ .driver = node->driver, .card = node->card, .tile = (int)t };
+		snprintf(tile->id, sizeof(tile->id), "%d.%zu", node->card, t);
+		if (read_node(zc, json_array_get(v, t), replay_item(q, p, t), tile, node))
+			return -1;
+	}
+	return 0;
+}
+
+/* "devices": the cards, then their tiles, in one array. */
+static int read_devices(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	struct _ze_driver_handle_t *d = ((struct zctx *)c)->d;
+	char p[REPLAY_PATH_LEN];
+	size_t n = json_array_size(v), nodes = n;
+	(void)f, (void)out;
+	if (!json_is_array(v) || n > MAX_CARDS)
+		return replay_bad(c->file, path, "expected an array of at most %d devices", MAX_CARDS);
 	for (size_t i = 0; i < n; i++) {
-		json_t *e = json_array_get(v, i);
-		struct zpair *pr = &d->pairs[i];
-		replay_item(q, replay_sub(p, path, "pairs"), i);
-		if (!json_is_object(e))
-			return replay_bad(ld->file, q, "expected {\"from\", \"to\", \"flags\" or \"error\"}");
-		if (get_id(ld, json_object_get(e, "from"), replay_sub(p, q, "from"), d, pr->from, NULL) ||
-		    get_id(ld, json_object_get(e, "to"), replay_sub(p, q, "to"), d, pr->to, NULL))
-			return -1;
-		int r = error_object(ld, e, q, &pr->rc);
-		if (r < 0)
-			return -1;
-		json_t *f = json_object_get(e, "flags");
-		if (!r && !f)
-			return replay_bad(ld->file, q, "\"flags\" or \"error\" is required");
-		if (f && get_flags(ld, f, replay_sub(p, q, "flags"), ze_p2p_flag_names, &pr->flags))
-			return -1;
+		size_t t = json_array_size(json_object_get(json_array_get(v, i), "subdevices"));
+		nodes += t <= REPLAY_MAX_TILES ? t : 0;
 	}
-	return 0;
-}
-
-static int read_driver(struct ld *ld, json_t *o, const char *path, struct zdriver *d)
-{
-	char p[ZPATH];
-	json_t *v;
-	if (!json_is_object(o))
-		return replay_bad(ld->file, path, "expected a driver object");
-	d->rel[REL_SAME_CARD] = d->rel[REL_XELINK] =
-		ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS | ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS;
-	if ((v = json_object_get(o, "default_hierarchy"))) {
-		const char *s = json_is_string(v) ? json_string_value(v) : "";
-		if (strcmp(s, "COMPOSITE") && strcmp(s, "FLAT") && strcmp(s, "COMBINED"))
-			return replay_bad(ld->file, replay_sub(p, path, "default_hierarchy"),
-					  "expected \"COMPOSITE\", \"FLAT\" or \"COMBINED\"");
-	}
-	v = json_object_get(o, "devices");
-	if (v && (!json_is_array(v) || json_array_size(v) > MAX_CARDS))
-		return replay_bad(ld->file, replay_sub(p, path, "devices"), "expected an array of at most %d devices", MAX_CARDS);
-	size_t n = v ? json_array_size(v) : 0;
-	if (n && !(d->cards = calloc(n, sizeof(*d->cards))))
-		return replay_bad(ld->file, path, "out of memory");
-	d->ncards = (int)n;
-	for (size_t c = 0; c < n; c++) {
-		struct znode *card = &d->cards[c];
-		card->card = (int)c;
+	if (nodes && !(d->nodes = calloc(nodes, sizeof(*d->nodes))))
+		return replay_bad(c->file, path, "out of memory");
+	d->ncards = d->nnodes = (int)n;
+	for (size_t i = 0; i < n; i++) {
+		znode *card = &d->nodes[i];
+		card->driver = (int)(d - z.drivers.v);
+		card->card = (int)i;
 		card->tile = -1;
-		snprintf(card->id, sizeof(card->id), "%zu", c);
-		char q[ZPATH];
-		if (read_node(ld, json_array_get(v, c), replay_item(q, replay_sub(p, path, "devices"), c), card, NULL))
+		snprintf(card->id, sizeof(card->id), "%zu", i);
+		if (read_node((struct zctx *)c, json_array_get(v, i), replay_item(p, path, i), card, NULL))
 			return -1;
 	}
-	if ((v = json_object_get(o, "edges"))) {
-		if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
-			return replay_bad(ld->file, replay_sub(p, path, "edges"), "expected an array of at most %d edges", MAX_ITEMS);
-		size_t ne = json_array_size(v);
-		if (ne && !(d->edges = calloc(ne, sizeof(*d->edges))))
-			return replay_bad(ld->file, path, "out of memory");
-		d->nedges = (int)ne;
-		for (size_t e = 0; e < ne; e++) {
-			char q[ZPATH];
-			if (read_edge(ld, json_array_get(v, e), replay_item(q, replay_sub(p, path, "edges"), e), d, &d->edges[e]))
-				return -1;
-		}
-	}
-	if ((v = json_object_get(o, "p2p")) && read_p2p(ld, v, replay_sub(p, path, "p2p"), d))
-		return -1;
-	if ((v = json_object_get(o, "vertices_error")) &&
-	    get_code(ld, v, replay_sub(p, path, "vertices_error"), &d->vertices_rc))
-		return -1;
-	if (opt_code(ld, o, "devices_error", path, &d->devices_rc))
-		return -1;
-	/* zeFabricEdgeGetExp failing between two vertices: {"a", "b", "error"}. */
-	if (!(v = json_object_get(o, "edge_errors")))
-		return 0;
-	if (!json_is_array(v) || json_array_size(v) > MAX_ITEMS)
-		return replay_bad(ld->file, replay_sub(p, path, "edge_errors"), "expected an array of at most %d failures",
-				  MAX_ITEMS);
-	size_t nerr = json_array_size(v);
-	if (nerr && !(d->edge_errors = calloc(nerr, sizeof(*d->edge_errors))))
-		return replay_bad(ld->file, path, "out of memory");
-	d->nedge_errors = (int)nerr;
-	for (size_t i = 0; i < nerr; i++) {
-		char q[ZPATH], id[ZID];
-		struct zedge *e = &d->edge_errors[i];
-		json_t *o2 = json_array_get(v, i);
-		replay_item(q, replay_sub(p, path, "edge_errors"), i);
-		if (!json_is_object(o2) || !json_object_get(o2, "error"))
-			return replay_bad(ld->file, q, "expected {\"a\", \"b\", \"error\"}");
-		if (get_id(ld, json_object_get(o2, "a"), replay_sub(p, q, "a"), d, id, &e->a) ||
-		    get_id(ld, json_object_get(o2, "b"), replay_sub(p, q, "b"), d, id, &e->b) ||
-		    opt_code(ld, o2, "error", q, &e->rc))
-			return -1;
-	}
+	/* A tile has a vertex only where its card has one. */
+	for (int t = d->ncards; t < d->nnodes; t++)
+		d->nodes[t].vx.shown &= d->nodes[d->nodes[t].card].vx.shown;
 	return 0;
 }
 
-static int zfn_lookup(const char *name)
+#define EDGE(key, kind, member, ...) FMT_FIELD(key, kind, zedge, member, __VA_ARGS__)
+static const struct fmt_field ends[] = {
+	EDGE("a", FMT_CUSTOM, a, .aux = &id_r), EDGE("b", FMT_CUSTOM, b, .aux = &id_r), { .key = NULL }
+};
+const struct fmt_field replay_ze_edge_fields[] = {
+	EDGE("model", FMT_CUSTOM, p.model, .aux = &model_r),
+	EDGE("bandwidth", FMT_UINT, p.bandwidth, FMT_U32),
+	EDGE("bandwidth_unit", FMT_NAME, p.bandwidthUnit, .aux = bandwidth_unit_names, .flags = FMT_FIRST),
+	EDGE("latency", FMT_UINT, p.latency, FMT_U32),
+	EDGE("latency_unit", FMT_NAME, p.latencyUnit, .aux = latency_unit_names, .flags = FMT_FIRST),
+	EDGE("duplexity", FMT_NAME, p.duplexity, .aux = duplexity_names, .flags = FMT_FIRST),
+	EDGE("uuid", FMT_UUID, p.uuid, .flags = FMT_LOOSE),
+	EDGE("error", FMT_CODE, rc, .flags = FMT_FAIL),
+	{ .key = NULL },
+};
+#define EDGE_ERROR (replay_ze_edge_fields + 7)
+
+/* An edge; with error set, an edge error {"a", "b", "error"}. */
+static int read_edge_or_error(struct zctx *zc, json_t *o, const char *path, zedge *e, bool error)
 {
-	for (int i = 0; i < ZFN_COUNT; i++)
-		if (!strcmp(zfn_names[i], name))
-			return i;
-	return -1;
+	if (!json_is_object(o) || (error && !json_object_get(o, "error")))
+		return replay_bad(zc->c.file, path, error ? "expected {\"a\", \"b\", \"error\"}" : "expected an edge object");
+	if (value_of(&zc->c, &ends[0], o, path, e) || value_of(&zc->c, &ends[1], o, path, e))
+		return -1;
+	if (error)
+		return fmt_read(&zc->c, EDGE_ERROR, o, path, e);
+	if (e->a == e->b)
+		return replay_bad(zc->c.file, path, "an edge joins two different vertices");
+	e->p.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
+	return value_of(&zc->c, replay_ze_edge_fields, o, path, e) || fmt_read(&zc->c, replay_ze_edge_fields + 1, o, path, e)
+		       ? -1
+		       : 0;
 }
 
-static int read_names(struct ld *ld, json_t *v, const char *path)
+static int read_edge(struct zctx *zc, json_t *o, const char *path, void *out)
 {
-	char p[ZPATH];
-	if (!json_is_array(v) || json_array_size(v) > 4096)
-		return replay_bad(ld->file, path, "expected an array of function names");
+	return read_edge_or_error(zc, o, path, out, false);
+}
+
+static int read_edge_error(struct zctx *zc, json_t *o, const char *path, void *out)
+{
+	return read_edge_or_error(zc, o, path, out, true);
+}
+
+#define PAIR(key, kind, member, ...) FMT_FIELD(key, kind, struct zpair, member, __VA_ARGS__)
+static const struct fmt_field pair_ends[] = {
+	PAIR("from", FMT_CUSTOM, from, .aux = &id_r), PAIR("to", FMT_CUSTOM, to, .aux = &id_r), { .key = NULL }
+};
+static const struct fmt_field pair_fields[] = {
+	PAIR("error", FMT_CODE, rc, .flags = FMT_FAIL),
+	PAIR("flags", FMT_FLAGS, flags, .aux = p2p_flag_names),
+	{ .key = NULL },
+};
+const struct fmt_field *const replay_ze_p2p_flags = &pair_fields[1];
+
+static int read_pair(struct zctx *zc, json_t *o, const char *path, void *out)
+{
+	if (!json_is_object(o))
+		return replay_bad(zc->c.file, path, "expected {\"from\", \"to\", \"flags\" or \"error\"}");
+	if (value_of(&zc->c, &pair_ends[0], o, path, out) || value_of(&zc->c, &pair_ends[1], o, path, out) ||
+	    fmt_read(&zc->c, pair_fields, o, path, out))
+		return -1;
+	if (!json_object_get(o, "error") && !json_object_get(o, "flags"))
+		return replay_bad(zc->c.file, path, "\"flags\" or \"error\" is required");
+	return 0;
+}
+
+static int read_hierarchy(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : "";
+	(void)f, (void)out;
+	if (strcmp(s, "COMPOSITE") && strcmp(s, "FLAT") && strcmp(s, "COMBINED"))
+		return replay_bad(c->file, path, "expected \"COMPOSITE\", \"FLAT\" or \"COMBINED\"");
+	return 0;
+}
+
+static const struct fmt_custom hierarchy_r = { read_hierarchy, NULL }, devices_r = { read_devices, NULL };
+static const struct zlist edge_list = { { read_list, NULL }, "edges", MAX_ITEMS, sizeof(zedge), read_edge },
+			  pair_list = { { read_list, NULL }, "pairs", MAX_ITEMS, sizeof(struct zpair), read_pair },
+			  edge_error_list = { { read_list, NULL }, "failures", MAX_ITEMS, sizeof(zedge), read_edge_error };
+
+#define P2P(key, member) FMT_FIELD(key, FMT_FLAGS, struct zp2p, member, .aux = p2p_flag_names)
+static const struct fmt_field p2p_fields[] = {
+	P2P("same_card", rel[REL_SAME_CARD]), P2P("xelink", rel[REL_XELINK]), P2P("other", rel[REL_OTHER]),
+	FMT_FIELD("pairs", FMT_CUSTOM, struct zp2p, pairs, .aux = &pair_list),
+	{ .key = NULL },
+};
+
+#define DRV(key, kind, member, ...) FMT_FIELD(key, kind, struct _ze_driver_handle_t, member, __VA_ARGS__)
+static const struct fmt_field driver_fields[] = {
+	DRV("default_hierarchy", FMT_CUSTOM, ncards, .aux = &hierarchy_r),
+	DRV("devices", FMT_CUSTOM, nodes, .aux = &devices_r),
+	DRV("edges", FMT_CUSTOM, edges, .aux = &edge_list),
+	DRV("p2p", FMT_OBJ, p2p, .aux = p2p_fields),
+	DRV("vertices_error", FMT_CODE, vertices_rc),
+	DRV("devices_error", FMT_CODE, devices_rc, .flags = FMT_FAIL),
+	DRV("edge_errors", FMT_CUSTOM, edge_errors, .aux = &edge_error_list),
+	{ .key = NULL },
+};
+
+static int read_driver(struct zctx *zc, json_t *o, const char *path, void *out)
+{
+	struct _ze_driver_handle_t *d = zc->d = out;
+	if (!json_is_object(o))
+		return replay_bad(zc->c.file, path, "expected a driver object");
+	d->p2p.rel[REL_SAME_CARD] = d->p2p.rel[REL_XELINK] =
+		ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS | ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS;
+	return fmt_read(&zc->c, driver_fields, o, path, d);
+}
+
+/* "missing_functions": names dmaconn does without (any, not only its own). */
+static int read_missing(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	char p[REPLAY_PATH_LEN];
 	size_t n = json_array_size(v);
+	(void)f, (void)out;
+	if (!json_is_array(v) || n > 4096)
+		return replay_bad(c->file, path, "expected an array of function names");
 	if (n && !(z.missing = calloc(n, sizeof(*z.missing))))
-		return replay_bad(ld->file, path, "out of memory");
+		return replay_bad(c->file, path, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = json_array_get(v, i);
 		if (!json_is_string(e))
-			return replay_bad(ld->file, replay_item(p, path, i), "expected a function name");
+			return replay_bad(c->file, replay_item(p, path, i), "expected a function name");
 		if (!(z.missing[i] = strdup(json_string_value(e))))
-			return replay_bad(ld->file, path, "out of memory");
+			return replay_bad(c->file, path, "out of memory");
 		z.nmissing = (int)i + 1;
-		int id = zfn_lookup(z.missing[i]);
-		if (id >= 0)
-			z.fn_missing[id] = true;
 	}
 	return 0;
 }
 
+/* "init": a result name, or {"error": NAME}. */
+static int read_init(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	char p[REPLAY_PATH_LEN];
+	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	int rc, r = fmt_code(c, e ? e : v, e ? replay_sub(p, path, "error") : path, &rc);
+	(void)f;
+	*(ze_result_t *)out = (ze_result_t)rc;
+	return r;
+}
+
+static const struct fmt_custom missing_r = { read_missing, NULL }, init_r = { read_init, NULL };
+static const struct zlist driver_list = { { read_list, NULL }, "drivers", 64, sizeof(struct _ze_driver_handle_t),
+				      read_driver };
+
+#define TOP(key, kind, member, ...) FMT_FIELD(key, kind, struct zfile, member, __VA_ARGS__)
+static const struct fmt_field top_fields[] = {
+	TOP("missing_functions", FMT_CUSTOM, missing, .aux = &missing_r),
+	TOP("drivers_error", FMT_CODE, drivers_rc, .flags = FMT_FAIL),
+	TOP("init", FMT_CUSTOM, init_rc, .aux = &init_r),
+	TOP("exposed", FMT_BOOL, exposed),
+	TOP("drivers", FMT_CUSTOM, drivers, .aux = &driver_list),
+	{ .key = NULL },
+};
+
 int replay_ze_read(const char *file, json_t *value)
 {
-	struct ld ld = { file };
-	char p[ZPATH];
-	json_t *v;
+	struct zctx zc = { replay_ze_fmt, NULL };
 	replay_ze_release();
+	zc.c.file = file;
 	if (!json_is_object(value))
 		return replay_bad(file, "level_zero", "expected an object");
 	z.present = true;
-	if ((v = json_object_get(value, "library"))) {
-		json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	json_t *v = json_object_get(value, "library"), *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	if (v) {
 		if (json_is_string(v))
 			z.library = strdup(json_string_value(v));
 		else if (json_is_string(e))
@@ -757,35 +618,8 @@ int replay_ze_read(const char *file, json_t *value)
 		if (z.library_error)
 			return 0; /* nothing else can be reached */
 	}
-	if ((v = json_object_get(value, "missing_functions")) && read_names(&ld, v, "level_zero.missing_functions"))
-		return -1;
-	if (opt_code(&ld, value, "drivers_error", "level_zero", &z.drivers_rc))
-		return -1;
-	z.init_rc = ZE_RESULT_SUCCESS;
-	if ((v = json_object_get(value, "init"))) {
-		json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-		if (get_code(&ld, e ? e : v, e ? "level_zero.init.error" : "level_zero.init", &z.init_rc))
-			return -1;
-	}
-	if ((v = json_object_get(value, "exposed"))) {
-		if (!json_is_boolean(v))
-			return replay_bad(file, "level_zero.exposed", "expected true or false");
-		z.exposed = json_is_true(v);
-	}
-	if ((v = json_object_get(value, "drivers"))) {
-		if (!json_is_array(v) || json_array_size(v) > 64)
-			return replay_bad(file, "level_zero.drivers", "expected an array of at most 64 drivers");
-		size_t n = json_array_size(v);
-		if (n && !(z.drivers = calloc(n, sizeof(*z.drivers))))
-			return replay_bad(file, "level_zero.drivers", "out of memory");
-		z.ndrivers = (int)n;
-		for (size_t d = 0; d < n; d++)
-			if (read_driver(&ld, json_array_get(v, d), replay_item(p, "level_zero.drivers", d), &z.drivers[d]))
-				return -1;
-	}
-	return 0;
+	return fmt_read(&zc.c, top_fields, value, "level_zero", &z);
 }
-
 const char *replay_ze_library(void)
 {
 	return z.library ? z.library : ZE_LOADER_SONAME;
@@ -793,587 +627,335 @@ const char *replay_ze_library(void)
 
 const char *replay_ze_load_error(void)
 {
-	if (!z.present)
-		return NOT_INSTALLED;
-	return z.library_error;
+	return z.present ? z.library_error : NOT_INSTALLED;
 }
 
 static int ze_hidden(const char *symbol)
 {
-	if (!symbol)
-		return 0;
-	for (int i = 0; i < z.nmissing; i++)
+	for (int i = 0; symbol && i < z.nmissing; i++)
 		if (!strcmp(z.missing[i], symbol))
 			return 1;
 	return 0;
 }
 
-/* ------------------------------------------------------------ showing */
-
-static int new_dev(const struct znode *node, int driver, bool root)
-{
-	if (x.ndevs == x.capdevs) {
-		int ncap = x.capdevs ? x.capdevs * 2 : 16;
-		struct _ze_device_handle_t *grown = realloc(x.devs, (size_t)ncap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		x.devs = grown;
-		x.capdevs = ncap;
-	}
-	struct _ze_device_handle_t *dev = &x.devs[x.ndevs];
-	memset(dev, 0, sizeof(*dev));
-	dev->node = node;
-	dev->driver = driver;
-	dev->root = root;
-	dev->vertex = -1;
-	return x.ndevs++;
-}
-
-static int new_vtx(int dev)
-{
-	if (x.nvtx == x.capvtx) {
-		int ncap = x.capvtx ? x.capvtx * 2 : 16;
-		struct _ze_fabric_vertex_handle_t *grown = realloc(x.vtx, (size_t)ncap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		x.vtx = grown;
-		x.capvtx = ncap;
-	}
-	memset(&x.vtx[x.nvtx], 0, sizeof(x.vtx[x.nvtx]));
-	x.vtx[x.nvtx].dev = dev;
-	return x.nvtx++;
-}
-
-static int push(int **list, int *n, int value)
-{
-	int *grown = realloc(*list, ((size_t)*n + 1) * sizeof(int));
-	if (!grown)
-		return -1;
-	grown[(*n)++] = value;
-	*list = grown;
-	return 0;
-}
-
-/* Vertices for device dev and its sub-devices (x.devs may move: indices only). */
-static int make_vertices(int dev)
-{
-	if (!x.devs[dev].node->vertex)
-		return 0;
-	int v = new_vtx(dev);
-	if (v < 0)
-		return -1;
-	x.devs[dev].vertex = v;
-	for (int k = 0; k < x.devs[dev].nsubs; k++) {
-		int s = x.devs[dev].subs[k];
-		if (!x.devs[s].node->vertex)
-			continue;
-		int sv = new_vtx(s);
-		if (sv < 0 || push(&x.vtx[v].subs, &x.vtx[v].nsubs, sv))
-			return -1;
-		x.devs[s].vertex = sv;
-	}
-	return 0;
-}
-
-/* One driver as the file lists it: each card a root device, its tiles its
- * sub-devices. */
-static int show_driver(int d, struct _ze_driver_handle_t *out)
-{
-	const struct zdriver *zd = &z.drivers[d];
-	out->driver = d;
-	for (int c = 0; c < zd->ncards; c++) {
-		int r = new_dev(&zd->cards[c], d, true);
-		if (r < 0 || push(&out->devs, &out->ndevs, r))
-			return -1;
-		for (int t = 0; t < zd->cards[c].nsub; t++) {
-			int s = new_dev(&zd->cards[c].subs[t], d, false);
-			if (s < 0 || push(&x.devs[r].subs, &x.devs[r].nsubs, s))
-				return -1;
-		}
-		if (make_vertices(r) || (x.devs[r].vertex >= 0 && push(&out->vtx, &out->nvtx, x.devs[r].vertex)))
-			return -1;
-	}
-	return 0;
-}
-
-/* Builds what zeInit shows, once; x_lock held. */
-static ze_result_t show(void)
-{
-	if (x.done)
-		return x.rc;
-	free_shown();
-	x.done = true;
-	x.rc = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-	if (z.ndrivers && (!(x.drv = calloc((size_t)z.ndrivers, sizeof(*x.drv))) ||
-			   !(x.edge_first = calloc((size_t)z.ndrivers, sizeof(int)))))
-		return x.rc;
-	int nedges = 0;
-	for (int d = 0; d < z.ndrivers; d++)
-		nedges += z.drivers[d].nedges;
-	if (nedges && !(x.edges = calloc((size_t)nedges, sizeof(*x.edges))))
-		return x.rc;
-	for (int d = 0; d < z.ndrivers; d++) {
-		x.edge_first[d] = x.nedges;
-		for (int e = 0; e < z.drivers[d].nedges; e++)
-			x.edges[x.nedges++] = (struct _ze_fabric_edge_handle_t){ d, e };
-	}
-	/* A driver left without devices does not initialise (the runtime
-	 * reports none), and a loader without drivers fails zeInit. */
-	for (int d = 0; d < z.ndrivers; d++) {
-		struct _ze_driver_handle_t *drv = &x.drv[x.ndrv];
-		memset(drv, 0, sizeof(*drv));
-		if (show_driver(d, drv)) {
-			free(drv->devs);
-			free(drv->vtx);
-			return x.rc;
-		}
-		if (drv->ndevs)
-			x.ndrv++;
-		else {
-			free(drv->devs);
-			free(drv->vtx);
-		}
-	}
-	x.rc = x.ndrv ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNINITIALIZED;
-	return x.rc;
-}
-
 /* -------------------------------------------------------------- prologue */
 
-static bool file_loaded(void)
+static bool usable(void)
 {
-	return dmaconn_replay_ops()->load_error() == NULL;
+	return dmaconn_replay_ops()->load_error() == NULL && z.present && !z.library_error;
 }
 
-/* What every call but zeInit checks first. */
-static ze_result_t enter(enum ze_fn fn)
+/* h when it points at one of the n items of size bytes at base, else NULL. */
+static void *among(const void *h, const void *base, int n, size_t size)
 {
-	if (!file_loaded() || !z.present || z.library_error)
-		return ZE_RESULT_ERROR_UNINITIALIZED;
-	if (z.fn_missing[fn])
-		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-	pthread_mutex_lock(&x_lock);
-	bool ok = inited;
-	pthread_mutex_unlock(&x_lock);
-	return ok ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNINITIALIZED;
+	uintptr_t p = (uintptr_t)h, b = (uintptr_t)base;
+	return h && base && p >= b && (p - b) % size == 0 && (p - b) / size < (size_t)n ? (void *)h : NULL;
 }
 
-static struct _ze_driver_handle_t *drv_of(ze_driver_handle_t h)
+/* The object a handle names (a vertex handle: its device), or NULL.  A
+ * driver without devices is not shown. */
+static void *drv_of(const void *h)
 {
-	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.drv;
-	if (!h || !x.drv || p < base || (p - base) % sizeof(*x.drv) || (p - base) / sizeof(*x.drv) >= (size_t)x.ndrv)
+	struct _ze_driver_handle_t *d = among(h, z.drivers.v, z.drivers.n, sizeof(*d));
+	return d && d->ncards ? d : NULL;
+}
+
+static void *dev_of(const void *h)
+{
+	for (int d = 0; d < z.drivers.n; d++)
+		if (among(h, z.drivers.v[d].nodes, z.drivers.v[d].nnodes, sizeof(znode)))
+			return (void *)h;
+	return NULL;
+}
+
+static void *vtx_of(const void *h)
+{
+	znode *n = h ? dev_of((const void *)((uintptr_t)h - offsetof(znode, vh))) : NULL;
+	return n && n->vx.shown ? n : NULL;
+}
+
+static void *edge_of(const void *h)
+{
+	for (int d = 0; d < z.drivers.n; d++)
+		if (among(h, z.drivers.v[d].edges.v, z.drivers.v[d].edges.n, sizeof(zedge)))
+			return (void *)h;
+	return NULL;
+}
+
+/*
+ * What every call but zeInit checks first, fn being the function's name;
+ * then, where of() is given, that it finds the object of handle h, that out
+ * is not NULL and that the object has no failure to answer at offset rc_at
+ * (0: none; checked before out when early).  The object (without of(), a
+ * non-NULL pointer), or NULL with *rc.
+ */
+static void *enter(const char *fn, void *(*of)(const void *), const void *h, const void *out, size_t rc_at,
+		   bool early, ze_result_t *rc)
+{
+	char *o = NULL;
+	ze_result_t own = ZE_RESULT_SUCCESS;
+	*rc = !usable()		   ? ZE_RESULT_ERROR_UNINITIALIZED
+	      : ze_hidden(fn)	   ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
+	      : !atomic_load(&inited) ? ZE_RESULT_ERROR_UNINITIALIZED
+				   : ZE_RESULT_SUCCESS;
+	if (*rc || !of)
+		return *rc ? NULL : &z;
+	if (!(o = of(h))) {
+		*rc = h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 		return NULL;
-	return h;
+	}
+	if (rc_at)
+		memcpy(&own, o + rc_at, sizeof(own));
+	*rc = early && own ? own : !out ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : own;
+	return *rc ? NULL : o;
 }
 
-static struct _ze_device_handle_t *dev_of(ze_device_handle_t h)
+/* enter(), then the objects of two handles that of() finds: 0, or the answer. */
+static ze_result_t enter2(const char *fn, void *(*of)(const void *), const void *ha, const void *hb, znode **a,
+			  znode **b)
 {
-	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.devs;
-	if (!h || !x.devs || p < base || (p - base) % sizeof(*x.devs) || (p - base) / sizeof(*x.devs) >= (size_t)x.ndevs)
-		return NULL;
-	return h;
-}
-
-static struct _ze_fabric_vertex_handle_t *vtx_of(ze_fabric_vertex_handle_t h)
-{
-	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.vtx;
-	if (!h || !x.vtx || p < base || (p - base) % sizeof(*x.vtx) || (p - base) / sizeof(*x.vtx) >= (size_t)x.nvtx)
-		return NULL;
-	return h;
-}
-
-static struct _ze_fabric_edge_handle_t *edge_of(ze_fabric_edge_handle_t h)
-{
-	uintptr_t p = (uintptr_t)h, base = (uintptr_t)x.edges;
-	if (!h || !x.edges || p < base || (p - base) % sizeof(*x.edges) ||
-	    (p - base) / sizeof(*x.edges) >= (size_t)x.nedges)
-		return NULL;
-	return h;
-}
-
-static ze_result_t enter_device(enum ze_fn fn, ze_device_handle_t h, struct _ze_device_handle_t **dev)
-{
-	ze_result_t rc = enter(fn);
-	if (rc)
+	ze_result_t rc;
+	if (!enter(fn, NULL, NULL, NULL, 0, false, &rc))
 		return rc;
-	if (!(*dev = dev_of(h)))
-		return h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	return ZE_RESULT_SUCCESS;
+	*a = of(ha);
+	*b = of(hb);
+	return *a && *b ? ZE_RESULT_SUCCESS
+	       : ha && hb ? ZE_RESULT_ERROR_INVALID_ARGUMENT
+			  : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
-static ze_result_t enter_vertex(enum ze_fn fn, ze_fabric_vertex_handle_t h, struct _ze_fabric_vertex_handle_t **v)
-{
-	ze_result_t rc = enter(fn);
-	if (rc)
-		return rc;
-	if (!(*v = vtx_of(h)))
-		return h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	return ZE_RESULT_SUCCESS;
-}
+/* enter() and enter2() from a replay_ze* function, named as Level Zero's. */
+#define FN (__func__ + sizeof("replay_") - 1)
+#define ENTER(...) enter(FN, __VA_ARGS__, &rc)
+#define RC(type, member) offsetof(type, member)
 
-/* Copies up to *count of the n indices into out (handles of base). */
-#define ANSWER_LIST(count, out, n, list, base)                                          \
-	do {                                                                            \
-		if (*(count) == 0 || !(out)) {                                          \
-			if (*(count) != 0 && !(out))                                    \
-				return ZE_RESULT_ERROR_INVALID_NULL_POINTER;            \
-			*(count) = (uint32_t)(n);                                       \
-			return ZE_RESULT_SUCCESS;                                       \
-		}                                                                       \
-		uint32_t k_ = 0;                                                        \
-		for (; k_ < *(count) && k_ < (uint32_t)(n); k_++)                       \
-			(out)[k_] = &(base)[(list)[k_]];                                \
-		*(count) = k_;                                                          \
-		return ZE_RESULT_SUCCESS;                                               \
+/* Level Zero's count/list protocol over the items i < n for which keep
+ * holds: a count of 0 asks how many, else up to *count handles are written. */
+#define ZE_LIST(count, out, n, keep, handle)                                          \
+	do {                                                                          \
+		if (!(count) || (*(count) && !(out)))                                 \
+			return ZE_RESULT_ERROR_INVALID_NULL_POINTER;                  \
+		uint32_t k_ = 0;                                                      \
+		for (int i = 0; i < (n) && (!*(count) || k_ < *(count)); i++)        \
+			if (keep) {                                                   \
+				if (*(count))                                         \
+					(out)[k_] = (handle);                         \
+				k_++;                                                 \
+			}                                                             \
+		*(count) = k_;                                                        \
+		return ZE_RESULT_SUCCESS;                                             \
 	} while (0)
 
-/* ------------------------------------------------------ Level Zero: core */
+/* Level Zero's properties structure src (size bytes) into dst, but for the
+ * caller's stype and pNext, which begin every one. */
+static ze_result_t copy_out(void *dst, const void *src, size_t size)
+{
+	size_t head = offsetof(ze_device_properties_t, pNext) + sizeof(void *);
+	memcpy((char *)dst + head, (const char *)src + head, size - head);
+	return ZE_RESULT_SUCCESS;
+}
+
+/* ------------------------------------------------------------ Level Zero */
 
 static ze_result_t replay_zeInit(ze_init_flags_t flags)
 {
-	if (!file_loaded() || !z.present || z.library_error)
+	if (!usable())
 		return ZE_RESULT_ERROR_UNINITIALIZED;
 	if (flags > (ZE_INIT_FLAG_GPU_ONLY | ZE_INIT_FLAG_VPU_ONLY))
 		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-	ze_result_t rc;
 	if (z.init_rc != ZE_RESULT_SUCCESS)
 		return z.init_rc;
-	pthread_mutex_lock(&x_lock);
-	rc = show();
-	inited = rc == ZE_RESULT_SUCCESS;
-	pthread_mutex_unlock(&x_lock);
-	return rc;
+	/* A loader whose drivers have no devices fails (the runtime reports none). */
+	for (int d = 0; d < z.drivers.n; d++)
+		if (z.drivers.v[d].ncards) {
+			atomic_store(&inited, true);
+			return ZE_RESULT_SUCCESS;
+		}
+	return ZE_RESULT_ERROR_UNINITIALIZED;
 }
 
 static ze_result_t replay_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
 {
-	ze_result_t rc = enter(ZFN_zeDriverGet);
-	if (rc || (rc = z.drivers_rc))
+	ze_result_t rc;
+	if (!ENTER(NULL, NULL, NULL, 0, false) || (rc = z.drivers_rc))
 		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (*pCount == 0 || !phDrivers) {
-		if (*pCount != 0)
-			return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-		*pCount = (uint32_t)x.ndrv;
-		return ZE_RESULT_SUCCESS;
-	}
-	uint32_t k = 0;
-	for (; k < *pCount && k < (uint32_t)x.ndrv; k++)
-		phDrivers[k] = &x.drv[k];
-	*pCount = k;
-	return ZE_RESULT_SUCCESS;
+	ZE_LIST(pCount, phDrivers, z.drivers.n, z.drivers.v[i].ncards, &z.drivers.v[i]);
 }
 
 static ze_result_t replay_zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
 {
-	ze_result_t rc = enter(ZFN_zeDeviceGet);
-	if (rc)
+	ze_result_t rc;
+	struct _ze_driver_handle_t *d = ENTER(drv_of, hDriver, pCount, RC(struct _ze_driver_handle_t, devices_rc), true);
+	if (!d)
 		return rc;
-	struct _ze_driver_handle_t *drv = drv_of(hDriver);
-	if (!drv)
-		return hDriver ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	if ((rc = z.drivers[drv->driver].devices_rc))
-		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	ANSWER_LIST(pCount, phDevices, drv->ndevs, drv->devs, x.devs);
+	ZE_LIST(pCount, phDevices, d->ncards, true, &d->nodes[i]);
 }
 
 static ze_result_t replay_zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
 {
-	struct _ze_device_handle_t *dev;
-	ze_result_t rc = enter_device(ZFN_zeDeviceGetProperties, hDevice, &dev);
-	if (rc)
+	ze_result_t rc;
+	znode *n = ENTER(dev_of, hDevice, pDeviceProperties, RC(znode, props_rc), false);
+	if (!n)
 		return rc;
-	if (!pDeviceProperties)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	const struct znode *n = dev->node;
-	if (n->props_rc)
-		return n->props_rc;
-	ze_device_properties_t *p = pDeviceProperties;
-	void *next = p->pNext;
-	ze_structure_type_t stype = p->stype;
-	memset(p, 0, sizeof(*p));
-	p->stype = stype;
-	p->pNext = next;
-	p->type = n->type;
-	p->vendorId = n->vendor;
-	p->deviceId = n->device_id;
-	p->flags = n->flags;
-	p->subdeviceId = n->subdevice_id;
-	/* A tile shown as a root device (a card keeping one tile) is no
+	copy_out(pDeviceProperties, &n->props, sizeof(n->props));
+	/* A tile of a physical description shown as a root device is no
 	 * sub-device to the caller, as in the runtime. */
-	if (!z.exposed && dev->root) {
-		p->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
-		p->subdeviceId = 0;
+	if (!z.exposed && n->tile < 0) {
+		pDeviceProperties->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
+		pDeviceProperties->subdeviceId = 0;
 	}
-	memcpy(p->uuid.id, n->uuid, sizeof(p->uuid.id));
-	snprintf(p->name, sizeof(p->name), "%s", n->name);
-	return ZE_RESULT_SUCCESS;
+	return rc;
 }
 
 static ze_result_t replay_zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
 {
-	struct _ze_device_handle_t *dev;
-	ze_result_t rc = enter_device(ZFN_zeDeviceGetSubDevices, hDevice, &dev);
-	if (rc)
+	ze_result_t rc;
+	znode *n = ENTER(dev_of, hDevice, pCount, RC(znode, sub_rc), false);
+	if (!n)
 		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (dev->node->sub_rc)
-		return dev->node->sub_rc;
-	ANSWER_LIST(pCount, phSubdevices, dev->nsubs, dev->subs, x.devs);
+	ZE_LIST(pCount, phSubdevices, n->nsub, true, &n->subs[i]);
 }
 
 static ze_result_t replay_zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
 {
-	struct _ze_device_handle_t *dev;
-	ze_result_t rc = enter_device(ZFN_zeDevicePciGetPropertiesExt, hDevice, &dev);
-	if (rc)
-		return rc;
-	if (!pPciProperties)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (dev->node->pci_rc)
-		return dev->node->pci_rc;
-	pPciProperties->address = dev->node->pci.address;
-	pPciProperties->maxSpeed = dev->node->pci.maxSpeed;
-	return ZE_RESULT_SUCCESS;
+	ze_result_t rc;
+	znode *n = ENTER(dev_of, hDevice, pPciProperties, RC(znode, pci.rc), false);
+	return n ? copy_out(pPciProperties, &n->pci.p, sizeof(n->pci.p)) : rc;
 }
 
-/* The physical nodes a shown device stands for (itself and its sub-devices). */
-static bool joined_by_xelink(const struct zdriver *zd, const struct _ze_device_handle_t *a,
-			     const struct _ze_device_handle_t *b)
+/* An XeLink edge joins a and b, or their tiles. */
+static bool joined_by_xelink(const struct _ze_driver_handle_t *d, const znode *a, const znode *b)
 {
-	for (int e = 0; e < zd->nedges; e++) {
-		const struct zedge *ed = &zd->edges[e];
-		if (strcmp(ed->props.model, "XeLink"))
-			continue;
-		bool in_a = ed->a == a->node, in_b = ed->b == b->node, rin_a = ed->b == a->node, rin_b = ed->a == b->node;
-		for (int s = 0; s < a->nsubs; s++) {
-			in_a |= ed->a == x.devs[a->subs[s]].node;
-			rin_a |= ed->b == x.devs[a->subs[s]].node;
+	for (int e = 0; e < d->edges.n; e++) {
+		const zedge *ed = &d->edges.v[e];
+		bool in_a = ed->a == a, in_b = ed->b == b, rin_a = ed->b == a, rin_b = ed->a == b;
+		for (int s = 0; s < a->nsub; s++) {
+			in_a |= ed->a == &a->subs[s];
+			rin_a |= ed->b == &a->subs[s];
 		}
-		for (int s = 0; s < b->nsubs; s++) {
-			in_b |= ed->b == x.devs[b->subs[s]].node;
-			rin_b |= ed->a == x.devs[b->subs[s]].node;
+		for (int s = 0; s < b->nsub; s++) {
+			in_b |= ed->b == &b->subs[s];
+			rin_b |= ed->a == &b->subs[s];
 		}
-		if ((in_a && in_b) || (rin_a && rin_b))
+		if (!strcmp(ed->p.model, "XeLink") && ((in_a && in_b) || (rin_a && rin_b)))
 			return true;
 	}
 	return false;
 }
 
-static const char *card_id(const struct znode *n, char buf[ZID])
-{
-	snprintf(buf, ZID, "%d", n->card);
-	return buf;
-}
-
 static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
-				     ze_device_p2p_properties_t *pP2PProperties)
+						   ze_device_p2p_properties_t *pP2PProperties)
 {
-	ze_result_t rc = enter(ZFN_zeDeviceGetP2PProperties);
+	znode *a = NULL, *b = NULL;
+	ze_result_t rc = enter2(FN, dev_of, hDevice, hPeerDevice, &a, &b);
 	if (rc)
 		return rc;
-	struct _ze_device_handle_t *a = dev_of(hDevice), *b = dev_of(hPeerDevice);
-	if (!a || !b)
-		return (hDevice && hPeerDevice) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!pP2PProperties)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (a->driver != b->driver)
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-	const struct zdriver *zd = &z.drivers[a->driver];
-	char ca[ZID], cb[ZID];
+	const struct _ze_driver_handle_t *d = &z.drivers.v[a->driver];
 	/* The pair's own entry, then its cards', then the pair's relation. */
 	for (int pass = 0; pass < 2; pass++) {
-		const char *from = pass ? card_id(a->node, ca) : a->node->id;
-		const char *to = pass ? card_id(b->node, cb) : b->node->id;
-		for (int k = 0; k < zd->npairs; k++) {
-			const struct zpair *p = &zd->pairs[k];
-			if (strcmp(p->from, from) || strcmp(p->to, to))
+		const znode *from = pass ? &d->nodes[a->card] : a, *to = pass ? &d->nodes[b->card] : b;
+		for (int k = 0; k < d->p2p.pairs.n; k++) {
+			const struct zpair *p = &d->p2p.pairs.v[k];
+			if (p->from != from || p->to != to)
 				continue;
-			if (p->rc)
-				return p->rc;
-			pP2PProperties->flags = p->flags;
-			return ZE_RESULT_SUCCESS;
+			if (!p->rc)
+				pP2PProperties->flags = p->flags;
+			return p->rc;
 		}
 	}
-	int rel = a->node->card == b->node->card ? REL_SAME_CARD
-		  : joined_by_xelink(zd, a, b)    ? REL_XELINK
-						  : REL_OTHER;
-	pP2PProperties->flags = zd->rel[rel];
+	int rel = a->card == b->card ? REL_SAME_CARD : joined_by_xelink(d, a, b) ? REL_XELINK : REL_OTHER;
+	pP2PProperties->flags = d->p2p.rel[rel];
 	return ZE_RESULT_SUCCESS;
 }
-
-/* ---------------------------------------------------- Level Zero: fabric */
 
 static ze_result_t replay_zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
 {
-	ze_result_t rc = enter(ZFN_zeFabricVertexGetExp);
-	if (rc)
+	ze_result_t rc;
+	struct _ze_driver_handle_t *d = ENTER(drv_of, hDriver, pCount, RC(struct _ze_driver_handle_t, vertices_rc), false);
+	if (!d)
 		return rc;
-	struct _ze_driver_handle_t *drv = drv_of(hDriver);
-	if (!drv)
-		return hDriver ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (z.drivers[drv->driver].vertices_rc)
-		return z.drivers[drv->driver].vertices_rc;
-	ANSWER_LIST(pCount, phVertices, drv->nvtx, drv->vtx, x.vtx);
+	ZE_LIST(pCount, phVertices, d->ncards, d->nodes[i].vx.shown, &d->nodes[i].vh);
 }
 
 static ze_result_t replay_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t *pCount,
-					    ze_fabric_vertex_handle_t *phSubvertices)
+							  ze_fabric_vertex_handle_t *phSubvertices)
 {
-	struct _ze_fabric_vertex_handle_t *v;
-	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetSubVerticesExp, hVertex, &v);
-	if (rc)
+	ze_result_t rc;
+	znode *n = ENTER(vtx_of, hVertex, pCount, RC(znode, vx.sub_rc), false);
+	if (!n)
 		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	/* Under FLAT the runtime shows no sub-vertices. */
-	if (x.devs[v->dev].node->subvertices_rc)
-		return x.devs[v->dev].node->subvertices_rc;
-	ANSWER_LIST(pCount, phSubvertices, v->nsubs, v->subs, x.vtx);
+	ZE_LIST(pCount, phSubvertices, n->nsub, n->subs[i].vx.shown, &n->subs[i].vh);
 }
 
 static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
-					   ze_fabric_vertex_exp_properties_t *pVertexProperties)
+							 ze_fabric_vertex_exp_properties_t *pVertexProperties)
 {
-	struct _ze_fabric_vertex_handle_t *v;
-	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetPropertiesExp, hVertex, &v);
-	if (rc)
+	ze_result_t rc;
+	znode *n = ENTER(vtx_of, hVertex, pVertexProperties, RC(znode, vx.rc), false);
+	if (!n)
 		return rc;
-	if (!pVertexProperties)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	const struct _ze_device_handle_t *dev = &x.devs[v->dev];
-	const struct znode *n = dev->node;
-	if (n->vertex_rc)
-		return n->vertex_rc;
-	ze_fabric_vertex_exp_properties_t *p = pVertexProperties;
-	memcpy(p->uuid.id, n->uuid, sizeof(p->uuid.id));
-	p->type = n->vertex_type >= 0 ? (uint32_t)n->vertex_type
-		  : dev->root	      ? ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE
-				      : ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE;
-	p->remote = n->vertex_remote;
-	if (n->vertex_has_pci)
-		p->address = n->vertex_pci;
-	else if (n->has_pci)
-		p->address = (ze_fabric_vertex_pci_exp_address_t){ n->pci.address.domain, n->pci.address.bus,
-								   n->pci.address.device, n->pci.address.function };
-	else
-		memset(&p->address, 0, sizeof(p->address));
-	return ZE_RESULT_SUCCESS;
+	ze_fabric_vertex_exp_properties_t p = n->vx.p;
+	const ze_pci_address_ext_t *a = &n->pci.p.address;
+	memcpy(p.uuid.id, n->props.uuid.id, sizeof(p.uuid.id));
+	if (p.type == BY_PLACE)
+		p.type = n->tile < 0 ? ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE : ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE;
+	if (!n->vx.has_pci)
+		p.address = n->pci.has ? (ze_fabric_vertex_pci_exp_address_t){ a->domain, a->bus, a->device, a->function }
+				       : (ze_fabric_vertex_pci_exp_address_t){ 0, 0, 0, 0 };
+	return copy_out(pVertexProperties, &p, sizeof(p));
 }
 
 static ze_result_t replay_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
 {
-	struct _ze_fabric_vertex_handle_t *v;
-	ze_result_t rc = enter_vertex(ZFN_zeFabricVertexGetDeviceExp, hVertex, &v);
-	if (rc)
-		return rc;
-	if (!phDevice)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	const struct znode *n = x.devs[v->dev].node;
-	if (n->vertex_type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH)
+	ze_result_t rc;
+	znode *n = ENTER(vtx_of, hVertex, phDevice, 0, false);
+	if (n && n->vx.p.type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH)
 		return ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE;
-	if (n->vertex_remote)
+	if (n && n->vx.p.remote)
 		return ZE_RESULT_EXP_ERROR_REMOTE_DEVICE;
-	*phDevice = &x.devs[v->dev];
-	return ZE_RESULT_SUCCESS;
-}
-
-/* The recorded failure of zeFabricEdgeGetExp between a and b, if any. */
-static ze_result_t edge_error(const struct _ze_device_handle_t *a, const struct _ze_device_handle_t *b)
-{
-	const struct zdriver *zd = &z.drivers[a->driver];
-	for (int k = 0; a->driver == b->driver && k < zd->nedge_errors; k++)
-		if (zd->edge_errors[k].a == a->node && zd->edge_errors[k].b == b->node)
-			return zd->edge_errors[k].rc;
-	return ZE_RESULT_SUCCESS;
+	if (n)
+		*phDevice = n;
+	return rc;
 }
 
 static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
-			       uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
+					     uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
 {
-	ze_result_t rc = enter(ZFN_zeFabricEdgeGetExp);
+	znode *a = NULL, *b = NULL;
+	ze_result_t rc = enter2(FN, vtx_of, hVertexA, hVertexB, &a, &b);
 	if (rc)
 		return rc;
-	struct _ze_fabric_vertex_handle_t *va = vtx_of(hVertexA), *vb = vtx_of(hVertexB);
-	if (!va || !vb)
-		return (hVertexA && hVertexB) ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	const struct _ze_device_handle_t *a = &x.devs[va->dev], *b = &x.devs[vb->dev];
-	if ((rc = edge_error(a, b)))
-		return rc;
-	if (!pCount)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	uint32_t n = 0;
-	if (a->driver == b->driver) {
-		const struct zdriver *zd = &z.drivers[a->driver];
-		/* Physical edges join two vertices both ways. */
-		for (int e = 0; e < zd->nedges; e++) {
-			const struct zedge *ed = &zd->edges[e];
-			if (!((ed->a == a->node && ed->b == b->node) || (ed->a == b->node && ed->b == a->node)))
-				continue;
-			if (*pCount != 0 && phEdges) {
-				if (n >= *pCount)
-					break;
-				phEdges[n] = &x.edges[x.edge_first[a->driver] + e];
-			}
-			n++;
-		}
-	}
-	if (*pCount != 0 && !phEdges)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	*pCount = n;
-	return ZE_RESULT_SUCCESS;
+	const struct _ze_driver_handle_t *d = &z.drivers.v[a->driver];
+	int n = a->driver == b->driver ? d->edges.n : 0;
+	/* The recorded failure between a and b, if any. */
+	for (int k = 0; a->driver == b->driver && k < d->edge_errors.n; k++)
+		if (d->edge_errors.v[k].a == a && d->edge_errors.v[k].b == b)
+			return d->edge_errors.v[k].rc;
+	/* Physical edges join two vertices both ways. */
+	ZE_LIST(pCount, phEdges, n, (d->edges.v[i].a == a && d->edges.v[i].b == b) ||
+				     (d->edges.v[i].a == b && d->edges.v[i].b == a), &d->edges.v[i]);
 }
 
 static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
-					 ze_fabric_edge_exp_properties_t *pEdgeProperties)
+						       ze_fabric_edge_exp_properties_t *pEdgeProperties)
 {
-	ze_result_t rc = enter(ZFN_zeFabricEdgeGetPropertiesExp);
-	if (rc)
-		return rc;
-	struct _ze_fabric_edge_handle_t *e = edge_of(hEdge);
-	if (!e)
-		return hEdge ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	if ((rc = z.drivers[e->driver].edges[e->index].rc))
-		return rc;
-	if (!pEdgeProperties)
-		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	const ze_fabric_edge_exp_properties_t *src = &z.drivers[e->driver].edges[e->index].props;
-	ze_fabric_edge_exp_properties_t *p = pEdgeProperties;
-	p->uuid = src->uuid;
-	memcpy(p->model, src->model, sizeof(p->model));
-	p->bandwidth = src->bandwidth;
-	p->bandwidthUnit = src->bandwidthUnit;
-	p->latency = src->latency;
-	p->latencyUnit = src->latencyUnit;
-	p->duplexity = src->duplexity;
-	return ZE_RESULT_SUCCESS;
+	ze_result_t rc;
+	zedge *e = ENTER(edge_of, hEdge, pEdgeProperties, RC(zedge, rc), true);
+	return e ? copy_out(pEdgeProperties, &e->p, sizeof(e->p)) : rc;
 }
 
 /* This component's answers as Level Zero's function table, less the
  * functions the recorded loader lacked. */
-static int ze_bind(struct ze_api *api, const char *library, char *err, size_t errlen)
-{
-	memset(api, 0, sizeof(*api));
-#define REPLAY_TABLE_(fn, ret, params, required)                                                   \
-	if (!ze_hidden(#fn)) {                                                                     \
-		api->fn = replay_##fn;                                                             \
-	} else if (required) {                                                                     \
-		snprintf(err, errlen, "%s lacks %s (not a Level Zero loader?)", library, #fn);     \
-		memset(api, 0, sizeof(*api));                                                      \
-		return -1;                                                                         \
-	}
-	ZE_FUNCTIONS(REPLAY_TABLE_)
-#undef REPLAY_TABLE_
-	return 0;
-}
-
 int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
 {
-	return ze_bind(api, ZE_LOADER_SONAME, err, errlen);
+	const char *library = ZE_LOADER_SONAME;
+	memset(api, 0, sizeof(*api));
+#define ZE_BIND_(fn, ret, params, required) REPLAY_BIND(fn, required, ze_hidden(#fn), "a Level Zero loader")
+	ZE_FUNCTIONS(ZE_BIND_)
+#undef ZE_BIND_
+	return 0;
 }
