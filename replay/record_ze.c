@@ -31,6 +31,7 @@ struct kept {
 	int driver;
 	char id[ZID]; /* the device's ("C", "C.T"); "" for an edge */
 	json_t *obj;  /* the device's object, the vertex's, or the edge's */
+	bool ok;      /* a properties answer succeeded */
 };
 
 struct list {
@@ -107,7 +108,7 @@ static struct kept *keep(struct list *l, void *h, int driver, const char *id, js
 		l->v = grown;
 	}
 	k = &l->v[l->n++];
-	*k = (struct kept){ h, driver, "", obj };
+	*k = (struct kept){ .h = h, .driver = driver, .obj = obj };
 	snprintf(k->id, ZID, "%s", id ? id : "");
 	return k;
 }
@@ -130,21 +131,21 @@ static json_t *array(json_t *obj, const char *key)
 }
 
 /* A properties answer rc about h of list l, returned: a success fills the
- * kept object with fill(obj, p), a failure is kept at "error" (noted: a
- * success kept before stays). */
+ * kept object with fill(obj, p), a failure is kept at "error" as a result
+ * name, the shape the reader takes (noted: a success kept before stays). */
 static ze_result_t answered(struct list *l, const void *h, ze_result_t rc, bool noted,
 			    void (*fill)(json_t *obj, const void *p), const void *p)
 {
 	LOCK();
 	struct kept *k = find(l, h);
-	if (k && rc && noted)
-		replay_note(k->obj, "error", NULL, err_obj(rc));
-	else if (k && rc)
+	if (k && rc && !(noted && k->ok))
 		put(k->obj, "error", code(rc));
-	else if (k && noted)
+	else if (k && !rc && noted)
 		json_object_del(k->obj, "error");
-	if (k && !rc)
+	if (k && !rc) {
 		fill(k->obj, p);
+		k->ok = true;
+	}
 	UNLOCK();
 	return rc;
 }
