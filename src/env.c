@@ -232,7 +232,7 @@ int dc_replay_check(void)
 {
 	void *h;
 	const struct dmaconn_replay_ops *ops;
-	char why[768]; /* as the backends' own messages */
+	char why[1024]; /* as long as the replay component's load error */
 	int rc = dc_replay_open(&h, &ops, why, sizeof(why));
 	if (rc < 0)
 		return dc_fail(DMACONN_EREPLAY, "%s", why);
