@@ -11,7 +11,9 @@ rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 export DMACONN_VERIFY_HELPER="$HELPER" DMACONN_CUDA_LIBRARY="$FAKE" DMACONN_NO_CACHE=1 DMACONN_QUIET=1
 # NVIDIA's library of the host running the tests (a GPU node's) must not answer.
 export DMACONN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 DMACONN_CACHE_DIR="$WORK/cache"
-export DMACONN_VERIFY_PAIR_TIMEOUT_MS=1500 DMACONN_SYSFS_ROOT="$WORK/none"
+# The passing pair must finish within the pair timeout: 1.5 s times the
+# build's factor for slow (instrumented) programs.
+export DMACONN_VERIFY_PAIR_TIMEOUT_MS=$((1500 * ${DMACONN_TEST_TIME_SCALE:-1})) DMACONN_SYSFS_ROOT="$WORK/none"
 fail=0
 check() { # NAME EXPECTED ACTUAL
 	if [ "$2" = "$3" ]; then echo "ok $1"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi
