@@ -318,9 +318,14 @@ json_t *fmt_json(const struct fmt_ctx *c, const struct fmt_field *f, const void 
 	}
 }
 
+json_t *fmt_error(const struct fmt_ctx *c, int rc)
+{
+	return json_pack("{s:s}", "error", c->name(rc));
+}
+
 json_t *fmt_answer(const struct fmt_ctx *c, const struct fmt_field *f, int rc, const void *in)
 {
-	return rc ? json_pack("{s:s}", "error", c->name(rc)) : fmt_json(c, f, in);
+	return rc ? fmt_error(c, rc) : fmt_json(c, f, in);
 }
 
 json_t *fmt_write(const struct fmt_ctx *c, const struct fmt_field *fields, const void *in)

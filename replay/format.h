@@ -96,6 +96,8 @@ int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, con
 /* A value in the field's shape, from its place in; NULL when out of memory. */
 json_t *fmt_json(const struct fmt_ctx *c, const struct fmt_field *f, const void *in);
 /* The answer: in's value when rc is 0, else {"error": name(rc)}. */
+/* {"error": NAME} for return code rc (not SUCCESS). */
+json_t *fmt_error(const struct fmt_ctx *c, int rc);
 json_t *fmt_answer(const struct fmt_ctx *c, const struct fmt_field *f, int rc, const void *in);
 /* Every field of the structure in (codes at their offsets) as an object. */
 json_t *fmt_write(const struct fmt_ctx *c, const struct fmt_field *fields, const void *in);

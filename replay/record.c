@@ -33,10 +33,6 @@
 
 pthread_mutex_t replay_rec_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static json_t *err_obj(nvmlReturn_t rc)
-{
-	return json_pack("{s:s}", "error", F->name(rc));
-}
 
 /* A field's value as an unsigned number, whatever its type. */
 static unsigned int field_uint(const nvmlFieldValue_t *v)
@@ -179,7 +175,7 @@ static nvmlReturn_t r_nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t
 	}
 	if (!d->obj || (!rc && json_object_get(d->obj, "error"))) {
 		json_decref(d->obj);
-		d->obj = rc ? err_obj(rc) : json_object();
+		d->obj = rc ? fmt_error(F, rc) : json_object();
 		d->switch_links = -1;
 	}
 	n.ndevs = i >= n.ndevs ? i + 1 : n.ndevs;
@@ -231,7 +227,7 @@ static void note_fabric(nvmlDevice_t h, nvmlReturn_t rc, const nvmlGpuFabricInfo
 	LOCK();
 	struct rdev *d = dev_of(h);
 	if (d)
-		replay_note(d->obj, "fabric", o, rc ? err_obj(rc) : NULL);
+		replay_note(d->obj, "fabric", o, rc ? fmt_error(F, rc) : NULL);
 	else
 		json_decref(o);
 	UNLOCK();
@@ -418,7 +414,7 @@ static void write_links(struct rdev *d)
 	for (int l = 0; d->switch_links >= 0 && d->switch_links == up && typed < up && l <= last; l++)
 		if (link_up(d->links[l]) && !json_object_get(d->links[l], "remote_type"))
 			replay_put(&replay_rec_oom, d->links[l], "remote_type", json_string("SWITCH"));
-	json_t *arr = json_array(), *unsup = err_obj(NVML_ERROR_NOT_SUPPORTED), *prev = NULL;
+	json_t *arr = json_array(), *unsup = fmt_error(F, NVML_ERROR_NOT_SUPPORTED), *prev = NULL;
 	bool all_unsupported = true;
 	long long run = 0;
 	for (int l = 0; l <= last + 1; l++) {
@@ -515,15 +511,15 @@ static json_t *write_nvml(void)
 		struct rdev *d = &n.devs[i];
 		if (d->obj && !json_object_get(d->obj, "error")) {
 			if (!json_object_get(d->obj, "uuid"))
-				replay_put(&replay_rec_oom, d->obj, "uuid", err_obj(NVML_ERROR_UNKNOWN));
+				replay_put(&replay_rec_oom, d->obj, "uuid", fmt_error(F, NVML_ERROR_UNKNOWN));
 			if (!json_object_get(d->obj, "pci"))
-				replay_put(&replay_rec_oom, d->obj, "pci", err_obj(NVML_ERROR_UNKNOWN));
+				replay_put(&replay_rec_oom, d->obj, "pci", fmt_error(F, NVML_ERROR_UNKNOWN));
 			write_links(d);
 			write_peers(d, answers, list);
 			if (json_array_size(d->migs))
 				replay_put(&replay_rec_oom, d->obj, "mig_devices", json_incref(d->migs));
 		}
-		replay_append(&replay_rec_oom, devs, d->obj ? json_incref(d->obj) : err_obj(NVML_ERROR_UNKNOWN));
+		replay_append(&replay_rec_oom, devs, d->obj ? json_incref(d->obj) : fmt_error(F, NVML_ERROR_UNKNOWN));
 	}
 	if (json_array_size(list))
 		replay_put(&replay_rec_oom, sec, "p2p_answers", list);

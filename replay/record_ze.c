@@ -59,10 +59,6 @@ static json_t *code(ze_result_t rc)
 	return json_string(replay_ze_fmt.name((int)rc));
 }
 
-static json_t *err_obj(ze_result_t rc)
-{
-	return json_pack("{s:o}", "error", code(rc));
-}
 
 static void put(json_t *obj, const char *key, json_t *v)
 {
@@ -175,7 +171,7 @@ static ze_result_t r_zeInit(ze_init_flags_t flags)
 {
 	ze_result_t rc = z.live.zeInit(flags);
 	LOCK();
-	replay_note(z.sec, "init", json_string("SUCCESS"), rc ? err_obj(rc) : NULL);
+	replay_note(z.sec, "init", json_string("SUCCESS"), rc ? fmt_error(&replay_ze_fmt, rc) : NULL);
 	UNLOCK();
 	return rc;
 }
@@ -225,7 +221,7 @@ static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count
 	struct kept *card = find(&z.devs, h);
 	if (card && strchr(card->id, '.') == NULL) {
 		if (rc)
-			replay_note(card->obj, "subdevices", NULL, err_obj(rc));
+			replay_note(card->obj, "subdevices", NULL, fmt_error(&replay_ze_fmt, rc));
 		else if (n && !json_is_array(json_object_get(card->obj, "subdevices")))
 			put(card->obj, "subdevices", json_array());
 		json_t *arr = json_object_get(card->obj, "subdevices");
@@ -260,7 +256,7 @@ static ze_result_t r_zeDevicePciGetPropertiesExt(ze_device_handle_t h, ze_pci_ex
 	LOCK();
 	struct kept *k = find(&z.devs, h);
 	if (k)
-		replay_note(k->obj, "pci", v, krc ? err_obj(krc) : NULL);
+		replay_note(k->obj, "pci", v, krc ? fmt_error(&replay_ze_fmt, krc) : NULL);
 	else
 		json_decref(v);
 	UNLOCK();
