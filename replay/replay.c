@@ -381,7 +381,8 @@ static int p2p_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *
 	for (size_t i = 0; i < n; i++)
 		if (p2p_entry(c, json_array_get(arr, i), replay_item(p, path, i), g.ndev, &d->p2p[i]))
 			return -1;
-	qsort(d->p2p, n, sizeof(*d->p2p), cmp_p2p);
+	if (n) /* an empty list has no array to sort */
+		qsort(d->p2p, n, sizeof(*d->p2p), cmp_p2p);
 	for (size_t i = 1; i < n; i++)
 		if (d->p2p[i].peer == d->p2p[i - 1].peer)
 			return replay_bad(c->file, path, "peer %u is listed twice", d->p2p[i].peer);

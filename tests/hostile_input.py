@@ -12,6 +12,9 @@ Usage: hostile_input.py BUILD_DIR
   that file reaches stdout or stderr.
 - A replay of N GPUs without P2P answers (N = 64 x DMACONN_TEST_SIZE): the
   per-pair warning is printed once, with the count of the others.
+- A replay whose devices list empty "p2p", "nvlink" and "mig_devices":
+  no peers, links or instances, read without undefined behaviour (the
+  sanitizer builds abort on it) and shown as a device without peers.
 - CUDA_VISIBLE_DEVICES with MIG entries no MIG instance answers to
   ("MIG-zzz,MIG-not-a-uuid,0", and 20,000 of them before "0,1"): the first
   ends the list, as for CUDA, so no device is counted.
@@ -212,6 +215,23 @@ class Suite:
             problems.append("the warning does not end with %r: %r" % (tail, (printed[:1], warnings[:1])))
         self.report("many_pairs", problems)
 
+    def empty_lists(self):
+        with open(os.path.join(HERE, "topologies", "h200x2.json")) as f:
+            topo = json.load(f)
+        for d in topo["nvml"]["devices"]:
+            d.update({"p2p": [], "nvlink": [], "mig_devices": []})
+        path = os.path.join(self.tmp, "empty-lists.json")
+        with open(path, "w") as f:
+            json.dump(topo, f)
+        problems = []
+        for conn in ("p2p", "nvlink"):
+            rc, out, err = self.run(["--replay", path, "-d", "cuda", "-c", conn, "--json"], {})
+            if rc != 0 or b"runtime error" in err:
+                problems.append("%s: exit %d: %r" % (conn, rc, err[-2000:]))
+            elif json.loads(out)["results"][0]["matrix"] != [[0, 0], [0, 0]]:
+                problems.append("%s: expected no connectivity: %r" % (conn, out[:400]))
+        self.report("empty_lists", problems)
+
 
 def main(argv):
     if len(argv) != 2:
@@ -225,6 +245,7 @@ def main(argv):
         s.symlink()
         s.mig_entries()
         s.many_pairs()
+        s.empty_lists()
     finally:
         shutil.rmtree(s.tmp, ignore_errors=True)
     print("%d passed, %d failed" % (s.passed, s.failed))
