@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pci.h"
 #include "replay_internal.h"
 
 #define VERIFY_MAX_DEVICES 4096
@@ -51,6 +52,24 @@ int replay_verification_read(const char *file, json_t *value)
 	for (size_t i = 0; i < ndev; i++)
 		if (!(pci[i] = json_string_value(json_array_get(devs, i))))
 			return replay_bad(file, replay_item(p, "verification.devices", i), "expected a PCI bus id");
+	/* A GPU listed twice, however its bus id is written, would be shown
+	 * with a verified link to itself.  A recording writes "" for a device
+	 * without a bus id: ids that do not parse are kept as text. */
+	struct dc_pci *bus = calloc(ndev + 1, sizeof(*bus));
+	char *parsed = calloc(ndev + 1, 1);
+	int twice = !bus || !parsed ? replay_bad(file, "verification", "out of memory") : 0;
+	for (size_t i = 0; !twice && i < ndev; i++) {
+		parsed[i] = !dc_pci_parse(pci[i], strlen(pci[i]) + 1, &bus[i]);
+		for (size_t j = 0; parsed[i] && !twice && j < i; j++)
+			if (parsed[j] && !dc_pci_compare(&bus[i], &bus[j]))
+				twice = replay_bad(file, replay_item(p, "verification.devices", i),
+						   "\"%s\" is also the bus id of %s", pci[i],
+						   replay_item(path, "verification.devices", j));
+	}
+	free(bus);
+	free(parsed);
+	if (twice)
+		return -1;
 	vs.v = (struct dmaconn_replay_verification){ (int)ndev, pci, (int)npairs, pairs };
 	json_array_foreach(prs, k, o)
 	{
