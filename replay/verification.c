@@ -107,6 +107,20 @@ int replay_verification_read(const char *file, json_t *value)
 		}
 		kv += 2 * n + 2;
 	}
+	/* One verdict a pair: a pair listed twice (failing, then passing) would
+	 * be shown as what its last keys say. */
+	unsigned char *seen = calloc((ndev * ndev + 7) / 8 + 1, 1);
+	twice = seen ? 0 : replay_bad(file, "verification", "out of memory");
+	for (k = 0; !twice && k < npairs; k++) {
+		size_t bit = (size_t)pairs[k].from * ndev + (size_t)pairs[k].to;
+		if (seen[bit / 8] & 1u << bit % 8)
+			twice = replay_bad(file, replay_item(path, "verification.pairs", k),
+					   "the pair %d -> %d is listed twice", pairs[k].from, pairs[k].to);
+		seen[bit / 8] |= (unsigned char)(1u << bit % 8);
+	}
+	free(seen);
+	if (twice)
+		return -1;
 	vs.section = json_incref(value);
 	return 0;
 }

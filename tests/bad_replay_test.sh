@@ -41,9 +41,10 @@ check $D/p2p-row-run.json "dmaconn: $D/p2p-row-run.json: nvml.devices[0].p2p_row
 check $D/dup-uuid.json "dmaconn: $D/dup-uuid.json: nvml.devices[2].uuid: \"GPU-1\" is also the UUID of nvml.devices[0]"
 check $D/dup-busid.json "dmaconn: $D/dup-busid.json: nvml.devices[1].pci.bus_id: \"00000000:00:06.0\" is also the bus id of nvml.devices[0]"
 check $D/file-dir.json "dmaconn: $D/file-dir.json: files.\"/sys/class/kfd/kfd/topology/nodes/1/io_links\": is a file, yet other paths are below it"
-# The verification's devices, each once: a GPU listed twice would
-# show a verified link to itself.
+# The verification's devices and pairs, each once: a GPU listed twice would
+# show a verified link to itself, a pair twice two verdicts.
 check $D/verify-dup-device.json "dmaconn: $D/verify-dup-device.json: verification.devices[1]: \"00000000:00:06.0\" is also the bus id of verification.devices[0]"
+check $D/verify-dup-pair.json "dmaconn: $D/verify-dup-pair.json: verification.pairs[1]: the pair 0 -> 1 is listed twice"
 # Faults are the test stand-in's to read (tests/replay_faults.c).
 check $D/fault-fn.json "dmaconn: $D/fault-fn.json: nvml.faults[0].function: \"nvmlBogus\" is not an NVML function that dmaconn calls" \
 	DMACONN_REPLAY_LIBRARY="$1/tests/libdmaconn_replay_faults.so"
