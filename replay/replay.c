@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -459,7 +460,8 @@ static int dev_key(const struct nvmlDevice_st *a, const struct nvmlDevice_st *b)
 	struct dc_pci x, y;
 	dc_pci_parse(a->pci.busId, sizeof(a->pci.busId), &x);
 	dc_pci_parse(b->pci.busId, sizeof(b->pci.busId), &y);
-	return by_bus ? dc_pci_compare(&x, &y) : strcmp(a->uuid, b->uuid);
+	/* Case ignored, as CUDA_VISIBLE_DEVICES matches UUIDs. */
+	return by_bus ? dc_pci_compare(&x, &y) : strcasecmp(a->uuid, b->uuid);
 }
 
 static int cmp_dev(const void *pa, const void *pb)

@@ -39,6 +39,8 @@ check $D/p2p-row-run.json "dmaconn: $D/p2p-row-run.json: nvml.devices[0].p2p_row
 # A GPU listed twice (same UUID, or same bus id however written); a path
 # that is both a file and a directory, whatever sorts between them.
 check $D/dup-uuid.json "dmaconn: $D/dup-uuid.json: nvml.devices[2].uuid: \"GPU-1\" is also the UUID of nvml.devices[0]"
+# UUIDs are hex, compared as CUDA_VISIBLE_DEVICES compares them: case ignored.
+check $D/dup-uuid-case.json "dmaconn: $D/dup-uuid-case.json: nvml.devices[1].uuid: \"GPU-E45AFAC4-9187-255F-1FB8-AB5D93A3BC6C\" is also the UUID of nvml.devices[0]"
 check $D/dup-busid.json "dmaconn: $D/dup-busid.json: nvml.devices[1].pci.bus_id: \"00000000:00:06.0\" is also the bus id of nvml.devices[0]"
 check $D/file-dir.json "dmaconn: $D/file-dir.json: files.\"/sys/class/kfd/kfd/topology/nodes/1/io_links\": is a file, yet other paths are below it"
 # The verification's devices and pairs, each once: a GPU listed twice would
