@@ -80,6 +80,9 @@ case_ topo-pcie 0 -- --topo --replay $T/pcie-l40s-4.json
 case_ unknown-option 2 -- --bogus
 case_ unknown-option-json 2 -- --json --bogus
 case_ missing-argument 2 -- --replay
+# getopt_long's other refusals: a value for a flag, a prefix of two options.
+case_ flag-with-value 2 -- --json=1
+case_ ambiguous-option 2 -- --re tests/topologies/h200x2.json
 case_ missing-argument-short 2 -- -d
 case_ record-topo 2 -- --record "$TMP/never.json" --topo
 # --record FILE --verify with nothing verified: no section, exit 1 (record_verify_test.sh checks the file).

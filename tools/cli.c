@@ -1165,6 +1165,29 @@ static int cli_set(struct cli_args *a, int opt)
 	return 0;
 }
 
+/* Why getopt_long refused the option spelled bad: a long option it knows
+ * but given a value (--json=1, optopt its letter), a prefix of several long
+ * options (--re), or one it does not know. */
+static void cli_refused(char *why, size_t len, const char *bad)
+{
+	char names[400] = "";
+	size_t n = strlen(bad), at = 0, matches = 0;
+	int is_long = !strncmp(bad, "--", 2);
+	for (size_t k = 0; is_long && optopt && k < CLI_NOPTIONS; k++)
+		if (cli_options[k].opt == optopt) {
+			snprintf(why, len, "option '--%s' takes no argument", cli_options[k].name);
+			return;
+		}
+	for (size_t k = 0; is_long && n > 2 && k < CLI_NOPTIONS; k++)
+		if (!strncmp(cli_options[k].name, bad + 2, n - 2) && at < sizeof(names))
+			at += (size_t)snprintf(names + at, sizeof(names) - at, "%s--%s", matches++ ? ", " : "",
+					       cli_options[k].name);
+	if (matches > 1)
+		snprintf(why, len, "option '%s' is ambiguous (%.300s)", bad, names);
+	else
+		snprintf(why, len, "unknown option '%s'", bad);
+}
+
 /* Parses argv into a; a usage error's message into why (empty when none).
  * Every option is read even after an error, so that --json is known. */
 static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size_t len)
@@ -1200,7 +1223,7 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		default:
 			cli_bad_option(bad, sizeof(bad), argc, argv);
 			if (!*why)
-				snprintf(why, len, "unknown option '%s'", bad);
+				cli_refused(why, len, bad);
 			break;
 		}
 	}
