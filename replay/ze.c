@@ -540,6 +540,46 @@ static const struct fmt_field driver_fields[] = {
 	{ .key = NULL },
 };
 
+/* A pair's entry with its place in the file, to find one listed twice. */
+struct zpair_at {
+	const znode *from, *to;
+	int k;
+};
+
+static int cmp_pair_at(const void *pa, const void *pb)
+{
+	const struct zpair_at *a = pa, *b = pb;
+	if (a->from != b->from)
+		return (a->from > b->from) - (a->from < b->from);
+	if (a->to != b->to)
+		return (a->to > b->to) - (a->to < b->to);
+	return (a->k > b->k) - (a->k < b->k);
+}
+
+/* A pair listed twice would answer as its first entry says, the second
+ * never read: refused, as NVML's peers listed twice are. */
+static int pairs_once(const struct zctx *zc, const struct _ze_driver_handle_t *d, const char *path)
+{
+	int n = d->p2p.pairs.n, twice = -1;
+	struct zpair_at *at = n > 1 ? calloc((size_t)n, sizeof(*at)) : NULL;
+	if (n > 1 && !at)
+		return replay_bad(zc->c.file, path, "out of memory");
+	for (int k = 0; k < n && at; k++)
+		at[k] = (struct zpair_at){ d->p2p.pairs.v[k].from, d->p2p.pairs.v[k].to, k };
+	if (at)
+		qsort(at, (size_t)n, sizeof(*at), cmp_pair_at);
+	for (int k = 1; k < n; k++)
+		if (at[k].from == at[k - 1].from && at[k].to == at[k - 1].to && (twice < 0 || at[k].k < twice))
+			twice = at[k].k;
+	free(at);
+	if (twice < 0)
+		return 0;
+	char p[REPLAY_PATH_LEN], q[REPLAY_PATH_LEN], r[REPLAY_PATH_LEN];
+	const struct zpair *e = &d->p2p.pairs.v[twice];
+	return replay_bad(zc->c.file, replay_item(r, replay_sub(q, replay_sub(p, path, "p2p"), "pairs"), (size_t)twice),
+			  "the pair \"%s\" -> \"%s\" is listed twice", e->from->id, e->to->id);
+}
+
 static int read_driver(struct zctx *zc, json_t *o, const char *path, void *out)
 {
 	struct _ze_driver_handle_t *d = zc->d = out;
@@ -547,7 +587,7 @@ static int read_driver(struct zctx *zc, json_t *o, const char *path, void *out)
 		return replay_bad(zc->c.file, path, "expected a driver object");
 	d->p2p.rel[REL_SAME_CARD] = d->p2p.rel[REL_XELINK] =
 		ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS | ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS;
-	return fmt_read(&zc->c, driver_fields, o, path, d);
+	return fmt_read(&zc->c, driver_fields, o, path, d) || pairs_once(zc, d, path) ? -1 : 0;
 }
 
 /* "missing_functions": names dmaconn does without (any, not only its own). */

@@ -47,6 +47,8 @@ check $D/file-dir.json "dmaconn: $D/file-dir.json: files.\"/sys/class/kfd/kfd/to
 # show a verified link to itself, a pair twice two verdicts.
 check $D/verify-dup-device.json "dmaconn: $D/verify-dup-device.json: verification.devices[1]: \"00000000:00:06.0\" is also the bus id of verification.devices[0]"
 check $D/verify-dup-pair.json "dmaconn: $D/verify-dup-pair.json: verification.pairs[1]: the pair 0 -> 1 is listed twice"
+# Level Zero's pairs, each once, as NVML's peers: the second answer would go unread.
+check $D/ze-pair-twice.json "dmaconn: $D/ze-pair-twice.json: level_zero.drivers[0].p2p.pairs[2]: the pair \"0\" -> \"1\" is listed twice"
 # Faults are the test stand-in's to read (tests/replay_faults.c).
 check $D/fault-fn.json "dmaconn: $D/fault-fn.json: nvml.faults[0].function: \"nvmlBogus\" is not an NVML function that dmaconn calls" \
 	DMACONN_REPLAY_LIBRARY="$1/tests/libdmaconn_replay_faults.so"
