@@ -75,6 +75,8 @@ case_ example-mi300x 0 -- --replay examples/mi300x.json -d rocm -c infinity_fabr
 case_ topo-dgx1 0 -- --topo --replay $T/dgx1-v100.json
 case_ topo-dgx1-subset 0 CUDA_VISIBLE_DEVICES=4,0,5,1 -- --topo --replay $T/dgx1-v100.json
 case_ topo-pcie 0 -- --topo --replay $T/pcie-l40s-4.json
+# A verification's bus id names NVML's device however it is written.
+case_ verified-bus-spelling 0 -- --replay tests/cli/verified-bus-spelling.json -d cuda -c verified
 
 # Usage errors: two lines on stderr, exit 2; with --json, one JSON object.
 case_ unknown-option 2 -- --bogus

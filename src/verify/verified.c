@@ -17,6 +17,7 @@
 #include "internal.h"
 #include "model/model.h"
 #include "model/reasons.h"
+#include "pci.h"
 #include "replay_abi.h"
 #include "verify/cache.h"
 #include "verify/verify.h"
@@ -65,9 +66,13 @@ static int dc_verified_zeros(dmaconn_builder *b, const dmaconn_result *p2p, cons
 /* The p2p device with this bus id, or -1. */
 static int dc_verified_find(const dmaconn_result *p2p, const char *pci)
 {
+	/* As bus ids where both are ("00000000:00:06.0" is "0000:00:06.0"). */
+	struct dc_pci want, got;
+	int parsed = pci && !dc_pci_parse(pci, strlen(pci) + 1, &want);
 	for (int i = 0; pci && p2p && i < dmaconn_result_size(p2p); i++) {
 		const char *q = dmaconn_result_device_get(p2p, i, DMACONN_PROP_PCI_BUS_ID);
-		if (q && !strcasecmp(q, pci))
+		if (q && (parsed && !dc_pci_parse(q, strlen(q) + 1, &got) ? !dc_pci_compare(&want, &got)
+									   : !strcasecmp(q, pci)))
 			return i;
 	}
 	return -1;
