@@ -9,8 +9,9 @@
  * error path keeps a reference or a buffer.
  *
  * usage: test_oom cuda   (DMACONN_REPLAY names the 2x H200 topology)
- *        test_oom rocm KFD-TREE OTHER-KFD-TREE
- * The second form also changes DMACONN_SYSFS_ROOT between detections: a
+ *        test_oom rocm KFD-TREE
+ *        test_oom rocm-root KFD-TREE OTHER-TREE
+ * The last form changes DMACONN_SYSFS_ROOT between detections instead: a
  * detection that cannot read the new tree must not answer from the old one.
  *
  * Not for sanitizer or valgrind builds, whose allocators it would bypass.
@@ -234,7 +235,7 @@ int main(int argc, char **argv)
 		CHECK_INT(wants[0].n, 2);
 		CHECK_INT(wants[0].cells[1], 18);
 		flat(DMACONN_DEVICE_CUDA, conns, wants, 2);
-	} else if (argc == 4 && !strcmp(argv[1], "rocm")) {
+	} else if (argc == 3 && !strcmp(argv[1], "rocm")) {
 		static const char *const conns[] = { "infinity_fabric", "p2p" };
 		struct answer wants[2];
 		setenv("DMACONN_SYSFS_ROOT", argv[2], 1);
@@ -242,9 +243,10 @@ int main(int argc, char **argv)
 			fault_free(DMACONN_DEVICE_ROCM, conns[c], &wants[c]);
 		CHECK_INT(wants[0].n, 2);
 		flat(DMACONN_DEVICE_ROCM, conns, wants, 2);
+	} else if (argc == 4 && !strcmp(argv[1], "rocm-root")) {
 		root_switch(argv[2], argv[3]);
 	} else {
-		fprintf(stderr, "usage: test_oom cuda | test_oom rocm KFD-TREE OTHER-KFD-TREE\n");
+		fprintf(stderr, "usage: test_oom cuda | test_oom rocm KFD-TREE | test_oom rocm-root KFD-TREE OTHER-TREE\n");
 		return 2;
 	}
 	dmaconn_shutdown();
