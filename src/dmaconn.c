@@ -1,4 +1,5 @@
 /* The public API: errors, results, the builder, the registry and its cache. */
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -109,7 +110,13 @@ int dc_grow(void *itemsp, int count, int *cap, size_t size, int first)
 	 * alias the caller's typed pointer. */
 	void *items;
 	memcpy(&items, itemsp, sizeof(items));
+	/* Neither the doubled count nor its bytes may wrap (to a block smaller
+	 * than the capacity claimed). */
+	if (*cap > INT_MAX / 2)
+		return -1;
 	int ncap = *cap ? *cap * 2 : first;
+	if ((size_t)ncap > SIZE_MAX / size)
+		return -1;
 	void *grown = realloc(items, (size_t)ncap * size);
 	if (!grown)
 		return -1;

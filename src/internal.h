@@ -76,7 +76,8 @@ const char *dc_props_value_at(const struct dc_props *p, int k);
 /*
  * Makes room for one more item in an array of *cap items of size bytes, count
  * of them used, whose pointer is at itemsp: doubles it when full (first items
- * when empty).  0, or -1 when out of memory (the array is then unchanged).
+ * when empty).  0, or -1 when out of memory or past INT_MAX items or SIZE_MAX
+ * bytes (the array is then unchanged).
  */
 int dc_grow(void *itemsp, int count, int *cap, size_t size, int first);
 
