@@ -1043,9 +1043,10 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	int node = mode == DETECT_NODE || mode == DETECT_RECORD;
 	b->quiet = node || mode == DETECT_RECORD_ENV;
 	last_error[0] = '\0';
-	if (node)
-		dc_set_node_scope(1);
-	dc_set_rediscover(mode == DETECT_FRESH);
+	/* A detection nested in a detector runs as its own mode says, and
+	 * gives the outer one back its own afterwards. */
+	int outer_scope = dc_set_node_scope(node);
+	int outer_fresh = dc_set_rediscover(mode == DETECT_FRESH);
 	dc_config_begin();
 	in_detection++;
 	int outer_passive = passive;
@@ -1054,9 +1055,8 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	passive = outer_passive;
 	in_detection--;
 	dc_config_end();
-	dc_set_rediscover(0);
-	if (node)
-		dc_set_node_scope(0);
+	dc_set_rediscover(outer_fresh);
+	dc_set_node_scope(outer_scope);
 	dc_warn_finish(b);
 	if (rc == DMACONN_OK && b->oom)
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory while detecting %s over %s",

@@ -321,9 +321,11 @@ const struct dc_config *dc_config(void)
 static _Thread_local int node_scope;
 static _Thread_local int rediscover;
 
-void dc_set_rediscover(int on)
+int dc_set_rediscover(int on)
 {
+	int was = rediscover;
 	rediscover = on;
+	return was;
 }
 
 int dc_rediscover(void)
@@ -331,9 +333,11 @@ int dc_rediscover(void)
 	return rediscover;
 }
 
-void dc_set_node_scope(int on)
+int dc_set_node_scope(int on)
 {
+	int was = node_scope;
 	node_scope = on;
+	return was;
 }
 
 /* The variables that hide devices from a runtime (CUDA_DEVICE_ORDER only

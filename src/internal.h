@@ -204,11 +204,13 @@ enum { DC_FORK_PREPARE, DC_FORK_PARENT, DC_FORK_CHILD };
 void dc_replay_fork(int phase);
 /* While on, the calling thread's dc_getenv() hides the device-visibility
  * variables and answers CUDA_DEVICE_ORDER=PCI_BUS_ID: detection then covers
- * every device of the node (dmaconn_detect_node). */
-void dc_set_node_scope(int on);
+ * every device of the node (dmaconn_detect_node).  Returns the setting it
+ * replaces (a nested detection restores it). */
+int dc_set_node_scope(int on);
 /* While on, the calling thread's detection is fresh (dmaconn_detect_fresh):
- * backends discover again instead of reusing their model. */
-void dc_set_rediscover(int on);
+ * backends discover again instead of reusing their model.  Returns the
+ * setting it replaces. */
+int dc_set_rediscover(int on);
 int dc_rediscover(void);
 
 /* 1 while the calling thread runs a detector for dmaconn_detect_passive():

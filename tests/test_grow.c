@@ -31,14 +31,14 @@ void dc_replay_shutdown(void)
 {
 }
 
-void dc_set_node_scope(int on)
+int dc_set_node_scope(int on)
 {
-	(void)on;
+	return on;
 }
 
-void dc_set_rediscover(int on)
+int dc_set_rediscover(int on)
 {
-	(void)on;
+	return on;
 }
 
 int main(void)
