@@ -1051,7 +1051,7 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	in_detection++;
 	int outer_passive = passive;
 	passive = mode == DETECT_PASSIVE || mode == DETECT_RECORD || mode == DETECT_RECORD_ENV;
-	int rc = fn(b, user_data);
+	int rc = dc_config()->oom ? dc_fail(DMACONN_ENOMEM, "out of memory") : fn(b, user_data);
 	passive = outer_passive;
 	in_detection--;
 	dc_config_end();

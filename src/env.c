@@ -264,8 +264,12 @@ static _Thread_local int config_depth; /* detections under way on this thread */
 static char *config_string(const char *name)
 {
 	const char *v = secure_getenv(name);
-	/* Out of memory reads as unset: the defaults apply. */
-	return v && *v ? strdup(v) : NULL;
+	char *copy = v && *v ? strdup(v) : NULL;
+	/* Out of memory must not read as unset (another library, another
+	 * tree): the detection fails instead (dmaconn.c). */
+	if (v && *v && !copy)
+		config.oom = 1;
+	return copy;
 }
 
 static int config_flag(const char *name)

@@ -117,6 +117,7 @@ struct dc_config {
 	long nvml_threads;      /* its value (strtol) */
 	int nvml_batch;         /* 0 when DMACONN_NVML_NO_BATCH is set, not "0" */
 	int replay_live_env;    /* DMACONN_REPLAY_LIVE_ENV set, not "0" */
+	int oom;                /* a string could not be copied: unusable */
 };
 
 void dc_config_begin(void);

@@ -10,6 +10,7 @@
  * error path keeps a reference or a buffer.
  *
  * usage: test_oom cuda   (DMACONN_REPLAY names the 2x H200 topology)
+ *        test_oom cuda-library LIBRARY   (the stand-in NVML of fake_nvml_nvl.c)
  *        test_oom xpu    (DMACONN_REPLAY names two Data Center GPU Max)
  *        test_oom rocm KFD-TREE
  *        test_oom rocm-root KFD-TREE OTHER-TREE
@@ -93,6 +94,10 @@ static long warnings;
 /* Level Zero out of memory counts the devices from sysfs, which a replay
  * file need not hold: N may then differ. */
 static int counted_without_vendor;
+/* The vendor library loaded afresh before each detection (shutdown, not
+ * clear_cache), and what no warning may then say. */
+static int from_shutdown;
+static const char *never_warned;
 
 static void count_warning(const char *message, void *user_data)
 {
@@ -158,6 +163,13 @@ static int armed(dmaconn_device_type type, const char *conn, int fresh, long k, 
 		}
 		/* What went to the sink is what the result keeps, at most. */
 		CHECK(warnings - before <= dmaconn_result_warning_count(r));
+		for (int w = 0; never_warned && w < dmaconn_result_warning_count(r); w++) {
+			const char *text = dmaconn_result_warning(r, w);
+			if (strstr(text, never_warned)) {
+				fprintf(stderr, "%s k=%ld: %s\n", conn, k, text);
+				CHECK(!strstr(text, never_warned));
+			}
+		}
 	}
 	dmaconn_result_release(r);
 	return hit;
@@ -177,7 +189,12 @@ static long sweep(dmaconn_device_type type, const char *conn, const struct answe
 {
 	long k = 1;
 	for (;; k++) {
-		dmaconn_clear_cache();
+		if (from_shutdown) {
+			dmaconn_shutdown();
+			dmaconn_set_warning_handler(count_warning, NULL);
+		} else {
+			dmaconn_clear_cache();
+		}
 		if (!armed(type, conn, 0, k, want))
 			break;
 	}
@@ -247,6 +264,22 @@ int main(int argc, char **argv)
 		CHECK_INT(wants[0].n, 2);
 		CHECK_INT(wants[0].cells[1], 18);
 		flat(DMACONN_DEVICE_CUDA, conns, wants, 2);
+	} else if (argc == 3 && !strcmp(argv[1], "cuda-library")) {
+		/* NVML from DMACONN_NVML_LIBRARY, loaded and initialised under
+		 * the fault: without it, the GPUs are counted from sysfs (none
+		 * here), and never through another library than the one named. */
+		static const char *const conns[] = { "nvlink", "p2p" };
+		struct answer wants[2];
+		setenv("DMACONN_NVML_LIBRARY", argv[2], 1);
+		setenv("DMACONN_FAKE_NVML_GPUS", "2", 1);
+		for (int c = 0; c < 2; c++)
+			fault_free(DMACONN_DEVICE_CUDA, conns[c], &wants[c]);
+		CHECK_INT(wants[0].n, 2);
+		CHECK_INT(wants[0].cells[1], 18);
+		counted_without_vendor = 1;
+		from_shutdown = 1;
+		never_warned = "is the NVIDIA driver installed?";
+		flat(DMACONN_DEVICE_CUDA, conns, wants, 2);
 	} else if (argc == 2 && !strcmp(argv[1], "xpu")) {
 		static const char *const conns[] = { "xelink", "p2p" };
 		struct answer wants[2];
@@ -267,7 +300,7 @@ int main(int argc, char **argv)
 	} else if (argc == 4 && !strcmp(argv[1], "rocm-root")) {
 		root_switch(argv[2], argv[3]);
 	} else {
-		fprintf(stderr, "usage: test_oom cuda | test_oom xpu | test_oom rocm KFD-TREE | test_oom rocm-root KFD-TREE OTHER-TREE\n");
+		fprintf(stderr, "usage: test_oom cuda | test_oom cuda-library LIBRARY | test_oom xpu | test_oom rocm KFD-TREE | test_oom rocm-root KFD-TREE OTHER-TREE\n");
 		return 2;
 	}
 	dmaconn_shutdown();
