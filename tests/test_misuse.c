@@ -377,6 +377,39 @@ static void part_nested(void)
 	dmaconn_shutdown();
 }
 
+/* ---------------------------------------------------------------- roots */
+
+/* The size of a detection under DMACONN_SYSFS_ROOT=tests/TREE. */
+static int size_under(const char *tree, dmaconn_device_type type, const char *conn)
+{
+	char rel[128];
+	snprintf(rel, sizeof(rel), "tests/%s", tree);
+	char *root = realpath(rel, NULL);
+	CHECK(root != NULL);
+	setenv("DMACONN_SYSFS_ROOT", root ? root : "", 1);
+	free(root);
+	dmaconn_result *r = NULL;
+	int rc = dmaconn_detect(type, conn, &r);
+	int n = rc ? rc : dmaconn_result_size(r);
+	dmaconn_result_release(r);
+	return n;
+}
+
+/*
+ * A process that changes DMACONN_SYSFS_ROOT between detections gets the new
+ * tree's devices in a pair it detects next (a pair's result is cached), though
+ * each vendor keeps one discovery: here without NVML, whose GPUs are counted
+ * from the tree, and the KFD's.
+ */
+static void part_roots(void)
+{
+	CHECK_INT(size_under("sysfs/two-nvidia", DMACONN_DEVICE_CUDA, "nvlink"), 2);
+	CHECK_INT(size_under("sysfs/no-nvidia", DMACONN_DEVICE_CUDA, "p2p"), 0);
+	CHECK_INT(size_under("sysfs-kfd/hidden-node", DMACONN_DEVICE_ROCM, "infinity_fabric"), 2);
+	CHECK_INT(size_under("sysfs/two-nvidia", DMACONN_DEVICE_ROCM, "p2p"), 0);
+	dmaconn_shutdown();
+}
+
 /* ----------------------------------------------------------------- main */
 
 static const struct {
@@ -385,7 +418,7 @@ static const struct {
 } parts[] = {
 	{ "reentry", part_reentry }, { "replace", part_replace }, { "shutdown", part_shutdown },
 	{ "registry", part_registry }, { "causes", part_causes }, { "text", part_text },
-	{ "nested", part_nested },
+	{ "nested", part_nested }, { "roots", part_roots },
 };
 
 int main(int argc, char **argv)
