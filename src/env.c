@@ -185,22 +185,25 @@ int dmaconn_record(const char *path)
 			       why[0] ? why : "the replay component has no recorder");
 	if (dc_replay_file() && ops->load_error())
 		return dc_fail(DMACONN_EREPLAY, "cannot record: %s", ops->load_error());
-	/* Every detector once, its vendor libraries' tables wrapped. */
+	/* Every detector once, its vendor libraries' tables wrapped; no other
+	 * thread detects meanwhile. */
+	int rc = dc_record_enter();
+	if (rc != DMACONN_OK)
+		return rc;
 	ops->record_begin();
 	pthread_mutex_lock(&replay_lock);
 	recorder = ops;
 	pthread_mutex_unlock(&replay_lock);
-	int rc = dc_record_run();
+	rc = dc_record_run();
 	pthread_mutex_lock(&replay_lock);
 	recorder = NULL;
 	pthread_mutex_unlock(&replay_lock);
-	if (rc != DMACONN_OK)
-		return rc;
 	char tool[64], err[1024] = "";
 	snprintf(tool, sizeof(tool), "dmaconn %s", dmaconn_version_string());
-	if (ops->record_write(path, tool, err, sizeof(err)) != 0)
-		return dc_fail(DMACONN_EREPLAY, "cannot record: %s", err);
-	return DMACONN_OK;
+	if (rc == DMACONN_OK && ops->record_write(path, tool, err, sizeof(err)) != 0)
+		rc = dc_fail(DMACONN_EREPLAY, "cannot record: %s", err);
+	dc_record_leave();
+	return rc;
 }
 
 int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen)

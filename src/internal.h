@@ -196,6 +196,12 @@ void dc_record_pci_gpus(const struct dc_pci *gpus, int n);
 /* dmaconn_record()'s detection: every detector once, over the whole node,
  * passive and uncached, between two resets of the backends (dmaconn.c). */
 int dc_record_run(void);
+/* Around a whole recording (dmaconn_record): enter waits for any other
+ * recording and for the detections under way, then holds other threads'
+ * detections back until leave; DMACONN_EBUSY inside a detector or a
+ * warning handler. */
+int dc_record_enter(void);
+void dc_record_leave(void);
 
 /* fork() while other threads work: DC_FORK_PREPARE takes the lock of a part,
  * DC_FORK_PARENT and DC_FORK_CHILD release it (dmaconn.c's pthread_atfork

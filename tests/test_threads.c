@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "dmaconn.h"
@@ -126,6 +127,48 @@ static void race_mixed(void)
 	CHECK_INT(atomic_load(&mixed_bad), 0);
 }
 
+/*
+ * dmaconn_record() while other threads detect: it loads the vendor libraries
+ * afresh around its own detections, which must neither pull them from under
+ * another thread's detection nor record that thread's calls.
+ */
+static atomic_int recording_done, record_bad;
+
+static void *record_racer(void *arg)
+{
+	long id = (long)arg;
+	for (int k = 0; !atomic_load(&recording_done); k++) {
+		const struct view *v = &views[(id + k) % 2]; /* the CUDA views */
+		dmaconn_result *r = NULL;
+		int rc = k % 2 ? dmaconn_detect_fresh(v->type, v->conn, &r) : dmaconn_detect(v->type, v->conn, &r);
+		if (rc != DMACONN_OK || dmaconn_result_size(r) != v->n || dmaconn_result_get(r, 0, 1) != v->cell) {
+			fprintf(stderr, "thread %ld during a recording: %s: rc %d (%s)\n", id, v->conn, rc,
+				dmaconn_last_error());
+			atomic_fetch_add(&record_bad, 1);
+		}
+		dmaconn_result_release(r);
+	}
+	return NULL;
+}
+
+static void record_while_detecting(void)
+{
+	char dir[] = "/tmp/dmaconn-test-threads-XXXXXX", path[128];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/recorded.json", dir);
+	pthread_t threads[4];
+	for (long i = 0; i < 4; i++)
+		pthread_create(&threads[i], NULL, record_racer, (void *)i);
+	for (int k = 0; k < 20; k++)
+		CHECK_INT(dmaconn_record(path), DMACONN_OK);
+	atomic_store(&recording_done, 1);
+	for (int i = 0; i < 4; i++)
+		pthread_join(threads[i], NULL);
+	CHECK_INT(atomic_load(&record_bad), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_CUDA, "slow", slow, NULL), DMACONN_OK);
@@ -135,6 +178,7 @@ int main(void)
 	/* From nothing again: no result cached, nothing discovered or loaded. */
 	dmaconn_shutdown();
 	race_mixed();
+	record_while_detecting();
 	dmaconn_shutdown();
 	return check_done("test_threads");
 }
