@@ -824,6 +824,19 @@ static int record_holds_back(void)
 	return recording && !in_detection && !pthread_equal(recording_thread, pthread_self());
 }
 
+/* A detection outside the registry (dmaconn_result_build) begins (held
+ * back by a recording) or ends, counted for dmaconn_record(). */
+static void counted_detection(int begin)
+{
+	pthread_mutex_lock(&reg_lock);
+	while (begin && record_holds_back())
+		pthread_cond_wait(&reg_cond, &reg_lock);
+	detecting += begin ? 1 : -1;
+	if (!begin)
+		pthread_cond_broadcast(&reg_cond);
+	pthread_mutex_unlock(&reg_lock);
+}
+
 /*
  * Connection names, each kept once until dmaconn_shutdown(): the strings
  * dmaconn_list_detectors() hands out stay valid however often their pair is
@@ -1200,17 +1213,10 @@ int dmaconn_result_build(dmaconn_device_type type, const char *connection, dmaco
 		return rc;
 	if (!fn)
 		return dc_fail(DMACONN_EINVAL, "NULL detector function");
-	pthread_mutex_lock(&reg_lock);
-	while (record_holds_back())
-		pthread_cond_wait(&reg_cond, &reg_lock);
-	detecting++;
-	pthread_mutex_unlock(&reg_lock);
+	counted_detection(1);
 	dmaconn_builder b;
 	rc = run_detector(&b, fn, user_data, type, connection, DETECT_FRESH);
-	pthread_mutex_lock(&reg_lock);
-	detecting--;
-	pthread_cond_broadcast(&reg_cond);
-	pthread_mutex_unlock(&reg_lock);
+	counted_detection(0);
 	return detect_end(&b, rc, out);
 }
 
