@@ -473,7 +473,9 @@ DMACONN_EXTERN int dmaconn_result_build(dmaconn_device_type type, const char *co
  * Replaying such a file (DMACONN_REPLAY, or dmaconn_set_replay_file) makes
  * every detector answer from it.  Needs the optional replay component (libdmaconn_replay, found beside this
  * library or through DMACONN_REPLAY_LIBRARY): DMACONN_EUNAVAILABLE without
- * it; DMACONN_EREPLAY when the file cannot be written.
+ * it; DMACONN_EREPLAY when the file cannot be written.  Other threads'
+ * detections wait while it records (it loads the vendor libraries afresh);
+ * DMACONN_EBUSY inside a detector or a warning handler.
  */
 DMACONN_EXTERN int dmaconn_record(const char *path);
 

@@ -10,14 +10,16 @@ static atomic_int *discovery_refs(const struct dc_discovery *d, void *cur)
 void *dc_discovery_get(struct dc_discovery *d, const char *key)
 {
 	pthread_mutex_lock(d->lock);
-	if (!d->cur || dc_rediscover() || (d->stale && d->stale(d->cur, key))) {
-		void *fresh = d->make(key);
-		if (fresh) {
+	void *got = d->cur;
+	if (!got || dc_rediscover() || (d->stale && d->stale(got, key))) {
+		/* The one kept does not answer for key (or not afresh): when no
+		 * new one can be made, there is none to give. */
+		got = d->make(key);
+		if (got) {
 			d->release(d->cur);
-			d->cur = fresh;
+			d->cur = got;
 		}
 	}
-	void *got = d->cur;
 	if (got)
 		dc_ref(discovery_refs(d, got));
 	pthread_mutex_unlock(d->lock);

@@ -1,4 +1,5 @@
 /* The public API: errors, results, the builder, the registry and its cache. */
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -109,7 +110,13 @@ int dc_grow(void *itemsp, int count, int *cap, size_t size, int first)
 	 * alias the caller's typed pointer. */
 	void *items;
 	memcpy(&items, itemsp, sizeof(items));
+	/* Neither the doubled count nor its bytes may wrap (to a block smaller
+	 * than the capacity claimed). */
+	if (*cap > INT_MAX / 2)
+		return -1;
 	int ncap = *cap ? *cap * 2 : first;
+	if ((size_t)ncap > SIZE_MAX / size)
+		return -1;
 	void *grown = realloc(items, (size_t)ncap * size);
 	if (!grown)
 		return -1;
@@ -802,6 +809,35 @@ static struct entry *entries, *entries_tail; /* registration order */
 static int builtins_registered;               /* under reg_lock */
 
 /*
+ * dmaconn_record() wraps the vendor libraries and unloads and reloads them
+ * around its own detections (dc_record_enter ... dc_record_leave): while it
+ * records, other threads' detections wait (reg_cond), and it starts once
+ * those under way have ended.  A detection nested in a running detector
+ * goes on: it is part of one that the recording waits for.  Under reg_lock.
+ */
+static int detecting;   /* detectors running, every thread */
+static int recording;   /* a dmaconn_record() under way on recording_thread */
+static pthread_t recording_thread;
+
+static int record_holds_back(void)
+{
+	return recording && !in_detection && !pthread_equal(recording_thread, pthread_self());
+}
+
+/* A detection outside the registry (dmaconn_result_build) begins (held
+ * back by a recording) or ends, counted for dmaconn_record(). */
+static void counted_detection(int begin)
+{
+	pthread_mutex_lock(&reg_lock);
+	while (begin && record_holds_back())
+		pthread_cond_wait(&reg_cond, &reg_lock);
+	detecting += begin ? 1 : -1;
+	if (!begin)
+		pthread_cond_broadcast(&reg_cond);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/*
  * Connection names, each kept once until dmaconn_shutdown(): the strings
  * dmaconn_list_detectors() hands out stay valid however often their pair is
  * unregistered and registered again, and cycles of one name cost nothing.
@@ -1036,20 +1072,20 @@ static int run_detector(dmaconn_builder *b, dmaconn_detector_fn fn, void *user_d
 	int node = mode == DETECT_NODE || mode == DETECT_RECORD;
 	b->quiet = node || mode == DETECT_RECORD_ENV;
 	last_error[0] = '\0';
-	if (node)
-		dc_set_node_scope(1);
-	dc_set_rediscover(mode == DETECT_FRESH);
+	/* A detection nested in a detector runs as its own mode says, and
+	 * gives the outer one back its own afterwards. */
+	int outer_scope = dc_set_node_scope(node);
+	int outer_fresh = dc_set_rediscover(mode == DETECT_FRESH);
 	dc_config_begin();
 	in_detection++;
 	int outer_passive = passive;
 	passive = mode == DETECT_PASSIVE || mode == DETECT_RECORD || mode == DETECT_RECORD_ENV;
-	int rc = fn(b, user_data);
+	int rc = dc_config()->oom ? dc_fail(DMACONN_ENOMEM, "out of memory") : fn(b, user_data);
 	passive = outer_passive;
 	in_detection--;
 	dc_config_end();
-	dc_set_rediscover(0);
-	if (node)
-		dc_set_node_scope(0);
+	dc_set_rediscover(outer_fresh);
+	dc_set_node_scope(outer_scope);
 	dc_warn_finish(b);
 	if (rc == DMACONN_OK && b->oom)
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory while detecting %s over %s",
@@ -1107,19 +1143,20 @@ static int detect(dmaconn_device_type type, const char *connection, int mode,
 			pthread_mutex_unlock(&reg_lock);
 			return dc_ok();
 		}
-		if (!e->running)
+		if (!e->running && !record_holds_back())
 			break;
-		if (pthread_equal(e->runner, pthread_self())) {
+		if (e->running && pthread_equal(e->runner, pthread_self())) {
 			pthread_mutex_unlock(&reg_lock);
 			return dc_fail(DMACONN_EBUSY, "detection of %s over %s is already running on this thread",
 				       dmaconn_device_type_name(type), connection);
 		}
-		/* Another thread is detecting this pair: its result serves us too,
-		 * unless we asked for a fresh one. */
+		/* Another thread is detecting this pair (its result serves us too,
+		 * unless we asked for a fresh one), or recording. */
 		pthread_cond_wait(&reg_cond, &reg_lock);
 	}
 	e->running = 1;
 	e->runner = pthread_self();
+	detecting++;
 	dmaconn_detector_fn fn = e->fn;
 	void *user_data = e->user_data;
 	pthread_mutex_unlock(&reg_lock);
@@ -1130,6 +1167,7 @@ static int detect(dmaconn_device_type type, const char *connection, int mode,
 	dmaconn_result *old = NULL;
 	pthread_mutex_lock(&reg_lock);
 	e->running = 0;
+	detecting--;
 	if (e->removed) {
 		entry_free(e); /* unregistered while its detector ran */
 	} else if (rc == DMACONN_OK && mode != DETECT_NODE && mode != DETECT_RECORD && mode != DETECT_RECORD_ENV &&
@@ -1175,8 +1213,10 @@ int dmaconn_result_build(dmaconn_device_type type, const char *connection, dmaco
 		return rc;
 	if (!fn)
 		return dc_fail(DMACONN_EINVAL, "NULL detector function");
+	counted_detection(1);
 	dmaconn_builder b;
 	rc = run_detector(&b, fn, user_data, type, connection, DETECT_FRESH);
+	counted_detection(0);
 	return detect_end(&b, rc, out);
 }
 
@@ -1209,6 +1249,29 @@ static void backends_reset(void)
 	dmaconn_clear_cache();
 	for (const struct dc_backend *const *be = dc_backends; *be; be++)
 		(*be)->shutdown();
+}
+
+int dc_record_enter(void)
+{
+	if (in_detection || in_handler)
+		return dc_fail(DMACONN_EBUSY, "dmaconn_record() inside a %s", in_detection ? "detector" : "warning handler");
+	pthread_mutex_lock(&reg_lock);
+	while (recording)
+		pthread_cond_wait(&reg_cond, &reg_lock);
+	recording = 1;
+	recording_thread = pthread_self();
+	while (detecting > 0)
+		pthread_cond_wait(&reg_cond, &reg_lock);
+	pthread_mutex_unlock(&reg_lock);
+	return DMACONN_OK;
+}
+
+void dc_record_leave(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	recording = 0;
+	pthread_cond_broadcast(&reg_cond);
+	pthread_mutex_unlock(&reg_lock);
 }
 
 int dc_record_run(void)
@@ -1293,6 +1356,11 @@ static void fork_child(void)
 	for (struct entry *e = entries; e; e = e->next)
 		if (e->running && !pthread_equal(e->runner, pthread_self()))
 			e->running = 0;
+	/* This thread's detections are the child's only ones; a recording on
+	 * another thread is gone. */
+	detecting = in_detection;
+	if (recording && !pthread_equal(recording_thread, pthread_self()))
+		recording = 0;
 	/* Threads that waited on it are gone, and glibc's broadcast would wait
 	 * for them to wake: a fresh condition variable. */
 	pthread_cond_init(&reg_cond, NULL);

@@ -185,22 +185,25 @@ int dmaconn_record(const char *path)
 			       why[0] ? why : "the replay component has no recorder");
 	if (dc_replay_file() && ops->load_error())
 		return dc_fail(DMACONN_EREPLAY, "cannot record: %s", ops->load_error());
-	/* Every detector once, its vendor libraries' tables wrapped. */
+	/* Every detector once, its vendor libraries' tables wrapped; no other
+	 * thread detects meanwhile. */
+	int rc = dc_record_enter();
+	if (rc != DMACONN_OK)
+		return rc;
 	ops->record_begin();
 	pthread_mutex_lock(&replay_lock);
 	recorder = ops;
 	pthread_mutex_unlock(&replay_lock);
-	int rc = dc_record_run();
+	rc = dc_record_run();
 	pthread_mutex_lock(&replay_lock);
 	recorder = NULL;
 	pthread_mutex_unlock(&replay_lock);
-	if (rc != DMACONN_OK)
-		return rc;
 	char tool[64], err[1024] = "";
 	snprintf(tool, sizeof(tool), "dmaconn %s", dmaconn_version_string());
-	if (ops->record_write(path, tool, err, sizeof(err)) != 0)
-		return dc_fail(DMACONN_EREPLAY, "cannot record: %s", err);
-	return DMACONN_OK;
+	if (rc == DMACONN_OK && ops->record_write(path, tool, err, sizeof(err)) != 0)
+		rc = dc_fail(DMACONN_EREPLAY, "cannot record: %s", err);
+	dc_record_leave();
+	return rc;
 }
 
 int dc_replay_open(void **handle, const struct dmaconn_replay_ops **ops, char *err, size_t errlen)
@@ -264,8 +267,12 @@ static _Thread_local int config_depth; /* detections under way on this thread */
 static char *config_string(const char *name)
 {
 	const char *v = secure_getenv(name);
-	/* Out of memory reads as unset: the defaults apply. */
-	return v && *v ? strdup(v) : NULL;
+	char *copy = v && *v ? strdup(v) : NULL;
+	/* Out of memory must not read as unset (another library, another
+	 * tree): the detection fails instead (dmaconn.c). */
+	if (v && *v && !copy)
+		config.oom = 1;
+	return copy;
 }
 
 static int config_flag(const char *name)
@@ -321,9 +328,11 @@ const struct dc_config *dc_config(void)
 static _Thread_local int node_scope;
 static _Thread_local int rediscover;
 
-void dc_set_rediscover(int on)
+int dc_set_rediscover(int on)
 {
+	int was = rediscover;
 	rediscover = on;
+	return was;
 }
 
 int dc_rediscover(void)
@@ -331,9 +340,11 @@ int dc_rediscover(void)
 	return rediscover;
 }
 
-void dc_set_node_scope(int on)
+int dc_set_node_scope(int on)
 {
+	int was = node_scope;
 	node_scope = on;
+	return was;
 }
 
 /* The variables that hide devices from a runtime (CUDA_DEVICE_ORDER only

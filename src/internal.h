@@ -76,7 +76,8 @@ const char *dc_props_value_at(const struct dc_props *p, int k);
 /*
  * Makes room for one more item in an array of *cap items of size bytes, count
  * of them used, whose pointer is at itemsp: doubles it when full (first items
- * when empty).  0, or -1 when out of memory (the array is then unchanged).
+ * when empty).  0, or -1 when out of memory or past INT_MAX items or SIZE_MAX
+ * bytes (the array is then unchanged).
  */
 int dc_grow(void *itemsp, int count, int *cap, size_t size, int first);
 
@@ -116,6 +117,7 @@ struct dc_config {
 	long nvml_threads;      /* its value (strtol) */
 	int nvml_batch;         /* 0 when DMACONN_NVML_NO_BATCH is set, not "0" */
 	int replay_live_env;    /* DMACONN_REPLAY_LIVE_ENV set, not "0" */
+	int oom;                /* a string could not be copied: unusable */
 };
 
 void dc_config_begin(void);
@@ -194,6 +196,12 @@ void dc_record_pci_gpus(const struct dc_pci *gpus, int n);
 /* dmaconn_record()'s detection: every detector once, over the whole node,
  * passive and uncached, between two resets of the backends (dmaconn.c). */
 int dc_record_run(void);
+/* Around a whole recording (dmaconn_record): enter waits for any other
+ * recording and for the detections under way, then holds other threads'
+ * detections back until leave; DMACONN_EBUSY inside a detector or a
+ * warning handler. */
+int dc_record_enter(void);
+void dc_record_leave(void);
 
 /* fork() while other threads work: DC_FORK_PREPARE takes the lock of a part,
  * DC_FORK_PARENT and DC_FORK_CHILD release it (dmaconn.c's pthread_atfork
@@ -203,11 +211,13 @@ enum { DC_FORK_PREPARE, DC_FORK_PARENT, DC_FORK_CHILD };
 void dc_replay_fork(int phase);
 /* While on, the calling thread's dc_getenv() hides the device-visibility
  * variables and answers CUDA_DEVICE_ORDER=PCI_BUS_ID: detection then covers
- * every device of the node (dmaconn_detect_node). */
-void dc_set_node_scope(int on);
+ * every device of the node (dmaconn_detect_node).  Returns the setting it
+ * replaces (a nested detection restores it). */
+int dc_set_node_scope(int on);
 /* While on, the calling thread's detection is fresh (dmaconn_detect_fresh):
- * backends discover again instead of reusing their model. */
-void dc_set_rediscover(int on);
+ * backends discover again instead of reusing their model.  Returns the
+ * setting it replaces. */
+int dc_set_rediscover(int on);
 int dc_rediscover(void);
 
 /* 1 while the calling thread runs a detector for dmaconn_detect_passive():

@@ -32,7 +32,14 @@ void dc_link_matrix(const struct dc_node *nodes, int n, int *m)
 	 * (a rack's n*n pairs must not each count 2 x 18 links again). */
 	int *sw = malloc(((size_t)n + 1) * sizeof(*sw));
 	unsigned char *direct = malloc((size_t)n + 1);
-	for (int i = 0; i < n && sw && direct; i++) {
+	if (!sw || !direct) {
+		/* Both or neither: one alone would be read unfilled. */
+		free(sw);
+		free(direct);
+		sw = NULL;
+		direct = NULL;
+	}
+	for (int i = 0; i < n && sw; i++) {
 		sw[i] = dc_switch_links(&nodes[i]);
 		direct[i] = 0;
 		for (int l = 0; l < nodes[i].nlinks; l++)

@@ -331,6 +331,85 @@ static void part_text(void)
 	dmaconn_result_release(r);
 }
 
+/* --------------------------------------------------------------- nested */
+
+/*
+ * A detection inside a detector runs as its own call asks, not as the outer
+ * one: inside dmaconn_detect_node(), a dmaconn_detect() sees the devices the
+ * process sees, and its result, which the registry keeps, stays right for
+ * later callers.
+ */
+static int nested_n = -100, outer_after = -100;
+
+static int nested_outer(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	dmaconn_result *r = NULL;
+	int rc = dmaconn_detect(DMACONN_DEVICE_CUDA, "nvlink", &r);
+	nested_n = rc ? rc : dmaconn_result_size(r);
+	dmaconn_result_release(r);
+	r = NULL;
+	/* The node's view again, after the nested call, uncached. */
+	rc = dmaconn_detect_node(DMACONN_DEVICE_CUDA, "nvlink", &r);
+	outer_after = rc ? rc : dmaconn_result_size(r);
+	dmaconn_result_release(r);
+	return dmaconn_builder_set_size(b, 1);
+}
+
+static void part_nested(void)
+{
+	/* Two NVIDIA GPUs counted from sysfs (no NVML here); the process sees one. */
+	char *root = realpath("tests/sysfs/two-nvidia", NULL);
+	CHECK(root != NULL);
+	setenv("DMACONN_SYSFS_ROOT", root ? root : "", 1);
+	setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+	free(root);
+	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_CUDA, "nested", nested_outer, NULL), DMACONN_OK);
+	dmaconn_result *r = NULL;
+	CHECK_INT(dmaconn_detect_node(DMACONN_DEVICE_CUDA, "nested", &r), DMACONN_OK);
+	dmaconn_result_release(r);
+	CHECK_INT(nested_n, 1);
+	CHECK_INT(outer_after, 2);
+	r = NULL;
+	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_CUDA, "nvlink", &r), DMACONN_OK);
+	CHECK_INT(dmaconn_result_size(r), 1);
+	dmaconn_result_release(r);
+	dmaconn_shutdown();
+}
+
+/* ---------------------------------------------------------------- roots */
+
+/* The size of a detection under DMACONN_SYSFS_ROOT=tests/TREE. */
+static int size_under(const char *tree, dmaconn_device_type type, const char *conn)
+{
+	char rel[128];
+	snprintf(rel, sizeof(rel), "tests/%s", tree);
+	char *root = realpath(rel, NULL);
+	CHECK(root != NULL);
+	setenv("DMACONN_SYSFS_ROOT", root ? root : "", 1);
+	free(root);
+	dmaconn_result *r = NULL;
+	int rc = dmaconn_detect(type, conn, &r);
+	int n = rc ? rc : dmaconn_result_size(r);
+	dmaconn_result_release(r);
+	return n;
+}
+
+/*
+ * A process that changes DMACONN_SYSFS_ROOT between detections gets the new
+ * tree's devices in a pair it detects next (a pair's result is cached), though
+ * each vendor keeps one discovery: here without NVML, whose GPUs are counted
+ * from the tree, and the KFD's.
+ */
+static void part_roots(void)
+{
+	CHECK_INT(size_under("sysfs/two-nvidia", DMACONN_DEVICE_CUDA, "nvlink"), 2);
+	CHECK_INT(size_under("sysfs/no-nvidia", DMACONN_DEVICE_CUDA, "p2p"), 0);
+	CHECK_INT(size_under("sysfs-kfd/hidden-node", DMACONN_DEVICE_ROCM, "infinity_fabric"), 2);
+	CHECK_INT(size_under("sysfs/two-nvidia", DMACONN_DEVICE_ROCM, "p2p"), 0);
+	dmaconn_shutdown();
+}
+
 /* ----------------------------------------------------------------- main */
 
 static const struct {
@@ -339,6 +418,7 @@ static const struct {
 } parts[] = {
 	{ "reentry", part_reentry }, { "replace", part_replace }, { "shutdown", part_shutdown },
 	{ "registry", part_registry }, { "causes", part_causes }, { "text", part_text },
+	{ "nested", part_nested }, { "roots", part_roots },
 };
 
 int main(int argc, char **argv)

@@ -75,6 +75,11 @@ struct props {
 	int count;
 };
 
+/* Set where reading the topology ran out of memory: discovery then makes
+ * none (DMACONN_ENOMEM), rather than count the GPUs it could not read as
+ * absent. */
+static _Thread_local int kfd_oom;
+
 /* Parses "name value" lines; 0, or -1 with the reason. */
 static int parse_props(const char *path, char *text, struct props *p, char *why)
 {
@@ -108,6 +113,7 @@ static int parse_props(const char *path, char *text, struct props *p, char *why)
 		memcpy(key, cur, klen);
 		key[klen] = '\0';
 		if (dc_grow(&p->items, p->count, &cap, sizeof(*p->items), 64) != 0) {
+			kfd_oom = 1;
 			snprintf(why, WHY_SIZE, "out of memory");
 			free(p->items);
 			p->items = NULL;
@@ -272,10 +278,13 @@ static int list_numeric(const char *dir, unsigned long **ids, int max, char *why
 	char **names;
 	*ids = NULL;
 	int n = dc_list_dir(dir, &names);
-	if (n < 0)
+	if (n < 0) {
+		kfd_oom |= n == -ENOMEM;
 		return n;
+	}
 	unsigned long *out = calloc((size_t)n + 1, sizeof(*out));
 	if (!out) {
+		kfd_oom = 1;
 		dc_free_names(names, n);
 		return -ENOMEM;
 	}
@@ -316,6 +325,7 @@ static int read_links(struct node *n, const char *kind, int indirect, char *why)
 	struct link *grown = realloc(n->links, (size_t)(n->nlinks + count + 1) * sizeof(*grown));
 	if (!grown) {
 		free(ids);
+		kfd_oom = 1;
 		snprintf(why, WHY_SIZE, "out of memory");
 		return -1;
 	}
@@ -388,6 +398,7 @@ static int read_topology(struct kfd_topo *s, char *why, int *uncounted)
 	s->nodes = calloc((size_t)count + 1, sizeof(*s->nodes));
 	if (!s->nodes) {
 		free(ids);
+		kfd_oom = 1;
 		snprintf(why, WHY_SIZE, "out of memory");
 		return -1;
 	}
@@ -429,6 +440,7 @@ static int read_topology(struct kfd_topo *s, char *why, int *uncounted)
 
 	s->gpus = calloc((size_t)s->nnodes + 1, sizeof(int));
 	if (!s->gpus) {
+		kfd_oom = 1;
 		snprintf(why, WHY_SIZE, "out of memory");
 		return -1;
 	}
@@ -914,7 +926,12 @@ static void *discover_topo(const char *root)
 		return NULL;
 	}
 	atomic_init(&t->refs, 1);
+	kfd_oom = 0;
 	t->failed = read_topology(t, t->why, &t->uncounted) != 0;
+	if (kfd_oom) {
+		topo_release(t);
+		return NULL;
+	}
 	if (!t->uncounted)
 		identify(t);
 	return t;

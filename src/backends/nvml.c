@@ -137,7 +137,8 @@ static int nvml_ready(char *why)
 static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void *discover_model(const char *key);
+static void *discover_model(const char *root);
+static int model_stale(const void *cur, const char *root);
 static void model_release(void *m)
 {
 	dc_model_release(m);
@@ -145,7 +146,7 @@ static void model_release(void *m)
 
 /* The last discovery, under model_lock. */
 static struct dc_discovery nvml_discovery =
-	DC_DISCOVERY_OF(struct dc_model, &model_lock, discover_model, NULL, model_release);
+	DC_DISCOVERY_OF(struct dc_model, &model_lock, discover_model, model_stale, model_release);
 
 static void dc_nvml_fork(int phase)
 {
@@ -386,23 +387,36 @@ static struct dc_model *fallback_model(const char *why)
 	return m;
 }
 
-/* Loads NVML and discovers every device, or counts them without NVML. */
-static void *discover_model(const char *key)
+/* Loads NVML and discovers every device, or counts them without NVML
+ * (from the tree below root, DMACONN_SYSFS_ROOT). */
+static void *discover_model(const char *root)
 {
-	(void)key;
 	char why[WHY_SIZE];
 	struct dc_model *m = NULL;
 	if (nvml_ready(why) == 0)
 		m = enumerate(why);
-	return m ? m : fallback_model(why);
+	if (!m)
+		m = fallback_model(why);
+	if (m && root && !(m->key = strdup(root))) {
+		dc_model_release(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Whether cur was made under another DMACONN_SYSFS_ROOT than root. */
+static int model_stale(const void *cur, const char *root)
+{
+	const struct dc_model *m = cur;
+	return !m->key != !root || (root && strcmp(root, m->key));
 }
 
 /* The model to compute views from: the process's discovery, made on first
- * use and again for a fresh detection.  A new reference, or NULL when out
- * of memory. */
+ * use and again for a fresh detection or another DMACONN_SYSFS_ROOT.  A new
+ * reference, or NULL when out of memory. */
 static struct dc_model *model_get(void)
 {
-	return dc_discovery_get(&nvml_discovery, NULL);
+	return dc_discovery_get(&nvml_discovery, dc_config()->sysfs_root);
 }
 
 DC_DISCOVERY_HOOKS(dc_nvml, nvml_discovery, model_get)

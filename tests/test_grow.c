@@ -1,0 +1,90 @@
+/*
+ * dc_grow (src/dmaconn.c), the core's array doubling, at the limits of its
+ * int capacity and size_t byte count: it refuses what it cannot represent
+ * (-1, the array unchanged) instead of wrapping.  src/dmaconn.c alone, with
+ * what it needs of the rest of the library stubbed.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "internal.h"
+#include "backends/backend.h"
+
+const struct dc_backend *const dc_backends[] = { NULL };
+
+void dc_config_begin(void)
+{
+}
+
+void dc_config_end(void)
+{
+}
+
+const struct dc_config *dc_config(void)
+{
+	static const struct dc_config none;
+	return &none;
+}
+
+void dc_replay_fork(int phase)
+{
+	(void)phase;
+}
+
+void dc_replay_shutdown(void)
+{
+}
+
+int dc_set_node_scope(int on)
+{
+	return on;
+}
+
+int dc_set_rediscover(int on)
+{
+	return on;
+}
+
+int main(void)
+{
+	/* The ordinary case: first, then doubling. */
+	int *items = NULL, cap = 0;
+	CHECK_INT(dc_grow(&items, 0, &cap, sizeof(*items), 4), 0);
+	CHECK_INT(cap, 4);
+	CHECK(items != NULL);
+	CHECK_INT(dc_grow(&items, 3, &cap, sizeof(*items), 4), 0);
+	CHECK_INT(cap, 4);
+	CHECK_INT(dc_grow(&items, 4, &cap, sizeof(*items), 4), 0);
+	CHECK_INT(cap, 8);
+	items[7] = 1;
+	free(items);
+
+	/* Doubling past INT_MAX: refused, nothing allocated or changed. */
+	char *bytes = NULL;
+	cap = INT_MAX / 2 + 1;
+	CHECK_INT(dc_grow(&bytes, cap, &cap, 1, 16), -1);
+	CHECK_INT(cap, INT_MAX / 2 + 1);
+	CHECK(bytes == NULL);
+	cap = INT_MAX;
+	CHECK_INT(dc_grow(&bytes, cap, &cap, 1, 16), -1);
+	CHECK_INT(cap, INT_MAX);
+	CHECK(bytes == NULL);
+
+	/* A byte count past SIZE_MAX: refused, not a wrapped (tiny) block. */
+	struct big {
+		char b[1];
+	} *none = NULL;
+	cap = 0;
+	CHECK_INT(dc_grow(&none, 0, &cap, SIZE_MAX / 2 + 1, 2), -1);
+	CHECK_INT(cap, 0);
+	CHECK(none == NULL);
+	char *some = malloc(1);
+	cap = 1;
+	CHECK_INT(dc_grow(&some, 1, &cap, SIZE_MAX / 2 + 1, 2), -1);
+	CHECK_INT(cap, 1);
+	CHECK(some != NULL);
+	free(some); /* still the caller's */
+	return check_done("test_grow");
+}
