@@ -12,6 +12,9 @@ does not prove:
     file gives as active (state 1), and none without a link;
   - every matrix is square, of the size of its device list, 0 on the
     diagonal;
+  - xpu/xelink: connected only where an XeLink edge (without an error)
+    joins the two devices' cards; xpu/p2p: 0 where the pair's own entry
+    is an error or lacks ATOMICS;
 then record_test.py must find that each file, recorded, replays the same.
 
 usage: random_topologies_test.py BUILD_DIR [SEED COUNT]
@@ -55,7 +58,53 @@ def active_links(dev):
     return n
 
 
-CHECKED = {"p2p": 0, "nvlink": 0}
+CHECKED = {"p2p": 0, "nvlink": 0, "xpu": 0}
+
+
+def ze_ids(driver):
+    """{uuid (32 hex digits): (driver's id "C" or "C.T", card)}, a tile's
+    UUID defaulting to its card's with the last byte xor'ed with T+1."""
+    ids = {}
+    for c, card in enumerate(driver["devices"]):
+        u = card["uuid"].replace("-", "").lower()
+        ids[u] = (str(c), c)
+        for t, tile in enumerate(card.get("subdevices", []) if isinstance(card.get("subdevices"), list) else []):
+            tu = tile.get("uuid", "").replace("-", "").lower() or u[:30] + "%02x" % (int(u[30:], 16) ^ (t + 1))
+            ids[tu] = ("%d.%d" % (c, t), c)
+    return ids
+
+
+def check_xpu(what, ze, r, problems):
+    """xelink: connected only where an XeLink edge without an error joins the
+    two devices' cards (or tiles); p2p: 0 where the pair's own entry fails
+    or lacks ATOMICS."""
+    m, devs = r["matrix"], r["devices"]
+    for i, a in enumerate(devs):
+        for j, b in enumerate(devs):
+            if not m[i][j]:
+                continue
+            drivers = ze.get("drivers", [])
+            k = a.get("level_zero_driver")
+            if k is None or k != b.get("level_zero_driver") or k >= len(drivers):
+                problems.append("%s: [%d][%d] = %d between devices of no one driver" % (what, i, j, m[i][j]))
+                continue
+            ids = ze_ids(drivers[k])
+            ua, ub = (d.get("uuid", "").replace("-", "").lower() for d in (a, b))
+            if ua not in ids or ub not in ids:
+                problems.append("%s: [%d][%d] = %d between devices the file does not list" % (what, i, j, m[i][j]))
+                continue
+            (ia, ca), (ib, cb) = ids[ua], ids[ub]
+            CHECKED["xpu"] += 1
+            if r["connection_type"] == "xelink":
+                joined = [e for e in drivers[k].get("edges", []) if e["model"].startswith("XeLink") and "error" not in e
+                          and {int(e["a"].split(".")[0]), int(e["b"].split(".")[0])} == {ca, cb}]
+                if not joined:
+                    problems.append("%s: [%d][%d] = %d but no XeLink edge joins cards %d and %d" % (
+                        what, i, j, m[i][j], ca, cb))
+            else:
+                for p in drivers[k].get("p2p", {}).get("pairs", []):
+                    if (p["from"], p["to"]) == (ia, ib) and ("error" in p or "ATOMICS" not in p.get("flags", [])):
+                        problems.append("%s: [%d][%d] = %d but the file answers %s" % (what, i, j, m[i][j], p))
 
 
 def check(name, source, doc, problems):
@@ -68,6 +117,9 @@ def check(name, source, doc, problems):
             continue
         if any(m[i][i] for i in range(len(m))):
             problems.append("%s: a device connected to itself" % what)
+        if r["device_type"] == "xpu":
+            check_xpu(what, source.get("level_zero", {}), r, problems)
+            continue
         if r["device_type"] != "cuda" or r["connection_type"] not in ("p2p", "nvlink"):
             continue
         for i, a in enumerate(devs):
@@ -129,9 +181,9 @@ def main():
             problems.append("record_test.py:\n" + rec.stdout[-3000:] + rec.stderr[-1000:])
     for p in problems:
         print("FAIL " + p)
-    print("%d random topologies (seed %d): %d connected cuda/p2p and %d cuda/nvlink pairs checked, %d problems" % (
-        count, seed, CHECKED["p2p"], CHECKED["nvlink"], len(problems)))
-    if not CHECKED["p2p"] or not CHECKED["nvlink"]:
+    print("%d random topologies (seed %d): %d connected cuda/p2p, %d cuda/nvlink and %d xpu pairs checked, "
+          "%d problems" % (count, seed, CHECKED["p2p"], CHECKED["nvlink"], CHECKED["xpu"], len(problems)))
+    if not CHECKED["p2p"] or not CHECKED["nvlink"] or not CHECKED["xpu"]:
         print("FAIL no connected pair to check")
         return 1
     return 1 if problems else 0
