@@ -4,15 +4,23 @@ the CLI on machines nobody wrote by hand: NVML nodes of 0 to 16 GPUs
 (PCIe only, NVSwitch, direct NVLink meshes, links down or failing, MIG,
 fabric states, P2P answers as "p2p" lists or "p2p_row"s, failing calls,
 missing functions, pinned ordering variables), Level Zero nodes as a
-recording shows them ("exposed") or described physically, and
-verification sections.  The same seed gives the same files.
+recording shows them ("exposed") or described physically, AMD KFD trees
+("files": XGMI hives and PCIe peers, links disabled or without atomics,
+in tests/topologies-rocm/gen.py's kernel format), and verification
+sections.  The same seed gives the same files.
 
 usage: gen_random_topologies.py SEED COUNT OUT_DIR
 """
+import importlib.util
 import json
 import os
 import random
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("kfd_gen", os.path.join(HERE, "topologies-rocm", "gen.py"))
+kfd = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(kfd)
 
 P2P = ["OK", "CNS", "GNS", "TNS", "DR", "NS", "U"]
 ANCESTORS = ["INTERNAL", "SINGLE", "MULTIPLE", "HOSTBRIDGE", "NODE", "SYSTEM"]
@@ -212,6 +220,33 @@ def ze_section(r):
     return sec
 
 
+def kfd_files(r):
+    """A KFD topology: CPUs, GPUs, XGMI links within a hive and PCIe peer
+    links, each enabled or not and with or without atomics."""
+    m = kfd.Machine("random", "random")
+    cpus = [m.cpu(r.choice([16, 64])) for _ in range(r.choice([1, 2]))]
+    gpus = []
+    for k in range(r.randrange(1, 9)):
+        gpus.append(m.gpu(r.choice(cpus), 0x10 + 0x10 * k, 1216, r.choice([90008, 90010, 90402, 110000]),
+                          r.choice([0x738c, 0x740c, 0x74a1, 0x7448]), r.getrandbits(63) | 1, render=128 + k,
+                          hive=0, kfd_name=r.choice(["arcturus", "aldebaran", "ip discovery"]), num_xcc=1))
+    m.cpu_links()
+    hive = r.sample(gpus, r.randrange(len(gpus) + 1))
+    for a in gpus:
+        m.nodes[a]["props"]["hive_id"] = 0x42 if a in hive and len(hive) > 1 else 0
+        for b in gpus:
+            if a == b:
+                continue
+            flags = r.choice([kfd.ENABLED] * 6 + [0, kfd.ENABLED | kfd.NO_ATOMICS_32,
+                                                  kfd.ENABLED | kfd.NO_ATOMICS_64, kfd.ENABLED | kfd.NON_COHERENT])
+            if a in hive and b in hive:
+                n = r.choice([1, 1, 2, 4])
+                m.link(a, b, kfd.XGMI, 15, 50000, n * 50000, flags)
+            elif r.random() < 0.5:
+                m.link(a, b, kfd.PCIE, 40, 312, 32000, flags | kfd.NON_COHERENT, p2p=True)
+    return m.files()
+
+
 def verification(r, buses):
     pairs = []
     for i in range(len(buses)):
@@ -243,6 +278,8 @@ def topology(r):
         doc["pci_gpus"] = buses or bus_ids(r, r.randrange(1, 4))
     if r.random() < 0.25:
         doc["level_zero"] = ze_section(r)
+    if r.random() < 0.25:
+        doc["files"] = kfd_files(r)
     if buses and r.random() < 0.25:
         doc["verification"] = verification(r, buses)
     return doc

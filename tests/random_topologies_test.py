@@ -12,6 +12,9 @@ does not prove:
     file gives as active (state 1), and none without a link;
   - every matrix is square, of the size of its device list, 0 on the
     diagonal;
+  - rocm/infinity_fabric: connected only over an enabled XGMI link from
+    the first GPU's KFD node to the second's; rocm/p2p: only over an
+    enabled link with 32- and 64-bit atomics;
   - xpu/xelink: connected only where an XeLink edge (without an error)
     joins the two devices' cards; xpu/p2p: 0 where the pair's own entry
     is an error or lacks ATOMICS;
@@ -58,7 +61,7 @@ def active_links(dev):
     return n
 
 
-CHECKED = {"p2p": 0, "nvlink": 0, "xpu": 0}
+CHECKED = {"p2p": 0, "nvlink": 0, "xpu": 0, "rocm": 0}
 
 
 def ze_ids(driver):
@@ -72,6 +75,37 @@ def ze_ids(driver):
             tu = tile.get("uuid", "").replace("-", "").lower() or u[:30] + "%02x" % (int(u[30:], 16) ^ (t + 1))
             ids[tu] = ("%d.%d" % (c, t), c)
     return ids
+
+
+def kfd_links(files, node):
+    """[(type, node_to, flags)] of a KFD node's io_links and p2p_links."""
+    out = []
+    prefix = "/sys/class/kfd/kfd/topology/nodes/%d/" % node
+    for path, text in files.items():
+        if path.startswith(prefix) and ("/io_links/" in path or "/p2p_links/" in path):
+            kv = dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
+            out.append((int(kv["type"]), int(kv["node_to"]), int(kv["flags"])))
+    return out
+
+
+def check_rocm(what, files, r, problems):
+    """infinity_fabric: connected only over an enabled XGMI link of the
+    first GPU's node to the second's; p2p: only over an enabled link with
+    32- and 64-bit atomics."""
+    m, devs = r["matrix"], r["devices"]
+    for i, a in enumerate(devs):
+        for j, b in enumerate(devs):
+            if not m[i][j]:
+                continue
+            CHECKED["rocm"] += 1
+            links = [l for l in kfd_links(files, a["kfd_node"]) if l[1] == b["kfd_node"] and l[2] & 1]
+            if r["connection_type"] == "infinity_fabric":
+                links = [l for l in links if l[0] == 11]
+            else:
+                links = [l for l in links if not l[2] & (4 | 8)]
+            if not links:
+                problems.append("%s: [%d][%d] = %d but no such link joins KFD nodes %d and %d" % (
+                    what, i, j, m[i][j], a["kfd_node"], b["kfd_node"]))
 
 
 def check_xpu(what, ze, r, problems):
@@ -117,6 +151,9 @@ def check(name, source, doc, problems):
             continue
         if any(m[i][i] for i in range(len(m))):
             problems.append("%s: a device connected to itself" % what)
+        if r["device_type"] == "rocm":
+            check_rocm(what, source.get("files", {}), r, problems)
+            continue
         if r["device_type"] == "xpu":
             check_xpu(what, source.get("level_zero", {}), r, problems)
             continue
@@ -181,9 +218,10 @@ def main():
             problems.append("record_test.py:\n" + rec.stdout[-3000:] + rec.stderr[-1000:])
     for p in problems:
         print("FAIL " + p)
-    print("%d random topologies (seed %d): %d connected cuda/p2p, %d cuda/nvlink and %d xpu pairs checked, "
-          "%d problems" % (count, seed, CHECKED["p2p"], CHECKED["nvlink"], CHECKED["xpu"], len(problems)))
-    if not CHECKED["p2p"] or not CHECKED["nvlink"] or not CHECKED["xpu"]:
+    print("%d random topologies (seed %d): connected pairs checked: %d cuda/p2p, %d cuda/nvlink, %d rocm, %d xpu; "
+          "%d problems" % (count, seed, CHECKED["p2p"], CHECKED["nvlink"], CHECKED["rocm"], CHECKED["xpu"],
+                           len(problems)))
+    if not all(CHECKED.values()):
         print("FAIL no connected pair to check")
         return 1
     return 1 if problems else 0
