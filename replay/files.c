@@ -16,7 +16,7 @@
 #include "replay_internal.h"
 
 #define FILES_MAX       16384       /* an 8-GPU MI300X in CPX mode has ~4,300 */
-#define FILE_SIZE_MAX   (64 * 1024) /* sysfs attributes are at most a page */
+#define FILE_SIZE_MAX   DMACONN_REPLAY_FILE_MAX
 #define FILES_BYTES_MAX (64 * 1024 * 1024)
 #define PATH_MAX_LEN    1024
 

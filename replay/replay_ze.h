@@ -17,8 +17,9 @@ void replay_ze_release(void);
 /* NULL when the replayed Level Zero loader loaded, else the loader message
  * (the section absent: not installed). */
 const char *replay_ze_load_error(void);
-/* The loader the file names. */
+/* The loader the file names; the functions it lacks (a new array). */
 const char *replay_ze_library(void);
+json_t *replay_ze_missing(void);
 /* dmaconn_replay_ops()->ze_table. */
 int replay_ze_table(struct ze_api *api, char *err, size_t errlen);
 

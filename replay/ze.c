@@ -665,6 +665,14 @@ const char *replay_ze_library(void)
 	return z.library ? z.library : ZE_LOADER_SONAME;
 }
 
+json_t *replay_ze_missing(void)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < z.nmissing; i++)
+		replay_append(&replay_rec_oom, arr, json_string(z.missing[i]));
+	return arr;
+}
+
 const char *replay_ze_load_error(void)
 {
 	return z.present ? z.library_error : NOT_INSTALLED;

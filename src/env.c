@@ -145,6 +145,14 @@ void dc_record_table(const char *vendor, void *table, const char *library, const
 		r->record_table(vendor, table, library, load_error);
 }
 
+int dc_recording(void)
+{
+	pthread_mutex_lock(&replay_lock);
+	int on = recorder != NULL;
+	pthread_mutex_unlock(&replay_lock);
+	return on;
+}
+
 void dc_record_file(const char *path, const char *data, size_t len)
 {
 	pthread_mutex_lock(&replay_lock);

@@ -191,6 +191,7 @@ void dc_record_table(const char *vendor, void *table, const char *library, const
 /* While recording: a sysfs file read (src/sysfs.c), the NVIDIA PCI
  * functions counted without NVML. */
 void dc_record_file(const char *path, const char *data, size_t len);
+int dc_recording(void);
 struct dc_pci;
 void dc_record_pci_gpus(const struct dc_pci *gpus, int n);
 /* dmaconn_record()'s detection: every detector once, over the whole node,

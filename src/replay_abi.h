@@ -13,6 +13,8 @@
 #include <stddef.h>
 
 #define DMACONN_REPLAY_BUS_ID_SIZE 32
+/* The most a "files" entry holds: a recording keeps at most this much of a file. */
+#define DMACONN_REPLAY_FILE_MAX (64 * 1024)
 
 struct nvml_api; /* nvml_load.h */
 struct ze_api;   /* ze_load.h */

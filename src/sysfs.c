@@ -211,13 +211,23 @@ static int read_file(const char *path, char *buf, size_t len)
 		buf[0] = '\0';
 		return -ENOENT;
 	}
-	if (size > len - 1) {
-		buf[0] = '\0';
-		return -EFBIG;
-	}
-	memcpy(buf, data, size);
-	buf[size] = '\0';
-	return (int)size;
+	/* As on the file system: a file that does not fit gives its first len - 1 bytes. */
+	size_t n = size > len - 1 ? len - 1 : size;
+	memcpy(buf, data, n);
+	buf[n] = '\0';
+	return size > len - 1 ? -EFBIG : (int)size;
+}
+
+/* A file too large for its reader's buffer is kept as its first
+ * DMACONN_REPLAY_FILE_MAX bytes (the most a recording keeps of a file, more
+ * than any reader takes): its replay then answers as it did. */
+static void record_large(const char *path)
+{
+	char *big = malloc(DMACONN_REPLAY_FILE_MAX + 1);
+	int n = big ? read_file(path, big, DMACONN_REPLAY_FILE_MAX + 1) : -ENOMEM;
+	if (n >= 0 || n == -EFBIG)
+		dc_record_file(path, big, n >= 0 ? (size_t)n : DMACONN_REPLAY_FILE_MAX);
+	free(big);
 }
 
 /* A recording keeps what was read. */
@@ -226,6 +236,8 @@ int dc_read_file(const char *path, char *buf, size_t len)
 	int n = read_file(path, buf, len);
 	if (n >= 0)
 		dc_record_file(path, buf, (size_t)n);
+	else if (n == -EFBIG && dc_recording())
+		record_large(path);
 	return n;
 }
 

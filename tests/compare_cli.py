@@ -2,10 +2,11 @@
 """Runs every topology of tests/ and examples/ through two dmaconn CLIs and
 reports where their output differs.
 
-usage: compare_cli.py OLD_CLI NEW_CLI [STAND_IN]
+usage: compare_cli.py OLD_CLI NEW_CLI [STAND_IN] [--files FILE...]
 
-For each replay file (tests/topologies*/, examples/) and each sysfs tree
-(tests/sysfs*/, as DMACONN_SYSFS_ROOT), the CLIs run bare with --json (every
+For each replay file (tests/topologies*/, examples/; with --files, those
+files instead, e.g. from tests/gen_random_topologies.py) and each sysfs tree
+(tests/sysfs*/, as DMACONN_SYSFS_ROOT; not with --files), the CLIs run bare with --json (every
 detector), with -d/-c for each built-in pair, text and JSON, and --topo for
 each device type, with and without visible-device variables that reorder
 devices or name a MIG instance (live, not pinned by the replay).
@@ -104,19 +105,22 @@ def run(cli, args, env):
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
+    args = sys.argv[1:]
+    files = args[args.index("--files") + 1:] if "--files" in args else None
+    args = args[:args.index("--files")] if "--files" in args else args
+    if len(args) not in (2, 3) or files == []:
         print(__doc__, file=sys.stderr)
         return 2
-    old, new = sys.argv[1:3]
-    new_extra = {"DMACONN_REPLAY_LIBRARY": os.path.abspath(sys.argv[3])} if len(sys.argv) == 4 else {}
+    old, new = args[:2]
+    new_extra = {"DMACONN_REPLAY_LIBRARY": os.path.abspath(args[2])} if len(args) == 3 else {}
     old_version = run(old, ["--version"], clean_env({}))[1].decode().split()[-1]
     inputs = []
-    for f in sorted(glob.glob(os.path.join(REPO, "tests", "topologies*", "*.json")) +
-                    glob.glob(os.path.join(REPO, "examples", "*.json"))):
+    for f in files or sorted(glob.glob(os.path.join(REPO, "tests", "topologies*", "*.json")) +
+                             glob.glob(os.path.join(REPO, "examples", "*.json"))):
         if os.path.basename(f) == "cases.json":
             continue
-        inputs.append((os.path.relpath(f, REPO), ["--replay", f], {}))
-    for d in sorted(glob.glob(os.path.join(REPO, "tests", "sysfs*", "*"))):
+        inputs.append((os.path.relpath(f, REPO), ["--replay", os.path.abspath(f)], {}))
+    for d in [] if files else sorted(glob.glob(os.path.join(REPO, "tests", "sysfs*", "*"))):
         if os.path.isdir(d):
             inputs.append((os.path.relpath(d, REPO), [], {"DMACONN_SYSFS_ROOT": d}))
     runs = differ = 0

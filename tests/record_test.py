@@ -11,7 +11,8 @@ The test stand-in (BUILD/tests/libdmaconn_replay_faults.so) is in front of
 the replay component in both runs, so that a file's injected faults and a
 physically described Level Zero node are what the detectors see when
 recording; the recording then holds their answers as plain values and
-errors.  usage: record_test.py BUILD_DIR
+errors.  usage: record_test.py BUILD_DIR [FILE...] (the files instead of
+the test bed's, e.g. from gen_random_topologies.py)
 """
 import glob
 import json
@@ -45,8 +46,8 @@ def main():
     build = os.path.abspath(sys.argv[1])
     cli = os.path.join(build, "dmaconn")
     stand_in = os.path.join(build, "tests", "libdmaconn_replay_faults.so")
-    files = sorted(glob.glob(os.path.join(REPO, "tests", "topologies*", "*.json")) +
-                   glob.glob(os.path.join(REPO, "examples", "*.json")))
+    files = sys.argv[2:] or sorted(glob.glob(os.path.join(REPO, "tests", "topologies*", "*.json")) +
+                                   glob.glob(os.path.join(REPO, "examples", "*.json")))
     files = [f for f in files if os.path.basename(f) != "cases.json"]
     problems, checked = [], 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -64,8 +65,10 @@ def main():
             with open(f) as fh:
                 source = json.load(fh)
             faults = "faults" in source.get("nvml", {}) or "faults" in source.get("level_zero", {})
-            # A call that fails on some device also ends the detection early.
-            _, whole = run(cli, ["--replay", f, "-q", "--json", "-d", "cuda", "-c", "p2p"], env(stand_in))
+            # A call that fails on some device of the node (whether the
+            # file's environment shows it or not) also ends the detection early.
+            _, whole = run(cli, ["--replay", f, "-q", "--json", "-d", "cuda", "-c", "p2p"],
+                           env(stand_in, {"DMACONN_REPLAY_LIVE_ENV": "1"}))
             faults = faults or " failed" in whole
             lives = [None] + ([] if faults else [{"CUDA_VISIBLE_DEVICES": "1,0", "DMACONN_REPLAY_LIVE_ENV": "1"}])
             for t, c in PAIRS:

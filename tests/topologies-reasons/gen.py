@@ -100,6 +100,17 @@ machine("vm-dmi", "A QEMU/KVM guest (DMI), GPUs passed through behind an emulate
                "/sys/class/dmi/id/product_name": "Standard PC (Q35 + ICH9, 2009)\n"})
 machine("vm-cpuinfo", "A guest known by the CPU's hypervisor flag only", status("CNS", "HOSTBRIDGE"),
         files={"/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu vme de pse tsc msr hypervisor lahf_lm\n"})
+def big_cpuinfo(size=65536):
+    """A many-core guest's /proc/cpuinfo, cut at size bytes (the most a
+    file keeps): larger than what a reader takes in one buffer."""
+    block = "processor\t: %d\nmodel name\t: AMD EPYC 9654 96-Core Processor\nflags\t\t: fpu vme de pse tsc msr " \
+            "hypervisor lahf_lm" + " sse4_2" * 120 + "\n\n"
+    text = "".join(block % k for k in range(400))
+    return text[:size]
+
+
+machine("vm-cpuinfo-large", "A many-core guest known by the CPU's hypervisor flag only, its /proc/cpuinfo "
+        "larger than one read", status("CNS", "HOSTBRIDGE"), files={"/proc/cpuinfo": big_cpuinfo()})
 machine("vm-nvml", "NVML reports GPU passthrough (virtualization mode 1)", status("CNS", "HOSTBRIDGE"),
         extra=[{"virtualization_mode": 1}, {"virtualization_mode": 1}])
 machine("bar1", "256 MiB BAR1 (no large BAR); the driver reports NS", status("NS"),
