@@ -358,7 +358,9 @@ static int nested_outer(dmaconn_builder *b, void *user_data)
 
 static void part_nested(void)
 {
-	/* Two NVIDIA GPUs counted from sysfs (no NVML here); the process sees one. */
+	/* Two NVIDIA GPUs counted from sysfs (no NVML, whether the machine has
+	 * one or not); the process sees one. */
+	setenv("DMACONN_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
 	char *root = realpath("tests/sysfs/two-nvidia", NULL);
 	CHECK(root != NULL);
 	setenv("DMACONN_SYSFS_ROOT", root ? root : "", 1);
@@ -375,6 +377,8 @@ static void part_nested(void)
 	CHECK_INT(dmaconn_result_size(r), 1);
 	dmaconn_result_release(r);
 	dmaconn_shutdown();
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	unsetenv("DMACONN_NVML_LIBRARY");
 }
 
 /* ---------------------------------------------------------------- roots */
@@ -403,11 +407,13 @@ static int size_under(const char *tree, dmaconn_device_type type, const char *co
  */
 static void part_roots(void)
 {
+	setenv("DMACONN_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1); /* whatever the machine has */
 	CHECK_INT(size_under("sysfs/two-nvidia", DMACONN_DEVICE_CUDA, "nvlink"), 2);
 	CHECK_INT(size_under("sysfs/no-nvidia", DMACONN_DEVICE_CUDA, "p2p"), 0);
 	CHECK_INT(size_under("sysfs-kfd/hidden-node", DMACONN_DEVICE_ROCM, "infinity_fabric"), 2);
 	CHECK_INT(size_under("sysfs/two-nvidia", DMACONN_DEVICE_ROCM, "p2p"), 0);
 	dmaconn_shutdown();
+	unsetenv("DMACONN_NVML_LIBRARY");
 }
 
 /* ----------------------------------------------------------------- main */
