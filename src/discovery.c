@@ -2,6 +2,15 @@
 
 #include "internal.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether two keys (either NULL) differ. */
+static int keys_differ(const char *a, const char *b)
+{
+	return !a != !b || (a && strcmp(a, b));
+}
+
 static atomic_int *discovery_refs(const struct dc_discovery *d, void *cur)
 {
 	return (atomic_int *)(void *)((char *)cur + d->refs_at);
@@ -11,13 +20,18 @@ void *dc_discovery_get(struct dc_discovery *d, const char *key)
 {
 	pthread_mutex_lock(d->lock);
 	void *got = d->cur;
-	if (!got || dc_rediscover() || (d->stale && d->stale(got, key))) {
+	if (!got || dc_rediscover() || keys_differ(d->key, key)) {
 		/* The one kept does not answer for key (or not afresh): when no
 		 * new one can be made, there is none to give. */
-		got = d->make(key);
+		char *copy = key ? strdup(key) : NULL;
+		got = !key || copy ? d->make() : NULL;
 		if (got) {
 			d->release(d->cur);
+			free(d->key);
 			d->cur = got;
+			d->key = copy;
+		} else {
+			free(copy);
 		}
 	}
 	if (got)
@@ -31,6 +45,8 @@ void dc_discovery_forget(struct dc_discovery *d)
 	pthread_mutex_lock(d->lock);
 	void *cur = d->cur;
 	d->cur = NULL;
+	free(d->key);
+	d->key = NULL;
 	pthread_mutex_unlock(d->lock);
 	d->release(cur);
 }

@@ -69,11 +69,11 @@ void dc_fork_locks(int phase, pthread_mutex_t *const *locks, int n);
 struct dc_discovery {
 	pthread_mutex_t *lock; /* guards cur; the backend's, for its fork handling */
 	void *cur;             /* the discovery kept, or NULL */
+	char *key;             /* the key cur was made under, or NULL */
 	size_t refs_at;        /* offset of its atomic_int reference count */
-	/* A new discovery for key, holding one reference; NULL out of memory. */
-	void *(*make)(const char *key);
-	/* Whether cur was made under another key than key; NULL: never. */
-	int (*stale)(const void *cur, const char *key);
+	/* A new discovery (the backend reads what its key stands for itself),
+	 * holding one reference; NULL out of memory. */
+	void *(*make)(void);
 	/* Drops a reference (NULL: nothing); the last one frees (dc_unref). */
 	void (*release)(void *cur);
 };
@@ -88,9 +88,8 @@ void dc_discovery_forget(struct dc_discovery *d);
 int dc_discovery_made(struct dc_discovery *d, void *got);
 
 /* The dc_discovery of a backend's type, counted by its member refs. */
-#define DC_DISCOVERY_OF(type, lock_, make_, stale_, release_)                                      \
-	{ .lock = (lock_), .refs_at = offsetof(type, refs), .make = (make_), .stale = (stale_), \
-	  .release = (release_) }
+#define DC_DISCOVERY_OF(type, lock_, make_, release_) \
+	{ .lock = (lock_), .refs_at = offsetof(type, refs), .make = (make_), .release = (release_) }
 
 /* A backend's prefix##_forget and prefix##_discover over its dc_discovery d,
  * which get() takes a reference to. */

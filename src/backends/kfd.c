@@ -212,7 +212,6 @@ struct node {
  * shared read-only by the views, reference-counted. */
 struct kfd_topo {
 	atomic_int refs;
-	char *root;         /* the DMACONN_SYSFS_ROOT it was read under, or NULL */
 	int failed;         /* unusable: why */
 	int uncounted;      /* not even the GPUs could be counted */
 	char why[WHY_SIZE];
@@ -231,7 +230,6 @@ static void topo_release(void *p)
 		free(t->nodes[i].links);
 	free(t->nodes);
 	free(t->gpus);
-	free(t->root);
 	free(t);
 }
 
@@ -917,14 +915,13 @@ out_noinit:
 
 /* --------------------------------------------------------------- detectors */
 
-/* Reads the KFD topology into a new kfd_topo; NULL when out of memory. */
-static void *discover_topo(const char *root)
+/* Reads the KFD topology (below DMACONN_SYSFS_ROOT, the discovery's key)
+ * into a new kfd_topo; NULL when out of memory. */
+static void *discover_topo(void)
 {
 	struct kfd_topo *t = calloc(1, sizeof(*t));
-	if (!t || (root && !(t->root = strdup(root)))) {
-		free(t);
+	if (!t)
 		return NULL;
-	}
 	atomic_init(&t->refs, 1);
 	kfd_oom = 0;
 	t->failed = read_topology(t, t->why, &t->uncounted) != 0;
@@ -937,16 +934,9 @@ static void *discover_topo(const char *root)
 	return t;
 }
 
-/* Whether cur was read under another DMACONN_SYSFS_ROOT than root. */
-static int topo_stale(const void *cur, const char *root)
-{
-	const struct kfd_topo *t = cur;
-	return !t->root != !root || (root && strcmp(root, t->root));
-}
-
 /* The last discovery, under topo_lock. */
 static struct dc_discovery kfd_discovery =
-	DC_DISCOVERY_OF(struct kfd_topo, &topo_lock, discover_topo, topo_stale, topo_release);
+	DC_DISCOVERY_OF(struct kfd_topo, &topo_lock, discover_topo, topo_release);
 
 /* The topology to compute views from: read on first use, again for a fresh
  * detection or another DMACONN_SYSFS_ROOT.  A new reference, or NULL. */

@@ -180,7 +180,6 @@ static void fabric_free(struct fabric *f);
  */
 struct ze_topo {
 	atomic_int refs;
-	char *key;         /* the environment it was discovered under */
 	uint32_t ndrivers;
 	ze_driver_handle_t *drivers;
 	int n;
@@ -209,7 +208,6 @@ static void topo_release(void *p)
 	free(t->flags);
 	free(t->drivers);
 	free(t->devs);
-	free(t->key);
 	free(t);
 }
 
@@ -573,15 +571,13 @@ out:
 	return rc;
 }
 
-/* Loads Level Zero and lists the devices, or counts them from sysfs; NULL
- * when out of memory. */
-static void *discover_topo(const char *key)
+/* Loads Level Zero and lists the devices, or counts them from sysfs (as
+ * the environment of the discovery's key says); NULL when out of memory. */
+static void *discover_topo(void)
 {
 	struct ze_topo *t = calloc(1, sizeof(*t));
-	if (!t || !(t->key = strdup(key))) {
-		free(t);
+	if (!t)
 		return NULL;
-	}
 	atomic_init(&t->refs, 1);
 	if (ze_ready(t->why) == 0 && enumerate(t, t->why) == 0) {
 		identify(t);
@@ -597,16 +593,9 @@ static void *discover_topo(const char *key)
 	return t;
 }
 
-/* Whether cur was discovered under another environment than key. */
-static int topo_stale(const void *cur, const char *key)
-{
-	const struct ze_topo *t = cur;
-	return strcmp(t->key, key) != 0;
-}
-
 /* The last discovery, under topo_lock. */
 static struct dc_discovery ze_discovery =
-	DC_DISCOVERY_OF(struct ze_topo, &topo_lock, discover_topo, topo_stale, topo_release);
+	DC_DISCOVERY_OF(struct ze_topo, &topo_lock, discover_topo, topo_release);
 
 /* The topology to compute views from: discovered on first use, again for a
  * fresh detection or when the variables that expose devices read otherwise

@@ -137,8 +137,7 @@ static int nvml_ready(char *why)
 static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void *discover_model(const char *root);
-static int model_stale(const void *cur, const char *root);
+static void *discover_model(void);
 static void model_release(void *m)
 {
 	dc_model_release(m);
@@ -146,7 +145,7 @@ static void model_release(void *m)
 
 /* The last discovery, under model_lock. */
 static struct dc_discovery nvml_discovery =
-	DC_DISCOVERY_OF(struct dc_model, &model_lock, discover_model, model_stale, model_release);
+	DC_DISCOVERY_OF(struct dc_model, &model_lock, discover_model, model_release);
 
 static void dc_nvml_fork(int phase)
 {
@@ -388,27 +387,14 @@ static struct dc_model *fallback_model(const char *why)
 }
 
 /* Loads NVML and discovers every device, or counts them without NVML
- * (from the tree below root, DMACONN_SYSFS_ROOT). */
-static void *discover_model(const char *root)
+ * (from the tree below DMACONN_SYSFS_ROOT, the discovery's key). */
+static void *discover_model(void)
 {
 	char why[WHY_SIZE];
 	struct dc_model *m = NULL;
 	if (nvml_ready(why) == 0)
 		m = enumerate(why);
-	if (!m)
-		m = fallback_model(why);
-	if (m && root && !(m->key = strdup(root))) {
-		dc_model_release(m);
-		return NULL;
-	}
-	return m;
-}
-
-/* Whether cur was made under another DMACONN_SYSFS_ROOT than root. */
-static int model_stale(const void *cur, const char *root)
-{
-	const struct dc_model *m = cur;
-	return !m->key != !root || (root && strcmp(root, m->key));
+	return m ? m : fallback_model(why);
 }
 
 /* The model to compute views from: the process's discovery, made on first

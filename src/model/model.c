@@ -38,7 +38,6 @@ void dc_model_release(struct dc_model *m)
 	free(m->devices);
 	free(m->handles);
 	free(m->peers);
-	free(m->key);
 	free(m);
 }
 

@@ -106,7 +106,6 @@ struct dc_model {
 	struct dc_peer *peers;         /* n*n, NULL until a view needs them */
 	int cc_known;                  /* confidential computing state read */
 	unsigned int cc_on;
-	char *key;                     /* what the backend made it under (its discovery's key), or NULL */
 };
 
 /* Copies the text src (at most srclen bytes, up to a NUL) into dst of len
