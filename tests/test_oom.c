@@ -227,6 +227,20 @@ static void flat(dmaconn_device_type type, const char *const *conns, const struc
 	CHECK(second - first < 1024);
 }
 
+/* Two views of type: their answers without a fault (n devices, [0][1] the
+ * value cell, unless -1), then every allocation of each failing in turn. */
+static void both_views(dmaconn_device_type type, const char *a, const char *b, int n, int cell)
+{
+	const char *const conns[] = { a, b };
+	struct answer wants[2];
+	for (int c = 0; c < 2; c++)
+		fault_free(type, conns[c], &wants[c]);
+	CHECK_INT(wants[0].n, n);
+	if (cell >= 0)
+		CHECK_INT(wants[0].cells[1], cell);
+	flat(type, conns, wants, 2);
+}
+
 /* root holds a KFD tree whose GPUs the other lacks: an allocation failing
  * while the new tree is read must not leave the old tree's answer. */
 static void root_switch(const char *from, const char *to)
@@ -257,46 +271,23 @@ int main(int argc, char **argv)
 	setenv("DMACONN_NVML_THREADS", "1", 1); /* every allocation on the detecting thread */
 	dmaconn_set_warning_handler(count_warning, NULL);
 	if (argc == 2 && !strcmp(argv[1], "cuda")) {
-		static const char *const conns[] = { "nvlink", "p2p" };
-		struct answer wants[2];
-		for (int c = 0; c < 2; c++)
-			fault_free(DMACONN_DEVICE_CUDA, conns[c], &wants[c]);
-		CHECK_INT(wants[0].n, 2);
-		CHECK_INT(wants[0].cells[1], 18);
-		flat(DMACONN_DEVICE_CUDA, conns, wants, 2);
+		both_views(DMACONN_DEVICE_CUDA, "nvlink", "p2p", 2, 18);
 	} else if (argc == 3 && !strcmp(argv[1], "cuda-library")) {
 		/* NVML from DMACONN_NVML_LIBRARY, loaded and initialised under
 		 * the fault: without it, the GPUs are counted from sysfs (none
 		 * here), and never through another library than the one named. */
-		static const char *const conns[] = { "nvlink", "p2p" };
-		struct answer wants[2];
 		setenv("DMACONN_NVML_LIBRARY", argv[2], 1);
 		setenv("DMACONN_FAKE_NVML_GPUS", "2", 1);
-		for (int c = 0; c < 2; c++)
-			fault_free(DMACONN_DEVICE_CUDA, conns[c], &wants[c]);
-		CHECK_INT(wants[0].n, 2);
-		CHECK_INT(wants[0].cells[1], 18);
 		counted_without_vendor = 1;
 		from_shutdown = 1;
 		never_warned = "is the NVIDIA driver installed?";
-		flat(DMACONN_DEVICE_CUDA, conns, wants, 2);
+		both_views(DMACONN_DEVICE_CUDA, "nvlink", "p2p", 2, 18);
 	} else if (argc == 2 && !strcmp(argv[1], "xpu")) {
-		static const char *const conns[] = { "xelink", "p2p" };
-		struct answer wants[2];
 		counted_without_vendor = 1;
-		for (int c = 0; c < 2; c++)
-			fault_free(DMACONN_DEVICE_XPU, conns[c], &wants[c]);
-		CHECK_INT(wants[0].n, 2);
-		CHECK_INT(wants[0].cells[1], 2);
-		flat(DMACONN_DEVICE_XPU, conns, wants, 2);
+		both_views(DMACONN_DEVICE_XPU, "xelink", "p2p", 2, 2);
 	} else if (argc == 3 && !strcmp(argv[1], "rocm")) {
-		static const char *const conns[] = { "infinity_fabric", "p2p" };
-		struct answer wants[2];
 		setenv("DMACONN_SYSFS_ROOT", argv[2], 1);
-		for (int c = 0; c < 2; c++)
-			fault_free(DMACONN_DEVICE_ROCM, conns[c], &wants[c]);
-		CHECK_INT(wants[0].n, 2);
-		flat(DMACONN_DEVICE_ROCM, conns, wants, 2);
+		both_views(DMACONN_DEVICE_ROCM, "infinity_fabric", "p2p", 2, -1);
 	} else if (argc == 4 && !strcmp(argv[1], "rocm-root")) {
 		root_switch(argv[2], argv[3]);
 	} else {
