@@ -410,15 +410,15 @@ void replay_ze_record_table(struct ze_api *api, const char *library, const char 
 	LOCK();
 	forget();
 	z.sec = json_object();
-	if (!api && !library && replay_active() && !replay_ze_load_error()) {
-		/* The replayed loader lacked a required function: so it is recorded. */
-		put(z.sec, "library", replay_text(replay_ze_library(), strlen(replay_ze_library())));
-		put(z.sec, "missing_functions", replay_ze_missing());
-	} else if (!api) {
-		const char *why = load_error ? load_error : "not loaded";
-		put(z.sec, "library", json_pack("{s:o}", "error", replay_text(why, strlen(why))));
-	}
 	if (!api) {
+		const char *why = load_error ? load_error : "not loaded";
+		if (!library && replay_active() && !replay_ze_load_error()) {
+			/* The replayed loader lacked a required function: so it is recorded. */
+			put(z.sec, "library", replay_text(replay_ze_library(), strlen(replay_ze_library())));
+			put(z.sec, "missing_functions", replay_ze_missing());
+		} else {
+			put(z.sec, "library", json_pack("{s:o}", "error", replay_text(why, strlen(why))));
+		}
 		UNLOCK();
 		return;
 	}
