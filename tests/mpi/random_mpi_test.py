@@ -68,11 +68,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for case in range(args.count):
             r = random.Random("%d/%d" % (args.seed, case))
-            files = []
+            files, docs = [], []
             for rank in range(r.choice([2, 2, 3, 4])):
                 files.append(os.path.join(tmp, "case%d-rank%d.json" % (case, rank)))
+                docs.append(tray(r, rank))
                 with open(files[-1], "w") as f:
-                    json.dump(tray(r, rank), f)
+                    json.dump(docs[-1], f)
             name = "case %d (seed %d)" % (case, args.seed)
             sc = {"ranks": [{"replay": f} for f in files], "cli": ["--mpi", "-d", "cuda", "-c", "nvlink", "--json"]}
             status, out, err = run_mpi.launch(args, sc, [args.cli] + sc["cli"], open_mpi)
@@ -95,7 +96,6 @@ def main():
             if len(m) != len(owner):
                 problems.append("%s: %d devices, the ranks list %d" % (name, len(m), len(owner)))
                 continue
-            docs = [json.load(open(f)) for f in files]
             for a, (ra, ia) in enumerate(owner):
                 for b, (rb, ib) in enumerate(owner):
                     if ra == rb:
