@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Thin wrapper around CMake/CTest: `make`, `make run`, `make test`,
 # `make install PREFIX=... DESTDIR=...`, `make package` (Debian packages).
 BUILD ?= build

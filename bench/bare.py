@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A bare run against each detector alone: fresh processes, medians.
 
 Each vendor is discovered once per process, so detecting every registered

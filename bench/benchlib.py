@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared helpers of bench/run.py and bench/scaling.py (stdlib only)."""
 
 import datetime

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Charts for bench/run.py and bench/scaling.py: matplotlib where it is
 installed, else a small built-in PNG renderer (stdlib only: zlib + a 7x13
 bitmap font), so that a machine without matplotlib still gets a picture.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """First detection of two builds side by side: fresh processes, medians.
 
 Runs each build's `bench/first_detect` for the given pairs, alternating

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One fresh process's view of dmaconn: the time of the first detection
  * (NVML load and init included), of a cached detection (ns, averaged), and

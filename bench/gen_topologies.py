@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes replay topologies of N NVSwitch-attached GPUs for bench/scaling.py.
 
 Each GPU is an H200-like device: 18 active NVLink4 links, all to NVSwitches,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """What `import dmaconn` costs: medians over fresh interpreters.
 
     python3 bench/import_time.py [--runs N] [--python PY] [--check MS] [--json FILE]

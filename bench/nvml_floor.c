@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The raw-NVML floor: what any NVLink detector must at least do, timed in
  * one fresh process: dlopen, nvmlInit_v2, the device count and handles, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Where NVML's time goes on this machine: each call dmaconn makes, timed
  * alone; link states per link versus one nvmlDeviceGetFieldValues batch;

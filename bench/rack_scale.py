@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Time and peak memory of detection against the GPU count, 8 -> 4,096.
 
 Three paths, each a fresh process per measurement, no GPU needed:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Time and peak memory of detection against the device count, on replays.
 
 For each N, writes a synthetic replay of N NVSwitch-attached GPUs

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """dmaconn's first-detection benchmark: one run, fresh processes, sequential.
 
 Measures, each in fresh processes (one discarded warm-up, then --runs runs):

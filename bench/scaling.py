@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """How first detection grows with the GPU count, on the fake NVML.
 
 Runs build/bench/first_detect under DMACONN_REPLAY on synthetic NVSwitch

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Smoke test of the benchmark harness (CTest `bench_smoke`): runs
 bench/run.py --quick and bench/scaling.py --quick against a replay and checks
 that they finish and write well-formed reports.  It asserts no timing: a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """cuda/verified against a vLLM-style check, timed in the same run.
 
 Times, as medians of fresh processes:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A vLLM-style peer-access check, for comparison with dmaconn's cuda/verified.
 
 vLLM does not trust cudaDeviceCanAccessPeer: gpu_p2p_access_check()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The command line, in-process: the input, split at NUL bytes, is argv[1..]
  * of dmaconn_cli_main() (tools/cli.c).

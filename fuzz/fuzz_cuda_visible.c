@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dc_cuda_visible(): CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER against a GPU
  * list that the input also chooses.

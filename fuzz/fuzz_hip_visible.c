@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dc_hip_visible() (src/order_hip.c): ROCR_VISIBLE_DEVICES, then
  * HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES, against a GPU list the input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dc_pci_parse() on raw bytes: the input is the buffer, unterminated, as
  * NVML's fixed-size busId fields may be.  A parsed address must format and

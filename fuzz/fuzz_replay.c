@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The replay component's reader: the input is a topology file
  * (docs/replay-format.md).  dmaconn_replay_fuzz_load() (replay/replay.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dc_ze_expose() and dc_ze_hierarchy() (src/order_ze.c): ZE_AFFINITY_MASK
  * and ZE_FLAT_DEVICE_HIERARCHY against cards the input also chooses.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs every libFuzzer target of a -DDMACONN_FUZZ=ON build for a bounded time
 # and fails on any finding (crash, sanitizer report, leak, timeout, OOM).
 #

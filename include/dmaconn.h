@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dmaconn: which accelerators can issue load/store and atomic operations on
  * each other's memory, over what link, and how many links.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dmaconn_mpi: DMA connectivity across the nodes of an MPI job.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes dmaconn(1) and libdmaconn(3) from their one source (dmaconn.txt).
 
 usage: mkman.py SOURCE OUTDIR VERSION

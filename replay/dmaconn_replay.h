@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libdmaconn_replay: answers the vendor-library calls of dmaconn from a
  * topology file (docs/replay-format.md) and records such files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * "files": sysfs trees recorded for the detectors that read the kernel's
  * view, answered to the core through read_file and list_dir.  Each file, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The engine behind format.h: one table of fields per object of the format,
  * read into C structures with the format's checks and messages, and

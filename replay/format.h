@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The topology format described once (docs/replay-format.md): a vendor
  * describes each object of its section as a table of fields, and the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The recorder of libdmaconn_replay.  While libdmaconn records
  * (dmaconn_record), each backend hands its vendor library's function table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The "level_zero" section of a recording: Level Zero's function table
  * wrapped as NVML's is (record.c), each answer kept where the section

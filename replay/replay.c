@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The replay half of libdmaconn_replay: every NVML function dmaconn calls
  * (replay_nvml_bind()'s table) answered from the topology file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the parts of libdmaconn_replay share. */
 #ifndef DMACONN_REPLAY_INTERNAL_H
 #define DMACONN_REPLAY_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The "level_zero" section of a topology file: read and answered by ze.c,
  * recorded by record_ze.c through ze.c's description of it. */
 #ifndef DMACONN_REPLAY_ZE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The top-level sections of a topology file beyond NVML's, and who reads
  * them; "host" lives here, being a single string; and whether the vendor
  * libraries other than NVML loaded in a recording. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * "verification": what `dmaconn --record FILE --verify` proved on the node,
  * answered to cuda/verified under replay through the ops' verification():

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The "level_zero" section: a stand-in Level Zero loader.  This file answers
  * the ze* functions dmaconn calls, with Level Zero's exact signatures, through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public API: errors, results, the builder, the registry and its cache. */
 #include <limits.h>
 #include <pthread.h>

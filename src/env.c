@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The environment as detectors see it, and the optional replay component. */
 #include <dlfcn.h>
 #include <pthread.h>

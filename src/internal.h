@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the parts of the core share: results, the builder, the environment. */
 #ifndef DMACONN_INTERNAL_H
 #define DMACONN_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* From per-device link facts to a connectivity matrix: the one place that
  * knows how direct links and switch links combine. */
 #ifndef DMACONN_LINKMATRIX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The per-pair properties of a result, stored at a constant cost per pair.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PCI addresses as NVML, CUDA and sysfs spell them. */
 #ifndef DMACONN_PCI_H
 #define DMACONN_PCI_H

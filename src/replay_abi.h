@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The contract between libdmaconn and its optional replay component
  * (libdmaconn_replay), which answers the vendor-library calls of every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NVIDIA GPUs as the kernel lists them, for counting devices without NVML. */
 #ifndef DMACONN_SYSFS_H
 #define DMACONN_SYSFS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dmaconn_verify(): the opt-in functional check.  The CUDA work happens in
  * dmaconn-verify-helper (tools/verify_helper.c), spawned with posix_spawn so

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Unusable replay files give one clear error naming the file and the position
 # (line and column, or the JSON path), exit status 1, and never a crash.
 # Usage: bad_replay_test.sh BUILD_DIR   (run from the source root)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A minimal test harness: CHECK* record failures with both values and go on;
  * check_done() prints a summary and gives the exit status. */
 #ifndef DMACONN_CHECK_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The CLI against exact expected output: tests/cli/NAME.out (stdout),
 # NAME.err (stderr, when present) and the exit status given per case.
 # Usage: cli_test.sh BUILD_DIR   (run from the source root)

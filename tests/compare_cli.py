@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs every topology of tests/ and examples/ through two dmaconn CLIs and
 reports where their output differs.
 

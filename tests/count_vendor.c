@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A replay component that counts discoveries: it stands between libdmaconn
  * and libdmaconn_replay (DMACONN_REPLAY_LIBRARY names it), answers nothing

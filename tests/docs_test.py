@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The man pages and shell completions against the program they describe.
 
 usage: docs_test.py BUILD_DIR   (run from the source root)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`dmaconn --format dot` against expected files and Graphviz's `dot`.
 
 usage: dot_test.py DMACONN [MPIEXEC]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Audits how dmaconn reads its environment (SECURITY.md, "Environment").
 
 usage: env_audit.py

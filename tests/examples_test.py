@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator examples of examples/ops/ on replays of an HGX H100 node.
 
 usage: examples_test.py BUILD_DIR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A fake libcuda.so.1 for machines without a GPU: just enough of the driver
  * for dmaconn-verify-helper, exporting the same symbols (the prototypes come

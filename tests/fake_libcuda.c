@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stand-in libcuda.so.1 that reports being loaded: its constructor creates
  * the file named by DMACONN_TEST_CUDA_MARKER, and cuInit creates that name
  * with ".init" appended. */

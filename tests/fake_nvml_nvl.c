@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A stand-in libnvidia-ml for tests and benchmarks (DMACONN_NVML_LIBRARY
  * names it): an NVL-style rack of N GPUs, each with 18 active NVLinks to

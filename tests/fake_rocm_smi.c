@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A stand-in librocm_smi64.so.1 for the ROCm SMI cross-check of the KFD
  * detectors, steered by the environment:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fault sweep: every NVML call the detectors make, failing every way, everywhere.
 
 usage: fault_sweep.py BUILD_DIR [--sample N] [--filter TEXT] [--jobs N] [--list]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`dmaconn --format` against the programs that read each format.
 
 usage: formats_test.py BUILD_DIR [MPIEXEC]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes random but valid topology files (docs/replay-format.md), to run
 the CLI on machines nobody wrote by hand: NVML nodes of 0 to 16 GPUs
 (PCIe only, NVSwitch, direct NVLink meshes, links down or failing, MIG,

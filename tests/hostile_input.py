@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Hostile input through the CLI: what comes in from sysfs trees and replays.
 
 Usage: hostile_input.py BUILD_DIR

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # An installed tree works wherever it lands: `make install PREFIX= DESTDIR=`,
 # then the README's `cc main.c $(pkg-config --cflags --libs dmaconn)`, CMake's
 # find_package(dmaconn), and the installed program with its replay component,

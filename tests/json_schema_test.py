@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Every JSON document dmaconn writes validates against docs/dmaconn.schema.json.
 
 Usage: json_schema_test.py BUILD_DIR   (run from anywhere)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The layers of docs/architecture.md, checked on the sources: who may
 include whom, and who may call whom.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A rack through the CLI, on the stand-in NVML of tests/fake_nvml_nvl.c.
 
 Usage: rack_scale.py BUILD_DIR

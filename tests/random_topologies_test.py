@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Machines nobody wrote by hand: random topology files
 (gen_random_topologies.py, fixed seeds) through the CLI.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A recording holds the answers the detectors used: every topology of the
 test bed (tests/topologies*/, examples/) is replayed and recorded, and the
 recording must replay to the same JSON for every built-in pair, under the

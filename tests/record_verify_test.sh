@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # dmaconn --record FILE --verify: the recording gets a verification section
 # that cuda/verified answers from under replay; a verification that checked
 # nothing writes none and fails.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A replay component for tests and benchmarks: it stands between libdmaconn
  * and libdmaconn_replay (DMACONN_REPLAY_LIBRARY names it) and wraps the NVML

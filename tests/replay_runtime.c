@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The Level Zero half of the test stand-in (with replay_faults.c): it wraps
  * the Level Zero table of the real replay component with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs the replay test bed: every case of tests/cases.json through the CLI.
 
 usage: run_cases.py BUILD_DIR [FILTER]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The AMD detectors (rocm/infinity_fabric, rocm/p2p) through the CLI.
 
 Usage: run_rocm_cases.py BUILD_DIR TESTS_BUILD_DIR [FILTER]

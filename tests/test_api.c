@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public API with run-time detectors: registry, cache, ownership,
  * builder rules, errors and the warning sink.  Needs no vendor library. */
 #include <stdlib.h>

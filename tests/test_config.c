@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The configuration is read once per detection (src/env.c): a variable
  * changed while a detection runs -- by a warning handler, another thread --

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Each vendor is discovered once per process: a bare run of every built-in
  * detector asks each vendor library once (counted by count_vendor.c, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Library overrides from the environment are absolute paths or nothing:
  * a relative DMACONN_NVML_LIBRARY, DMACONN_REPLAY_LIBRARY, DMACONN_CUDA_LIBRARY

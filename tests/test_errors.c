@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Error codes: every one has a name and a message, and unknown codes get
  * fixed strings, never NULL. */
 #include "check.h"

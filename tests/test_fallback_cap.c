@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Without NVML, cuda detectors count the NVIDIA PCI functions in sysfs; more
  * than dmaconn accepts are cut to its limit with a warning that says so,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fork safety: a process that detected may fork, and the child may detect
  * again, even when other threads of the parent are detecting (holding

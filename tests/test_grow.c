@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dc_grow (src/dmaconn.c), the core's array doubling, at the limits of its
  * int capacity and size_t byte count: it refuses what it cannot represent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The kernel facts behind the reasons for zeros (src/model/host.c), on trees
  * of files this test writes below a directory, read the way libdmaconn reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Memory stays flat over many detections, and dmaconn_shutdown() gives back
  * what the library kept.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Misuse of the API that must neither hang nor corrupt memory, and limits
  * that must hold however a detector behaves.  Each part runs in a child

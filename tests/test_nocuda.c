@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Detection never initialises CUDA, and dmaconn never loads it.  The test
  * runs with a fake libcuda.so.1 first on the library path: loading it leaves

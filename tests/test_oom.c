@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Out of memory at every allocation of a detection, one at a time: the
  * test replaces malloc, calloc and realloc so that the k-th allocation

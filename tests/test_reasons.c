@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Reasons for the zeros of the cuda views, on a recorded machine:
  *

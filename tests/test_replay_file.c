@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dmaconn_set_replay_file(): a replay chosen through the API, with the
  * environment untouched, and the rule that a process replays one file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of HIP's device order (order_hip.c): ROCR_VISIBLE_DEVICES as
  * ROCr's filter reads it, then HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES as
  * HIP's runtime does. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every thread-safe entry point at once: threads detect (cached and fresh),
  * clear the cache, register and unregister detectors (their own pairs and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Many threads racing the first detection: one detection, one result. */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the core's pure parts: PCI addresses, CUDA ordering, the
  * link-matrix rule. */
 #include <stdlib.h>

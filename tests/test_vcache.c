@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The verdict cache of "cuda"/"verified", against the fake CUDA driver and a
  * fake /proc (DMACONN_SYSFS_ROOT):

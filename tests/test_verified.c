@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The "cuda"/"verified" connection type against a fake CUDA driver:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dmaconn_verify() against a fake CUDA driver, no GPU needed:
  *

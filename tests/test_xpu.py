@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The Intel detectors (xpu/p2p, xpu/xelink) against the stand-in Level Zero
 loader, i.e. the replay component on tests/topologies-xpu/*.json.
 

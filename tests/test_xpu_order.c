@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of Level Zero's device list under ZE_AFFINITY_MASK and
  * ZE_FLAT_DEVICE_HIERARCHY (src/order_ze.c); every expectation follows from
  * the rules numbered there, not from running the code. */

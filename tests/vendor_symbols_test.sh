@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # No library dmaconn installs defines a vendor symbol (nvml*, ze*, rsmi_*,
 # cu*): the replay component hands the backends function tables instead, so
 # nothing of it can stand in for a vendor library in the global scope.

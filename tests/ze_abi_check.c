@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Proves dmaconn's Level Zero declarations against Intel's ze_api.h (Debian:
  * libze-dev): this file sees only the real header.  Constants, sizes and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every Level Zero constant, size and offset dmaconn declares
  * (src/backends/ze_api.h), expanded once against that header and once
  * against Intel's level_zero/ze_api.h.  ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Level Zero ABI items as dmaconn declares them (src/backends/ze_api.h). */
 #include <stddef.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `dmaconn check`: this node against what a good node looked like (a file
  * `dmaconn --json` wrote there) or against a rule (--expect-links N,
  * --fully-connected), as a monitoring plugin reports it: the exit status

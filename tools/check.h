@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `dmaconn check` (tools/check.c). */
 #ifndef DMACONN_CHECK_H
 #define DMACONN_CHECK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dmaconn: print the DMA connectivity matrices of this machine (or of a
  * recording).  Uses the public API only, plus the optional recorder; JSON
  * goes out through Jansson, one element at a time, so that large results

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dmaconn command line as a function, for main() and for tests that
  * drive it in-process (fuzz/fuzz_cli.c). */
 #ifndef DMACONN_CLI_H

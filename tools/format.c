@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The table of output formats (tools/format.h). */
 #include <stdlib.h>
 #include <string.h>

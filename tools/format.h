@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The output formats of `dmaconn --format FORMAT`.  text and json are the
  * CLI's own printers (tools/cli.c), which write each result as it comes;
  * every other format is one file, tools/format_NAME.c, defining

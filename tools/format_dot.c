@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --format dot: one connection type of the node (or, with --mpi, of the job)
  * as a Graphviz graph (`dmaconn --format dot | dot -Tsvg`).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --format nccl-xml: this node as an NCCL topology file, for
  * NCCL_TOPO_FILE (NCCL's src/graph/xml.cc reads it, version 1):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --format nfd: a feature file for node-feature-discovery's local source
  * (/etc/kubernetes/node-feature-discovery/features.d/dmaconn), one
  * `name=value` line per label.  Names carry NFD's own prefix,

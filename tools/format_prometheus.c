@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --format prometheus: the text exposition format, for node_exporter's
  * textfile collector (a file NAME.prom in its --collector.textfile.directory).
  * Every metric is a gauge; a pair's series carry both devices' index, UUID

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --format slurm: gres.conf lines for this node's NVIDIA GPUs, one per GPU,
  * each with its Links= (gres.conf(5)): the NVLink count to GPU 0, 1, ...
  * in the order of the lines, -1 for the GPU itself, 0 for no connection.

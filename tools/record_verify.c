@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * `dmaconn --record FILE --verify`: after the recording, cuda/verified runs
  * (the helper, never the cache) and its verdict becomes the recording's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `dmaconn --record FILE --verify` (tools/record_verify.c). */
 #ifndef DMACONN_RECORD_VERIFY_H
 #define DMACONN_RECORD_VERIFY_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs, on Debian or Ubuntu, what building and testing dmaconn needs and
 # is missing.  Run by `make` before the first configure.  As root it uses
 # apt-get; otherwise it names the packages and lets the build go on (the

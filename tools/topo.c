@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dmaconn --topo: one printer, the vendors differing only in their legend
  * and in which pair properties make up a pair's line (struct topo_legend).

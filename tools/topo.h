@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dmaconn --topo: the path table and each pair's capabilities, one printer
  * for every vendor (tools/topo.c). */
 #ifndef DMACONN_TOPO_H

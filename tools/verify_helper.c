@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dmaconn-verify-helper: the process that dmaconn_verify() spawns, so that
  * the CUDA driver is loaded here and never in the caller.  It checks peer

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Slurm Prolog (slurm.conf: Prolog=/etc/slurm/prolog.d/dmaconn.sh): before a
 # job starts on this node, compare its GPU connectivity with what a good
 # node of its kind showed (`dmaconn --json > /etc/dmaconn/expect.json` there).

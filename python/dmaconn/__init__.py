@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Python binding of libdmaconn: DMA connectivity between accelerators.
 
 >>> import dmaconn

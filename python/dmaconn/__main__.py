@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """``python3 -m dmaconn`` and the ``dmaconn`` console script: the C tool.
 
 Both run the dmaconn program that ships with this package (or that was

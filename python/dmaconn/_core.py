@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Detection, results, Python detectors and warnings over the C API."""
 
 from __future__ import annotations

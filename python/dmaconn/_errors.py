@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Exceptions and the warning category."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Typed property values, as the C tool's ``--json`` writes them.
 
 The table matches ``cli_json_kinds`` in tools/cli.c and the property types in

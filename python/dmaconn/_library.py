@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Finding, loading and declaring the shared library libdmaconn.so.0."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The global matrix of a job without MPI: the rule libdmaconn_mpi applies.
 
 Each rank makes a record (rank_record()), the job gathers them by any means

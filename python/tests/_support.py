@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared helpers for the dmaconn Python tests.
 
 The library is the one DMACONN_LIBRARY names (else the usual search); the C

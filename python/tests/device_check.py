@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """dmaconn against PyTorch on a machine with NVIDIA GPUs.
 
 For each CUDA_VISIBLE_DEVICES setting (unset, "1,0", "1", "0"), one fresh

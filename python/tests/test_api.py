@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The binding in this process: errors, types, Python detectors, warnings."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """``python3 -m dmaconn`` against the C tool, byte for byte."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Finding the shared library, and failing clearly when it is not there."""
 
 from __future__ import annotations

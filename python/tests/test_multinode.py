@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """global_matrix(): the multi-node rule without MPI, on hand-made records and
 on records that ranks detected from replayed nodes (tests/mpi/topologies,
 the nodes of the MPI test: the expectations are the same)."""

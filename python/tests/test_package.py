@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The package itself: a cheap import, lazy names, the dmaconn program."""
 
 from __future__ import annotations

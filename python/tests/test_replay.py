@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The built-in cuda/nvlink detector on replayed topologies, one process each."""
 
 from __future__ import annotations

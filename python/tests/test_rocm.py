@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The built-in rocm/* detectors through the binding, on a recorded KFD tree."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """dmaconn.torch without PyTorch: the pairs it registers, exclusion, the
 ROCm mapping, the fallback and its single warning, and the shim's build.
 

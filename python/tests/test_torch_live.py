@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """dmaconn.torch inside the installed PyTorch: c10d's own registry answers
 with dmaconn's matrices.
 

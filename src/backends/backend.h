@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The backend interface, in the spirit of hwloc's components: each vendor
  * file (nvml.c, kfd.c, level_zero.c) ends in one dc_backend descriptor, and

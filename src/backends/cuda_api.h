@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The subset of the CUDA driver API that the functional check uses, declared
  * here so that nothing needs the CUDA SDK at build time.  Everything carries

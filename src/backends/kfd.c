@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * AMD detectors on the amdgpu KFD topology, the kernel's own description of
  * every agent and link (/sys/class/kfd/kfd/topology/nodes/N/{properties,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Intel detectors on oneAPI Level Zero.  The loader (libze_loader.so.1, or
  * the absolute path in DMACONN_ZE_LIBRARY) is loaded on first use and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One loader for every vendor library dmaconn dlopens (NVML, Level Zero,
  * ROCm SMI, the CUDA driver): each library's X-macro table (nvml_api.h,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * NVIDIA detectors on NVML.  NVML is loaded on first use and initialised
  * once (nvmlInit_v2 is reference-counted by NVML, so this is safe before or

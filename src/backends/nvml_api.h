@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The subset of the NVML ABI that dmaconn uses, declared here so that no
  * NVIDIA SDK is needed to build.  Every constant, struct layout and signature

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The NVML functions dmaconn may call, kept apart from the types so that the
  * ABI check can expand the list against NVIDIA's own nvml.h. */
 #ifndef DMACONN_NVML_FUNCTIONS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading NVML (or a stand-in with the same ABI) and naming its return codes. */
 #ifndef DMACONN_NVML_LOAD_H
 #define DMACONN_NVML_LOAD_H

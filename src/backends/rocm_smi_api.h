@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The subset of AMD's ROCm SMI library (librocm_smi64.so.1) that dmaconn may
  * use to cross-check the KFD topology.  The library is never linked: it is

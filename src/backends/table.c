@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The only place that lists the backends: their order is the order of the
  * built-in detectors (dmaconn_list_detectors) and of their fork locks. */
 #include "backend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The subset of the oneAPI Level Zero ABI (core API 1.4 and the
  * ZE_experimental_fabric extension) that dmaconn uses, declared here so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Level Zero functions dmaconn may call, kept apart from the types so
  * that the ABI check can expand the list against Intel's own ze_api.h. */
 #ifndef DMACONN_ZE_FUNCTIONS_H

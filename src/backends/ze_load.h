@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading the Level Zero loader (or a stand-in with the same ABI) and naming
  * its result codes; shared by the core and the replay component. */
 #ifndef DMACONN_ZE_LOAD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The kernel's view of the PCIe path and of the node (src/model/host.h).
  * Everything is read through struct dc_fs: in libdmaconn, the replay's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the kernel says about the PCIe path between two devices and the node
  * they are in (src/model/host.c): PCIe ACS redirection on the bridges of the

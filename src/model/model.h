@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The node model: what a backend discovered about its vendor's devices, in
  * vendor-neutral terms -- identities, active links and their remote ends,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Why a pair of a cuda view is 0, from the facts the view has already put in
  * the result (MIG mode, confidential computing, NVSwitch fabric registration

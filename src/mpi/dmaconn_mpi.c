@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libdmaconn_mpi: DMA connectivity across the ranks of an MPI job, on top of
  * libdmaconn's public API (docs/multinode.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The contract between the dmaconn CLI and libdmaconn_mpi for `dmaconn
  * --mpi`: the CLI never links MPI; it dlopens the component and calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device order as the CUDA runtime shows it, without asking CUDA. */
 #ifndef DMACONN_ORDER_H
 #define DMACONN_ORDER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device order as HIP shows AMD GPUs: ROCr's ROCR_VISIBLE_DEVICES filter,
  * then HIP's HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES (see order.h). */
 #include "order.h"

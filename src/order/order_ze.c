@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Level Zero's device list under ZE_AFFINITY_MASK and ZE_FLAT_DEVICE_HIERARCHY.
  *

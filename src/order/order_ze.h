@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Which devices Level Zero shows, and in what order, as Intel's GPU runtime
  * (compute-runtime) derives them from ZE_AFFINITY_MASK and

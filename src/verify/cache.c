@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The verdict cache of "cuda"/"verified": the last verification's result,
  * so that the next process answers without running the helper, or even

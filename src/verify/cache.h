@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The verdict cache of "cuda"/"verified" (src/verify/cache.c). */
 #ifndef DMACONN_VERIFY_CACHE_H
 #define DMACONN_VERIFY_CACHE_H

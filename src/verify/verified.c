@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * "cuda"/"verified": 1 where read, write, 32- and 64-bit atomics were each
  * proven on the pair by the helper's kernel with the data checked, 0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The functional check shared by dmaconn_verify() (src/verify.c) and the
  * "cuda"/"verified" view (src/verify/verified.c). */
 #ifndef DMACONN_VERIFY_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # On a GPU machine: first detection of this tree against an older one, a
 # bare run of every detector against each detector alone, and a recording
 # of the node replayed against the live run.  Run from the source root.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Proves that src/backends/cuda_api.h matches the real CUDA driver API: built
  * on a machine with the CUDA toolkit, against its <cuda.h>, it compiles only

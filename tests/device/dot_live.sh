@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # On a machine with NVIDIA GPUs: `dmaconn --format dot` from live NVML.
 # Draws cuda/nvlink and cuda/p2p, verifies every pair (cuda/verified, which
 # caches its verdict in a directory of its own) and draws cuda/nvlink again

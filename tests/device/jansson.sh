@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # Sourced by the device scripts, which run from the repository's root: Jansson
 # is the machine's, or that of the .deb files carried in .deps/, unpacked into

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # On a machine with NVIDIA GPUs (MIG off is fine): for CUDA_VISIBLE_DEVICES
 # values with MIG entries, the number of devices the CUDA driver itself
 # enumerates (cuInit + cuDeviceGetCount, a fresh process each) against the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """An all-reduce over NCCL through PyTorch, one process per GPU.
 
 usage: nccl_allreduce.py WORLD_SIZE

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # On a machine with NVIDIA GPUs and PyTorch: writes this node's NCCL
 # topology file with `dmaconn --format nccl-xml`, then runs an all-reduce
 # through PyTorch's NCCL with NCCL_TOPO_FILE pointing at it: one process

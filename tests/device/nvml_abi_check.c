@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Proves dmaconn's NVML declarations against NVIDIA's nvml.h: this file sees
  * only the real header.  Constants, sizes and offsets are compared with the

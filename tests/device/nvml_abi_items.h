@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every NVML constant, size and offset dmaconn declares, expanded once
  * against src/backends/nvml_api.h and once against NVIDIA's nvml.h. */
 #define NVML_ABI_ITEMS(C, S, O)                                                         \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ABI items as dmaconn declares them. */
 #include <stddef.h>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Assembles the --verify helper's embedded PTX for every GPU ptxas knows.
 
 Usage: ptx_check.py tools/verify_helper.c

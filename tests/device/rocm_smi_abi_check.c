@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Proves dmaconn's ROCm SMI declarations (src/backends/rocm_smi_api.h)
  * against AMD's <rocm_smi/rocm_smi.h>.  Built twice: with DMACONN_ABI_OURS

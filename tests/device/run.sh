@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # On a machine with NVIDIA GPUs: proves the declared NVML (and CUDA driver)
 # ABI against the real headers, runs dmaconn on the hardware next to
 # nvidia-smi and PyTorch, and records the node.  Writes logs and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """dmaconn.torch on a machine with PyTorch and GPUs: prints, for a reader,
 what c10d's `_detect_dma_connectivity` answers once dmaconn's detectors are
 registered, next to what dmaconn answers, and whether CUDA stayed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # On a machine with PyTorch and NVIDIA GPUs: builds dmaconn, shows what
 # PyTorch's c10d registry answers once dmaconn.torch has registered
 # (tests/device/torch_check.py), runs dmaconn.torch's tests (not skipped

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # On a machine with NVIDIA GPUs (written for 1x H200, where no peer pair
 # exists): cuda/verified and the reasons for zeros, in one run, under three
 # minutes.  Prints, each under a "== " heading:

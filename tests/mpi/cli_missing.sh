@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # `dmaconn --mpi` without the MPI component: a clear message and exit 1,
 # and the CLI itself never links MPI.  Needs no MPI.  usage: cli_missing.sh DMACONN
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Multi-node detection on random NVSwitch trays (fixed seeds): K ranks,
 each with a replay file of 1 to 4 GPUs whose fabric registration, cluster
 UUID and clique vary, run `dmaconn --mpi -d cuda -c nvlink --json`.  The

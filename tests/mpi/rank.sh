@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs "$@" as one rank of a simulated multi-node job: rank R gets
 # DMACONN_REPLAY from DMACONN_TEST_REPLAY_<R> and CUDA_VISIBLE_DEVICES from
 # DMACONN_TEST_CVD_<R>, where set.  The rank comes from Open MPI, MPICH or

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Multi-node tests: simulated nodes, one replay file per rank, one machine.
 
 usage: run_mpi.py --mpiexec MPIEXEC --test TEST_MPI --cli DMACONN [FILTER]

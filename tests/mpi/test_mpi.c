@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One rank of a multi-node test (run_mpi.py starts K of them under mpiexec,
  * each with its own replay file): detects across MPI_COMM_WORLD and checks

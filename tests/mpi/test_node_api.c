@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What multi-node detection needs from the core, checked without MPI: the
  * host identity, detection over the whole node, results built outside the

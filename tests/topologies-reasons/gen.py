@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the machines of tests/topologies-reasons/: one cause of a zero each.
 
 Two GPUs (0000:03:00.0, 0000:04:00.0) behind one PCIe switch (upstream port

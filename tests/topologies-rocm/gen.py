@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the AMD test bed: KFD sysfs trees as replay files (the "files"
 section, tests/topologies-rocm/*.json) and as directories for
 DMACONN_SYSFS_ROOT (tests/sysfs-kfd/*/).  Run from anywhere; rewrites them

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # bash completion for dmaconn(1)
 _dmaconn()
 {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """dmaconn's detectors inside PyTorch's c10d DMA-connectivity registry.
 
 >>> import torch

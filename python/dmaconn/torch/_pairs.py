@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Which c10d (device type, connection type) pairs dmaconn answers, and how.
 
 Pure logic over plain data (no PyTorch, no library), so that the choices can

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Building and loading the C++ shim (shim.cpp) against the installed PyTorch.
 
 The shim is compiled once per PyTorch installation, compiler and shim source,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // dmaconn's detectors as c10d DMA-connectivity detectors.
 //
 // Built by dmaconn.torch against the installed PyTorch's own headers and

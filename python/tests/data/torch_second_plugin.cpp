@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // A second c10d plug-in, for the tests: registers (HIP, "p2p") from a static
 // initialiser, as third-party plug-ins do, answering [[0, 3], [3, 0]].
 #if __has_include(<torch/csrc/distributed/c10d/symm_mem/DMAConnectivity.hpp>)
