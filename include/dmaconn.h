@@ -264,6 +264,9 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 #define DMACONN_PROP_FABRIC_HEALTH_MASK "fabric_health_mask" /* NVML's mask, hexadecimal */
 #define DMACONN_PROP_FABRIC_HEALTH_SUMMARY "fabric_health_summary" /* "healthy", "unhealthy", ... */
 #define DMACONN_PROP_NVLINK_INACTIVE_LINKS "nvlink_inactive_links" /* "3,7": links not active */
+/* "5,11": inactive links that the GPU of the same model with the most active
+ * links has active (down, not spare ports); only where there are some. */
+#define DMACONN_PROP_NVLINK_DOWN_LINKS "nvlink_down_links"
 #define DMACONN_PROP_BAR1_MIB "bar1_mib"           /* BAR1 size, MiB */
 #define DMACONN_PROP_VIRTUALIZATION_MODE "virtualization_mode" /* "none", "passthrough", "vgpu", ... */
 #define DMACONN_PROP_CONFIDENTIAL_COMPUTING "confidential_computing" /* "on", "off" */
@@ -351,7 +354,9 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 /*
  * Why a pair is 0: in the cuda, rocm and xpu connection types, every
  * off-diagonal pair whose value is 0 carries DMACONN_PROP_REASON, a code
- * below, and DMACONN_PROP_REASON_TEXT, one line for people.  Each code is
+ * below, and DMACONN_PROP_REASON_TEXT, one line for people; in cuda/nvlink,
+ * so does a pair with links that lost some its peers have (nvlink_down,
+ * naming the links: DMACONN_PROP_NVLINK_DOWN_LINKS).  Each code is
  * given only when the machine showed it.  The cuda nvlink and p2p codes are
  * checked in this order: MIG, confidential computing, NVSwitch fabric
  * (registration, health), peer access disabled by the driver, then for a

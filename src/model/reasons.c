@@ -299,6 +299,13 @@ struct dc_reasons {
 	const char *st_from, *path_from, *bridges_from, *host_from;
 	struct dc_reason st_reason;
 	struct dc_reason both_down; /* the last pair with NVLinks down at both GPUs */
+	/* Per device: its NVLinks down that a GPU of its model has active
+	 * (dc_reason_fewer), and whether they cost it switch or direct links. */
+	struct dc_reason *fewer;
+	unsigned char *fewer_switch, *fewer_direct;
+	unsigned char *partial; /* down holds the links down of a GPU with active links */
+	int any_fewer;
+	struct dc_reason both_fewer; /* the last pair thinned at both GPUs */
 };
 
 static int dc_reason_make(struct dc_reasons *x, struct dc_reason *out, const char *code, const char *text)
@@ -353,7 +360,9 @@ static int dc_reason_device(struct dc_reasons *x, int d)
 		return 0;
 	const char *links = dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_ACTIVE_LINKS);
 	const char *down = dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
-	if (down) {
+	/* Every link inactive: down.  Of a GPU with active links, only those
+	 * its peers have active are (dc_reason_fewer): the others are spare. */
+	if (down && (!links || atoi(links) <= 0)) {
 		snprintf(text, sizeof(text), DC_DOWN_PREFIX "GPU %d's NVLinks %.100s are down (%s active)", d, down,
 			 links ? links : "0");
 		if (dc_reason_make(x, &x->down[d], DMACONN_REASON_NVLINK_DOWN, text) != 0)
@@ -365,6 +374,130 @@ static int dc_reason_device(struct dc_reasons *x, int d)
 			return -1;
 	}
 	return 0;
+}
+
+/* The set of links a list such as "5,11" names (links 0 to 63). */
+static unsigned long long dc_link_mask(const char *list)
+{
+	unsigned long long m = 0;
+	while (list && *list) {
+		char *end;
+		unsigned long v = strtoul(list, &end, 10);
+		if (end == list)
+			break;
+		if (v < 64)
+			m |= 1ULL << v;
+		list = *end == ',' ? end + 1 : "";
+	}
+	return m;
+}
+
+static int dc_device_int(const dmaconn_result *r, int d, const char *key)
+{
+	const char *v = dmaconn_result_device_get(r, d, key);
+	return v ? atoi(v) : 0;
+}
+
+#define DC_FEWER_PREFIX "fewer NVLinks than its peers: "
+
+/*
+ * A GPU's NVLinks that are inactive although the GPU of the same model with
+ * the most active links has them active: down, not spare ports (a bridged
+ * board's unused links are inactive on every GPU, and so are the links an
+ * SKU has fused off).  Sets each such GPU's nvlink_down_links and the
+ * reason its pairs with connectivity get when they lose those links.
+ */
+static int dc_reason_fewer(struct dc_reasons *x, int n)
+{
+	const dmaconn_result *r = x->r;
+	int *active = calloc((size_t)n, sizeof(int)), *sw = calloc((size_t)n, sizeof(int));
+	int *best = calloc((size_t)n, sizeof(int)), *model = calloc((size_t)n, sizeof(int));
+	unsigned long long *inactive = calloc((size_t)n, sizeof(*inactive));
+	const char **names = calloc((size_t)n, sizeof(*names));
+	int rc = active && sw && best && model && inactive && names ? 0 : -1;
+	int nmodels = 0;
+	for (int d = 0; rc == 0 && d < n; d++) {
+		const char *name = dmaconn_result_device_get(r, d, DMACONN_PROP_NAME);
+		names[d] = name ? name : "";
+		active[d] = dc_device_int(r, d, DMACONN_PROP_NVLINK_ACTIVE_LINKS);
+		sw[d] = dc_device_int(r, d, DMACONN_PROP_NVLINK_SWITCH_LINKS);
+		inactive[d] = dc_link_mask(dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_INACTIVE_LINKS));
+		/* best[k]: the first GPU with the most active links of model k. */
+		int k = 0;
+		while (k < nmodels && strcmp(names[d], names[best[k]]) != 0)
+			k++;
+		if (k == nmodels)
+			best[nmodels++] = d;
+		else if (active[d] > active[best[k]])
+			best[k] = d;
+		model[d] = k;
+	}
+	for (int d = 0; rc == 0 && d < n; d++) {
+		int p = best[model[d]];
+		unsigned long long down = inactive[d] & ~inactive[p];
+		if (active[p] <= active[d] || !down)
+			continue;
+		char list[64 * 3 + 1], text[400];
+		size_t o = 0;
+		int count = 0;
+		for (int l = 0; l < 64; l++)
+			if (down >> l & 1) {
+				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%d", count ? "," : "", l);
+				count++;
+			}
+		if (dmaconn_builder_set_device_property(x->b, d, DMACONN_PROP_NVLINK_DOWN_LINKS, list) != DMACONN_OK) {
+			rc = -1;
+			break;
+		}
+		if (active[d] > 0) {
+			snprintf(text, sizeof(text), DC_DOWN_PREFIX "GPU %d's NVLink%s %s %s down (%d active)", d,
+				 count == 1 ? "" : "s", list, count == 1 ? "is" : "are", active[d]);
+			if (dc_reason_make(x, &x->down[d], DMACONN_REASON_NVLINK_DOWN, text) != 0) {
+				rc = -1;
+				break;
+			}
+			x->partial[d] = 1;
+		}
+		x->fewer_switch[d] = sw[d] < sw[p];
+		x->fewer_direct[d] = active[d] - sw[d] < active[p] - sw[p];
+		snprintf(text, sizeof(text), DC_FEWER_PREFIX "GPU %d's NVLink%s %s %s down (%d active, %d on GPU %d)", d,
+			 count == 1 ? "" : "s", list, count == 1 ? "is" : "are", active[d], active[p], p);
+		rc = dc_reason_make(x, &x->fewer[d], DMACONN_REASON_NVLINK_DOWN, text);
+		x->any_fewer = 1;
+	}
+	free(active);
+	free(sw);
+	free(best);
+	free(model);
+	free(inactive);
+	free(names);
+	return rc;
+}
+
+/* The reason of i -> j, which has v > 0 links, when it lost some that its
+ * peers have (a GPU's down links cost its switch pairs; a direct link down
+ * is down at both of its GPUs); NULL when none (*oom set when out of
+ * memory). */
+static const struct dc_reason *dc_reason_thinned(struct dc_reasons *x, int i, int j, int v, int *oom)
+{
+	if (!x->fewer[i].code && !x->fewer[j].code)
+		return NULL;
+	const char *dl = dmaconn_result_pair_get(x->r, i, j, DMACONN_PROP_NVLINK_DIRECT_LINKS);
+	int direct = dl ? atoi(dl) : 0;
+	int both_direct = direct > 0 && x->fewer_direct[i] && x->fewer_direct[j];
+	int hit[2], ends[2] = { i, j };
+	for (int k = 0; k < 2; k++)
+		hit[k] = x->fewer[ends[k]].code && ((v > direct && x->fewer_switch[ends[k]]) || both_direct);
+	if (hit[0] && hit[1]) {
+		char text[800];
+		snprintf(text, sizeof(text), "%s; %s", x->fewer[i].text, x->fewer[j].text + strlen(DC_FEWER_PREFIX));
+		if (dc_reason_make(x, &x->both_fewer, DMACONN_REASON_NVLINK_DOWN, text) != 0) {
+			*oom = 1;
+			return NULL;
+		}
+		return &x->both_fewer;
+	}
+	return hit[0] ? &x->fewer[i] : hit[1] ? &x->fewer[j] : NULL;
 }
 
 /* The cause a driver's peer status st on the path gives (code NULL: none);
@@ -446,8 +579,11 @@ static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j
 		snprintf(text, sizeof(text), "%s; %s", x->down[i].text, x->down[j].text + strlen(DC_DOWN_PREFIX));
 		return dc_reason_make(x, &x->both_down, DMACONN_REASON_NVLINK_DOWN, text) == 0 ? &x->both_down : NULL;
 	}
-	if (x->down[i].code || x->down[j].code)
-		return x->down[i].code ? &x->down[i] : &x->down[j];
+	/* A GPU that keeps active links explains a missing direct link only
+	 * with its peer: a link is down at both of its GPUs. */
+	for (int k = 0; k < 2; k++)
+		if (x->down[ends[k]].code && !x->partial[ends[k]])
+			return &x->down[ends[k]];
 	if (x->nolinks[i].code && x->nolinks[j].code)
 		return &x->neither;
 	if (x->nolinks[i].code || x->nolinks[j].code)
@@ -471,8 +607,13 @@ void dc_reasons_cuda(dmaconn_builder *b)
 	x.nolinks = calloc((size_t)n, sizeof(*x.nolinks));
 	x.down = calloc((size_t)n, sizeof(*x.down));
 	x.cc = calloc((size_t)n, 1);
+	x.fewer = calloc((size_t)n, sizeof(*x.fewer));
+	x.fewer_switch = calloc((size_t)n, 1);
+	x.fewer_direct = calloc((size_t)n, 1);
+	x.partial = calloc((size_t)n, 1);
 	char text[300];
-	int ok = x.mig && x.fabric && x.nolinks && x.down && x.cc;
+	int ok = x.mig && x.fabric && x.nolinks && x.down && x.cc && x.fewer && x.fewer_switch && x.fewer_direct &&
+		 x.partial;
 	ok = ok && (x.key_code = dc_builder_intern(b, DMACONN_PROP_REASON)) &&
 	     (x.key_text = dc_builder_intern(b, DMACONN_PROP_REASON_TEXT));
 	ok = ok && dc_reason_make(&x, &x.unknown, DMACONN_REASON_UNKNOWN, "nothing known explains it") == 0;
@@ -490,12 +631,20 @@ void dc_reasons_cuda(dmaconn_builder *b)
 				  "the GPUs") == 0;
 	for (int d = 0; ok && d < n; d++)
 		ok = dc_reason_device(&x, d) == 0;
+	ok = ok && dc_reason_fewer(&x, n) == 0;
 	const int *m = dmaconn_result_matrix(b->r);
 	for (int i = 0; ok && i < n; i++) {
 		for (int j = 0; ok && j < n; j++) {
-			if (i == j || m[(size_t)i * (size_t)n + (size_t)j] != 0)
+			int v = i == j ? 0 : m[(size_t)i * (size_t)n + (size_t)j];
+			if (i == j || (v != 0 && !(x.nvlink && x.any_fewer)))
 				continue;
-			const struct dc_reason *why = dc_reason_pair(&x, i, j);
+			int oom = 0;
+			/* A pair with links has a reason only when it lost some. */
+			const struct dc_reason *why = v ? dc_reason_thinned(&x, i, j, v, &oom) : dc_reason_pair(&x, i, j);
+			if (v && !why) {
+				ok = !oom;
+				continue;
+			}
 			ok = why && dc_builder_set_pair_interned(b, i, j, x.key_code, why->code) == DMACONN_OK &&
 			     dc_builder_set_pair_interned(b, i, j, x.key_text, why->text) == DMACONN_OK;
 		}
@@ -507,6 +656,10 @@ void dc_reasons_cuda(dmaconn_builder *b)
 	free(x.nolinks);
 	free(x.down);
 	free(x.cc);
+	free(x.fewer);
+	free(x.fewer_switch);
+	free(x.fewer_direct);
+	free(x.partial);
 	dc_host_free(&h);
 }
 

@@ -215,3 +215,52 @@ acs["verification"] = {"devices": GPUS, "pairs": [vpair(0, 1, "hang", ["not_run"
 with open(os.path.join(HERE, "acs-verified-hang.json"), "w") as f:
     json.dump(acs, f, indent=1)
     f.write("\n")
+
+# NVLinks down on GPUs that keep others: the pairs that lose links carry
+# nvlink_down, naming the links a GPU of the same model has active.
+TOPO = os.path.join(HERE, "..", "topologies")
+
+
+def link_states(dev, down, count=18):
+    """dev's NVLinks with the links in down inactive (NVML state 0)."""
+    first = dict(dev["nvlink"][0])
+    first.pop("repeat", None)
+    return [dict(first, state=0 if k in down else 1) for k in range(count)]
+
+
+with open(os.path.join(TOPO, "hgx-h100-8.json")) as f:
+    hgx = json.load(f)
+for gpu_index, down in ((1, {2}), (5, {7, 8})):
+    dev = hgx["nvml"]["devices"][gpu_index]
+    dev["nvlink"] = link_states(dev, down)
+hgx["description"] = ("HGX H100 8-GPU (tests/topologies/hgx-h100-8.json) with NVLink 2 of GPU 1 and NVLinks 7 and 8 "
+                      "of GPU 5 down (state 0): GPU 1 has 17 active switch links, GPU 5 16, the others 18; the pairs "
+                      "of GPU 1 read 17 (16 with GPU 5), those of GPU 5 16, every other pair 18")
+with open(os.path.join(HERE, "nvlink-down-two-gpus.json"), "w") as f:
+    json.dump(hgx, f, indent=1)
+    f.write("\n")
+
+# 4x H100 NVL on bare metal, NVLink bridges joining GPUs 0-1 and 2-3 with 12
+# links each; links 12-17 are spare (inactive on every GPU), and link 4 of
+# the bridge 2-3 is down at both of its GPUs.
+with open(os.path.join(TOPO, "p2p-vm-hidden.json")) as f:
+    nvl = json.load(f)
+for i, dev in enumerate(nvl["nvml"]["devices"]):
+    peer_bus = dev["nvlink"][0]["remote_pci"]["bus_id"]
+    up = {"state": 1, "version": 6, "remote_type": "GPU", "remote_pci": {"bus_id": peer_bus}}
+    links = [dict(up) for _ in range(12)] + [{"state": 0, "version": 6} for _ in range(6)]
+    if i in (2, 3):
+        links[4] = {"state": 0, "version": 6}
+    dev["nvlink"] = links
+    for p in dev["p2p"]:
+        bridged = p["peer"] == i ^ 1
+        p.update({"read": "OK" if bridged else "CNS", "write": "OK" if bridged else "CNS",
+                  "atomics": "OK" if bridged else "CNS", "nvlink": "OK" if bridged else "NS", "pci": "CNS",
+                  "common_ancestor": "SYSTEM"})
+nvl["description"] = ("4x NVIDIA H100 NVL on bare metal, NVLink bridges joining GPUs 0-1 and 2-3 (12 links each; "
+                      "links 12-17 inactive on every GPU: spare ports); link 4 of the bridge 2-3 is down (state 0 "
+                      "at both GPUs), so cuda/nvlink reads 12 for 0-1 and 11 for 2-3. Peer access over the bridges "
+                      "only (read, write, atomics, nvlink OK; CNS otherwise)")
+with open(os.path.join(HERE, "nvlink-down-bridged.json"), "w") as f:
+    json.dump(nvl, f, indent=1)
+    f.write("\n")
