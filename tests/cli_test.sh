@@ -59,6 +59,9 @@ case_ explain-fabric 0 -- --replay $T/fabric-in-progress.json --explain -d cuda 
 case_ explain-replay-verified 0 -- --replay $T/mig.json --explain -d cuda -c verified
 case_ explain-json 0 -- --replay examples/pcie-only.json --explain --json -d cuda -c p2p
 case_ explain-type 0 -- --replay examples/pcie-only.json --explain -d cuda
+# Pairs that lost NVLinks have a reason too; a healthy node has none to give.
+case_ explain-degraded 0 -- --replay $T/hgx-h100-8-degraded.json --explain -d cuda -c nvlink
+case_ explain-healthy 0 -- --replay $T/hgx-h100-8.json --explain -d cuda -c nvlink
 case_ h200x2-json 0 -- --replay $T/h200x2.json -d cuda -c nvlink --json
 case_ h200x2-reversed 0 CUDA_VISIBLE_DEVICES=1,0 -- --replay $T/h200x2.json -d cuda -c nvlink
 case_ h200x2-one 0 CUDA_VISIBLE_DEVICES=1 -- --replay $T/h200x2.json -d cuda -c nvlink
@@ -172,6 +175,10 @@ case_ check-other-sku 2 -- check --expect $EXPECT -d cuda -c p2p --replay $T/h20
 $CLI --replay $T/hgx-h100-8.json --json -q >"$TMP/now.json"
 case_ check-healthy-now 0 -- check --expect "$TMP/now.json" --replay $T/hgx-h100-8.json
 case_ check-degraded-now 2 -- check --expect "$TMP/now.json" --replay $T/hgx-h100-8-degraded.json
+# The GPUs' down links first, then the pairs they cost; none against the same degraded node.
+case_ check-two-gpus-down 2 -- check --expect $EXPECT --replay tests/topologies-reasons/nvlink-down-two-gpus.json
+$CLI --replay $T/hgx-h100-8-degraded.json --json -q >"$TMP/degraded.json"
+case_ check-degraded-same 0 -- check --expect "$TMP/degraded.json" --replay $T/hgx-h100-8-degraded.json
 # Without a file.
 case_ check-links-healthy 0 -- check --expect-links 18 --replay $T/hgx-h100-8.json
 case_ check-links-degraded 2 -- check --expect-links 18 --replay $T/hgx-h100-8-degraded.json

@@ -333,6 +333,55 @@ static void check_pair(struct check *c, const dmaconn_result *r, const char *lab
 			  sym ? "<->" : "->", gb, what, want, got);
 }
 
+/*
+ * Per GPU, the NVLinks down behind the pair findings of result r (those
+ * said since finding `first`), said before them: "cuda: GPU 3
+ * (0000:5d:00.0): links 5 and 11 down" ("links 0-17" for a run).  Only
+ * where the findings are CRITICAL: a GPU whose links were already down on
+ * the good node adds nothing to a report that is otherwise OK.
+ */
+static void check_links_down(struct check *c, const char *tname, const dmaconn_result *r, int first)
+{
+	int critical = 0, before = c->nf;
+	for (int k = first; k < c->nf; k++)
+		critical |= c->f[k].state == CHECK_CRITICAL;
+	for (int i = 0; critical && i < dmaconn_result_size(r); i++) {
+		const char *list = dmaconn_result_device_get(r, i, DMACONN_PROP_NVLINK_DOWN_LINKS);
+		int links[64], n = 0;
+		for (char *end; list && *list && n < 64; list = *end == ',' ? end + 1 : "") {
+			long v = strtol(list, &end, 10);
+			if (end == list)
+				break;
+			links[n++] = (int)v;
+		}
+		if (!n)
+			continue;
+		char text[512], g[96];
+		size_t o = 0;
+		for (int k = 0; k < n && o < sizeof(text);) {
+			int run = k;
+			while (run + 1 < n && links[run + 1] == links[run] + 1)
+				run++;
+			if (run - k < 2)
+				run = k; /* two in a row are named, not a range */
+			int last = run + 1 >= n;
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%d", !k ? "" : last ? " and " : ", ", links[k]);
+			if (run > k && o < sizeof(text))
+				o += (size_t)snprintf(text + o, sizeof(text) - o, "-%d", links[run]);
+			k = run + 1;
+		}
+		struct dev d = check_node_dev(r, i);
+		check_say(c, CHECK_CRITICAL, "%s: %s: link%s %s down", tname, check_gpu(g, sizeof(g), i, &d),
+			  n == 1 ? "" : "s", text);
+	}
+	/* Move the new lines [before, nf) ahead of [first, before). */
+	for (int k = before; k < c->nf; k++) {
+		struct finding f = c->f[k];
+		memmove(c->f + first + 1, c->f + first, (size_t)(k - first) * sizeof(*c->f));
+		c->f[first++] = f;
+	}
+}
+
 /* ---------------------------------------------------------- comparisons */
 
 /* map[i]: this node's device for the expectation's device i, or -1. */
@@ -403,6 +452,7 @@ static void check_against(struct check *c, const struct expected *e, int identit
 		goto out;
 	}
 	check_match(e, r, identity, map, used);
+	int first = c->nf;
 	if (verified && n != e->n) {
 		/* The other detectors say what happened to the devices. */
 		const char *w = dmaconn_result_warning_count(r) ? dmaconn_result_warning(r, 0) : "";
@@ -483,6 +533,7 @@ static void check_against(struct check *c, const struct expected *e, int identit
 		check_say(c, CHECK_UNKNOWN, "%s: %d pair%s expected to pass %s no verdict (%s)", label, absent,
 			  absent == 1 ? "" : "s", absent == 1 ? "has" : "have",
 			  verify ? "verification could not run" : "none cached: run with --verify");
+	check_links_down(c, e->type, r, first);
 out:
 	free(map);
 	free(used);
@@ -497,7 +548,7 @@ static void check_rule(struct check *c, const char *tname, const char *conn, int
 	if (!r)
 		return;
 	snprintf(label, sizeof(label), "%s/%s", tname, conn);
-	int n = dmaconn_result_size(r);
+	int n = dmaconn_result_size(r), first = c->nf;
 	if (n == 0)
 		check_say(c, CHECK_CRITICAL, "%s: no devices found", label);
 	for (int i = 0; i < n; i++)
@@ -513,6 +564,7 @@ static void check_rule(struct check *c, const char *tname, const char *conn, int
 				continue;
 			check_pair(c, r, label, i, j, want, got, sym, links > 0 ? "at least " : NULL);
 		}
+	check_links_down(c, tname, r, first);
 	dmaconn_result_release(r);
 }
 

@@ -66,8 +66,8 @@ static const char help_text[] =
 	"                          every pair, in a helper process; measures GB/s\n"
 	"      --timeout SECONDS   bound --verify (default 120)\n"
 	"      --no-cache          -c verified verifies again and keeps no verdict\n"
-	"      --explain           why each pair is 0, one line a pair: for -d TYPE\n"
-	"                          -c CONN, for each connection of -d TYPE, or for\n"
+	"      --explain           why each pair is 0 or lost NVLinks, one line a pair:\n"
+	"                          for -d TYPE -c CONN, each connection of -d TYPE, or\n"
 	"                          every detector that finds devices (--json: a list)\n"
 	"      --record FILE       write this node's vendor-library answers to FILE (with\n"
 	"                          --verify: and cuda/verified's verdict)\n"
@@ -745,7 +745,8 @@ static int cli_explain_result(const dmaconn_result *r, json_t *list)
 }
 
 /*
- * --explain: the reason of every pair that has one, alone; with --json, the
+ * --explain: the reason of every pair that has one (each 0, and a cuda/nvlink
+ * pair that lost links), alone; with --json, the
  * document's "explain" list of them.  -d TYPE -c CONN explains that
  * detector (cuda/verified then verifies, as -c verified does); -d TYPE
  * alone each of that type's, and neither every detector that finds
@@ -778,9 +779,9 @@ static int cli_explain(struct cli *c, int count, const dmaconn_device_type *type
 	if (list)
 		json_object_set_new(cli_doc(c), "explain", list);
 	else if (!lines && !status && conn)
-		printf("%s/%s: no pair without connectivity has a reason\n", dmaconn_device_type_name(type), conn);
+		printf("%s/%s: no pair is 0 or lost links: nothing to explain\n", dmaconn_device_type_name(type), conn);
 	else if (!lines && !status)
-		printf("no pair without connectivity has a reason\n");
+		printf("no pair is 0 or lost links: nothing to explain\n");
 	return status;
 }
 

@@ -5,13 +5,14 @@
  * and health, NVLink counts and states, the driver's peer statuses and the
  * PCIe path) and from what the kernel shows about the node and the path (a
  * virtual machine, ACS, the IOMMU, BAR1): every off-diagonal pair whose
- * value is 0 gets DMACONN_PROP_REASON and DMACONN_PROP_REASON_TEXT.
+ * value is 0 gets DMACONN_PROP_REASON and DMACONN_PROP_REASON_TEXT, and so
+ * does a cuda/nvlink pair with links that lost some its peers have.
  *
  * A rack has n*n pairs and few causes: each cause's text names at most one
  * device, is made once per device (or once per result) and stored once
  * (dc_builder_intern); a pair only refers to it.  Only what is the pair's
  * own is made per pair: the bridges of its PCIe path, and NVLinks down at
- * both of its GPUs.
+ * both of its GPUs (of a zero, or of a pair that lost links).
  */
 #include <stdio.h>
 #include <stdlib.h>
