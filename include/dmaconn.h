@@ -264,8 +264,8 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 #define DMACONN_PROP_FABRIC_HEALTH_MASK "fabric_health_mask" /* NVML's mask, hexadecimal */
 #define DMACONN_PROP_FABRIC_HEALTH_SUMMARY "fabric_health_summary" /* "healthy", "unhealthy", ... */
 #define DMACONN_PROP_NVLINK_INACTIVE_LINKS "nvlink_inactive_links" /* "3,7": links not active */
-/* "5,11": inactive links that the GPU of the same model with the most active
- * links has active (down, not spare ports); only where there are some. */
+/* "5,11": inactive links that another GPU of the same model has active
+ * (down, not spare ports); only where there are some. */
 #define DMACONN_PROP_NVLINK_DOWN_LINKS "nvlink_down_links"
 #define DMACONN_PROP_BAR1_MIB "bar1_mib"           /* BAR1 size, MiB */
 #define DMACONN_PROP_VIRTUALIZATION_MODE "virtualization_mode" /* "none", "passthrough", "vgpu", ... */

@@ -401,46 +401,61 @@ static int dc_device_int(const dmaconn_result *r, int d, const char *key)
 
 #define DC_FEWER_PREFIX "fewer NVLinks than its peers: "
 
+/* The links of a model: up on some GPU of it, the most switch and direct
+ * links a GPU of it has, and the first GPU with the most active links. */
+struct dc_model {
+	const char *name;
+	unsigned long long up;
+	int sw, direct, best;
+};
+
 /*
- * A GPU's NVLinks that are inactive although the GPU of the same model with
- * the most active links has them active: down, not spare ports (a bridged
- * board's unused links are inactive on every GPU, and so are the links an
- * SKU has fused off).  Sets each such GPU's nvlink_down_links and the
- * reason its pairs with connectivity get when they lose those links.
+ * A GPU's NVLinks that are inactive although another GPU of the same model
+ * has them active: down, not spare ports (a bridged board's unused links
+ * are inactive on every GPU, and so are the links an SKU has fused off).
+ * A GPU's active links are taken to be those below its count of links
+ * (active and inactive) that are not inactive.  Sets each such GPU's
+ * nvlink_down_links and the reason its pairs get when they lose them.
  */
 static int dc_reason_fewer(struct dc_reasons *x, int n)
 {
 	const dmaconn_result *r = x->r;
 	int *active = calloc((size_t)n, sizeof(int)), *sw = calloc((size_t)n, sizeof(int));
-	int *best = calloc((size_t)n, sizeof(int)), *model = calloc((size_t)n, sizeof(int));
+	int *model = calloc((size_t)n, sizeof(int));
 	unsigned long long *inactive = calloc((size_t)n, sizeof(*inactive));
-	const char **names = calloc((size_t)n, sizeof(*names));
-	int rc = active && sw && best && model && inactive && names ? 0 : -1;
+	struct dc_model *models = calloc((size_t)n, sizeof(*models));
+	int rc = active && sw && model && inactive && models ? 0 : -1;
 	int nmodels = 0;
 	for (int d = 0; rc == 0 && d < n; d++) {
 		const char *name = dmaconn_result_device_get(r, d, DMACONN_PROP_NAME);
-		names[d] = name ? name : "";
 		active[d] = dc_device_int(r, d, DMACONN_PROP_NVLINK_ACTIVE_LINKS);
 		sw[d] = dc_device_int(r, d, DMACONN_PROP_NVLINK_SWITCH_LINKS);
 		inactive[d] = dc_link_mask(dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_INACTIVE_LINKS));
-		/* best[k]: the first GPU with the most active links of model k. */
+		int total = active[d];
+		for (unsigned long long b = inactive[d]; b; b &= b - 1)
+			total++;
+		unsigned long long up = (total >= 64 ? ~0ULL : (1ULL << total) - 1) & ~inactive[d];
 		int k = 0;
-		while (k < nmodels && strcmp(names[d], names[best[k]]) != 0)
+		while (k < nmodels && strcmp(name ? name : "", models[k].name) != 0)
 			k++;
 		if (k == nmodels)
-			best[nmodels++] = d;
-		else if (active[d] > active[best[k]])
-			best[k] = d;
+			models[nmodels++] = (struct dc_model){ .name = name ? name : "", .best = d };
+		struct dc_model *m = &models[k];
+		m->up |= up;
+		m->sw = sw[d] > m->sw ? sw[d] : m->sw;
+		m->direct = active[d] - sw[d] > m->direct ? active[d] - sw[d] : m->direct;
+		if (active[d] > active[m->best])
+			m->best = d;
 		model[d] = k;
 	}
 	for (int d = 0; rc == 0 && d < n; d++) {
-		int p = best[model[d]];
-		unsigned long long down = inactive[d] & ~inactive[p];
-		if (active[p] <= active[d] || !down)
+		const struct dc_model *m = &models[model[d]];
+		unsigned long long down = inactive[d] & m->up;
+		if (!down)
 			continue;
-		char list[64 * 3 + 1], text[400];
+		char list[64 * 3 + 1], text[400], peer[64] = "";
 		size_t o = 0;
-		int count = 0;
+		int count = 0, direct = active[d] - sw[d];
 		for (int l = 0; l < 64; l++)
 			if (down >> l & 1) {
 				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%d", count ? "," : "", l);
@@ -459,19 +474,22 @@ static int dc_reason_fewer(struct dc_reasons *x, int n)
 			}
 			x->partial[d] = 1;
 		}
-		x->fewer_switch[d] = sw[d] < sw[p];
-		x->fewer_direct[d] = active[d] - sw[d] < active[p] - sw[p];
-		snprintf(text, sizeof(text), DC_FEWER_PREFIX "GPU %d's NVLink%s %s %s down (%d active, %d on GPU %d)", d,
-			 count == 1 ? "" : "s", list, count == 1 ? "is" : "are", active[d], active[p], p);
+		/* Which of its links they were: the kind it has fewer of than the
+		 * model's most, else (every GPU lost as many) the kind it uses. */
+		x->fewer_switch[d] = sw[d] < m->sw || (direct >= m->direct && m->sw > 0);
+		x->fewer_direct[d] = direct < m->direct || (sw[d] >= m->sw && m->direct > 0);
+		if (active[m->best] > active[d] && !(inactive[m->best] & m->up))
+			snprintf(peer, sizeof(peer), ", %d on GPU %d", active[m->best], m->best);
+		snprintf(text, sizeof(text), DC_FEWER_PREFIX "GPU %d's NVLink%s %s %s down (%d active%s)", d,
+			 count == 1 ? "" : "s", list, count == 1 ? "is" : "are", active[d], peer);
 		rc = dc_reason_make(x, &x->fewer[d], DMACONN_REASON_NVLINK_DOWN, text);
 		x->any_fewer = 1;
 	}
 	free(active);
 	free(sw);
-	free(best);
 	free(model);
 	free(inactive);
-	free(names);
+	free(models);
 	return rc;
 }
 

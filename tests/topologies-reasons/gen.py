@@ -264,3 +264,16 @@ nvl["description"] = ("4x NVIDIA H100 NVL on bare metal, NVLink bridges joining 
 with open(os.path.join(HERE, "nvlink-down-bridged.json"), "w") as f:
     json.dump(nvl, f, indent=1)
     f.write("\n")
+
+# Two GPUs on NVSwitches, each with other links down: no GPU has all of
+# them, so the links down are those the other has active.
+with open(os.path.join(TOPO, "h200x2.json")) as f:
+    h200 = json.load(f)
+for gpu_index, down in ((0, {3}), (1, {9, 10})):
+    dev = h200["nvml"]["devices"][gpu_index]
+    dev["nvlink"] = link_states(dev, down)
+h200["description"] = ("2x NVIDIA H200 on NVSwitches (tests/topologies/h200x2.json) with NVLink 3 of GPU 0 and "
+                       "NVLinks 9 and 10 of GPU 1 down (state 0): 17 and 16 active switch links, so the pair reads 16")
+with open(os.path.join(HERE, "nvlink-down-h200x2.json"), "w") as f:
+    json.dump(h200, f, indent=1)
+    f.write("\n")
