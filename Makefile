@@ -8,6 +8,21 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 # The Debian packages are configured for /usr in a build directory of their own.
 PKG_BUILD ?= $(BUILD)-deb
+# V=1 shows every line of CMake's configure and build steps, compiler
+# commands included; by default only warnings, errors and what the
+# configure step left out (tools/quiet.sh keeps each step's log in
+# $(BUILD)/ and shows it whole when the step fails).
+V ?= 0
+ifeq ($(V),0)
+Q := @
+CONFIGURE = sh tools/quiet.sh $(BUILD)/configure.log cmake
+BUILD_STEP = sh tools/quiet.sh $(BUILD)/build.log cmake
+else
+Q :=
+CONFIGURE = cmake
+BUILD_STEP = cmake
+BUILD_VERBOSE = --verbose
+endif
 
 .PHONY: all build run test install clean deps bench bench-scaling bench-import package pictures dot-expected
 
@@ -16,13 +31,13 @@ all: build
 # A fresh machine: install what is missing first (tools/setup-deps.sh).
 $(BUILD)/CMakeCache.txt:
 	@sh tools/setup-deps.sh
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	$(Q)$(CONFIGURE) -S . -B $(BUILD) $(CMAKE_FLAGS)
 
 deps:
 	@sh tools/setup-deps.sh
 
 build: $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS)
+	$(Q)$(BUILD_STEP) --build $(BUILD) -j $(JOBS) $(BUILD_VERBOSE)
 
 # This machine's connectivity, then a recorded machine replayed.
 run: build
@@ -35,7 +50,7 @@ run: build
 	@$(BUILD)/dmaconn --replay examples/h200x2-recorded.json --topo
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(Q)cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The README's pictures: two replays drawn by `dmaconn --format dot` and
 # Graphviz's dot (tools/setup-deps.sh installs graphviz).

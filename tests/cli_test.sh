@@ -49,10 +49,21 @@ FAULTS="DMACONN_REPLAY_LIBRARY=$BUILD/tests/libdmaconn_replay_faults.so"
 case_ version 0 -- --version
 case_ help 0 -- --help
 case_ list 0 -- --list
-case_ bogus-pair 1 -- -d cuda -c bogus
+case_ bogus-pair 2 -- -d cuda -c bogus
 case_ bogus-type 2 -- -d tpu -c nvlink
 case_ half-pair 2 -- -d cuda
 case_ stray-argument 2 -- nvlink
+# Misspelt names are usage errors that list the valid ones and name the nearest.
+case_ connection-typo 2 -- -d cuda -c nvlnik
+case_ connection-typo-json 2 -- -d cuda -c NVLINK --json
+case_ connection-of-other-type 2 -- -d rocm -c nvlink
+case_ connection-unknown-explain 2 -- --replay $T/h200x2.json --explain -d xpu -c bogus
+case_ type-typo 2 -- -d cdua -c nvlink
+case_ command-typo 2 -- chek --expect tests/check/hgx-h100-8.expect.json
+case_ command-not-first 2 -- -q check --expect-links 18
+case_ option-typo 2 -- --jsn
+case_ word-for-option 2 -- help
+case_ format-typo 2 -- --format promethues
 case_ h200x2 0 -- --replay $T/h200x2.json
 case_ explain-cns 0 -- --replay examples/pcie-only.json --explain
 case_ explain-fabric 0 -- --replay $T/fabric-in-progress.json --explain -d cuda -c nvlink
@@ -79,6 +90,9 @@ case_ example-mi300x 0 -- --replay examples/mi300x.json -d rocm -c infinity_fabr
 case_ topo-dgx1 0 -- --topo --replay $T/dgx1-v100.json
 case_ topo-dgx1-subset 0 CUDA_VISIBLE_DEVICES=4,0,5,1 -- --topo --replay $T/dgx1-v100.json
 case_ topo-pcie 0 -- --topo --replay $T/pcie-l40s-4.json
+# --topo without -d: the vendors a bare run shows (a replay's, a loaded driver's).
+case_ topo-replay-amd 0 -- --topo --replay examples/mi300x.json
+case_ topo-replay-none 0 -- --topo --replay tests/cli/no-devices.json
 # A verification's bus id names NVML's device however it is written.
 case_ verified-bus-spelling 0 -- --replay tests/cli/verified-bus-spelling.json -d cuda -c verified
 
@@ -115,6 +129,9 @@ case_ bare-nvidia 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -q
 case_ bare-amd 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs-kfd/mi100-4 -- -q
 case_ bare-intel 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/intel-drm -- -q
 case_ bare-replay-amd 0 -- --replay examples/mi300x.json
+case_ topo-amd 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs-kfd/mi100-4 -- --topo -q
+case_ topo-nvidia 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- --topo
+case_ topo-none 0 $NONE DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- --topo
 case_ bare-replay-none 0 -- --replay tests/cli/no-devices.json
 # Under replay every vendor's warnings carry the same mark, and a recorded
 # NVML load error is not prefixed twice.
@@ -129,6 +146,8 @@ case_ verified-nothing 1 $NOLIB DMACONN_VERIFY_HELPER=/bin/false DMACONN_NO_CACH
 	DMACONN_SYSFS_ROOT=tests/sysfs/no-nvidia -- -d cuda -c verified
 case_ verified-nothing-gpus 1 $NOLIB DMACONN_VERIFY_HELPER=/bin/false DMACONN_NO_CACHE=1 \
 	DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -d cuda -c verified
+case_ verified-nothing-json 1 $NOLIB DMACONN_VERIFY_HELPER=/bin/false DMACONN_NO_CACHE=1 \
+	DMACONN_SYSFS_ROOT=tests/sysfs/two-nvidia -- -d cuda -c verified --json
 # Each warning of a failed verification once on standard error.
 case_ verify-warnings-once 1 DMACONN_VERIFY_HELPER=/bin/false -- --replay $T/h200x2.json --verify
 # Every mode's --json output is one object.
@@ -153,6 +172,7 @@ same_as format-text text --replay $T/hgx-h100-8.json
 same_as format-json json --replay $T/hgx-h100-8.json
 same_as format-json-error json --replay /nonexistent.json
 case_ format-help 0 -- --format help
+case_ format-help-json 0 -- --format help --json
 case_ format-bogus 2 -- --format bogus
 case_ format-with-topo 2 -- --format prometheus --topo
 

@@ -10,6 +10,7 @@ warning; the bash completion completes options and the detectors' connection
 types as the built program lists them.
 """
 
+import difflib
 import re
 import shutil
 import subprocess
@@ -23,6 +24,44 @@ def check(ok, what):
     print(("ok " if ok else "FAIL ") + what)
     if not ok:
         failures.append(what)
+
+
+def readme_agrees(cli):
+    """README.md against the code it describes."""
+    readme = Path("README.md").read_text()
+    # Every file or directory of the repository it names exists (NAME-like
+    # placeholders aside).
+    paths = set(re.findall(r"`((?:src|tools|tests|docs|examples|replay|python|bench|fuzz|include|man)/[^`\s]*)`",
+                           readme))
+    missing = sorted(p for p in paths if not re.search(r"[A-Z]{3,}", p) and not Path(p.rstrip("/")).exists())
+    check(not missing, f"README.md names only existing paths (missing: {missing})")
+    # The one table of the backends is where it says.
+    table = re.search(r"listed\s+in\s+one\s+table,?\s+(?:in\s+)?`([^`]+)`", readme)
+    check(table is not None and Path(table.group(1)).is_file()
+          and "dc_backends[] =" in Path(table.group(1)).read_text(),
+          f"README.md names the file that lists the backends ({table and table.group(1)})")
+    # The files a bare run reads to tell whose driver is loaded.
+    cli_c = Path("tools/cli.c").read_text()
+    loaded = cli_c[cli_c.index("static int cli_driver_loaded("):]
+    loaded = loaded[:loaded.index("\n}\n")]
+    driver_paths = re.findall(r'"(/[^"]+)"', loaded) + ["/sys/class/drm"]
+    man = Path("man/dmaconn.txt").read_text()
+    bare = re.search(r"^A bare `dmaconn` runs.*?\n\n", readme, re.M | re.S)
+    bare = bare.group(0) if bare else ""
+    for where, text in (("README.md's bare run", bare), ("man/dmaconn.txt", man)):
+        absent = [p for p in driver_paths if p not in text]
+        check(not absent, f"{where} names every file a bare run reads for a driver (missing: {absent})")
+    # The --topo example is what --topo prints for the same node (its
+    # recording), legends included.
+    block = re.search(r"^\$ build/dmaconn --topo\n(.*?)^```", readme, re.M | re.S)
+    rec = "examples/h200x2-recorded.json"
+    out = subprocess.run([cli, "--topo", "--replay", rec], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin"}).stdout.replace(f" (replay of {rec})", "")
+    check(block is not None and block.group(1) == out,
+          "README.md's --topo example is what --topo prints for " + rec)
+    if block is not None and block.group(1) != out:
+        print("".join(difflib.unified_diff(block.group(1).splitlines(True), out.splitlines(True),
+                                           "README.md", "dmaconn --topo")))
 
 
 def main(build):
@@ -46,11 +85,27 @@ def main(build):
         named = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", text))
         check(named == options, f"{name} completion names the options of --help ({sorted(named ^ options)})")
 
+    for page, text in (("dmaconn.1", page1), ("libdmaconn.3", page3)):
+        check(re.search(r"^\.SH FILES$", text, re.M) is not None, f"{page} has a FILES section")
     if shutil.which("groff"):
         for page in ("dmaconn.1", "libdmaconn.3"):
             proc = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(build / "man" / page)],
                                   capture_output=True, text=True)
             check(proc.returncode == 0 and not proc.stderr, f"groff renders {page} cleanly {proc.stderr!r}")
+            # Markup left over as text: an _italic_ span that did not close
+            # where it should ("-np k_ dmaconn ... [-d _type").
+            shown = subprocess.run(["groff", "-man", "-Tascii", "-P-cbou", str(build / "man" / page)],
+                                   capture_output=True, text=True).stdout
+            stray = re.findall(r"\S*(?:(?<![\w/$])_(?=\w)|(?<=\w)_(?![\w/.]))\S*", shown)
+            check(not stray, f"{page} shows no stray markup ({stray[:5]})")
+    # mandoc's checker, where installed: no warning or error (its style
+    # notes aside).
+    if shutil.which("mandoc"):
+        for page in ("dmaconn.1", "libdmaconn.3"):
+            proc = subprocess.run(["mandoc", "-Tlint", "-Wwarning", str(build / "man" / page)],
+                                  capture_output=True, text=True)
+            said = (proc.stdout + proc.stderr).strip()
+            check(proc.returncode == 0 and not said, f"mandoc -Tlint passes {page} {said!r}")
 
     if shutil.which("bash"):
         def complete(*words):
@@ -71,6 +126,8 @@ def main(build):
     if shutil.which("zsh"):
         proc = subprocess.run(["zsh", "-n", "tools/completion/_dmaconn"], capture_output=True, text=True)
         check(proc.returncode == 0, f"zsh parses its completion {proc.stderr!r}")
+
+    readme_agrees(cli)
 
     print(f"{len(failures)} failed")
     return 1 if failures else 0

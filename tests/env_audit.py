@@ -12,6 +12,11 @@ usage: env_audit.py
   naming code to load or run) is used only when it is an absolute path: the
   file that reads it says "<NAME> must be an absolute path", or the read is
   followed by a test of its first character against '/'.
+- Every variable the C sources read (secure_getenv(), dc_getenv() and the
+  configuration's readers, by name) and every DMACONN_* variable the Python
+  package reads is documented: the C ones in the ENVIRONMENT section of the
+  man pages (man/dmaconn.txt) and in README.md's Environment table, the
+  Python ones in python/README.md.
 - Lists every dlopen() call with its first argument, for review.
 
 Prints "FAIL ..." per finding and "N passed, M failed"; exits 1 on a
@@ -40,8 +45,77 @@ def strip_comments(text):
     return re.sub(r"/\*.*?\*/|//[^\n]*", blank, text, flags=re.S)
 
 
-def main():
+# Functions that read the variable named by their first argument.
+READERS = r"(?:secure_getenv|dc_getenv|config_string|config_flag|dc_library_override)"
+
+
+def c_variables():
+    """{name: first file:line} of the variables the C sources read by name."""
+    found = {}
+    for path in sources():
+        rel = os.path.relpath(path, REPO)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = strip_comments(f.read())
+        for m in re.finditer(READERS + r"\s*\(\s*\"([A-Z][A-Z0-9_]*)\"", text):
+            found.setdefault(m.group(1), "%s:%d" % (rel, text.count("\n", 0, m.start()) + 1))
+    return found
+
+
+def python_variables():
+    """{name: file} of the DMACONN_* names the Python package spells."""
+    found = {}
+    root = os.path.join(REPO, "python", "dmaconn")
+    for d, _, files in os.walk(root):
+        for f in sorted(files):
+            if f.endswith(".py"):
+                with open(os.path.join(d, f), encoding="utf-8") as fh:
+                    for name in re.findall(r"[\"'](DMACONN_[A-Z0-9_]+)[\"']", fh.read()):
+                        found.setdefault(name, os.path.relpath(os.path.join(d, f), REPO))
+    return found
+
+
+def documented():
+    """(names in the man pages' ENVIRONMENT block, names in README's Environment section, python/README.md)."""
+    with open(os.path.join(REPO, "man", "dmaconn.txt"), encoding="utf-8") as f:
+        man = f.read()
+    block = man[man.index("== ENVIRONMENT"):]
+    block = block[:block.index("\n= ")]
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    table = readme[readme.index("\n## Environment"):]
+    table = table[:table.index("\n## ", 1)]
+    man_names = set(re.findall(r"^- (.*)$", block, re.M))
+    man_names = set(re.findall(r"\*([A-Z][A-Z0-9_]*)\*", "\n".join(man_names)))
+    with open(os.path.join(REPO, "python", "README.md"), encoding="utf-8") as f:
+        python_readme = f.read()
+    return man_names, set(re.findall(r"`([A-Z][A-Z0-9_]*)`", table)), python_readme
+
+
+def audit_documented():
+    """(passed, failed): every variable read is documented."""
     passed = failed = 0
+    man_names, readme_names, python_readme = documented()
+    for name, where in sorted(c_variables().items()):
+        missing = [doc for doc, names in (("man/dmaconn.txt ENVIRONMENT", man_names),
+                                          ("README.md Environment", readme_names)) if name not in names]
+        if missing:
+            print("FAIL %s: %s is read but not documented in %s" % (where, name, " or ".join(missing)))
+            failed += 1
+        else:
+            passed += 1
+    for name, where in sorted(python_variables().items()):
+        if not re.search(r"`%s[`=]" % name, python_readme):
+            print("FAIL %s: %s is read but not documented in python/README.md" % (where, name))
+            failed += 1
+        else:
+            passed += 1
+    if not failed:
+        print("ok every variable read is documented (%d)" % passed)
+    return passed, failed
+
+
+def main():
+    passed, failed = audit_documented()
     overrides = {}
     dlopens = []
     for path in sources():

@@ -89,7 +89,7 @@ class Run:
             return None
         doc = json.loads(lines[0])
         self.validate(what, doc)
-        if p.returncode != 0 and "error" not in doc and "verify" not in doc:
+        if p.returncode != 0 and "error" not in doc:
             self.problems.append("%s: exit %d without an error member" % (what, p.returncode))
         return doc
 
@@ -201,6 +201,7 @@ def main(argv):
         for args, extra in [
             (["--version", "--json"], {}),
             (["--help", "--json"], {}),
+            (["--format", "help", "--json"], {}),
             (["--bogus", "--json"], {}),
             (["-d", "cuda", "--json"], {}),
             (["-d", "tpu", "-c", "x", "--json"], {}),

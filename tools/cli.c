@@ -51,17 +51,20 @@ static const char help_text[] =
 	"Without -d/-c the detectors of every vendor whose kernel driver is loaded\n"
 	"run (under --replay: every vendor the recording holds devices of).\n"
 	"\n"
-	"  -d, --device-type TYPE  cuda, rocm or xpu (with -c)\n"
-	"  -c, --connection CONN   connection type, e.g. nvlink (with -d); cuda/verified\n"
-	"                          runs the helper's kernel on every pair (or answers\n"
-	"                          from its cache); other runs never start GPU work\n"
+	"  -d, --device-type TYPE  cuda, rocm or xpu (with -c; alone with --topo,\n"
+	"                          --verify or --explain)\n"
+	"  -c, --connection CONN   connection type, e.g. nvlink (with -d; --list lists\n"
+	"                          them); cuda/verified runs the helper's kernel on\n"
+	"                          every pair (or answers from its cache); other runs\n"
+	"                          never start GPU work\n"
 	"  -a, --all               every registered detector, drivers loaded or not\n"
 	"  -j, --json              one JSON object on standard output, errors included\n"
 	"  -f, --format FORMAT     text (the default), json (as --json), dot, prometheus,\n"
 	"                          nfd, slurm or nccl-xml; see --format help\n"
 	"  -l, --list              list the registered detectors\n"
 	"  -t, --topo              a `nvidia-smi topo -m`-like table with each pair's\n"
-	"                          peer capabilities (cuda/p2p; -d selects the type)\n"
+	"                          peer capabilities (p2p of each vendor a bare run\n"
+	"                          shows; -d selects the type)\n"
 	"  -v, --verify            prove peer load/store/atomics by running a kernel on\n"
 	"                          every pair, in a helper process; measures GB/s\n"
 	"      --timeout SECONDS   bound --verify (default 120)\n"
@@ -632,11 +635,8 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 	/* Nothing checked proves nothing: a missing or failing helper, or fewer
 	 * than two devices, must not read as a pass. */
 	char none[128] = "";
-	if (n < 2) {
+	if (n < 2)
 		snprintf(none, sizeof(none), "%s verify: no pair of devices was checked", tname);
-		if (!c->quiet)
-			fprintf(stderr, "dmaconn: warning: %s\n", none);
-	}
 	json_t *pairs = c->json ? json_array() : NULL;
 	if (!c->json) {
 		printf("%s verify: %d device%s\n", tname, n, n == 1 ? "" : "s");
@@ -646,7 +646,7 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 			if (i == j)
 				continue;
 			dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
-			failed |= st == DMACONN_VERIFY_FAIL;
+			failed += st == DMACONN_VERIFY_FAIL;
 			checked++;
 			if (c->json) {
 				json_t *p = json_object();
@@ -683,6 +683,13 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 		json_object_set_new(cli_doc(c), "verify", o);
 	}
 	dmaconn_verify_result_free(v);
+	/* The run's outcome, as an error (with --json: "error" and
+	 * "exit_status", as every failure is). */
+	if (failed)
+		cli_error(c, EXIT_FAILED, "%s verify: %d of %d pair%s failed", tname, failed, checked,
+			  checked == 1 ? "" : "s");
+	else if (!checked)
+		cli_error(c, EXIT_FAILED, "%s", *none ? none : "no pair of devices was checked");
 	return failed || !checked ? EXIT_FAILED : 0;
 }
 
@@ -772,8 +779,10 @@ static int cli_explain(struct cli *c, int count, const dmaconn_device_type *type
 			cli_say_warnings(c, r);
 			lines += cli_explain_result(r, list);
 		}
-		if (conn && types[k] == DMACONN_DEVICE_CUDA && dc_cli_verified_nothing(r))
+		if (conn && types[k] == DMACONN_DEVICE_CUDA && dc_cli_verified_nothing(r)) {
+			cli_error(c, EXIT_FAILED, "cuda/verified: no pair was verified");
 			status = EXIT_FAILED;
+		}
 		dmaconn_result_release(r);
 	}
 	if (list)
@@ -798,7 +807,11 @@ static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, in
 	int printed = 0;
 	cli_print(c, r, topo, replay, &printed);
 	/* Fail closed: zeros from a verification that checked nothing are no answer. */
-	int status = type == DMACONN_DEVICE_CUDA && dc_cli_verified_nothing(r) ? EXIT_FAILED : 0;
+	int status = 0;
+	if (type == DMACONN_DEVICE_CUDA && dc_cli_verified_nothing(r)) {
+		cli_error(c, EXIT_FAILED, "cuda/verified: no pair was verified");
+		status = EXIT_FAILED;
+	}
 	dmaconn_result_release(r);
 	return status;
 }
@@ -932,6 +945,32 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 	if (!c->json && !c->format && !printed && !status) {
 		puts("no accelerators found");
 	}
+	return status;
+}
+
+/* --topo without -d: the p2p table of each vendor a bare run shows (its
+ * kernel driver loaded; under replay, devices in the recording). */
+static int cli_topo(struct cli *c, int count, const dmaconn_device_type *types, const char **conns,
+		    const char *replay)
+{
+	int status = 0, printed = 0;
+	if (c->json)
+		cli_doc_results(c);
+	for (int k = 0; k < count && !status; k++) {
+		if (strcmp(conns[k], "p2p") != 0 || (!replay && !cli_driver_loaded(types[k])))
+			continue;
+		dmaconn_result *r = NULL;
+		if (dmaconn_detect(types[k], conns[k], &r) != DMACONN_OK) {
+			cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
+			status = EXIT_FAILED;
+			break;
+		}
+		if (!replay || dmaconn_result_size(r) > 0)
+			cli_print(c, r, 1, replay, &printed);
+		dmaconn_result_release(r);
+	}
+	if (!c->json && !printed && !status)
+		puts("no accelerators found");
 	return status;
 }
 
@@ -1105,6 +1144,117 @@ static void cli_bad_option(char *out, size_t len, int argc, char **argv)
 		snprintf(out, len, "?");
 }
 
+/* ------------------------------------------------------------ suggestions */
+
+/* The edit distance between a and b (a swap of two neighbours counts as
+ * one edit), letters compared case-blind; 99 for words longer than 31
+ * letters, which are no typos of a name here. */
+static int cli_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 31 || m > 31)
+		return 99;
+	int t[32][32];
+	for (size_t i = 0; i <= n; i++)
+		for (size_t j = 0; j <= m; j++) {
+			if (!i || !j) {
+				t[i][j] = (int)(i + j);
+				continue;
+			}
+			int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+			int best = t[i - 1][j - 1] + (ca != cb);
+			best = t[i - 1][j] + 1 < best ? t[i - 1][j] + 1 : best;
+			best = t[i][j - 1] + 1 < best ? t[i][j - 1] + 1 : best;
+			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+			    cb == tolower((unsigned char)a[i - 2]) && t[i - 2][j - 2] + 1 < best)
+				best = t[i - 2][j - 2] + 1;
+			t[i][j] = best;
+		}
+	return t[n][m];
+}
+
+/* Whether word reads as a typo of name: the same name in other case, or a
+ * letter or two apart (one for names of four or five letters). */
+static int cli_near(const char *word, const char *name)
+{
+	size_t len = strlen(name);
+	int d = cli_distance(word, name);
+	return d <= (len >= 6 ? 2 : len >= 4 ? 1 : 0) && (size_t)d < len;
+}
+
+/* The one of the n names nearest to word if word reads as its typo, else NULL. */
+static const char *cli_suggest(const char *word, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	int best_d = 99;
+	for (size_t k = 0; k < n; k++) {
+		int d = cli_distance(word, names[k]);
+		if (cli_near(word, names[k]) && d < best_d) {
+			best = names[k];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/* Every registered detector, in `dmaconn --list` order. */
+struct cli_detectors {
+	int count;
+	dmaconn_device_type *types;
+	const char **conns;
+};
+
+static int cli_detectors_load(struct cli_detectors *d)
+{
+	int count = dmaconn_list_detectors(NULL, NULL, 0);
+	d->types = calloc((size_t)count + 1, sizeof(*d->types));
+	d->conns = calloc((size_t)count + 1, sizeof(*d->conns));
+	d->count = d->types && d->conns ? dmaconn_list_detectors(d->types, d->conns, count) : 0;
+	return d->types && d->conns ? 0 : -1;
+}
+
+static void cli_detectors_free(struct cli_detectors *d)
+{
+	free(d->types);
+	free(d->conns);
+}
+
+/*
+ * The usage error for -c conn when type has no detector for it (0 when it
+ * has): the connections type has, and the nearest of them or the type
+ * that has conn.
+ */
+static int cli_bad_connection(const struct cli_detectors *d, dmaconn_device_type type, const char *conn,
+			      char *why, size_t len)
+{
+	const char *mine[32];
+	size_t n = 0;
+	for (int k = 0; k < d->count; k++) {
+		if (d->types[k] == type && !strcmp(d->conns[k], conn))
+			return 0;
+		if (d->types[k] == type && n < 32)
+			mine[n++] = d->conns[k];
+	}
+	char names[256] = "", hint[160] = "";
+	size_t at = 0;
+	for (size_t k = 0; k < n && at < sizeof(names); k++)
+		at += (size_t)snprintf(names + at, sizeof(names) - at, "%s%s",
+				       k == 0 ? "" : k + 1 == n ? " or " : ", ", mine[k]);
+	for (int k = 0; k < d->count && !*hint; k++)
+		if (!strcmp(d->conns[k], conn))
+			snprintf(hint, sizeof(hint), "; %.60s is a connection of -d %s", conn,
+				 dmaconn_device_type_name(d->types[k]));
+	const char *near = cli_suggest(conn, mine, n);
+	if (!*hint && near)
+		snprintf(hint, sizeof(hint), "; did you mean '%s'?", near);
+	const char *tn = dmaconn_device_type_name(type);
+	if (!n)
+		snprintf(why, len, "no connection type is registered for %s", tn);
+	else
+		snprintf(why, len, "unknown connection '%.100s' for %s (expected %s%s)", conn, tn, names, hint);
+	return 1;
+}
+
 /* The work a command line asks for, as parsed. */
 struct cli_args {
 	const char *type_name, *conn, *record_path, *replay, *format;
@@ -1184,10 +1334,42 @@ static void cli_refused(char *why, size_t len, const char *bad)
 		if (!strncmp(cli_options[k].name, bad + 2, n - 2) && at < sizeof(names))
 			at += (size_t)snprintf(names + at, sizeof(names) - at, "%s--%s", matches++ ? ", " : "",
 					       cli_options[k].name);
+	const char *long_names[CLI_NOPTIONS];
+	for (size_t k = 0; k < CLI_NOPTIONS; k++)
+		long_names[k] = cli_options[k].name;
+	const char *near = is_long ? cli_suggest(bad + 2, long_names, CLI_NOPTIONS) : NULL;
 	if (matches > 1)
 		snprintf(why, len, "option '%s' is ambiguous (%.300s)", bad, names);
+	else if (near)
+		snprintf(why, len, "unknown option '%s' (did you mean '--%s'?)", bad, near);
 	else
 		snprintf(why, len, "unknown option '%s'", bad);
+}
+
+/* The commands: dmaconn COMMAND [OPTION]... (dmaconn_cli_main dispatches). */
+static const char *const cli_commands[] = { "check" };
+
+/* Why the word where a command may stand (the first argument, is_first) or
+ * another argument is refused: a command's typo, a command that must come
+ * first, an option's or a name's spelling without its dash. */
+static void cli_stray(char *why, size_t len, const char *word, int is_first)
+{
+	const char *options[CLI_NOPTIONS];
+	for (size_t k = 0; k < CLI_NOPTIONS; k++)
+		options[k] = cli_options[k].name;
+	const char *what = is_first ? "unknown command" : "unexpected argument";
+	const char *near;
+	for (size_t k = 0; k < sizeof(cli_commands) / sizeof(cli_commands[0]); k++)
+		if (!strcmp(word, cli_commands[k])) {
+			snprintf(why, len, "'%s' is a command: it comes first (dmaconn %s ...)", word, word);
+			return;
+		}
+	if ((near = cli_suggest(word, cli_commands, sizeof(cli_commands) / sizeof(cli_commands[0]))) != NULL)
+		snprintf(why, len, "%s '%.100s' (did you mean '%s'?)", what, word, near);
+	else if ((near = cli_suggest(word, options, CLI_NOPTIONS)) != NULL)
+		snprintf(why, len, "%s '%.100s' (did you mean '--%s'?)", what, word, near);
+	else
+		snprintf(why, len, "%s '%.100s'", what, word);
 }
 
 /* Parses argv into a; a usage error's message into why (empty when none).
@@ -1201,6 +1383,10 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	char bad[256];
 	int opt;
 	*why = '\0';
+	/* A word where a command stands is said first: the options after a
+	 * misspelt command are that command's. */
+	if (argc > 1 && argv[1][0] != '-')
+		cli_stray(why, len, argv[1], 1);
 	optind = 0; /* glibc: rescan from argv[1] with fresh state */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:c:f:ajltvqhV", options, NULL)) != -1) {
@@ -1229,10 +1415,15 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 			break;
 		}
 	}
+	/* A command after options: said before what its options made of the rest. */
+	for (int k = optind; k < argc && argv[1][0] == '-'; k++)
+		for (size_t m = 0; m < sizeof(cli_commands) / sizeof(cli_commands[0]); m++)
+			if (!strcmp(argv[k], cli_commands[m]))
+				cli_stray(why, len, argv[k], 0);
 	if (*why)
 		return;
 	if (optind < argc) {
-		snprintf(why, len, "unexpected argument '%s'", argv[optind]);
+		cli_stray(why, len, argv[optind], 0);
 		return;
 	}
 	if (a->format && !strcmp(a->format, "json"))
@@ -1242,7 +1433,15 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		return;
 	const struct dc_format *f = a->format ? dc_format_find(a->format) : NULL;
 	if (a->format && !f) {
-		snprintf(why, len, "unknown format '%s' (--format help lists them)", a->format);
+		const char *names[32];
+		size_t n = 0;
+		for (const struct dc_format *g = dc_formats; g->name && n < 32; g++)
+			names[n++] = g->name;
+		const char *near = cli_suggest(a->format, names, n);
+		if (near)
+			snprintf(why, len, "unknown format '%s' (did you mean '%s'?)", a->format, near);
+		else
+			snprintf(why, len, "unknown format '%s' (--format help lists them)", a->format);
 		return;
 	}
 	if (f && f->write && a->json) {
@@ -1345,8 +1544,19 @@ static int cli_run(struct cli *c, int argc, char **argv)
 		return 0;
 	}
 	if (a.format_help) {
-		for (const struct dc_format *f = dc_formats; f->name; f++)
-			printf("%-12s %s\n", f->name, f->help);
+		json_t *list = c->json ? json_array() : NULL;
+		for (const struct dc_format *f = dc_formats; f->name; f++) {
+			if (!list) {
+				printf("%-12s %s\n", f->name, f->help);
+				continue;
+			}
+			json_t *o = json_object();
+			json_object_set_new(o, "name", cli_json_string(f->name));
+			json_object_set_new(o, "description", cli_json_string(f->help));
+			json_array_append_new(list, o);
+		}
+		if (list)
+			json_object_set_new(cli_doc(c), "formats", list);
 		return 0;
 	}
 	if (a.format) {
@@ -1368,19 +1578,31 @@ static int cli_run(struct cli *c, int argc, char **argv)
 		return cli_record(c, a.record_path, replay != NULL, a.verify);
 
 	dmaconn_device_type type = DMACONN_DEVICE_CUDA;
-	if (a.type_name && dmaconn_device_type_parse(a.type_name, &type) != DMACONN_OK)
+	if (a.type_name && dmaconn_device_type_parse(a.type_name, &type) != DMACONN_OK) {
+		const char *names[] = { dmaconn_device_type_name(DMACONN_DEVICE_CUDA),
+					dmaconn_device_type_name(DMACONN_DEVICE_ROCM),
+					dmaconn_device_type_name(DMACONN_DEVICE_XPU) };
+		const char *near = cli_suggest(a.type_name, names, 3);
+		if (near)
+			return cli_usage_error(c, "unknown device type '%.100s' (expected %s, %s or %s; did you mean '%s'?)",
+					       a.type_name, names[0], names[1], names[2], near);
 		return cli_usage_error(c, "%s", dmaconn_last_error());
+	}
 
-	int count = dmaconn_list_detectors(NULL, NULL, 0);
-	dmaconn_device_type *types = calloc((size_t)count + 1, sizeof(*types));
-	const char **conns = calloc((size_t)count + 1, sizeof(*conns));
-	if (!types || !conns) {
-		free(types);
-		free(conns);
+	struct cli_detectors detectors;
+	if (cli_detectors_load(&detectors) != 0) {
+		cli_detectors_free(&detectors);
 		cli_error(c, EXIT_FAILED, "out of memory");
 		return EXIT_FAILED;
 	}
-	count = dmaconn_list_detectors(types, conns, count);
+	/* A connection type spelled wrong is a usage error, as a device type is. */
+	if (a.type_name && a.conn && cli_bad_connection(&detectors, type, a.conn, why, sizeof(why))) {
+		cli_detectors_free(&detectors);
+		return cli_usage_error(c, "%s", why);
+	}
+	int count = detectors.count;
+	dmaconn_device_type *types = detectors.types;
+	const char **conns = detectors.conns;
 
 	int status = 0;
 	clock_gettime(CLOCK_MONOTONIC, &c->start);
@@ -1400,7 +1622,7 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	} else if (a.explain) {
 		status = cli_explain(c, count, types, conns, a.type_name, type, a.conn);
 	} else if (a.topo) {
-		status = cli_one(c, type, "p2p", 1, replay);
+		status = a.type_name ? cli_one(c, type, "p2p", 1, replay) : cli_topo(c, count, types, conns, replay);
 	} else if (a.list) {
 		json_t *list = c->json ? json_array() : NULL;
 		for (int i = 0; i < count; i++) {
@@ -1425,8 +1647,7 @@ static int cli_run(struct cli *c, int argc, char **argv)
 		int written = cli_format_write(c, replay, 0, status ? c->last_error : NULL);
 		status = status ? status : written;
 	}
-	free(types);
-	free(conns);
+	cli_detectors_free(&detectors);
 	return status;
 }
 
