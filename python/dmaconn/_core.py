@@ -7,11 +7,13 @@ import array
 import atexit
 import ctypes
 import itertools
+import numbers
 import operator
 import os
 import threading
 import warnings
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _errors, _library
@@ -218,6 +220,8 @@ def _lib() -> ctypes.CDLL:
 def _last_error(lib: ctypes.CDLL, code: int) -> Error:
     """The exception for code, with this thread's message (read at once)."""
     message = _decode(lib.dmaconn_last_error()) or _decode(lib.dmaconn_strerror(code))
+    if code == _errors.EREPLAY:
+        message = _library.replay_load_error(message)
     return _errors.error_for(code, message)
 
 
@@ -398,20 +402,52 @@ class VerifyResult:
         return bool(self.pairs) and all(entry["status"] != "fail" for entry in self.pairs)
 
 
+# dmaconn_verify() takes the bound as a C int of milliseconds.
+VERIFY_TIMEOUT_MAX_MS = 2**31 - 1
+_VERIFY_TIMEOUT_MAX_S = f"{VERIFY_TIMEOUT_MAX_MS // 1000}.{VERIFY_TIMEOUT_MAX_MS % 1000:03d}"
+
+
+def _timeout_ms(timeout: Any) -> int:
+    """verify()'s timeout in milliseconds (0: the library's default); refuses,
+    rather than wraps or clamps, what dmaconn_verify() cannot take."""
+    if timeout is None:
+        return 0
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
+    try:
+        ms = Fraction(timeout) * 1000  # exact: no float rounding at the limit
+    except (ValueError, OverflowError, TypeError):
+        raise ValueError(f"timeout must be a finite number of seconds, not {timeout!r}") from None
+    if ms <= 0:
+        raise ValueError(
+            f"timeout must be more than 0 seconds (None: the library's default), not {timeout!r}"
+        )
+    whole = max(1, round(ms))  # to the nearest millisecond, at least 1
+    if whole > VERIFY_TIMEOUT_MAX_MS:
+        raise ValueError(
+            f"timeout must be at most {_VERIFY_TIMEOUT_MAX_S} seconds (dmaconn_verify() takes "
+            f"{VERIFY_TIMEOUT_MAX_MS} ms at most), not {timeout!r}"
+        )
+    return whole
+
+
 def verify(device_type: Any = "cuda", timeout: Optional[float] = None) -> VerifyResult:
     """Proves peer load/store/atomics by running a kernel on every pair.
 
     The work runs in a helper process, so this process stays CUDA-free.
-    ``timeout`` bounds the run in seconds (the library's default: 120).
-    UnavailableError when the library or the device type has no verifier.
+    ``timeout`` bounds the run in seconds (None: the library's default, 120;
+    at most 2147483.647, dmaconn_verify()'s int of milliseconds); TypeError
+    for a bool or a non-number, ValueError for NaN, infinity, 0 or less, or
+    more than that limit.  UnavailableError when the library or the device
+    type has no verifier.
     """
+    timeout_ms = _timeout_ms(timeout)
     lib = _lib()
     if not _library.has_verify:
         raise _errors.UnavailableError(
             f"{_library.path()} has no functional check (dmaconn_verify)", _errors.EUNAVAILABLE
         )
     ctype = _parse_type(lib, device_type)
-    timeout_ms = 0 if timeout is None else max(1, int(timeout * 1000))
     out = ctypes.c_void_p()
     pending: List[str] = []
     stack = _pending_stack()

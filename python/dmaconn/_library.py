@@ -14,6 +14,8 @@ from ._errors import LibraryNotFoundError
 
 SONAME = "libdmaconn.so.0"
 ENV_LIBRARY = "DMACONN_LIBRARY"
+REPLAY_SONAME = "libdmaconn_replay.so.0"  # the replay component the library loads
+ENV_REPLAY_LIBRARY = "DMACONN_REPLAY_LIBRARY"
 
 c_int_p = ctypes.POINTER(ctypes.c_int)
 
@@ -156,6 +158,7 @@ def _load() -> ctypes.CDLL:
             ) from None
 
     tried: List[str] = []
+    unloadable: List[str] = []  # found, but the loader refused it (a dependency missing, ...)
     for path in candidates():
         if not os.path.exists(path):
             tried.append(f"{path} (absent)")
@@ -164,6 +167,7 @@ def _load() -> ctypes.CDLL:
             return ctypes.CDLL(path)
         except OSError as exc:
             tried.append(f"{path} ({exc})")
+            unloadable.append(f"{path} cannot be loaded: {exc}")
 
     names = [SONAME]
     found = ctypes.util.find_library("dmaconn")
@@ -174,6 +178,10 @@ def _load() -> ctypes.CDLL:
             return ctypes.CDLL(name)
         except OSError as exc:
             tried.append(f"{name} through the system loader ({exc})")
+    if unloadable:  # what is missing is what the loader named, not the library
+        raise LibraryNotFoundError(
+            f"the dmaconn shared library {unloadable[0]}. Tried:\n  " + "\n  ".join(tried)
+        )
     raise LibraryNotFoundError(
         f"cannot find the dmaconn shared library {SONAME}; set {ENV_LIBRARY} to its "
         "absolute path or install it where the system loader finds it. Tried:\n  "
@@ -246,3 +254,28 @@ def path() -> str:
     except (AttributeError, OSError):
         pass
     return str(lib._name)
+
+
+def replay_load_error(message: str) -> str:
+    """message, naming what keeps the replay component from loading where the
+    library could only say that the component was not found.
+
+    The library first opens the component beside itself; when that copy is
+    there but needs a library that is not (libjansson.so.4), the loader's
+    answer naming it is lost to the system-wide try that follows, which says
+    "libdmaconn_replay.so.0: cannot open shared object file".  The copy's own
+    loader error is asked for here, and named instead.
+    """
+    if f"{REPLAY_SONAME}: cannot open shared object file" not in message:
+        return message
+    if os.environ.get(ENV_REPLAY_LIBRARY):
+        return message  # that path was the only one tried, and the loader named it
+    directory = os.path.dirname(path())
+    sibling = os.path.join(directory, REPLAY_SONAME)
+    if not os.path.isabs(directory) or not os.access(sibling, os.R_OK):
+        return message
+    try:
+        ctypes.CDLL(sibling, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    except OSError as exc:
+        return f"the replay component {sibling} cannot be loaded: {exc}"
+    return message

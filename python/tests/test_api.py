@@ -107,6 +107,45 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual([str(w.message) for w in caught if w.category is dmaconn.DmaconnWarning], v.warnings)
 
 
+    def test_verify_timeout_is_validated(self) -> None:
+        """What dmaconn_verify()'s int of milliseconds cannot take is refused,
+        never wrapped or clamped, before anything runs."""
+        from fractions import Fraction
+
+        from dmaconn import _core, _library
+
+        bad_types = [True, False, "30", b"30", [30], 1j, object()]
+        bad_values = [
+            float("nan"), float("inf"), float("-inf"), 0, 0.0, -0.0, -1, -1e-9,
+            2147483.648, 2147484, 2**31, 2**32 + 18, 2**63, 1e300, 10**400,
+        ]
+        for value in bad_types:
+            with self.subTest(value=value), self.assertRaisesRegex(TypeError, "number of seconds"):
+                dmaconn.verify("cuda", timeout=value)
+        for value in bad_values:
+            with self.subTest(value=value), self.assertRaises(ValueError) as ctx:
+                dmaconn.verify("cuda", timeout=value)
+            if isinstance(value, (int, float)) and value > 0 and value != float("inf"):
+                self.assertIn("2147483.647", str(ctx.exception))
+        # What is taken reaches the library unchanged (to the millisecond).
+        self.assertEqual(_core._timeout_ms(None), 0)
+        self.assertEqual(_core._timeout_ms(30), 30000)
+        self.assertEqual(_core._timeout_ms(1.5), 1500)
+        self.assertEqual(_core._timeout_ms(Fraction(1, 3)), 333)
+        self.assertEqual(_core._timeout_ms(1e-9), 1)
+        self.assertEqual(_core._timeout_ms(2147483.647), 2**31 - 1)
+        self.assertEqual(_core._timeout_ms(Fraction(2**31 - 1, 1000)), 2**31 - 1)
+        if not _library.has_verify:
+            return
+        os.environ["DMACONN_VERIFY_HELPER"] = "/nonexistent/dmaconn-verify-helper"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                v = dmaconn.verify("cuda", timeout=2147483.647)
+        finally:
+            del os.environ["DMACONN_VERIFY_HELPER"]
+        self.assertFalse(v.ok)
+
 class ErrorTest(unittest.TestCase):
     def test_unknown_pair(self) -> None:
         with self.assertRaises(dmaconn.NoDetectorError) as ctx:

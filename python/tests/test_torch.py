@@ -503,7 +503,7 @@ class ShimBuildTest(unittest.TestCase):
         _shim.SOURCE = Path(self.tmp.name) / "absent" / "shim.cpp"
         try:
             with self.assertRaisesRegex(_shim.ShimUnavailable, "shim source is missing"):
-                _shim.build(self.torch)
+                _shim.load(self.torch)
         finally:
             _shim.SOURCE = saved
 
@@ -557,6 +557,219 @@ class ShimBuildTest(unittest.TestCase):
                 os.environ[_shim.CACHE_ENV] = old
         self.assertEqual(stat.S_IMODE(cache.stat().st_mode), 0o700)
 
+
+
+# Loads the shim as dmaconn.torch does, in a process of its own (a library
+# once loaded stays loaded): argv is the module, the shim source, the stand-in
+# torch's __init__.py, the umask and how many loads.  Prints where each load
+# came from, or why none, and the warnings.
+_LOAD_SHIM = r"""
+import importlib.util, json, os, sys, types, warnings
+from pathlib import Path
+spec = importlib.util.spec_from_file_location("dmaconn_torch_shim_child", sys.argv[1])
+shim = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(shim)
+shim.SOURCE = Path(sys.argv[2])
+torch = types.SimpleNamespace(__file__=sys.argv[3], __version__="9.9",
+                              _C=types.SimpleNamespace(_GLIBCXX_USE_CXX11_ABI=True))
+os.umask(int(sys.argv[4], 8))
+out = {"loads": []}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for _ in range(int(sys.argv[5])):
+        try:
+            loaded = shim.load(torch)
+            loaded.register(1, "x", "lib", 1, "y")  # it works
+            out["loads"].append({"path": str(loaded.path)})
+        except shim.ShimUnavailable as exc:
+            out["loads"].append({"error": str(exc)})
+out["warnings"] = [str(w.message) for w in caught]
+print(json.dumps(out))
+"""
+
+_GOOD_SHIM = """
+extern "C" __attribute__((visibility("default"))) int dmaconn_torch_shim_abi(void) { return 1; }
+extern "C" __attribute__((visibility("default"))) int dmaconn_torch_shim_register(
+    int, const char *, const char *, int, const char *, char *, unsigned long) { return 0; }
+"""
+
+# Another user's library: its constructor leaves a mark where it runs.
+_PLANTED_SHIM = _GOOD_SHIM + """
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((constructor)) static void planted(void)
+{
+    const char *mark = getenv("DMACONN_TEST_PLANTED_MARK");
+    FILE *f = mark ? fopen(mark, "w") : NULL;
+    if (f)
+        fclose(f);
+}
+"""
+
+
+class ShimCacheTest(unittest.TestCase):
+    """The shim cache's rules: what fails them is never loaded nor written
+    through; the shim is then built in a private temporary directory."""
+
+    def setUp(self) -> None:
+        self.cxx = _cxx()
+        if self.cxx is None:
+            self.skipTest("no C++ compiler here")
+        self.tmp = tempfile.TemporaryDirectory(prefix="dmaconn-shim-cache-")
+        self.addCleanup(self.tmp.cleanup)
+        self.base = Path(self.tmp.name)
+        os.chmod(self.base, 0o700)
+        root = self.base / "site" / "torch"
+        (root / "include" / _shim.HEADERS[0]).parent.mkdir(parents=True)
+        (root / "include" / _shim.HEADERS[0]).write_text("")
+        (root / "lib").mkdir()
+        (root / "__init__.py").write_text("")
+        empty = self.base / "empty.cpp"
+        empty.write_text("int dmaconn_test_empty;\n")
+        for name in ("libtorch_cpu.so", "libc10.so"):
+            subprocess.run(
+                [self.cxx, "-shared", "-fPIC", str(empty), "-o", str(root / "lib" / name)], check=True
+            )
+        self.init = root / "__init__.py"
+        self.source = self.base / "shim.cpp"
+        self.source.write_text(_GOOD_SHIM)
+        torch = types.SimpleNamespace(
+            __file__=str(self.init), __version__="9.9", _C=types.SimpleNamespace(_GLIBCXX_USE_CXX11_ABI=True)
+        )
+        self.key = _shim.cache_key(torch, self.source.read_bytes())
+        self.mark = self.base / "planted-ran"
+
+    def so_name(self) -> str:
+        return f"torch-shim-{self.key}.so"
+
+    def planted_library(self, path: Path, mode: int) -> None:
+        src = self.base / "planted.cpp"
+        src.write_text(_PLANTED_SHIM)
+        subprocess.run([self.cxx, "-shared", "-fPIC", str(src), "-o", str(path)], check=True)
+        os.chmod(path, mode)
+
+    def load(self, cache: Path, loads: int = 1, umask: int = 0o022) -> Dict[str, Any]:
+        env = dict(os.environ, DMACONN_TORCH_CACHE=str(cache), DMACONN_TEST_PLANTED_MARK=str(self.mark))
+        proc = subprocess.run(
+            [sys.executable, "-c", _LOAD_SHIM, str(PYTHON_DIR / "dmaconn" / "torch" / "_shim.py"),
+             str(self.source), str(self.init), f"{umask:o}", str(loads)],
+            env=env, capture_output=True, text=True, timeout=120,
+        )
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return json.loads(proc.stdout)
+
+    def assert_refused(self, out: Dict[str, Any], cache: Path, why: str) -> None:
+        self.assertFalse(self.mark.exists(), "a planted library was loaded")
+        for load in out["loads"]:
+            self.assertIn("path", load, out)  # built privately instead
+            self.assertFalse(str(load["path"]).startswith(str(cache) + os.sep), out)
+        self.assertEqual(len(out["warnings"]), 1, out)  # once per process
+        self.assertIn(why, out["warnings"][0])
+        self.assertIn("private temporary directory", out["warnings"][0])
+
+    def private_cache(self) -> Path:
+        cache = self.base / "cache"
+        cache.mkdir(mode=0o700)
+        return cache
+
+    def test_builds_once_then_loads_from_the_cache(self) -> None:
+        cache = self.base / "new" / "cache"
+        first = self.load(cache, umask=0o002)  # the build is private whatever the umask
+        self.maxDiff = None
+        self.assertEqual(first, {"loads": [{"path": str(cache / self.so_name())}], "warnings": []})
+        self.assertEqual(stat.S_IMODE(cache.stat().st_mode), 0o700)
+        self.assertFalse(stat.S_IMODE((cache / self.so_name()).stat().st_mode) & 0o022)
+        built = (cache / self.so_name()).stat().st_mtime_ns
+        self.assertEqual(self.load(cache, loads=2)["loads"], [{"path": str(cache / self.so_name())}] * 2)
+        self.assertEqual((cache / self.so_name()).stat().st_mtime_ns, built)  # not built again
+
+    def test_a_sticky_directory_above_is_fine(self) -> None:
+        sticky = self.base / "sticky"
+        sticky.mkdir()
+        os.chmod(sticky, 0o1777)
+        out = self.load(sticky / "cache")
+        self.assertEqual(out["loads"], [{"path": str(sticky / "cache" / self.so_name())}])
+        self.assertEqual(out["warnings"], [])
+
+    def test_cache_writable_by_group(self) -> None:
+        cache = self.private_cache()
+        os.chmod(cache, 0o770)
+        out = self.load(cache, loads=2)
+        self.assert_refused(out, cache, f"the shim cache {cache} is writable by group or others")
+        self.assertEqual(list(cache.iterdir()), [])  # nothing written there
+
+    def test_directory_above_writable_by_others(self) -> None:
+        open_dir = self.base / "open"
+        open_dir.mkdir()
+        os.chmod(open_dir, 0o777)
+        cache = open_dir / "cache"
+        cache.mkdir(mode=0o700)
+        out = self.load(cache)
+        self.assert_refused(
+            out, cache, f"{open_dir}, above the shim cache {cache}, is writable by group or others"
+        )
+        self.assertEqual(list(cache.iterdir()), [])
+
+    def test_cache_that_is_a_link(self) -> None:
+        real = self.private_cache()
+        link = self.base / "link"
+        link.symlink_to(real)
+        out = self.load(link)
+        self.assert_refused(out, link, f"the shim cache {link} is a symbolic link")
+        self.assertEqual(list(real.iterdir()), [])
+
+    def test_lock_file_that_is_a_link(self) -> None:
+        cache = self.private_cache()
+        victim = self.base / "victim"
+        victim.write_text("precious\n")
+        (cache / f".torch-shim-{self.key}.lock").symlink_to(victim)
+        dangling = self.base / "created-through-a-link"
+        out = self.load(cache)
+        self.assertEqual(victim.read_text(), "precious\n")  # neither truncated nor written
+        lock = cache / f".torch-shim-{self.key}.lock"
+        self.assert_refused(out, cache, f"the shim lock file {lock} is a symbolic link")
+        self.assertFalse((cache / self.so_name()).exists())
+        # A dangling link is not followed to create its target either.
+        (cache / f".torch-shim-{self.key}.lock").unlink()
+        (cache / f".torch-shim-{self.key}.lock").symlink_to(dangling)
+        self.assert_refused(self.load(cache), cache, "is a symbolic link")
+        self.assertFalse(dangling.exists())
+
+    def test_library_writable_by_group(self) -> None:
+        cache = self.private_cache()
+        self.planted_library(cache / self.so_name(), 0o775)
+        out = self.load(cache, loads=2)
+        library = cache / self.so_name()
+        self.assert_refused(out, cache, f"the shim library {library} is writable by group or others")
+
+    def test_library_that_is_a_link(self) -> None:
+        cache = self.private_cache()
+        elsewhere = self.base / "elsewhere.so"
+        self.planted_library(elsewhere, 0o700)  # ours and private, but not the cache's
+        (cache / self.so_name()).symlink_to(elsewhere)
+        out = self.load(cache)
+        self.assert_refused(out, cache, f"the shim library {cache / self.so_name()} is a symbolic link")
+
+    def test_library_that_is_not_a_file(self) -> None:
+        cache = self.private_cache()
+        os.mkfifo(cache / self.so_name(), 0o600)
+        out = self.load(cache)
+        self.assert_refused(out, cache, "is not a regular file")
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root to give files to another user")
+    def test_another_users_library_and_cache(self) -> None:
+        cache = self.private_cache()
+        self.planted_library(cache / self.so_name(), 0o755)
+        os.chown(cache / self.so_name(), 65534, 65534)
+        out = self.load(cache)
+        self.assert_refused(out, cache, "belongs to another user (uid 65534)")
+        self.mark.unlink(missing_ok=True)
+        theirs = self.base / "theirs"
+        theirs.mkdir(mode=0o700)
+        self.planted_library(theirs / self.so_name(), 0o755)
+        os.chown(theirs, 65534, 65534)
+        out = self.load(theirs)
+        self.assert_refused(out, theirs, f"the shim cache {theirs} belongs to another user (uid 65534)")
 
 if __name__ == "__main__":
     unittest.main()
