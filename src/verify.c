@@ -173,6 +173,12 @@ static int find_helper(char *path, size_t len, char *why, size_t whylen)
 	return -1;
 }
 
+int dc_verify_helper_path(char *path, size_t len)
+{
+	char why[1024];
+	return find_helper(path, len, why, sizeof(why));
+}
+
 /* ------------------------------------------------------------ running it */
 
 struct run {

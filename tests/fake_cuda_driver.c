@@ -26,6 +26,8 @@
  *   FAKE_CUDA_NO_DRIVER=1    cuInit fails with CUDA_ERROR_NO_DEVICE
  *   FAKE_CUDA_CRASH_AT_EXIT=1  abort() when the process exits, after its
  *                            whole report
+ *   FAKE_CUDA_MARKER=F       cuInit creates the file F first (this driver
+ *                            was loaded and initialised)
  *   FAKE_CUDA_GRANDCHILD=F   cuInit starts a child that sleeps forever with
  *                            the helper's stdout and stderr open, and writes
  *                            "<child pid> <helper pid>" to the file F
@@ -184,6 +186,10 @@ dc_CUresult cuInit(unsigned int flags)
 {
 	if (flags != 0)
 		return DC_CUDA_ERROR_INVALID_VALUE;
+	const char *marker = getenv("FAKE_CUDA_MARKER");
+	FILE *m = marker && *marker ? fopen(marker, "w") : NULL;
+	if (m)
+		fclose(m);
 	if (env_flag("FAKE_CUDA_NO_DRIVER"))
 		return DC_CUDA_ERROR_NO_DEVICE;
 	if (env_flag("FAKE_CUDA_CRASH_AT_EXIT"))
