@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "dmaconn.h"
 #include "record_verify.h"
 
@@ -101,6 +102,7 @@ int dc_cli_record_verification(const char *path, int replayed, char *why, size_t
 {
 	dmaconn_result *r = NULL;
 	int rc = dmaconn_detect_fresh(DMACONN_DEVICE_CUDA, "verified", &r);
+	cli_progress_end();
 	if (rc != DMACONN_OK) {
 		snprintf(why, len, "cuda/verified: %s", dmaconn_last_error());
 		return -1;
