@@ -211,8 +211,13 @@ static void dc_vcache_cuda_library(char *out, size_t len)
 {
 	static const char name[] = "libcuda.so.1";
 	const char *env = secure_getenv("DMACONN_CUDA_LIBRARY");
-	if (env && *env) {
+	if (env && env[0] == '/') {
 		snprintf(out, len, "%s", env);
+		return;
+	}
+	if (env && *env) {
+		/* The helper refuses it: keyed as what it is, never a file. */
+		snprintf(out, len, "relative:%s", env);
 		return;
 	}
 	const char *ld = secure_getenv("LD_LIBRARY_PATH");
