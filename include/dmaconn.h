@@ -549,6 +549,16 @@ DMACONN_EXTERN const char *dmaconn_verify_pair_property_value(const dmaconn_veri
 DMACONN_EXTERN int dmaconn_verify_warning_count(const dmaconn_verify_result *v);
 DMACONN_EXTERN const char *dmaconn_verify_warning(const dmaconn_verify_result *v, int k);
 
+/*
+ * Progress of every verification of this process (dmaconn_verify() and the
+ * cuda/verified detector when it runs the helper): fn is called from the
+ * verifying thread with the ordered pairs reported so far and the pairs to
+ * check, first when the helper starts on the pairs, then after each pair.
+ * NULL (the default) calls nothing.  fn must not call dmaconn.
+ */
+typedef void (*dmaconn_verify_progress_fn)(int done, int total, void *user_data);
+DMACONN_EXTERN void dmaconn_set_verify_progress(dmaconn_verify_progress_fn fn, void *user_data);
+
 /* ------------------------------------------------------------------------ */
 /* Warnings                                                                  */
 

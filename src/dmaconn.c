@@ -461,7 +461,7 @@ int dmaconn_builder_set(dmaconn_builder *b, int i, int j, int value)
  * control becomes U+FFFD, a tab or line break a space.  Returns NULL when s
  * is fine as it is, else a malloc'd cleaned copy (*oom set when that fails).
  */
-static char *dc_text_clean(const char *s, int *oom)
+char *dc_text_clean(const char *s, int *oom)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	while (*p >= 0x20 && *p < 0x7f)

@@ -97,6 +97,14 @@ int dc_builder_set_pair_interned(dmaconn_builder *b, int i, int j, const char *i
 int dc_builder_set_pair_list(dmaconn_builder *b, int i, int j, const char *const *ikeys,
 			     const char *const *ivalues, int count);
 
+/*
+ * Text from outside (sysfs, a vendor library, the verify helper) as results
+ * and warnings hold it: valid UTF-8 without control characters.  NULL when
+ * s is fine as it is, else a malloc'd cleaned copy (*oom set when that
+ * fails).
+ */
+char *dc_text_clean(const char *s, int *oom);
+
 /* Sends a warning to the sink (the builder also stores it in its result). */
 void dc_warning_emit(const char *message);
 

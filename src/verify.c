@@ -12,7 +12,11 @@
  * where <dir> holds this library.
  *
  * A helper that cannot be run, crashes, times out, exits non-zero or writes
- * something unreadable fails every pair with the reason, plus one warning.
+ * something unreadable fails every pair with the reason, plus one warning;
+ * so does one whose exit status cannot be seen (fail closed: a full report
+ * followed by a crash is no pass), and a caller that has its children reaped
+ * automatically does not start it.  It runs in a process group of its own,
+ * killed when the run ends; what it says is cleaned as results hold text.
  * The diagonal (i -> i) is DMACONN_VERIFY_NO_PEER: a device is not its own
  * peer.  No global state: everything lives on the caller's stack and heap.
  */
@@ -169,6 +173,12 @@ static int find_helper(char *path, size_t len, char *why, size_t whylen)
 	return -1;
 }
 
+int dc_verify_helper_path(char *path, size_t len)
+{
+	char why[1024];
+	return find_helper(path, len, why, sizeof(why));
+}
+
 /* ------------------------------------------------------------ running it */
 
 struct run {
@@ -183,8 +193,39 @@ struct run {
 	long long pair_start;   /* when that record arrived */
 	size_t scanned;         /* bytes of out already looked at for lines */
 	int status_known, exited, code, signaled, sig;
+	int status_lost;        /* reaped by someone else: how it ended is unknown */
+	int ndev_lines;         /* "device" records of this run, for progress */
+	struct progress *prog;  /* pairs reported over every run (run_all) */
 	long long elapsed_ms;
 };
+
+/* Pairs reported so far over every run of the helper, for the progress
+ * callback (dmaconn_set_verify_progress). */
+struct progress {
+	int done, total;
+};
+
+static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
+static dmaconn_verify_progress_fn progress_fn;
+static void *progress_data;
+
+void dmaconn_set_verify_progress(dmaconn_verify_progress_fn fn, void *user_data)
+{
+	pthread_mutex_lock(&progress_lock);
+	progress_fn = fn;
+	progress_data = user_data;
+	pthread_mutex_unlock(&progress_lock);
+}
+
+static void progress_report(const struct progress *p)
+{
+	pthread_mutex_lock(&progress_lock);
+	dmaconn_verify_progress_fn fn = progress_fn;
+	void *data = progress_data;
+	pthread_mutex_unlock(&progress_lock);
+	if (fn && p->total > 0)
+		fn(p->done < p->total ? p->done : p->total, p->total, data);
+}
 
 static long long now_ms(void)
 {
@@ -207,11 +248,14 @@ static void *reaper(void *arg)
 	return NULL;
 }
 
-/* Kills the helper and reaps it; if it will not die in time (stuck in the
- * driver), a detached thread reaps it later. */
+/* Kills the helper's process group (the helper and whatever it started)
+ * and reaps the helper; if it will not die in time (stuck in the driver), a
+ * detached thread reaps it later.  The helper is not reaped before its
+ * group is killed, so that the group's id cannot have been reused. */
 static void kill_and_reap(pid_t pid)
 {
-	kill(pid, SIGKILL);
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL); /* in case it is not its group's leader */
 	long long until = now_ms() + REAP_GRACE_MS;
 	for (;;) {
 		pid_t r = waitpid(pid, NULL, WNOHANG);
@@ -266,11 +310,6 @@ static void append_err(struct run *r, const char *buf, size_t n)
 	r->err[r->errlen] = '\0';
 }
 
-/*
- * Runs the helper to completion or the deadline.  Returns 0 when it ran
- * (r says how it ended), -1 when it could not be started (reason in why),
- * -2 when out of memory.
- */
 /* Notes the "begin" and "pair" records that arrived, for the pair timeout. */
 static void track_pairs(struct run *r)
 {
@@ -279,20 +318,93 @@ static void track_pairs(struct run *r)
 		if (!nl)
 			return;
 		const char *line = r->out + r->scanned;
-		if (!strncmp(line, "begin ", 6)) {
+		if (!strncmp(line, "device ", 7)) {
+			r->ndev_lines++;
+		} else if (!strncmp(line, "begin ", 6)) {
 			r->in_pair = 1;
 			r->pair_start = now_ms();
+			if (r->prog && !r->prog->total) {
+				r->prog->total = r->ndev_lines * (r->ndev_lines - 1);
+				progress_report(r->prog);
+			}
 		} else if (!strncmp(line, "pair ", 5)) {
 			r->in_pair = 0;
+			if (r->prog) {
+				r->prog->done++;
+				progress_report(r->prog);
+			}
 		}
 		r->scanned = (size_t)(nl - r->out) + 1;
 	}
 }
 
 /*
+ * Whether the helper has ended, without reaping it (its zombie keeps its
+ * process group's id from being reused until we kill the group): 1 with
+ * its status in r, 0 while it runs, -1 when it is gone without a status (a
+ * handler of the caller's reaped it).
+ */
+static int helper_ended(pid_t pid, struct run *r)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0) {
+		if (errno == EINTR)
+			return 0;
+		r->status_lost = 1;
+		return -1;
+	}
+	if (si.si_pid != pid)
+		return 0;
+	r->status_known = 1;
+	if (si.si_code == CLD_EXITED) {
+		r->exited = 1;
+		r->code = si.si_status;
+	} else {
+		r->signaled = 1;
+		r->sig = si.si_status;
+	}
+	return 1;
+}
+
+/* The helper has ended (helper_ended() said 1): whatever it started dies
+ * with its group, then it is reaped. */
+static void finish_helper(pid_t pid)
+{
+	kill(-pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Why the helper's exit status could not be seen, when this process has
+ * children reaped automatically (SIGCHLD ignored, or SA_NOCLDWAIT); else
+ * NULL.  A helper that printed a full pass and then crashed would read as a
+ * pass, so the helper is then not run at all.
+ */
+static const char *children_unwaitable(void)
+{
+	struct sigaction sa;
+	if (sigaction(SIGCHLD, NULL, &sa) != 0)
+		return NULL;
+	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN)
+		return "this process ignores SIGCHLD";
+	if (sa.sa_flags & SA_NOCLDWAIT)
+		return "this process sets SA_NOCLDWAIT for SIGCHLD";
+	return NULL;
+}
+
+/* How long a poll waits at most before looking whether the helper ended:
+ * something it started may hold its pipes open after it. */
+#define EXIT_CHECK_MS 50
+
+/*
  * Runs the helper (with "--after AFTER" when after is not NULL) until it
  * ends, the absolute deadline (now_ms() time) passes, or one pair takes
- * longer than pair_timeout_ms (r->pair_hung).
+ * longer than pair_timeout_ms (r->pair_hung).  The helper runs in a process
+ * group of its own, which is killed whenever the run ends.  Returns 0 when
+ * it ran (r says how it ended), -1 when it could not be started (reason in
+ * why), -2 when out of memory.
  */
 static int run_helper(const char *path, const char *after, long long deadline,
 		      int pair_timeout_ms, struct run *r, char *why, size_t whylen)
@@ -304,6 +416,13 @@ static int run_helper(const char *path, const char *after, long long deadline,
 	pid_t pid = -1;
 	long long start = now_ms();
 
+	const char *unwaitable = children_unwaitable();
+	if (unwaitable) {
+		snprintf(why, whylen, "the verify helper was not run: %s, so its exit status could not "
+				      "be seen",
+			 unwaitable);
+		goto out;
+	}
 	/* posix_spawn reports a failed exec as exit status 127 on some
 	 * systems (and under valgrind): check first, for a clear reason. */
 	if (access(path, X_OK) != 0) {
@@ -333,8 +452,9 @@ static int run_helper(const char *path, const char *after, long long deadline,
 	    posix_spawn_file_actions_adddup2(&fa, outp[1], 1) != 0 ||
 	    posix_spawn_file_actions_adddup2(&fa, errp[1], 2) != 0 ||
 	    posix_spawnattr_setsigmask(&attr, &none) != 0 ||
-	    posix_spawnattr_setsigdefault(&attr, &all) != 0 ||
-	    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) != 0)
+	    posix_spawnattr_setsigdefault(&attr, &all) != 0 || posix_spawnattr_setpgroup(&attr, 0) != 0 ||
+	    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+						    POSIX_SPAWN_SETPGROUP) != 0)
 		goto nomem;
 
 	char *argv[] = { (char *)path, after ? "--after" : NULL, (char *)after, NULL };
@@ -345,25 +465,45 @@ static int run_helper(const char *path, const char *after, long long deadline,
 			 strerror_r(err, buf, sizeof(buf)));
 		goto out;
 	}
+	/* Its own group from the start, whichever of us gets there first
+	 * (this fails harmlessly once it has run exec). */
+	setpgid(pid, pid);
 	r->spawned = 1;
 	close(outp[1]);
 	close(errp[1]);
 	outp[1] = errp[1] = -1;
 
 	struct pollfd fds[2];
-	int open_out = 1, open_err = 1;
+	int open_out = 1, open_err = 1, ended = 0;
+	long long drain_until = 0;
 	while (open_out || open_err) {
-		long long t = now_ms(), left = deadline - t;
-		if (r->in_pair && r->pair_start + pair_timeout_ms - t < left) {
-			left = r->pair_start + pair_timeout_ms - t;
+		long long t = now_ms(), left;
+		if (!ended && (ended = helper_ended(pid, r)) != 0) {
+			/* What it left behind may hold the pipes: it dies
+			 * now, and what it wrote is read for a moment. */
+			if (ended > 0)
+				kill(-pid, SIGKILL);
+			drain_until = t + REAP_GRACE_MS;
+		}
+		if (ended) {
+			left = drain_until - t;
+			if (left <= 0)
+				break;
+		} else {
+			left = deadline - t;
+			if (r->in_pair && r->pair_start + pair_timeout_ms - t < left) {
+				left = r->pair_start + pair_timeout_ms - t;
+				if (left <= 0) {
+					r->pair_hung = 1;
+					break;
+				}
+			}
 			if (left <= 0) {
-				r->pair_hung = 1;
+				r->timed_out = 1;
 				break;
 			}
-		}
-		if (left <= 0) {
-			r->timed_out = 1;
-			break;
+			if (left > EXIT_CHECK_MS)
+				left = EXIT_CHECK_MS;
 		}
 		int nfds = 0;
 		if (open_out)
@@ -374,7 +514,8 @@ static int run_helper(const char *path, const char *after, long long deadline,
 		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr < 0) {
-			r->timed_out = 1; /* cannot wait any more: treat as a timeout */
+			if (!ended)
+				r->timed_out = 1; /* cannot wait any more: treat as a timeout */
 			break;
 		}
 		for (int k = 0; k < nfds; k++) {
@@ -398,7 +539,10 @@ static int run_helper(const char *path, const char *after, long long deadline,
 			}
 			int a = append_out(r, buf, (size_t)n);
 			if (a == -2) {
-				kill_and_reap(pid);
+				if (ended > 0)
+					finish_helper(pid);
+				else if (!ended)
+					kill_and_reap(pid);
 				pid = -1;
 				goto nomem;
 			}
@@ -408,27 +552,19 @@ static int run_helper(const char *path, const char *after, long long deadline,
 				track_pairs(r);
 		}
 	}
-	if (r->timed_out || r->too_much || r->pair_hung) {
+	if (ended > 0) {
+		finish_helper(pid);
+	} else if (ended < 0) {
+		/* Reaped by someone else: nothing of ours is left to kill. */
+	} else if (r->timed_out || r->too_much || r->pair_hung) {
 		kill_and_reap(pid);
 	} else {
 		/* Both pipes closed: wait for the exit, still under the deadline. */
 		for (;;) {
-			int st;
-			pid_t w = waitpid(pid, &st, WNOHANG);
-			if (w == pid) {
-				r->status_known = 1;
-				if (WIFEXITED(st)) {
-					r->exited = 1;
-					r->code = WEXITSTATUS(st);
-				} else if (WIFSIGNALED(st)) {
-					r->signaled = 1;
-					r->sig = WTERMSIG(st);
-				}
-				break;
-			}
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) /* ECHILD: the caller reaps children itself */
+			int e = helper_ended(pid, r);
+			if (e > 0)
+				finish_helper(pid);
+			if (e != 0)
 				break;
 			if (now_ms() >= deadline) {
 				r->timed_out = 1;
@@ -501,6 +637,26 @@ static int parse_int(const char *s, int max, int *out)
 	return 0;
 }
 
+/* dc_props_set with key and value cleaned as results hold text: the
+ * helper's words are never shown raw (escape sequences, forged lines). */
+static int props_set_clean(struct dc_props *p, const char *key, const char *value)
+{
+	int oom = 0;
+	char *k = dc_text_clean(key, &oom), *v = oom ? NULL : dc_text_clean(value, &oom);
+	int rc = oom ? -1 : dc_props_set(p, k ? k : key, v ? v : value);
+	free(k);
+	free(v);
+	return rc;
+}
+
+/* A cleaned copy of s (see props_set_clean); NULL when out of memory. */
+static char *strdup_clean(const char *s)
+{
+	int oom = 0;
+	char *c = dc_text_clean(s, &oom);
+	return oom ? NULL : c ? c : strdup(s);
+}
+
 #define MAX_DEVICES 1024
 
 /* Parses one record (modified in place).  Returns 0, -1 for a protocol
@@ -540,7 +696,7 @@ static int parse_line(struct parsed *p, char *line, int lineno)
 				goto bad_value;
 		} else if (is_device && !strcmp(key, "pci")) {
 			free(pci);
-			if (!(pci = strdup(value)))
+			if (!(pci = strdup_clean(value)))
 				goto nomem;
 		} else if (is_pair && !strcmp(key, "from")) {
 			if (parse_int(value, MAX_DEVICES - 1, &rec.from) != 0)
@@ -558,14 +714,14 @@ static int parse_line(struct parsed *p, char *line, int lineno)
 			else
 				goto bad_value;
 		} else if (is_pair) {
-			if (dc_props_set(&rec.props, key, value) != 0)
+			if (props_set_clean(&rec.props, key, value) != 0)
 				goto nomem;
 		} else if (is_done && !strcmp(key, "pairs")) {
 			if (parse_int(value, INT_MAX, &pairs) != 0)
 				goto bad_value;
 		} else if (is_error && !strcmp(key, "reason")) {
 			free(p->error);
-			if (!(p->error = strdup(value)))
+			if (!(p->error = strdup_clean(value)))
 				goto nomem;
 		}
 		continue;
@@ -713,10 +869,15 @@ static int warn(dmaconn_verify_result *v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (dc_strings_push(&v->warnings, msg) != 0)
+	/* It may quote the helper (its error, a garbled line). */
+	char *clean = strdup_clean(msg);
+	if (!clean || dc_strings_push(&v->warnings, clean) != 0) {
+		free(clean);
 		return -1;
+	}
 	if (!v->quiet)
-		dc_warning_emit(msg);
+		dc_warning_emit(clean);
+	free(clean);
 	return 0;
 }
 
@@ -817,6 +978,12 @@ static void run_failure(const struct run *run, const struct parsed *parsed, int 
 			 MAX_OUTPUT);
 	else if (run->pair_hung)
 		return;
+	else if (!run->status_known)
+		/* Fail closed: a full report followed by a crash is no pass. */
+		snprintf(why, whylen, "the verify helper's exit status could not be seen (%s); its "
+				      "report is not trusted",
+			 run->status_lost ? "another part of this process reaped it"
+					  : "it was not waited for");
 	else if (run->signaled)
 		snprintf(why, whylen, "the verify helper was killed by signal %d (%s)%s", run->sig,
 			 signal_name(run->sig), note);
@@ -871,10 +1038,12 @@ static int run_all(const char *path, int timeout_ms, int pair_timeout_ms, struct
 	long long deadline = now_ms() + timeout_ms;
 	char after[32] = "";
 	int first = 1;
+	struct progress prog = { 0, 0 };
 	for (;;) {
 		struct run run;
 		struct parsed part;
 		memset(&run, 0, sizeof(run));
+		run.prog = &prog;
 		memset(&part, 0, sizeof(part));
 		parsed_clear(&part);
 		struct parsed *p = first ? all : &part;
@@ -909,6 +1078,8 @@ static int run_all(const char *path, int timeout_ms, int pair_timeout_ms, struct
 		if (add_hung(all, all->open_from, all->open_to, pair_timeout_ms) != 0)
 			return -2;
 		all->done_pairs++; /* the hung pair counts as reported */
+		prog.done++;
+		progress_report(&prog);
 		snprintf(after, sizeof(after), "%d:%d", all->open_from, all->open_to);
 		all->open_from = all->open_to = -1;
 		first = 0;
@@ -977,8 +1148,8 @@ int dc_verify_cuda(int timeout_ms, int quiet, dmaconn_verify_result **out)
 			for (int j = 0; j < n; j++)
 				if (i != j) {
 					v->status[(size_t)i * (size_t)n + (size_t)j] = DMACONN_VERIFY_FAIL;
-					if (dc_props_set(&v->pairs[(size_t)i * (size_t)n + (size_t)j],
-							 "reason", why) != 0)
+					if (props_set_clean(&v->pairs[(size_t)i * (size_t)n + (size_t)j],
+							    "reason", why) != 0)
 						goto done;
 				}
 		if (warn(v, "cuda verify: %s; %s", why,

@@ -24,6 +24,13 @@
  *   FAKE_CUDA_HANG=1         sleep(1000) in cuLaunchKernel
  *   FAKE_CUDA_HANG_DEVICE=d  the same, for kernels launched on device d only
  *   FAKE_CUDA_NO_DRIVER=1    cuInit fails with CUDA_ERROR_NO_DEVICE
+ *   FAKE_CUDA_CRASH_AT_EXIT=1  abort() when the process exits, after its
+ *                            whole report
+ *   FAKE_CUDA_MARKER=F       cuInit creates the file F first (this driver
+ *                            was loaded and initialised)
+ *   FAKE_CUDA_GRANDCHILD=F   cuInit starts a child that sleeps forever with
+ *                            the helper's stdout and stderr open, and writes
+ *                            "<child pid> <helper pid>" to the file F
  *   FAKE_CUDA_PCI=a,b,..     PCI bus ids of devices 0, 1, ... (default
  *                            0000:1A:00.0 upward)
  */
@@ -31,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,12 +158,45 @@ static void *host_ptr(dc_CUdeviceptr p)
 
 /* ------------------------------------------------------------ the driver */
 
+static void crash_at_exit(void)
+{
+	abort();
+}
+
+/* FAKE_CUDA_GRANDCHILD: a child that would outlive the helper. */
+static void start_grandchild(const char *file)
+{
+	fflush(NULL);
+	pid_t child = fork();
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	FILE *f = fopen(tmp, "w");
+	if (f) {
+		fprintf(f, "%ld %ld\n", (long)child, (long)getpid());
+		if (fclose(f) == 0)
+			rename(tmp, file);
+	}
+}
+
 dc_CUresult cuInit(unsigned int flags)
 {
 	if (flags != 0)
 		return DC_CUDA_ERROR_INVALID_VALUE;
+	const char *marker = getenv("FAKE_CUDA_MARKER");
+	FILE *m = marker && *marker ? fopen(marker, "w") : NULL;
+	if (m)
+		fclose(m);
 	if (env_flag("FAKE_CUDA_NO_DRIVER"))
 		return DC_CUDA_ERROR_NO_DEVICE;
+	if (env_flag("FAKE_CUDA_CRASH_AT_EXIT"))
+		atexit(crash_at_exit);
+	const char *grandchild = getenv("FAKE_CUDA_GRANDCHILD");
+	if (grandchild && *grandchild)
+		start_grandchild(grandchild);
 	const char *n = getenv("FAKE_CUDA_DEVICES");
 	ndev = n && *n ? atoi(n) : 2;
 	if (ndev < 0)

@@ -28,6 +28,20 @@ check record-status 0 $?
 check replay-matrix "[[0, 1], [0, 0]]" "$(matrix "$WORK/r.json")"
 check replay-hang verification_hung "$("$DMACONN" --replay "$WORK/r.json" -d cuda -c verified --json |
 	/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin)["results"][0]; print([p["reason"] for p in d["pairs"] if p["from"]==1 and p["to"]==0 and "reason" in p][0])')"
+# A symbolic link planted where the section used to be written first
+# (FILE.verify.<pid>) redirects nothing: the section goes to a file of its
+# own in FILE's directory, renamed over FILE, with FILE's permissions.
+echo victim >"$WORK/victim"
+FAKE_CUDA_DEVICES=2 sh -c 'ln -s "$1/victim" "$1/planted.json.verify.$$"; exec "$2" --record "$1/planted.json" --verify' \
+	sh "$WORK" "$DMACONN" 2>/dev/null
+check planted-status 0 $?
+check planted-victim victim "$(cat "$WORK/victim")"
+check planted-regular yes "$([ -f "$WORK/planted.json" ] && [ ! -L "$WORK/planted.json" ] && echo yes)"
+check planted-section True "$(/usr/bin/python3 -c 'import json,sys; print("verification" in json.load(open(sys.argv[1])))' "$WORK/planted.json")"
+check planted-no-temporary "" "$(cd "$WORK" && ls -A | grep 'planted.json.verify' | grep -v '^planted.json.verify.[0-9]*$')"
+rm -f "$WORK"/planted.json.verify.*
+(umask 027 && FAKE_CUDA_DEVICES=2 "$DMACONN" --record "$WORK/mode.json" --verify 2>/dev/null)
+check keeps-mode 640 "$(stat -c %a "$WORK/mode.json")"
 # Recording the replay keeps the section.
 "$DMACONN" --replay "$WORK/r.json" --record "$WORK/again.json" --verify 2>/dev/null
 check rerecord-status 0 $?

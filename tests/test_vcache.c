@@ -8,7 +8,7 @@
  * A verification stores its verdict; a later detection answers from it
  * without the helper.  Each key component, a corrupt, truncated, stale or
  * future entry, a symbolic link, a file or directory others may write, and
- * the switches each make it verify again (the marker helper then records
+ * the switches each make it verify again (the fake driver then records
  * that it ran, and fails, so that no verdict replaces the good one).
  */
 #include <dirent.h>
@@ -20,8 +20,17 @@
 #include "check.h"
 #include "dmaconn.h"
 
-static char root[4096], cachedir[4096], entry[4200], marker[4200], marker_helper[4200];
-static const char *helper;
+static char root[4096], cachedir[4096], entry[4200], marker[4200];
+/* The driver and the helper are reached through symbolic links to one of
+ * two copies each, so that the file behind one path can change and come
+ * back: lib[0] and helper_file[0] are the links. */
+static char lib[3][4200], helper_file[3][4200];
+
+static void point(const char *link, const char *target)
+{
+	unlink(link);
+	CHECK_INT(symlink(target, link), 0);
+}
 
 static void put(const char *rel, const char *text)
 {
@@ -50,17 +59,26 @@ static void node_as_recorded(void)
 	    "Bus Location: \t 0000:1b:00.0\n");
 	unsetenv("CUDA_VISIBLE_DEVICES");
 	unsetenv("CUDA_DEVICE_ORDER");
+	point(lib[0], lib[1]);
+	point(helper_file[0], helper_file[1]);
+	setenv("DMACONN_CUDA_LIBRARY", lib[0], 1);
+	setenv("DMACONN_VERIFY_HELPER", helper_file[0], 1);
 }
 
-/* Detects cuda/verified with the marker helper: 1 when it answered from
- * the cache (a pass, helper not run), 0 when it verified again. */
+/* Detects cuda/verified with a driver that marks that it was loaded and
+ * then finds no GPU: 1 when it answered from the cache (a pass, helper not
+ * run), 0 when it verified again (and failed, so that no verdict replaces
+ * the good one). */
 static int answered_from_cache(void)
 {
 	unlink(marker);
 	dmaconn_clear_cache();
-	setenv("DMACONN_VERIFY_HELPER", marker_helper, 1);
+	setenv("FAKE_CUDA_MARKER", marker, 1);
+	setenv("FAKE_CUDA_NO_DRIVER", "1", 1);
 	dmaconn_result *r = NULL;
 	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_CUDA, "verified", &r), DMACONN_OK);
+	unsetenv("FAKE_CUDA_MARKER");
+	unsetenv("FAKE_CUDA_NO_DRIVER");
 	int ran = access(marker, F_OK) == 0;
 	int pass = dmaconn_result_size(r) == 2 && dmaconn_result_get(r, 0, 1) == 1 &&
 		   dmaconn_result_get(r, 1, 0) == 1;
@@ -72,7 +90,6 @@ static int answered_from_cache(void)
 static void verify_and_store(void)
 {
 	dmaconn_clear_cache();
-	setenv("DMACONN_VERIFY_HELPER", helper, 1);
 	dmaconn_result *r = NULL;
 	CHECK_INT(dmaconn_detect_fresh(DMACONN_DEVICE_CUDA, "verified", &r), DMACONN_OK);
 	CHECK_INT(dmaconn_result_get(r, 0, 1), 1);
@@ -124,23 +141,31 @@ static void test_key_components(void)
 {
 	struct {
 		const char *what, *file, *text, *env, *value;
+		char *link, *target; /* repointed */
 	} changes[] = {
-		{ "boot id", "proc/sys/kernel/random/boot_id", "0b5e5a1e-0000-4000-8000-000000000002\n", NULL, NULL },
-		{ "driver", "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  575.1\n", NULL, NULL },
+		{ "boot id", "proc/sys/kernel/random/boot_id", "0b5e5a1e-0000-4000-8000-000000000002\n", NULL, NULL, NULL, NULL },
+		{ "driver", "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  575.1\n", NULL, NULL, NULL, NULL },
 		{ "uuid", "proc/driver/nvidia/gpus/0000:1b:00.0/information",
-		  "GPU UUID: \t GPU-cccccccc-0000-0000-0000-000000000000\nBus Location: \t 0000:1b:00.0\n", NULL, NULL },
+		  "GPU UUID: \t GPU-cccccccc-0000-0000-0000-000000000000\nBus Location: \t 0000:1b:00.0\n", NULL, NULL, NULL, NULL },
 		{ "bus id", "proc/driver/nvidia/gpus/0000:1b:00.0/information",
-		  "GPU UUID: \t GPU-bbbbbbbb-0000-0000-0000-000000000000\nBus Location: \t 0000:1c:00.0\n", NULL, NULL },
+		  "GPU UUID: \t GPU-bbbbbbbb-0000-0000-0000-000000000000\nBus Location: \t 0000:1c:00.0\n", NULL, NULL, NULL, NULL },
 		{ "another GPU", "proc/driver/nvidia/gpus/0000:1d:00.0/information",
-		  "GPU UUID: \t GPU-dddddddd-0000-0000-0000-000000000000\nBus Location: \t 0000:1d:00.0\n", NULL, NULL },
-		{ "visible devices", NULL, NULL, "CUDA_VISIBLE_DEVICES", "1,0" },
-		{ "device order", NULL, NULL, "CUDA_DEVICE_ORDER", "PCI_BUS_ID" },
+		  "GPU UUID: \t GPU-dddddddd-0000-0000-0000-000000000000\nBus Location: \t 0000:1d:00.0\n", NULL, NULL, NULL, NULL },
+		{ "visible devices", NULL, NULL, "CUDA_VISIBLE_DEVICES", "1,0", NULL, NULL },
+		{ "device order", NULL, NULL, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", NULL, NULL },
+		/* A verdict of one driver or helper never answers for another. */
+		{ "CUDA driver path", NULL, NULL, "DMACONN_CUDA_LIBRARY", lib[2], NULL, NULL },
+		{ "CUDA driver file", NULL, NULL, NULL, NULL, lib[0], lib[2] },
+		{ "helper path", NULL, NULL, "DMACONN_VERIFY_HELPER", helper_file[2], NULL, NULL },
+		{ "helper file", NULL, NULL, NULL, NULL, helper_file[0], helper_file[2] },
 	};
 	for (size_t k = 0; k < sizeof(changes) / sizeof(changes[0]); k++) {
 		fprintf(stderr, "  key component: %s\n", changes[k].what);
 		CHECK(answered_from_cache());
 		if (changes[k].file)
 			put(changes[k].file, changes[k].text);
+		else if (changes[k].link)
+			point(changes[k].link, changes[k].target);
 		else
 			setenv(changes[k].env, changes[k].value, 1);
 		CHECK(!answered_from_cache());
@@ -294,24 +319,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_vcache /abs/libcuda.so.1 /abs/helper /abs/workdir\n");
 		return 2;
 	}
-	helper = argv[2];
 	snprintf(root, sizeof(root), "%s/root", argv[3]);
 	snprintf(cachedir, sizeof(cachedir), "%s/cache", argv[3]);
 	snprintf(entry, sizeof(entry), "%s/verified", cachedir);
-	snprintf(marker, sizeof(marker), "%s/helper-ran", argv[3]);
-	snprintf(marker_helper, sizeof(marker_helper), "%s/marker-helper.sh", argv[3]);
-	char cmd[9000];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' && mkdir -p '%s'", root, cachedir, argv[3]);
+	snprintf(marker, sizeof(marker), "%s/driver-loaded", argv[3]);
+	char cmd[30000];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s/lib' && mkdir -p '%s/lib'", root, cachedir, argv[3],
+		 argv[3]);
 	CHECK_INT(system(cmd), 0);
-	FILE *f = fopen(marker_helper, "w");
-	CHECK(f != NULL);
-	if (!f)
-		return check_done("test_vcache");
-	fprintf(f, "#!/bin/sh\ntouch '%s'\nexit 1\n", marker);
-	fclose(f);
-	chmod(marker_helper, 0755);
+	for (int k = 0; k < 3; k++) {
+		snprintf(lib[k], sizeof(lib[k]), "%s/lib/libcuda-%d.so.1", argv[3], k);
+		snprintf(helper_file[k], sizeof(helper_file[k]), "%s/lib/helper-%d", argv[3], k);
+	}
+	/* Two copies each (a copy is another file: another inode). */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && cp '%s' '%s' && cp '%s' '%s' && cp '%s' '%s'", argv[1],
+		 lib[1], argv[1], lib[2], argv[2], helper_file[1], argv[2], helper_file[2]);
+	CHECK_INT(system(cmd), 0);
 	node_as_recorded();
-	setenv("DMACONN_CUDA_LIBRARY", argv[1], 1);
 	setenv("DMACONN_SYSFS_ROOT", root, 1);
 	setenv("DMACONN_CACHE_DIR", cachedir, 1);
 	setenv("DMACONN_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);

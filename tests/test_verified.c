@@ -258,10 +258,42 @@ static int run_replay(const char *file, const char *dir)
 	return check_done("test_verified --replay");
 }
 
+/* A node whose NVML sees one GPU: nothing to prove, the helper is not
+ * started (and nothing is cached, so no later run starts it either). */
+static int run_one_gpu(const char *nvml, const char *dir)
+{
+	write_marker_helper(dir);
+	char cache[4200];
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	setenv("DMACONN_CACHE_DIR", cache, 1);
+	setenv("DMACONN_VERIFY_HELPER", marker_helper, 1);
+	setenv("DMACONN_NVML_LIBRARY", nvml, 1);
+	setenv("DMACONN_FAKE_NVML_GPUS", "1", 1);
+	unsetenv("DMACONN_REPLAY");
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	for (int k = 0; k < 2; k++) {
+		dmaconn_result *r = NULL;
+		CHECK_INT(k ? dmaconn_detect(DMACONN_DEVICE_CUDA, "verified", &r)
+			    : dmaconn_detect_fresh(DMACONN_DEVICE_CUDA, "verified", &r),
+			  DMACONN_OK);
+		CHECK_INT(dmaconn_result_size(r), 1);
+		CHECK_INT(dmaconn_result_get(r, 0, 0), 0);
+		CHECK_INT(dmaconn_result_warning_count(r), 0);
+		CHECK(dmaconn_result_device_get(r, 0, DMACONN_PROP_UUID) != NULL);
+		dmaconn_result_release(r);
+		dmaconn_clear_cache();
+	}
+	CHECK_INT(access(marker, F_OK), -1);
+	dmaconn_shutdown();
+	return check_done("test_verified --one-gpu");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--replay"))
 		return run_replay(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--one-gpu"))
+		return run_one_gpu(argv[2], argv[3]);
 	if (argc != 4 || argv[1][0] != '/' || argv[2][0] != '/') {
 		fprintf(stderr, "usage: test_verified /abs/libcuda.so.1 /abs/helper WORKDIR\n"
 				"       test_verified --replay FILE WORKDIR\n");

@@ -21,9 +21,13 @@
  * pass or report no peer access, with no warnings, and the matrix is printed.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,7 +59,8 @@ static void clear_msgs(void)
 
 static const char *fake_vars[] = { "FAKE_CUDA_DEVICES", "FAKE_CUDA_NO_PEER", "FAKE_CUDA_FAIL",
 				   "FAKE_CUDA_CORRUPT", "FAKE_CUDA_CRASH", "FAKE_CUDA_HANG",
-				   "FAKE_CUDA_NO_DRIVER", "FAKE_CUDA_PCI" };
+				   "FAKE_CUDA_NO_DRIVER", "FAKE_CUDA_PCI", "FAKE_CUDA_CRASH_AT_EXIT",
+				   "FAKE_CUDA_GRANDCHILD" };
 static const char *helper_path;
 
 /* A clean environment for the next scenario. */
@@ -431,7 +436,202 @@ static void test_protocol(void)
 		snprintf(path, sizeof(path), "%s/%s", tmpdir, names[k]);
 		unlink(path);
 	}
-	rmdir(tmpdir);
+}
+
+/* A helper that printed a full pass and then crashed is never a pass, also
+ * for a caller that cannot see its exit status (SIGCHLD ignored, children
+ * not kept as zombies, or reaped by the caller's own handler). */
+static void reap_all(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	errno = saved;
+}
+
+static void test_unwaitable(void)
+{
+	reset();
+	setenv("FAKE_CUDA_CRASH_AT_EXIT", "1", 1);
+	dmaconn_verify_result *v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 2);
+	check_all_fail(v, "killed by signal");
+	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 0, 1, "reason"), "SIGABRT");
+	dmaconn_verify_result_free(v);
+
+	struct sigaction ign, nocldwait, reaper, old;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	nocldwait = ign;
+	nocldwait.sa_handler = SIG_DFL;
+	nocldwait.sa_flags = SA_NOCLDWAIT;
+	reaper = ign;
+	reaper.sa_handler = reap_all;
+	reaper.sa_flags = SA_RESTART;
+	const struct sigaction *modes[] = { &ign, &nocldwait, &reaper };
+	const char *names[] = { "SIG_IGN", "SA_NOCLDWAIT", "a reaping handler" };
+	for (int m = 0; m < 3; m++) {
+		fprintf(stderr, "  SIGCHLD: %s\n", names[m]);
+		reset();
+		setenv("FAKE_CUDA_CRASH_AT_EXIT", "1", 1);
+		CHECK_INT(sigaction(SIGCHLD, modes[m], &old), 0);
+		v = verify(0);
+		CHECK_INT(sigaction(SIGCHLD, &old, NULL), 0);
+		CHECK_INT(dmaconn_verify_status_of(v, 0, 1), DMACONN_VERIFY_FAIL);
+		CHECK_INT(dmaconn_verify_status_of(v, 1, 0), DMACONN_VERIFY_FAIL);
+		check_warnings(v, 1);
+		if (m < 2) {
+			/* Not even started: its status could not be seen. */
+			CHECK_INT(dmaconn_verify_size(v), 0);
+			CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "was not run");
+			CHECK_CONTAINS(dmaconn_verify_warning(v, 0), m ? "SA_NOCLDWAIT" : "ignores SIGCHLD");
+		}
+		dmaconn_verify_result_free(v);
+	}
+}
+
+/* The helper's children die with it: one that would outlive the helper
+ * (holding its output open) is killed, and the helper, which exited 0, is
+ * not reported as timed out.  This process adopts the orphan to see it die. */
+static void test_grandchild(void)
+{
+	reset();
+	char pids[512];
+	snprintf(pids, sizeof(pids), "%s/grandchild.pids", tmpdir);
+	unlink(pids);
+	setenv("FAKE_CUDA_GRANDCHILD", pids, 1);
+	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	dmaconn_verify_result *v = verify(0);
+	check_all_pass(v, 2);
+	check_warnings(v, 0);
+	dmaconn_verify_result_free(v);
+	long child = 0, helper = 0;
+	FILE *f = fopen(pids, "r");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_INT(fscanf(f, "%ld %ld", &child, &helper), 2);
+		fclose(f);
+	}
+	if (child > 0) {
+		/* Bounded only so that a failure cannot hang the test. */
+		int st = 0, got = 0;
+		for (int k = 0; k < 3000 && !got; k++) {
+			got = waitpid((pid_t)child, &st, WNOHANG) == (pid_t)child;
+			if (!got)
+				usleep(10000);
+		}
+		CHECK(got);
+		CHECK(got && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		if (!got) {
+			kill((pid_t)child, SIGKILL);
+			waitpid((pid_t)child, NULL, 0);
+		}
+	}
+	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
+	unlink(pids);
+}
+
+/* What the helper says is cleaned as results hold text: no escape
+ * sequence, no line break (a forged line), no invalid UTF-8. */
+static void check_clean(const char *s)
+{
+	CHECK(s != NULL);
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+		CHECK(*p >= 0x20 && *p != 0x7f);
+	CHECK(s && !strstr(s, "\xff"));
+}
+
+static void test_hostile_text(void)
+{
+	reset();
+	setenv("DMACONN_VERIFY_HELPER",
+	       script("hostile.sh", "echo 'device ordinal=0 pci=0000:01:00.0%1b%5b2J'\n"
+				    "echo 'device ordinal=1 pci=0000:02:00.0'\n"
+				    "echo 'pair from=0 to=1 status=fail reason=red%1b%5b31m%0admaconn:%20ok%ff "
+				    "k%07ey=v%0d'\n"
+				    "echo 'pair from=1 to=0 status=pass'\n"
+				    "echo 'done pairs=2'\n"),
+	       1);
+	dmaconn_verify_result *v = verify(0);
+	CHECK_INT(dmaconn_verify_size(v), 2);
+	const char *why = dmaconn_verify_pair_get(v, 0, 1, "reason");
+	check_clean(why);
+	CHECK_CONTAINS(why, "red");
+	CHECK_CONTAINS(why, "dmaconn: ok");
+	for (int k = 0; k < dmaconn_verify_pair_property_count(v, 0, 1); k++) {
+		check_clean(dmaconn_verify_pair_property_key(v, 0, 1, k));
+		check_clean(dmaconn_verify_pair_property_value(v, 0, 1, k));
+	}
+	dmaconn_verify_result_free(v);
+
+	/* The error record and a garbled line reach the warnings. */
+	const char *bodies[] = { "echo 'error reason=bad%1b%5b2J%0aforged'\nexit 2\n",
+				 "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
+				 "printf 'pair \\033[2J\\n'\necho 'done pairs=0'\n" };
+	for (int k = 0; k < 2; k++) {
+		reset();
+		setenv("DMACONN_VERIFY_HELPER", script("hostile.sh", bodies[k]), 1);
+		v = verify(0);
+		check_warnings(v, 1);
+		check_clean(dmaconn_verify_warning(v, 0));
+		if (dmaconn_verify_size(v) == 2)
+			check_clean(dmaconn_verify_pair_get(v, 0, 1, "reason"));
+		dmaconn_verify_result_free(v);
+	}
+	char path[512];
+	snprintf(path, sizeof(path), "%s/hostile.sh", tmpdir);
+	unlink(path);
+}
+
+/* The progress callback: from 0 to every pair, one call per pair. */
+static int progress_calls, progress_last_done = -1, progress_total, progress_backwards;
+
+static void on_progress(int done, int total, void *user_data)
+{
+	CHECK(user_data == &progress_calls);
+	if (done < progress_last_done || (progress_total && total != progress_total))
+		progress_backwards++;
+	progress_calls++;
+	progress_last_done = done;
+	progress_total = total;
+}
+
+static void test_progress(void)
+{
+	reset();
+	setenv("FAKE_CUDA_DEVICES", "3", 1);
+	dmaconn_set_verify_progress(on_progress, &progress_calls);
+	dmaconn_verify_result *v = verify(0);
+	check_all_pass(v, 3);
+	dmaconn_verify_result_free(v);
+	CHECK_INT(progress_calls, 7);
+	CHECK_INT(progress_total, 6);
+	CHECK_INT(progress_last_done, 6);
+	CHECK_INT(progress_backwards, 0);
+
+	/* A hung pair counts as done; the restarted helper goes on counting. */
+	reset();
+	progress_calls = progress_total = progress_backwards = 0;
+	progress_last_done = -1;
+	setenv("FAKE_CUDA_DEVICES", "2", 1);
+	setenv("FAKE_CUDA_HANG_DEVICE", "1", 1);
+	/* The passing pair's budget: 4 s times the build's factor for slow
+	 * (instrumented) programs. */
+	const char *scale = getenv("DMACONN_TEST_TIME_SCALE");
+	char budget[32];
+	snprintf(budget, sizeof(budget), "%d", 4000 * (scale && atoi(scale) > 0 ? atoi(scale) : 1));
+	setenv("DMACONN_VERIFY_PAIR_TIMEOUT_MS", budget, 1);
+	v = verify(0);
+	unsetenv("DMACONN_VERIFY_PAIR_TIMEOUT_MS");
+	unsetenv("FAKE_CUDA_HANG_DEVICE");
+	CHECK_INT(dmaconn_verify_status_of(v, 0, 1), DMACONN_VERIFY_PASS);
+	CHECK_INT(dmaconn_verify_status_of(v, 1, 0), DMACONN_VERIFY_FAIL);
+	dmaconn_verify_result_free(v);
+	CHECK_INT(progress_total, 2);
+	CHECK_INT(progress_last_done, 2);
+	CHECK_INT(progress_backwards, 0);
+	dmaconn_set_verify_progress(NULL, NULL);
 }
 
 /* Without DMACONN_VERIFY_HELPER the helper is looked for next to the library. */
@@ -627,6 +827,11 @@ int main(int argc, char **argv)
 	test_hang();
 	test_missing_helper();
 	test_protocol();
+	test_unwaitable();
+	test_grandchild();
+	test_hostile_text();
+	test_progress();
+	rmdir(tmpdir);
 	test_sibling();
 	test_threads();
 	test_cross_check(argc >= 4 ? argv[3] : "tests/topologies/h200x2.json");

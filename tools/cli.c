@@ -620,10 +620,33 @@ static void cli_say_warnings(const struct cli *c, const dmaconn_result *r)
 
 /* ---------------------------------------------------------------- verify */
 
+/* Progress of a verification, on a terminal only: "pairs done/total" on one
+ * line of standard error, rewritten as pairs finish, erased at the end. */
+static int cli_progress_shown;
+
+static void cli_progress(int done, int total, void *user_data)
+{
+	(void)user_data;
+	fprintf(stderr, "\rdmaconn: verifying: %d/%d pairs", done, total);
+	fflush(stderr);
+	cli_progress_shown = 1;
+}
+
+void cli_progress_end(void)
+{
+	if (!cli_progress_shown)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	cli_progress_shown = 0;
+}
+
 static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 {
 	dmaconn_verify_result *v = NULL;
-	if (dmaconn_verify(type, timeout_ms, &v) != DMACONN_OK) {
+	int rc = dmaconn_verify(type, timeout_ms, &v);
+	cli_progress_end();
+	if (rc != DMACONN_OK) {
 		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
 	}
@@ -770,6 +793,7 @@ static int cli_explain(struct cli *c, int count, const dmaconn_device_type *type
 			continue;
 		dmaconn_result *r = NULL;
 		int rc = conn ? dmaconn_detect(types[k], conns[k], &r) : dmaconn_detect_passive(types[k], conns[k], &r);
+		cli_progress_end();
 		if (rc != DMACONN_OK) {
 			cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 			status = EXIT_FAILED;
@@ -800,7 +824,9 @@ static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, in
 	dmaconn_result *r = NULL;
 	if (c->json)
 		cli_doc_results(c); /* present, if empty, when detection fails */
-	if (dmaconn_detect(type, conn, &r) != DMACONN_OK) {
+	int rc = dmaconn_detect(type, conn, &r);
+	cli_progress_end();
+	if (rc != DMACONN_OK) {
 		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
 	}
@@ -1566,6 +1592,10 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	/* Warnings are said by this program, per result shown (a bare run
 	 * leaves some results out, and the MPI path gathers every rank's). */
 	dmaconn_set_warning_handler(cli_ignore_warning, NULL);
+	/* A verification can take minutes: say how far it is, where someone
+	 * watches (never in --json or -q output). */
+	if (!c->json && !c->quiet && isatty(STDERR_FILENO))
+		dmaconn_set_verify_progress(cli_progress, NULL);
 	if (a.replay && dmaconn_set_replay_file(a.replay) != DMACONN_OK) {
 		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
@@ -1659,6 +1689,8 @@ int dmaconn_cli_main(int argc, char **argv)
 	struct cli c = { 0 };
 	int status = argc > 1 && !strcmp(argv[1], "check") ? dc_check_main(argc - 1, argv + 1)
 							     : cli_run(&c, argc, argv);
+	dmaconn_set_verify_progress(NULL, NULL);
+	cli_progress_end();
 	cli_doc_write(&c);
 	/* Output that could not be written is a failure (a full disk, a closed
 	 * descriptor), not a success with nothing to show. */

@@ -13,4 +13,8 @@ int dmaconn_cli_main(int argc, char **argv);
  * valid (or out of memory), else a string the caller frees. */
 char *cli_utf8_fix(const char *s);
 
+/* Ends the verification's progress line on standard error, if one is shown
+ * (before anything else is written there). */
+void cli_progress_end(void);
+
 #endif

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "dmaconn.h"
 #include "record_verify.h"
 
@@ -51,6 +53,36 @@ oom_set:
 	return NULL;
 }
 
+/*
+ * Replaces the file at path with root: written to a new file of a name
+ * nobody could have planted (mkstemp, O_EXCL) in path's directory, with
+ * path's permissions, then renamed over it.  0, or -1.
+ */
+static int replace_file(const char *path, const json_t *root)
+{
+	char tmp[4096];
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path) + 1 : 0;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s.%s.verify.XXXXXX", dirlen, path,
+			     slash ? slash + 1 : path) >= sizeof(tmp))
+		return -1;
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	int fd = mkstemp(tmp);
+	if (fd < 0)
+		return -1;
+	int rc = fchmod(fd, st.st_mode & 0777) != 0 ||
+			 json_dumpfd(root, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0
+		 ? -1
+		 : 0;
+	if (close(fd) != 0 || rc != 0 || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 int dc_cli_verified_nothing(const dmaconn_result *r)
 {
 	if (strcmp(dmaconn_result_connection_type(r), "verified") != 0 || dmaconn_result_warning_count(r) == 0)
@@ -70,6 +102,7 @@ int dc_cli_record_verification(const char *path, int replayed, char *why, size_t
 {
 	dmaconn_result *r = NULL;
 	int rc = dmaconn_detect_fresh(DMACONN_DEVICE_CUDA, "verified", &r);
+	cli_progress_end();
 	if (rc != DMACONN_OK) {
 		snprintf(why, len, "cuda/verified: %s", dmaconn_last_error());
 		return -1;
@@ -89,15 +122,12 @@ int dc_cli_record_verification(const char *path, int replayed, char *why, size_t
 	json_error_t err;
 	json_t *root = json_load_file(path, 0, &err), *sec = verification_section(r);
 	dmaconn_result_release(r);
-	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.verify.%ld", path, (long)getpid());
 	if (!root || !sec || json_object_set_new(root, "verification", sec) ||
-	    json_dump_file(root, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) || rename(tmp, path)) {
+	    replace_file(path, root) != 0) {
 		snprintf(why, len, "cannot add the verification section to %s", path);
 		if (!root)
 			json_decref(sec);
 		json_decref(root);
-		unlink(tmp);
 		return -1;
 	}
 	json_decref(root);

@@ -43,13 +43,21 @@
  * or, when nothing could be checked, "error reason=..." (after any device
  * records).  Unknown record types and keys are to be ignored by readers.
  * Exit status: 0 when it reported (whatever the pairs' status), 2 otherwise.
+ *
+ * The caller runs it as the leader of a process group of its own and kills
+ * that group when it is done with it.  Should the caller die first (SIGTERM,
+ * Ctrl-C, a crash), the helper is sent SIGTERM and kills its group: nothing
+ * it started outlives the verification.
  */
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "cuda_api.h"
 #include "loader.h"
@@ -576,8 +584,35 @@ static void uuid_string(const dc_CUuuid *u, char *out, size_t len)
 		 b[14], b[15]);
 }
 
+static volatile sig_atomic_t leads_group;
+
+/* SIGTERM (also when the caller dies): the whole group goes, as the caller
+ * would have made it go; run by hand in another's group, only ourselves. */
+static void on_term(int sig)
+{
+	if (leads_group)
+		kill(0, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void follow_caller(void)
+{
+	leads_group = getpgrp() == getpid();
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	pid_t parent = getppid();
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		raise(SIGTERM); /* it died before we asked */
+}
+
 int main(int argc, char **argv)
 {
+	follow_caller();
 	/* --after I:J resumes after the pair I -> J (the caller restarts us
 	 * past a pair that hung). */
 	int after_i = -1, after_j = -1;

@@ -2,10 +2,12 @@
 /*
  * The verdict cache of "cuda"/"verified": the last verification's result,
  * so that the next process answers without running the helper, or even
- * starting NVML.  The key is read from /proc alone (below
- * DMACONN_SYSFS_ROOT): the boot id, the driver version, each GPU's bus id
- * and UUID, CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, and the version of
- * dmaconn (which is the helper's).  The kernel does not show MIG mode there,
+ * starting NVML.  The key is read from /proc (below DMACONN_SYSFS_ROOT)
+ * and from the files' metadata, never from NVML: the boot id, the driver version, each GPU's bus id
+ * and UUID, CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, the version of
+ * dmaconn, and the helper and the CUDA driver library the helper loads, each
+ * by path and by the identity of the file it resolves to (device, inode,
+ * size, modification time).  The kernel does not show MIG mode there,
  * so an entry lives at most DC_VCACHE_MAX_AGE seconds.
  *
  * The file is DMACONN_CACHE_DIR, else $XDG_CACHE_HOME/dmaconn, else
@@ -43,6 +45,7 @@
 #include "pci.h"
 #include "sysfs.h"
 #include "verify/cache.h"
+#include "verify/verify.h"
 
 #define DC_VCACHE_MAX_AGE 3600 /* seconds; MIG mode is not in the key */
 #define DC_VCACHE_MAX_BYTES (4u << 20)
@@ -176,6 +179,82 @@ static int dc_vcache_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* "<path> <device> <inode> <size> <mtime>" of the file path resolves to,
+ * or "<path> missing": another file at the same path is another key. */
+static void dc_vcache_identity(const char *path, char *out, size_t len)
+{
+	struct stat st;
+	if (path[0] != '/' || stat(path, &st) != 0)
+		snprintf(out, len, "%.3000s missing", path);
+	else
+		snprintf(out, len, "%.3000s %llx %llu %lld %lld.%09ld", path, (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+			 (long)st.st_mtim.tv_nsec);
+}
+
+/* Whether dir holds a file named name: its path in out. */
+static int dc_vcache_in_dir(const char *dir, size_t dirlen, const char *name, char *out, size_t len)
+{
+	struct stat st;
+	if (dirlen == 0 || dir[0] != '/')
+		return 0;
+	int n = snprintf(out, len, "%.*s/%s", (int)dirlen, dir, name);
+	return n > 0 && (size_t)n < len && stat(out, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/*
+ * The CUDA driver library the helper loads: DMACONN_CUDA_LIBRARY, else
+ * libcuda.so.1 where the dynamic linker would look first (LD_LIBRARY_PATH,
+ * the paths ld.so.cache names, the system directories), else the bare name.
+ */
+static void dc_vcache_cuda_library(char *out, size_t len)
+{
+	static const char name[] = "libcuda.so.1";
+	const char *env = secure_getenv("DMACONN_CUDA_LIBRARY");
+	if (env && env[0] == '/') {
+		snprintf(out, len, "%s", env);
+		return;
+	}
+	if (env && *env) {
+		/* The helper refuses it: keyed as what it is, never a file. */
+		snprintf(out, len, "relative:%s", env);
+		return;
+	}
+	const char *ld = secure_getenv("LD_LIBRARY_PATH");
+	for (const char *d = ld; d && *d; d += strcspn(d, ":"), d += *d == ':')
+		if (dc_vcache_in_dir(d, strcspn(d, ":"), name, out, len))
+			return;
+	FILE *f = fopen("/etc/ld.so.cache", "rb");
+	if (f) {
+		/* Its strings are NUL-terminated: the first absolute path
+		 * ending in "/libcuda.so.1" is what the linker would take. */
+		char s[PATH_MAX];
+		size_t k = 0;
+		int c, found = 0;
+		while (!found && (c = getc(f)) != EOF) {
+			if (c != '\0') {
+				s[k] = (char)c;
+				k = k + 1 < sizeof(s) ? k + 1 : 0;
+				continue;
+			}
+			s[k] = '\0';
+			size_t sl = strlen(s), nl = sizeof(name) - 1;
+			found = s[0] == '/' && sl > nl && s[sl - nl - 1] == '/' && !strcmp(s + sl - nl, name) &&
+				(size_t)snprintf(out, len, "%s", s) < len;
+			k = 0;
+		}
+		fclose(f);
+		if (found)
+			return;
+	}
+	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+					    "/usr/lib64", "/usr/lib", "/lib64", "/lib" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (dc_vcache_in_dir(dirs[i], strlen(dirs[i]), name, out, len))
+			return;
+	snprintf(out, len, "%s", name);
+}
+
 char *dc_vcache_key(void)
 {
 	char *key = NULL, buf[4096], val[512];
@@ -222,6 +301,15 @@ char *dc_vcache_key(void)
 	v = secure_getenv("CUDA_DEVICE_ORDER");
 	rc |= dc_vcache_add(&key, &len, &cap, "order", v ? v : "(unset)");
 	rc |= dc_vcache_add(&key, &len, &cap, "helper", dmaconn_version_string());
+	/* Which helper and which CUDA driver library made the verdict. */
+	char path[PATH_MAX];
+	if (dc_verify_helper_path(path, sizeof(path)) != 0)
+		snprintf(path, sizeof(path), "(none)");
+	dc_vcache_identity(path, buf, sizeof(buf));
+	rc |= dc_vcache_add(&key, &len, &cap, "helper_file", buf);
+	dc_vcache_cuda_library(path, sizeof(path));
+	dc_vcache_identity(path, buf, sizeof(buf));
+	rc |= dc_vcache_add(&key, &len, &cap, "cuda_library", buf);
 	if (rc) {
 		free(key);
 		return NULL;

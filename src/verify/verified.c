@@ -219,6 +219,13 @@ static int dc_verified_detect(dmaconn_builder *b, void *user_data)
 		rc = dc_verified_recorded(b, p2p);
 		goto out;
 	}
+	/* Nothing to prove: NVML sees one GPU, or none and has nothing to
+	 * warn about (a missing NVML warns: the helper alone can count then). */
+	if (p2p && (dmaconn_result_size(p2p) == 1 ||
+		    (dmaconn_result_size(p2p) == 0 && dmaconn_result_warning_count(p2p) == 0))) {
+		rc = dc_verified_zeros(b, p2p, NULL, NULL, NULL); /* no pair to say anything of */
+		goto out;
+	}
 	if (is_passive) {
 		dc_builder_provisional(b);
 		rc = dc_verified_zeros(b, p2p, "not_verified", DMACONN_REASON_NOT_VERIFIED,

@@ -14,6 +14,9 @@
  * goes to the sink.  DMACONN_OK, or DMACONN_ENOMEM.
  */
 int dc_verify_cuda(int timeout_ms, int quiet, dmaconn_verify_result **out);
+/* The helper dc_verify_cuda() would run, in path: 0, or -1 when none is
+ * found. */
+int dc_verify_helper_path(char *path, size_t len);
 /* The bus id the driver gave device i, or NULL. */
 const char *dc_verify_pci(const dmaconn_verify_result *v, int i);
 /* 1 when the run as a whole failed (nothing was checked), else 0. */
