@@ -32,7 +32,7 @@ that are not NVML at all (DMACONN_NVML_LIBRARY naming the system libz, the
 test bed's fake libcuda, the replay component, a text file, a directory), and
 garbage in the file (names and UUIDs of the maximal length full of JSON
 metacharacters, bus ids of 31 and 32 characters, links to unknown and to
-their own devices, 64 links where NVML has at most 18, duplicate devices,
+their own devices, 64 links where NVML has at most 36, duplicate devices,
 CUDA_VISIBLE_DEVICES garbage).
 
 Bases lacking P2P answers get them synthesised (peer access OK where NVLink
@@ -109,7 +109,7 @@ BASES = [
     ("h200x2-nobatch", "h200x2.json", {"DMACONN_NVML_NO_BATCH": "1"}),
 ]
 DETECTORS = ["nvlink", "p2p"]
-MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS
+MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS (src/backends/nvml_api.h)
 
 
 # ------------------------------------------------------------ the sources
@@ -557,7 +557,7 @@ def garbage_cases(bases):
         for e in d["nvlink"]:
             e["remote_pci"] = {"bus_id": d["pci"]["bus_id"]}
     add("every link to its own GPU", dgx, t, bound=0)
-    # 64 links (the reader's limit) where NVML has at most 18.
+    # 64 links (the reader's limit) where NVML has at most 36.
     for remote in ("SWITCH", "GPU"):
         t = copy.deepcopy(h200.topo)
         for k, d in enumerate(t["nvml"]["devices"]):
