@@ -275,6 +275,8 @@ WRAP(nvmlDeviceGetMigMode, (nvmlDevice_t h, unsigned int *current, unsigned int 
      note_dev(h, REPLAY_D_MIG, rc, rc ? NULL : ((unsigned int[2]){ *current, *pending })))
 WRAP(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m),
      note_dev(h, REPLAY_D_BAR1, rc, rc ? NULL : &m->bar1Total))
+WRAP(nvmlDeviceGetMinorNumber, (nvmlDevice_t h, unsigned int *minor), (h, minor),
+     note_dev(h, REPLAY_D_MINOR, rc, minor))
 WRAP(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *mode), (h, mode),
      note_dev(h, REPLAY_D_VIRT, rc, mode))
 WRAP(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t h, unsigned int *count), (h, count), (void)0)

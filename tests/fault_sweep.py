@@ -86,6 +86,8 @@ ARGS = {
     # never the matrix changed.
     "nvmlDeviceGetBAR1MemoryInfo": "d", "nvmlDeviceGetVirtualizationMode": "d",
     "nvmlSystemGetConfComputeState": "",
+    # The /dev/nvidiaN of a GPU (a device property): unknown when it fails.
+    "nvmlDeviceGetMinorNumber": "d",
     # The MIG queries (NVML_MIG_FUNCTIONS): the base machines have no GPU in
     # MIG mode, so the detectors never ask them there.
     "nvmlDeviceGetMaxMigDeviceCount": None, "nvmlDeviceGetMigDeviceHandleByIndex": None,
@@ -389,7 +391,8 @@ def positions(kind, ndev, nlinks):
 
 
 # Facts behind the reasons only: swept on one base, they leave every matrix as is.
-FACT_FUNCTIONS = {"nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetVirtualizationMode", "nvmlSystemGetConfComputeState"}
+FACT_FUNCTIONS = {"nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetVirtualizationMode", "nvmlSystemGetConfComputeState",
+                  "nvmlDeviceGetMinorNumber"}
 
 
 def fault_cases(bases, functions):

@@ -266,6 +266,9 @@ static void identify(void *ctx, int idx)
 		if (r != NVML_SUCCESS)
 			g->cc_major = g->cc_minor = -1;
 	}
+	/* Its /dev/nvidiaN, which need not be its index: unknown when not answered. */
+	struct dc_device *d = &job->m->devices[i];
+	d->minor_known = nvml.nvmlDeviceGetMinorNumber && nvml.nvmlDeviceGetMinorNumber(h, &d->minor) == NVML_SUCCESS;
 	job->m->handles[i] = h;
 	/* The links, fabric and MIG mode in the same pass: a GPU's first NVLink
 	 * query costs milliseconds in the driver, better spent while the other
@@ -763,6 +766,10 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 		if (s->m->vendor_ok) {
 			snprintf(num, sizeof(num), "%d", slot->index);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVML_INDEX, num);
+		}
+		if (s->m->vendor_ok && s->m->devices[slot->index].minor_known) {
+			snprintf(num, sizeof(num), "%u", s->m->devices[slot->index].minor);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MINOR_NUMBER, num);
 		}
 		if (g->cc_major >= 0) {
 			snprintf(num, sizeof(num), "%d.%d", g->cc_major, g->cc_minor);
