@@ -40,8 +40,9 @@ SHORT = {"naive": "naive", "serial": "serial batched", "nobatch": "parallel per-
 
 # NVML calls per device on an all-NVSwitch GPU with 18 links (read off nvml.c):
 # identity: handle, PCI info, UUID, name, compute capability;
-# links, batched: MIG mode, fabric info, one nvmlDeviceGetFieldValues (18 states
-# + the NVSwitch link count; all links up and all to switches: no remote asked);
+# links, batched: MIG mode, fabric info, one nvmlDeviceGetFieldValues (the states
+# of links 0..35, NVML_NVLINK_MAX_LINKS, of which 18 answer, + the NVSwitch link
+# count; all links up and all to switches: no remote asked);
 # links, one by one: MIG, fabric, 19 nvmlDeviceGetNvLinkState (the 19th answers
 # INVALID_ARGUMENT: past the last link), 18 nvmlDeviceGetNvLinkRemoteDeviceType.
 IDENTITY_CALLS = 5
@@ -185,7 +186,7 @@ def explain(meta, configs, counts, data):
         "**The optimised detection is bounded by the slowest device, not by N.** Devices are asked in parallel "
         "(one thread each, up to %d), in one pass per device (its identity, then its links), so the critical path is "
         "nvmlInit_v2 + the device count + one device's 5 identity calls (and its attach) + its 3 link calls "
-        "(MIG, fabric, one `nvmlDeviceGetFieldValues` with all 18 link states and the NVSwitch link count; all "
+        "(MIG, fabric, one `nvmlDeviceGetFieldValues` with every link state up to NVML's 36 and the NVSwitch link count; all "
         "links up and all to switches, so no remote-type calls): 10 calls whatever N. Measured: %s ms at %d GPU, "
         "%s ms at %d GPUs. What grows with N is CPU work: creating and joining N threads, parsing the "
         "replay file, building the N×N result."

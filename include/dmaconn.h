@@ -200,7 +200,7 @@ DMACONN_EXTERN const char *dmaconn_result_warning(const dmaconn_result *r, int k
  * is the runtime's ordinal i (CUDA ordinal for "cuda").  Every detector sets
  * "name", "pci_bus_id" (lower-case "dddd:bb:dd.f") and "uuid" where known;
  * cuda detectors add "nvml_index" and, where NVML reports them,
- * "nvlink_switch_links", "fabric_state", "fabric_status", "cluster_uuid",
+ * "minor_number", "nvlink_switch_links", "fabric_state", "fabric_status", "cluster_uuid",
  * "clique_id" and "mig".
  */
 DMACONN_EXTERN int dmaconn_result_device_property_count(const dmaconn_result *r, int i);
@@ -252,6 +252,7 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 #define DMACONN_PROP_UUID "uuid"                   /* "GPU-...", "MIG-..." */
 /* cuda devices (NVML). */
 #define DMACONN_PROP_NVML_INDEX "nvml_index"
+#define DMACONN_PROP_MINOR_NUMBER "minor_number" /* N of /dev/nvidiaN, not always the NVML index */
 #define DMACONN_PROP_COMPUTE_CAPABILITY "compute_capability" /* "9.0" */
 #define DMACONN_PROP_MIG "mig"                     /* "enabled", "disabled", "instance" */
 #define DMACONN_PROP_MIG_PARENT_UUID "mig_parent_uuid" /* a MIG instance's GPU */

@@ -109,14 +109,15 @@ static void note(json_t *obj, const struct fmt_field *f, nvmlReturn_t rc, const 
 #define note_mig(h, key, rc, v) (LOCK(), note(mig_obj(h), &replay_mig_fields[key], rc, v))
 
 /* A link's answer; `field` from nvmlDeviceGetFieldValues, which answers
- * NOT_SUPPORTED for a link the GPU lacks where the link calls answer
- * INVALID_ARGUMENT. */
+ * NOT_SUPPORTED (or, past the links a driver knows, INVALID_ARGUMENT) for a
+ * link the GPU lacks where the link calls answer INVALID_ARGUMENT: links
+ * asked up to NVML_NVLINK_MAX_LINKS of a GPU with fewer are not written. */
 static void note_link(nvmlDevice_t h, unsigned int ln, int key, nvmlReturn_t rc, const void *v, bool field)
 {
 	LOCK();
 	struct rdev *d = dev_of(h);
 	if (d && ln < NVML_NVLINK_MAX_LINKS && (d->links[ln] || (d->links[ln] = json_object()))) {
-		d->present[ln] |= rc != (field ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT);
+		d->present[ln] |= rc != NVML_ERROR_INVALID_ARGUMENT && (!field || rc != NVML_ERROR_NOT_SUPPORTED);
 		note(d->links[ln], &replay_link_fields[key], rc, v);
 	} else {
 		replay_rec_oom = replay_rec_oom || (d && ln < NVML_NVLINK_MAX_LINKS);
@@ -274,6 +275,8 @@ WRAP(nvmlDeviceGetMigMode, (nvmlDevice_t h, unsigned int *current, unsigned int 
      note_dev(h, REPLAY_D_MIG, rc, rc ? NULL : ((unsigned int[2]){ *current, *pending })))
 WRAP(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m),
      note_dev(h, REPLAY_D_BAR1, rc, rc ? NULL : &m->bar1Total))
+WRAP(nvmlDeviceGetMinorNumber, (nvmlDevice_t h, unsigned int *minor), (h, minor),
+     note_dev(h, REPLAY_D_MINOR, rc, minor))
 WRAP(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *mode), (h, mode),
      note_dev(h, REPLAY_D_VIRT, rc, mode))
 WRAP(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t h, unsigned int *count), (h, count), (void)0)

@@ -99,11 +99,11 @@ struct mig {
 struct nvmlDevice_st {
 	unsigned int index;
 	nvmlReturn_t handle_rc; /* the device is an error object */
-	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc;
+	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc, minor_rc;
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 	nvmlPciInfo_t pci;
 	int cc[2];
-	unsigned int mig[2], virt, nlinks, np2p, nmig;
+	unsigned int mig[2], virt, minor, nlinks, np2p, nmig;
 	nvmlGpuFabricInfo_v3_t fabric;
 	unsigned long long bar1;
 	bool has_nvlink;
@@ -279,6 +279,7 @@ const struct fmt_field replay_dev_fields[] = {
 	    .msg = "expected an object with \"state\" or an error object"),
 	DEV("bar1_total", FMT_UINT, bar1, NS, .max = LLONG_MAX),
 	DEV("virtualization_mode", FMT_UINT, virt, NS, FMT_U32),
+	DEV("minor_number", FMT_UINT, minor, NS, FMT_U32),
 	/* The device itself: its links, peers and MIG instances. */
 	WHOLE("nvlink", nvlink_read),
 	WHOLE("p2p", p2p_read),
@@ -914,6 +915,8 @@ ANSWER(nvmlDeviceGetMigMode, (nvmlDevice_t device, unsigned int *current, unsign
        DEVICE(nvmlDeviceGetMigMode), current &&pending, d->mig_rc, (*current = d->mig[0], *pending = d->mig[1]))
 ANSWER(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t device, nvmlBAR1Memory_t *bar1), DEVICE(nvmlDeviceGetBAR1MemoryInfo),
        bar1, d->bar1_rc, (bar1->bar1Total = bar1->bar1Free = d->bar1, bar1->bar1Used = 0))
+ANSWER(nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int *minorNumber), DEVICE(nvmlDeviceGetMinorNumber),
+       minorNumber, d->minor_rc, *minorNumber = d->minor)
 ANSWER(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t device, nvmlGpuVirtualizationMode_t *mode),
        DEVICE(nvmlDeviceGetVirtualizationMode), mode, d->virt_rc, *mode = (nvmlGpuVirtualizationMode_t)d->virt)
 /* The caller's struct may be a v2 one (a prefix of v3): no byte past it is written. */

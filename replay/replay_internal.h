@@ -34,7 +34,10 @@ extern const struct fmt_ctx replay_nvml_fmt;
 enum { REPLAY_L_STATE, REPLAY_L_VERSION, REPLAY_L_TYPE, REPLAY_L_PCI, REPLAY_L_SPEED };
 enum { REPLAY_P_ANCESTOR = REPLAY_P2P_CAPS };
 enum { REPLAY_M_UUID, REPLAY_M_GI, REPLAY_M_CI };
-enum { REPLAY_D_NAME, REPLAY_D_UUID, REPLAY_D_PCI, REPLAY_D_CC, REPLAY_D_MIG, REPLAY_D_FABRIC, REPLAY_D_BAR1, REPLAY_D_VIRT };
+enum {
+	REPLAY_D_NAME, REPLAY_D_UUID, REPLAY_D_PCI, REPLAY_D_CC, REPLAY_D_MIG, REPLAY_D_FABRIC, REPLAY_D_BAR1, REPLAY_D_VIRT,
+	REPLAY_D_MINOR
+};
 enum { REPLAY_S_DRIVER, REPLAY_S_NVML, REPLAY_S_CUDA, REPLAY_S_CONF, REPLAY_S_COUNT };
 extern const struct fmt_field replay_link_fields[], replay_p2p_fields[], replay_mig_fields[], replay_dev_fields[],
 	replay_sys_fields[];

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A stand-in libnvidia-ml for tests and benchmarks (DMACONN_NVML_LIBRARY
- * names it): an NVL-style rack of N GPUs, each with 18 active NVLinks to
+ * names it): an NVL-style rack of N GPUs, each with L active NVLinks to
  * NVSwitches and its fabric registration completed in one clique, computed
  * on each call -- no file to parse, so that a benchmark measures dmaconn
- * alone.
+ * alone.  Links past the last answer INVALID_ARGUMENT, as a driver's do.
  *
  *   DMACONN_FAKE_NVML_GPUS  N, 1..4096 (default 8)
+ *   DMACONN_FAKE_NVML_LINKS L, 1..64 (default 18; 36 for NVLink 6 GPUs)
  *   DMACONN_FAKE_NVML_MIG   comma-separated NVML indices of GPUs in MIG
  *                           mode, each with two MIG instances (GPU
  *                           instances 1 and 2, compute instance 0)
@@ -23,11 +24,12 @@
 #include "nvml_api.h"
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
-#define LINKS 18
+#define LINKS fake_links
 #define MIG_BASE 0x100000u
 
 /* Read once, by nvmlInit_v2: the calls are counted in millions at scale. */
 static int fake_n = 8;
+static unsigned int fake_links = 18;
 static unsigned char fake_mig_mode[4096];
 
 static int fake_gpus(void)
@@ -45,6 +47,9 @@ static void fake_configure(void)
 	const char *s = getenv("DMACONN_FAKE_NVML_GPUS");
 	int n = s && *s ? atoi(s) : 8;
 	fake_n = n < 1 ? 1 : n > 4096 ? 4096 : n;
+	s = getenv("DMACONN_FAKE_NVML_LINKS");
+	n = s && *s ? atoi(s) : 18;
+	fake_links = n < 1 ? 1 : n > 64 ? 64 : (unsigned int)n;
 	memset(fake_mig_mode, 0, sizeof(fake_mig_mode));
 	s = getenv("DMACONN_FAKE_NVML_MIG");
 	for (const char *p = s; p && *p;) {

@@ -32,7 +32,7 @@ that are not NVML at all (DMACONN_NVML_LIBRARY naming the system libz, the
 test bed's fake libcuda, the replay component, a text file, a directory), and
 garbage in the file (names and UUIDs of the maximal length full of JSON
 metacharacters, bus ids of 31 and 32 characters, links to unknown and to
-their own devices, 64 links where NVML has at most 18, duplicate devices,
+their own devices, 64 links where NVML has at most 36, duplicate devices,
 CUDA_VISIBLE_DEVICES garbage).
 
 Bases lacking P2P answers get them synthesised (peer access OK where NVLink
@@ -86,6 +86,8 @@ ARGS = {
     # never the matrix changed.
     "nvmlDeviceGetBAR1MemoryInfo": "d", "nvmlDeviceGetVirtualizationMode": "d",
     "nvmlSystemGetConfComputeState": "",
+    # The /dev/nvidiaN of a GPU (a device property): unknown when it fails.
+    "nvmlDeviceGetMinorNumber": "d",
     # The MIG queries (NVML_MIG_FUNCTIONS): the base machines have no GPU in
     # MIG mode, so the detectors never ask them there.
     "nvmlDeviceGetMaxMigDeviceCount": None, "nvmlDeviceGetMigDeviceHandleByIndex": None,
@@ -109,7 +111,7 @@ BASES = [
     ("h200x2-nobatch", "h200x2.json", {"DMACONN_NVML_NO_BATCH": "1"}),
 ]
 DETECTORS = ["nvlink", "p2p"]
-MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS
+MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS (src/backends/nvml_api.h)
 
 
 # ------------------------------------------------------------ the sources
@@ -389,7 +391,8 @@ def positions(kind, ndev, nlinks):
 
 
 # Facts behind the reasons only: swept on one base, they leave every matrix as is.
-FACT_FUNCTIONS = {"nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetVirtualizationMode", "nvmlSystemGetConfComputeState"}
+FACT_FUNCTIONS = {"nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetVirtualizationMode", "nvmlSystemGetConfComputeState",
+                  "nvmlDeviceGetMinorNumber"}
 
 
 def fault_cases(bases, functions):
@@ -557,7 +560,7 @@ def garbage_cases(bases):
         for e in d["nvlink"]:
             e["remote_pci"] = {"bus_id": d["pci"]["bus_id"]}
     add("every link to its own GPU", dgx, t, bound=0)
-    # 64 links (the reader's limit) where NVML has at most 18.
+    # 64 links (the reader's limit) where NVML has at most 36.
     for remote in ("SWITCH", "GPU"):
         t = copy.deepcopy(h200.topo)
         for k, d in enumerate(t["nvml"]["devices"]):

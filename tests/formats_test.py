@@ -12,7 +12,10 @@ On replays of healthy and degraded nodes:
   - nfd: every line is a Kubernetes label (the apimachinery rules, below),
     with the expected values;
   - slurm: `slurmd -G` reads the lines back (File= pointed at character
-    devices made here) with the Links= the matrix gives;
+    devices made here) with the Links= the matrix gives, File=/dev/nvidiaN
+    with N the minor number (in that order, slurmd's Index=), the NVML
+    index only where the minor number is unknown, said in a comment and a
+    warning; refused where that would give two GPUs one file;
   - nccl-xml: the structure NCCL's src/graph/xml.cc reader and topo.cc
     accept (elements, required attributes, bus ids, limits), with the NVLink
     counts of the matrix.  NCCL itself loads it in tests/device/nccl_topo.sh.
@@ -35,7 +38,7 @@ REPO = os.path.dirname(HERE)
 TOPO = os.path.join(HERE, "topologies")
 REPLAYS = ["hgx-h100-8.json", "hgx-h100-8-degraded.json", "hgx-h100-8-lost-gpu.json",
            "hgx-h100-8-fabric-in-progress.json", "hgx-h100-8-nvlink-down.json", "hgx-h100-8-no-driver.json",
-           "dgx1-v100.json", "h200x2.json", "pcie-l40s-4.json", "mixed-gpus.json",
+           "dgx1-v100.json", "h200x2.json", "pcie-l40s-4.json", "mixed-gpus.json", "minor-numbers.json",
            os.path.join("..", "..", "examples", "gb200-nvl72-tray.json"),
            os.path.join("..", "..", "examples", "mi300x.json")]
 CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
@@ -178,16 +181,15 @@ def check_nfd(cli, replay, doc):
 def slurmd_reads(lines, tmp, ngpus, gtype):
     """(status, [(index, type, links)]) as `slurmd -G` reads the gres.conf lines."""
     host = socket.gethostname().split(".")[0]
-    devs = []
-    for k in range(ngpus):
-        path = os.path.join(tmp, "nvidia%d" % k)
-        if not os.path.exists(path):
-            os.mknod(path, 0o600 | 0o020000, os.makedev(1, 3))  # a character device, as /dev/null
-        devs.append(path)
     conf = []
     for line in lines:
         m = re.search(r"File=/dev/nvidia(\d+)", line)
-        conf.append(line.replace(m.group(0), "File=" + devs[int(m.group(1))]) if m else line)
+        if m:
+            path = os.path.join(tmp, "nvidia" + m.group(1))
+            if not os.path.exists(path):
+                os.mknod(path, 0o600 | 0o020000, os.makedev(1, 3))  # a character device, as /dev/null
+            line = line.replace(m.group(0), "File=" + path)
+        conf.append(line)
     with open(os.path.join(tmp, "gres.conf"), "w") as f:
         f.write("\n".join(conf) + "\n")
     with open(os.path.join(tmp, "slurm.conf"), "w") as f:
@@ -214,19 +216,36 @@ def check_slurm(cli, replay, doc):
         check(not lines, "%s: no gres.conf line without NVIDIA GPUs" % name)
         return
     n = len(r["devices"])
-    order = sorted(range(n), key=lambda i: r["devices"][i].get("nvml_index", i))
+    # /dev/nvidiaN: the minor number, else the NVML index; lines in that order.
+    files = [d.get("minor_number", d.get("nvml_index", i)) for i, d in enumerate(r["devices"])]
+    order = sorted(range(n), key=lambda i: files[i])
     want = [",".join("-1" if a == b else str(r["matrix"][i][order[b]]) for b in range(n))
             for a, i in enumerate(order)]
     check([l.split("Links=")[1] for l in lines] == want, "%s: Links= per GPU is the nvlink matrix row" % name)
+    check([re.search(r"File=(\S+)", l).group(1) for l in lines] == ["/dev/nvidia%d" % files[i] for i in order],
+          "%s: File=/dev/nvidiaN, N the minor number (else the NVML index), in that order" % name)
+    unknown = sum("minor_number" not in d for d in r["devices"])
+    said = "%d of %d GPUs have no known minor number" % (unknown, n)
+    check((said in p.stdout and said in p.stderr) == (unknown > 0) and ("minor number" in p.stdout) == (unknown > 0),
+          "%s: %s" % (name, said + ", said in a comment and a warning" if unknown else "every minor number known"))
     gtype = re.search(r"Type=(\S+)", lines[0])
     types = {re.search(r"Type=(\S+)", l).group(1) for l in lines if "Type=" in l}
     if len(types) > 1:
         return  # one Gres= count per type would be needed in slurm.conf: the Links check above suffices
     with tempfile.TemporaryDirectory() as tmp:
         status, got, out = slurmd_reads(lines, tmp, n, gtype.group(1) if gtype else "")
-    check(status == 0 and [g[2] for g in got] == want and [g[0] for g in got] == list(range(n)),
+    check(status == 0 and [g[2] for g in got] == want and [g[0] for g in got] == sorted(files),
           "%s: slurmd -G reads %d GPUs back with these Links= (got %s)%s" % (
               name, n, [g[2] for g in got], "" if status == 0 and got else ": " + out.strip()[-400:]))
+
+
+def check_slurm_refused(cli):
+    """A minor number unknown where the NVML index is another GPU's: no file."""
+    replay = os.path.join(TOPO, "minor-number-fails.json")
+    p = run(cli, "--replay", replay, "--format", "slurm")
+    check(p.returncode == 1 and p.stdout == "" and "two GPUs would get /dev/nvidia3" in p.stderr,
+          "minor-number-fails.json: --format slurm refuses two GPUs on /dev/nvidia3 (exit %d, %r)"
+          % (p.returncode, p.stderr.strip()[-300:]))
 
 
 # ------------------------------------------------------------------- NCCL
@@ -335,6 +354,7 @@ def main():
         check_nfd(cli, replay, doc)
         check_slurm(cli, replay, doc)
         check_nccl_xml(cli, replay, doc)
+    check_slurm_refused(cli)
     # Values that say what went wrong.
     pre = "feature.node.kubernetes.io/dmaconn-cuda-"
     deg = nfd_labels(run(cli, "--replay", os.path.join(TOPO, "hgx-h100-8-degraded.json"), "--format", "nfd").stdout,

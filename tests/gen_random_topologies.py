@@ -28,7 +28,7 @@ ANCESTORS = ["INTERNAL", "SINGLE", "MULTIPLE", "HOSTBRIDGE", "NODE", "SYSTEM"]
 ERRORS = ["NOT_SUPPORTED", "UNKNOWN", "GPU_IS_LOST", "NO_PERMISSION", "NVML_ERROR_TIMEOUT", "INVALID_ARGUMENT"]
 OPTIONAL_FUNCTIONS = ["nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo", "nvmlDeviceGetFieldValues",
                       "nvmlDeviceGetNvLinkRemoteDeviceType", "nvmlDeviceGetMigMode", "nvmlSystemGetConfComputeState",
-                      "nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetVirtualizationMode",
+                      "nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetVirtualizationMode", "nvmlDeviceGetMinorNumber",
                       "nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlSystemGetCudaDriverVersion_v2"]
 NAMES = ["NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA B200", "NVIDIA L40S",
          "Tesla V100-SXM2-32GB", "NVIDIA GB200"]

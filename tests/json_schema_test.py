@@ -244,7 +244,7 @@ def main(argv):
         # A sanitized library cannot be loaded into Python: the CMake build
         # with DMACONN_SANITIZE compares in its unsanitized twin only.
         compared = 0 if os.environ.get("DMACONN_JSON_SKIP_BINDING") else python_agrees(r, ["tests/topologies/h200x2.json", "tests/topologies/dgx1-v100.json",
-                                     "tests/topologies/hgx-h100-8-degraded.json", "examples/mi300x.json",
+                                     "tests/topologies/hgx-h100-8-degraded.json", "tests/topologies/minor-numbers.json", "examples/mi300x.json",
                                      "tests/topologies-xpu/aurora-6x2.json"], helper)
     finally:
         shutil.rmtree(tmp)

@@ -16,7 +16,10 @@ N = 72 x DMACONN_TEST_SIZE GPUs (an NVL72 rack; DMACONN_TEST_SIZE=8 is the
   fork: an upper bound);
 - a GPU in MIG mode lists its instances: CUDA_VISIBLE_DEVICES naming one
   gives that one device (its UUID, its GPU's bus id and UUID), live and
-  replayed from the recording; a second instance ends the list.
+  replayed from the recording; a second instance ends the list;
+- GPUs of 36 NVLinks (NVLink 6, DMACONN_FAKE_NVML_LINKS=36) count all 36,
+  in one batch of field values and link by link, and record as 36 links;
+  GPUs of 18 record as 18.
 
 Prints "ok NAME" / "FAIL NAME: why" and "N passed, M failed".
 DMACONN_TEST_WRAPPER is put in front of the CLI (valgrind runs; the memory
@@ -131,6 +134,42 @@ class Suite:
         self.report("mig", problems)
 
 
+    def links(self, tmp, links):
+        """`links` per GPU: all of them count (none past the 18 of older
+        GPUs is left out) and the recording keeps no more (the links asked
+        past a GPU's last, up to NVML_NVLINK_MAX_LINKS, are not written)."""
+        problems = []
+        n = 4
+        env = {"DMACONN_FAKE_NVML_GPUS": str(n), "DMACONN_FAKE_NVML_LINKS": str(links)}
+        want = [[0 if i == j else links for j in range(n)] for i in range(n)]
+        path = os.path.join(tmp, "links%d.json" % links)
+        rc, _, err, _ = self.run(["--record", path], env)
+        if rc != 0:
+            return self.report("links%d" % links, ["--record: exit %d: %r" % (rc, err[-600:])])
+        outs = []
+        for how, args, extra in (("batch", [], env), ("link by link", [], dict(env, DMACONN_NVML_NO_BATCH="1")),
+                                 ("replayed", ["--replay", path], {})):
+            rc, out, err, _ = self.run(args + ["-d", "cuda", "-c", "nvlink", "--json"], extra)
+            if rc != 0:
+                problems.append("%s: exit %d: %r" % (how, rc, err[-600:]))
+                continue
+            r = json.loads(out)["results"][0]
+            if r["matrix"] != want:
+                problems.append("%s: matrix %r, expected %d links per pair" % (how, r["matrix"], links))
+            counts = [d.get("nvlink_active_links") for d in r["devices"]]
+            if counts != [links] * n:
+                problems.append("%s: nvlink_active_links %r" % (how, counts))
+            outs.append(r)
+        if len(outs) == 3 and outs[2] != outs[0]:
+            problems.append("the replay of the recording differs from the live run")
+        with open(path) as f:
+            devs = json.load(f)["nvml"]["devices"]
+        kept = [sum(e.get("repeat", 1) for e in d.get("nvlink", [])) for d in devs]
+        if kept != [links] * n:
+            problems.append("the recording keeps %r links per GPU, expected %d" % (kept, links))
+        self.report("links%d" % links, problems)
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
@@ -140,6 +179,8 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="dmaconn-rack-") as tmp:
         s.round_trip(n, tmp)
         s.mig(tmp)
+        s.links(tmp, 36)
+        s.links(tmp, 18)
     print("%d passed, %d failed" % (s.passed, s.failed))
     return 1 if s.failed else 0
 

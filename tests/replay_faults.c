@@ -61,6 +61,7 @@ static const unsigned char fn_args[FN_COUNT] = {
 	[FN_nvmlDeviceGetUUID] = ARG_DEV,
 	[FN_nvmlDeviceGetPciInfo_v3] = ARG_DEV,
 	[FN_nvmlDeviceGetCudaComputeCapability] = ARG_DEV,
+	[FN_nvmlDeviceGetMinorNumber] = ARG_DEV,
 	[FN_nvmlDeviceGetMigMode] = ARG_DEV,
 	[FN_nvmlDeviceGetBAR1MemoryInfo] = ARG_DEV,
 	[FN_nvmlDeviceGetVirtualizationMode] = ARG_DEV,
@@ -383,6 +384,7 @@ DEVICE_CALL(nvmlDeviceGetName, -1, (nvmlDevice_t h, char *s, unsigned int n), (h
 DEVICE_CALL(nvmlDeviceGetUUID, -1, (nvmlDevice_t h, char *s, unsigned int n), (h, s, n))
 DEVICE_CALL(nvmlDeviceGetPciInfo_v3, -1, (nvmlDevice_t h, nvmlPciInfo_t *p), (h, p))
 DEVICE_CALL(nvmlDeviceGetCudaComputeCapability, -1, (nvmlDevice_t h, int *a, int *b), (h, a, b))
+DEVICE_CALL(nvmlDeviceGetMinorNumber, -1, (nvmlDevice_t h, unsigned int *m), (h, m))
 DEVICE_CALL(nvmlDeviceGetMigMode, -1, (nvmlDevice_t h, unsigned int *a, unsigned int *b), (h, a, b))
 DEVICE_CALL(nvmlDeviceGetGpuFabricInfoV, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_v3_t *i), (h, i))
 DEVICE_CALL(nvmlDeviceGetGpuFabricInfo, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_t *i), (h, i))

@@ -30,6 +30,23 @@ static int slurm_index(const dmaconn_result *r, int i)
 	return v && *v ? atoi(v) : -1;
 }
 
+static int slurm_cmp(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The N of the GPU's /dev/nvidiaN as NVML reports it, or -1 when unknown (a
+ * recording made before it was asked, NVML not answering): that N need not
+ * be the NVML index, so the caller says where it assumes so. */
+static long slurm_minor(const dmaconn_result *r, int i)
+{
+	const char *v = dmaconn_result_device_get(r, i, DMACONN_PROP_MINOR_NUMBER);
+	char *end;
+	long m = v && *v >= '0' && *v <= '9' ? strtol(v, &end, 10) : -1;
+	return m >= 0 && !*end && m <= 0x7fffffffL ? m : -1;
+}
+
 int dc_format_slurm(FILE *out, FILE *err, const struct dc_format_input *in)
 {
 	const dmaconn_result *r = dc_format_result(in, DMACONN_DEVICE_CUDA, "nvlink");
@@ -47,21 +64,53 @@ int dc_format_slurm(FILE *out, FILE *err, const struct dc_format_input *in)
 		fputs("dmaconn: out of memory\n", err);
 		return 1;
 	}
-	/* NVML index order (ordinal order where NVML gave none). */
+	/* Ordinals by NVML index (ordinal order where NVML gave none). */
 	int by_index = 1;
 	for (int i = 0; i < n; i++) {
 		order[i] = i;
 		by_index &= slurm_index(r, i) >= 0;
 	}
-	for (int i = 1; by_index && i < n; i++)
-		for (int j = i; j > 0 && slurm_index(r, order[j - 1]) > slurm_index(r, order[j]); j--) {
+	/* /dev/nvidiaN: N the minor number, else (said in a comment and a
+	 * warning) the NVML index; never two lines with one file. */
+	long *file = calloc((size_t)n + 1, sizeof(long)), *sorted = calloc((size_t)n + 1, sizeof(long));
+	int unknown = 0, twice = -1, oom = !file || !sorted;
+	for (int i = 0; !oom && i < n; i++) {
+		file[i] = slurm_minor(r, i);
+		unknown += file[i] < 0;
+		sorted[i] = file[i] = file[i] >= 0 ? file[i] : by_index ? slurm_index(r, i) : i;
+	}
+	if (!oom)
+		qsort(sorted, (size_t)n, sizeof(long), slurm_cmp);
+	for (int i = 1; !oom && twice < 0 && i < n; i++)
+		twice = sorted[i] == sorted[i - 1] ? (int)sorted[i] : -1;
+	free(sorted);
+	/* Lines and Links= columns in device file order: slurmd numbers a GPU by
+	 * its /dev/nvidiaN (its Index=), which need not be its NVML index. */
+	for (int i = 1; !oom && i < n; i++)
+		for (int j = i; j > 0 && file[order[j - 1]] > file[order[j]]; j--) {
 			int t = order[j];
 			order[j] = order[j - 1];
 			order[j - 1] = t;
 		}
+	if (oom || twice >= 0) {
+		if (oom)
+			fputs("dmaconn: out of memory\n", err);
+		else
+			fprintf(err, "dmaconn: --format slurm: two GPUs would get /dev/nvidia%d (a minor number is "
+				"unknown and the NVML index taken for it is another GPU's): no gres.conf written\n", twice);
+		free(file);
+		free(order);
+		return 1;
+	}
 	fprintf(out, "# dmaconn: %d NVIDIA GPU%s; Links= from %s/%s%s%s\n", n, n == 1 ? "" : "s",
 		dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
 		in->replay ? ", replay of " : "", in->replay ? in->replay : "");
+	if (unknown) {
+		fprintf(out, "# dmaconn: %d of %d GPUs have no known minor number (not recorded, or NVML did not say): "
+			"their File= assumes /dev/nvidia<NVML index>; check with ls -l /dev/nvidia[0-9]*\n", unknown, n);
+		fprintf(err, "dmaconn: warning: --format slurm: %d of %d GPUs have no known minor number; their "
+			"File= assumes /dev/nvidia<NVML index>\n", unknown, n);
+	}
 	for (int a = 0; a < n; a++) {
 		int i = order[a];
 		char type[128];
@@ -69,11 +118,12 @@ int dc_format_slurm(FILE *out, FILE *err, const struct dc_format_input *in)
 		fputs("Name=gpu", out);
 		if (*type)
 			fprintf(out, " Type=%s", type);
-		fprintf(out, " File=/dev/nvidia%d Links=", by_index ? slurm_index(r, i) : i);
+		fprintf(out, " File=/dev/nvidia%ld Links=", file[i]);
 		for (int b = 0; b < n; b++)
 			fprintf(out, b ? ",%d" : "%d", a == b ? -1 : dmaconn_result_get(r, i, order[b]));
 		fputc('\n', out);
 	}
+	free(file);
 	free(order);
 	return 0;
 }

@@ -6,11 +6,13 @@
 # optional components are then left out).
 set -u
 # nvml.h for the NVML ABI check of the test suite (tests/device/): NVIDIA
-# ships it on PyPI in nvidia-nvml-dev; this version matches the CUDA 13.0
-# toolkit.  It goes to a cache the configure step searches
-# (DMACONN_NVML_INCLUDE_DIR overrides); the library never needs it.
-nvml_version=13.0.87
-nvml_cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dmaconn/nvml
+# ships it on PyPI in nvidia-nvml-dev; this version (NVML 13.5, NVLink 6) is
+# the newest whose values src/backends/nvml_api.h declares, and the configure
+# step reads it from this line.  It goes to a cache of its own version, which
+# the configure step searches (DMACONN_NVML_INCLUDE_DIR overrides); the
+# library never needs it.
+nvml_version=13.5.37
+nvml_cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dmaconn/nvml-$nvml_version
 if [ "$(cat "$nvml_cache/VERSION" 2>/dev/null)" != "$nvml_version" ]; then
 	nvml_tmp=$(mktemp -d)
 	if command -v python3 >/dev/null 2>&1 &&

@@ -16,7 +16,7 @@ JSON_VERSION = 1  # the "version" member of the document (docs/json-output.md)
 PROPERTY_TYPES: Dict[str, type] = {
     **dict.fromkeys(
         (
-            "nvml_index", "nvlink_active_links", "nvlink_switch_links", "clique_id",
+            "nvml_index", "minor_number", "nvlink_active_links", "nvlink_switch_links", "clique_id",
             "kfd_node", "gfx_target_version", "partition", "partitions",
             "level_zero_driver", "level_zero_index", "tile", "tiles",
             "rank", "node", "local_ordinal",

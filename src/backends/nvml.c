@@ -266,6 +266,9 @@ static void identify(void *ctx, int idx)
 		if (r != NVML_SUCCESS)
 			g->cc_major = g->cc_minor = -1;
 	}
+	/* Its /dev/nvidiaN, which need not be its index: unknown when not answered. */
+	struct dc_device *d = &job->m->devices[i];
+	d->minor_known = nvml.nvmlDeviceGetMinorNumber && nvml.nvmlDeviceGetMinorNumber(h, &d->minor) == NVML_SUCCESS;
 	job->m->handles[i] = h;
 	/* The links, fabric and MIG mode in the same pass: a GPU's first NVLink
 	 * query costs milliseconds in the driver, better spent while the other
@@ -764,6 +767,10 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 			snprintf(num, sizeof(num), "%d", slot->index);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVML_INDEX, num);
 		}
+		if (s->m->vendor_ok && s->m->devices[slot->index].minor_known) {
+			snprintf(num, sizeof(num), "%u", s->m->devices[slot->index].minor);
+			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MINOR_NUMBER, num);
+		}
 		if (g->cc_major >= 0) {
 			snprintf(num, sizeof(num), "%d.%d", g->cc_major, g->cc_minor);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_COMPUTE_CAPABILITY, num);
@@ -1088,9 +1095,13 @@ static double link_rate(nvmlDevice_t h, const char **source)
 			return fv.value.uiVal / 1000.0;
 		}
 	}
-	/* NVML's NVLink versions: 1 = 1.0, 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1,
-	 * 6 = 4.0, 7 = 5.0; per-direction GB/s per link of each generation. */
-	static const double per_version[] = { 0, 20, 25, 25, 25, 25, 25, 50 };
+	/* Per-direction GB/s per link of each NVLink generation; NVLink 6
+	 * doubles the links (36), not the rate of one (3.6 TB/s per GPU both ways). */
+	static const double per_version[] = {
+		[NVML_NVLINK_VERSION_1_0] = 20, [NVML_NVLINK_VERSION_2_0] = 25, [NVML_NVLINK_VERSION_2_2] = 25,
+		[NVML_NVLINK_VERSION_3_0] = 25, [NVML_NVLINK_VERSION_3_1] = 25, [NVML_NVLINK_VERSION_4_0] = 25,
+		[NVML_NVLINK_VERSION_5_0] = 50, [NVML_NVLINK_VERSION_6_0] = 50,
+	};
 	for (unsigned int l = 0; nvml.nvmlDeviceGetNvLinkVersion && l < NVML_NVLINK_MAX_LINKS; l++) {
 		unsigned int v = 0;
 		nvmlReturn_t r = nvml.nvmlDeviceGetNvLinkVersion(h, l, &v);

@@ -79,6 +79,19 @@ enum {
 	NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF
 };
 
+/* nvmlDeviceGetNvLinkVersion's answers (nvmlNvlinkVersion_t). */
+enum {
+	NVML_NVLINK_VERSION_INVALID = 0,
+	NVML_NVLINK_VERSION_1_0 = 1,
+	NVML_NVLINK_VERSION_2_0 = 2,
+	NVML_NVLINK_VERSION_2_2 = 3,
+	NVML_NVLINK_VERSION_3_0 = 4,
+	NVML_NVLINK_VERSION_3_1 = 5,
+	NVML_NVLINK_VERSION_4_0 = 6,
+	NVML_NVLINK_VERSION_5_0 = 7,
+	NVML_NVLINK_VERSION_6_0 = 8
+};
+
 enum {
 	NVML_TOPOLOGY_INTERNAL = 0,
 	NVML_TOPOLOGY_SINGLE = 10,
@@ -106,7 +119,11 @@ enum {
 	NVML_P2P_CAPS_INDEX_PCI = 4
 };
 
-#define NVML_NVLINK_MAX_LINKS 18
+/* The most NVLinks a GPU has in the newest nvml.h (NVLink 6: 36; 18 before
+ * NVML 13.5): links are asked up to it, and a driver that knows fewer ends
+ * them with NVML_ERROR_INVALID_ARGUMENT.  The ABI check proves it equal to
+ * the newest header's and at least an older header's. */
+#define NVML_NVLINK_MAX_LINKS 36
 #define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
 #define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
 #define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96

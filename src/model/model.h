@@ -82,6 +82,8 @@ struct dc_device {
 	unsigned long long bar1_total; /* bytes */
 	int virt_known;
 	unsigned int virt;             /* NVML's virtualization mode */
+	int minor_known;
+	unsigned int minor;            /* the N of its /dev/nvidiaN */
 };
 
 /* What the vendor says about the ordered pair of devices (a, b). */

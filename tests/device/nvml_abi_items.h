@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Every NVML constant, size and offset dmaconn declares, expanded once
- * against src/backends/nvml_api.h and once against NVIDIA's nvml.h. */
+ * against src/backends/nvml_api.h and once against NVIDIA's nvml.h: each
+ * equal in every header since the oldest dmaconn supports. */
 #define NVML_ABI_ITEMS(C, S, O)                                                         \
 	C(NVML_SUCCESS) C(NVML_ERROR_UNINITIALIZED) C(NVML_ERROR_INVALID_ARGUMENT)      \
 	C(NVML_ERROR_NOT_SUPPORTED) C(NVML_ERROR_NO_PERMISSION)                         \
@@ -29,7 +30,10 @@
 	C(NVML_P2P_CAPS_INDEX_READ) C(NVML_P2P_CAPS_INDEX_WRITE)                        \
 	C(NVML_P2P_CAPS_INDEX_NVLINK) C(NVML_P2P_CAPS_INDEX_ATOMICS)                    \
 	C(NVML_P2P_CAPS_INDEX_PCI)                                                      \
-	C(NVML_NVLINK_MAX_LINKS) C(NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE)                  \
+	C(NVML_NVLINK_VERSION_INVALID) C(NVML_NVLINK_VERSION_1_0)                       \
+	C(NVML_NVLINK_VERSION_2_0) C(NVML_NVLINK_VERSION_2_2) C(NVML_NVLINK_VERSION_3_0) \
+	C(NVML_NVLINK_VERSION_3_1) C(NVML_NVLINK_VERSION_4_0) C(NVML_NVLINK_VERSION_5_0) \
+	C(NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE)                                           \
 	C(NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE) C(NVML_DEVICE_UUID_V2_BUFFER_SIZE)     \
 	C(NVML_DEVICE_NAME_V2_BUFFER_SIZE) C(NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE)    \
 	C(NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE) C(NVML_GPU_FABRIC_UUID_LEN)             \
@@ -76,6 +80,17 @@
 	O(nvmlFieldValue_t, timestamp) O(nvmlFieldValue_t, latencyUsec)                 \
 	O(nvmlFieldValue_t, valueType) O(nvmlFieldValue_t, nvmlReturn)                  \
 	O(nvmlFieldValue_t, value)
+
+/*
+ * What grows with the hardware (NVML 13.5 raised NVML_NVLINK_MAX_LINKS from
+ * 18 to 36 for NVLink 6): dmaconn declares the newest header's value.  Built
+ * against that header (DMACONN_NVML_NEWEST, the version tools/setup-deps.sh
+ * fetches) each is proven equal; against an older one (a CUDA toolkit's),
+ * at least the header's, so that nothing a driver of it reports is cut off.
+ */
+#define NVML_ABI_MAXIMA(C) C(NVML_NVLINK_MAX_LINKS)
+/* Constants only the newest header declares; compared against it alone. */
+#define NVML_ABI_NEWEST_ITEMS(C) C(NVML_NVLINK_VERSION_6_0)
 
 struct abi_item {
 	const char *name;
