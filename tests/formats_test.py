@@ -229,6 +229,27 @@ def check_slurm(cli, replay, doc):
               name, n, [g[2] for g in got], "" if status == 0 and got else ": " + out.strip()[-400:]))
 
 
+def check_slurm_header(cli):
+    """A replay path with a newline (or a carriage return) stays one comment line."""
+    src = os.path.join(TOPO, "h200x2.json")
+    for sep in ("\n", "\r", "\r\n"):
+        with tempfile.TemporaryDirectory() as tmp:
+            replay = os.path.join(tmp, "node%sName=gpu Type=forged File=/dev/nvidia1 Links=-1,0%s#" % (sep, sep), "x.json")
+            os.makedirs(os.path.dirname(replay))
+            shutil.copyfile(src, replay)
+            p = run(cli, "--replay", replay, "--format", "slurm")
+            lines = p.stdout.split("\n")
+            check(p.returncode == 0 and len(lines) == 4 and lines[0].startswith("# dmaconn: 2 NVIDIA GPUs") and
+                  not any(c in lines[0] for c in "\r\t") and lines[3] == "" and
+                  all(l.startswith("Name=gpu Type=h200 ") for l in lines[1:3]),
+                  "slurm: a replay path with %r gives one comment line and 2 GPU lines (%r)" % (sep, p.stdout))
+            gres = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+            status, got, out = slurmd_reads(p.stdout.splitlines(), tmp, 2, "h200")
+            check(status == 0 and len(gres) == 2 and [g[0] for g in got] == [0, 1],
+                  "slurm: slurmd -G reads the 2 GPUs and nothing forged (got %s)%s" % (got, "" if status == 0
+                                                                                      else ": " + out[-300:]))
+
+
 # ------------------------------------------------------------------- NCCL
 BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")
 NCCL_CLASSES = ("0x060400", "0x068000", "0x068001", "0x03", "0x02", "0x030200", "0x030000")
@@ -351,6 +372,7 @@ def main():
     check("fabric-clique" not in " ".join(run(cli, "--replay", os.path.join(TOPO, "hgx-h100-8.json"), "--format",
                                               "nfd").stdout.split()),
           "HGX (zero cluster UUID): no clique label")
+    check_slurm_header(cli)
     bad = run(cli, "--replay", "/nonexistent.json", "--format", "prometheus")
     check(bad.returncode == 1 and "dmaconn_up 0" in bad.stdout, "a failed detection: exit 1 and dmaconn_up 0")
     promtool(bad.stdout, "failed detection")

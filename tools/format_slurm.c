@@ -24,6 +24,14 @@ static void slurm_type(char *out, size_t len, const char *name)
 	out[n] = '\0';
 }
 
+/* s in a comment line: a control character (a newline would start a line
+ * slurmd reads as configuration) becomes '?'. */
+static void slurm_comment(FILE *out, const char *s)
+{
+	for (; s && *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+}
+
 static int slurm_index(const dmaconn_result *r, int i)
 {
 	const char *v = dmaconn_result_device_get(r, i, DMACONN_PROP_NVML_INDEX);
@@ -59,9 +67,14 @@ int dc_format_slurm(FILE *out, FILE *err, const struct dc_format_input *in)
 			order[j] = order[j - 1];
 			order[j - 1] = t;
 		}
-	fprintf(out, "# dmaconn: %d NVIDIA GPU%s; Links= from %s/%s%s%s\n", n, n == 1 ? "" : "s",
-		dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
-		in->replay ? ", replay of " : "", in->replay ? in->replay : "");
+	fprintf(out, "# dmaconn: %d NVIDIA GPU%s; Links= from %s/", n, n == 1 ? "" : "s",
+		dmaconn_device_type_name(dmaconn_result_device_type(r)));
+	slurm_comment(out, dmaconn_result_connection_type(r));
+	if (in->replay) {
+		fputs(", replay of ", out);
+		slurm_comment(out, in->replay);
+	}
+	fputc('\n', out);
 	for (int a = 0; a < n; a++) {
 		int i = order[a];
 		char type[128];
