@@ -20,6 +20,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -53,6 +55,8 @@ CASES = {
     "no-gpus-bare": (["--replay", T + "no-gpus.json"], {}),
     # Names with quotes, a backslash, a newline, a tab and non-ASCII text.
     "hostile-names": (["--replay", "tests/dot/hostile-names.json"], {}),
+    # Names Graphviz would read as entities (&#1;, &#xD800;), SVG's noncharacters.
+    "hostile-entities": (["--replay", "tests/dot/hostile-entities.json"], {}),
     # Verdicts of a recording: a pair that failed, one that hung.
     "verified-fail-hang": (["--replay", "tests/topologies-reasons/verified-fail-hang.json", "-d", "cuda",
                             "-c", "nvlink"], {}),
@@ -99,12 +103,18 @@ def env(extra=None, cli=None):
 
 
 def render(name, text, dot):
-    """dot -Tsvg accepts it silently."""
+    """dot -Tsvg accepts it silently, and writes well-formed XML."""
     if not dot:
         return
-    p = subprocess.run([dot, "-Tsvg"], input=text, capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0 and p.stdout.lstrip().startswith(("<?xml", "<svg")) and not p.stderr,
-          "%s: dot -Tsvg exits 0 with no warnings (%d: %s)" % (name, p.returncode, p.stderr.strip()[:300]))
+    p = subprocess.run([dot, "-Tsvg"], input=text.encode(), capture_output=True, timeout=120)
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 0 and p.stdout.lstrip().startswith((b"<?xml", b"<svg")) and not err,
+          "%s: dot -Tsvg exits 0 with no warnings (%d: %s)" % (name, p.returncode, err.strip()[:300]))
+    try:
+        ET.fromstring(p.stdout)
+        check(True, name + ": the SVG is well-formed XML")
+    except ET.ParseError as e:
+        check(False, "%s: the SVG is well-formed XML (%s)" % (name, e))
 
 
 def compare(name, text, regen):
@@ -174,6 +184,29 @@ def main():
     check(warn["example-dgx1-v100"] == [] and warn["mixed-three"] == [], "nothing red by design (%s)" % warn)
     check(warn["hgx-h100-8-degraded"] == ["d3", "d3 -- s0"], "degraded HGX: GPU 3 and its switch links red")
     check(warn["verified-fail-hang"] == ["d0 -- d1"], "the failed verdict red")
+    # The SVG shows the names as the replay spells them, not as entities read.
+    if dot:
+        args, extra = CASES["hostile-entities"]
+        text = subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra, cli),
+                              cwd=REPO).stdout
+        svg = subprocess.run([dot, "-Tsvg"], input=text.encode(), capture_output=True).stdout
+        try:
+            texts = [e.text for e in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+        except ET.ParseError:
+            texts = []
+        want = ["NVIDIA H200 &#1; &#x1F; & &amp; AT&T",
+                "NVIDIA H200 &#xD800; &lt;b&gt; <i>x</i> \ufffd\ufffd &#65535;"]
+        check(all(w in texts for w in want), "hostile-entities: the SVG shows the names as written (%s)" % texts[2:])
+    # The replay's file name is in the graph's label: entities there too.
+    with tempfile.TemporaryDirectory() as tmp:
+        replay = os.path.join(tmp, "node &#1; &#xD800; &amp; \ufffe.json")
+        shutil.copyfile(os.path.join(EXPECTED, "hostile-names.json"), replay)
+        p = subprocess.run([cli, "--format", "dot", "--replay", replay], capture_output=True, text=True, env=env(),
+                           cwd=REPO, timeout=60)
+        check(p.returncode == 0 and "node &amp;#1; &amp;#xD800; &amp;amp; \ufffd.json" in p.stdout,
+              "a replay named with entities: the label escapes them" +
+              ("" if p.returncode == 0 else " (%d: %s)" % (p.returncode, p.stderr[-200:])))
+        render("replay named with entities", p.stdout, dot)
     # Deterministic: a second run writes the same bytes.
     args, extra = CASES["hgx-h100-8-degraded"]
     runs = [subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra),

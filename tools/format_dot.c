@@ -64,7 +64,11 @@ static void dot_line(struct dot_buf *b)
 }
 
 /* s as a DOT quoted string: quotes and backslashes escaped, a newline as
- * DOT's \n, other control characters as spaces, invalid UTF-8 replaced. */
+ * DOT's \n, other control characters as spaces, invalid UTF-8 replaced.
+ * Graphviz reads "&...;" in any label as an entity: '&' is written &amp;,
+ * so that "&#1;" (no character of XML) or "&#xD800;" (a surrogate) stays
+ * text.  U+FFFE and U+FFFF, valid UTF-8 but no characters of XML, become
+ * U+FFFD, or the SVG would not parse. */
 static void dot_quoted(FILE *out, const char *s)
 {
 	char *fixed = cli_utf8_fix(s ? s : "");
@@ -78,7 +82,12 @@ static void dot_quoted(FILE *out, const char *s)
 			fputs("\\n", out);
 		else if (c < 0x20 || c == 0x7f)
 			putc(' ', out);
-		else
+		else if (c == '&')
+			fputs("&amp;", out);
+		else if (c == 0xef && (unsigned char)p[1] == 0xbf && ((unsigned char)p[2] & 0xfe) == 0xbe) {
+			fputs("\xef\xbf\xbd", out);
+			p += 2;
+		} else
 			putc(c, out);
 	}
 	putc('"', out);
