@@ -129,6 +129,15 @@ def promtool(text, what):
                                                                        ": " + (p.stdout + p.stderr).strip()))
 
 
+def check_no_repeat(samples, name):
+    """No pair has dmaconn_pair_links equal to its dmaconn_pair_connectivity."""
+    conn = {tuple(sorted(l.items())): v for m, l, v in samples if m == "dmaconn_pair_connectivity"}
+    same = [dict(k) for k, v in ((tuple(sorted(l.items())), v) for m, l, v in samples if m == "dmaconn_pair_links")
+            if conn.get(k) == v]
+    check(not same, "%s: no dmaconn_pair_links repeats its pair's dmaconn_pair_connectivity (%d do)" %
+          (name, len(same)))
+
+
 def check_prometheus(cli, replay, doc):
     p = run(cli, "--replay", replay, "--format", "prometheus")
     name = os.path.basename(replay)
@@ -143,15 +152,23 @@ def check_prometheus(cli, replay, doc):
         got = [v for m, l, v in samples if m == "dmaconn_fully_connected" and l["connection"] == c and
                l["device_type"] == t]
         check(got == [full], "%s: dmaconn_fully_connected{%s/%s} = %d (%s)" % (name, t, c, full, got))
-        if c == "nvlink":
+        if c != "verified":
+            # Every pair's matrix entry; for nvlink that is the link count,
+            # and no second series repeats it.
             pairs = {(int(l["from_index"]), int(l["to_index"])): (v, l) for m, l, v in samples
-                     if m == "dmaconn_pair_links" and l["device_type"] == t and l["connection"] == c}
+                     if m == "dmaconn_pair_connectivity" and l["device_type"] == t and l["connection"] == c}
             want = {(i, j): r["matrix"][i][j] for i in range(n) for j in range(n) if i != j}
             check({k: v for k, (v, _) in pairs.items()} == want,
-                  "%s: dmaconn_pair_links{%s/nvlink} is the matrix of --json" % (name, t))
+                  "%s: dmaconn_pair_connectivity{%s/%s} is the matrix of --json" % (name, t, c))
             ok = all(l["from_uuid"] == (r["devices"][i].get("uuid") or "") and
                      l["to_bus_id"] == r["devices"][j]["pci_bus_id"] for (i, j), (_, l) in pairs.items())
             check(ok, "%s: each pair is labelled with both devices' index, UUID and bus id" % name)
+        if c == "nvlink":
+            links = [l for m, l, v in samples if m == "dmaconn_pair_links" and l["device_type"] == t and
+                     l["connection"] == c]
+            check(links == [], "%s: no dmaconn_pair_links{%s/nvlink}: the connectivity is the link count (%d)"
+                  % (name, t, len(links)))
+    check_no_repeat(samples, name)
     up = [v for m, _, v in samples if m == "dmaconn_up"]
     check(up == [1], "%s: dmaconn_up 1" % name)
 
@@ -329,7 +346,7 @@ def check_mpi(cli, mpiexec):
     promtool(p.stdout, "mpi")
     samples = prom_samples(p.stdout)
     check([v for m, _, v in samples if m == "dmaconn_devices"] == [4], "mpi: the job's 4 devices")
-    hosts = {(l["from_rank"], l["from_host"]) for m, l, v in samples if m == "dmaconn_pair_links"}
+    hosts = {(l["from_rank"], l["from_host"]) for m, l, v in samples if m == "dmaconn_pair_connectivity"}
     check(hosts == {("0", "hgx-1"), ("1", "hgx-2")}, "mpi: pairs labelled with rank and host (%s)" % sorted(hosts))
     # A per-node format: each node's first rank writes its own node (here
     # both simulated nodes share this machine: local rank 1 stays silent).
@@ -373,6 +390,16 @@ def main():
                                               "nfd").stdout.split()),
           "HGX (zero cluster UUID): no clique label")
     check_slurm_header(cli)
+    # An XGMI link the kernel disables: connectivity 0, and the link it has.
+    e = env()
+    e["DMACONN_SYSFS_ROOT"] = os.path.join(HERE, "sysfs-kfd", "disabled-link")
+    p = run(cli, "-d", "rocm", "-c", "infinity_fabric", "--format", "prometheus", env=e)
+    promtool(p.stdout, "disabled XGMI link")
+    samples = prom_samples(p.stdout)
+    got = sorted((m, l["from_index"], l["to_index"], v) for m, l, v in samples if m.startswith("dmaconn_pair_"))
+    check(got == [("dmaconn_pair_connectivity", "0", "1", 0), ("dmaconn_pair_connectivity", "1", "0", 0),
+                  ("dmaconn_pair_links", "0", "1", 1), ("dmaconn_pair_links", "1", "0", 1)],
+          "disabled XGMI link: connectivity 0 and dmaconn_pair_links 1 per direction (%s)" % got)
     bad = run(cli, "--replay", "/nonexistent.json", "--format", "prometheus")
     check(bad.returncode == 1 and "dmaconn_up 0" in bad.stdout, "a failed detection: exit 1 and dmaconn_up 0")
     promtool(bad.stdout, "failed detection")
