@@ -15,8 +15,10 @@ compared, and the test fails under CI=1 and is skipped (77) otherwise.
 --regen writes what the CLI prints now: read the diff before committing.
 """
 import difflib
+import json
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,6 +69,8 @@ CASES = {
     "mi250x-8": (["--replay", R + "mi250x-8.json"], {}),
     "mi250x-8-p2p": (["--replay", R + "mi250x-8.json", "-d", "rocm", "-c", "p2p"], {}),
     "mi100-4": (["--replay", R + "mi100-4.json"], {}),
+    # 8 MI300X in CPX mode: 64 partitions, drawn as 8 cards.
+    "mi300x-cpx": (["--replay", R + "mi300x-cpx.json"], {}),
     "radeon-pcie-4": (["--replay", R + "radeon-pcie-4.json"], {}),
     "rocm-disabled-link": (["-d", "rocm", "-c", "infinity_fabric"],
                            {"DMACONN_SYSFS_ROOT": os.path.join(HERE, "sysfs-kfd", "disabled-link")}),
@@ -152,6 +156,47 @@ def check_mpi(cli, mpiexec, dot, regen, name, replays):
     render(name, p.stdout, dot)
 
 
+def pcie_replay(path, n):
+    """n GPUs that reach each other through the host bridge only (SYS)."""
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    import gen_topologies
+    t = gen_topologies.topology(n, p2p=True, rows=True)
+    for dev in t["nvml"]["devices"]:
+        dev["nvlink"] = []
+    with open(path, "w") as f:
+        json.dump(t, f)
+
+
+def check_large(cli, dot):
+    """Partitions of a card drawn as the card; a summary above 256 edges between devices."""
+    args, extra = CASES["mi300x-cpx"]
+    out = subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra, cli),
+                         cwd=REPO).stdout
+    nodes = re.findall(r"^\t(d\d+) \[label=\"GPUs (\S+) \(8 partitions of one card\)", out, re.M)
+    edges = re.findall(r"^\td\d+ -- d\d+ \[label=\"64 partition pairs\\nXGMI", out, re.M)
+    check(len(nodes) == 8 and [g for _, g in nodes] == ["%d-%d" % (8 * k, 8 * k + 7) for k in range(8)] and
+          len(edges) == 28 and out.count(" -- ") == 28 and out.count("partitions (28 pairs): XGMI") == 8,
+          "mi300x-cpx: 8 card nodes of 8 partitions, 28 edges of 64 partition pairs each (%d nodes, %d edges)"
+          % (len(nodes), out.count(" -- ")))
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, edges in ((23, 253), (24, 276)):
+            replay = os.path.join(tmp, "pcie-%d.json" % n)
+            pcie_replay(replay, n)
+            p = subprocess.run([cli, "--format", "dot", "--replay", replay], capture_output=True, text=True,
+                               env=env(), cwd=REPO, timeout=60)
+            drawn = p.stdout.count(" -- ")
+            if n == 23:
+                check(p.returncode == 0 and drawn == edges and "summary" not in p.stdout,
+                      "%d PCIe GPUs: %d edges, drawn (%d)" % (n, edges, drawn))
+                continue
+            check(p.returncode == 0 and drawn == 0 and
+                  "24 devices, 276 edges between them: more than 256, not drawn" in p.stdout and
+                  "\\n276 x SYS\"" in p.stdout,
+                  "%d PCIe GPUs: %d edges, more than 256: a summary instead%s" % (
+                      n, edges, "" if "summary" in p.stdout else " (%r)" % p.stdout[-300:]))
+            render("pcie-%d summary" % n, p.stdout, dot)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -184,6 +229,7 @@ def main():
     check(warn["example-dgx1-v100"] == [] and warn["mixed-three"] == [], "nothing red by design (%s)" % warn)
     check(warn["hgx-h100-8-degraded"] == ["d3", "d3 -- s0"], "degraded HGX: GPU 3 and its switch links red")
     check(warn["verified-fail-hang"] == ["d0 -- d1"], "the failed verdict red")
+    check_large(cli, dot)
     # The SVG shows the names as the replay spells them, not as entities read.
     if dot:
         args, extra = CASES["hostile-entities"]
