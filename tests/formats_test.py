@@ -331,6 +331,31 @@ def check_nccl_xml(cli, replay, doc):
         check(links == want, "%s: GPU %d's <nvlink>s are %s (%s)" % (name, i, want, links))
 
 
+def check_nccl_numa(cli):
+    """NUMA nodes from the recording's sysfs files ("files"), not this machine's /sys."""
+    with open(os.path.join(TOPO, "hgx-h100-8.json")) as f:
+        doc = json.load(f)
+    buses = [d["pci"]["bus_id"][4:].lower() for d in doc["nvml"]["devices"]]
+    nodes = [1, 0, 1, 0, 3, 3, None, 1]  # None: the kernel's -1, no NUMA node
+    doc["files"] = {"/sys/bus/pci/devices/%s/numa_node" % b: "%d\n" % (-1 if n is None else n)
+                    for b, n in zip(buses, nodes)}
+    with tempfile.TemporaryDirectory() as tmp:
+        replay = os.path.join(tmp, "numa.json")
+        with open(replay, "w") as f:
+            json.dump(doc, f)
+        e = env()
+        e["DMACONN_SYSFS_ROOT"] = os.path.join(tmp, "nothing")  # the replay's files, not a live tree
+        p = run(cli, "--replay", replay, "--format", "nccl-xml", env=e)
+        got = [(cpu.get("numaid"), [pci.get("busid") for pci in cpu]) for cpu in ET.fromstring(p.stdout)]
+        want = [("1", [buses[0], buses[2], buses[7]]), ("0", [buses[1], buses[3]]), ("3", [buses[4], buses[5]]),
+                ("-1", [buses[6]])]
+        check(p.returncode == 0 and got == want, "nccl-xml: <cpu numaid> from the recording's numa_node files (%s)"
+              % got)
+        devs = json.loads(run(cli, "--replay", replay, "-d", "cuda", "-c", "nvlink", "--json", env=e).stdout)
+        got = [d.get("numa_node") for d in devs["results"][0]["devices"]]
+        check(got == nodes, "--json: numa_node per GPU as recorded, none for -1 (%s)" % got)
+
+
 def check_mpi(cli, mpiexec):
     rank_sh = os.path.join(HERE, "mpi", "rank.sh")
     e = env()
@@ -390,6 +415,7 @@ def main():
                                               "nfd").stdout.split()),
           "HGX (zero cluster UUID): no clique label")
     check_slurm_header(cli)
+    check_nccl_numa(cli)
     # An XGMI link the kernel disables: connectivity 0, and the link it has.
     e = env()
     e["DMACONN_SYSFS_ROOT"] = os.path.join(HERE, "sysfs-kfd", "disabled-link")
