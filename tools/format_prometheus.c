@@ -203,7 +203,7 @@ int dc_format_prometheus(FILE *out, FILE *err, const struct dc_format_input *in)
 		       "NVLink count; see dmaconn(1)).",
 		       prom_connectivity) != 0 ||
 	    prom_pairs(out, in, "dmaconn_pair_links",
-		       "Links between the two devices (XGMI or Xe Link), where not the connectivity entry.",
+		       "Links between the two devices (NVLink, XGMI or Xe Link), where not the connectivity entry.",
 		       prom_links) != 0 ||
 	    prom_pairs(out, in, "dmaconn_pair_verified",
 		       "Whether the pair passed (1) or failed or hung (0) the functional check; absent without a "
