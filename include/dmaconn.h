@@ -273,6 +273,7 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 #define DMACONN_PROP_CONFIDENTIAL_COMPUTING "confidential_computing" /* "on", "off" */
 #define DMACONN_PROP_IOMMU_GROUP_TYPE "iommu_group_type" /* the kernel's: "DMA", "DMA-FQ", "identity" */
 #define DMACONN_PROP_HYPERVISOR "hypervisor"       /* what shows the node is a virtual machine */
+#define DMACONN_PROP_NUMA_NODE "numa_node"         /* the kernel's NUMA node of the GPU (sysfs) */
 /* The values of fabric_state and fabric_status that make a device's NVSwitch
  * links usable: registered with the fabric manager, successfully. */
 #define DMACONN_FABRIC_STATE_COMPLETED "completed"

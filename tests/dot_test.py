@@ -15,11 +15,15 @@ compared, and the test fails under CI=1 and is skipped (77) otherwise.
 --regen writes what the CLI prints now: read the diff before committing.
 """
 import difflib
+import json
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -53,6 +57,8 @@ CASES = {
     "no-gpus-bare": (["--replay", T + "no-gpus.json"], {}),
     # Names with quotes, a backslash, a newline, a tab and non-ASCII text.
     "hostile-names": (["--replay", "tests/dot/hostile-names.json"], {}),
+    # Names Graphviz would read as entities (&#1;, &#xD800;), SVG's noncharacters.
+    "hostile-entities": (["--replay", "tests/dot/hostile-entities.json"], {}),
     # Verdicts of a recording: a pair that failed, one that hung.
     "verified-fail-hang": (["--replay", "tests/topologies-reasons/verified-fail-hang.json", "-d", "cuda",
                             "-c", "nvlink"], {}),
@@ -63,6 +69,8 @@ CASES = {
     "mi250x-8": (["--replay", R + "mi250x-8.json"], {}),
     "mi250x-8-p2p": (["--replay", R + "mi250x-8.json", "-d", "rocm", "-c", "p2p"], {}),
     "mi100-4": (["--replay", R + "mi100-4.json"], {}),
+    # 8 MI300X in CPX mode: 64 partitions, drawn as 8 cards.
+    "mi300x-cpx": (["--replay", R + "mi300x-cpx.json"], {}),
     "radeon-pcie-4": (["--replay", R + "radeon-pcie-4.json"], {}),
     "rocm-disabled-link": (["-d", "rocm", "-c", "infinity_fabric"],
                            {"DMACONN_SYSFS_ROOT": os.path.join(HERE, "sysfs-kfd", "disabled-link")}),
@@ -99,12 +107,18 @@ def env(extra=None, cli=None):
 
 
 def render(name, text, dot):
-    """dot -Tsvg accepts it silently."""
+    """dot -Tsvg accepts it silently, and writes well-formed XML."""
     if not dot:
         return
-    p = subprocess.run([dot, "-Tsvg"], input=text, capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0 and p.stdout.lstrip().startswith(("<?xml", "<svg")) and not p.stderr,
-          "%s: dot -Tsvg exits 0 with no warnings (%d: %s)" % (name, p.returncode, p.stderr.strip()[:300]))
+    p = subprocess.run([dot, "-Tsvg"], input=text.encode(), capture_output=True, timeout=120)
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 0 and p.stdout.lstrip().startswith((b"<?xml", b"<svg")) and not err,
+          "%s: dot -Tsvg exits 0 with no warnings (%d: %s)" % (name, p.returncode, err.strip()[:300]))
+    try:
+        ET.fromstring(p.stdout)
+        check(True, name + ": the SVG is well-formed XML")
+    except ET.ParseError as e:
+        check(False, "%s: the SVG is well-formed XML (%s)" % (name, e))
 
 
 def compare(name, text, regen):
@@ -142,6 +156,47 @@ def check_mpi(cli, mpiexec, dot, regen, name, replays):
     render(name, p.stdout, dot)
 
 
+def pcie_replay(path, n):
+    """n GPUs that reach each other through the host bridge only (SYS)."""
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    import gen_topologies
+    t = gen_topologies.topology(n, p2p=True, rows=True)
+    for dev in t["nvml"]["devices"]:
+        dev["nvlink"] = []
+    with open(path, "w") as f:
+        json.dump(t, f)
+
+
+def check_large(cli, dot):
+    """Partitions of a card drawn as the card; a summary above 256 edges between devices."""
+    args, extra = CASES["mi300x-cpx"]
+    out = subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra, cli),
+                         cwd=REPO).stdout
+    nodes = re.findall(r"^\t(d\d+) \[label=\"GPUs (\S+) \(8 partitions of one card\)", out, re.M)
+    edges = re.findall(r"^\td\d+ -- d\d+ \[label=\"64 partition pairs\\nXGMI", out, re.M)
+    check(len(nodes) == 8 and [g for _, g in nodes] == ["%d-%d" % (8 * k, 8 * k + 7) for k in range(8)] and
+          len(edges) == 28 and out.count(" -- ") == 28 and out.count("partitions (28 pairs): XGMI") == 8,
+          "mi300x-cpx: 8 card nodes of 8 partitions, 28 edges of 64 partition pairs each (%d nodes, %d edges)"
+          % (len(nodes), out.count(" -- ")))
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, edges in ((23, 253), (24, 276)):
+            replay = os.path.join(tmp, "pcie-%d.json" % n)
+            pcie_replay(replay, n)
+            p = subprocess.run([cli, "--format", "dot", "--replay", replay], capture_output=True, text=True,
+                               env=env(), cwd=REPO, timeout=60)
+            drawn = p.stdout.count(" -- ")
+            if n == 23:
+                check(p.returncode == 0 and drawn == edges and "summary" not in p.stdout,
+                      "%d PCIe GPUs: %d edges, drawn (%d)" % (n, edges, drawn))
+                continue
+            check(p.returncode == 0 and drawn == 0 and
+                  "24 devices, 276 edges between them: more than 256, not drawn" in p.stdout and
+                  "\\n276 x SYS\"" in p.stdout,
+                  "%d PCIe GPUs: %d edges, more than 256: a summary instead%s" % (
+                      n, edges, "" if "summary" in p.stdout else " (%r)" % p.stdout[-300:]))
+            render("pcie-%d summary" % n, p.stdout, dot)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -174,6 +229,30 @@ def main():
     check(warn["example-dgx1-v100"] == [] and warn["mixed-three"] == [], "nothing red by design (%s)" % warn)
     check(warn["hgx-h100-8-degraded"] == ["d3", "d3 -- s0"], "degraded HGX: GPU 3 and its switch links red")
     check(warn["verified-fail-hang"] == ["d0 -- d1"], "the failed verdict red")
+    check_large(cli, dot)
+    # The SVG shows the names as the replay spells them, not as entities read.
+    if dot:
+        args, extra = CASES["hostile-entities"]
+        text = subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra, cli),
+                              cwd=REPO).stdout
+        svg = subprocess.run([dot, "-Tsvg"], input=text.encode(), capture_output=True).stdout
+        try:
+            texts = [e.text for e in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+        except ET.ParseError:
+            texts = []
+        want = ["NVIDIA H200 &#1; &#x1F; & &amp; AT&T",
+                "NVIDIA H200 &#xD800; &lt;b&gt; <i>x</i> \ufffd\ufffd &#65535;"]
+        check(all(w in texts for w in want), "hostile-entities: the SVG shows the names as written (%s)" % texts[2:])
+    # The replay's file name is in the graph's label: entities there too.
+    with tempfile.TemporaryDirectory() as tmp:
+        replay = os.path.join(tmp, "node &#1; &#xD800; &amp; \ufffe.json")
+        shutil.copyfile(os.path.join(EXPECTED, "hostile-names.json"), replay)
+        p = subprocess.run([cli, "--format", "dot", "--replay", replay], capture_output=True, text=True, env=env(),
+                           cwd=REPO, timeout=60)
+        check(p.returncode == 0 and "node &amp;#1; &amp;#xD800; &amp;amp; \ufffd.json" in p.stdout,
+              "a replay named with entities: the label escapes them" +
+              ("" if p.returncode == 0 else " (%d: %s)" % (p.returncode, p.stderr[-200:])))
+        render("replay named with entities", p.stdout, dot)
     # Deterministic: a second run writes the same bytes.
     args, extra = CASES["hgx-h100-8-degraded"]
     runs = [subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra),

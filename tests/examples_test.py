@@ -147,7 +147,8 @@ def systemd(cli):
             prom = open(os.path.join(text, "dmaconn.prom")).read()
             ft.promtool(prom, "%s textfile" % replay)
             samples = ft.prom_samples(prom)
-            got = sorted({int(v) for m, l, v in samples if m == "dmaconn_pair_links"})
+            got = sorted({int(v) for m, l, v in samples
+                          if m == "dmaconn_pair_connectivity" and l["connection"] == "nvlink"})
             check(got == sorted({18, links}), "%s: the textfile's pair links are %s" % (replay, got))
             labels = ft.nfd_labels(open(os.path.join(feat, "dmaconn")).read(), "%s features.d" % replay)
             check(labels.get("feature.node.kubernetes.io/dmaconn-cuda-nvlink-links") == str(links),

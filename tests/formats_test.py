@@ -132,6 +132,15 @@ def promtool(text, what):
                                                                        ": " + (p.stdout + p.stderr).strip()))
 
 
+def check_no_repeat(samples, name):
+    """No pair has dmaconn_pair_links equal to its dmaconn_pair_connectivity."""
+    conn = {tuple(sorted(l.items())): v for m, l, v in samples if m == "dmaconn_pair_connectivity"}
+    same = [dict(k) for k, v in ((tuple(sorted(l.items())), v) for m, l, v in samples if m == "dmaconn_pair_links")
+            if conn.get(k) == v]
+    check(not same, "%s: no dmaconn_pair_links repeats its pair's dmaconn_pair_connectivity (%d do)" %
+          (name, len(same)))
+
+
 def check_prometheus(cli, replay, doc):
     p = run(cli, "--replay", replay, "--format", "prometheus")
     name = os.path.basename(replay)
@@ -146,15 +155,23 @@ def check_prometheus(cli, replay, doc):
         got = [v for m, l, v in samples if m == "dmaconn_fully_connected" and l["connection"] == c and
                l["device_type"] == t]
         check(got == [full], "%s: dmaconn_fully_connected{%s/%s} = %d (%s)" % (name, t, c, full, got))
-        if c == "nvlink":
+        if c != "verified":
+            # Every pair's matrix entry; for nvlink that is the link count,
+            # and no second series repeats it.
             pairs = {(int(l["from_index"]), int(l["to_index"])): (v, l) for m, l, v in samples
-                     if m == "dmaconn_pair_links" and l["device_type"] == t and l["connection"] == c}
+                     if m == "dmaconn_pair_connectivity" and l["device_type"] == t and l["connection"] == c}
             want = {(i, j): r["matrix"][i][j] for i in range(n) for j in range(n) if i != j}
             check({k: v for k, (v, _) in pairs.items()} == want,
-                  "%s: dmaconn_pair_links{%s/nvlink} is the matrix of --json" % (name, t))
+                  "%s: dmaconn_pair_connectivity{%s/%s} is the matrix of --json" % (name, t, c))
             ok = all(l["from_uuid"] == (r["devices"][i].get("uuid") or "") and
                      l["to_bus_id"] == r["devices"][j]["pci_bus_id"] for (i, j), (_, l) in pairs.items())
             check(ok, "%s: each pair is labelled with both devices' index, UUID and bus id" % name)
+        if c == "nvlink":
+            links = [l for m, l, v in samples if m == "dmaconn_pair_links" and l["device_type"] == t and
+                     l["connection"] == c]
+            check(links == [], "%s: no dmaconn_pair_links{%s/nvlink}: the connectivity is the link count (%d)"
+                  % (name, t, len(links)))
+    check_no_repeat(samples, name)
     up = [v for m, _, v in samples if m == "dmaconn_up"]
     check(up == [1], "%s: dmaconn_up 1" % name)
 
@@ -248,6 +265,31 @@ def check_slurm_refused(cli):
           % (p.returncode, p.stderr.strip()[-300:]))
 
 
+def check_slurm_header(cli):
+    """A replay path with a newline (or a carriage return) stays one comment line."""
+    src = os.path.join(TOPO, "h200x2.json")
+    for sep in ("\n", "\r", "\r\n"):
+        with tempfile.TemporaryDirectory() as tmp:
+            replay = os.path.join(tmp, "node%sName=gpu Type=forged File=/dev/nvidia1 Links=-1,0%s#" % (sep, sep), "x.json")
+            os.makedirs(os.path.dirname(replay))
+            shutil.copyfile(src, replay)
+            p = run(cli, "--replay", replay, "--format", "slurm")
+            lines = p.stdout.split("\n")
+            comments = [l for l in lines if l.startswith("#")]
+            gpus = [l for l in lines if l and not l.startswith("#")]
+            check(p.returncode == 0 and lines[0].startswith("# dmaconn: 2 NVIDIA GPUs") and
+                  not any(c in l for l in comments for c in "\r\t") and lines[-1] == "" and
+                  len(comments) + len(gpus) + 1 == len(lines) and len(gpus) == 2 and
+                  all(l.startswith("Name=gpu Type=h200 ") for l in gpus) and
+                  not any("forged" in l for l in gpus),
+                  "slurm: a replay path with %r gives one comment line and 2 GPU lines (%r)" % (sep, p.stdout))
+            gres = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+            status, got, out = slurmd_reads(p.stdout.splitlines(), tmp, 2, "h200")
+            check(status == 0 and len(gres) == 2 and [g[0] for g in got] == [0, 1],
+                  "slurm: slurmd -G reads the 2 GPUs and nothing forged (got %s)%s" % (got, "" if status == 0
+                                                                                      else ": " + out[-300:]))
+
+
 # ------------------------------------------------------------------- NCCL
 BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")
 NCCL_CLASSES = ("0x060400", "0x068000", "0x068001", "0x03", "0x02", "0x030200", "0x030000")
@@ -312,6 +354,31 @@ def check_nccl_xml(cli, replay, doc):
         check(links == want, "%s: GPU %d's <nvlink>s are %s (%s)" % (name, i, want, links))
 
 
+def check_nccl_numa(cli):
+    """NUMA nodes from the recording's sysfs files ("files"), not this machine's /sys."""
+    with open(os.path.join(TOPO, "hgx-h100-8.json")) as f:
+        doc = json.load(f)
+    buses = [d["pci"]["bus_id"][4:].lower() for d in doc["nvml"]["devices"]]
+    nodes = [1, 0, 1, 0, 3, 3, None, 1]  # None: the kernel's -1, no NUMA node
+    doc["files"] = {"/sys/bus/pci/devices/%s/numa_node" % b: "%d\n" % (-1 if n is None else n)
+                    for b, n in zip(buses, nodes)}
+    with tempfile.TemporaryDirectory() as tmp:
+        replay = os.path.join(tmp, "numa.json")
+        with open(replay, "w") as f:
+            json.dump(doc, f)
+        e = env()
+        e["DMACONN_SYSFS_ROOT"] = os.path.join(tmp, "nothing")  # the replay's files, not a live tree
+        p = run(cli, "--replay", replay, "--format", "nccl-xml", env=e)
+        got = [(cpu.get("numaid"), [pci.get("busid") for pci in cpu]) for cpu in ET.fromstring(p.stdout)]
+        want = [("1", [buses[0], buses[2], buses[7]]), ("0", [buses[1], buses[3]]), ("3", [buses[4], buses[5]]),
+                ("-1", [buses[6]])]
+        check(p.returncode == 0 and got == want, "nccl-xml: <cpu numaid> from the recording's numa_node files (%s)"
+              % got)
+        devs = json.loads(run(cli, "--replay", replay, "-d", "cuda", "-c", "nvlink", "--json", env=e).stdout)
+        got = [d.get("numa_node") for d in devs["results"][0]["devices"]]
+        check(got == nodes, "--json: numa_node per GPU as recorded, none for -1 (%s)" % got)
+
+
 def check_mpi(cli, mpiexec):
     rank_sh = os.path.join(HERE, "mpi", "rank.sh")
     e = env()
@@ -327,7 +394,7 @@ def check_mpi(cli, mpiexec):
     promtool(p.stdout, "mpi")
     samples = prom_samples(p.stdout)
     check([v for m, _, v in samples if m == "dmaconn_devices"] == [4], "mpi: the job's 4 devices")
-    hosts = {(l["from_rank"], l["from_host"]) for m, l, v in samples if m == "dmaconn_pair_links"}
+    hosts = {(l["from_rank"], l["from_host"]) for m, l, v in samples if m == "dmaconn_pair_connectivity"}
     check(hosts == {("0", "hgx-1"), ("1", "hgx-2")}, "mpi: pairs labelled with rank and host (%s)" % sorted(hosts))
     # A per-node format: each node's first rank writes its own node (here
     # both simulated nodes share this machine: local rank 1 stays silent).
@@ -371,6 +438,18 @@ def main():
     check("fabric-clique" not in " ".join(run(cli, "--replay", os.path.join(TOPO, "hgx-h100-8.json"), "--format",
                                               "nfd").stdout.split()),
           "HGX (zero cluster UUID): no clique label")
+    check_slurm_header(cli)
+    check_nccl_numa(cli)
+    # An XGMI link the kernel disables: connectivity 0, and the link it has.
+    e = env()
+    e["DMACONN_SYSFS_ROOT"] = os.path.join(HERE, "sysfs-kfd", "disabled-link")
+    p = run(cli, "-d", "rocm", "-c", "infinity_fabric", "--format", "prometheus", env=e)
+    promtool(p.stdout, "disabled XGMI link")
+    samples = prom_samples(p.stdout)
+    got = sorted((m, l["from_index"], l["to_index"], v) for m, l, v in samples if m.startswith("dmaconn_pair_"))
+    check(got == [("dmaconn_pair_connectivity", "0", "1", 0), ("dmaconn_pair_connectivity", "1", "0", 0),
+                  ("dmaconn_pair_links", "0", "1", 1), ("dmaconn_pair_links", "1", "0", 1)],
+          "disabled XGMI link: connectivity 0 and dmaconn_pair_links 1 per direction (%s)" % got)
     bad = run(cli, "--replay", "/nonexistent.json", "--format", "prometheus")
     check(bad.returncode == 1 and "dmaconn_up 0" in bad.stdout, "a failed detection: exit 1 and dmaconn_up 0")
     promtool(bad.stdout, "failed detection")

@@ -64,7 +64,11 @@ static void dot_line(struct dot_buf *b)
 }
 
 /* s as a DOT quoted string: quotes and backslashes escaped, a newline as
- * DOT's \n, other control characters as spaces, invalid UTF-8 replaced. */
+ * DOT's \n, other control characters as spaces, invalid UTF-8 replaced.
+ * Graphviz reads "&...;" in any label as an entity: '&' is written &amp;,
+ * so that "&#1;" (no character of XML) or "&#xD800;" (a surrogate) stays
+ * text.  U+FFFE and U+FFFF, valid UTF-8 but no characters of XML, become
+ * U+FFFD, or the SVG would not parse. */
 static void dot_quoted(FILE *out, const char *s)
 {
 	char *fixed = cli_utf8_fix(s ? s : "");
@@ -78,7 +82,12 @@ static void dot_quoted(FILE *out, const char *s)
 			fputs("\\n", out);
 		else if (c < 0x20 || c == 0x7f)
 			putc(' ', out);
-		else
+		else if (c == '&')
+			fputs("&amp;", out);
+		else if (c == 0xef && (unsigned char)p[1] == 0xbf && ((unsigned char)p[2] & 0xfe) == 0xbe) {
+			fputs("\xef\xbf\xbd", out);
+			p += 2;
+		} else
 			putc(c, out);
 	}
 	putc('"', out);
@@ -86,6 +95,27 @@ static void dot_quoted(FILE *out, const char *s)
 }
 
 /* ------------------------------------------------------------------ facts */
+
+/* An edge: ends a and c are device indices, or -1 - s for switch node s;
+ * n edges of partitions of the same two cards drawn as one. */
+struct dot_rec {
+	int a, c, forward, n;
+	char *label;
+	const char *color, *extra;
+	double pw;
+	size_t seq;
+};
+
+struct dot_recs {
+	struct dot_rec *v;
+	size_t len, cap;
+	int oom;
+};
+
+/* Above this many edges between devices (partitions of one card drawn as
+ * one node first), dot takes minutes: the graph is a summary instead
+ * (dmaconn(1)).  Edges to a switch do not count: a star draws quickly. */
+#define DOT_MAX_EDGES 256
 
 struct dot {
 	FILE *out;
@@ -101,6 +131,9 @@ struct dot {
 	int *sw_first;                  /* per switch node: its first device */
 	int nsw;
 	int *degraded;                  /* per device: links down beyond its peers' */
+	int *card;                      /* per device: the first partition of its card, or NULL */
+	int *members;                   /* per device: partitions of the card it heads */
+	struct dot_recs *recs;          /* the edges, gathered before they are written */
 };
 
 static const char *dot_dev(const dmaconn_result *r, int i, const char *key)
@@ -336,6 +369,56 @@ static double dot_penwidth(long links)
 	return links >= 6 ? 4.0 : 1.0 + 0.5 * (double)links;
 }
 
+/* Keeps an edge for later (the label copied). */
+static void dot_record(const struct dot *d, int a, int c, const char *label, const char *color, double pw,
+		       const char *extra, int forward)
+{
+	struct dot_recs *rs = d->recs;
+	if (rs->len == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 64;
+		struct dot_rec *v = realloc(rs->v, cap * sizeof(*v));
+		if (!v) {
+			rs->oom = 1;
+			return;
+		}
+		rs->v = v;
+		rs->cap = cap;
+	}
+	char *copy = strdup(label);
+	if (!copy) {
+		rs->oom = 1;
+		return;
+	}
+	rs->v[rs->len] = (struct dot_rec){ .a = a, .c = c, .forward = forward, .n = 1, .label = copy, .color = color,
+					   .extra = extra, .pw = pw, .seq = rs->len };
+	rs->len++;
+}
+
+static void dot_end(FILE *out, int e)
+{
+	if (e >= 0)
+		fprintf(out, "d%d", e);
+	else
+		fprintf(out, "s%d", -1 - e);
+}
+
+static void dot_write_edge(const struct dot *d, const struct dot_rec *e)
+{
+	struct dot_buf b = { 0 };
+	if (e->n > 1)
+		dot_add(&b, "%d partition pairs\n", e->n);
+	dot_add(&b, "%s", e->label);
+	putc('\t', d->out);
+	dot_end(d->out, e->a);
+	fputs(" -- ", d->out);
+	dot_end(d->out, e->c);
+	fputs(" [label=", d->out);
+	dot_quoted(d->out, b.s);
+	fprintf(d->out, ", color=\"%s\", fontcolor=\"%s\", penwidth=%.1f%s%s];\n", e->color, e->color, e->pw,
+		e->extra ? e->extra : "", e->forward ? ", dir=forward" : "");
+	free(b.s);
+}
+
 static void dot_device(const struct dot *d, int i, const char *indent)
 {
 	const dmaconn_result *r = d->r;
@@ -345,7 +428,21 @@ static void dot_device(const struct dot *d, int i, const char *indent)
 	const char *tile = dot_dev(r, i, DMACONN_PROP_TILE);
 	const char *mig = dot_dev(r, i, DMACONN_PROP_MIG);
 	const char *down = dot_dev(r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
-	dot_add(&b, "GPU %d", i);
+	int card = d->card && d->members[i] > 1, warn = d->degraded[i];
+	if (d->card && d->card[i] != i)
+		return; /* drawn as its card */
+	if (card) {
+		struct dot_buf list = { 0 };
+		for (int k = i; k < d->n; k++)
+			if (d->card[k] == i)
+				dot_add(&list, "%s%d", list.len ? "," : "", k);
+		dot_add(&b, "GPUs ");
+		dot_link_list(&b, list.s ? list.s : "");
+		dot_add(&b, " (%d partitions of one card)", d->members[i]);
+		free(list.s);
+	} else {
+		dot_add(&b, "GPU %d", i);
+	}
 	if (tile)
 		dot_add(&b, " (tile %s)", tile);
 	if (d->mpi) {
@@ -368,9 +465,20 @@ static void dot_device(const struct dot *d, int i, const char *indent)
 		dot_add(&b, "NVLink down: link%s ", dot_count_list(down) == 1 ? "" : "s");
 		dot_link_list(&b, down);
 	}
+	/* What joins the card's partitions, one line per kind of edge. */
+	for (size_t k = 0; card && k < d->recs->len; k++) {
+		const struct dot_rec *e = &d->recs->v[k];
+		if (e->a != i || e->c != i)
+			continue;
+		dot_line(&b);
+		dot_add(&b, "partitions (%d pair%s): ", e->n, e->n == 1 ? "" : "s");
+		for (const char *p = e->label; *p; p++)
+			dot_add(&b, *p == '\n' ? ", " : "%c", *p);
+		warn |= !strcmp(e->color, DOT_WARN);
+	}
 	fprintf(d->out, "%sd%d [label=", indent, i);
 	dot_quoted(d->out, b.s);
-	if (d->degraded[i])
+	if (warn)
 		fprintf(d->out, ", color=\"%s\", fontcolor=\"%s\", penwidth=2", DOT_WARN, DOT_WARN);
 	fputs("];\n", d->out);
 	free(b.s);
@@ -443,13 +551,9 @@ static void dot_switch_edge(const struct dot *d, int i)
 		all += d->sw[k] == d->sw[i];
 		before += k < i && d->sw[k] == d->sw[i];
 	}
-	if (all > 2 && before >= (all + 1) / 2)
-		fprintf(d->out, "\ts%d -- d%d [label=", d->sw[i], i);
-	else
-		fprintf(d->out, "\td%d -- s%d [label=", i, d->sw[i]);
-	dot_quoted(d->out, b.s);
-	fprintf(d->out, ", color=\"%s\", fontcolor=\"%s\", penwidth=%.1f%s];\n", warn ? DOT_WARN : DOT_LINK,
-		warn ? DOT_WARN : DOT_LINK, dot_penwidth(links), fabric_ok ? "" : ", style=dashed");
+	int below = all > 2 && before >= (all + 1) / 2;
+	dot_record(d, below ? -1 - d->sw[i] : i, below ? i : -1 - d->sw[i], b.s ? b.s : "", warn ? DOT_WARN : DOT_LINK,
+		   dot_penwidth(links), fabric_ok ? NULL : ", style=dashed", 0);
 	free(b.s);
 }
 
@@ -529,10 +633,7 @@ static void dot_link_label(const struct dot *d, int i, int j, long v, long links
 static void dot_edge(const struct dot *d, int i, int j, const char *label, const char *color, double pw,
 		     const char *extra, int forward)
 {
-	fprintf(d->out, "\td%d -- d%d [label=", i, j);
-	dot_quoted(d->out, label);
-	fprintf(d->out, ", color=\"%s\", fontcolor=\"%s\", penwidth=%.1f%s%s];\n", color, color, pw,
-		extra ? extra : "", forward ? ", dir=forward" : "");
+	dot_record(d, i, j, label ? label : "", color, pw, extra, forward);
 }
 
 /* Whether the pair i -> j is a link the driver reports disabled (KFD). */
@@ -607,6 +708,151 @@ static void dot_pair_edges(const struct dot *d, int i, int j)
 			dot_edge(d, i, j, "MDFI (tiles of one card)", DOT_PCIE, 2.0, NULL, 0);
 	}
 	free(fail.s);
+}
+
+/* Partitions of one card (KFD's partitions, a card's bus id, and host):
+ * card[i] is the first of them.  NULL card where no card has two. */
+static int dot_cards(struct dot *d)
+{
+	int grouped = 0;
+	d->card = malloc(((size_t)d->n + 1) * sizeof(*d->card));
+	d->members = calloc((size_t)d->n + 1, sizeof(*d->members));
+	if (!d->card || !d->members)
+		return -1;
+	for (int i = 0; i < d->n; i++) {
+		const char *bus = dot_dev(d->r, i, DMACONN_PROP_PCI_BUS_ID);
+		d->card[i] = i;
+		for (int k = 0; bus && dot_num(dot_dev(d->r, i, DMACONN_PROP_PARTITIONS), 1) > 1 && k < i; k++)
+			if (d->card[k] == k && dot_num(dot_dev(d->r, k, DMACONN_PROP_PARTITIONS), 1) > 1 &&
+			    dot_same(bus, dot_dev(d->r, k, DMACONN_PROP_PCI_BUS_ID)) &&
+			    dot_same(dot_dev(d->r, i, DMACONN_PROP_HOST), dot_dev(d->r, k, DMACONN_PROP_HOST))) {
+				d->card[i] = k;
+				break;
+			}
+		grouped |= ++d->members[d->card[i]] > 1;
+	}
+	if (!grouped) {
+		free(d->card);
+		free(d->members);
+		d->card = d->members = NULL;
+	}
+	return 0;
+}
+
+/* Orders edges by ends and look; alike ones compare equal. */
+static int dot_rec_key_cmp(const struct dot_rec *a, const struct dot_rec *b)
+{
+	int c;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->c != b->c)
+		return a->c < b->c ? -1 : 1;
+	if (a->forward != b->forward)
+		return a->forward - b->forward;
+	if ((c = strcmp(a->color, b->color)) != 0 || (c = strcmp(a->extra ? a->extra : "", b->extra ? b->extra : "")))
+		return c;
+	if (a->pw != b->pw)
+		return a->pw < b->pw ? -1 : 1;
+	return strcmp(a->label, b->label);
+}
+
+static int dot_rec_cmp(const void *x, const void *y)
+{
+	const struct dot_rec *a = x, *b = y;
+	int c = dot_rec_key_cmp(a, b);
+	return c ? c : a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int dot_seq_cmp(const void *x, const void *y)
+{
+	const struct dot_rec *a = x, *b = y;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Edges of partitions as edges of their cards, alike ones merged (counted
+ * in n), in the order of the first of each. */
+static void dot_merge(struct dot *d)
+{
+	struct dot_recs *rs = d->recs;
+	if (!d->card)
+		return;
+	for (size_t k = 0; k < rs->len; k++) {
+		struct dot_rec *e = &rs->v[k];
+		e->a = e->a >= 0 ? d->card[e->a] : e->a;
+		e->c = e->c >= 0 ? d->card[e->c] : e->c;
+		if (!e->forward && e->a >= 0 && e->c >= 0 && e->a > e->c) {
+			int t = e->a;
+			e->a = e->c;
+			e->c = t;
+		}
+	}
+	qsort(rs->v, rs->len, sizeof(*rs->v), dot_rec_cmp);
+	size_t out = 0;
+	for (size_t k = 0; k < rs->len; k++) {
+		struct dot_rec *e = &rs->v[k];
+		if (out && dot_rec_key_cmp(e, &rs->v[out - 1]) == 0) {
+			rs->v[out - 1].n++;
+			free(e->label);
+			continue;
+		}
+		rs->v[out++] = *e;
+	}
+	rs->len = out;
+	qsort(rs->v, rs->len, sizeof(*rs->v), dot_seq_cmp);
+}
+
+static int dot_kind_cmp(const void *x, const void *y)
+{
+	const struct dot_rec *a = x, *b = y;
+	int c, wa = !strcmp(a->color, DOT_WARN), wb = !strcmp(b->color, DOT_WARN);
+	if (wa != wb)
+		return wb - wa;
+	if ((c = strcmp(a->label, b->label)) != 0)
+		return c;
+	return strcmp(a->color, b->color);
+}
+
+/* Too many edges to draw: one node saying how many of each kind there are
+ * (warnings first), the devices and the edges left out. */
+static void dot_summary(const struct dot *d, size_t edges)
+{
+	struct dot_recs *rs = d->recs;
+	struct dot_buf b = { 0 };
+	int warn = 0, cards = 0;
+	for (int i = 0; i < d->n; i++)
+		cards += !d->card || d->card[i] == i;
+	dot_add(&b, "%d device%s", d->n, d->n == 1 ? "" : "s");
+	if (cards != d->n)
+		dot_add(&b, " on %d card%s", cards, cards == 1 ? "" : "s");
+	dot_add(&b, ", %zu edges between them: more than %d, not drawn (dmaconn --json lists every pair)", edges,
+		DOT_MAX_EDGES);
+	qsort(rs->v, rs->len, sizeof(*rs->v), dot_kind_cmp);
+	int lines = 0;
+	size_t more = 0;
+	for (size_t k = 0; k < rs->len;) {
+		size_t m = k;
+		long count = 0;
+		while (m < rs->len && !strcmp(rs->v[m].label, rs->v[k].label) && !strcmp(rs->v[m].color, rs->v[k].color))
+			count += rs->v[m++].n;
+		warn |= !strcmp(rs->v[k].color, DOT_WARN);
+		if (lines++ < 16) {
+			dot_add(&b, "\n%ld x ", count);
+			for (const char *p = rs->v[k].label; *p; p++)
+				dot_add(&b, *p == '\n' ? ", " : "%c", *p);
+		} else {
+			more++;
+		}
+		k = m;
+	}
+	if (more)
+		dot_add(&b, "\nand %zu other kinds", more);
+	fputs("\tsummary [label=", d->out);
+	dot_quoted(d->out, b.s);
+	fputs(", shape=box", d->out);
+	if (warn)
+		fprintf(d->out, ", color=\"%s\", fontcolor=\"%s\", penwidth=2", DOT_WARN, DOT_WARN);
+	fputs("];\n", d->out);
+	free(b.s);
 }
 
 /* The result to draw: the only one, else cuda/nvlink, rocm/infinity_fabric
@@ -719,23 +965,47 @@ int dc_format_dot(FILE *out, FILE *err, const struct dc_format_input *in)
 	d.p2p_of = d.p2p ? dot_map(r, d.p2p) : NULL;
 	d.verified_of = d.verified ? dot_map(r, d.verified) : NULL;
 	d.degraded = calloc((size_t)d.n + 1, sizeof(*d.degraded));
+	struct dot_recs recs = { 0 };
+	d.recs = &recs;
 	int rc = 0;
-	if (!d.degraded || dot_switches(&d) != 0 || (d.p2p && !d.p2p_of) || (d.verified && !d.verified_of)) {
-		fputs("dmaconn: --format dot: out of memory\n", err);
+	if (!d.degraded || dot_switches(&d) != 0 || dot_cards(&d) != 0 || (d.p2p && !d.p2p_of) ||
+	    (d.verified && !d.verified_of)) {
 		rc = 1;
 	} else {
 		if (d.nvlink)
 			dot_degraded(&d);
-		dot_header(&d, in);
-		dot_nodes(&d);
+		/* The edges first: how many there are decides what is drawn. */
 		for (int i = 0; i < d.n; i++)
 			if (d.sw[i] >= 0)
 				dot_switch_edge(&d, i);
 		for (int i = 0; i < d.n; i++)
 			for (int j = i + 1; j < d.n; j++)
 				dot_pair_edges(&d, i, j);
-		fputs("}\n", out);
+		dot_merge(&d);
+		size_t edges = 0;
+		for (size_t k = 0; k < recs.len; k++)
+			edges += recs.v[k].a >= 0 && recs.v[k].c >= 0 && recs.v[k].a != recs.v[k].c;
+		rc = recs.oom;
+		if (!rc) {
+			dot_header(&d, in);
+			if (edges > DOT_MAX_EDGES) {
+				dot_summary(&d, edges);
+			} else {
+				dot_nodes(&d);
+				for (size_t k = 0; k < recs.len; k++)
+					if (recs.v[k].a != recs.v[k].c)
+						dot_write_edge(&d, &recs.v[k]);
+			}
+			fputs("}\n", out);
+		}
 	}
+	if (rc)
+		fputs("dmaconn: --format dot: out of memory\n", err);
+	for (size_t k = 0; k < recs.len; k++)
+		free(recs.v[k].label);
+	free(recs.v);
+	free(d.card);
+	free(d.members);
 	for (int s = 0; s < d.nsw; s++)
 		free(d.sw_key[s]);
 	free(d.sw_key);

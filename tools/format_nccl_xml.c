@@ -8,8 +8,10 @@
  *         <gpu dev="0" sm="90">
  *           <nvlink target="ffffffff:ff:ff.0" count="18" tclass="0x068000"/>
  *
- * On live hardware a GPU's NUMA node comes from sysfs; in a replay, GPUs
- * that cuda/p2p puts on a SYS path from each other get different ones.
+ * A GPU's NUMA node is its numa_node property: what the kernel's sysfs
+ * says, read as detection reads it (below DMACONN_SYSFS_ROOT, or from a
+ * replay's "files").  In a replay that recorded none, GPUs that cuda/p2p
+ * puts on a SYS path from each other get different ones.
  *
  * One <pci>/<gpu> per NVIDIA GPU under the <cpu> of its NUMA node; dev is
  * the NVML index, sm the compute capability.  A GPU's NVLinks: one element
@@ -21,11 +23,9 @@
  * (PCIe link speed and width, CPU model, GPU rank and GDR) NCCL fills from
  * the live system. */
 #include <ctype.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "format.h"
 
@@ -55,31 +55,20 @@ static int xml_bus_id(const char *s)
 	return 1;
 }
 
-/* The NUMA node of a GPU on this machine (sysfs), or -1. */
-static int xml_sysfs_numa(const char *bus)
-{
-	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-	char path[512], buf[32];
-	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s/numa_node", root ? root : "", bus);
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[got > 0 ? got : 0] = '\0';
-	return got > 0 ? atoi(buf) : -1;
-}
-
-/* numa[i] for every GPU: from sysfs on live hardware; for a replay, the
- * groups of GPUs no SYS path separates (cuda/p2p's path), numbered 0, 1, ... */
+/* numa[i] for every GPU: its numa_node, else -1; for a replay that
+ * recorded none, the groups of GPUs no SYS path separates (cuda/p2p's
+ * path), numbered 0, 1, ... */
 static void xml_numa(const struct dc_format_input *in, const dmaconn_result *r, int *numa)
 {
 	int n = dmaconn_result_size(r);
 	const dmaconn_result *p2p = dc_format_result(in, DMACONN_DEVICE_CUDA, "p2p");
-	int groups = 0;
+	int groups = 0, recorded = 0;
 	for (int i = 0; i < n; i++) {
-		numa[i] = in->replay || in->mpi ? -1 : xml_sysfs_numa(dc_format_device(r, i, DMACONN_PROP_PCI_BUS_ID));
-		if (numa[i] >= 0 || !in->replay)
+		numa[i] = xml_int(r, i, DMACONN_PROP_NUMA_NODE, -1);
+		recorded |= numa[i] >= 0;
+	}
+	for (int i = 0; i < n; i++) {
+		if (recorded || !in->replay)
 			continue;
 		for (int j = 0; j < i && numa[i] < 0; j++) {
 			const char *path = p2p && dmaconn_result_size(p2p) == n

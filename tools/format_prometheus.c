@@ -5,6 +5,7 @@
  * and PCI bus id.  Under --mpi the results span the job, and every device
  * carries its rank and host too. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
@@ -59,29 +60,92 @@ static void prom_head(FILE *out, const char *name, const char *help)
 	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
+/* The labels of every pair series of r: result, then per device its "from"
+ * and its "to" half, each escaped once rather than once per pair (a rack's
+ * result has millions of pairs). */
+struct prom_labels {
+	char *result;
+	char **from, **to;
+	int n;
+};
+
+static char *prom_text(const struct dc_format_input *in, const dmaconn_result *r, int i, const char *side)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+	if (!f)
+		return NULL;
+	if (side)
+		prom_device_labels(f, in, r, i, side);
+	else
+		prom_result_labels(f, r);
+	if (fclose(f) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void prom_labels_free(struct prom_labels *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		free(l->from[i]);
+		free(l->to[i]);
+	}
+	free(l->from);
+	free(l->to);
+	free(l->result);
+}
+
+static int prom_labels_make(struct prom_labels *l, const struct dc_format_input *in, const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	*l = (struct prom_labels){ .result = prom_text(in, r, 0, NULL) };
+	l->from = calloc((size_t)n + 1, sizeof(*l->from));
+	l->to = calloc((size_t)n + 1, sizeof(*l->to));
+	if (!l->result || !l->from || !l->to) {
+		prom_labels_free(l);
+		return -1;
+	}
+	for (; l->n < n; l->n++) {
+		l->from[l->n] = prom_text(in, r, l->n, "from");
+		l->to[l->n] = prom_text(in, r, l->n, "to");
+		if (!l->from[l->n] || !l->to[l->n]) {
+			l->n++;
+			prom_labels_free(l);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* One gauge per pair of distinct devices of every result value() answers
- * for (>= 0). */
-static void prom_pairs(FILE *out, const struct dc_format_input *in, const char *name, const char *help,
-		       int (*value)(const dmaconn_result *, int, int))
+ * for (>= 0); -1 when out of memory. */
+static int prom_pairs(FILE *out, const struct dc_format_input *in, const char *name, const char *help,
+		      int (*value)(const dmaconn_result *, int, int))
 {
 	int head = 0;
 	for (int k = 0; k < in->count; k++) {
 		const dmaconn_result *r = in->results[k];
 		int n = dmaconn_result_size(r);
+		struct prom_labels l = { 0 };
+		int made = 0;
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < n; j++) {
 				int v = i == j ? -1 : value(r, i, j);
 				if (v < 0)
 					continue;
+				if (!made++ && prom_labels_make(&l, in, r) != 0)
+					return -1;
 				if (!head++)
 					prom_head(out, name, help);
-				fprintf(out, "%s{", name);
-				prom_result_labels(out, r);
-				prom_device_labels(out, in, r, i, "from");
-				prom_device_labels(out, in, r, j, "to");
-				fprintf(out, "} %d\n", v);
+				fprintf(out, "%s{%s%s%s} %d\n", name, l.result, l.from[i], l.to[j], v);
 			}
+		if (made)
+			prom_labels_free(&l);
 	}
+	return 0;
 }
 
 static int prom_connectivity(const dmaconn_result *r, int i, int j)
@@ -99,9 +163,16 @@ static int prom_verified(const dmaconn_result *r, int i, int j)
 	return !strcmp(v, "pass") ? 1 : !strcmp(v, "fail") || !strcmp(v, "hang") ? 0 : -1;
 }
 
+/* The link count where it is not the connectivity entry already (NVLink's
+ * matrix counts the links: one series says both). */
+static int prom_links(const dmaconn_result *r, int i, int j)
+{
+	int links = dc_format_links(r, i, j);
+	return links >= 0 && links != prom_connectivity(r, i, j) ? links : -1;
+}
+
 int dc_format_prometheus(FILE *out, FILE *err, const struct dc_format_input *in)
 {
-	(void)err;
 	prom_head(out, "dmaconn_up", "Whether every detection ran (1) or one failed (0).");
 	fprintf(out, "dmaconn_up %d\n", in->error ? 0 : 1);
 	prom_head(out, "dmaconn_detection_duration_seconds", "Wall time of the detection run.");
@@ -127,13 +198,19 @@ int dc_format_prometheus(FILE *out, FILE *err, const struct dc_format_input *in)
 			fprintf(out, "} %d\n", dmaconn_result_warning_count(in->results[k]));
 		}
 	}
-	prom_pairs(out, in, "dmaconn_pair_links", "Links between the two devices (NVLink, XGMI or Xe Link).",
-		   dc_format_links);
-	prom_pairs(out, in, "dmaconn_pair_connectivity",
-		   "The connectivity matrix entry of the pair (0: no DMA connectivity; see dmaconn(1)).",
-		   prom_connectivity);
-	prom_pairs(out, in, "dmaconn_pair_verified",
-		   "Whether the pair passed (1) or failed or hung (0) the functional check; absent without a verdict.",
-		   prom_verified);
+	if (prom_pairs(out, in, "dmaconn_pair_connectivity",
+		       "The connectivity matrix entry of the pair (0: no DMA connectivity; for cuda/nvlink the "
+		       "NVLink count; see dmaconn(1)).",
+		       prom_connectivity) != 0 ||
+	    prom_pairs(out, in, "dmaconn_pair_links",
+		       "Links between the two devices (NVLink, XGMI or Xe Link), where not the connectivity entry.",
+		       prom_links) != 0 ||
+	    prom_pairs(out, in, "dmaconn_pair_verified",
+		       "Whether the pair passed (1) or failed or hung (0) the functional check; absent without a "
+		       "verdict.",
+		       prom_verified) != 0) {
+		fputs("dmaconn: --format prometheus: out of memory\n", err);
+		return 1;
+	}
 	return 0;
 }

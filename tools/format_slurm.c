@@ -24,6 +24,14 @@ static void slurm_type(char *out, size_t len, const char *name)
 	out[n] = '\0';
 }
 
+/* s in a comment line: a control character (a newline would start a line
+ * slurmd reads as configuration) becomes '?'. */
+static void slurm_comment(FILE *out, const char *s)
+{
+	for (; s && *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+}
+
 static int slurm_index(const dmaconn_result *r, int i)
 {
 	const char *v = dmaconn_result_device_get(r, i, DMACONN_PROP_NVML_INDEX);
@@ -102,9 +110,14 @@ int dc_format_slurm(FILE *out, FILE *err, const struct dc_format_input *in)
 		free(order);
 		return 1;
 	}
-	fprintf(out, "# dmaconn: %d NVIDIA GPU%s; Links= from %s/%s%s%s\n", n, n == 1 ? "" : "s",
-		dmaconn_device_type_name(dmaconn_result_device_type(r)), dmaconn_result_connection_type(r),
-		in->replay ? ", replay of " : "", in->replay ? in->replay : "");
+	fprintf(out, "# dmaconn: %d NVIDIA GPU%s; Links= from %s/", n, n == 1 ? "" : "s",
+		dmaconn_device_type_name(dmaconn_result_device_type(r)));
+	slurm_comment(out, dmaconn_result_connection_type(r));
+	if (in->replay) {
+		fputs(", replay of ", out);
+		slurm_comment(out, in->replay);
+	}
+	fputc('\n', out);
 	if (unknown) {
 		fprintf(out, "# dmaconn: %d of %d GPUs have no known minor number (not recorded, or NVML did not say): "
 			"their File= assumes /dev/nvidia<NVML index>; check with ls -l /dev/nvidia[0-9]*\n", unknown, n);

@@ -17,7 +17,7 @@ PROPERTY_TYPES: Dict[str, type] = {
     **dict.fromkeys(
         (
             "nvml_index", "minor_number", "nvlink_active_links", "nvlink_switch_links", "clique_id",
-            "kfd_node", "gfx_target_version", "partition", "partitions",
+            "numa_node", "kfd_node", "gfx_target_version", "partition", "partitions",
             "level_zero_driver", "level_zero_index", "tile", "tiles",
             "rank", "node", "local_ordinal",
             "nvlink_links", "nvlink_direct_links", "hops", "weight", "min_bandwidth_mbs", "max_bandwidth_mbs",

@@ -753,6 +753,21 @@ static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_f
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLIQUE_ID, buf);
 }
 
+/* The GPU's NUMA node as the kernel gives it (a replay: as recorded), where
+ * it gives one (-1: none). */
+static void set_numa_node(dmaconn_builder *b, int ordinal, const char *bus)
+{
+	char path[96], buf[32], *end;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", bus);
+	if (dc_read_file(path, buf, sizeof(buf)) <= 0)
+		return;
+	long node = strtol(buf, &end, 10);
+	if (end == buf || (*end && *end != '\n') || node < 0 || node > 65535)
+		return;
+	snprintf(buf, sizeof(buf), "%ld", node);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NUMA_NODE, buf);
+}
+
 static void set_identity(dmaconn_builder *b, const struct session *s, int ordinal)
 {
 	const struct dc_slot *slot = &s->slots[ordinal];
@@ -763,6 +778,7 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, g->name);
 		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, bus);
 		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, g->uuid);
+		set_numa_node(b, ordinal, bus);
 		if (s->m->vendor_ok) {
 			snprintf(num, sizeof(num), "%d", slot->index);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVML_INDEX, num);
@@ -788,6 +804,7 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, g->name);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, bus);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG_PARENT_UUID, g->uuid);
+			set_numa_node(b, ordinal, bus);
 		}
 	}
 }
