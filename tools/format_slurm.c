@@ -2,9 +2,10 @@
 /* --format slurm: gres.conf lines for this node's NVIDIA GPUs, one per GPU,
  * each with its Links= (gres.conf(5)): the NVLink count to GPU 0, 1, ...
  * in the order of the lines, -1 for the GPU itself, 0 for no connection.
- * Lines are in NVML index order, File=/dev/nvidiaN with N the NVML index,
- * which is the device's minor number on a node that numbers them alike;
- * Type= is the model name as Slurm's NVML autodetection spells it (lower
+ * File=/dev/nvidiaN with N the device's minor number (NVML's answer, the
+ * NVML index where none is known, said in a comment), lines in that order
+ * since slurmd numbers a GPU by its device file; the header comment holds
+ * no control character, whatever the replay path; Type= is the model name as Slurm's NVML autodetection spells it (lower
  * case, "NVIDIA " dropped, others characters '_'). */
 #include <ctype.h>
 #include <stdio.h>
