@@ -187,15 +187,29 @@ struct dev {
 	const char *name, *bus, *uuid, *fabric;
 };
 
+/* One pair of the expectation: a Jansson object (of the verify member), or
+ * the text of one in the file (the results' pairs are read without being
+ * built: a rack's file holds millions, and Jansson's objects cost a
+ * kilobyte each). */
+struct exp_pair {
+	int from, to;
+	json_t *obj;
+	size_t at, len;     /* in the file's text, without obj */
+	double gbps, links; /* nvlink_gbps and nvlink_links read with it */
+	unsigned char has_gbps, has_links; /* 1: a number; links: an integer */
+};
+
 /* One result of the expectation file. */
 struct expected {
 	const char *type, *conn;
 	int n;
-	int *matrix;      /* n*n; NULL for the verify member (no matrix) */
-	struct dev *devs; /* n */
-	json_t *pairs;    /* [{from, to, ...}], each index below n */
-	int *pair_at;     /* n*n: 1 + the pair (i, j)'s place in pairs, or 0 */
-	int verify_doc;   /* from a `dmaconn --verify --json` document */
+	int *matrix;            /* n*n; NULL for the verify member (no matrix) */
+	struct dev *devs;       /* n */
+	struct exp_pair *pairs; /* each index below n */
+	int npairs;
+	int *pair_at;           /* n*n: 1 + the pair (i, j)'s place in pairs, or 0 */
+	const char *text;       /* the file's text, where the pairs are */
+	json_t *vpairs;         /* the verify member's pairs, in the result's words */
 };
 
 static void check_expected_free(struct expected *e)
@@ -203,14 +217,316 @@ static void check_expected_free(struct expected *e)
 	free(e->matrix);
 	free(e->devs);
 	free(e->pair_at);
-	if (e->verify_doc)
-		json_decref(e->pairs);
+	free(e->pairs);
+	json_decref(e->vpairs);
 }
 
 static const char *check_jstr(json_t *o, const char *key)
 {
 	const char *s = json_string_value(json_object_get(o, key));
 	return s ? s : "";
+}
+
+/* ------------------------------------------------------ the file's text */
+
+/* Whitespace, as JSON has it. */
+static const char *js_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* The string at p (at its quote): the text after it, or NULL when it is
+ * malformed.  Decoded into out[len] when out is given (truncated; a
+ * character beyond ASCII as '?'). */
+static const char *js_string(const char *p, const char *end, char *out, size_t len)
+{
+	size_t n = 0;
+	if (p >= end || *p++ != '"')
+		return NULL;
+	while (p < end && *p != '"') {
+		if (*p != '\\' && (unsigned char)*p >= 0x20) {
+			/* The common case, nothing to decode. */
+			if (out && n + 1 < len)
+				out[n++] = *p;
+			p++;
+			continue;
+		}
+		char c = *p++;
+		if ((unsigned char)c < 0x20)
+			return NULL;
+		if (c == '\\') {
+			if (p >= end)
+				return NULL;
+			c = *p++;
+			switch (c) {
+			case '"': case '\\': case '/': break;
+			case 'b': c = '\b'; break;
+			case 'f': c = '\f'; break;
+			case 'n': c = '\n'; break;
+			case 'r': c = '\r'; break;
+			case 't': c = '\t'; break;
+			case 'u': {
+				unsigned v = 0;
+				for (int k = 0; k < 4; k++, p++) {
+					if (p >= end || !strchr("0123456789abcdefABCDEF", *p) || !*p)
+						return NULL;
+					v = v * 16 + (unsigned)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+				}
+				c = v < 0x80 ? (char)v : '?';
+				break;
+			}
+			default:
+				return NULL;
+			}
+		}
+		if (out && n + 1 < len)
+			out[n++] = c;
+	}
+	if (out && len)
+		out[n] = '\0';
+	return p < end ? p + 1 : NULL;
+}
+
+/* The number at p: the text after it, or NULL. */
+static const char *js_number(const char *p, const char *end)
+{
+	const char *s = p;
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0')
+		p++;
+	else if (p < end && *p >= '1' && *p <= '9')
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	else
+		return NULL;
+	if (p < end && *p == '.') {
+		const char *d = ++p;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+		if (p == d)
+			return NULL;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		const char *d = p;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+		if (p == d)
+			return NULL;
+	}
+	return p > s ? p : NULL;
+}
+
+/* Any value at p: the text after it, or NULL. */
+static const char *js_skip(const char *p, const char *end, int depth)
+{
+	if (p >= end || depth > 64)
+		return NULL;
+	if (*p == '"')
+		return js_string(p, end, NULL, 0);
+	if (*p == '{' || *p == '[') {
+		char close = *p == '{' ? '}' : ']';
+		int object = *p == '{';
+		p = js_ws(p + 1, end);
+		if (p < end && *p == close)
+			return p + 1;
+		for (;;) {
+			if (object) {
+				p = js_string(p, end, NULL, 0);
+				if (!p || (p = js_ws(p, end)) >= end || *p != ':')
+					return NULL;
+				p = js_ws(p + 1, end);
+			}
+			if (!(p = js_skip(p, end, depth + 1)) || (p = js_ws(p, end)) >= end)
+				return NULL;
+			if (*p == close)
+				return p + 1;
+			if (*p != ',')
+				return NULL;
+			p = js_ws(p + 1, end);
+		}
+	}
+	if (*p == '-' || (*p >= '0' && *p <= '9'))
+		return js_number(p, end);
+	static const char *const words[] = { "true", "false", "null" };
+	for (int k = 0; k < 3; k++) {
+		size_t n = strlen(words[k]);
+		if ((size_t)(end - p) >= n && !memcmp(p, words[k], n))
+			return p + n;
+	}
+	return js_number(p, end);
+}
+
+/* Walks the members of the object at p, calling fn on each (key decoded,
+ * value's text); the text after the object, or NULL when it is malformed
+ * or fn says stop (-1). */
+static const char *js_members(const char *p, const char *end,
+			      int (*fn)(const char *key, const char *value, const char *value_end, void *ctx), void *ctx)
+{
+	char key[64];
+	if (p >= end || *p != '{')
+		return NULL;
+	p = js_ws(p + 1, end);
+	if (p < end && *p == '}')
+		return p + 1;
+	for (;;) {
+		if (!(p = js_string(p, end, key, sizeof(key))) || (p = js_ws(p, end)) >= end || *p != ':')
+			return NULL;
+		const char *v = js_ws(p + 1, end);
+		if (!(p = js_skip(v, end, 1)) || (fn && fn(key, v, p, ctx) < 0) || (p = js_ws(p, end)) >= end)
+			return NULL;
+		if (*p == '}')
+			return p + 1;
+		if (*p != ',')
+			return NULL;
+		p = js_ws(p + 1, end);
+	}
+}
+
+/* Where the "pairs" of each of the document's results are in its text:
+ * ranges[k] for results[k] (len 0: none), found by walking it as Jansson
+ * reads it. */
+struct js_range {
+	size_t at, len;
+};
+
+struct js_doc {
+	const char *text;
+	struct js_range *ranges;
+	size_t nranges, cap;
+	int in_result; /* walking a result's members */
+};
+
+static int js_result_member(const char *key, const char *v, const char *v_end, void *ctx)
+{
+	struct js_doc *d = ctx;
+	if (!strcmp(key, "pairs") && *v == '[') {
+		d->ranges[d->nranges - 1].at = (size_t)(v - d->text);
+		d->ranges[d->nranges - 1].len = (size_t)(v_end - v);
+	}
+	return 0;
+}
+
+static int js_doc_member(const char *key, const char *v, const char *v_end, void *ctx)
+{
+	struct js_doc *d = ctx;
+	if (strcmp(key, "results") || *v != '[')
+		return 0;
+	d->nranges = 0; /* a repeated key: Jansson refuses the file */
+	const char *p = js_ws(v + 1, v_end);
+	while (p < v_end && *p != ']') {
+		if (d->nranges == d->cap) {
+			size_t cap = d->cap ? d->cap * 2 : 8;
+			struct js_range *r = realloc(d->ranges, cap * sizeof(*r));
+			if (!r)
+				return -1;
+			d->ranges = r;
+			d->cap = cap;
+		}
+		d->ranges[d->nranges].at = d->ranges[d->nranges].len = 0;
+		d->nranges++;
+		const char *q = *p == '{' ? js_members(p, v_end, js_result_member, d) : js_skip(p, v_end, 2);
+		if (!q)
+			return -1;
+		p = js_ws(q, v_end);
+		p = p < v_end && *p == ',' ? js_ws(p + 1, v_end) : p;
+	}
+	return 0;
+}
+
+/* Jansson reads the document with each result's pairs as [] (the rest of
+ * the range blank): they are read from the text. */
+struct js_feed {
+	const char *text;
+	size_t len, at;
+	const struct js_range *ranges;
+	size_t nranges, next;
+};
+
+static size_t js_feed(void *buffer, size_t buflen, void *data)
+{
+	struct js_feed *f = data;
+	char *out = buffer;
+	size_t n = 0;
+	while (n < buflen && f->at < f->len) {
+		while (f->next < f->nranges && (!f->ranges[f->next].len ||
+						f->at >= f->ranges[f->next].at + f->ranges[f->next].len))
+			f->next++;
+		const struct js_range *r = f->next < f->nranges ? &f->ranges[f->next] : NULL;
+		if (r && f->at >= r->at) {
+			/* "[]", then only the range's line ends, for Jansson's
+			 * line numbers. */
+			size_t off = f->at - r->at;
+			const char *nl = off < 2 ? NULL : memchr(f->text + f->at, '\n', r->len - off);
+			if (off < 2) {
+				out[n++] = off == 0 ? '[' : ']';
+				f->at++;
+			} else if (nl) {
+				out[n++] = '\n';
+				f->at = (size_t)(nl - f->text) + 1;
+			} else {
+				f->at = r->at + r->len;
+			}
+			continue;
+		}
+		size_t stop = r ? r->at : f->len, take = stop - f->at;
+		take = take > buflen - n ? buflen - n : take;
+		memcpy(out + n, f->text + f->at, take);
+		n += take;
+		f->at += take;
+	}
+	return n;
+}
+
+/* The value of key in the pair's object text (the object was checked). */
+struct js_find {
+	const char *key, *value, *end;
+};
+
+static int js_find_member(const char *key, const char *v, const char *v_end, void *ctx)
+{
+	struct js_find *f = ctx;
+	if (f->value || strcmp(key, f->key))
+		return 0;
+	f->value = v;
+	f->end = v_end;
+	return -1; /* found: stop */
+}
+
+static const char *js_member(const char *obj, size_t len, const char *key, const char **value_end)
+{
+	struct js_find f = { key, NULL, NULL };
+	js_members(obj, obj + len, js_find_member, &f);
+	*value_end = f.end;
+	return f.value;
+}
+
+/* The pair's string member key, decoded into buf, or NULL. */
+static const char *exp_str(const struct expected *e, const struct exp_pair *p, const char *key, char *buf,
+			   size_t len)
+{
+	if (p->obj)
+		return json_string_value(json_object_get(p->obj, key));
+	const char *end, *v = js_member(e->text + p->at, p->len, key, &end);
+	return v && *v == '"' && js_string(v, end, buf, len) ? buf : NULL;
+}
+
+/* A number's text as a double (*integer: written as one), or -1. */
+static int js_double(const char *v, const char *end, double *out, int *integer)
+{
+	char num[64];
+	if ((*v != '-' && (*v < '0' || *v > '9')) || (size_t)(end - v) >= sizeof(num))
+		return -1;
+	memcpy(num, v, (size_t)(end - v));
+	num[end - v] = '\0';
+	*integer = !strpbrk(num, ".eE");
+	*out = strtod(num, NULL);
+	return 0;
 }
 
 /* A pair's index member: an integer in [0, n), else -1. */
@@ -221,45 +537,104 @@ static int check_index(json_t *p, const char *key, int n)
 	return json_is_integer(v) && i >= 0 && i < n ? (int)i : -1;
 }
 
-/* Indexes e->pairs, each pair's indices below e->n; 0, or -1 with why. */
-static int check_index_pairs(struct expected *e, char *why, size_t len)
+/* Reads one pair of a result's text: its indices, below n. */
+struct js_pair {
+	int n, from, to;
+	struct exp_pair *pair;
+};
+
+static int js_pair_member(const char *key, const char *v, const char *v_end, void *ctx)
 {
-	size_t k;
-	json_t *p;
-	if (!e->pairs || !json_array_size(e->pairs))
+	struct js_pair *p = ctx;
+	int *at = !strcmp(key, "from") ? &p->from : !strcmp(key, "to") ? &p->to : NULL, integer;
+	if (!strcmp(key, DMACONN_PROP_NVLINK_GBPS) && !p->pair->has_gbps)
+		p->pair->has_gbps = js_double(v, v_end, &p->pair->gbps, &integer) == 0;
+	if (!strcmp(key, DMACONN_PROP_NVLINK_LINKS) && !p->pair->has_links)
+		p->pair->has_links = js_double(v, v_end, &p->pair->links, &integer) == 0 && integer;
+	if (!at)
 		return 0;
-	if (!json_is_array(e->pairs) || json_array_size(e->pairs) >= INT_MAX) {
-		snprintf(why, len, "%s/%s: pairs is not a list", e->type, e->conn);
-		return -1;
-	}
-	if (!e->verify_doc && !(e->pair_at = calloc((size_t)e->n * (size_t)e->n + 1, sizeof(int)))) {
-		snprintf(why, len, "out of memory");
-		return -1;
-	}
-	json_array_foreach(e->pairs, k, p)
-	{
-		int i = check_index(p, "from", e->n), j = check_index(p, "to", e->n);
-		if (i < 0 || j < 0) {
-			snprintf(why, len, "%s/%s: pair %zu: from and to are not device indices below %d", e->type, e->conn,
-				 k, e->n);
+	long long x = -1;
+	const char *d = v;
+	while (d < v_end && *d >= '0' && *d <= '9' && x < CHECK_MAX_DEVICES)
+		x = (x < 0 ? 0 : x * 10) + (*d++ - '0');
+	*at = d == v_end && x >= 0 && x < p->n ? (int)x : -2; /* -2: not an index below n */
+	return 0;
+}
+
+/* The pairs of a result, from the file's text; 0, or -1 with why. */
+static int check_text_pairs(struct expected *e, const char *text, const struct js_range *r, char *why, size_t len)
+{
+	const char *p = text + r->at, *end = p + r->len;
+	size_t cap = 0;
+	e->text = text;
+	p = js_ws(p + 1, end);
+	while (p < end && *p != ']') {
+		struct exp_pair got = { 0 };
+		struct js_pair jp = { e->n, -1, -1, &got };
+		const char *q = *p == '{' ? js_members(p, end, js_pair_member, &jp) : NULL;
+		if (!q || jp.from < 0 || jp.to < 0) {
+			snprintf(why, len, "%s/%s: pair %d: from and to are not device indices below %d", e->type, e->conn,
+				 e->npairs, e->n);
 			return -1;
 		}
-		if (e->pair_at && !e->pair_at[i * e->n + j])
-			e->pair_at[i * e->n + j] = (int)k + 1; /* the first one counts */
+		if ((size_t)e->npairs == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct exp_pair *grown = cap < INT_MAX ? realloc(e->pairs, cap * sizeof(*grown)) : NULL;
+			if (!grown) {
+				snprintf(why, len, "out of memory");
+				return -1;
+			}
+			e->pairs = grown;
+		}
+		got.from = jp.from;
+		got.to = jp.to;
+		got.at = (size_t)(p - text);
+		got.len = (size_t)(q - p);
+		e->pairs[e->npairs++] = got;
+		p = js_ws(q, end);
+		int comma = p < end && *p == ',';
+		if (comma && (p = js_ws(p + 1, end)) < end && *p == '{')
+			continue;
+		if (comma || p >= end || *p != ']') {
+			snprintf(why, len, "%s/%s: pairs is malformed after pair %d", e->type, e->conn, e->npairs - 1);
+			return -1;
+		}
 	}
 	return 0;
 }
 
-/* Reads one "results" entry; 0, or -1 with why. */
-static int check_read_result(json_t *r, struct expected *e, char *why, size_t len)
+/* Indexes e->pairs by (from, to): the first one counts. */
+static int check_index_pairs(struct expected *e, char *why, size_t len)
+{
+	if (!e->npairs || !e->matrix)
+		return 0; /* the verify member's pairs are walked, not looked up */
+	if (!(e->pair_at = calloc((size_t)e->n * (size_t)e->n + 1, sizeof(int)))) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	for (int k = 0; k < e->npairs; k++) {
+		int *at = &e->pair_at[e->pairs[k].from * e->n + e->pairs[k].to];
+		*at = *at ? *at : k + 1;
+	}
+	return 0;
+}
+
+/* Reads one "results" entry (its pairs from the file's text where range
+ * says); 0, or -1 with why. */
+static int check_read_result(json_t *r, const char *text, const struct js_range *range, struct expected *e,
+			     char *why, size_t len)
 {
 	json_t *m = json_object_get(r, "matrix"), *d = json_object_get(r, "devices");
+	json_t *pairs = json_object_get(r, "pairs");
 	e->type = json_string_value(json_object_get(r, "device_type"));
 	e->conn = json_string_value(json_object_get(r, "connection_type"));
-	e->pairs = json_object_get(r, "pairs");
 	if (!e->type || !e->conn || !json_is_array(m) || !json_is_array(d) ||
 	    json_array_size(m) != json_array_size(d) || json_array_size(d) > CHECK_MAX_DEVICES) {
 		snprintf(why, len, "a result lacks device_type, connection_type, or a matrix as large as its devices");
+		return -1;
+	}
+	if (pairs && (!json_is_array(pairs) || json_array_size(pairs))) {
+		snprintf(why, len, "%s/%s: pairs is not a list", e->type, e->conn);
 		return -1;
 	}
 	e->n = (int)json_array_size(d);
@@ -294,14 +669,16 @@ static int check_read_result(json_t *r, struct expected *e, char *why, size_t le
 		e->devs[i].uuid = check_jstr(dev, DMACONN_PROP_UUID);
 		e->devs[i].fabric = check_jstr(dev, DMACONN_PROP_FABRIC_STATE);
 	}
+	if (range && range->len && check_text_pairs(e, text, range, why, len) != 0)
+		return -1;
 	return check_index_pairs(e, why, len);
 }
 
 /* The pair (i, j) of the expectation, or NULL. */
-static json_t *check_exp_pair(const struct expected *e, int i, int j)
+static const struct exp_pair *check_exp_pair(const struct expected *e, int i, int j)
 {
 	int at = e->pair_at ? e->pair_at[i * e->n + j] : 0;
-	return at ? json_array_get(e->pairs, (size_t)at - 1) : NULL;
+	return at ? &e->pairs[at - 1] : NULL;
 }
 
 /* The helper's words for a capability in a --verify document, and the
@@ -323,10 +700,9 @@ static int check_read_verify(json_t *doc, struct expected *e, char *why, size_t 
 	json_t *v = json_object_get(doc, "verify"), *pairs = json_object_get(v, "pairs"), *p;
 	if (!v)
 		return 0;
-	e->verify_doc = 1;
 	e->type = json_string_value(json_object_get(v, "device_type"));
 	e->conn = DMACONN_PROP_VERIFIED;
-	if (!e->type || !json_is_array(pairs)) {
+	if (!e->type || !json_is_array(pairs) || json_array_size(pairs) >= INT_MAX) {
 		snprintf(why, len, "its verify member is malformed");
 		return -1;
 	}
@@ -342,7 +718,9 @@ static int check_read_verify(json_t *doc, struct expected *e, char *why, size_t 
 		e->n = a >= e->n ? a + 1 : e->n;
 		e->n = b >= e->n ? b + 1 : e->n;
 	}
-	if (!(e->pairs = json_array()) || !(e->devs = calloc((size_t)e->n + 1, sizeof(*e->devs)))) {
+	e->npairs = (int)json_array_size(pairs);
+	if (!(e->vpairs = json_array()) || !(e->devs = calloc((size_t)e->n + 1, sizeof(*e->devs))) ||
+	    !(e->pairs = calloc((size_t)e->npairs + 1, sizeof(*e->pairs)))) {
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
@@ -351,28 +729,38 @@ static int check_read_verify(json_t *doc, struct expected *e, char *why, size_t 
 	json_array_foreach(pairs, k, p)
 	{
 		json_t *q = json_object();
-		json_object_set(q, "from", json_object_get(p, "from"));
-		json_object_set(q, "to", json_object_get(p, "to"));
-		json_object_set(q, DMACONN_PROP_VERIFIED, json_object_get(p, "status"));
+		json_object_set_new(q, DMACONN_PROP_VERIFIED, json_copy(json_object_get(p, "status")));
 		for (size_t c = 0; c < sizeof(check_helper_caps) / sizeof(check_helper_caps[0]); c++) {
 			const char *got = json_string_value(json_object_get(p, check_helper_caps[c][0]));
 			json_object_set_new(q, check_helper_caps[c][1],
 					    json_string(!got ? "not_run" : !strcmp(got, "1") ? "yes" : "no"));
 		}
-		json_array_append_new(e->pairs, q);
+		json_array_append_new(e->vpairs, q);
+		e->pairs[k] = (struct exp_pair){ .from = check_index(p, "from", e->n), .to = check_index(p, "to", e->n),
+						 .obj = q };
 	}
-	return check_index_pairs(e, why, len) ? -1 : 1;
+	return 1;
 }
 
-static const char *check_json_get(const char *key, void *ctx)
+struct exp_get {
+	const struct expected *e;
+	const struct exp_pair *p;
+	char buf[8][64];
+	int next;
+};
+
+static const char *check_exp_get(const char *key, void *ctx)
 {
-	return json_string_value(json_object_get(ctx, key));
+	struct exp_get *g = ctx;
+	char *buf = g->buf[g->next++ % 8];
+	return exp_str(g->e, g->p, key, buf, sizeof(g->buf[0]));
 }
 
 /* Whether the expectation's pair passed verification: the library's rule. */
-static int check_exp_passed(json_t *p)
+static int check_exp_passed(const struct expected *e, const struct exp_pair *p)
 {
-	return dmaconn_verified_passed(check_json_get, p);
+	struct exp_get g = { e, p, { { 0 } }, 0 };
+	return dmaconn_verified_passed(check_exp_get, &g);
 }
 
 /* ------------------------------------------------------------- this node */
@@ -535,14 +923,9 @@ static void check_match(const struct expected *e, const struct dev *nd, int n, i
 /* Whether the verified result e holds a pass to compare. */
 static int check_expects_pass(const struct expected *e)
 {
-	size_t k;
-	json_t *p;
-	json_array_foreach(e->pairs, k, p)
-	{
-		if (json_integer_value(json_object_get(p, "from")) != json_integer_value(json_object_get(p, "to")) &&
-		    check_exp_passed(p))
+	for (int k = 0; k < e->npairs; k++)
+		if (e->pairs[k].from != e->pairs[k].to && check_exp_passed(e, &e->pairs[k]))
 			return 1;
-	}
 	return 0;
 }
 
@@ -562,15 +945,12 @@ static void check_verdicts(struct check *c, const struct expected *e, const dmac
 			   const int *map, const char *label, int verify)
 {
 	int absent = 0;
-	size_t k;
-	json_t *p;
 	char ga[96], gb[96];
-	json_array_foreach(e->pairs, k, p)
-	{
-		int i = (int)json_integer_value(json_object_get(p, "from"));
-		int j = (int)json_integer_value(json_object_get(p, "to"));
+	for (int k = 0; k < e->npairs; k++) {
+		const struct exp_pair *p = &e->pairs[k];
+		int i = p->from, j = p->to;
 		if (i == j || map[i] < 0 || map[j] < 0 || (e->pair_at && check_exp_pair(e, i, j) != p) ||
-		    !check_exp_passed(p))
+		    !check_exp_passed(e, p))
 			continue;
 		struct node_pair at = { r, map[i], map[j] };
 		if (dmaconn_verified_passed(check_node_get, &at))
@@ -615,17 +995,18 @@ static void check_matrix(struct check *c, const struct expected *e, const dmacon
 					  check_gpu(gb, sizeof(gb), fj, &nd[fj]), want, got);
 			/* Link speed, where both know it: per link, as fewer links are
 			 * said by the nvlink matrix. */
-			json_t *ep = check_exp_pair(e, i, j), *ws = json_object_get(ep, DMACONN_PROP_NVLINK_GBPS);
-			if (!json_is_number(ws) || got <= 0)
+			const struct exp_pair *ep = check_exp_pair(e, i, j);
+			if (!ep || got <= 0 || !ep->has_gbps)
 				continue;
-			json_t *wl = json_object_get(ep, DMACONN_PROP_NVLINK_LINKS);
+			double w = ep->gbps, wl = ep->links;
+			int links_known = ep->has_links && wl > 0;
 			const char *gs = dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_NVLINK_GBPS);
 			const char *gl = dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_NVLINK_LINKS);
 			if (!gs)
 				continue;
-			double w = json_number_value(ws), g = strtod(gs, NULL);
-			int per_link = json_integer_value(wl) > 0 && gl && atoi(gl) > 0;
-			if (per_link && (w /= (double)json_integer_value(wl)) > 0)
+			double g = strtod(gs, NULL);
+			int per_link = links_known && gl && atoi(gl) > 0;
+			if (per_link && (w /= wl) > 0)
 				g /= atoi(gl);
 			if (g + 0.05 < w)
 				check_say(c, CHECK_CRITICAL, "%s %s %s %s: slower links: expected %.1f GB/s%s, found %.1f GB/s",
@@ -852,9 +1233,10 @@ static int check_report(const struct check *c, int json, int quiet)
 }
 
 /* The expectation file, refusing what is not a regular file (a FIFO would
- * wait for a writer forever, a device could be read without end); NULL
- * with why. */
-static json_t *check_load(const char *file, char *why, size_t len)
+ * wait for a writer forever, a device could be read without end): its
+ * text, and the document Jansson reads with the results' pairs as [] (they
+ * are in d->ranges); NULL with why. */
+static json_t *check_load(const char *file, struct js_doc *d, size_t *size, char *why, size_t len)
 {
 	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
@@ -867,9 +1249,45 @@ static json_t *check_load(const char *file, char *why, size_t len)
 		close(fd);
 		return NULL;
 	}
-	json_error_t jerr;
-	json_t *doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &jerr);
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	char *text = malloc(cap);
+	for (ssize_t got = 1; text && got > 0; n += (size_t)got) {
+		if (n == cap) {
+			char *grown = realloc(text, cap * 2);
+			if (!grown) {
+				free(text);
+				text = NULL;
+				break;
+			}
+			text = grown;
+			cap *= 2;
+		}
+		got = read(fd, text + n, cap - n);
+		if (got < 0) {
+			snprintf(why, len, "cannot read it: %s", strerror(errno));
+			free(text);
+			close(fd);
+			return NULL;
+		}
+	}
 	close(fd);
+	if (!text) {
+		snprintf(why, len, "out of memory");
+		return NULL;
+	}
+	d->text = text;
+	*size = n;
+	json_error_t jerr;
+	const char *p = js_ws(text, text + n);
+	if (p < text + n && *p == '{' && !js_members(p, text + n, js_doc_member, d)) {
+		/* Malformed: Jansson says where. */
+		json_t *doc = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
+		snprintf(why, len, "%s", doc ? "nested too deeply" : jerr.text);
+		json_decref(doc);
+		return NULL;
+	}
+	struct js_feed f = { text, n, 0, d->ranges, d->nranges, 0 };
+	json_t *doc = json_load_callback(js_feed, &f, JSON_REJECT_DUPLICATES, &jerr);
 	if (!doc)
 		snprintf(why, len, "%s", jerr.text);
 	return doc;
@@ -881,10 +1299,15 @@ static int check_file(struct check *c, const char *file, const char *tname, cons
 		      int verify)
 {
 	char why[512];
-	json_t *doc = check_load(file, why, sizeof(why)), *results = json_object_get(doc, "results");
-	if (!doc)
-		return check_stop(c, "cannot use --expect %s: %s", file, why);
+	struct js_doc d = { 0 };
+	size_t size = 0;
+	json_t *doc = check_load(file, &d, &size, why, sizeof(why)), *results = json_object_get(doc, "results");
 	int rc = CHECK_OK, nres = 0, compared = 0;
+	if (!doc) {
+		free((char *)d.text);
+		free(d.ranges);
+		return check_stop(c, "cannot use --expect %s: %s", file, why);
+	}
 	struct expected *es = NULL;
 	const char *bad = NULL;
 	if (json_integer_value(json_object_get(doc, "version")) != 1)
@@ -906,7 +1329,8 @@ static int check_file(struct check *c, const char *file, const char *tname, cons
 	/* Every result is read (and refused when malformed) before any is compared. */
 	json_array_foreach(results, k, res)
 	{
-		if (check_read_result(res, &es[nres++], why, sizeof(why)) != 0) {
+		if (check_read_result(res, d.text, k < d.nranges ? &d.ranges[k] : NULL, &es[nres++], why,
+				      sizeof(why)) != 0) {
 			rc = check_stop(c, "cannot use --expect %s: %s", file, why);
 			goto out;
 		}
@@ -938,6 +1362,8 @@ out:
 		check_expected_free(&es[i]);
 	free(es);
 	json_decref(doc);
+	free((char *)d.text);
+	free(d.ranges);
 	return rc;
 }
 

@@ -21,6 +21,7 @@ Usage: check_test.py BUILD_DIR   (run from the source root)
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -218,6 +219,28 @@ p2p["pairs"][0]["to"] = 5999
 st, out, _ = run("check", "--expect", write("far-results.json", exp), "--replay", T + "/hgx-h100-8.json")
 check(st == 3 and "below 8" in out, "14: a pair beyond the result's 8 devices is an invalid file (%s: %s)" % (st, out))
 
+# 13: the results' pairs are read from the file's text, not built: as Jansson
+# reads them (a key written with an escape), and refused where it would.
+exp = load(EXPECT)
+p2p = [r for r in exp["results"] if r["connection_type"] == "p2p"][0]
+p2p["pairs"][0]["nvlink_gbps"] = 9999.0
+text = json.dumps(exp, separators=(",", ":"))
+st, out, _ = run("check", "--expect", write("fast.json", text), "--replay", T + "/hgx-h100-8.json")
+check(st == 2 and "slower links: expected 555.5 GB/s per link" in out, "13: a pair's speed is read (%s: %s)" % (st, out))
+escaped = text.replace('"pairs":[{"from":0', '"p\\u0061irs":[{"from":0', 1)
+st, out, _ = run("check", "--expect", write("fast-escaped.json", escaped), "--replay", T + "/hgx-h100-8.json")
+check(st == 2 and "slower links" in out, "13: ... under a key written with an escape (%s: %s)" % (st, out))
+for what, bad in (("a trailing comma", text.replace('"nvlink_rate_source":"nvlink_version"}]', '"nvlink_rate_source":"nvlink_version"},]', 1)),
+                  ("a missing comma", text.replace('},{"from":0,"to":2', '}{"from":0,"to":2', 1)),
+                  ("a bad escape", text.replace('"path":"NV18"', '"path":"NV\\x18"', 1)),
+                  ("a control character", text.replace('"path":"NV18"', '"path":"NV\t18"', 1)),
+                  ("a real index", text.replace('{"from":0,"to":2', '{"from":0,"to":2.0', 1)),
+                  ("a cut", text[:text.index('"pairs":[{"from":0') + 40])):
+    check(bad != text, "13: the file with %s differs" % what)
+    st, out, _ = run("check", "--expect", write("fast-bad.json", bad), "--replay", T + "/hgx-h100-8.json")
+    check(st == 3 and out.startswith("DMACONN UNKNOWN - cannot use --expect"),
+          "13: a pair with %s is an invalid file (%s: %s)" % (what, st, out))
+
 # 15: a FIFO is refused at once.
 fifo = os.path.join(TMP, "expect.fifo")
 os.mkfifo(fifo)
@@ -250,4 +273,5 @@ st, out, _ = run("check", "--expect", EXPECT, "--replay", write("forged-node.jso
 check(st == 2 and "model differs" in out, "20: a node whose name holds '|' and a newline (%s: %s)" % (st, out))
 nagios_ok(out, "20: a forged name on the node")
 
+shutil.rmtree(TMP, ignore_errors=True)
 sys.exit(1 if failures else 0)
