@@ -388,9 +388,9 @@ static const char *js_members(const char *p, const char *end,
 	}
 }
 
-/* Where the "pairs" of each of the document's results are in its text:
- * ranges[k] for results[k] (len 0: none), found by walking it as Jansson
- * reads it. */
+/* Where the "pairs" and the "matrix" of each of the document's results are
+ * in its text: ranges[2 k] and ranges[2 k + 1] for results[k] (len 0:
+ * none), found by walking it as Jansson reads it. */
 struct js_range {
 	size_t at, len;
 };
@@ -405,9 +405,10 @@ struct js_doc {
 static int js_result_member(const char *key, const char *v, const char *v_end, void *ctx)
 {
 	struct js_doc *d = ctx;
-	if (!strcmp(key, "pairs") && *v == '[') {
-		d->ranges[d->nranges - 1].at = (size_t)(v - d->text);
-		d->ranges[d->nranges - 1].len = (size_t)(v_end - v);
+	int at = !strcmp(key, "pairs") ? 2 : !strcmp(key, "matrix") ? 1 : 0;
+	if (at && *v == '[') {
+		d->ranges[d->nranges - at].at = (size_t)(v - d->text);
+		d->ranges[d->nranges - at].len = (size_t)(v_end - v);
 	}
 	return 0;
 }
@@ -420,7 +421,7 @@ static int js_doc_member(const char *key, const char *v, const char *v_end, void
 	d->nranges = 0; /* a repeated key: Jansson refuses the file */
 	const char *p = js_ws(v + 1, v_end);
 	while (p < v_end && *p != ']') {
-		if (d->nranges == d->cap) {
+		if (d->nranges + 2 > d->cap) {
 			size_t cap = d->cap ? d->cap * 2 : 8;
 			struct js_range *r = realloc(d->ranges, cap * sizeof(*r));
 			if (!r)
@@ -428,8 +429,8 @@ static int js_doc_member(const char *key, const char *v, const char *v_end, void
 			d->ranges = r;
 			d->cap = cap;
 		}
-		d->ranges[d->nranges].at = d->ranges[d->nranges].len = 0;
-		d->nranges++;
+		memset(&d->ranges[d->nranges], 0, 2 * sizeof(*d->ranges));
+		d->nranges += 2;
 		const char *q = *p == '{' ? js_members(p, v_end, js_result_member, d) : js_skip(p, v_end, 2);
 		if (!q)
 			return -1;
@@ -439,8 +440,15 @@ static int js_doc_member(const char *key, const char *v, const char *v_end, void
 	return 0;
 }
 
-/* Jansson reads the document with each result's pairs as [] (the rest of
- * the range blank): they are read from the text. */
+static int js_range_order(const void *a, const void *b)
+{
+	const struct js_range *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Jansson reads the document with each result's pairs and matrix as []
+ * (the rest of the range left out but its line ends): they are read from
+ * the text. */
 struct js_feed {
 	const char *text;
 	size_t len, at;
@@ -619,17 +627,81 @@ static int check_index_pairs(struct expected *e, char *why, size_t len)
 	return 0;
 }
 
-/* Reads one "results" entry (its pairs from the file's text where range
- * says); 0, or -1 with why. */
+/* An entry of the matrix's text: an integer from 0 to INT_MAX, and the
+ * text after it; NULL when it is not. */
+static const char *js_entry(const char *p, const char *end, int *out)
+{
+	const char *q = js_number(p, end);
+	long long v = 0;
+	if (!q)
+		return NULL;
+	for (const char *d = p; d < q; d++) {
+		if (*d < '0' || *d > '9' || v > INT_MAX)
+			return NULL; /* a sign, a fraction, an exponent, too large */
+		v = v * 10 + (*d - '0');
+	}
+	if (v > INT_MAX)
+		return NULL;
+	*out = (int)v;
+	return q;
+}
+
+/* The matrix (n rows of n entries) from the file's text; 0, or -1 with why. */
+static int check_text_matrix(struct expected *e, const char *text, const struct js_range *r, char *why, size_t len)
+{
+	const char *p = js_ws(text + r->at + 1, text + r->at + r->len), *end = text + r->at + r->len;
+	int i = 0, j = 0;
+	for (; p < end && *p != ']'; i++) {
+		if (i >= e->n || *p != '[')
+			goto row;
+		p = js_ws(p + 1, end);
+		for (j = 0; p < end && *p != ']'; j++) {
+			const char *q = j < e->n ? js_entry(p, end, &e->matrix[i * e->n + j]) : NULL;
+			if (!q)
+				goto entry;
+			p = js_ws(q, end);
+			int comma = p < end && *p == ',';
+			if (comma && (p = js_ws(p + 1, end)) < end && *p != ']')
+				continue;
+			if (comma || p >= end || *p != ']')
+				goto entry;
+		}
+		if (j != e->n)
+			goto row;
+		p = js_ws(p + 1, end);
+		if (p < end && *p == ',' && (p = js_ws(p + 1, end)) < end && *p == '[')
+			continue;
+		if (p >= end || *p != ']')
+			goto row;
+	}
+	if (i != e->n)
+		goto row;
+	return 0;
+entry:
+	if (i < e->n && j < e->n) {
+		snprintf(why, len, "%s/%s: matrix entry [%d][%d] is not an integer from 0 to %d", e->type, e->conn, i, j,
+			 INT_MAX);
+		return -1;
+	}
+row:
+	snprintf(why, len, "%s/%s: matrix row %d or device %d is malformed", e->type, e->conn, i, i);
+	return -1;
+}
+
+/* Reads one "results" entry (its pairs and matrix from the file's text
+ * where range says: range[0] the pairs, range[1] the matrix); 0, or -1
+ * with why. */
 static int check_read_result(json_t *r, const char *text, const struct js_range *range, struct expected *e,
 			     char *why, size_t len)
 {
 	json_t *m = json_object_get(r, "matrix"), *d = json_object_get(r, "devices");
 	json_t *pairs = json_object_get(r, "pairs");
+	const struct js_range *mtext = range && range[1].len ? &range[1] : NULL;
 	e->type = json_string_value(json_object_get(r, "device_type"));
 	e->conn = json_string_value(json_object_get(r, "connection_type"));
 	if (!e->type || !e->conn || !json_is_array(m) || !json_is_array(d) ||
-	    json_array_size(m) != json_array_size(d) || json_array_size(d) > CHECK_MAX_DEVICES) {
+	    (!mtext && json_array_size(m) != json_array_size(d)) || json_array_size(d) > CHECK_MAX_DEVICES ||
+	    (mtext && (json_array_size(m) || mtext->len < json_array_size(d) * json_array_size(d)))) {
 		snprintf(why, len, "a result lacks device_type, connection_type, or a matrix as large as its devices");
 		return -1;
 	}
@@ -641,7 +713,7 @@ static int check_read_result(json_t *r, const char *text, const struct js_range 
 	/* The file's own size bounds what is allocated: n rows of n entries. */
 	for (int i = 0; i < e->n; i++) {
 		json_t *row = json_array_get(m, (size_t)i), *dev = json_array_get(d, (size_t)i);
-		if (!json_is_array(row) || json_array_size(row) != (size_t)e->n || !json_is_object(dev)) {
+		if ((!mtext && (!json_is_array(row) || json_array_size(row) != (size_t)e->n)) || !json_is_object(dev)) {
 			snprintf(why, len, "%s/%s: matrix row %d or device %d is malformed", e->type, e->conn, i, i);
 			return -1;
 		}
@@ -652,9 +724,11 @@ static int check_read_result(json_t *r, const char *text, const struct js_range 
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
+	if (mtext && check_text_matrix(e, text, mtext, why, len) != 0)
+		return -1;
 	for (int i = 0; i < e->n; i++) {
 		json_t *row = json_array_get(m, (size_t)i), *dev = json_array_get(d, (size_t)i);
-		for (int j = 0; j < e->n; j++) {
+		for (int j = 0; !mtext && j < e->n; j++) {
 			json_t *v = json_array_get(row, (size_t)j);
 			json_int_t x = json_integer_value(v);
 			if (!json_is_integer(v) || x < 0 || x > INT_MAX) {
@@ -669,7 +743,7 @@ static int check_read_result(json_t *r, const char *text, const struct js_range 
 		e->devs[i].uuid = check_jstr(dev, DMACONN_PROP_UUID);
 		e->devs[i].fabric = check_jstr(dev, DMACONN_PROP_FABRIC_STATE);
 	}
-	if (range && range->len && check_text_pairs(e, text, range, why, len) != 0)
+	if (range && range[0].len && check_text_pairs(e, text, &range[0], why, len) != 0)
 		return -1;
 	return check_index_pairs(e, why, len);
 }
@@ -1286,8 +1360,20 @@ static json_t *check_load(const char *file, struct js_doc *d, size_t *size, char
 		json_decref(doc);
 		return NULL;
 	}
-	struct js_feed f = { text, n, 0, d->ranges, d->nranges, 0 };
+	/* The ranges in the text's order, for the feed. */
+	struct js_range *blanks = calloc(d->nranges + 1, sizeof(*blanks));
+	if (!blanks) {
+		snprintf(why, len, "out of memory");
+		return NULL;
+	}
+	size_t nblanks = 0;
+	for (size_t k = 0; k < d->nranges; k++)
+		if (d->ranges[k].len)
+			blanks[nblanks++] = d->ranges[k];
+	qsort(blanks, nblanks, sizeof(*blanks), js_range_order);
+	struct js_feed f = { text, n, 0, blanks, nblanks, 0 };
 	json_t *doc = json_load_callback(js_feed, &f, JSON_REJECT_DUPLICATES, &jerr);
+	free(blanks);
 	if (!doc)
 		snprintf(why, len, "%s", jerr.text);
 	return doc;
@@ -1329,7 +1415,7 @@ static int check_file(struct check *c, const char *file, const char *tname, cons
 	/* Every result is read (and refused when malformed) before any is compared. */
 	json_array_foreach(results, k, res)
 	{
-		if (check_read_result(res, d.text, k < d.nranges ? &d.ranges[k] : NULL, &es[nres++], why,
+		if (check_read_result(res, d.text, 2 * k < d.nranges ? &d.ranges[2 * k] : NULL, &es[nres++], why,
 				      sizeof(why)) != 0) {
 			rc = check_stop(c, "cannot use --expect %s: %s", file, why);
 			goto out;

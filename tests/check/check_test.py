@@ -235,11 +235,16 @@ for what, bad in (("a trailing comma", text.replace('"nvlink_rate_source":"nvlin
                   ("a bad escape", text.replace('"path":"NV18"', '"path":"NV\\x18"', 1)),
                   ("a control character", text.replace('"path":"NV18"', '"path":"NV\t18"', 1)),
                   ("a real index", text.replace('{"from":0,"to":2', '{"from":0,"to":2.0', 1)),
-                  ("a cut", text[:text.index('"pairs":[{"from":0') + 40])):
+                  ("a cut", text[:text.index('"pairs":[{"from":0') + 40]),
+                  ("a matrix's trailing comma", text.replace('[0,18,18,18,18,18,18,18]', '[0,18,18,18,18,18,18,18,]', 1)),
+                  ("a short matrix row", text.replace('[0,18,18,18,18,18,18,18]', '[0,18,18,18,18,18,18]', 1)),
+                  ("a matrix row too many", text.replace('[0,18,18,18,18,18,18,18]', '[0,18,18,18,18,18,18,18],[0,18,18,18,18,18,18,18]', 1)),
+                  ("a negative matrix entry", text.replace('[0,18,18,18,18,18,18,18]', '[0,-18,18,18,18,18,18,18]', 1)),
+                  ("a matrix entry 18.0", text.replace('[0,18,18,18,18,18,18,18]', '[0,18.0,18,18,18,18,18,18]', 1))):
     check(bad != text, "13: the file with %s differs" % what)
     st, out, _ = run("check", "--expect", write("fast-bad.json", bad), "--replay", T + "/hgx-h100-8.json")
     check(st == 3 and out.startswith("DMACONN UNKNOWN - cannot use --expect"),
-          "13: a pair with %s is an invalid file (%s: %s)" % (what, st, out))
+          "13: a file with %s is an invalid file (%s: %s)" % (what, st, out))
 
 # 15: a FIFO is refused at once.
 fifo = os.path.join(TMP, "expect.fifo")
