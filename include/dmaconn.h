@@ -195,6 +195,13 @@ DMACONN_EXTERN int dmaconn_result_get(const dmaconn_result *r, int i, int j);
 DMACONN_EXTERN int dmaconn_result_warning_count(const dmaconn_result *r);
 DMACONN_EXTERN const char *dmaconn_result_warning(const dmaconn_result *r, int k);
 
+/* 1 when the detection could not run: the vendor's library or driver did
+ * not answer (no loadable NVML, nvmlInit_v2 failing, no driver; a replay
+ * of such a node too), so the devices were counted without it (0 or more,
+ * from sysfs) and every pair is 0; a warning says why.  Such a result
+ * describes no connectivity, not the absence of it.  0 otherwise. */
+DMACONN_EXTERN int dmaconn_result_unavailable(const dmaconn_result *r);
+
 /*
  * Per-device properties, as key/value strings, in a stable order.  Device i
  * is the runtime's ordinal i (CUDA ordinal for "cuda").  Every detector sets
@@ -352,6 +359,15 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 #define DMACONN_PROP_LATENCY_US "latency_us"       /* measured 4-byte copy latency */
 #define DMACONN_PROP_PCIE_BRIDGES "pcie_bridges"   /* the bridges between the pair, from sysfs */
 #define DMACONN_PROP_ACS_REDIRECT "acs_redirect"   /* bridges of the path redirecting peer requests */
+
+/*
+ * Whether a "verified" pair passed: DMACONN_PROP_VERIFIED is "pass" and
+ * read, write, 32- and 64-bit atomics are each "yes" (proven, not merely
+ * not refuted).  The one rule behind the matrix's 1, for whatever reads
+ * verdicts (a result, a `dmaconn --json` document): get(key, ctx) answers
+ * the pair's property `key`, or NULL when it has none.  1 or 0.
+ */
+DMACONN_EXTERN int dmaconn_verified_passed(const char *(*get)(const char *key, void *ctx), void *ctx);
 
 /*
  * Why a pair is 0: in the cuda, rocm and xpu connection types, every

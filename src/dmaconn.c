@@ -344,6 +344,11 @@ const char *dmaconn_result_warning(const dmaconn_result *r, int k)
 	return r ? dc_strings_at(&r->warnings, k) : NULL;
 }
 
+int dmaconn_result_unavailable(const dmaconn_result *r)
+{
+	return r ? r->unavailable : 0;
+}
+
 static const struct dc_props *device_props(const dmaconn_result *r, int i)
 {
 	return r && i >= 0 && i < r->n ? &r->devices[i] : NULL;
@@ -1054,6 +1059,11 @@ int dc_detect_passive(void)
 void dc_builder_provisional(dmaconn_builder *b)
 {
 	b->provisional = 1;
+}
+
+void dc_builder_unavailable(dmaconn_builder *b)
+{
+	b->r->unavailable = 1;
 }
 
 /* Runs fn into a new result b->r (NULL when that cannot be allocated); the

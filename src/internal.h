@@ -34,6 +34,7 @@ struct dmaconn_result {
 	struct dc_props *devices; /* n entries */
 	struct dc_pairs pairs;    /* n*n pairs' properties (pairs.h) */
 	struct dc_strings warnings;
+	int unavailable; /* the detection could not run (dmaconn_result_unavailable) */
 };
 
 struct dmaconn_builder {
@@ -236,5 +237,8 @@ int dc_rediscover(void);
  * not keep it. */
 int dc_detect_passive(void);
 void dc_builder_provisional(dmaconn_builder *b);
+/* The vendor's library or driver could not answer: the result is sized
+ * without it, every pair 0 (dmaconn_result_unavailable). */
+void dc_builder_unavailable(dmaconn_builder *b);
 
 #endif

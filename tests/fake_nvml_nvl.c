@@ -11,6 +11,8 @@
  *   DMACONN_FAKE_NVML_MIG   comma-separated NVML indices of GPUs in MIG
  *                           mode, each with two MIG instances (GPU
  *                           instances 1 and 2, compute instance 0)
+ *   DMACONN_FAKE_NVML_INIT  what nvmlInit_v2 returns, an nvmlReturn_t
+ *                           (e.g. 9, NVML_ERROR_DRIVER_NOT_LOADED; default 0)
  *
  * GPU i: UUID GPU-fa4e0000-0000-4000-8000-<i, 12 hex digits>, bus
  * <i / 240, 8 hex digits>:<0x10 + i % 240>:00.0; its MIG instance k (0, 1):
@@ -82,8 +84,9 @@ static int fake_mig(nvmlDevice_t h, int *k)
 FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void);
 FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void)
 {
+	const char *init = getenv("DMACONN_FAKE_NVML_INIT");
 	fake_configure();
-	return NVML_SUCCESS;
+	return init && *init ? (nvmlReturn_t)atoi(init) : NVML_SUCCESS;
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlShutdown(void);

@@ -6,12 +6,17 @@
  * 2 CRITICAL, 3 UNKNOWN; "DMACONN STATE - text | perfdata"), and every
  * finding follows on a line of its own. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -32,7 +37,7 @@ static int check_rank(int state)
 
 static const char check_help[] =
 	"Usage: dmaconn check --expect FILE [-d TYPE -c CONNECTION] [--match position|identity]\n"
-	"                     [--verify] [--replay FILE]\n"
+	"                     [--verify] [--replay FILE] [--json | -q]\n"
 	"       dmaconn check --expect-links N | --fully-connected [-d TYPE -c CONNECTION]\n"
 	"\n"
 	"Compares this node with FILE, what `dmaconn --json` printed on a good node\n"
@@ -52,7 +57,10 @@ static const char check_help[] =
 	"                           -c nvlink)\n"
 	"      --fully-connected    every pair has connectivity\n"
 	"      --verify             verify the pairs FILE has verdicts for, now\n"
-	"      --replay FILE        check a recorded node instead of this one\n";
+	"      --replay FILE        check a recorded node instead of this one\n"
+	"      --json               the report as one JSON object: status, exit_code,\n"
+	"                           summary, perfdata, findings [{state, text}]\n"
+	"  -q, --quiet              no output: the exit status alone\n";
 
 /* One line of the report. */
 struct finding {
@@ -63,9 +71,47 @@ struct finding {
 struct check {
 	struct finding *f;
 	int nf;
+	int *seen;               /* open addressing: finding index + 1, or 0 */
+	size_t nseen;            /* its slots, a power of two */
 	int devices, expected;   /* for the summary's performance data */
+	int proven;              /* results of the file that expect something */
 	char detectors[256];     /* the pairs compared, for the OK line */
+	char *fatal;             /* what stopped the check (UNKNOWN), or NULL */
+	int usage;               /* fatal is a usage error */
 };
+
+/* Every name in the report comes from the node or a file: one line per
+ * finding, and '|' starts Nagios performance data, so neither a control
+ * character nor '|' may pass ("?" instead). */
+static void check_clean(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '|')
+			*s = '?';
+}
+
+static void check_oom(void)
+{
+	fputs("DMACONN UNKNOWN - out of memory\n", stdout);
+	exit(CHECK_UNKNOWN);
+}
+
+static uint64_t check_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The slot of text in c->seen: its finding, or the free slot it goes to. */
+static size_t check_slot(const struct check *c, const char *text)
+{
+	size_t mask = c->nseen - 1, at = (size_t)check_hash(text) & mask;
+	while (c->seen[at] && strcmp(c->f[c->seen[at] - 1].text, text))
+		at = (at + 1) & mask;
+	return at;
+}
 
 static void check_say(struct check *c, int state, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void check_say(struct check *c, int state, const char *fmt, ...)
@@ -75,48 +121,105 @@ static void check_say(struct check *c, int state, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	for (int k = 0; k < c->nf; k++)
-		if (!strcmp(c->f[k].text, text)) {
-			if (check_rank(state) > check_rank(c->f[k].state))
-				c->f[k].state = state;
-			return; /* said once, whichever detector found it */
-		}
+	check_clean(text);
+	if ((size_t)c->nf * 2 + 2 > c->nseen) {
+		/* Grown (and rehashed) at half full: a finding is looked up once. */
+		size_t n = c->nseen ? c->nseen * 2 : 64;
+		int *seen = calloc(n, sizeof(*seen));
+		if (!seen)
+			check_oom();
+		free(c->seen);
+		c->seen = seen;
+		c->nseen = n;
+		for (int k = 0; k < c->nf; k++)
+			c->seen[check_slot(c, c->f[k].text)] = k + 1;
+	}
+	size_t at = check_slot(c, text);
+	if (c->seen[at]) {
+		struct finding *f = &c->f[c->seen[at] - 1];
+		if (check_rank(state) > check_rank(f->state))
+			f->state = state;
+		return; /* said once, whichever detector found it */
+	}
 	struct finding *f = realloc(c->f, (size_t)(c->nf + 1) * sizeof(*f));
 	char *copy = strdup(text);
 	if (!f || !copy) {
 		free(copy);
 		if (f)
 			c->f = f;
-		fputs("DMACONN UNKNOWN - out of memory\n", stdout);
-		exit(CHECK_UNKNOWN);
+		check_oom();
 	}
 	c->f = f;
 	c->f[c->nf].state = state;
 	c->f[c->nf].text = copy;
-	c->nf++;
+	c->seen[at] = ++c->nf;
+}
+
+/* Stops the check: the report is this one UNKNOWN line.  CHECK_UNKNOWN. */
+static int check_stop(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int check_stop(struct check *c, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	check_clean(text);
+	if (!c->fatal && !(c->fatal = strdup(text)))
+		check_oom();
+	return CHECK_UNKNOWN;
 }
 
 static void check_add_detector(struct check *c, const char *type, const char *conn)
 {
 	size_t len = strlen(c->detectors);
 	snprintf(c->detectors + len, sizeof(c->detectors) - len, "%s%s/%s", len ? ", " : "", type, conn);
+	check_clean(c->detectors);
 }
 
 /* ------------------------------------------------------------ expectation */
+
+/* No more devices than this in a file (a pair's index is below it too). */
+#define CHECK_MAX_DEVICES (1 << 15)
 
 /* One device of the expectation, or of this node (the same fields). */
 struct dev {
 	const char *name, *bus, *uuid, *fabric;
 };
 
+/* One pair of the expectation: a Jansson object (of the verify member), or
+ * the text of one in the file (the results' pairs are read without being
+ * built: a rack's file holds millions, and Jansson's objects cost a
+ * kilobyte each). */
+struct exp_pair {
+	int from, to;
+	json_t *obj;
+	size_t at, len;     /* in the file's text, without obj */
+	double gbps, links; /* nvlink_gbps and nvlink_links read with it */
+	unsigned char has_gbps, has_links; /* 1: a number; links: an integer */
+};
+
 /* One result of the expectation file. */
 struct expected {
 	const char *type, *conn;
 	int n;
-	int *matrix;
-	struct dev *devs;
-	json_t *pairs; /* borrowed: [{from, to, ...}] */
+	int *matrix;            /* n*n; NULL for the verify member (no matrix) */
+	struct dev *devs;       /* n */
+	struct exp_pair *pairs; /* each index below n */
+	int npairs;
+	int *pair_at;           /* n*n: 1 + the pair (i, j)'s place in pairs, or 0 */
+	const char *text;       /* the file's text, where the pairs are */
+	json_t *vpairs;         /* the verify member's pairs, in the result's words */
 };
+
+static void check_expected_free(struct expected *e)
+{
+	free(e->matrix);
+	free(e->devs);
+	free(e->pair_at);
+	free(e->pairs);
+	json_decref(e->vpairs);
+}
 
 static const char *check_jstr(json_t *o, const char *key)
 {
@@ -124,108 +227,614 @@ static const char *check_jstr(json_t *o, const char *key)
 	return s ? s : "";
 }
 
-/* Reads one "results" entry; 0, or -1 with why. */
-static int check_read_result(json_t *r, struct expected *e, char *why, size_t len)
+/* ------------------------------------------------------ the file's text */
+
+/* Whitespace, as JSON has it. */
+static const char *js_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* The string at p (at its quote): the text after it, or NULL when it is
+ * malformed.  Decoded into out[len] when out is given (truncated; a
+ * character beyond ASCII as '?'). */
+static const char *js_string(const char *p, const char *end, char *out, size_t len)
+{
+	size_t n = 0;
+	if (p >= end || *p++ != '"')
+		return NULL;
+	while (p < end && *p != '"') {
+		if (*p != '\\' && (unsigned char)*p >= 0x20) {
+			/* The common case, nothing to decode. */
+			if (out && n + 1 < len)
+				out[n++] = *p;
+			p++;
+			continue;
+		}
+		char c = *p++;
+		if ((unsigned char)c < 0x20)
+			return NULL;
+		if (c == '\\') {
+			if (p >= end)
+				return NULL;
+			c = *p++;
+			switch (c) {
+			case '"': case '\\': case '/': break;
+			case 'b': c = '\b'; break;
+			case 'f': c = '\f'; break;
+			case 'n': c = '\n'; break;
+			case 'r': c = '\r'; break;
+			case 't': c = '\t'; break;
+			case 'u': {
+				unsigned v = 0;
+				for (int k = 0; k < 4; k++, p++) {
+					if (p >= end || !strchr("0123456789abcdefABCDEF", *p) || !*p)
+						return NULL;
+					v = v * 16 + (unsigned)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+				}
+				c = v < 0x80 ? (char)v : '?';
+				break;
+			}
+			default:
+				return NULL;
+			}
+		}
+		if (out && n + 1 < len)
+			out[n++] = c;
+	}
+	if (out && len)
+		out[n] = '\0';
+	return p < end ? p + 1 : NULL;
+}
+
+/* The number at p: the text after it, or NULL. */
+static const char *js_number(const char *p, const char *end)
+{
+	const char *s = p;
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0')
+		p++;
+	else if (p < end && *p >= '1' && *p <= '9')
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	else
+		return NULL;
+	if (p < end && *p == '.') {
+		const char *d = ++p;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+		if (p == d)
+			return NULL;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		const char *d = p;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+		if (p == d)
+			return NULL;
+	}
+	return p > s ? p : NULL;
+}
+
+/* Any value at p: the text after it, or NULL. */
+static const char *js_skip(const char *p, const char *end, int depth)
+{
+	if (p >= end || depth > 64)
+		return NULL;
+	if (*p == '"')
+		return js_string(p, end, NULL, 0);
+	if (*p == '{' || *p == '[') {
+		char close = *p == '{' ? '}' : ']';
+		int object = *p == '{';
+		p = js_ws(p + 1, end);
+		if (p < end && *p == close)
+			return p + 1;
+		for (;;) {
+			if (object) {
+				p = js_string(p, end, NULL, 0);
+				if (!p || (p = js_ws(p, end)) >= end || *p != ':')
+					return NULL;
+				p = js_ws(p + 1, end);
+			}
+			if (!(p = js_skip(p, end, depth + 1)) || (p = js_ws(p, end)) >= end)
+				return NULL;
+			if (*p == close)
+				return p + 1;
+			if (*p != ',')
+				return NULL;
+			p = js_ws(p + 1, end);
+		}
+	}
+	if (*p == '-' || (*p >= '0' && *p <= '9'))
+		return js_number(p, end);
+	static const char *const words[] = { "true", "false", "null" };
+	for (int k = 0; k < 3; k++) {
+		size_t n = strlen(words[k]);
+		if ((size_t)(end - p) >= n && !memcmp(p, words[k], n))
+			return p + n;
+	}
+	return js_number(p, end);
+}
+
+/* Walks the members of the object at p, calling fn on each (key decoded,
+ * value's text); the text after the object, or NULL when it is malformed
+ * or fn says stop (-1). */
+static const char *js_members(const char *p, const char *end,
+			      int (*fn)(const char *key, const char *value, const char *value_end, void *ctx), void *ctx)
+{
+	char key[64];
+	if (p >= end || *p != '{')
+		return NULL;
+	p = js_ws(p + 1, end);
+	if (p < end && *p == '}')
+		return p + 1;
+	for (;;) {
+		if (!(p = js_string(p, end, key, sizeof(key))) || (p = js_ws(p, end)) >= end || *p != ':')
+			return NULL;
+		const char *v = js_ws(p + 1, end);
+		if (!(p = js_skip(v, end, 1)) || (fn && fn(key, v, p, ctx) < 0) || (p = js_ws(p, end)) >= end)
+			return NULL;
+		if (*p == '}')
+			return p + 1;
+		if (*p != ',')
+			return NULL;
+		p = js_ws(p + 1, end);
+	}
+}
+
+/* Where the "pairs" and the "matrix" of each of the document's results are
+ * in its text: ranges[2 k] and ranges[2 k + 1] for results[k] (len 0:
+ * none), found by walking it as Jansson reads it. */
+struct js_range {
+	size_t at, len;
+};
+
+struct js_doc {
+	const char *text;
+	struct js_range *ranges;
+	size_t nranges, cap;
+	int in_result; /* walking a result's members */
+};
+
+static int js_result_member(const char *key, const char *v, const char *v_end, void *ctx)
+{
+	struct js_doc *d = ctx;
+	int at = !strcmp(key, "pairs") ? 2 : !strcmp(key, "matrix") ? 1 : 0;
+	if (at && *v == '[') {
+		d->ranges[d->nranges - at].at = (size_t)(v - d->text);
+		d->ranges[d->nranges - at].len = (size_t)(v_end - v);
+	}
+	return 0;
+}
+
+static int js_doc_member(const char *key, const char *v, const char *v_end, void *ctx)
+{
+	struct js_doc *d = ctx;
+	if (strcmp(key, "results") || *v != '[')
+		return 0;
+	d->nranges = 0; /* a repeated key: Jansson refuses the file */
+	const char *p = js_ws(v + 1, v_end);
+	while (p < v_end && *p != ']') {
+		if (d->nranges + 2 > d->cap) {
+			size_t cap = d->cap ? d->cap * 2 : 8;
+			struct js_range *r = realloc(d->ranges, cap * sizeof(*r));
+			if (!r)
+				return -1;
+			d->ranges = r;
+			d->cap = cap;
+		}
+		memset(&d->ranges[d->nranges], 0, 2 * sizeof(*d->ranges));
+		d->nranges += 2;
+		const char *q = *p == '{' ? js_members(p, v_end, js_result_member, d) : js_skip(p, v_end, 2);
+		if (!q)
+			return -1;
+		p = js_ws(q, v_end);
+		p = p < v_end && *p == ',' ? js_ws(p + 1, v_end) : p;
+	}
+	return 0;
+}
+
+static int js_range_order(const void *a, const void *b)
+{
+	const struct js_range *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Jansson reads the document with each result's pairs and matrix as []
+ * (the rest of the range left out but its line ends): they are read from
+ * the text. */
+struct js_feed {
+	const char *text;
+	size_t len, at;
+	const struct js_range *ranges;
+	size_t nranges, next;
+};
+
+static size_t js_feed(void *buffer, size_t buflen, void *data)
+{
+	struct js_feed *f = data;
+	char *out = buffer;
+	size_t n = 0;
+	while (n < buflen && f->at < f->len) {
+		while (f->next < f->nranges && (!f->ranges[f->next].len ||
+						f->at >= f->ranges[f->next].at + f->ranges[f->next].len))
+			f->next++;
+		const struct js_range *r = f->next < f->nranges ? &f->ranges[f->next] : NULL;
+		if (r && f->at >= r->at) {
+			/* "[]", then only the range's line ends, for Jansson's
+			 * line numbers. */
+			size_t off = f->at - r->at;
+			const char *nl = off < 2 ? NULL : memchr(f->text + f->at, '\n', r->len - off);
+			if (off < 2) {
+				out[n++] = off == 0 ? '[' : ']';
+				f->at++;
+			} else if (nl) {
+				out[n++] = '\n';
+				f->at = (size_t)(nl - f->text) + 1;
+			} else {
+				f->at = r->at + r->len;
+			}
+			continue;
+		}
+		size_t stop = r ? r->at : f->len, take = stop - f->at;
+		take = take > buflen - n ? buflen - n : take;
+		memcpy(out + n, f->text + f->at, take);
+		n += take;
+		f->at += take;
+	}
+	return n;
+}
+
+/* The value of key in the pair's object text (the object was checked). */
+struct js_find {
+	const char *key, *value, *end;
+};
+
+static int js_find_member(const char *key, const char *v, const char *v_end, void *ctx)
+{
+	struct js_find *f = ctx;
+	if (f->value || strcmp(key, f->key))
+		return 0;
+	f->value = v;
+	f->end = v_end;
+	return -1; /* found: stop */
+}
+
+static const char *js_member(const char *obj, size_t len, const char *key, const char **value_end)
+{
+	struct js_find f = { key, NULL, NULL };
+	js_members(obj, obj + len, js_find_member, &f);
+	*value_end = f.end;
+	return f.value;
+}
+
+/* The pair's string member key, decoded into buf, or NULL. */
+static const char *exp_str(const struct expected *e, const struct exp_pair *p, const char *key, char *buf,
+			   size_t len)
+{
+	if (p->obj)
+		return json_string_value(json_object_get(p->obj, key));
+	const char *end, *v = js_member(e->text + p->at, p->len, key, &end);
+	return v && *v == '"' && js_string(v, end, buf, len) ? buf : NULL;
+}
+
+/* A number's text as a double (*integer: written as one), or -1. */
+static int js_double(const char *v, const char *end, double *out, int *integer)
+{
+	char num[64];
+	if ((*v != '-' && (*v < '0' || *v > '9')) || (size_t)(end - v) >= sizeof(num))
+		return -1;
+	memcpy(num, v, (size_t)(end - v));
+	num[end - v] = '\0';
+	*integer = !strpbrk(num, ".eE");
+	*out = strtod(num, NULL);
+	return 0;
+}
+
+/* A pair's index member: an integer in [0, n), else -1. */
+static int check_index(json_t *p, const char *key, int n)
+{
+	json_t *v = json_object_get(p, key);
+	json_int_t i = json_integer_value(v);
+	return json_is_integer(v) && i >= 0 && i < n ? (int)i : -1;
+}
+
+/* Reads one pair of a result's text: its indices, below n. */
+struct js_pair {
+	int n, from, to;
+	struct exp_pair *pair;
+};
+
+static int js_pair_member(const char *key, const char *v, const char *v_end, void *ctx)
+{
+	struct js_pair *p = ctx;
+	int *at = !strcmp(key, "from") ? &p->from : !strcmp(key, "to") ? &p->to : NULL, integer;
+	if (!strcmp(key, DMACONN_PROP_NVLINK_GBPS) && !p->pair->has_gbps)
+		p->pair->has_gbps = js_double(v, v_end, &p->pair->gbps, &integer) == 0;
+	if (!strcmp(key, DMACONN_PROP_NVLINK_LINKS) && !p->pair->has_links)
+		p->pair->has_links = js_double(v, v_end, &p->pair->links, &integer) == 0 && integer;
+	if (!at)
+		return 0;
+	long long x = -1;
+	const char *d = v;
+	while (d < v_end && *d >= '0' && *d <= '9' && x < CHECK_MAX_DEVICES)
+		x = (x < 0 ? 0 : x * 10) + (*d++ - '0');
+	*at = d == v_end && x >= 0 && x < p->n ? (int)x : -2; /* -2: not an index below n */
+	return 0;
+}
+
+/* The pairs of a result, from the file's text; 0, or -1 with why. */
+static int check_text_pairs(struct expected *e, const char *text, const struct js_range *r, char *why, size_t len)
+{
+	const char *p = text + r->at, *end = p + r->len;
+	size_t cap = 0;
+	e->text = text;
+	p = js_ws(p + 1, end);
+	while (p < end && *p != ']') {
+		struct exp_pair got = { 0 };
+		struct js_pair jp = { e->n, -1, -1, &got };
+		const char *q = *p == '{' ? js_members(p, end, js_pair_member, &jp) : NULL;
+		if (!q || jp.from < 0 || jp.to < 0) {
+			snprintf(why, len, "%s/%s: pair %d: from and to are not device indices below %d", e->type, e->conn,
+				 e->npairs, e->n);
+			return -1;
+		}
+		if ((size_t)e->npairs == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct exp_pair *grown = cap < INT_MAX ? realloc(e->pairs, cap * sizeof(*grown)) : NULL;
+			if (!grown) {
+				snprintf(why, len, "out of memory");
+				return -1;
+			}
+			e->pairs = grown;
+		}
+		got.from = jp.from;
+		got.to = jp.to;
+		got.at = (size_t)(p - text);
+		got.len = (size_t)(q - p);
+		e->pairs[e->npairs++] = got;
+		p = js_ws(q, end);
+		int comma = p < end && *p == ',';
+		if (comma && (p = js_ws(p + 1, end)) < end && *p == '{')
+			continue;
+		if (comma || p >= end || *p != ']') {
+			snprintf(why, len, "%s/%s: pairs is malformed after pair %d", e->type, e->conn, e->npairs - 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Indexes e->pairs by (from, to): the first one counts. */
+static int check_index_pairs(struct expected *e, char *why, size_t len)
+{
+	if (!e->npairs || !e->matrix)
+		return 0; /* the verify member's pairs are walked, not looked up */
+	if (!(e->pair_at = calloc((size_t)e->n * (size_t)e->n + 1, sizeof(int)))) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	for (int k = 0; k < e->npairs; k++) {
+		int *at = &e->pair_at[e->pairs[k].from * e->n + e->pairs[k].to];
+		*at = *at ? *at : k + 1;
+	}
+	return 0;
+}
+
+/* An entry of the matrix's text: an integer from 0 to INT_MAX, and the
+ * text after it; NULL when it is not. */
+static const char *js_entry(const char *p, const char *end, int *out)
+{
+	const char *q = js_number(p, end);
+	long long v = 0;
+	if (!q)
+		return NULL;
+	for (const char *d = p; d < q; d++) {
+		if (*d < '0' || *d > '9' || v > INT_MAX)
+			return NULL; /* a sign, a fraction, an exponent, too large */
+		v = v * 10 + (*d - '0');
+	}
+	if (v > INT_MAX)
+		return NULL;
+	*out = (int)v;
+	return q;
+}
+
+/* The matrix (n rows of n entries) from the file's text; 0, or -1 with why. */
+static int check_text_matrix(struct expected *e, const char *text, const struct js_range *r, char *why, size_t len)
+{
+	const char *p = js_ws(text + r->at + 1, text + r->at + r->len), *end = text + r->at + r->len;
+	int i = 0, j = 0;
+	for (; p < end && *p != ']'; i++) {
+		if (i >= e->n || *p != '[')
+			goto row;
+		p = js_ws(p + 1, end);
+		for (j = 0; p < end && *p != ']'; j++) {
+			const char *q = j < e->n ? js_entry(p, end, &e->matrix[i * e->n + j]) : NULL;
+			if (!q)
+				goto entry;
+			p = js_ws(q, end);
+			int comma = p < end && *p == ',';
+			if (comma && (p = js_ws(p + 1, end)) < end && *p != ']')
+				continue;
+			if (comma || p >= end || *p != ']')
+				goto entry;
+		}
+		if (j != e->n)
+			goto row;
+		p = js_ws(p + 1, end);
+		if (p < end && *p == ',' && (p = js_ws(p + 1, end)) < end && *p == '[')
+			continue;
+		if (p >= end || *p != ']')
+			goto row;
+	}
+	if (i != e->n)
+		goto row;
+	return 0;
+entry:
+	if (i < e->n && j < e->n) {
+		snprintf(why, len, "%s/%s: matrix entry [%d][%d] is not an integer from 0 to %d", e->type, e->conn, i, j,
+			 INT_MAX);
+		return -1;
+	}
+row:
+	snprintf(why, len, "%s/%s: matrix row %d or device %d is malformed", e->type, e->conn, i, i);
+	return -1;
+}
+
+/* Reads one "results" entry (its pairs and matrix from the file's text
+ * where range says: range[0] the pairs, range[1] the matrix); 0, or -1
+ * with why. */
+static int check_read_result(json_t *r, const char *text, const struct js_range *range, struct expected *e,
+			     char *why, size_t len)
 {
 	json_t *m = json_object_get(r, "matrix"), *d = json_object_get(r, "devices");
+	json_t *pairs = json_object_get(r, "pairs");
+	const struct js_range *mtext = range && range[1].len ? &range[1] : NULL;
 	e->type = json_string_value(json_object_get(r, "device_type"));
 	e->conn = json_string_value(json_object_get(r, "connection_type"));
-	e->pairs = json_object_get(r, "pairs");
 	if (!e->type || !e->conn || !json_is_array(m) || !json_is_array(d) ||
-	    json_array_size(m) != json_array_size(d) || json_array_size(d) > 1u << 15) {
+	    (!mtext && json_array_size(m) != json_array_size(d)) || json_array_size(d) > CHECK_MAX_DEVICES ||
+	    (mtext && (json_array_size(m) || mtext->len < json_array_size(d) * json_array_size(d)))) {
 		snprintf(why, len, "a result lacks device_type, connection_type, or a matrix as large as its devices");
 		return -1;
 	}
+	if (pairs && (!json_is_array(pairs) || json_array_size(pairs))) {
+		snprintf(why, len, "%s/%s: pairs is not a list", e->type, e->conn);
+		return -1;
+	}
 	e->n = (int)json_array_size(d);
+	/* The file's own size bounds what is allocated: n rows of n entries. */
+	for (int i = 0; i < e->n; i++) {
+		json_t *row = json_array_get(m, (size_t)i), *dev = json_array_get(d, (size_t)i);
+		if ((!mtext && (!json_is_array(row) || json_array_size(row) != (size_t)e->n)) || !json_is_object(dev)) {
+			snprintf(why, len, "%s/%s: matrix row %d or device %d is malformed", e->type, e->conn, i, i);
+			return -1;
+		}
+	}
 	e->matrix = calloc((size_t)e->n * (size_t)e->n + 1, sizeof(int));
 	e->devs = calloc((size_t)e->n + 1, sizeof(*e->devs));
 	if (!e->matrix || !e->devs) {
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
+	if (mtext && check_text_matrix(e, text, mtext, why, len) != 0)
+		return -1;
 	for (int i = 0; i < e->n; i++) {
 		json_t *row = json_array_get(m, (size_t)i), *dev = json_array_get(d, (size_t)i);
-		if (!json_is_array(row) || json_array_size(row) != (size_t)e->n || !json_is_object(dev)) {
-			snprintf(why, len, "%s/%s: matrix row %d or device %d is malformed", e->type, e->conn, i, i);
-			return -1;
-		}
-		for (int j = 0; j < e->n; j++) {
+		for (int j = 0; !mtext && j < e->n; j++) {
 			json_t *v = json_array_get(row, (size_t)j);
-			if (!json_is_integer(v)) {
-				snprintf(why, len, "%s/%s: matrix entry [%d][%d] is not an integer", e->type, e->conn, i, j);
+			json_int_t x = json_integer_value(v);
+			if (!json_is_integer(v) || x < 0 || x > INT_MAX) {
+				snprintf(why, len, "%s/%s: matrix entry [%d][%d] is not an integer from 0 to %d", e->type,
+					 e->conn, i, j, INT_MAX);
 				return -1;
 			}
-			e->matrix[i * e->n + j] = (int)json_integer_value(v);
+			e->matrix[i * e->n + j] = (int)x;
 		}
 		e->devs[i].name = check_jstr(dev, DMACONN_PROP_NAME);
 		e->devs[i].bus = check_jstr(dev, DMACONN_PROP_PCI_BUS_ID);
 		e->devs[i].uuid = check_jstr(dev, DMACONN_PROP_UUID);
 		e->devs[i].fabric = check_jstr(dev, DMACONN_PROP_FABRIC_STATE);
 	}
-	return 0;
+	if (range && range[0].len && check_text_pairs(e, text, &range[0], why, len) != 0)
+		return -1;
+	return check_index_pairs(e, why, len);
 }
 
-/* A pair's member in the expectation's "pairs", or NULL. */
-static json_t *check_exp_pair(const struct expected *e, int i, int j, const char *key)
+/* The pair (i, j) of the expectation, or NULL. */
+static const struct exp_pair *check_exp_pair(const struct expected *e, int i, int j)
 {
-	size_t k;
-	json_t *p;
-	json_array_foreach(e->pairs, k, p)
-	{
-		if (json_integer_value(json_object_get(p, "from")) == i &&
-		    json_integer_value(json_object_get(p, "to")) == j)
-			return json_object_get(p, key);
-	}
-	return NULL;
+	int at = e->pair_at ? e->pair_at[i * e->n + j] : 0;
+	return at ? &e->pairs[at - 1] : NULL;
 }
 
-/* A `dmaconn --verify --json` document as the cuda/verified result it
- * stands for: its "verify" member becomes a "results" entry whose pairs
- * carry "verified" (pass, fail, no_peer).  0, or -1 when malformed. */
-static int check_verify_doc(json_t *doc)
+/* The helper's words for a capability in a --verify document, and the
+ * result's (as src/verify/verified.c turns one into the other). */
+static const char *const check_helper_caps[][2] = {
+	{ "verified_read", DMACONN_PROP_READ_VERIFIED },
+	{ "verified_write", DMACONN_PROP_WRITE_VERIFIED },
+	{ "verified_atomics_32", DMACONN_PROP_ATOMICS_32_VERIFIED },
+	{ "verified_atomics_64", DMACONN_PROP_ATOMICS_64_VERIFIED },
+};
+
+/* A `dmaconn --verify --json` document's "verify" member as the
+ * cuda/verified result it stands for: its pairs carry "verified" (pass,
+ * fail, no_peer) and the capabilities in the result's words; its device
+ * count is the largest index of a pair plus one, and it has no matrix.
+ * 1 when there is one, 0 when not, -1 with why when malformed. */
+static int check_read_verify(json_t *doc, struct expected *e, char *why, size_t len)
 {
 	json_t *v = json_object_get(doc, "verify"), *pairs = json_object_get(v, "pairs"), *p;
 	if (!v)
 		return 0;
-	const char *type = json_string_value(json_object_get(v, "device_type"));
-	if (!type || !json_is_array(pairs))
+	e->type = json_string_value(json_object_get(v, "device_type"));
+	e->conn = DMACONN_PROP_VERIFIED;
+	if (!e->type || !json_is_array(pairs) || json_array_size(pairs) >= INT_MAX) {
+		snprintf(why, len, "its verify member is malformed");
 		return -1;
-	json_int_t n = 0;
+	}
 	size_t k;
 	json_array_foreach(pairs, k, p)
 	{
-		json_int_t a = json_integer_value(json_object_get(p, "from")), b = json_integer_value(json_object_get(p, "to"));
-		if (!json_is_integer(json_object_get(p, "from")) || !json_is_integer(json_object_get(p, "to")) || a < 0 ||
-		    b < 0 || a >= 1 << 15 || b >= 1 << 15 || !json_is_string(json_object_get(p, "status")))
+		int a = check_index(p, "from", CHECK_MAX_DEVICES), b = check_index(p, "to", CHECK_MAX_DEVICES);
+		if (a < 0 || b < 0 || !json_is_string(json_object_get(p, "status"))) {
+			snprintf(why, len, "its verify member is malformed: pair %zu lacks a status or device indices "
+				 "below %d", k, CHECK_MAX_DEVICES);
 			return -1;
-		n = a >= n ? a + 1 : b >= n ? b + 1 : n;
+		}
+		e->n = a >= e->n ? a + 1 : e->n;
+		e->n = b >= e->n ? b + 1 : e->n;
 	}
-	json_t *r = json_object(), *matrix = json_array(), *devices = json_array(), *rp = json_array();
-	for (json_int_t i = 0; i < n; i++) {
-		json_t *row = json_array();
-		for (json_int_t j = 0; j < n; j++)
-			json_array_append_new(row, json_integer(0));
-		json_array_append_new(matrix, row);
-		json_array_append_new(devices, json_object());
+	e->npairs = (int)json_array_size(pairs);
+	if (!(e->vpairs = json_array()) || !(e->devs = calloc((size_t)e->n + 1, sizeof(*e->devs))) ||
+	    !(e->pairs = calloc((size_t)e->npairs + 1, sizeof(*e->pairs)))) {
+		snprintf(why, len, "out of memory");
+		return -1;
 	}
+	for (int i = 0; i < e->n; i++)
+		e->devs[i].name = e->devs[i].bus = e->devs[i].uuid = e->devs[i].fabric = "";
 	json_array_foreach(pairs, k, p)
 	{
-		json_t *q = json_deep_copy(p);
-		json_object_set(q, DMACONN_PROP_VERIFIED, json_object_get(p, "status"));
-		json_array_append_new(rp, q);
+		json_t *q = json_object();
+		json_object_set_new(q, DMACONN_PROP_VERIFIED, json_copy(json_object_get(p, "status")));
+		for (size_t c = 0; c < sizeof(check_helper_caps) / sizeof(check_helper_caps[0]); c++) {
+			const char *got = json_string_value(json_object_get(p, check_helper_caps[c][0]));
+			json_object_set_new(q, check_helper_caps[c][1],
+					    json_string(!got ? "not_run" : !strcmp(got, "1") ? "yes" : "no"));
+		}
+		json_array_append_new(e->vpairs, q);
+		e->pairs[k] = (struct exp_pair){ .from = check_index(p, "from", e->n), .to = check_index(p, "to", e->n),
+						 .obj = q };
 	}
-	json_object_set_new(r, "device_type", json_string(type));
-	json_object_set_new(r, "connection_type", json_string(DMACONN_PROP_VERIFIED));
-	json_object_set_new(r, "matrix", matrix);
-	json_object_set_new(r, "devices", devices);
-	json_object_set_new(r, "pairs", rp);
-	json_t *results = json_object_get(doc, "results");
-	if (!json_is_array(results)) {
-		results = json_array();
-		json_object_set_new(doc, "results", results);
-	}
-	json_array_append_new(results, r);
-	return 0;
+	return 1;
+}
+
+struct exp_get {
+	const struct expected *e;
+	const struct exp_pair *p;
+	char buf[8][64];
+	int next;
+};
+
+static const char *check_exp_get(const char *key, void *ctx)
+{
+	struct exp_get *g = ctx;
+	char *buf = g->buf[g->next++ % 8];
+	return exp_str(g->e, g->p, key, buf, sizeof(g->buf[0]));
+}
+
+/* Whether the expectation's pair passed verification: the library's rule. */
+static int check_exp_passed(const struct expected *e, const struct exp_pair *p)
+{
+	struct exp_get g = { e, p, { { 0 } }, 0 };
+	return dmaconn_verified_passed(check_exp_get, &g);
 }
 
 /* ------------------------------------------------------------- this node */
@@ -251,8 +860,19 @@ static const char *check_gpu(char *buf, size_t len, int i, const struct dev *d)
 	return buf;
 }
 
+/* The first warning, without its "type/conn: " prefix. */
+static const char *check_warning(const dmaconn_result *r, const char *tname, const char *conn)
+{
+	const char *w = dmaconn_result_warning_count(r) ? dmaconn_result_warning(r, 0) : "";
+	size_t skip = strlen(tname) + strlen(conn) + 3;
+	if (strlen(w) > skip && !strncmp(w, tname, strlen(tname)) && !strncmp(w + skip - 2, ": ", 2))
+		w += skip;
+	return w;
+}
+
 /* Detection of a pair; NULL after an UNKNOWN finding when it could not run
- * (an error, or NVIDIA GPUs NVML did not describe: no driver, NVML failing). */
+ * (an error; the vendor's library or driver not answering, or NVIDIA GPUs
+ * NVML did not describe: no driver, NVML failing). */
 static dmaconn_result *check_detect(struct check *c, const char *tname, const char *conn, int verify)
 {
 	dmaconn_device_type type;
@@ -267,16 +887,17 @@ static dmaconn_result *check_detect(struct check *c, const char *tname, const ch
 		return NULL;
 	}
 	int n = dmaconn_result_size(r);
+	/* Said once for all of the vendor's detectors. */
 	for (int i = 0; type == DMACONN_DEVICE_CUDA && strcmp(conn, DMACONN_PROP_VERIFIED) && i < n; i++) {
 		if (dmaconn_result_device_get(r, i, DMACONN_PROP_NVML_INDEX))
 			continue;
-		/* The warning says why; said once for all of the vendor's detectors. */
-		const char *w = dmaconn_result_warning_count(r) ? dmaconn_result_warning(r, 0) : "";
-		size_t skip = strlen(tname) + strlen(conn) + 3;
-		if (strlen(w) > skip && !strncmp(w, tname, strlen(tname)) && !strncmp(w + skip - 2, ": ", 2))
-			w += skip;
 		check_say(c, CHECK_UNKNOWN, "%s: detection could not run: NVML did not describe the %d NVIDIA GPU%s: %s",
-			  tname, n, n == 1 ? "" : "s", w);
+			  tname, n, n == 1 ? "" : "s", check_warning(r, tname, conn));
+		dmaconn_result_release(r);
+		return NULL;
+	}
+	if (dmaconn_result_unavailable(r)) {
+		check_say(c, CHECK_UNKNOWN, "%s: detection could not run: %s", tname, check_warning(r, tname, conn));
 		dmaconn_result_release(r);
 		return NULL;
 	}
@@ -385,9 +1006,8 @@ static void check_links_down(struct check *c, const char *tname, const dmaconn_r
 /* ---------------------------------------------------------- comparisons */
 
 /* map[i]: this node's device for the expectation's device i, or -1. */
-static void check_match(const struct expected *e, const dmaconn_result *r, int identity, int *map, int *used)
+static void check_match(const struct expected *e, const struct dev *nd, int n, int identity, int *map, int *used)
 {
-	int n = dmaconn_result_size(r);
 	for (int j = 0; j < n; j++)
 		used[j] = 0;
 	for (int i = 0; i < e->n; i++)
@@ -402,8 +1022,7 @@ static void check_match(const struct expected *e, const dmaconn_result *r, int i
 					continue;
 				const char *want = pass == 0 ? e->devs[i].uuid : e->devs[i].bus;
 				for (int j = 0; *want && j < n && map[i] < 0; j++) {
-					struct dev d = check_node_dev(r, j);
-					if (!used[j] && !strcmp(pass == 0 ? d.uuid : d.bus, want)) {
+					if (!used[j] && !strcmp(pass == 0 ? nd[j].uuid : nd[j].bus, want)) {
 						map[i] = j;
 						used[j] = 1;
 					}
@@ -424,22 +1043,112 @@ static void check_match(const struct expected *e, const dmaconn_result *r, int i
 		used[j] = 0;
 }
 
+/* Whether the verified result e holds a pass to compare. */
+static int check_expects_pass(const struct expected *e)
+{
+	for (int k = 0; k < e->npairs; k++)
+		if (e->pairs[k].from != e->pairs[k].to && check_exp_passed(e, &e->pairs[k]))
+			return 1;
+	return 0;
+}
+
+struct node_pair {
+	const dmaconn_result *r;
+	int i, j;
+};
+
+static const char *check_node_get(const char *key, void *ctx)
+{
+	const struct node_pair *p = ctx;
+	return dmaconn_result_pair_get(p->r, p->i, p->j, key);
+}
+
+/* The verdicts: each pair the expectation says passed passes now. */
+static void check_verdicts(struct check *c, const struct expected *e, const dmaconn_result *r, const struct dev *nd,
+			   const int *map, const char *label, int verify)
+{
+	int absent = 0;
+	char ga[96], gb[96];
+	for (int k = 0; k < e->npairs; k++) {
+		const struct exp_pair *p = &e->pairs[k];
+		int i = p->from, j = p->to;
+		if (i == j || map[i] < 0 || map[j] < 0 || (e->pair_at && check_exp_pair(e, i, j) != p) ||
+		    !check_exp_passed(e, p))
+			continue;
+		struct node_pair at = { r, map[i], map[j] };
+		if (dmaconn_verified_passed(check_node_get, &at))
+			continue;
+		const char *got = dmaconn_result_pair_get(r, map[i], map[j], DMACONN_PROP_VERIFIED);
+		if (got && (!strcmp(got, "pass") || !strcmp(got, "fail") || !strcmp(got, "hang")))
+			check_say(c, CHECK_CRITICAL, "%s %s -> %s: verification expected pass, found %s", label,
+				  check_gpu(ga, sizeof(ga), map[i], &nd[map[i]]),
+				  check_gpu(gb, sizeof(gb), map[j], &nd[map[j]]),
+				  !strcmp(got, "pass") ? "a capability not proven" : got);
+		else
+			absent++;
+	}
+	if (absent)
+		check_say(c, CHECK_UNKNOWN, "%s: %d pair%s expected to pass %s no verdict (%s)", label, absent,
+			  absent == 1 ? "" : "s", absent == 1 ? "has" : "have",
+			  verify ? "verification could not run" : "none cached: run with --verify");
+}
+
+/* The matrix and the link speeds, pair by pair. */
+static void check_matrix(struct check *c, const struct expected *e, const dmaconn_result *r, const struct dev *nd,
+			 const int *map, const char *label)
+{
+	int n = dmaconn_result_size(r);
+	const int *m = dmaconn_result_matrix(r);
+	char ga[96], gb[96];
+	for (int i = 0; i < e->n; i++) {
+		for (int j = 0; j < e->n; j++) {
+			int fi = map[i], fj = map[j];
+			if (i == j || fi < 0 || fj < 0)
+				continue;
+			int want = e->matrix[i * e->n + j], got = m[fi * n + fj];
+			int sym = want == e->matrix[j * e->n + i] && got == m[fj * n + fi];
+			const char *arrow = sym ? "<->" : "->";
+			if (sym && j < i)
+				continue; /* said with the pair (j, i) */
+			if (got < want)
+				check_pair(c, r, label, fi, fj, want, got, sym, "");
+			else if (got > want)
+				check_say(c, CHECK_WARNING, "%s %s %s %s: expected %d, found %d (more than the expectation)",
+					  label, check_gpu(ga, sizeof(ga), fi, &nd[fi]), arrow,
+					  check_gpu(gb, sizeof(gb), fj, &nd[fj]), want, got);
+			/* Link speed, where both know it: per link, as fewer links are
+			 * said by the nvlink matrix. */
+			const struct exp_pair *ep = check_exp_pair(e, i, j);
+			if (!ep || got <= 0 || !ep->has_gbps)
+				continue;
+			double w = ep->gbps, wl = ep->links;
+			int links_known = ep->has_links && wl > 0;
+			const char *gs = dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_NVLINK_GBPS);
+			const char *gl = dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_NVLINK_LINKS);
+			if (!gs)
+				continue;
+			double g = strtod(gs, NULL);
+			int per_link = links_known && gl && atoi(gl) > 0;
+			if (per_link && (w /= wl) > 0)
+				g /= atoi(gl);
+			if (g + 0.05 < w)
+				check_say(c, CHECK_CRITICAL, "%s %s %s %s: slower links: expected %.1f GB/s%s, found %.1f GB/s",
+					  label, check_gpu(ga, sizeof(ga), fi, &nd[fi]), arrow,
+					  check_gpu(gb, sizeof(gb), fj, &nd[fj]), w, per_link ? " per link" : "", g);
+		}
+	}
+}
+
 static void check_against(struct check *c, const struct expected *e, int identity, int verify)
 {
 	int verified = !strcmp(e->conn, DMACONN_PROP_VERIFIED);
-	char label[128], ga[96], gb[96];
+	char label[128], ga[96];
 	snprintf(label, sizeof(label), "%s/%s", e->type, e->conn);
-	if (verified) {
-		/* Only the verdicts the expectation holds are compared. */
-		int any = 0;
-		for (int i = 0; i < e->n; i++)
-			for (int j = 0; j < e->n; j++) {
-				const char *v = json_string_value(check_exp_pair(e, i, j, DMACONN_PROP_VERIFIED));
-				any |= v && (!strcmp(v, "pass") || !strcmp(v, "fail") || !strcmp(v, "hang"));
-			}
-		if (!any)
-			return;
-	}
+	/* Only the verdicts the expectation holds are compared: without a pass
+	 * it says nothing of this node. */
+	if (verified && !check_expects_pass(e))
+		return;
+	c->proven += verified || e->n > 0;
 	if (e->n > c->expected)
 		c->expected = e->n;
 	dmaconn_result *r = check_detect(c, e->type, e->conn, verify && verified);
@@ -447,11 +1156,14 @@ static void check_against(struct check *c, const struct expected *e, int identit
 		return;
 	int n = dmaconn_result_size(r);
 	int *map = calloc((size_t)e->n + 1, sizeof(int)), *used = calloc((size_t)n + 1, sizeof(int));
-	if (!map || !used) {
+	struct dev *nd = calloc((size_t)n + 1, sizeof(*nd));
+	if (!map || !used || !nd) {
 		check_say(c, CHECK_UNKNOWN, "out of memory");
 		goto out;
 	}
-	check_match(e, r, identity, map, used);
+	for (int j = 0; j < n; j++)
+		nd[j] = check_node_dev(r, j);
+	check_match(e, nd, n, identity, map, used);
 	int first = c->nf;
 	if (verified && n != e->n) {
 		/* The other detectors say what happened to the devices. */
@@ -461,7 +1173,6 @@ static void check_against(struct check *c, const struct expected *e, int identit
 			  verify ? w : "");
 		goto out;
 	}
-	int absent = 0;
 	if (n < e->n)
 		check_say(c, CHECK_CRITICAL, "%s: expected %d devices, found %d", e->type, e->n, n);
 	for (int i = 0; i < e->n; i++) {
@@ -470,73 +1181,25 @@ static void check_against(struct check *c, const struct expected *e, int identit
 				  check_gpu(ga, sizeof(ga), i, &e->devs[i]), *e->devs[i].name ? e->devs[i].name : "(unknown)");
 			continue;
 		}
-		struct dev d = check_node_dev(r, map[i]);
-		if (*e->devs[i].name && strcmp(e->devs[i].name, d.name))
+		const struct dev *d = &nd[map[i]];
+		if (*e->devs[i].name && strcmp(e->devs[i].name, d->name))
 			check_say(c, CHECK_CRITICAL, "%s: %s: model differs: expected %s, found %s", e->type,
-				  check_gpu(ga, sizeof(ga), map[i], &d), e->devs[i].name, *d.name ? d.name : "(unknown)");
+				  check_gpu(ga, sizeof(ga), map[i], d), e->devs[i].name, *d->name ? d->name : "(unknown)");
 		check_fabric(c, e->type, r, map[i], e->devs[i].fabric);
 	}
-	for (int j = 0; j < n; j++) {
-		struct dev d = check_node_dev(r, j);
+	for (int j = 0; j < n; j++)
 		if (!used[j])
 			check_say(c, CHECK_WARNING, "%s: extra device: %s, %s, not in the expectation", e->type,
-				  check_gpu(ga, sizeof(ga), j, &d), *d.name ? d.name : "(unknown)");
-	}
-	for (int i = 0; i < e->n; i++) {
-		for (int j = 0; j < e->n; j++) {
-			int fi = map[i], fj = map[j];
-			if (i == j || fi < 0 || fj < 0)
-				continue;
-			struct dev a = check_node_dev(r, fi), b = check_node_dev(r, fj);
-			check_gpu(ga, sizeof(ga), fi, &a);
-			check_gpu(gb, sizeof(gb), fj, &b);
-			if (verified) {
-				const char *want = json_string_value(check_exp_pair(e, i, j, DMACONN_PROP_VERIFIED));
-				const char *got = dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_VERIFIED);
-				if (!want || strcmp(want, "pass") || (got && !strcmp(got, "pass")))
-					continue;
-				if (got && (!strcmp(got, "fail") || !strcmp(got, "hang")))
-					check_say(c, CHECK_CRITICAL, "%s %s -> %s: verification expected pass, found %s", label,
-						  ga, gb, got);
-				else
-					absent++;
-				continue;
-			}
-			int want = e->matrix[i * e->n + j], got = dmaconn_result_get(r, fi, fj);
-			int sym = want == e->matrix[j * e->n + i] && got == dmaconn_result_get(r, fj, fi);
-			const char *arrow = sym ? "<->" : "->";
-			if (sym && j < i)
-				continue; /* said with the pair (j, i) */
-			if (got < want)
-				check_pair(c, r, label, fi, fj, want, got, sym, "");
-			else if (got > want)
-				check_say(c, CHECK_WARNING, "%s %s %s %s: expected %d, found %d (more than the expectation)",
-					  label, ga, arrow, gb, want, got);
-			/* Link speed, where both know it: per link, as fewer links are
-			 * said by the nvlink matrix. */
-			json_t *ws = check_exp_pair(e, i, j, DMACONN_PROP_NVLINK_GBPS);
-			json_t *wl = check_exp_pair(e, i, j, DMACONN_PROP_NVLINK_LINKS);
-			const char *gs = dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_NVLINK_GBPS);
-			const char *gl = dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_NVLINK_LINKS);
-			if (json_is_number(ws) && gs && got > 0) {
-				double w = json_number_value(ws), g = strtod(gs, NULL);
-				int per_link = json_integer_value(wl) > 0 && gl && atoi(gl) > 0;
-				if (per_link && (w /= (double)json_integer_value(wl)) > 0)
-					g /= atoi(gl);
-				if (g + 0.05 < w)
-					check_say(c, CHECK_CRITICAL, "%s %s %s %s: slower links: expected %.1f GB/s%s, found %.1f GB/s",
-						  label, ga, arrow, gb, w, per_link ? " per link" : "", g);
-			}
-		}
-	}
-	if (absent)
-		check_say(c, CHECK_UNKNOWN, "%s: %d pair%s expected to pass %s no verdict (%s)", label, absent,
-			  absent == 1 ? "" : "s", absent == 1 ? "has" : "have",
-			  verify ? "verification could not run" : "none cached: run with --verify");
+				  check_gpu(ga, sizeof(ga), j, &nd[j]), *nd[j].name ? nd[j].name : "(unknown)");
+	if (verified)
+		check_verdicts(c, e, r, nd, map, label, verify);
+	else
+		check_matrix(c, e, r, nd, map, label);
 	check_links_down(c, e->type, r, first);
 out:
 	free(map);
 	free(used);
+	free(nd);
 	dmaconn_result_release(r);
 }
 
@@ -570,17 +1233,17 @@ static void check_rule(struct check *c, const char *tname, const char *conn, int
 
 /* ----------------------------------------------------------------- main */
 
-static int check_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int check_usage(const char *fmt, ...)
+static int check_usage(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int check_usage(struct check *c, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	printf("DMACONN UNKNOWN - usage: %s\n", msg);
-	fputs("Try 'dmaconn check --help'.\n", stderr);
-	return CHECK_UNKNOWN;
+	if (!c->fatal)
+		c->usage = 1;
+	return check_stop(c, "usage: %s", msg);
 }
 
 static void check_ignore_warning(const char *message, void *user_data)
@@ -589,25 +1252,100 @@ static void check_ignore_warning(const char *message, void *user_data)
 	(void)user_data;
 }
 
-static int check_report(struct check *c)
+/* The state, and the finding the first line names (-1: none). */
+static int check_state(const struct check *c, int *worst, int counts[4])
 {
-	int state = CHECK_OK, worst = -1, counts[4] = { 0 };
+	int state = CHECK_OK;
+	*worst = -1;
 	for (int k = 0; k < c->nf; k++) {
 		counts[c->f[k].state]++;
 		if (check_rank(c->f[k].state) > check_rank(state)) {
 			state = c->f[k].state;
-			worst = k;
-		} else if (worst < 0 && c->f[k].state == state && state != CHECK_OK) {
-			worst = k;
+			*worst = k;
+		} else if (*worst < 0 && c->f[k].state == state && state != CHECK_OK) {
+			*worst = k;
 		}
 	}
-	printf("DMACONN %s - ", check_state_names[state]);
-	if (worst < 0)
-		printf("%d device%s as expected (%s)", c->devices, c->devices == 1 ? "" : "s", c->detectors);
+	return c->fatal ? CHECK_UNKNOWN : state;
+}
+
+static void check_summary(const struct check *c, int worst, char *buf, size_t len)
+{
+	if (c->fatal)
+		snprintf(buf, len, "%s", c->fatal);
+	else if (worst < 0)
+		snprintf(buf, len, "%d device%s as expected (%s)", c->devices, c->devices == 1 ? "" : "s", c->detectors);
 	else if (c->nf > 1)
-		printf("%s (and %d more finding%s)", c->f[worst].text, c->nf - 1, c->nf == 2 ? "" : "s");
+		snprintf(buf, len, "%s (and %d more finding%s)", c->f[worst].text, c->nf - 1, c->nf == 2 ? "" : "s");
 	else
-		printf("%s", c->f[worst].text);
+		snprintf(buf, len, "%s", c->f[worst].text);
+}
+
+/* The report as one JSON object; -1 when it could not be built. */
+static int check_report_json(const struct check *c, int state, int worst, const int counts[4])
+{
+	char summary[1200];
+	check_summary(c, worst, summary, sizeof(summary));
+	json_t *o = json_object(), *findings = json_array(), *perf = json_object();
+	if (!o || !findings || !perf) {
+		json_decref(o);
+		json_decref(findings);
+		json_decref(perf);
+		return -1;
+	}
+	json_object_set_new(o, "status", json_string(check_state_names[state]));
+	json_object_set_new(o, "exit_code", json_integer(state));
+	json_object_set_new(o, "summary", json_string(summary));
+	if (c->fatal) {
+		json_t *f = json_object();
+		json_object_set_new(f, "state", json_string(check_state_names[CHECK_UNKNOWN]));
+		json_object_set_new(f, "text", json_string(c->fatal));
+		json_array_append_new(findings, f);
+		json_decref(perf);
+	} else {
+		json_object_set_new(perf, "devices", json_integer(c->devices));
+		if (c->expected)
+			json_object_set_new(perf, "expected_devices", json_integer(c->expected));
+		json_object_set_new(perf, "critical", json_integer(counts[CHECK_CRITICAL]));
+		json_object_set_new(perf, "warning", json_integer(counts[CHECK_WARNING]));
+		json_object_set_new(perf, "unknown", json_integer(counts[CHECK_UNKNOWN]));
+		json_object_set_new(o, "perfdata", perf);
+		for (int r = 3; r >= 1; r--)
+			for (int k = 0; k < c->nf; k++)
+				if (check_rank(c->f[k].state) == r) {
+					json_t *f = json_object();
+					json_object_set_new(f, "state", json_string(check_state_names[c->f[k].state]));
+					json_object_set_new(f, "text", json_string(c->f[k].text));
+					json_array_append_new(findings, f);
+				}
+	}
+	json_object_set_new(o, "findings", findings);
+	int rc = json_dumpf(o, stdout, JSON_COMPACT) == 0 && putchar('\n') != EOF ? 0 : -1;
+	json_decref(o);
+	return rc;
+}
+
+static int check_report(const struct check *c, int json, int quiet)
+{
+	int worst, counts[4] = { 0 };
+	int state = check_state(c, &worst, counts);
+	if (quiet)
+		return state;
+	if (json) {
+		if (check_report_json(c, state, worst, counts) != 0)
+			fputs("{\"status\":\"UNKNOWN\",\"exit_code\":3,\"summary\":\"out of memory\",\"findings\":[]}\n",
+			      stdout);
+		return state;
+	}
+	char summary[1200];
+	check_summary(c, worst, summary, sizeof(summary));
+	printf("DMACONN %s - %s", check_state_names[state], summary);
+	if (c->fatal) {
+		putchar('\n');
+		if (c->usage)
+			fputs("Try 'dmaconn check --help'.\n", stderr);
+		return state;
+	}
 	printf(" | devices=%d;;;0", c->devices);
 	if (c->expected)
 		printf(" expected_devices=%d;;;0", c->expected);
@@ -618,6 +1356,160 @@ static int check_report(struct check *c)
 			if (check_rank(c->f[k].state) == r)
 				printf("%s: %s\n", check_state_names[c->f[k].state], c->f[k].text);
 	return state;
+}
+
+/* The expectation file, refusing what is not a regular file (a FIFO would
+ * wait for a writer forever, a device could be read without end): its
+ * text, and the document Jansson reads with the results' pairs as [] (they
+ * are in d->ranges); NULL with why. */
+static json_t *check_load(const char *file, struct js_doc *d, size_t *size, char *why, size_t len)
+{
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	if (fd < 0) {
+		snprintf(why, len, "unable to open %s: %s", file, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, len, "not a regular file");
+		close(fd);
+		return NULL;
+	}
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	char *text = malloc(cap);
+	for (ssize_t got = 1; text && got > 0; n += (size_t)got) {
+		if (n == cap) {
+			char *grown = realloc(text, cap * 2);
+			if (!grown) {
+				free(text);
+				text = NULL;
+				break;
+			}
+			text = grown;
+			cap *= 2;
+		}
+		got = read(fd, text + n, cap - n);
+		if (got < 0) {
+			snprintf(why, len, "cannot read it: %s", strerror(errno));
+			free(text);
+			close(fd);
+			return NULL;
+		}
+	}
+	close(fd);
+	if (!text) {
+		snprintf(why, len, "out of memory");
+		return NULL;
+	}
+	d->text = text;
+	*size = n;
+	json_error_t jerr;
+	const char *p = js_ws(text, text + n);
+	if (p < text + n && *p == '{' && !js_members(p, text + n, js_doc_member, d)) {
+		/* Malformed: Jansson says where. */
+		json_t *doc = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
+		snprintf(why, len, "%s", doc ? "nested too deeply" : jerr.text);
+		json_decref(doc);
+		return NULL;
+	}
+	/* The ranges in the text's order, for the feed. */
+	struct js_range *blanks = calloc(d->nranges + 1, sizeof(*blanks));
+	if (!blanks) {
+		snprintf(why, len, "out of memory");
+		return NULL;
+	}
+	size_t nblanks = 0;
+	for (size_t k = 0; k < d->nranges; k++)
+		if (d->ranges[k].len)
+			blanks[nblanks++] = d->ranges[k];
+	qsort(blanks, nblanks, sizeof(*blanks), js_range_order);
+	struct js_feed f = { text, n, 0, blanks, nblanks, 0 };
+	json_t *doc = json_load_callback(js_feed, &f, JSON_REJECT_DUPLICATES, &jerr);
+	free(blanks);
+	if (!doc)
+		snprintf(why, len, "%s", jerr.text);
+	return doc;
+}
+
+/* Compares the node with every result of the file (or the one -d/-c
+ * name); CHECK_OK, or CHECK_UNKNOWN after check_stop(). */
+static int check_file(struct check *c, const char *file, const char *tname, const char *conn, int identity,
+		      int verify)
+{
+	char why[512];
+	struct js_doc d = { 0 };
+	size_t size = 0;
+	json_t *doc = check_load(file, &d, &size, why, sizeof(why)), *results = json_object_get(doc, "results");
+	int rc = CHECK_OK, nres = 0, compared = 0;
+	if (!doc) {
+		free((char *)d.text);
+		free(d.ranges);
+		return check_stop(c, "cannot use --expect %s: %s", file, why);
+	}
+	struct expected *es = NULL;
+	const char *bad = NULL;
+	if (json_integer_value(json_object_get(doc, "version")) != 1)
+		bad = "not a dmaconn --json document of version 1";
+	else if (json_object_get(doc, "error"))
+		bad = "it records a failed run";
+	else if (results && !json_is_array(results))
+		bad = "its results are not a list";
+	if (bad) {
+		rc = check_stop(c, "cannot use --expect %s: %s", file, bad);
+		goto out;
+	}
+	size_t count = json_array_size(results) + 1, k;
+	json_t *res;
+	if (!(es = calloc(count, sizeof(*es)))) {
+		rc = check_stop(c, "out of memory");
+		goto out;
+	}
+	/* Every result is read (and refused when malformed) before any is compared. */
+	json_array_foreach(results, k, res)
+	{
+		if (check_read_result(res, d.text, 2 * k < d.nranges ? &d.ranges[2 * k] : NULL, &es[nres++], why,
+				      sizeof(why)) != 0) {
+			rc = check_stop(c, "cannot use --expect %s: %s", file, why);
+			goto out;
+		}
+	}
+	int v = check_read_verify(doc, &es[nres], why, sizeof(why));
+	nres += v != 0;
+	if (v < 0) {
+		rc = check_stop(c, "cannot use --expect %s: %s", file, why);
+		goto out;
+	}
+	if (!nres) {
+		rc = check_stop(c, "cannot use --expect %s: it holds no results", file);
+		goto out;
+	}
+	for (int i = 0; i < nres; i++)
+		if (!tname || (!strcmp(tname, es[i].type) && !strcmp(conn, es[i].conn))) {
+			check_against(c, &es[i], identity, verify);
+			compared++;
+		}
+	if (!compared)
+		rc = check_stop(c, "--expect %s has no %s/%s result", file, tname, conn);
+	else if (!c->proven)
+		/* Made where detection found nothing, or verification proved
+		 * nothing: it would pass against any node. */
+		check_say(c, CHECK_UNKNOWN, "--expect %s expects nothing: no device and no verified pair to compare",
+			  file);
+out:
+	for (int i = 0; es && i < nres; i++)
+		check_expected_free(&es[i]);
+	free(es);
+	json_decref(doc);
+	free((char *)d.text);
+	free(d.ranges);
+	return rc;
+}
+
+static int check_silent_flag;
+
+int dc_check_silent(void)
+{
+	return check_silent_flag;
 }
 
 int dc_check_main(int argc, char **argv)
@@ -631,14 +1523,20 @@ int dc_check_main(int argc, char **argv)
 		{ "fully-connected", no_argument, NULL, 'F' },
 		{ "verify", no_argument, NULL, 'v' },
 		{ "replay", required_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL, *tname = NULL, *conn = NULL, *replay = NULL;
-	int identity = 0, links = 0, full = 0, verify = 0, opt;
+	int identity = 0, links = 0, full = 0, verify = 0, json = 0, quiet = 0, help = 0, opt;
+	struct check c = { 0 };
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:c:h", options, NULL)) != -1) {
+	check_silent_flag = 0;
+	/* Every option is read, a bad one too, so that --json and -q shape the
+	 * report of a usage error as well. */
+	while ((opt = getopt_long(argc, argv, ":d:c:hq", options, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			file = optarg;
@@ -651,7 +1549,7 @@ int dc_check_main(int argc, char **argv)
 			break;
 		case 'm':
 			if (strcmp(optarg, "position") && strcmp(optarg, "identity"))
-				return check_usage("--match takes position or identity");
+				check_usage(&c, "--match takes position or identity");
 			identity = !strcmp(optarg, "identity");
 			break;
 		case 'L': {
@@ -659,8 +1557,9 @@ int dc_check_main(int argc, char **argv)
 			errno = 0;
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || errno || v < 1 || v > 1 << 20)
-				return check_usage("--expect-links takes a number of links, at least 1");
-			links = (int)v;
+				check_usage(&c, "--expect-links takes a number of links, at least 1");
+			else
+				links = (int)v;
 			break;
 		}
 		case 'F':
@@ -672,82 +1571,62 @@ int dc_check_main(int argc, char **argv)
 		case 'P':
 			replay = optarg;
 			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
 		case 'h':
-			fputs(check_help, stdout);
-			return CHECK_OK;
+			help = 1;
+			break;
 		case ':':
-			return check_usage("option '%s' needs an argument", argv[optind - 1]);
+			check_usage(&c, "option '%s' needs an argument", argv[optind - 1]);
+			break;
 		default:
-			return check_usage("unknown option '%s'", argv[optind - 1]);
+			check_usage(&c, "unknown option '%s'", argv[optind - 1]);
+			break;
 		}
 	}
-	if (optind < argc)
-		return check_usage("unexpected argument '%s'", argv[optind]);
-	if (!file && !links && !full)
-		return check_usage("give --expect FILE, --expect-links N or --fully-connected");
-	if (!tname != !conn)
-		return check_usage("-d and -c go together");
-	if (verify && !file)
-		return check_usage("--verify compares the verdicts of an --expect file");
-	if (replay && (!*replay || dmaconn_set_replay_file(replay) != DMACONN_OK))
-		return check_usage("--replay: %s", *replay ? dmaconn_last_error() : "needs a file name");
-	dmaconn_set_warning_handler(check_ignore_warning, NULL);
-
-	struct check c = { 0 };
-	json_t *doc = NULL;
-	if (file) {
-		json_error_t jerr;
-		doc = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
-		json_t *results = json_object_get(doc, "results");
-		const char *why = NULL;
-		char buf[512];
-		if (!doc)
-			snprintf(buf, sizeof(buf), "%s", jerr.text), why = buf;
-		else if (json_integer_value(json_object_get(doc, "version")) != 1)
-			why = "not a dmaconn --json document of version 1";
-		else if (json_object_get(doc, "error"))
-			why = "it records a failed run";
-		else if (check_verify_doc(doc) != 0)
-			why = "its verify member is malformed";
-		else if (!json_is_array(results = json_object_get(doc, "results")) || !json_array_size(results))
-			why = "it holds no results";
-		if (why) {
-			printf("DMACONN UNKNOWN - cannot use --expect %s: %s\n", file, why);
-			json_decref(doc);
-			return CHECK_UNKNOWN;
-		}
-		size_t k;
-		json_t *res;
-		int compared = 0;
-		json_array_foreach(results, k, res)
-		{
-			struct expected e = { 0 };
-			if (check_read_result(res, &e, buf, sizeof(buf)) != 0) {
-				printf("DMACONN UNKNOWN - cannot use --expect %s: %s\n", file, buf);
-				free(e.matrix);
-				free(e.devs);
-				json_decref(doc);
-				return CHECK_UNKNOWN;
-			}
-			if (!tname || (!strcmp(tname, e.type) && !strcmp(conn, e.conn))) {
-				check_against(&c, &e, identity, verify);
-				compared++;
-			}
-			free(e.matrix);
-			free(e.devs);
-		}
-		if (!compared) {
-			printf("DMACONN UNKNOWN - --expect %s has no %s/%s result\n", file, tname, conn);
-			json_decref(doc);
-			return CHECK_UNKNOWN;
+	check_silent_flag = quiet;
+	if (help && !c.fatal) {
+		check_silent_flag = 0;
+		fputs(check_help, stdout);
+		return CHECK_OK;
+	}
+	if (c.fatal)
+		;
+	else if (optind < argc)
+		check_usage(&c, "unexpected argument '%s'", argv[optind]);
+	else if (!file && !links && !full)
+		check_usage(&c, "give --expect FILE, --expect-links N or --fully-connected");
+	else if (!tname != !conn)
+		check_usage(&c, "-d and -c go together");
+	else if (verify && !file)
+		check_usage(&c, "--verify compares the verdicts of an --expect file");
+	else if (json && quiet)
+		check_usage(&c, "--json and -q contradict each other");
+	else if (replay && (!*replay || dmaconn_set_replay_file(replay) != DMACONN_OK))
+		check_usage(&c, "--replay: %s", *replay ? dmaconn_last_error() : "needs a file name");
+	if (!c.fatal) {
+		dmaconn_set_warning_handler(check_ignore_warning, NULL);
+		if (!file || check_file(&c, file, tname, conn, identity, verify) == CHECK_OK) {
+			if (links || full)
+				check_rule(&c, tname ? tname : "cuda", conn ? conn : "nvlink", links, full);
 		}
 	}
-	if (links || full)
-		check_rule(&c, tname ? tname : "cuda", conn ? conn : "nvlink", links, full);
-	int state = check_report(&c);
+	int state = check_report(&c, json, quiet);
 	for (int k = 0; k < c.nf; k++)
 		free(c.f[k].text);
 	free(c.f);
-	json_decref(doc);
+	free(c.seen);
+	free(c.fatal);
+	/* A report that could not be written tells nothing: UNKNOWN. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (!quiet)
+			fprintf(stderr, "dmaconn check: cannot write standard output: %s\n", strerror(errno));
+		clearerr(stdout);
+		return CHECK_UNKNOWN;
+	}
 	return state;
 }

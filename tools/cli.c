@@ -1718,13 +1718,15 @@ int main(int argc, char **argv)
 		}
 	}
 	int status = dmaconn_cli_main(argc, argv);
-	if (closed && !cli_silent) {
+	/* `dmaconn check` that could not report is UNKNOWN, as a plugin's is. */
+	int check = argc > 1 && !strcmp(argv[1], "check"), failed = check ? DC_CHECK_UNKNOWN : EXIT_FAILED;
+	if (closed && !cli_silent && !(check && dc_check_silent())) {
 		fputs("dmaconn: cannot write standard output: it is closed\n", stderr);
-		return EXIT_FAILED;
+		return failed;
 	}
 	if (fclose(stdout) != 0) {
 		fprintf(stderr, "dmaconn: cannot write standard output: %s\n", strerror(errno));
-		return EXIT_FAILED;
+		return failed;
 	}
 	return status;
 }

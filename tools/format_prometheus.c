@@ -128,7 +128,7 @@ static int prom_pairs(FILE *out, const struct dc_format_input *in, const char *n
 	int head = 0;
 	for (int k = 0; k < in->count; k++) {
 		const dmaconn_result *r = in->results[k];
-		int n = dmaconn_result_size(r);
+		int n = dmaconn_result_unavailable(r) ? 0 : dmaconn_result_size(r);
 		struct prom_labels l = { 0 };
 		int made = 0;
 		for (int i = 0; i < n; i++)
@@ -153,14 +153,39 @@ static int prom_connectivity(const dmaconn_result *r, int i, int j)
 	return strcmp(dmaconn_result_connection_type(r), "verified") ? dmaconn_result_get(r, i, j) : -1;
 }
 
-/* 1 for a pair that passed verification, 0 for one that failed or hung;
- * none where there is no verdict. */
+struct prom_pair {
+	const dmaconn_result *r;
+	int i, j;
+};
+
+static const char *prom_pair_get(const char *key, void *ctx)
+{
+	const struct prom_pair *p = ctx;
+	return dmaconn_result_pair_get(p->r, p->i, p->j, key);
+}
+
+/* 1 for a pair that passed verification (the matrix's rule: every
+ * capability proven), 0 for one that did not, failed or hung; none where
+ * there is no verdict. */
 static int prom_verified(const dmaconn_result *r, int i, int j)
 {
 	const char *v = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_VERIFIED);
+	struct prom_pair at = { r, i, j };
 	if (strcmp(dmaconn_result_connection_type(r), "verified") || !v)
 		return -1;
-	return !strcmp(v, "pass") ? 1 : !strcmp(v, "fail") || !strcmp(v, "hang") ? 0 : -1;
+	if (dmaconn_verified_passed(prom_pair_get, &at))
+		return 1;
+	return !strcmp(v, "pass") || !strcmp(v, "fail") || !strcmp(v, "hang") ? 0 : -1;
+}
+
+/* 0 when a detection failed or could not run (no driver, NVML failing):
+ * its pairs then say nothing and are not exported. */
+static int prom_up(const struct dc_format_input *in)
+{
+	for (int k = 0; k < in->count; k++)
+		if (dmaconn_result_unavailable(in->results[k]))
+			return 0;
+	return !in->error;
 }
 
 /* The link count where it is not the connectivity entry already (NVLink's
@@ -174,7 +199,7 @@ static int prom_links(const dmaconn_result *r, int i, int j)
 int dc_format_prometheus(FILE *out, FILE *err, const struct dc_format_input *in)
 {
 	prom_head(out, "dmaconn_up", "Whether every detection ran (1) or one failed (0).");
-	fprintf(out, "dmaconn_up %d\n", in->error ? 0 : 1);
+	fprintf(out, "dmaconn_up %d\n", prom_up(in));
 	prom_head(out, "dmaconn_detection_duration_seconds", "Wall time of the detection run.");
 	fprintf(out, "dmaconn_detection_duration_seconds %.6f\n", in->seconds);
 	if (in->count) {

@@ -983,6 +983,7 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 	for (int i = 0; i < s.nslots; i++)
 		set_identity(b, &s, i);
 	if (failed) {
+		dc_builder_unavailable(b);
 		dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s)", label, why,
 				     s.nslots, s.nslots == 1 ? "" : "s");
 		goto done;

@@ -647,6 +647,7 @@ static int session_begin(dmaconn_builder *b, struct session *s)
 		return 1;
 	}
 	set_identity(b, s);
+	dc_builder_unavailable(b);
 	dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without Level Zero)",
 			     s->label, t->why, s->n, s->n == 1 ? "" : "s");
 	return 0;

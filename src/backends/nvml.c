@@ -887,6 +887,7 @@ static int session_begin(dmaconn_builder *b, struct session *s)
 		return place(b, s, 1, 1) == 0 ? 1 : dc_fail(DMACONN_ENOMEM, "out of memory");
 	if (place(b, s, 0, 0) != 0)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	dc_builder_unavailable(b);
 	dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without NVML)",
 			     s->label, s->m->why, s->nslots, s->nslots == 1 ? "" : "s");
 	if (s->m->found > s->m->n)

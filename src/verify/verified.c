@@ -120,16 +120,33 @@ static void dc_verified_pair(dmaconn_builder *b, const dmaconn_verify_result *v,
 	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT, text);
 }
 
-/* Whether a recorded (or cached) pair proved every capability. */
-static int dc_verified_passed(const dmaconn_result *r, int i, int j)
+int dmaconn_verified_passed(const char *(*get)(const char *key, void *ctx), void *ctx)
 {
-	const char *st = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_VERIFIED);
+	const char *st = get ? get(DMACONN_PROP_VERIFIED, ctx) : NULL;
 	int all = st && !strcmp(st, "pass");
 	for (int c = 0; all && c < DC_VERIFIED_NCAPS; c++) {
-		const char *got = dmaconn_result_pair_get(r, i, j, dc_verified_caps[c].verified);
+		const char *got = get(dc_verified_caps[c].verified, ctx);
 		all = got && !strcmp(got, "yes");
 	}
 	return all;
+}
+
+struct dc_verified_at {
+	const dmaconn_result *r;
+	int i, j;
+};
+
+static const char *dc_verified_get(const char *key, void *ctx)
+{
+	const struct dc_verified_at *at = ctx;
+	return dmaconn_result_pair_get(at->r, at->i, at->j, key);
+}
+
+/* Whether a recorded (or cached) pair proved every capability. */
+static int dc_verified_passed(const dmaconn_result *r, int i, int j)
+{
+	struct dc_verified_at at = { r, i, j };
+	return dmaconn_verified_passed(dc_verified_get, &at);
 }
 
 /*

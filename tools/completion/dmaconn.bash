@@ -47,7 +47,7 @@ _dmaconn()
 	esac
 	if [ "${COMP_WORDS[1]}" = check ]; then
 		COMPREPLY=($(compgen -W '--expect --expect-links --fully-connected --match --device-type
-			--connection --verify --replay --help' -- "$cur"))
+			--connection --verify --replay --json --quiet --help' -- "$cur"))
 		return
 	fi
 	if [ "$COMP_CWORD" = 1 ] && [[ $cur != -* ]]; then
