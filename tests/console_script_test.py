@@ -62,6 +62,6 @@ with tempfile.TemporaryDirectory() as prefix:
               % (name, n, expected_starts))
         check(rc is not None and rc != 0, "%s: exits non-zero (status %s)" % (name, rc))
         lines = err.splitlines()
-        check(len(lines) == 1 and "no dmaconn program" in err and "bin/dmaconn" in err,
+        check(len(lines) == 1 and "the dmaconn program is not installed" in err and "bin/dmaconn" in err,
               "%s: one line naming what is missing: %r" % (name, err[:300]))
 sys.exit(1 if failures else 0)

@@ -54,11 +54,11 @@ def main(argv=None):
     if path is None:
         here = os.path.dirname(os.path.abspath(__file__))
         sys.stderr.write(
-            "dmaconn: this Python package has no dmaconn program (no %s; it was built without "
-            "Jansson): reinstall it with a C compiler and network access, or install the dmaconn "
-            "tool\n" % os.path.join(here, "bin", "dmaconn")
+            "dmaconn: the dmaconn program is not installed with this package (no %s: a build "
+            "without Jansson?); reinstall the package, or install the dmaconn tool\n"
+            % os.path.join(here, "bin", "dmaconn")
         )
-        return 127
+        return 1
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(path, [path, *args])
