@@ -67,9 +67,12 @@ int dmaconn_set_replay_file(const char *path)
 }
 
 /* The replay component beside this library, found through dladdr, so that a
- * build tree and an installed tree both work without LD_LIBRARY_PATH. */
-static void *open_sibling(void)
+ * build tree and an installed tree both work without LD_LIBRARY_PATH.
+ * *present tells whether there is one: then its own load error counts (a
+ * library it needs is missing, say), not that of a search elsewhere. */
+static void *open_sibling(int *present)
 {
+	*present = 0;
 	Dl_info info;
 	if (!dladdr((void *)&dc_replay_open, &info) || !info.dli_fname || info.dli_fname[0] != '/')
 		return NULL;
@@ -79,6 +82,7 @@ static void *open_sibling(void)
 			   info.dli_fname, DMACONN_REPLAY_SONAME);
 	if (len < 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
 		return NULL;
+	*present = 1;
 	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
@@ -95,8 +99,9 @@ static int load_replay(void)
 		}
 		h = dlopen(override, RTLD_NOW | RTLD_LOCAL);
 	} else {
-		h = open_sibling();
-		if (!h)
+		int present;
+		h = open_sibling(&present);
+		if (!h && !present)
 			h = dlopen(DMACONN_REPLAY_SONAME, RTLD_NOW | RTLD_LOCAL);
 	}
 	if (!h) {

@@ -68,6 +68,26 @@ else
 	cat "$TMP/log"; bad "find_package(dmaconn)"
 fi
 
+# dmaconn::dmaconn_mpi brings MPI (its header includes mpi.h): the consumer
+# does not look for MPI itself.
+if [ -f "$BUILD/dmaconn_mpi.pc" ]; then
+	mkdir "$TMP/mpi"
+	printf '#include <dmaconn_mpi.h>\nint main(void) { return 0; }\n' >"$TMP/mpi/main.c"
+	cat >"$TMP/mpi/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(mpi_consumer C)
+find_package(dmaconn REQUIRED COMPONENTS mpi)
+add_executable(main main.c)
+target_link_libraries(main dmaconn::dmaconn_mpi)
+CM
+	if cmake -S "$TMP/mpi" -B "$TMP/mpi/b" -DCMAKE_PREFIX_PATH="$P" >"$TMP/log" 2>&1 &&
+		cmake --build "$TMP/mpi/b" >>"$TMP/log" 2>&1; then
+		ok "find_package(dmaconn COMPONENTS mpi): dmaconn::dmaconn_mpi brings MPI"
+	else
+		cat "$TMP/log"; bad "dmaconn::dmaconn_mpi without find_package(MPI)"
+	fi
+fi
+
 cli=$P/bin/dmaconn
 [ "$("$cli" --version)" = "dmaconn 0.1.0" ] && ok "installed dmaconn runs" || bad "installed dmaconn"
 out=$("$cli" --replay tests/topologies/h200x2.json -d cuda -c nvlink -q | head -n 1)

@@ -1,10 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Installs, on Debian or Ubuntu, what building and testing dmaconn needs and
-# is missing.  Run by `make` before the first configure.  As root it uses
-# apt-get; otherwise it names the packages and lets the build go on (the
-# optional components are then left out).
+# is missing; `setup-deps.sh package` adds what `make package` needs.  Run by
+# `make` before the first configure.  As root it says what it installs, then
+# uses apt-get, with services kept from starting (none of these packages has
+# one to start); otherwise it names the packages and lets the build go on
+# (the optional components are then left out).  It never installs into a
+# Python environment.  The operators' validators that the formats test also
+# uses (promtool, slurmd) are CI's to install (.ci/run): the test says it
+# skips without them.
 set -u
+purpose=${1:-build}
 # nvml.h for the NVML ABI check of the test suite (tests/device/): NVIDIA
 # ships it on PyPI in nvidia-nvml-dev; this version (NVML 13.5, NVLink 6) is
 # the newest whose values src/backends/nvml_api.h declares, and the configure
@@ -14,6 +20,7 @@ set -u
 nvml_version=13.5.37
 nvml_cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dmaconn/nvml-$nvml_version
 if [ "$(cat "$nvml_cache/VERSION" 2>/dev/null)" != "$nvml_version" ]; then
+	echo "dmaconn: fetching nvml.h (pip download nvidia-nvml-dev==$nvml_version, nothing installed) into $nvml_cache"
 	nvml_tmp=$(mktemp -d)
 	if command -v python3 >/dev/null 2>&1 &&
 		python3 -m pip download -q --no-deps --only-binary=:all: -d "$nvml_tmp" \
@@ -38,24 +45,24 @@ EOF
 fi
 
 # The JSON Schema test runs under the python3 that CMake finds; Debian's
-# python3-jsonschema (below) serves /usr/bin/python3, pip any other.
+# python3-jsonschema (below) serves /usr/bin/python3.  Another python3 first
+# on PATH is the user's own: named, not changed.
 if command -v python3 >/dev/null 2>&1 && [ "$(command -v python3)" != /usr/bin/python3 ] &&
 	! python3 -c 'import jsonschema' >/dev/null 2>&1; then
-	python3 -m pip install -q jsonschema >/dev/null 2>&1 ||
-		echo "dmaconn: could not install jsonschema for $(command -v python3) (pip install jsonschema)" >&2
+	echo "dmaconn: $(command -v python3) has no jsonschema: the JSON Schema test is skipped" \
+		"(pip install jsonschema, or configure with -DPython3_EXECUTABLE=/usr/bin/python3)" >&2
 fi
 
 # Required: the toolchain, Jansson (the CLI's JSON, record/replay), Python
 # (tests, binding, man pages).  Optional: MPI (multi-node component), the
 # ROCm SMI and Level Zero headers (ABI checks of the AMD and Intel
-# declarations), groff (the man-page check), dpkg-dev and file (`make
-# package`), python3-venv (the wheel check of .ci/run); python3-jsonschema
-# (the JSON Schema test); prometheus (its promtool) and slurmd (`slurmd -G`),
-# which read --format prometheus and slurm in the formats test; graphviz
-# (its dot renders --format dot in the dot test and `make pictures`), with
-# the font the pictures are laid out in.
-packages="cmake make gcc pkg-config libjansson-dev python3 python3-jsonschema libopenmpi-dev openmpi-bin librocm-smi-dev libze-dev
-groff-base dpkg-dev file python3-venv prometheus slurmd graphviz fonts-dejavu-core"
+# declarations), groff (the man-page check), python3-jsonschema (the JSON
+# Schema test), graphviz (its dot renders --format dot in the dot test and
+# `make pictures`) with the font the pictures are laid out in.  For `make
+# package`: dpkg-dev (dpkg-shlibdeps) and file.
+packages="cmake make gcc pkg-config libjansson-dev python3 python3-jsonschema libopenmpi-dev openmpi-bin
+librocm-smi-dev libze-dev groff-base graphviz fonts-dejavu-core"
+[ "$purpose" = package ] && packages="$packages dpkg-dev file"
 command -v dpkg >/dev/null 2>&1 || exit 0
 missing=""
 for p in $packages; do
@@ -63,11 +70,17 @@ for p in $packages; do
 done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-	echo "dmaconn: installing$missing"
+	echo "dmaconn: installing with apt-get (no recommends, services not started):$missing"
 	export DEBIAN_FRONTEND=noninteractive
+	# invoke-rc.d asks policy-rc.d; 101: no service may start.  Ours only
+	# while apt-get runs, and only where there is none already.
+	policy=${DMACONN_POLICY_RC_D:-/usr/sbin/policy-rc.d} # the tests point it elsewhere
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && trap 'rm -f "$policy"' EXIT
+	fi
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null && exit 0
 	echo "dmaconn: could not install$missing; building without what needs them" >&2
 else
-	echo "dmaconn: missing packages:$missing (as root: apt-get install$missing)" >&2
+	echo "dmaconn: missing packages:$missing (as root: apt-get install --no-install-recommends$missing)" >&2
 fi
 exit 0

@@ -27,10 +27,23 @@ def _candidates():
     return found
 
 
+def _is_program(path):
+    """Whether path is an executable ELF file: the C program, never a script
+    such as this package's own console script (``<prefix>/bin/dmaconn`` beside
+    ``<prefix>/lib``), which would run itself again and again."""
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
 def program():
     """The dmaconn program's path, or None."""
     for path in _candidates():
-        if os.path.isfile(path) and os.access(path, os.X_OK):
+        if _is_program(path):
             return path
     return None
 
@@ -39,10 +52,11 @@ def main(argv=None):
     args = list(sys.argv[1:] if argv is None else argv)
     path = program()
     if path is None:
+        here = os.path.dirname(os.path.abspath(__file__))
         sys.stderr.write(
-            "dmaconn: the dmaconn program is not installed with this package; looked for:\n  "
-            + "\n  ".join(_candidates())
-            + "\n"
+            "dmaconn: the dmaconn program is not installed with this package (no %s: a build "
+            "without Jansson?); reinstall the package, or install the dmaconn tool\n"
+            % os.path.join(here, "bin", "dmaconn")
         )
         return 1
     sys.stdout.flush()
