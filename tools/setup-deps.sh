@@ -18,14 +18,19 @@ purpose=${1:-build}
 # the configure step searches (DMACONN_NVML_INCLUDE_DIR overrides); the
 # library never needs it.
 nvml_version=13.5.37
-nvml_cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dmaconn/nvml-$nvml_version
-if [ "$(cat "$nvml_cache/VERSION" 2>/dev/null)" != "$nvml_version" ]; then
-	echo "dmaconn: fetching nvml.h (pip download nvidia-nvml-dev==$nvml_version, nothing installed) into $nvml_cache"
+# And an older one, CUDA 13.0's (NVML 13.0, 18 links): the ABI check against
+# it proves that the declarations hold for the headers of drivers in use
+# too, where the CUDA toolkit here ships no nvml.h of its own.
+nvml_older=13.0.87
+for v in $nvml_version $nvml_older; do
+	nvml_cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dmaconn/nvml-$v
+	[ "$(cat "$nvml_cache/VERSION" 2>/dev/null)" = "$v" ] && continue
+	echo "dmaconn: fetching nvml.h (pip download nvidia-nvml-dev==$v, nothing installed) into $nvml_cache"
 	nvml_tmp=$(mktemp -d)
 	if command -v python3 >/dev/null 2>&1 &&
 		python3 -m pip download -q --no-deps --only-binary=:all: -d "$nvml_tmp" \
-			"nvidia-nvml-dev==$nvml_version" >/dev/null 2>&1 &&
-		python3 - "$nvml_tmp" "$nvml_cache" "$nvml_version" <<'EOF'
+			"nvidia-nvml-dev==$v" >/dev/null 2>&1 &&
+		python3 - "$nvml_tmp" "$nvml_cache" "$v" <<'EOF'
 import glob, os, sys, zipfile
 tmp, cache, version = sys.argv[1:]
 with zipfile.ZipFile(glob.glob(os.path.join(tmp, "*.whl"))[0]) as whl:
@@ -37,12 +42,12 @@ with open(os.path.join(cache, "VERSION"), "w") as out:
     out.write(version + "\n")
 EOF
 	then
-		echo "dmaconn: nvml.h of nvidia-nvml-dev $nvml_version in $nvml_cache/include"
+		echo "dmaconn: nvml.h of nvidia-nvml-dev $v in $nvml_cache/include"
 	else
-		echo "dmaconn: could not get nvml.h (pip download nvidia-nvml-dev==$nvml_version); the NVML ABI check is skipped" >&2
+		echo "dmaconn: could not get nvml.h (pip download nvidia-nvml-dev==$v); its NVML ABI check is skipped" >&2
 	fi
 	rm -rf "$nvml_tmp"
-fi
+done
 
 # The JSON Schema test runs under the python3 that CMake finds; Debian's
 # python3-jsonschema (below) serves /usr/bin/python3.  Another python3 first
