@@ -70,17 +70,16 @@ int dmaconn_set_replay_file(const char *path)
  * build tree and an installed tree both work without LD_LIBRARY_PATH.
  * *present tells whether there is one: then its own load error counts (a
  * library it needs is missing, say), not that of a search elsewhere. */
-static void *open_sibling(int *present)
+static void *open_sibling(int *present, char *path, size_t size)
 {
 	*present = 0;
 	Dl_info info;
 	if (!dladdr((void *)&dc_replay_open, &info) || !info.dli_fname || info.dli_fname[0] != '/')
 		return NULL;
 	const char *slash = strrchr(info.dli_fname, '/');
-	char path[4096];
-	int len = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - info.dli_fname),
+	int len = snprintf(path, size, "%.*s/%s", (int)(slash - info.dli_fname),
 			   info.dli_fname, DMACONN_REPLAY_SONAME);
-	if (len < 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
+	if (len < 0 || (size_t)len >= size || access(path, R_OK) != 0)
 		return NULL;
 	*present = 1;
 	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -91,6 +90,7 @@ static int load_replay(void)
 {
 	const char *override = secure_getenv("DMACONN_REPLAY_LIBRARY");
 	void *h = NULL;
+	char tried[4096] = "";
 	if (override && *override) {
 		if (override[0] != '/') {
 			snprintf(replay_error, sizeof(replay_error),
@@ -100,15 +100,18 @@ static int load_replay(void)
 		h = dlopen(override, RTLD_NOW | RTLD_LOCAL);
 	} else {
 		int present;
-		h = open_sibling(&present);
-		if (!h && !present)
+		h = open_sibling(&present, tried, sizeof(tried));
+		if (!h && !present) {
+			tried[0] = '\0';
 			h = dlopen(DMACONN_REPLAY_SONAME, RTLD_NOW | RTLD_LOCAL);
+		}
 	}
 	if (!h) {
+		/* The loader's answer names what is missing (the component, or a
+		 * library it needs); the copy beside this library is named too. */
 		const char *why = dlerror();
-		snprintf(replay_error, sizeof(replay_error),
-			 "the replay component cannot be loaded: %s",
-			 why ? why : DMACONN_REPLAY_SONAME " not found");
+		snprintf(replay_error, sizeof(replay_error), "the replay component %s%scannot be loaded: %s", tried,
+			 *tried ? " " : "", why ? why : DMACONN_REPLAY_SONAME " not found");
 		return -1;
 	}
 	dmaconn_replay_ops_fn get;
