@@ -18,8 +18,8 @@ Usage: hostile_input.py BUILD_DIR
   sanitizer builds abort on it) and shown as a device without peers.
 - A replay whose path holds terminal escapes, CR, LF, tab, a C1 control,
   U+2028 and an invalid byte: every output that names the file (text,
-  --topo, each --format) is valid UTF-8 with no control character but its
-  line ends, and no line separator.
+  --topo, each --format, what --record says) is valid UTF-8 with no
+  control character but its line ends, and no line separator.
 - Device names with U+2028/U+2029 (line and paragraph separators) are
   shown with spaces, as a newline in them is, in every output.
 - A replay refused for a bus id with escapes and line breaks: the message
@@ -260,6 +260,12 @@ class Suite:
             problems += self.shown(what, p.stdout, p.stderr)
             if "slurm" in args and len([l for l in p.stdout.split(b"\n") if l and not l.startswith(b"#")]) != 2:
                 problems.append("slurm: not 2 GPU lines: %r" % p.stdout)
+        # --record says where it wrote, the name shown as the replay's is.
+        p = subprocess.run(self.cmd + ["--replay", path, "--record", os.path.join(d, b"rec\x1b[1m.json")], env=env,
+                           capture_output=True, timeout=TIMEOUT)
+        if p.returncode != 0 or b"recorded the replayed node" not in p.stderr:
+            problems.append("--record: exit %d: %r" % (p.returncode, p.stderr[-400:]))
+        problems += self.shown("--record", p.stdout, p.stderr)
         self.report("replay_path", problems)
 
     def name_separators(self):

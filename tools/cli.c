@@ -1179,8 +1179,10 @@ static int cli_record(struct cli *c, const char *path, int replayed, int verify)
 		cli_error(c, EXIT_FAILED, "%s", why);
 		return EXIT_FAILED;
 	}
+	char *shown = cli_text_fix(path);
 	fprintf(stderr, "dmaconn: recorded %s%s to %s\n", replayed ? "the replayed node" : "this node",
-		verify ? " and its verification" : "", path);
+		verify ? " and its verification" : "", shown ? shown : path);
+	free(shown);
 	return 0;
 }
 
