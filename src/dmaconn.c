@@ -463,8 +463,9 @@ int dmaconn_builder_set(dmaconn_builder *b, int i, int j, int value)
  * Text a detector hands over may come from sysfs or a vendor library and hold
  * anything; results and warnings hold valid UTF-8 without control
  * characters (no terminal escape sequences): an invalid byte or a C0/C1
- * control becomes U+FFFD, a tab or line break a space.  Returns NULL when s
- * is fine as it is, else a malloc'd cleaned copy (*oom set when that fails).
+ * control becomes U+FFFD, a tab or line break (U+2028 and U+2029 too) a
+ * space.  Returns NULL when s is fine as it is, else a malloc'd cleaned copy
+ * (*oom set when that fails).
  */
 char *dc_text_clean(const char *s, int *oom)
 {
@@ -496,7 +497,8 @@ char *dc_text_clean(const char *s, int *oom)
 		if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
 		    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
 			n = 0;
-		if (n == 1 && (c == '\t' || c == '\n' || c == '\r')) {
+		if ((n == 1 && (c == '\t' || c == '\n' || c == '\r')) ||
+		    (n == 3 && (cp == 0x2028 || cp == 0x2029))) {
 			*o++ = ' ';
 			changed = 1;
 		} else if (n == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f)) {

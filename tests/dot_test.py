@@ -179,15 +179,18 @@ def check_large(cli, dot):
           "mi300x-cpx: 8 card nodes of 8 partitions, 28 edges of 64 partition pairs each (%d nodes, %d edges)"
           % (len(nodes), out.count(" -- ")))
     with tempfile.TemporaryDirectory() as tmp:
-        for n, edges in ((23, 253), (24, 276)):
+        for n, edges in ((6, 15), (8, 28), (16, 120), (23, 253), (24, 276)):
             replay = os.path.join(tmp, "pcie-%d.json" % n)
             pcie_replay(replay, n)
             p = subprocess.run([cli, "--format", "dot", "--replay", replay], capture_output=True, text=True,
                                env=env(), cwd=REPO, timeout=60)
             drawn = p.stdout.count(" -- ")
-            if n == 23:
+            if n < 24:
                 check(p.returncode == 0 and drawn == edges and "summary" not in p.stdout,
                       "%d PCIe GPUs: %d edges, drawn (%d)" % (n, edges, drawn))
+                # Labels on edges that rank nothing (side by side) make dot
+                # warn "Unable to reclaim box space in spline routing".
+                render("pcie-%d" % n, p.stdout, dot)
                 continue
             check(p.returncode == 0 and drawn == 0 and
                   "24 devices, 276 edges between them: more than 256, not drawn" in p.stdout and

@@ -16,6 +16,14 @@ Usage: hostile_input.py BUILD_DIR
 - A replay whose devices list empty "p2p", "nvlink" and "mig_devices":
   no peers, links or instances, read without undefined behaviour (the
   sanitizer builds abort on it) and shown as a device without peers.
+- A replay whose path holds terminal escapes, CR, LF, tab, a C1 control,
+  U+2028 and an invalid byte: every output that names the file (text,
+  --topo, each --format, what --record says) is valid UTF-8 with no
+  control character but its line ends, and no line separator.
+- Device names with U+2028/U+2029 (line and paragraph separators) are
+  shown with spaces, as a newline in them is, in every output.
+- A replay refused for a bus id with escapes and line breaks: the message
+  on standard error is one line without a control character.
 - CUDA_VISIBLE_DEVICES with MIG entries no MIG instance answers to
   ("MIG-zzz,MIG-not-a-uuid,0", and 20,000 of them before "0,1"): the first
   ends the list, as for CUDA, so no device is counted.
@@ -26,6 +34,7 @@ DMACONN_TEST_WRAPPER is put in front of the CLI (valgrind runs).
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -216,6 +225,84 @@ class Suite:
             problems.append("the warning does not end with %r: %r" % (tail, (printed[:1], warnings[:1])))
         self.report("many_pairs", problems)
 
+    # C0 controls but LF, DEL, C1 (as UTF-8), U+2028 and U+2029.
+    CONTROL = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]")
+    OUTPUTS = (["-d", "cuda", "-c", "nvlink"], ["--topo"], ["--explain"], ["--format", "slurm"],
+               ["--format", "dot"], ["--format", "nfd"], ["--format", "prometheus"], ["--format", "nccl-xml"])
+
+    def shown(self, what, out, err):
+        problems = []
+        for stream, text in (("stdout", out), ("stderr", err)):
+            try:
+                text.decode("utf-8", "strict")
+            except UnicodeDecodeError as e:
+                problems.append("%s %s is not UTF-8: %s" % (what, stream, e))
+            m = self.CONTROL.search(re.sub(rb"\n\t+", b"\n", text))  # DOT indents with tabs
+            if m:
+                problems.append("%s %s holds %r: %r" % (what, stream, m.group(0),
+                                                        text[max(0, m.start() - 40):m.end() + 40]))
+        return problems
+
+    def replay_path(self):
+        d = os.path.join(self.tmp.encode(), b"node\x1b[2J\x1b]0;t\x07\r\nName=gpu File=/dev/nvidia7\t\xc2\x9b1m"
+                         b"\xe2\x80\xa8\xe2\x80\xa9\xff")
+        os.makedirs(d)
+        path = os.path.join(d, b"x\x1b[31m.json")
+        shutil.copyfile(os.path.join(HERE, "topologies", "h200x2.json"), path)
+        problems = []
+        env = dict((k, v) for k, v in os.environ.items() if not k.startswith("DMACONN_"))
+        env.update(DMACONN_QUIET="1", DMACONN_SYSFS_ROOT="/nonexistent")
+        for args in self.OUTPUTS:
+            p = subprocess.run(self.cmd + ["--replay", path] + args, env=env, capture_output=True, timeout=TIMEOUT)
+            what = " ".join(args)
+            if p.returncode != 0:
+                problems.append("%s: exit %d: %r" % (what, p.returncode, p.stderr[-400:]))
+            problems += self.shown(what, p.stdout, p.stderr)
+            if "slurm" in args and len([l for l in p.stdout.split(b"\n") if l and not l.startswith(b"#")]) != 2:
+                problems.append("slurm: not 2 GPU lines: %r" % p.stdout)
+        # --record says where it wrote, the name shown as the replay's is.
+        p = subprocess.run(self.cmd + ["--replay", path, "--record", os.path.join(d, b"rec\x1b[1m.json")], env=env,
+                           capture_output=True, timeout=TIMEOUT)
+        if p.returncode != 0 or b"recorded the replayed node" not in p.stderr:
+            problems.append("--record: exit %d: %r" % (p.returncode, p.stderr[-400:]))
+        problems += self.shown("--record", p.stdout, p.stderr)
+        self.report("replay_path", problems)
+
+    def name_separators(self):
+        with open(os.path.join(HERE, "topologies", "h200x2.json")) as f:
+            topo = json.load(f)
+        for i, d in enumerate(topo["nvml"]["devices"]):
+            d["name"] = "NVIDIA\u2028H200\u2029%d" % i
+        path = os.path.join(self.tmp, "separators.json")
+        with open(path, "w") as f:
+            json.dump(topo, f)
+        problems = []
+        for args in self.OUTPUTS + (["--json"],):
+            rc, out, err = self.run(["--replay", path] + args, {"DMACONN_SYSFS_ROOT": "/nonexistent"})
+            what = " ".join(args)
+            if rc != 0:
+                problems.append("%s: exit %d: %r" % (what, rc, err[-400:]))
+            problems += self.shown(what, out, err)
+        rc, out, err = self.run(["--replay", path, "--json"], {"DMACONN_SYSFS_ROOT": "/nonexistent"})
+        names = [d.get("name") for r in json.loads(out)["results"] for d in r["devices"]][:2]
+        if names != ["NVIDIA H200 0", "NVIDIA H200 1"]:
+            problems.append("--json names %r, expected the separators as spaces" % names)
+        self.report("name_separators", problems)
+
+    def refused_bus_id(self):
+        with open(os.path.join(HERE, "topologies", "h200x2.json")) as f:
+            topo = json.load(f)
+        topo["nvml"]["devices"][0]["pci"]["bus_id"] = "\x1b[2J\r\nforged\t\u009b1m\u2028"
+        path = os.path.join(self.tmp, "bad-bus-id.json")
+        with open(path, "w") as f:
+            json.dump(topo, f)
+        rc, out, err = self.run(["--replay", path, "-d", "cuda", "-c", "nvlink"], {})
+        problems = [] if rc == 1 else ["exit %d, expected 1 (the replay is refused)" % rc]
+        problems += self.shown("refused replay", out, err)
+        if err.count(b"\n") != 1:
+            problems.append("the message is not one line: %r" % err)
+        self.report("refused_bus_id", problems)
+
     def empty_lists(self):
         with open(os.path.join(HERE, "topologies", "h200x2.json")) as f:
             topo = json.load(f)
@@ -247,6 +334,9 @@ def main(argv):
         s.mig_entries()
         s.many_pairs()
         s.empty_lists()
+        s.replay_path()
+        s.name_separators()
+        s.refused_bus_id()
     finally:
         shutil.rmtree(s.tmp, ignore_errors=True)
     print("%d passed, %d failed" % (s.passed, s.failed))

@@ -127,7 +127,11 @@ static int cli_quiet_env(void)
 
 /* ------------------------------------------------------------------ JSON */
 
-char *cli_utf8_fix(const char *s)
+/* s with each byte that is not part of valid UTF-8 replaced by U+FFFD, and
+ * with controls too: C0 (tab and line breaks included), DEL, C1, and U+2028
+ * and U+2029 (line and paragraph separators).  NULL when nothing needs a
+ * change (or out of memory). */
+static char *cli_utf8_clean(const char *s, int controls)
 {
 	size_t n = strlen(s);
 	const unsigned char *p = (const unsigned char *)s;
@@ -151,6 +155,12 @@ char *cli_utf8_fix(const char *s)
 			ok = !(c == 0xe0 && p[i + 1] < 0xa0) && !(c == 0xed && p[i + 1] > 0x9f);
 		if (ok && k == 4)
 			ok = !(c == 0xf0 && p[i + 1] < 0x90) && !(c == 0xf4 && p[i + 1] > 0x8f);
+		int valid = ok;
+		if (ok && controls)
+			ok = k == 1   ? c >= 0x20 && c != 0x7f
+			     : k == 2 ? !(c == 0xc2 && p[i + 1] <= 0x9f)
+			     : k == 3 ? !(c == 0xe2 && p[i + 1] == 0x80 && (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
+				      : 1;
 		if (!out && ok) {
 			i += k;
 			continue;
@@ -169,12 +179,22 @@ char *cli_utf8_fix(const char *s)
 		} else {
 			memcpy(out + len, "\xef\xbf\xbd", 3);
 			len += 3;
-			i++;
+			i += valid ? k : 1; /* a control: all of it */
 		}
 	}
 	if (out)
 		out[len] = '\0';
 	return out;
+}
+
+char *cli_utf8_fix(const char *s)
+{
+	return cli_utf8_clean(s, 0);
+}
+
+char *cli_text_fix(const char *s)
+{
+	return cli_utf8_clean(s, 1);
 }
 
 /* A JSON string for s (null for NULL), invalid UTF-8 replaced. */
@@ -562,7 +582,11 @@ static void cli_error(struct cli *c, int status, const char *fmt, ...)
 	if (!strcmp(msg, c->last_error))
 		return;
 	snprintf(c->last_error, sizeof(c->last_error), "%s", msg);
-	fprintf(stderr, "dmaconn: %s\n", msg);
+	/* A message may quote what a file holds: no control of it reaches the
+	 * terminal (the JSON string escapes them). */
+	char *shown = cli_text_fix(msg);
+	fprintf(stderr, "dmaconn: %s\n", shown ? shown : msg);
+	free(shown);
 	if (status == EXIT_USAGE)
 		fputs(short_usage, stderr);
 	if (c->json) {
@@ -1155,8 +1179,10 @@ static int cli_record(struct cli *c, const char *path, int replayed, int verify)
 		cli_error(c, EXIT_FAILED, "%s", why);
 		return EXIT_FAILED;
 	}
+	char *shown = cli_text_fix(path);
 	fprintf(stderr, "dmaconn: recorded %s%s to %s\n", replayed ? "the replayed node" : "this node",
-		verify ? " and its verification" : "", path);
+		verify ? " and its verification" : "", shown ? shown : path);
+	free(shown);
 	return 0;
 }
 
@@ -1636,6 +1662,11 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	dmaconn_device_type *types = detectors.types;
 	const char **conns = detectors.conns;
 
+	/* The file's name is shown in output lines (text, --topo, a comment of
+	 * gres.conf, the DOT label): never a control character of it. */
+	char *replay_shown = replay ? cli_text_fix(replay) : NULL;
+	if (replay_shown)
+		replay = replay_shown;
 	int status = 0;
 	clock_gettime(CLOCK_MONOTONIC, &c->start);
 	int kept_by_rank = a.mpi && c->format && !dc_format_describes_job(c->format);
@@ -1680,6 +1711,7 @@ static int cli_run(struct cli *c, int argc, char **argv)
 		status = status ? status : written;
 	}
 	cli_detectors_free(&detectors);
+	free(replay_shown);
 	return status;
 }
 

@@ -13,6 +13,11 @@ int dmaconn_cli_main(int argc, char **argv);
  * valid (or out of memory), else a string the caller frees. */
 char *cli_utf8_fix(const char *s);
 
+/* As cli_utf8_fix, and each control character as well (C0 with tab and line
+ * breaks, DEL, C1, U+2028, U+2029): text that came from outside (a file
+ * name) shown in a line of output.  NULL when s is fine (or out of memory). */
+char *cli_text_fix(const char *s);
+
 /* Ends the verification's progress line on standard error, if one is shown
  * (before anything else is written there). */
 void cli_progress_end(void);
