@@ -67,19 +67,28 @@ int dmaconn_set_replay_file(const char *path)
 }
 
 /* The replay component beside this library, found through dladdr, so that a
- * build tree and an installed tree both work without LD_LIBRARY_PATH. */
-static void *open_sibling(void)
+ * build tree and an installed tree both work without LD_LIBRARY_PATH.  When
+ * that copy is there but cannot be loaded (a library it needs is missing),
+ * why says so, naming the copy and the loader's reason: the system-wide try
+ * that follows could only say that the component was not found. */
+static void *open_sibling(char *why, size_t len)
 {
 	Dl_info info;
+	why[0] = '\0';
 	if (!dladdr((void *)&dc_replay_open, &info) || !info.dli_fname || info.dli_fname[0] != '/')
 		return NULL;
 	const char *slash = strrchr(info.dli_fname, '/');
 	char path[4096];
-	int len = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - info.dli_fname),
-			   info.dli_fname, DMACONN_REPLAY_SONAME);
-	if (len < 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
+	int n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - info.dli_fname),
+			 info.dli_fname, DMACONN_REPLAY_SONAME);
+	if (n < 0 || (size_t)n >= sizeof(path) || access(path, R_OK) != 0)
 		return NULL;
-	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(why, len, "%.900s cannot be loaded: %s", path, e ? e : "the loader gives no reason");
+	}
+	return h;
 }
 
 /* Loads the component once (replay_lock held); 0, or -1 with replay_error. */
@@ -87,6 +96,7 @@ static int load_replay(void)
 {
 	const char *override = secure_getenv("DMACONN_REPLAY_LIBRARY");
 	void *h = NULL;
+	char sibling[1024] = "";
 	if (override && *override) {
 		if (override[0] != '/') {
 			snprintf(replay_error, sizeof(replay_error),
@@ -95,15 +105,19 @@ static int load_replay(void)
 		}
 		h = dlopen(override, RTLD_NOW | RTLD_LOCAL);
 	} else {
-		h = open_sibling();
+		h = open_sibling(sibling, sizeof(sibling));
 		if (!h)
 			h = dlopen(DMACONN_REPLAY_SONAME, RTLD_NOW | RTLD_LOCAL);
 	}
 	if (!h) {
+		/* The copy beside the library, when there is one, is what
+		 * was meant: its loader error comes first. */
 		const char *why = dlerror();
-		snprintf(replay_error, sizeof(replay_error),
-			 "the replay component cannot be loaded: %s",
-			 why ? why : DMACONN_REPLAY_SONAME " not found");
+		if (sibling[0])
+			snprintf(replay_error, sizeof(replay_error), "the replay component %s", sibling);
+		else
+			snprintf(replay_error, sizeof(replay_error), "the replay component cannot be loaded: %s",
+				 why ? why : DMACONN_REPLAY_SONAME " not found");
 		return -1;
 	}
 	dmaconn_replay_ops_fn get;
