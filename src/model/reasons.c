@@ -308,6 +308,7 @@ struct dc_reasons {
 	/* Per device: its switch links, and as many as it would have with its
 	 * links down up again (the most a GPU of its model has). */
 	int *sw, *sw_full;
+	int *only_peer; /* per device: the one GPU its direct links join, -1 none or several, -2 not read */
 	int any_fewer;
 	struct dc_reason both_fewer; /* the last pair thinned at both GPUs */
 };
@@ -570,6 +571,35 @@ static int dc_reason_peer(struct dc_reasons *x, const char *st, const char *path
 	return 0;
 }
 
+/* The one GPU that all of d's direct NVLinks join (a bridged pair's
+ * partner), or -1 (none, or several). */
+static int dc_only_peer(struct dc_reasons *x, int d)
+{
+	if (x->only_peer[d] != -2)
+		return x->only_peer[d];
+	int n = dmaconn_result_size(x->r), peer = -1;
+	for (int j = 0; j < n; j++) {
+		const char *dl = j != d ? dmaconn_result_pair_get(x->r, d, j, DMACONN_PROP_NVLINK_DIRECT_LINKS) : NULL;
+		if (dl && atoi(dl) > 0) {
+			if (peer >= 0) {
+				peer = -1;
+				break;
+			}
+			peer = j;
+		}
+	}
+	return x->only_peer[d] = peer;
+}
+
+/* Whether NVLinks down at both i and j, each with active links left, may be
+ * one that joined them: not when either's direct links all join a third
+ * GPU (a bridged board's lost link joined its partner). */
+static int dc_down_between(struct dc_reasons *x, int i, int j)
+{
+	int pi = dc_only_peer(x, i), pj = dc_only_peer(x, j);
+	return !(pi >= 0 && pi != j) && !(pj >= 0 && pj != i);
+}
+
 /* The reason of i -> j, or NULL when out of memory. */
 static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j)
 {
@@ -610,7 +640,8 @@ static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j
 	/* Both ends down: a GPU with none active, or a direct link down at
 	 * both; beside a GPU with none active, the other's lost links explain
 	 * nothing. */
-	if (x->down[i].code && x->down[j].code && x->partial[i] == x->partial[j]) {
+	if (x->down[i].code && x->down[j].code && x->partial[i] == x->partial[j] &&
+	    (!x->partial[i] || dc_down_between(x, i, j))) {
 		char text[400];
 		snprintf(text, sizeof(text), "%s; %s", x->down[i].text, x->down[j].text + strlen(DC_DOWN_PREFIX));
 		return dc_reason_make(x, &x->both_down, DMACONN_REASON_NVLINK_DOWN, text) == 0 ? &x->both_down : NULL;
@@ -649,9 +680,12 @@ void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up)
 	x.partial = calloc((size_t)n, 1);
 	x.sw = calloc((size_t)n, sizeof(*x.sw));
 	x.sw_full = calloc((size_t)n, sizeof(*x.sw_full));
+	x.only_peer = malloc((size_t)n * sizeof(*x.only_peer));
+	for (int d = 0; x.only_peer && d < n; d++)
+		x.only_peer[d] = -2;
 	char text[300];
 	int ok = x.mig && x.fabric && x.nolinks && x.down && x.cc && x.fewer && x.fewer_switch && x.fewer_direct &&
-		 x.partial && x.sw && x.sw_full;
+		 x.partial && x.sw && x.sw_full && x.only_peer;
 	ok = ok && (x.key_code = dc_builder_intern(b, DMACONN_PROP_REASON)) &&
 	     (x.key_text = dc_builder_intern(b, DMACONN_PROP_REASON_TEXT));
 	ok = ok && dc_reason_make(&x, &x.unknown, DMACONN_REASON_UNKNOWN, "nothing known explains it") == 0;
@@ -700,6 +734,7 @@ void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up)
 	free(x.partial);
 	free(x.sw);
 	free(x.sw_full);
+	free(x.only_peer);
 	dc_host_free(&h);
 }
 

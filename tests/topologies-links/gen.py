@@ -62,3 +62,16 @@ write("mixed-generations", "Two H100 (18 NVLinks) and two NVLink 6 GPUs (36) beh
 write("hgx-three-lost", "HGX H100 8-GPU: GPU 1 lost links 5 and 11, GPU 4 links 0-3 and 9, GPU 6 all 18",
       [switch_gpu(i, 8, H100, 18, 4, down={1: (5, 11), 4: (0, 1, 2, 3, 9), 6: tuple(range(18))}.get(i, ()))
        for i in range(8)])
+
+# The bridged H100 NVL board of ../topologies-reasons (bridge 2-3 lost link
+# 4), with the bridge 0-1 losing link 2 as well: each unbridged pair is 0
+# between two GPUs that lost a link, neither of which joined them.
+with open(os.path.join(OUT, "..", "topologies-reasons", "nvlink-down-bridged.json")) as f:
+    doc = json.load(f)
+for d in doc["nvml"]["devices"][:2]:
+    d["nvlink"][2] = {"state": 0, "version": 4}
+doc["description"] = ("4x NVIDIA H100 NVL, NVLink bridges joining GPUs 0-1 and 2-3 (12 links each, links 12-17 "
+                      "spare); link 2 of the bridge 0-1 and link 4 of the bridge 2-3 are down at both ends")
+with open(os.path.join(OUT, "bridged-both-down.json"), "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
