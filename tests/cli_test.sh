@@ -197,6 +197,12 @@ case_ check-healthy-now 0 -- check --expect "$TMP/now.json" --replay $T/hgx-h100
 case_ check-degraded-now 2 -- check --expect "$TMP/now.json" --replay $T/hgx-h100-8-degraded.json
 # The GPUs' down links first, then the pairs they cost; none against the same degraded node.
 case_ check-two-gpus-down 2 -- check --expect $EXPECT --replay tests/topologies-reasons/nvlink-down-two-gpus.json
+# Three GPUs lost links: each pair names the GPU that costs it links, a zero
+# only the GPU with none active; behind CUDA_VISIBLE_DEVICES the GPU whose
+# links are compared with is hidden, and the lost GPU says it has none active.
+case_ explain-three-lost 0 -- --explain -d cuda -c nvlink --replay tests/topologies-links/hgx-three-lost.json
+case_ check-hidden-reference 2 CUDA_VISIBLE_DEVICES=1,6 -- check --expect-links 18 \
+	--replay tests/topologies-links/hgx-three-lost.json
 $CLI --replay $T/hgx-h100-8-degraded.json --json -q >"$TMP/degraded.json"
 case_ check-degraded-same 0 -- check --expect "$TMP/degraded.json" --replay $T/hgx-h100-8-degraded.json
 # Without a file.

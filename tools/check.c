@@ -991,9 +991,15 @@ static void check_links_down(struct check *c, const char *tname, const dmaconn_r
 				o += (size_t)snprintf(text + o, sizeof(text) - o, "-%d", links[run]);
 			k = run + 1;
 		}
+		/* The list holds only links another visible GPU has active: of a
+		 * GPU with none active, its other links may be down too. */
+		const char *active = dmaconn_result_device_get(r, i, DMACONN_PROP_NVLINK_ACTIVE_LINKS);
+		const char *inactive = dmaconn_result_device_get(r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
+		int none = active && atoi(active) == 0 && inactive &&
+			   strcmp(inactive, dmaconn_result_device_get(r, i, DMACONN_PROP_NVLINK_DOWN_LINKS)) != 0;
 		struct dev d = check_node_dev(r, i);
-		check_say(c, CHECK_CRITICAL, "%s: %s: link%s %s down", tname, check_gpu(g, sizeof(g), i, &d),
-			  n == 1 ? "" : "s", text);
+		check_say(c, CHECK_CRITICAL, "%s: %s: link%s %s down%s", tname, check_gpu(g, sizeof(g), i, &d),
+			  n == 1 ? "" : "s", text, none ? ", none active" : "");
 	}
 	/* Move the new lines [before, nf) ahead of [first, before). */
 	for (int k = before; k < c->nf; k++) {

@@ -1109,11 +1109,14 @@ static int cli_mpi_report(const dmaconn_result *r, int index, int count, void *u
 }
 
 /* libdmaconn_mpi: DMACONN_MPI_LIBRARY, else beside libdmaconn, else the
- * loader's search.  RTLD_GLOBAL, for the MPI plugins it loads in turn. */
+ * loader's search.  RTLD_GLOBAL, for the MPI plugins it loads in turn.  A
+ * copy beside libdmaconn that is there but cannot be loaded is named with
+ * the loader's reason (a library it needs), not the search's "not found". */
 static void *cli_mpi_open(char *why, size_t len)
 {
 	const char *override = secure_getenv("DMACONN_MPI_LIBRARY");
 	void *h = NULL;
+	char sibling[1024] = "";
 	if (override && *override) {
 		if (override[0] != '/') {
 			snprintf(why, len, "DMACONN_MPI_LIBRARY must be an absolute path, not '%s'", override);
@@ -1128,15 +1131,19 @@ static void *cli_mpi_open(char *why, size_t len)
 			const char *slash = strrchr(info.dli_fname, '/');
 			int n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - info.dli_fname),
 					 info.dli_fname, DMACONN_MPI_SONAME);
-			if (n > 0 && (size_t)n < sizeof(path) && access(path, R_OK) == 0)
-				h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+			if (n > 0 && (size_t)n < sizeof(path) && access(path, R_OK) == 0 &&
+			    !(h = dlopen(path, RTLD_NOW | RTLD_GLOBAL))) {
+				const char *e = dlerror();
+				snprintf(sibling, sizeof(sibling), "%.900s cannot be loaded: %s", path,
+					 e ? e : "the loader gives no reason");
+			}
 		}
 		if (!h)
 			h = dlopen(DMACONN_MPI_SONAME, RTLD_NOW | RTLD_GLOBAL);
 	}
 	if (!h) {
 		const char *e = dlerror();
-		snprintf(why, len, "%s", e ? e : DMACONN_MPI_SONAME " not found");
+		snprintf(why, len, "%s", sibling[0] ? sibling : e ? e : DMACONN_MPI_SONAME " not found");
 	}
 	return h;
 }

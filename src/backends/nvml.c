@@ -564,8 +564,11 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_device *dev, i
 		}
 	}
 	int up = 0, down = 0;
+	dev->up = 0;
 	for (int l = 0; l < n; l++) {
 		up += states[l] == LINK_UP;
+		if (states[l] == LINK_UP && l < 64)
+			dev->up |= 1ULL << l;
 		if (states[l] == LINK_DOWN && down < DC_MAX_LINKS)
 			dev->down[down++] = (unsigned char)l;
 	}
@@ -992,32 +995,42 @@ static int collect(dmaconn_builder *b, const struct session *s, struct dc_node *
 	return failed >= 0 ? -1 : 0;
 }
 
-/* Runs a view body over an open session with its scratch arrays. */
-static int with_session(dmaconn_builder *b, const char *label,
-			int (*body)(dmaconn_builder *, const struct session *, struct dc_node *, int *))
+/* The host's reasons for what a view found, told which links of each GPU
+ * are active (a link NVML does not support is neither active nor down). */
+static int view_reasons(dmaconn_builder *b, const struct session *s)
+{
+	unsigned long long *up = calloc((size_t)s->nslots + 1, sizeof(*up));
+	if (!up)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	for (int i = 0; i < s->nslots; i++)
+		if (s->slots[i].index >= 0 && s->m->devices[s->slots[i].index].links_read)
+			up[i] = s->m->devices[s->slots[i].index].up;
+	dc_reasons_cuda(b, up);
+	free(up);
+	return DMACONN_OK;
+}
+
+/* Runs a view body over an open session with its scratch arrays, then
+ * gives the host's reasons for what it found. */
+static int nvml_view(dmaconn_builder *b, const char *label,
+		     int (*body)(dmaconn_builder *, const struct session *, struct dc_node *, int *))
 {
 	struct session s = { .label = label };
 	int rc = session_begin(b, &s);
 	if (rc <= 0) {
 		session_free(&s);
+		if (rc == 0)
+			dc_reasons_cuda(b, NULL);
 		return rc < 0 ? rc : DMACONN_OK;
 	}
 	struct dc_node *nodes = calloc((size_t)s.nslots + 1, sizeof(*nodes));
 	int *m = calloc(dc_pair_index(s.nslots, 0, s.nslots) + 1, sizeof(int));
 	rc = nodes && m ? body(b, &s, nodes, m) : dc_fail(DMACONN_ENOMEM, "out of memory");
+	if (rc == DMACONN_OK)
+		rc = view_reasons(b, &s);
 	free(nodes);
 	free(m);
 	session_free(&s);
-	return rc;
-}
-
-/* A view: with_session, then the host's reasons for what it found. */
-static int nvml_view(dmaconn_builder *b, const char *label,
-		     int (*body)(dmaconn_builder *, const struct session *, struct dc_node *, int *))
-{
-	int rc = with_session(b, label, body);
-	if (rc == DMACONN_OK)
-		dc_reasons_cuda(b);
 	return rc;
 }
 

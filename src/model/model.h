@@ -78,6 +78,7 @@ struct dc_device {
 	int links_read;                /* link states were read: down[] is valid */
 	int ndown;                     /* links the GPU has that are not active */
 	unsigned char down[DC_MAX_LINKS];
+	unsigned long long up;         /* which of links 0-63 are active (links_read) */
 	int bar1_known;
 	unsigned long long bar1_total; /* bytes */
 	int virt_known;

@@ -305,6 +305,10 @@ struct dc_reasons {
 	struct dc_reason *fewer;
 	unsigned char *fewer_switch, *fewer_direct;
 	unsigned char *partial; /* down holds the links down of a GPU with active links */
+	/* Per device: its switch links, and as many as it would have with its
+	 * links down up again (the most a GPU of its model has). */
+	int *sw, *sw_full;
+	int *only_peer; /* per device: the one GPU its direct links join, -1 none or several, -2 not read */
 	int any_fewer;
 	struct dc_reason both_fewer; /* the last pair thinned at both GPUs */
 };
@@ -413,18 +417,20 @@ struct dc_model {
  * A GPU's NVLinks that are inactive although another GPU of the same model
  * has them active: down, not spare ports (a bridged board's unused links
  * are inactive on every GPU, and so are the links an SKU has fused off).
- * A GPU's active links are taken to be those below its count of links
- * (active and inactive) that are not inactive.  Sets each such GPU's
+ * A GPU's active links are those links_up names (a link NVML does not
+ * support is neither active nor inactive); where it does not say, those
+ * below its count of links (active and inactive) that are not inactive.
+ * Sets each such GPU's
  * nvlink_down_links and the reason its pairs get when they lose them.
  */
-static int dc_reason_fewer(struct dc_reasons *x, int n)
+static int dc_reason_fewer(struct dc_reasons *x, int n, const unsigned long long *links_up)
 {
 	const dmaconn_result *r = x->r;
-	int *active = calloc((size_t)n, sizeof(int)), *sw = calloc((size_t)n, sizeof(int));
+	int *active = calloc((size_t)n, sizeof(int)), *sw = x->sw;
 	int *model = calloc((size_t)n, sizeof(int));
 	unsigned long long *inactive = calloc((size_t)n, sizeof(*inactive));
 	struct dc_model *models = calloc((size_t)n, sizeof(*models));
-	int rc = active && sw && model && inactive && models ? 0 : -1;
+	int rc = active && model && inactive && models ? 0 : -1;
 	int nmodels = 0;
 	for (int d = 0; rc == 0 && d < n; d++) {
 		const char *name = dmaconn_result_device_get(r, d, DMACONN_PROP_NAME);
@@ -434,7 +440,8 @@ static int dc_reason_fewer(struct dc_reasons *x, int n)
 		int total = active[d];
 		for (unsigned long long b = inactive[d]; b; b &= b - 1)
 			total++;
-		unsigned long long up = (total >= 64 ? ~0ULL : (1ULL << total) - 1) & ~inactive[d];
+		unsigned long long up = links_up ? links_up[d]
+					: (total >= 64 ? ~0ULL : (1ULL << total) - 1) & ~inactive[d];
 		int k = 0;
 		while (k < nmodels && strcmp(name ? name : "", models[k].name) != 0)
 			k++;
@@ -451,6 +458,7 @@ static int dc_reason_fewer(struct dc_reasons *x, int n)
 	for (int d = 0; rc == 0 && d < n; d++) {
 		const struct dc_model *m = &models[model[d]];
 		unsigned long long down = inactive[d] & m->up;
+		x->sw_full[d] = sw[d];
 		if (!down)
 			continue;
 		char list[64 * 3 + 1], text[400], peer[64] = "";
@@ -478,6 +486,8 @@ static int dc_reason_fewer(struct dc_reasons *x, int n)
 		 * model's most, else (every GPU lost as many) the kind it uses. */
 		x->fewer_switch[d] = sw[d] < m->sw || (direct >= m->direct && m->sw > 0);
 		x->fewer_direct[d] = direct < m->direct || (sw[d] >= m->sw && m->direct > 0);
+		if (x->fewer_switch[d])
+			x->sw_full[d] = m->sw;
 		if (active[m->best] > active[d] && !(inactive[m->best] & m->up))
 			snprintf(peer, sizeof(peer), ", %d on GPU %d", active[m->best], m->best);
 		snprintf(text, sizeof(text), DC_FEWER_PREFIX "GPU %d's NVLink%s %s %s down (%d active%s)", d,
@@ -486,7 +496,6 @@ static int dc_reason_fewer(struct dc_reasons *x, int n)
 		x->any_fewer = 1;
 	}
 	free(active);
-	free(sw);
 	free(model);
 	free(inactive);
 	free(models);
@@ -494,9 +503,11 @@ static int dc_reason_fewer(struct dc_reasons *x, int n)
 }
 
 /* The reason of i -> j, which has v > 0 links, when it lost some that its
- * peers have (a GPU's down links cost its switch pairs; a direct link down
- * is down at both of its GPUs); NULL when none (*oom set when out of
- * memory). */
+ * peers have (a GPU's down links cost its switch pairs where it is the end
+ * with fewer switch links, and only if the pair would have more with them
+ * up: an 18-link GPU's pairs do not miss a 36-link peer's link; a direct
+ * link down is down at both of its GPUs); NULL when none (*oom set when
+ * out of memory). */
 static const struct dc_reason *dc_reason_thinned(struct dc_reasons *x, int i, int j, int v, int *oom)
 {
 	if (!x->fewer[i].code && !x->fewer[j].code)
@@ -505,8 +516,12 @@ static const struct dc_reason *dc_reason_thinned(struct dc_reasons *x, int i, in
 	int direct = dl ? atoi(dl) : 0;
 	int both_direct = direct > 0 && x->fewer_direct[i] && x->fewer_direct[j];
 	int hit[2], ends[2] = { i, j };
+	int low = x->sw[i] < x->sw[j] ? x->sw[i] : x->sw[j];
+	int full = x->sw_full[i] < x->sw_full[j] ? x->sw_full[i] : x->sw_full[j];
+	int switch_lost = v > direct && full > low;
 	for (int k = 0; k < 2; k++)
-		hit[k] = x->fewer[ends[k]].code && ((v > direct && x->fewer_switch[ends[k]]) || both_direct);
+		hit[k] = x->fewer[ends[k]].code &&
+			 ((switch_lost && x->fewer_switch[ends[k]] && x->sw[ends[k]] == low) || both_direct);
 	if (hit[0] && hit[1]) {
 		char text[800];
 		snprintf(text, sizeof(text), "%s; %s", x->fewer[i].text, x->fewer[j].text + strlen(DC_FEWER_PREFIX));
@@ -556,6 +571,35 @@ static int dc_reason_peer(struct dc_reasons *x, const char *st, const char *path
 	return 0;
 }
 
+/* The one GPU that all of d's direct NVLinks join (a bridged pair's
+ * partner), or -1 (none, or several). */
+static int dc_only_peer(struct dc_reasons *x, int d)
+{
+	if (x->only_peer[d] != -2)
+		return x->only_peer[d];
+	int n = dmaconn_result_size(x->r), peer = -1;
+	for (int j = 0; j < n; j++) {
+		const char *dl = j != d ? dmaconn_result_pair_get(x->r, d, j, DMACONN_PROP_NVLINK_DIRECT_LINKS) : NULL;
+		if (dl && atoi(dl) > 0) {
+			if (peer >= 0) {
+				peer = -1;
+				break;
+			}
+			peer = j;
+		}
+	}
+	return x->only_peer[d] = peer;
+}
+
+/* Whether NVLinks down at both i and j, each with active links left, may be
+ * one that joined them: not when either's direct links all join a third
+ * GPU (a bridged board's lost link joined its partner). */
+static int dc_down_between(struct dc_reasons *x, int i, int j)
+{
+	int pi = dc_only_peer(x, i), pj = dc_only_peer(x, j);
+	return !(pi >= 0 && pi != j) && !(pj >= 0 && pj != i);
+}
+
 /* The reason of i -> j, or NULL when out of memory. */
 static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j)
 {
@@ -593,7 +637,11 @@ static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j
 		return &x->undetermined;
 	if (!x->nvlink)
 		return &x->unknown;
-	if (x->down[i].code && x->down[j].code) {
+	/* Both ends down: a GPU with none active, or a direct link down at
+	 * both; beside a GPU with none active, the other's lost links explain
+	 * nothing. */
+	if (x->down[i].code && x->down[j].code && x->partial[i] == x->partial[j] &&
+	    (!x->partial[i] || dc_down_between(x, i, j))) {
 		char text[400];
 		snprintf(text, sizeof(text), "%s; %s", x->down[i].text, x->down[j].text + strlen(DC_DOWN_PREFIX));
 		return dc_reason_make(x, &x->both_down, DMACONN_REASON_NVLINK_DOWN, text) == 0 ? &x->both_down : NULL;
@@ -610,7 +658,7 @@ static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j
 	return &x->unjoined;
 }
 
-void dc_reasons_cuda(dmaconn_builder *b)
+void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up)
 {
 	int n = b->r ? dmaconn_result_size(b->r) : 0;
 	if (n < 2)
@@ -630,9 +678,14 @@ void dc_reasons_cuda(dmaconn_builder *b)
 	x.fewer_switch = calloc((size_t)n, 1);
 	x.fewer_direct = calloc((size_t)n, 1);
 	x.partial = calloc((size_t)n, 1);
+	x.sw = calloc((size_t)n, sizeof(*x.sw));
+	x.sw_full = calloc((size_t)n, sizeof(*x.sw_full));
+	x.only_peer = malloc((size_t)n * sizeof(*x.only_peer));
+	for (int d = 0; x.only_peer && d < n; d++)
+		x.only_peer[d] = -2;
 	char text[300];
 	int ok = x.mig && x.fabric && x.nolinks && x.down && x.cc && x.fewer && x.fewer_switch && x.fewer_direct &&
-		 x.partial;
+		 x.partial && x.sw && x.sw_full && x.only_peer;
 	ok = ok && (x.key_code = dc_builder_intern(b, DMACONN_PROP_REASON)) &&
 	     (x.key_text = dc_builder_intern(b, DMACONN_PROP_REASON_TEXT));
 	ok = ok && dc_reason_make(&x, &x.unknown, DMACONN_REASON_UNKNOWN, "nothing known explains it") == 0;
@@ -650,7 +703,7 @@ void dc_reasons_cuda(dmaconn_builder *b)
 				  "the GPUs") == 0;
 	for (int d = 0; ok && d < n; d++)
 		ok = dc_reason_device(&x, d) == 0;
-	ok = ok && dc_reason_fewer(&x, n) == 0;
+	ok = ok && dc_reason_fewer(&x, n, up) == 0;
 	const int *m = dmaconn_result_matrix(b->r);
 	for (int i = 0; ok && i < n; i++) {
 		for (int j = 0; ok && j < n; j++) {
@@ -679,6 +732,9 @@ void dc_reasons_cuda(dmaconn_builder *b)
 	free(x.fewer_switch);
 	free(x.fewer_direct);
 	free(x.partial);
+	free(x.sw);
+	free(x.sw_full);
+	free(x.only_peer);
 	dc_host_free(&h);
 }
 

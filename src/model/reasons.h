@@ -6,8 +6,10 @@
 #include "dmaconn.h"
 
 /* Gives every off-diagonal 0 of b's result a reason code and text, from the
- * device and pair properties the view has set. */
-void dc_reasons_cuda(dmaconn_builder *b);
+ * device and pair properties the view has set; up[d]: which of device d's
+ * links 0-63 are active (up NULL: unknown, taken to be each GPU's
+ * lowest-numbered links that are not inactive). */
+void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up);
 
 /* Appends to the text of every pair that failed or hung in verification what
  * the kernel shows against peer access there (ACS, IOMMU, a VM, BAR1). */
