@@ -220,8 +220,6 @@ def _lib() -> ctypes.CDLL:
 def _last_error(lib: ctypes.CDLL, code: int) -> Error:
     """The exception for code, with this thread's message (read at once)."""
     message = _decode(lib.dmaconn_last_error()) or _decode(lib.dmaconn_strerror(code))
-    if code == _errors.EREPLAY:
-        message = _library.replay_load_error(message)
     return _errors.error_for(code, message)
 
 

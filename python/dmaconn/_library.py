@@ -14,8 +14,6 @@ from ._errors import LibraryNotFoundError
 
 SONAME = "libdmaconn.so.0"
 ENV_LIBRARY = "DMACONN_LIBRARY"
-REPLAY_SONAME = "libdmaconn_replay.so.0"  # the replay component the library loads
-ENV_REPLAY_LIBRARY = "DMACONN_REPLAY_LIBRARY"
 
 c_int_p = ctypes.POINTER(ctypes.c_int)
 
@@ -254,28 +252,3 @@ def path() -> str:
     except (AttributeError, OSError):
         pass
     return str(lib._name)
-
-
-def replay_load_error(message: str) -> str:
-    """message, naming what keeps the replay component from loading where the
-    library could only say that the component was not found.
-
-    The library first opens the component beside itself; when that copy is
-    there but needs a library that is not (libjansson.so.4), the loader's
-    answer naming it is lost to the system-wide try that follows, which says
-    "libdmaconn_replay.so.0: cannot open shared object file".  The copy's own
-    loader error is asked for here, and named instead.
-    """
-    if f"{REPLAY_SONAME}: cannot open shared object file" not in message:
-        return message
-    if os.environ.get(ENV_REPLAY_LIBRARY):
-        return message  # that path was the only one tried, and the loader named it
-    directory = os.path.dirname(path())
-    sibling = os.path.join(directory, REPLAY_SONAME)
-    if not os.path.isabs(directory) or not os.access(sibling, os.R_OK):
-        return message
-    try:
-        ctypes.CDLL(sibling, mode=os.RTLD_NOW | os.RTLD_LOCAL)
-    except OSError as exc:
-        return f"the replay component {sibling} cannot be loaded: {exc}"
-    return message
