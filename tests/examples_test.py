@@ -160,7 +160,7 @@ def main():
         sys.exit(__doc__)
     cli = os.path.join(sys.argv[1], "dmaconn")
     if not shutil.which("promtool"):
-        sys.stderr.write("examples_test: promtool missing; run tools/setup-deps.sh as root\n")
+        sys.stderr.write("examples_test: promtool missing (apt-get install prometheus, with its service kept from starting; .ci/run does)\n")
         sys.exit(1 if os.environ.get("CI") else 77)
     prolog(cli)
     nhc(cli)

@@ -19,8 +19,9 @@ On replays of healthy and degraded nodes:
   - nccl-xml: the structure NCCL's src/graph/xml.cc reader and topo.cc
     accept (elements, required attributes, bus ids, limits), with the NVLink
     counts of the matrix.  NCCL itself loads it in tests/device/nccl_topo.sh.
-promtool and slurmd come from Debian's prometheus and slurmd packages
-(tools/setup-deps.sh); where one is missing the test fails under CI=1 and
+promtool and slurmd come from Debian's prometheus and slurmd packages, which
+CI installs in a step of its own (.ci/run: their services kept from
+starting); where one is missing the test fails under CI=1 and
 is skipped (77) otherwise.
 """
 import json
@@ -414,7 +415,8 @@ def main():
     cli = os.path.join(sys.argv[1], "dmaconn")
     missing = [t for t in ("promtool", "slurmd") if not shutil.which(t)]
     if missing:
-        sys.stderr.write("formats_test: %s missing; run tools/setup-deps.sh as root\n" % " and ".join(missing))
+        sys.stderr.write("formats_test: %s missing (as root, with services kept from starting: apt-get install prometheus slurmd; .ci/run does)\n"
+                         % " and ".join(missing))
         sys.exit(1 if os.environ.get("CI") else 77)
     for rel in REPLAYS:
         replay = os.path.normpath(os.path.join(TOPO, rel))

@@ -14,7 +14,8 @@ tests/cli that is JSON is validated as well.  Then:
     Python binding (dmaconn._json) are the same, with the same types;
   - the Python binding's results (as_dict()) equal the CLI's on several
     recordings, and its verify result equals the CLI's.
-jsonschema comes from tools/setup-deps.sh (python3-jsonschema or pip).
+jsonschema comes from Debian's python3-jsonschema (tools/setup-deps.sh) for
+/usr/bin/python3; .ci/run pip-installs it for another python3 first on PATH.
 """
 
 import glob
@@ -35,7 +36,7 @@ try:
 except ImportError:
     # The project's setup installs it, so in CI its absence is a failure;
     # elsewhere (a machine without a package index) the test is skipped.
-    sys.stderr.write("json_schema_test: the jsonschema package is missing for %s; run tools/setup-deps.sh\n"
+    sys.stderr.write("json_schema_test: the jsonschema package is missing for %s (python3-jsonschema serves /usr/bin/python3; else pip install jsonschema)\n"
                      % sys.executable)
     sys.exit(1 if os.environ.get("CI") else 77)
 
