@@ -99,7 +99,8 @@ int dc_builder_set_pair_list(dmaconn_builder *b, int i, int j, const char *const
 
 /*
  * Text from outside (sysfs, a vendor library, the verify helper) as results
- * and warnings hold it: valid UTF-8 without control characters.  NULL when
+ * and warnings hold it: valid UTF-8 without control characters (bidirectional
+ * controls and U+2028/9 included).  NULL when
  * s is fine as it is, else a malloc'd cleaned copy (*oom set when that
  * fails).
  */

@@ -540,6 +540,13 @@ static void check_clean(const char *s)
 	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
 		CHECK(*p >= 0x20 && *p != 0x7f);
 	CHECK(s && !strstr(s, "\xff"));
+	/* Bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9) reorder
+	 * what a terminal shows; U+2028/9 end a line for some readers. */
+	static const char *const reorder[] = { "\xd8\x9c", "\xe2\x80\x8e", "\xe2\x80\x8f", "\xe2\x80\xaa",
+					       "\xe2\x80\xac", "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x81\xa9",
+					       "\xe2\x80\xa8", "\xe2\x80\xa9" };
+	for (size_t k = 0; s && k < sizeof(reorder) / sizeof(reorder[0]); k++)
+		CHECK(!strstr(s, reorder[k]));
 }
 
 static void test_hostile_text(void)
@@ -549,7 +556,9 @@ static void test_hostile_text(void)
 	       script("hostile.sh", "echo 'device ordinal=0 pci=0000:01:00.0%1b%5b2J'\n"
 				    "echo 'device ordinal=1 pci=0000:02:00.0'\n"
 				    "echo 'pair from=0 to=1 status=fail reason=red%1b%5b31m%0admaconn:%20ok%ff "
-				    "k%07ey=v%0d'\n"
+				    "k%07ey=v%0d "
+				    "bidi=%e2%80%aeKO%20ssap%e2%80%ac%d8%9c%e2%80%8e%e2%80%8f%e2%80%aa%e2%81%a6%e2%81%a9"
+				    "%e2%80%a8forged%e2%80%a9ok%20%e2%80%a9'\n"
 				    "echo 'pair from=1 to=0 status=pass'\n"
 				    "echo 'done pairs=2'\n"),
 	       1);
