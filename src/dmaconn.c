@@ -1341,10 +1341,12 @@ static void fork_prepare(void)
 	for (const struct dc_backend *const *be = dc_backends; *be; be++)
 		(*be)->atfork(DC_FORK_PREPARE);
 	dc_replay_fork(DC_FORK_PREPARE);
+	dc_verify_fork(DC_FORK_PREPARE);
 }
 
 static void fork_release(int phase)
 {
+	dc_verify_fork(phase);
 	dc_replay_fork(phase);
 	size_t n = 0;
 	while (dc_backends[n])

@@ -220,6 +220,7 @@ void dc_record_leave(void);
  * the locks). */
 enum { DC_FORK_PREPARE, DC_FORK_PARENT, DC_FORK_CHILD };
 void dc_replay_fork(int phase);
+void dc_verify_fork(int phase); /* the verify progress callback's lock (a leaf) */
 /* While on, the calling thread's dc_getenv() hides the device-visibility
  * variables and answers CUDA_DEVICE_ORDER=PCI_BUS_ID: detection then covers
  * every device of the node (dmaconn_detect_node).  Returns the setting it
