@@ -462,11 +462,18 @@ int dmaconn_builder_set(dmaconn_builder *b, int i, int j, int value)
 /*
  * Text a detector hands over may come from sysfs or a vendor library and hold
  * anything; results and warnings hold valid UTF-8 without control
- * characters (no terminal escape sequences): an invalid byte or a C0/C1
- * control becomes U+FFFD, a tab or line break (U+2028 and U+2029 too) a
- * space.  Returns NULL when s is fine as it is, else a malloc'd cleaned copy
- * (*oom set when that fails).
+ * characters (no terminal escape sequences): an invalid byte, a C0/C1
+ * control or a bidirectional control (which reorders what a terminal shows)
+ * becomes U+FFFD, a tab or line break (U+2028 and U+2029 too) a space.
+ * Returns NULL when s is fine as it is, else a malloc'd cleaned copy (*oom
+ * set when that fails).
  */
+static int text_reorders(unsigned cp)
+{
+	return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
 char *dc_text_clean(const char *s, int *oom)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -501,7 +508,7 @@ char *dc_text_clean(const char *s, int *oom)
 		    (n == 3 && (cp == 0x2028 || cp == 0x2029))) {
 			*o++ = ' ';
 			changed = 1;
-		} else if (n == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f)) {
+		} else if (n == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || text_reorders(cp)) {
 			memcpy(o, "\xef\xbf\xbd", 3);
 			o += 3;
 			changed = 1;
@@ -1345,10 +1352,12 @@ static void fork_prepare(void)
 	for (const struct dc_backend *const *be = dc_backends; *be; be++)
 		(*be)->atfork(DC_FORK_PREPARE);
 	dc_replay_fork(DC_FORK_PREPARE);
+	dc_verify_fork(DC_FORK_PREPARE);
 }
 
 static void fork_release(int phase)
 {
+	dc_verify_fork(phase);
 	dc_replay_fork(phase);
 	size_t n = 0;
 	while (dc_backends[n])

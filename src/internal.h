@@ -100,7 +100,8 @@ int dc_builder_set_pair_list(dmaconn_builder *b, int i, int j, const char *const
 
 /*
  * Text from outside (sysfs, a vendor library, the verify helper) as results
- * and warnings hold it: valid UTF-8 without control characters.  NULL when
+ * and warnings hold it: valid UTF-8 without control characters (bidirectional
+ * controls and U+2028/9 included).  NULL when
  * s is fine as it is, else a malloc'd cleaned copy (*oom set when that
  * fails).
  */
@@ -220,6 +221,7 @@ void dc_record_leave(void);
  * the locks). */
 enum { DC_FORK_PREPARE, DC_FORK_PARENT, DC_FORK_CHILD };
 void dc_replay_fork(int phase);
+void dc_verify_fork(int phase); /* the verify progress callback's lock (a leaf) */
 /* While on, the calling thread's dc_getenv() hides the device-visibility
  * variables and answers CUDA_DEVICE_ORDER=PCI_BUS_ID: detection then covers
  * every device of the node (dmaconn_detect_node).  Returns the setting it

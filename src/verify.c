@@ -217,6 +217,14 @@ void dmaconn_set_verify_progress(dmaconn_verify_progress_fn fn, void *user_data)
 	pthread_mutex_unlock(&progress_lock);
 }
 
+void dc_verify_fork(int phase)
+{
+	if (phase == DC_FORK_PREPARE)
+		pthread_mutex_lock(&progress_lock);
+	else
+		pthread_mutex_unlock(&progress_lock);
+}
+
 static void progress_report(const struct progress *p)
 {
 	pthread_mutex_lock(&progress_lock);

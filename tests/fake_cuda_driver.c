@@ -31,6 +31,10 @@
  *   FAKE_CUDA_GRANDCHILD=F   cuInit starts a child that sleeps forever with
  *                            the helper's stdout and stderr open, and writes
  *                            "<child pid> <helper pid>" to the file F
+ *   FAKE_CUDA_GRANDCHILD_ESCAPE=1  that child leaves the helper's process
+ *                            group and session (setsid), through a child of
+ *                            its own that exits (so it is no child of the
+ *                            helper either); the pid written is the escaped one's
  *   FAKE_CUDA_PCI=a,b,..     PCI bus ids of devices 0, 1, ... (default
  *                            0000:1A:00.0 upward)
  */
@@ -40,6 +44,7 @@
 #include <string.h>
 #include <signal.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cuda_api.h"
@@ -167,10 +172,33 @@ static void crash_at_exit(void)
 static void start_grandchild(const char *file)
 {
 	fflush(NULL);
+	int escape = getenv("FAKE_CUDA_GRANDCHILD_ESCAPE") != NULL, link[2] = { -1, -1 };
+	if (escape && pipe(link) != 0)
+		return;
 	pid_t child = fork();
+	if (child == 0 && escape) {
+		/* A daemon's double fork: the grandchild's pid goes up the pipe. */
+		pid_t escaped = fork();
+		if (escaped == 0) {
+			setsid();
+			for (;;)
+				pause();
+		}
+		ssize_t w = write(link[1], &escaped, sizeof(escaped));
+		_exit(w == (ssize_t)sizeof(escaped) ? 0 : 1);
+	}
 	if (child == 0) {
 		for (;;)
 			pause();
+	}
+	if (escape) {
+		close(link[1]);
+		pid_t escaped = -1;
+		if (child < 0 || read(link[0], &escaped, sizeof(escaped)) != (ssize_t)sizeof(escaped))
+			escaped = -1;
+		close(link[0]);
+		waitpid(child, NULL, 0);
+		child = escaped;
 	}
 	char tmp[4096];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);

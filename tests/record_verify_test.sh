@@ -42,6 +42,24 @@ check planted-no-temporary "" "$(cd "$WORK" && ls -A | grep 'planted.json.verify
 rm -f "$WORK"/planted.json.verify.*
 (umask 027 && FAKE_CUDA_DEVICES=2 "$DMACONN" --record "$WORK/mode.json" --verify 2>/dev/null)
 check keeps-mode 640 "$(stat -c %a "$WORK/mode.json")"
+# FILE is read back and replaced: what is not a regular file of its own
+# (a FIFO, a pipe as /dev/stdout, a symbolic link) is refused before anything
+# is written, never left hanging or replaced (a link's target would keep the
+# recording without its section while the link became a file).
+mkfifo "$WORK/fifo"
+FAKE_CUDA_DEVICES=2 timeout 60 "$DMACONN" --record "$WORK/fifo" --verify 2>"$WORK/err"
+check fifo-status 1 $?
+check fifo-kept yes "$([ -p "$WORK/fifo" ] && echo yes)"
+grep -q "not a regular file" "$WORK/err"
+check fifo-message 0 $?
+FAKE_CUDA_DEVICES=2 timeout 60 "$DMACONN" --record /dev/stdout --verify 2>"$WORK/err" | cat >"$WORK/piped"
+check pipe-status "1 0" "$(grep -c 'not a regular file' "$WORK/err") $(wc -c <"$WORK/piped")"
+mkdir -p "$WORK/data" && echo precious >"$WORK/data/target.json" && ln -s data/target.json "$WORK/link.json"
+FAKE_CUDA_DEVICES=2 "$DMACONN" --record "$WORK/link.json" --verify 2>"$WORK/err"
+check link-status 1 $?
+check link-kept "yes precious" "$([ -L "$WORK/link.json" ] && echo yes) $(cat "$WORK/data/target.json")"
+grep -q "symbolic link" "$WORK/err"
+check link-message 0 $?
 # Recording the replay keeps the section.
 "$DMACONN" --replay "$WORK/r.json" --record "$WORK/again.json" --verify 2>/dev/null
 check rerecord-status 0 $?

@@ -3,7 +3,7 @@
  * Fork safety: a process that detected may fork, and the child may detect
  * again, even when other threads of the parent are detecting (holding
  * dmaconn's locks, or in the middle of a detection) at the moment of the
- * fork.  Each child detects afresh under an alarm; the parent waits for it
+ * fork, or setting the verify progress callback.  Each child detects afresh under an alarm; the parent waits for it
  * with a deadline, so a deadlock fails the test instead of hanging it.
  *
  * Runs on a replayed node (DMACONN_REPLAY, the 2x H200 file): NV18 between
@@ -85,10 +85,31 @@ static void *busy(void *arg)
 	return NULL;
 }
 
+static void on_progress(int done, int total, void *user_data)
+{
+	(void)done;
+	(void)total;
+	(void)user_data;
+}
+
+/* Sets and clears the verify progress callback, so that forks land while
+ * its lock is held. */
+static void *progress_setter(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		dmaconn_set_verify_progress(on_progress, &stop);
+		dmaconn_set_verify_progress(NULL, NULL);
+	}
+	return NULL;
+}
+
 /* In the child: everything again, fresh and cached, then exit. */
 static int child(void)
 {
 	alarm(20); /* a deadlock ends with SIGALRM */
+	dmaconn_set_verify_progress(on_progress, NULL);
+	dmaconn_set_verify_progress(NULL, NULL);
 	static const char *const conns[] = { "nvlink", "p2p", "slow" };
 	for (int k = 0; k < 3; k++) {
 		dmaconn_result *r = NULL;
@@ -160,6 +181,8 @@ int main(void)
 	pthread_t tid[8];
 	for (long t = 0; t < threads; t++)
 		pthread_create(&tid[t], NULL, busy, (void *)t);
+	pthread_t setter;
+	pthread_create(&setter, NULL, progress_setter, NULL);
 	int bad = 0;
 	for (int k = 0; k < forks && !bad; k++) {
 		pid = fork();
@@ -186,6 +209,7 @@ int main(void)
 	atomic_store(&stop, atomic_load(&stop) ? atomic_load(&stop) : 1);
 	for (long t = 0; t < threads; t++)
 		pthread_join(tid[t], NULL);
+	pthread_join(setter, NULL);
 	CHECK(!bad);
 	CHECK_INT(atomic_load(&stop), 1);
 	CHECK(atomic_load(&warnings) > 0);

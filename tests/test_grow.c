@@ -34,6 +34,11 @@ void dc_replay_fork(int phase)
 	(void)phase;
 }
 
+void dc_verify_fork(int phase)
+{
+	(void)phase;
+}
+
 void dc_replay_shutdown(void)
 {
 }

@@ -494,13 +494,15 @@ static void test_unwaitable(void)
 /* The helper's children die with it: one that would outlive the helper
  * (holding its output open) is killed, and the helper, which exited 0, is
  * not reported as timed out.  This process adopts the orphan to see it die. */
-static void test_grandchild(void)
+static void test_grandchild(int escape)
 {
 	reset();
 	char pids[512];
 	snprintf(pids, sizeof(pids), "%s/grandchild.pids", tmpdir);
 	unlink(pids);
 	setenv("FAKE_CUDA_GRANDCHILD", pids, 1);
+	if (escape)
+		setenv("FAKE_CUDA_GRANDCHILD_ESCAPE", "1", 1);
 	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	dmaconn_verify_result *v = verify(0);
 	check_all_pass(v, 2);
@@ -515,21 +517,24 @@ static void test_grandchild(void)
 	}
 	if (child > 0) {
 		/* Bounded only so that a failure cannot hang the test. */
-		int st = 0, got = 0;
-		for (int k = 0; k < 3000 && !got; k++) {
+		int st = 0, got = 0, gone = 0;
+		for (int k = 0; k < 3000 && !got && !gone; k++) {
 			got = waitpid((pid_t)child, &st, WNOHANG) == (pid_t)child;
-			if (!got)
+			/* Or the helper killed and reaped it itself. */
+			gone = !got && kill((pid_t)child, 0) != 0 && errno == ESRCH;
+			if (!got && !gone)
 				usleep(10000);
 		}
-		CHECK(got);
-		CHECK(got && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-		if (!got) {
+		CHECK(got || gone);
+		CHECK(gone || (got && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL));
+		if (!got && !gone) {
 			kill((pid_t)child, SIGKILL);
 			waitpid((pid_t)child, NULL, 0);
 		}
 	}
 	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
 	unlink(pids);
+	unsetenv("FAKE_CUDA_GRANDCHILD_ESCAPE");
 }
 
 /* What the helper says is cleaned as results hold text: no escape
@@ -540,6 +545,13 @@ static void check_clean(const char *s)
 	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
 		CHECK(*p >= 0x20 && *p != 0x7f);
 	CHECK(s && !strstr(s, "\xff"));
+	/* Bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9) reorder
+	 * what a terminal shows; U+2028/9 end a line for some readers. */
+	static const char *const reorder[] = { "\xd8\x9c", "\xe2\x80\x8e", "\xe2\x80\x8f", "\xe2\x80\xaa",
+					       "\xe2\x80\xac", "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x81\xa9",
+					       "\xe2\x80\xa8", "\xe2\x80\xa9" };
+	for (size_t k = 0; s && k < sizeof(reorder) / sizeof(reorder[0]); k++)
+		CHECK(!strstr(s, reorder[k]));
 }
 
 static void test_hostile_text(void)
@@ -549,7 +561,9 @@ static void test_hostile_text(void)
 	       script("hostile.sh", "echo 'device ordinal=0 pci=0000:01:00.0%1b%5b2J'\n"
 				    "echo 'device ordinal=1 pci=0000:02:00.0'\n"
 				    "echo 'pair from=0 to=1 status=fail reason=red%1b%5b31m%0admaconn:%20ok%ff "
-				    "k%07ey=v%0d'\n"
+				    "k%07ey=v%0d "
+				    "bidi=%e2%80%aeKO%20ssap%e2%80%ac%d8%9c%e2%80%8e%e2%80%8f%e2%80%aa%e2%81%a6%e2%81%a9"
+				    "%e2%80%a8forged%e2%80%a9ok%20%e2%80%a9'\n"
 				    "echo 'pair from=1 to=0 status=pass'\n"
 				    "echo 'done pairs=2'\n"),
 	       1);
@@ -828,7 +842,8 @@ int main(int argc, char **argv)
 	test_missing_helper();
 	test_protocol();
 	test_unwaitable();
-	test_grandchild();
+	test_grandchild(0);
+	test_grandchild(1); /* one that left the group and the session */
 	test_hostile_text();
 	test_progress();
 	rmdir(tmpdir);

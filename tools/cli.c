@@ -1178,6 +1178,16 @@ static int cli_mpi_run(struct cli *c, int *argc, char ***argv, int count,
 static int cli_record(struct cli *c, const char *path, int replayed, int verify)
 {
 	char why[1200];
+	struct stat st;
+	/* --verify reads FILE back and renames a new file over it: a FIFO or a
+	 * pipe (/dev/stdout) would hang the reading, a symbolic link would become
+	 * a file while its target kept the recording without the section. */
+	if (verify && lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		cli_error(c, EXIT_FAILED,
+			  "--record FILE --verify: %s is %s (the verification is added by replacing the file)",
+			  path, S_ISLNK(st.st_mode) ? "a symbolic link, not a regular file" : "not a regular file");
+		return EXIT_FAILED;
+	}
 	if (dmaconn_record(path) != DMACONN_OK) {
 		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;

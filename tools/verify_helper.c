@@ -47,9 +47,13 @@
  * The caller runs it as the leader of a process group of its own and kills
  * that group when it is done with it.  Should the caller die first (SIGTERM,
  * Ctrl-C, a crash), the helper is sent SIGTERM and kills its group: nothing
- * it started outlives the verification.
+ * it started outlives the verification.  What leaves the group (setsid, a
+ * daemon's double fork) stays its child, as it is a subreaper: it kills and
+ * reaps its children when it exits or is sent SIGTERM (not when SIGKILLed).
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -57,6 +61,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cuda_api.h"
@@ -584,12 +590,94 @@ static void uuid_string(const dc_CUuuid *u, char *out, size_t len)
 		 b[14], b[15]);
 }
 
+/* The parent of the process whose /proc entry is name (its pid in *pid),
+ * or -1. */
+static pid_t parent_of(const char *name, pid_t *pid)
+{
+	char path[64] = "/proc/", buf[512];
+	size_t len = strlen(path);
+	long id = 0;
+	for (const char *c = name; *c; c++) {
+		if (*c < '0' || *c > '9' || len + 6 >= sizeof(path))
+			return -1;
+		path[len++] = *c;
+		id = id * 10 + (*c - '0');
+	}
+	*pid = (pid_t)id;
+	memcpy(path + len, "/stat", 6);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid ...": comm may hold anything, ')' included. */
+	char *end = NULL;
+	for (char *c = buf; *c; c++)
+		if (*c == ')')
+			end = c;
+	if (!end || end[1] != ' ' || !end[2] || end[3] != ' ')
+		return -1;
+	long ppid = 0;
+	for (const char *c = end + 4; *c >= '0' && *c <= '9'; c++)
+		ppid = ppid * 10 + (*c - '0');
+	return (pid_t)ppid;
+}
+
+/* A struct linux_dirent64, as getdents64 writes it. */
+struct proc_entry {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* SIGKILLs this process's children, then reaps one, until none is left:
+ * a child that dies hands its own children to us (a subreaper), and they are
+ * found at the next look.  System calls only: it also runs in on_term. */
+static void kill_children(void)
+{
+	pid_t self = getpid();
+	for (;;) {
+		int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dir < 0)
+			return;
+		char buf[4096] __attribute__((aligned(8)));
+		long n;
+		while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+			for (long off = 0; off < n;) {
+				const struct proc_entry *e = (const struct proc_entry *)(void *)(buf + off);
+				off += e->reclen;
+				pid_t pid = 0;
+				if (parent_of(e->name, &pid) == self)
+					kill(pid, SIGKILL);
+			}
+		close(dir);
+		pid_t r;
+		while ((r = waitpid(-1, NULL, 0)) < 0 && errno == EINTR)
+			;
+		if (r < 0)
+			return; /* no child left */
+	}
+}
+
+static void kill_children_at_exit(void)
+{
+	int saved = errno;
+	kill_children();
+	errno = saved;
+}
+
 static volatile sig_atomic_t leads_group;
 
 /* SIGTERM (also when the caller dies): the whole group goes, as the caller
  * would have made it go; run by hand in another's group, only ourselves. */
 static void on_term(int sig)
 {
+	kill_children();
 	if (leads_group)
 		kill(0, SIGKILL);
 	signal(sig, SIG_DFL);
@@ -605,6 +693,8 @@ static void follow_caller(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	pid_t parent = getppid();
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	atexit(kill_children_at_exit);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != parent)
 		raise(SIGTERM); /* it died before we asked */

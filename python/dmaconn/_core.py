@@ -13,6 +13,7 @@ import os
 import threading
 import warnings
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -410,11 +411,20 @@ def _timeout_ms(timeout: Any) -> int:
     rather than wraps or clamps, what dmaconn_verify() cannot take."""
     if timeout is None:
         return 0
-    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+    if isinstance(timeout, bool) or not isinstance(timeout, (numbers.Real, Decimal)):
         raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
     try:
-        ms = Fraction(timeout) * 1000  # exact: no float rounding at the limit
-    except (ValueError, OverflowError, TypeError):
+        # Exact (no float rounding at the limit) for Rational, float and
+        # Decimal, in Python's own ints (numpy's wrap); any other Real
+        # (numpy.float32) through its float.
+        if isinstance(timeout, numbers.Rational):
+            exact = Fraction(operator.index(timeout.numerator), operator.index(timeout.denominator))
+        elif isinstance(timeout, (float, Decimal)):
+            exact = Fraction(timeout)
+        else:
+            exact = Fraction(float(timeout))
+        ms = exact * 1000
+    except (ValueError, OverflowError, TypeError, ArithmeticError):
         raise ValueError(f"timeout must be a finite number of seconds, not {timeout!r}") from None
     if ms <= 0:
         raise ValueError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import numbers
 import os
 import threading
 import unittest
@@ -135,6 +136,20 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(_core._timeout_ms(1e-9), 1)
         self.assertEqual(_core._timeout_ms(2147483.647), 2**31 - 1)
         self.assertEqual(_core._timeout_ms(Fraction(2**31 - 1, 1000)), 2**31 - 1)
+        # Decimal (taken before the limits were checked) and a Real that is
+        # neither float nor Rational (numpy.float32 is one) are numbers too.
+        from decimal import Decimal
+
+        self.assertEqual(_core._timeout_ms(Decimal("1.5")), 1500)
+        self.assertEqual(_core._timeout_ms(Decimal("2147483.647")), 2**31 - 1)
+        self.assertEqual(_core._timeout_ms(_PlainReal(2.5)), 2500)
+        self.assertEqual(_core._timeout_ms(_WrappingInt(2147483)), 2147483000)
+        with self.assertRaisesRegex(ValueError, "at most"):
+            _core._timeout_ms(_WrappingInt(2**63))  # as numpy.uint64: no wrap to 0 or below
+        for value in [Decimal("NaN"), Decimal("sNaN"), Decimal("Infinity"), Decimal("-0"),
+                      Decimal("2147483.648"), _PlainReal(float("nan")), _PlainReal(-1.0)]:
+            with self.subTest(value=value), self.assertRaises(ValueError):
+                _core._timeout_ms(value)
         if not _library.has_verify:
             return
         os.environ["DMACONN_VERIFY_HELPER"] = "/nonexistent/dmaconn-verify-helper"
@@ -145,6 +160,41 @@ class LibraryTest(unittest.TestCase):
         finally:
             del os.environ["DMACONN_VERIFY_HELPER"]
         self.assertFalse(v.ok)
+
+class _PlainReal(numbers.Real):
+    """A numbers.Real that is neither a float nor a Rational (as numpy.float32)."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"_PlainReal({self.value!r})"
+
+
+class _WrappingInt(int):
+    """An Integral whose arithmetic wraps at 64 bits (as numpy.uint64's)."""
+
+    def __mul__(self, other: Any) -> Any:
+        return _WrappingInt((int(self) * int(other)) % 2**64 - 2**63)
+
+    __rmul__ = __mul__
+
+    @property
+    def numerator(self) -> "_WrappingInt":
+        return self
+
+    def __repr__(self) -> str:
+        return f"_WrappingInt({int(self)})"
+
+
+for _name in _PlainReal.__abstractmethods__:
+    setattr(_PlainReal, _name, lambda *args: NotImplemented)
+_PlainReal.__abstractmethods__ = frozenset()
+del _name
+
 
 class ErrorTest(unittest.TestCase):
     def test_unknown_pair(self) -> None:

@@ -710,6 +710,27 @@ class ShimCacheTest(unittest.TestCase):
         )
         self.assertEqual(list(cache.iterdir()), [])
 
+    def test_link_above_in_a_directory_others_may_write(self) -> None:
+        # Our own link to a private directory, but in a directory others may
+        # write: they can put a link of theirs in its place at any moment.
+        home = self.base / "home"
+        home.mkdir(mode=0o700)
+        real = home / "cache"
+        real.mkdir(mode=0o700)
+        open_dir = self.base / "open"
+        open_dir.mkdir()
+        os.chmod(open_dir, 0o777)
+        (open_dir / "link").symlink_to(home)
+        cache = open_dir / "link" / "cache"
+        out = self.load(cache)
+        self.assert_refused(
+            out, cache, f"{open_dir}, holding the symbolic link {open_dir / 'link'} above the shim cache"
+        )
+        self.assertEqual(list(real.iterdir()), [])
+        # The same link where only we may write is fine.
+        os.chmod(open_dir, 0o755)
+        self.assertEqual(self.load(cache)["loads"], [{"path": str(cache / self.so_name())}])
+
     def test_cache_that_is_a_link(self) -> None:
         real = self.private_cache()
         link = self.base / "link"

@@ -14,7 +14,8 @@ rules (src/verify/cache.c, as ssh does): the directory, the lock file and the
 library must be ours, not writable by group or others, and not symbolic links
 (opened with O_NOFOLLOW and checked on the open descriptor), and every
 directory above the cache up to "/" must be owned by us or root and not
-writable by others unless sticky.  The library is loaded through the
+writable by others unless sticky (so must each directory holding a symbolic
+link on the given path, and such a link must be ours or root's).  The library is loaded through the
 descriptor that was checked (/proc/self/fd/N).  Where a rule fails, nothing
 there is loaded or written: a warning says why (once) and the shim is built
 in a new private temporary directory instead.
@@ -221,6 +222,23 @@ def check_dir(directory: Path) -> None:
                 f"{step}, above the shim cache {directory}, is a symbolic link of another user "
                 f"(uid {lst.st_uid})"
             )
+        if stat.S_ISLNK(lst.st_mode):
+            # Ours, but whoever may write the directory holding it may put
+            # theirs in its place after this check.
+            try:
+                hst = os.stat(step.parent)
+            except OSError as exc:
+                raise UnsafeCache(
+                    f"{step.parent}, above the shim cache {directory}, cannot be checked ({exc})"
+                ) from None
+            if hst.st_uid not in (0, os.geteuid()) or (
+                hst.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not hst.st_mode & stat.S_ISVTX
+            ):
+                raise UnsafeCache(
+                    f"{step.parent}, holding the symbolic link {step} above the shim cache {directory}, "
+                    f"belongs to another user or is writable by group or others and not sticky "
+                    f"(uid {hst.st_uid}, mode {stat.S_IMODE(hst.st_mode):04o})"
+                )
     # Every directory above it as its real path names them: another user who
     # may write one could move the cache aside and put their own in its place.
     real = Path(os.path.realpath(directory))
