@@ -12,6 +12,7 @@
 #include "replay_ze.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pci.h"
 
@@ -670,12 +672,26 @@ static int load_json(const char *file, const char *data, size_t len)
 	struct stat st;
 	json_error_t je;
 	json_t *root = NULL;
-	FILE *f = data ? NULL : fopen(file, "re");
+	/* Opened without blocking, and only a regular file is read: a FIFO or
+	 * a device would hang or never end. */
+	int fd = data ? -1 : open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC), err = errno;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		err = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+		close(fd);
+		fd = -1;
+	}
+	FILE *f = fd >= 0 && fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "r") : NULL;
+	if (fd >= 0 && !f) {
+		err = errno;
+		close(fd);
+	}
 	c.file = file;
 	if (data)
 		root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
-	else if (!f || (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)))
-		snprintf(replay_err, sizeof(replay_err), "%s: cannot open: %s", file, strerror(f ? EISDIR : errno));
+	else if (!f && !err)
+		snprintf(replay_err, sizeof(replay_err), "%s: not a regular file", file);
+	else if (!f)
+		snprintf(replay_err, sizeof(replay_err), "%s: cannot open: %s", file, strerror(err));
 	else if (!(root = json_loadf(f, JSON_REJECT_DUPLICATES, &je)) && je.line > 0)
 		snprintf(replay_err, sizeof(replay_err), "%s: line %d, column %d: %s", file, je.line, je.column, je.text);
 	else if (!root)

@@ -12,8 +12,9 @@ pass=0 fail=0
 check() { # FILE EXPECTED-STDERR [VAR=value ...]
 	file=$1 want=$2
 	shift 2
+	# The time limit only ends a hang (a FIFO read blocks forever).
 	# shellcheck disable=SC2086
-	env "$@" $CLI --replay "$file" -d cuda -c nvlink >"$TMP/out" 2>"$TMP/err"
+	timeout 300 env "$@" $CLI --replay "$file" -d cuda -c nvlink >"$TMP/out" 2>"$TMP/err"
 	got=$?
 	if [ $got = 1 ] && [ "$(cat "$TMP/err")" = "$want" ] && [ ! -s "$TMP/out" ]; then
 		pass=$((pass + 1)); echo "ok $file"
@@ -59,6 +60,10 @@ awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; for (i = 0; i < 100000; i+
 check "$TMP/deep.json" "dmaconn: $TMP/deep.json: line 1, column 2049: maximum parsing depth reached near '['"
 check /nonexistent/topology.json "dmaconn: /nonexistent/topology.json: cannot open: No such file or directory"
 check tests "dmaconn: tests: cannot open: Is a directory"
+# Neither a FIFO (no writer: opening it would wait for ever) nor a device.
+mkfifo "$TMP/fifo.json"
+check "$TMP/fifo.json" "dmaconn: $TMP/fifo.json: not a regular file"
+check /dev/zero "dmaconn: /dev/zero: not a regular file"
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
