@@ -181,6 +181,38 @@ for what, extra in (("no NVML library", {}),
 st, out, _ = run("-d", "cuda", "-c", "nvlink", "--format", "prometheus", DMACONN_NVML_LIBRARY=FAKE_NVML)
 check("\ndmaconn_up 1\n" in out and out.count("dmaconn_pair_connectivity{") == 56,
       "11: the stand-in NVML that answers: dmaconn_up 1 and its 56 pairs")
+# A detector that gave up midway (an NVML call failing during the scan) says
+# nothing of the pairs: UNKNOWN, dmaconn_up 0, never a node of lost pairs.
+FAULTS = dict(DMACONN_REPLAY_LIBRARY=os.path.join(BUILD, "tests", "libdmaconn_replay_faults.so"))
+for what, args, fmt in (("nvmlDeviceGetNvLinkState failing midway",
+                         ("check", "--expect", EXPECT, "--replay", T + "/midscan-fail.json"),
+                         ("--replay", T + "/midscan-fail.json", "-d", "cuda", "-c", "nvlink")),
+                        ("the same, --expect-links",
+                         ("check", "--expect-links", "18", "--replay", T + "/midscan-fail.json"), None),
+                        ("nvmlDeviceGetP2PStatus failing",
+                         ("check", "--fully-connected", "-d", "cuda", "-c", "p2p", "--replay",
+                          T + "/p2p-status-fail.json"),
+                         ("--replay", T + "/p2p-status-fail.json", "-d", "cuda", "-c", "p2p"))):
+    st, out, _ = run(*args, **FAULTS)
+    check(st == 3 and "detection could not run" in out and "CRITICAL" not in out,
+          "11: %s: check is UNKNOWN (%s: %s)" % (what, st, out[:300]))
+    if fmt:
+        st, out, _ = run(*(fmt + ("--format", "prometheus")), **FAULTS)
+        check("\ndmaconn_up 0\n" in out and "dmaconn_pair_" not in out,
+              "11: %s: prometheus dmaconn_up 0, no pair series (%s)" % (what, out.count("dmaconn_pair_")))
+topo = load("tests/topologies-xpu/pvc-2x2.json")
+for what, fault, conn in (("zeDeviceGetP2PProperties failing", {"function": "zeDeviceGetP2PProperties", "device": "0.0",
+                                                                 "peer": "1.0"}, "p2p"),
+                          ("zeFabricEdgeGetExp failing", {"function": "zeFabricEdgeGetExp", "device": "0.0",
+                                                          "peer": "1.0"}, "xelink")):
+    topo["level_zero"]["faults"] = [dict(fault, error="DEVICE_LOST")]
+    path = write("pvc-fault.json", topo)
+    st, out, _ = run("check", "--fully-connected", "-d", "xpu", "-c", conn, "--replay", path, **FAULTS)
+    check(st == 3 and "detection could not run" in out and "CRITICAL" not in out,
+          "11: xpu, %s: check is UNKNOWN (%s: %s)" % (what, st, out[:300]))
+    st, out, _ = run("--replay", path, "-d", "xpu", "-c", conn, "--format", "prometheus", **FAULTS)
+    check("\ndmaconn_up 0\n" in out and "dmaconn_pair_" not in out,
+          "11: xpu, %s: prometheus dmaconn_up 0, no pair series (%s)" % (what, out.count("dmaconn_pair_")))
 
 # 12: a report that cannot be written; --json; -q.
 ARGS = ("check", "--expect", EXPECT, "--replay", T + "/hgx-h100-8-degraded.json")
