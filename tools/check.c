@@ -609,6 +609,12 @@ static int check_index(json_t *p, const char *key, int n)
  * json_int_t, a real that does not overflow. */
 static int js_number_fits(const char *v, const char *end)
 {
+	/* Most need no conversion: up to 18 digits is within json_int_t, and
+	 * a real without an exponent overflows only past 308 digits. */
+	int exponent = memchr(v, 'e', (size_t)(end - v)) || memchr(v, 'E', (size_t)(end - v));
+	int real = exponent || memchr(v, '.', (size_t)(end - v));
+	if (!exponent && end - v <= (real ? 300 : 18))
+		return 1;
 	char buf[64], *num = (size_t)(end - v) < sizeof(buf) ? buf : malloc((size_t)(end - v) + 1);
 	if (!num)
 		return 0;

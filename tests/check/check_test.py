@@ -343,6 +343,7 @@ for what, bad in (("a repeated key", text.replace('"nvlink_gbps":450.0', '"nvlin
                   ("a real beyond a double", text.replace('"nvlink_gbps":450.0', '"nvlink_gbps":1e400', 1)),
                   ("a negative one", text.replace('"nvlink_gbps":450.0', '"nvlink_gbps":-1e400', 1)),
                   ("an integer of 2^63", text.replace('"nvlink_links":18', '"nvlink_links":9223372036854775808', 1)),
+                  ("a real of 400 digits", text.replace('"nvlink_gbps":450.0', '"nvlink_gbps":1%s.0' % ("0" * 400), 1)),
                   ("a NUL in a key", text.replace(pair, '{"from":0,"to\\u0000x":1,"to":1,', 1)),
                   ("a NUL in a string", text.replace('"path":"NV18"', '"path":"NV\\u0000"', 1)),
                   ("a lone surrogate", text.replace('"path":"NV18"', '"path":"NV\\ud800"', 1)),
@@ -360,8 +361,9 @@ for what, raw in (("a byte that is not UTF-8", b"NV\xff"), ("an overlong form", 
     check(st == 3 and out.startswith("DMACONN UNKNOWN - cannot use --expect"),
           "13: a pair with %s is an invalid file (%s: %s)" % (what, st, out))
 good = text.replace('"path":"NV18"', '"path":"NV\\ud83d\\ude00 \u00e9"', 1)
+good = good.replace('"nvlink_links":18', '"nvlink_links":9223372036854775807', 1)
 st, out, _ = run("check", "--expect", write("pair-unicode.json", good), "--replay", T + "/hgx-h100-8.json")
-check(st == 0, "13: a pair with a surrogate pair and UTF-8 is read (%s: %s)" % (st, out))
+check(st == 0, "13: a pair with a surrogate pair, UTF-8 and 2^63-1 is read (%s: %s)" % (st, out))
 
 # 20: --json stays one valid JSON object, and the text report UTF-8 without
 # C1 controls, whatever the names hold: bytes that are not UTF-8 (a file
