@@ -196,8 +196,9 @@ DMACONN_EXTERN int dmaconn_result_warning_count(const dmaconn_result *r);
 DMACONN_EXTERN const char *dmaconn_result_warning(const dmaconn_result *r, int k);
 
 /* 1 when the detection could not run: the vendor's library or driver did
- * not answer (no loadable NVML, nvmlInit_v2 failing, no driver; a replay
- * of such a node too), so the devices were counted without it (0 or more,
+ * not answer (no loadable NVML, nvmlInit_v2 failing, no driver, a call
+ * failing midway so that the detector gave up; a replay of such a node
+ * too), so the devices were counted without it (0 or more,
  * from sysfs) and every pair is 0; a warning says why.  Such a result
  * describes no connectivity, not the absence of it.  0 otherwise. */
 DMACONN_EXTERN int dmaconn_result_unavailable(const dmaconn_result *r);

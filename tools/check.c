@@ -80,14 +80,47 @@ struct check {
 	int usage;               /* fatal is a usage error */
 };
 
-/* Every name in the report comes from the node or a file: one line per
- * finding, and '|' starts Nagios performance data, so neither a control
- * character nor '|' may pass ("?" instead). */
+/* The length of the UTF-8 character at p (before end), as the library and
+ * Jansson accept one: 0 when it is not one (a stray byte, an overlong form,
+ * a surrogate, past U+10FFFF); *cp its code point. */
+static int check_utf8(const unsigned char *p, const unsigned char *end, unsigned *cp)
+{
+	unsigned c = *p;
+	int n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (n > end - p)
+		return 0;
+	*cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+	for (int k = 1; k < n; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (p[k] & 0x3fu);
+	}
+	if ((n == 3 && (*cp < 0x800 || (*cp >= 0xd800 && *cp <= 0xdfff))) || (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+/* Every name in the report comes from the node, a file or the command
+ * line: one line per finding, '|' starts Nagios performance data, a
+ * terminal obeys escapes, and --json holds UTF-8 alone; so neither a C0 or
+ * C1 control character, '|', nor a byte that is not UTF-8 (a name cut by
+ * the report's length too) may pass: "?" instead. */
 static void check_clean(char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '|')
-			*s = '?';
+	unsigned char *p = (unsigned char *)s, *end = p + strlen(s), *o = p;
+	while (p < end) {
+		unsigned cp;
+		int n = check_utf8(p, end, &cp);
+		if (!n || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == '|') {
+			*o++ = '?';
+			p += n ? n : 1;
+		} else {
+			memmove(o, p, (size_t)n);
+			o += n;
+			p += n;
+		}
+	}
+	*o = '\0';
 }
 
 static void check_oom(void)
@@ -246,11 +279,22 @@ static const char *js_string(const char *p, const char *end, char *out, size_t l
 	if (p >= end || *p++ != '"')
 		return NULL;
 	while (p < end && *p != '"') {
-		if (*p != '\\' && (unsigned char)*p >= 0x20) {
+		if (*p != '\\' && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80) {
 			/* The common case, nothing to decode. */
 			if (out && n + 1 < len)
 				out[n++] = *p;
 			p++;
+			continue;
+		}
+		unsigned cp;
+		int u = (unsigned char)*p >= 0x80 ? check_utf8((const unsigned char *)p, (const unsigned char *)end, &cp) : 0;
+		if ((unsigned char)*p >= 0x80) {
+			/* Jansson reads UTF-8 alone. */
+			if (!u)
+				return NULL;
+			if (out && n + 1 < len)
+				out[n++] = '?';
+			p += u;
 			continue;
 		}
 		char c = *p++;
@@ -273,6 +317,22 @@ static const char *js_string(const char *p, const char *end, char *out, size_t l
 					if (p >= end || !strchr("0123456789abcdefABCDEF", *p) || !*p)
 						return NULL;
 					v = v * 16 + (unsigned)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+				}
+				/* As Jansson: no NUL, a surrogate only in a pair. */
+				if (!v || (v >= 0xdc00 && v <= 0xdfff))
+					return NULL;
+				if (v >= 0xd800 && v <= 0xdbff) {
+					unsigned lo = 0;
+					if (end - p < 6 || p[0] != '\\' || p[1] != 'u')
+						return NULL;
+					for (int k = 2; k < 6; k++) {
+						if (!p[k] || !strchr("0123456789abcdefABCDEF", p[k]))
+							return NULL;
+						lo = lo * 16 + (unsigned)(p[k] <= '9' ? p[k] - '0' : (p[k] | 0x20) - 'a' + 10);
+					}
+					if (lo < 0xdc00 || lo > 0xdfff)
+						return NULL;
+					p += 6;
 				}
 				c = v < 0x80 ? (char)v : '?';
 				break;
@@ -368,7 +428,7 @@ static const char *js_skip(const char *p, const char *end, int depth)
 static const char *js_members(const char *p, const char *end,
 			      int (*fn)(const char *key, const char *value, const char *value_end, void *ctx), void *ctx)
 {
-	char key[64];
+	char key[256];
 	if (p >= end || *p != '{')
 		return NULL;
 	p = js_ws(p + 1, end);
@@ -545,15 +605,84 @@ static int check_index(json_t *p, const char *key, int n)
 	return json_is_integer(v) && i >= 0 && i < n ? (int)i : -1;
 }
 
-/* Reads one pair of a result's text: its indices, below n. */
+/* Whether the number at v is one Jansson reads: an integer within
+ * json_int_t, a real that does not overflow. */
+static int js_number_fits(const char *v, const char *end)
+{
+	/* Most need no conversion: up to 18 digits is within json_int_t, and
+	 * a real without an exponent overflows only past 308 digits. */
+	int exponent = memchr(v, 'e', (size_t)(end - v)) || memchr(v, 'E', (size_t)(end - v));
+	int real = exponent || memchr(v, '.', (size_t)(end - v));
+	if (!exponent && end - v <= (real ? 300 : 18))
+		return 1;
+	char buf[64], *num = (size_t)(end - v) < sizeof(buf) ? buf : malloc((size_t)(end - v) + 1);
+	if (!num)
+		return 0;
+	memcpy(num, v, (size_t)(end - v));
+	num[end - v] = '\0';
+	errno = 0;
+	if (strpbrk(num, ".eE")) {
+		double d = strtod(num, NULL);
+		if ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE)
+			errno = ERANGE;
+		else
+			errno = 0;
+	} else {
+		(void)strtoll(num, NULL, 10);
+	}
+	int fits = errno != ERANGE;
+	if (num != buf)
+		free(num);
+	return fits;
+}
+
+/* Reads one pair of a result's text: its indices, below n, and whether a
+ * key is repeated or a number out of range, which Jansson (reading with
+ * JSON_REJECT_DUPLICATES, as for the rest of the file) refuses. */
 struct js_pair {
 	int n, from, to;
 	struct exp_pair *pair;
+	uint64_t *keys; /* the pair's keys, hashed */
+	size_t nkeys, cap;
+	const char *bad; /* what is wrong with it, or NULL */
 };
+
+static int js_key_order(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Whether a key of the pair just walked is repeated. */
+static int js_pair_repeats(struct js_pair *p)
+{
+	if (p->nkeys > 32)
+		qsort(p->keys, p->nkeys, sizeof(*p->keys), js_key_order);
+	for (size_t a = 0; a < p->nkeys; a++)
+		for (size_t b = a + 1; b < p->nkeys && (p->nkeys <= 32 || b == a + 1); b++)
+			if (p->keys[a] == p->keys[b])
+				return 1;
+	return 0;
+}
 
 static int js_pair_member(const char *key, const char *v, const char *v_end, void *ctx)
 {
 	struct js_pair *p = ctx;
+	if (p->nkeys == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 32;
+		uint64_t *keys = realloc(p->keys, cap * sizeof(*keys));
+		if (!keys) {
+			p->bad = "out of memory";
+			return -1;
+		}
+		p->keys = keys;
+		p->cap = cap;
+	}
+	p->keys[p->nkeys++] = check_hash(key);
+	if ((*v == '-' || (*v >= '0' && *v <= '9')) && !js_number_fits(v, v_end)) {
+		p->bad = "a number out of range";
+		return -1;
+	}
 	int *at = !strcmp(key, "from") ? &p->from : !strcmp(key, "to") ? &p->to : NULL, integer;
 	if (!strcmp(key, DMACONN_PROP_NVLINK_GBPS) && !p->pair->has_gbps)
 		p->pair->has_gbps = js_double(v, v_end, &p->pair->gbps, &integer) == 0;
@@ -574,23 +703,35 @@ static int check_text_pairs(struct expected *e, const char *text, const struct j
 {
 	const char *p = text + r->at, *end = p + r->len;
 	size_t cap = 0;
+	struct js_pair jp = { 0 };
+	int rc = -1;
 	e->text = text;
 	p = js_ws(p + 1, end);
 	while (p < end && *p != ']') {
 		struct exp_pair got = { 0 };
-		struct js_pair jp = { e->n, -1, -1, &got };
+		jp.n = e->n;
+		jp.from = jp.to = -1;
+		jp.pair = &got;
+		jp.nkeys = 0;
 		const char *q = *p == '{' ? js_members(p, end, js_pair_member, &jp) : NULL;
-		if (!q || jp.from < 0 || jp.to < 0) {
+		if (!jp.bad && q && js_pair_repeats(&jp))
+			jp.bad = "a key repeated";
+		if (jp.bad || !q) {
+			snprintf(why, len, "%s/%s: pair %d: %s", e->type, e->conn, e->npairs,
+				 jp.bad ? jp.bad : "malformed");
+			goto out;
+		}
+		if (jp.from < 0 || jp.to < 0) {
 			snprintf(why, len, "%s/%s: pair %d: from and to are not device indices below %d", e->type, e->conn,
 				 e->npairs, e->n);
-			return -1;
+			goto out;
 		}
 		if ((size_t)e->npairs == cap) {
 			cap = cap ? cap * 2 : 64;
 			struct exp_pair *grown = cap < INT_MAX ? realloc(e->pairs, cap * sizeof(*grown)) : NULL;
 			if (!grown) {
 				snprintf(why, len, "out of memory");
-				return -1;
+				goto out;
 			}
 			e->pairs = grown;
 		}
@@ -605,10 +746,13 @@ static int check_text_pairs(struct expected *e, const char *text, const struct j
 			continue;
 		if (comma || p >= end || *p != ']') {
 			snprintf(why, len, "%s/%s: pairs is malformed after pair %d", e->type, e->conn, e->npairs - 1);
-			return -1;
+			goto out;
 		}
 	}
-	return 0;
+	rc = 0;
+out:
+	free(jp.keys);
+	return rc;
 }
 
 /* Indexes e->pairs by (from, to): the first one counts. */
@@ -1378,6 +1522,16 @@ static json_t *check_load(const char *file, struct js_doc *d, size_t *size, char
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		snprintf(why, len, "not a regular file");
+		close(fd);
+		return NULL;
+	}
+	/* What does not start as a JSON object is refused before it is read
+	 * (a sparse file of gigabytes of NULs would be read whole). */
+	char head[4096];
+	ssize_t got0 = pread(fd, head, sizeof(head), 0);
+	const char *h = js_ws(head, head + (got0 > 0 ? got0 : 0));
+	if (st.st_size > 0 && (h >= head + (got0 > 0 ? got0 : 0) ? got0 < (ssize_t)sizeof(head) : *h != '{')) {
+		snprintf(why, len, "not a dmaconn --json document: it does not start with '{'");
 		close(fd);
 		return NULL;
 	}

@@ -953,12 +953,14 @@ static int xelink_body(dmaconn_builder *b, struct session *s)
 				     "%s: the Level Zero loader lacks %s (the fabric topology extension "
 				     "ZE_experimental_fabric); assuming no Xe Link connectivity",
 				     s->label, missing);
+		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
 	ze_result_t rc;
 	const struct fabric *f = topo_fabric(s, why, &rc);
 	if (!f) {
 		dmaconn_builder_warn(b, "%s: %s; assuming no Xe Link connectivity", s->label, why);
+		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
 	for (int i = 0; i < s->n; i++) {
@@ -992,6 +994,7 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 	if (!ze.zeDeviceGetP2PProperties) {
 		dmaconn_builder_warn(b, "%s: the Level Zero loader lacks zeDeviceGetP2PProperties; assuming no peer access",
 				     s->label);
+		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
 	struct ze_topo *t = s->t;
@@ -1019,6 +1022,7 @@ static int p2p_body(dmaconn_builder *b, struct session *s)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	if (t->p2p_failed) {
 		dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, t->p2p_why);
+		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
 	for (int i = 0; i < n; i++) {

@@ -1040,6 +1040,7 @@ static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_no
 	int n = s->nslots;
 	if (collect(b, s, nodes, m, why) != 0) {
 		dmaconn_builder_warn(b, "%s: %s; assuming no NVLink connectivity", s->label, why);
+		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
 	int *sw = malloc(((size_t)n + 1) * sizeof(*sw));
@@ -1405,10 +1406,12 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 	int n = s->nslots, ancestor_warned = 0, rc = 0;
 	if (!nvml.nvmlDeviceGetP2PStatus) {
 		dmaconn_builder_warn(b, "%s: NVML lacks nvmlDeviceGetP2PStatus; assuming no peer access", s->label);
+		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
 	if (collect(b, s, nodes, m, why) != 0) {
 		dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
+		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
 	struct p2p_job job = { s, nodes, m, NULL, 0 };
@@ -1429,6 +1432,7 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 				call_failed(why, (nvmlReturn_t)p->rc, "nvmlDeviceGetP2PStatus(GPU %d -> GPU %d, %s)", i, j,
 					    p2p_caps[p->failed_cap].key);
 				dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
+				dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 				goto out;
 			}
 		}

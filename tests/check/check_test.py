@@ -14,7 +14,9 @@ and nodes that cannot answer: each case asserts the Nagios status (0 OK,
   - a report that cannot be written is UNKNOWN; --json and -q;
   - an index far beyond the file's devices costs nothing;
   - a FIFO is refused, not waited on (every run has a timeout);
-  - names holding '|' or a newline cannot forge performance data or lines.
+  - names holding '|' or a newline cannot forge performance data or lines;
+    no name makes --json invalid or the report other than UTF-8;
+  - the pairs read from the text are refused where Jansson would refuse.
 
 Usage: check_test.py BUILD_DIR   (run from the source root)
 """
@@ -179,6 +181,38 @@ for what, extra in (("no NVML library", {}),
 st, out, _ = run("-d", "cuda", "-c", "nvlink", "--format", "prometheus", DMACONN_NVML_LIBRARY=FAKE_NVML)
 check("\ndmaconn_up 1\n" in out and out.count("dmaconn_pair_connectivity{") == 56,
       "11: the stand-in NVML that answers: dmaconn_up 1 and its 56 pairs")
+# A detector that gave up midway (an NVML call failing during the scan) says
+# nothing of the pairs: UNKNOWN, dmaconn_up 0, never a node of lost pairs.
+FAULTS = dict(DMACONN_REPLAY_LIBRARY=os.path.join(BUILD, "tests", "libdmaconn_replay_faults.so"))
+for what, args, fmt in (("nvmlDeviceGetNvLinkState failing midway",
+                         ("check", "--expect", EXPECT, "--replay", T + "/midscan-fail.json"),
+                         ("--replay", T + "/midscan-fail.json", "-d", "cuda", "-c", "nvlink")),
+                        ("the same, --expect-links",
+                         ("check", "--expect-links", "18", "--replay", T + "/midscan-fail.json"), None),
+                        ("nvmlDeviceGetP2PStatus failing",
+                         ("check", "--fully-connected", "-d", "cuda", "-c", "p2p", "--replay",
+                          T + "/p2p-status-fail.json"),
+                         ("--replay", T + "/p2p-status-fail.json", "-d", "cuda", "-c", "p2p"))):
+    st, out, _ = run(*args, **FAULTS)
+    check(st == 3 and "detection could not run" in out and "CRITICAL" not in out,
+          "11: %s: check is UNKNOWN (%s: %s)" % (what, st, out[:300]))
+    if fmt:
+        st, out, _ = run(*(fmt + ("--format", "prometheus")), **FAULTS)
+        check("\ndmaconn_up 0\n" in out and "dmaconn_pair_" not in out,
+              "11: %s: prometheus dmaconn_up 0, no pair series (%s)" % (what, out.count("dmaconn_pair_")))
+topo = load("tests/topologies-xpu/pvc-2x2.json")
+for what, fault, conn in (("zeDeviceGetP2PProperties failing", {"function": "zeDeviceGetP2PProperties", "device": "0.0",
+                                                                 "peer": "1.0"}, "p2p"),
+                          ("zeFabricEdgeGetExp failing", {"function": "zeFabricEdgeGetExp", "device": "0.0",
+                                                          "peer": "1.0"}, "xelink")):
+    topo["level_zero"]["faults"] = [dict(fault, error="DEVICE_LOST")]
+    path = write("pvc-fault.json", topo)
+    st, out, _ = run("check", "--fully-connected", "-d", "xpu", "-c", conn, "--replay", path, **FAULTS)
+    check(st == 3 and "detection could not run" in out and "CRITICAL" not in out,
+          "11: xpu, %s: check is UNKNOWN (%s: %s)" % (what, st, out[:300]))
+    st, out, _ = run("--replay", path, "-d", "xpu", "-c", conn, "--format", "prometheus", **FAULTS)
+    check("\ndmaconn_up 0\n" in out and "dmaconn_pair_" not in out,
+          "11: xpu, %s: prometheus dmaconn_up 0, no pair series (%s)" % (what, out.count("dmaconn_pair_")))
 
 # 12: a report that cannot be written; --json; -q.
 ARGS = ("check", "--expect", EXPECT, "--replay", T + "/hgx-h100-8-degraded.json")
@@ -262,6 +296,17 @@ st, out, err = run("check", "--expect", fifo, "--replay", T + "/hgx-h100-8.json"
 check(st == 3 and "not a regular file" in out, "15: a FIFO is refused (%s: %s%s)" % (st, out, err))
 st, out, err = run("check", "--expect", "/dev/zero", "--replay", T + "/hgx-h100-8.json", timeout=20)
 check(st == 3 and "not a regular file" in out, "15: a device is refused (%s: %s%s)" % (st, out, err))
+# A sparse file of NULs (or anything not starting as an object) is refused
+# before it is read: nothing of its size is allocated.
+sparse = os.path.join(TMP, "sparse.json")
+with open(sparse, "wb") as f:
+    f.truncate(400 << 20)
+before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+st, out, err = run("check", "--expect", sparse, "--replay", T + "/hgx-h100-8.json", timeout=60)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+check(st == 3 and "does not start with '{'" in out and peak < max(before, 200 * 1024),
+      "15: a sparse file of 400 MiB is refused unread, peak %d KiB (%s: %s)" % (peak, st, out))
+os.unlink(sparse)
 
 # 20: names cannot forge performance data or lines.
 exp = load(EXPECT)
@@ -286,6 +331,80 @@ text = json.dumps(rec).replace("NVIDIA H100 80GB HBM3", "NVIDIA H100 | x=1\\nOK:
 st, out, _ = run("check", "--expect", EXPECT, "--replay", write("forged-node.json", text))
 check(st == 2 and "model differs" in out, "20: a node whose name holds '|' and a newline (%s: %s)" % (st, out))
 nagios_ok(out, "20: a forged name on the node")
+
+# The results' pairs, read from the text, are refused where Jansson (as it
+# reads the rest of the file, JSON_REJECT_DUPLICATES) would refuse them.
+exp = load(EXPECT)
+text = json.dumps(exp, separators=(",", ":"))
+pair = '{"from":0,"to":1,'
+for what, bad in (("a repeated key", text.replace('"nvlink_gbps":450.0', '"nvlink_gbps":1.0,"nvlink_gbps":9999.0', 1)),
+                  ("a repeated index", text.replace(pair, '{"from":0,"from":3,"to":1,', 1)),
+                  ("a key repeated through an escape", text.replace(pair, '{"from":0,"to":1,"t\\u006f":1,', 1)),
+                  ("a real beyond a double", text.replace('"nvlink_gbps":450.0', '"nvlink_gbps":1e400', 1)),
+                  ("a negative one", text.replace('"nvlink_gbps":450.0', '"nvlink_gbps":-1e400', 1)),
+                  ("an integer of 2^63", text.replace('"nvlink_links":18', '"nvlink_links":9223372036854775808', 1)),
+                  ("a real of 400 digits", text.replace('"nvlink_gbps":450.0', '"nvlink_gbps":1%s.0' % ("0" * 400), 1)),
+                  ("a NUL in a key", text.replace(pair, '{"from":0,"to\\u0000x":1,"to":1,', 1)),
+                  ("a NUL in a string", text.replace('"path":"NV18"', '"path":"NV\\u0000"', 1)),
+                  ("a lone surrogate", text.replace('"path":"NV18"', '"path":"NV\\ud800"', 1)),
+                  ("a low surrogate first", text.replace('"path":"NV18"', '"path":"NV\\udc00\\ud800"', 1))):
+    check(bad != text, "13: the file with %s differs" % what)
+    st, out, _ = run("check", "--expect", write("pair-bad.json", bad), "--replay", T + "/hgx-h100-8.json")
+    check(st == 3 and out.startswith("DMACONN UNKNOWN - cannot use --expect"),
+          "13: a pair with %s is an invalid file (%s: %s)" % (what, st, out))
+for what, raw in (("a byte that is not UTF-8", b"NV\xff"), ("an overlong form", b"NV\xc0\xaf"),
+                  ("a cut character", b"NV\xe2\x80")):
+    path = os.path.join(TMP, "pair-bytes.json")
+    with open(path, "wb") as f:
+        f.write(text.encode().replace(b'"path":"NV18"', b'"path":"' + raw + b'"', 1))
+    st, out, _ = run("check", "--expect", path, "--replay", T + "/hgx-h100-8.json")
+    check(st == 3 and out.startswith("DMACONN UNKNOWN - cannot use --expect"),
+          "13: a pair with %s is an invalid file (%s: %s)" % (what, st, out))
+good = text.replace('"path":"NV18"', '"path":"NV\\ud83d\\ude00 \u00e9"', 1)
+good = good.replace('"nvlink_links":18', '"nvlink_links":9223372036854775807', 1)
+st, out, _ = run("check", "--expect", write("pair-unicode.json", good), "--replay", T + "/hgx-h100-8.json")
+check(st == 0, "13: a pair with a surrogate pair, UTF-8 and 2^63-1 is read (%s: %s)" % (st, out))
+
+# 20: --json stays one valid JSON object, and the text report UTF-8 without
+# C1 controls, whatever the names hold: bytes that are not UTF-8 (a file
+# name, an option, -d), a name cut by the report's length, a C1 CSI.
+def json_report(args, what):
+    p = subprocess.run([CLI] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_of(), timeout=60)
+    try:
+        doc = json.loads(p.stdout.decode("utf-8"))
+        ok = (p.stdout.count(b"\n") == 1 and isinstance(doc.get("summary"), str) and doc["findings"] and
+              all(isinstance(f.get("text"), str) for f in doc["findings"]))
+    except ValueError:
+        ok = False
+    check(ok, "20: --json, %s: one object with a summary and every finding's text (%r)" % (what, p.stdout[:300]))
+    return p.returncode
+
+
+json_report(["check", "--expect", b"/nonexistent/\xff\x9b.json", "--json"], "a file name not UTF-8")
+json_report(["check", b"--bogus\xff", "--json"], "an unknown option not UTF-8")
+json_report(["check", "--expect", EXPECT, "-d", b"cu\xffda", "-c", "nvlink", "--json"], "a -d not UTF-8")
+json_report(["check", "--expect-links", "1", "-d", b"cu\xffda", "-c", "nvlink", "--json"], "a rule's -d not UTF-8")
+for cut in range(3):
+    exp = load(EXPECT)
+    for r in exp["results"]:
+        r["devices"][0]["name"] = "x" * cut + "\u00e9" * 1500
+    path = write("long-name.json", exp)
+    st = json_report(["check", "--expect", path, "--replay", T + "/hgx-h100-8.json", "--json"],
+                     "a name cut by the report's length (%d)" % cut)
+    p = subprocess.run([CLI, "check", "--expect", path, "--replay", T + "/hgx-h100-8.json"], stdout=subprocess.PIPE,
+                       env=env_of(), timeout=60)
+    try:
+        p.stdout.decode("utf-8")
+        utf8 = True
+    except ValueError:
+        utf8 = False
+    check(st == 2 and p.returncode == 2 and utf8, "20: the text report of a cut name is UTF-8 (%s, %s)" % (st, utf8))
+exp = load(EXPECT)
+for r in exp["results"]:
+    r["devices"][3]["name"] = "H100 \u009b31mred \u0085x \u2028y"
+st, out, _ = run("check", "--expect", write("c1.json", exp), "--replay", T + "/hgx-h100-8.json")
+check(st == 2 and "\u009b" not in out and "\u0085" not in out and "H100 ?31mred ?x \u2028y" in out,
+      "20: C1 controls in a name become '?' (%s: %r)" % (st, out[:300]))
 
 shutil.rmtree(TMP, ignore_errors=True)
 sys.exit(1 if failures else 0)
