@@ -370,6 +370,10 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
  */
 DMACONN_EXTERN int dmaconn_verified_passed(const char *(*get)(const char *key, void *ctx), void *ctx);
 
+/* dmaconn_verified_passed() on pair (i, j) of r: 1 or 0 (0 too for a bad
+ * index or a NULL result). */
+DMACONN_EXTERN int dmaconn_result_pair_verified(const dmaconn_result *r, int i, int j);
+
 /*
  * Why a pair is 0: in the cuda, rocm and xpu connection types, every
  * off-diagonal pair whose value is 0 carries DMACONN_PROP_REASON, a code

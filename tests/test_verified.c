@@ -61,6 +61,7 @@ static dmaconn_result *verified(void)
 static void check_pass_pair(const dmaconn_result *r, int i, int j)
 {
 	CHECK_INT(dmaconn_result_get(r, i, j), 1);
+	CHECK_INT(dmaconn_result_pair_verified(r, i, j), 1);
 	CHECK_STR(dmaconn_result_pair_get(r, i, j, DMACONN_PROP_VERIFIED), "pass");
 	const char *caps[] = { DMACONN_PROP_READ_VERIFIED, DMACONN_PROP_WRITE_VERIFIED,
 			       DMACONN_PROP_ATOMICS_32_VERIFIED, DMACONN_PROP_ATOMICS_64_VERIFIED,
@@ -81,6 +82,7 @@ static void check_zeros(const dmaconn_result *r, const char *code)
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
 			CHECK_INT(dmaconn_result_get(r, i, j), 0);
+			CHECK_INT(dmaconn_result_pair_verified(r, i, j), 0);
 			if (i == j)
 				continue;
 			CHECK_STR(dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON), code);
@@ -115,6 +117,9 @@ static void test_corrupt(void)
 	CHECK_STR(dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_WRITE_ADVERTISED), "yes");
 	CHECK_STR(dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_VERIFIED), "fail");
 	CHECK_CONTAINS(dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_REASON_TEXT), "stores");
+	CHECK_INT(dmaconn_result_pair_verified(r, 0, 2), 0); /* beyond its devices */
+	CHECK_INT(dmaconn_result_pair_verified(r, -1, 0), 0);
+	CHECK_INT(dmaconn_result_pair_verified(NULL, 0, 1), 0);
 	dmaconn_result_release(r);
 }
 

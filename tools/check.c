@@ -1202,17 +1202,6 @@ static int check_expects_pass(const struct expected *e)
 	return 0;
 }
 
-struct node_pair {
-	const dmaconn_result *r;
-	int i, j;
-};
-
-static const char *check_node_get(const char *key, void *ctx)
-{
-	const struct node_pair *p = ctx;
-	return dmaconn_result_pair_get(p->r, p->i, p->j, key);
-}
-
 /* The verdicts: each pair the expectation says passed passes now. */
 static void check_verdicts(struct check *c, const struct expected *e, const dmaconn_result *r, const struct dev *nd,
 			   const int *map, const char *label, int verify)
@@ -1225,8 +1214,7 @@ static void check_verdicts(struct check *c, const struct expected *e, const dmac
 		if (i == j || map[i] < 0 || map[j] < 0 || (e->pair_at && check_exp_pair(e, i, j) != p) ||
 		    !check_exp_passed(e, p))
 			continue;
-		struct node_pair at = { r, map[i], map[j] };
-		if (dmaconn_verified_passed(check_node_get, &at))
+		if (dmaconn_result_pair_verified(r, map[i], map[j]))
 			continue;
 		const char *got = dmaconn_result_pair_get(r, map[i], map[j], DMACONN_PROP_VERIFIED);
 		if (got && (!strcmp(got, "pass") || !strcmp(got, "fail") || !strcmp(got, "hang")))

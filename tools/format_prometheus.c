@@ -153,27 +153,15 @@ static int prom_connectivity(const dmaconn_result *r, int i, int j)
 	return strcmp(dmaconn_result_connection_type(r), "verified") ? dmaconn_result_get(r, i, j) : -1;
 }
 
-struct prom_pair {
-	const dmaconn_result *r;
-	int i, j;
-};
-
-static const char *prom_pair_get(const char *key, void *ctx)
-{
-	const struct prom_pair *p = ctx;
-	return dmaconn_result_pair_get(p->r, p->i, p->j, key);
-}
-
 /* 1 for a pair that passed verification (the matrix's rule: every
  * capability proven), 0 for one that did not, failed or hung; none where
  * there is no verdict. */
 static int prom_verified(const dmaconn_result *r, int i, int j)
 {
 	const char *v = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_VERIFIED);
-	struct prom_pair at = { r, i, j };
 	if (strcmp(dmaconn_result_connection_type(r), "verified") || !v)
 		return -1;
-	if (dmaconn_verified_passed(prom_pair_get, &at))
+	if (dmaconn_result_pair_verified(r, i, j))
 		return 1;
 	return !strcmp(v, "pass") || !strcmp(v, "fail") || !strcmp(v, "hang") ? 0 : -1;
 }

@@ -142,11 +142,11 @@ static const char *dc_verified_get(const char *key, void *ctx)
 	return dmaconn_result_pair_get(at->r, at->i, at->j, key);
 }
 
-/* Whether a recorded (or cached) pair proved every capability. */
-static int dc_verified_passed(const dmaconn_result *r, int i, int j)
+int dmaconn_result_pair_verified(const dmaconn_result *r, int i, int j)
 {
 	struct dc_verified_at at = { r, i, j };
-	return dmaconn_verified_passed(dc_verified_get, &at);
+	int n = r ? dmaconn_result_size(r) : 0;
+	return i >= 0 && j >= 0 && i < n && j < n && dmaconn_verified_passed(dc_verified_get, &at);
 }
 
 /*
@@ -189,7 +189,7 @@ static int dc_verified_recorded(dmaconn_builder *b, const dmaconn_result *p2p)
 				dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON, DMACONN_REASON_NOT_RECORDED);
 				dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_REASON_TEXT,
 								  "not verified in this recording");
-			} else if (dc_verified_passed(b->r, i, j)) {
+			} else if (dmaconn_result_pair_verified(b->r, i, j)) {
 				dmaconn_builder_set(b, i, j, 1);
 			} else {
 				/* What the section says, else what its status implies. */
