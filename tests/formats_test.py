@@ -268,6 +268,47 @@ def check_slurm_refused(cli):
           % (p.returncode, p.stderr.strip()[-300:]))
 
 
+def check_slurm_node(cli):
+    """gres.conf describes the node, as slurmd's own NVML autodetection does
+    (it ignores CUDA_VISIBLE_DEVICES): every GPU of it whatever the variables
+    that hide devices say, live or replayed; minor numbers with gaps
+    (0, 2, 5, 7) kept as they are."""
+    src = os.path.join(TOPO, "minor-numbers.json")
+    full = run(cli, "--replay", src, "--format", "slurm")
+    for var, value in (("CUDA_VISIBLE_DEVICES", "1,3"), ("CUDA_VISIBLE_DEVICES", "0"), ("CUDA_DEVICE_ORDER", "FASTEST_FIRST"),
+                       ("CUDA_VISIBLE_DEVICES", "GPU-466681ad-8efd-d202-ce6f-4f277ed15ff0")):
+        e = env()
+        e[var] = value
+        for args in ((), ("-d", "cuda", "-c", "nvlink")):
+            p = run(cli, "--replay", src, "--format", "slurm", *args, env=e)
+            check(p.returncode == 0 and p.stdout == full.stdout,
+                  "slurm: %s=%s %s changes no line of the node's gres.conf (%r)" % (var, value, " ".join(args),
+                                                                                     p.stdout))
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = json.load(open(src))
+        for d, m in zip(doc["nvml"]["devices"], (5, 0, 7, 2)):
+            d["minor_number"] = m
+        gaps = os.path.join(tmp, "gaps.json")
+        json.dump(doc, open(gaps, "w"))
+        p = run(cli, "--replay", gaps, "--format", "slurm")
+        lines = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+        check(p.returncode == 0 and [re.search(r"File=(\S+)", l).group(1) for l in lines] ==
+              ["/dev/nvidia%d" % m for m in (0, 2, 5, 7)] and "minor number" not in p.stdout + p.stderr,
+              "slurm: minor numbers 5, 0, 7, 2 give /dev/nvidia0, 2, 5, 7 and no warning (%r)" % p.stdout)
+        # Only some minor numbers known: where the index is free, it stands in, said once.
+        del doc["nvml"]["devices"][1]["minor_number"]
+        json.dump(doc, open(gaps, "w"))
+        p = run(cli, "--replay", gaps, "--format", "slurm")
+        lines = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+        check(p.returncode == 0 and [re.search(r"File=(\S+)", l).group(1) for l in lines] ==
+              ["/dev/nvidia%d" % m for m in (1, 2, 5, 7)] and "1 of 4 GPUs have no known minor number" in p.stdout
+              and "1 of 4 GPUs have no known minor number" in p.stderr,
+              "slurm: one minor number unknown: /dev/nvidia1 (its index), said (%r)" % p.stdout)
+        status, got, out = slurmd_reads(lines, tmp, 4, "rtx_a6000")
+        check(status == 0 and [g[0] for g in got] == [1, 2, 5, 7],
+              "slurm: slurmd -G reads /dev/nvidia1, 2, 5, 7 back (got %s)%s" % (got, "" if status == 0 else ": " + out[-300:]))
+
+
 def check_slurm_header(cli):
     """A replay path with a newline (or a carriage return) stays one comment line."""
     src = os.path.join(TOPO, "h200x2.json")
@@ -426,6 +467,7 @@ def main():
         check_slurm(cli, replay, doc)
         check_nccl_xml(cli, replay, doc)
     check_slurm_refused(cli)
+    check_slurm_node(cli)
     # Values that say what went wrong.
     pre = "feature.node.kubernetes.io/dmaconn-cuda-"
     deg = nfd_labels(run(cli, "--replay", os.path.join(TOPO, "hgx-h100-8-degraded.json"), "--format", "nfd").stdout,
