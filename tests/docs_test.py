@@ -75,6 +75,26 @@ def main(build):
     page3 = (build / "man" / "libdmaconn.3").read_text()
     missing = sorted(o for o in options if o.replace("-", "\\-") not in page1)
     check(not missing, f"dmaconn(1) documents every option (missing: {missing})")
+    # And the other way round, with `dmaconn check --help` and the short
+    # names: the page names no option the program lacks, every option of
+    # check's --help, each short name beside its long one, every format.
+    shown1 = re.sub(r"\\f[BIRP]|\\f\(..|\\&", "", page1).replace("\\-", "-")
+    check_help = subprocess.run([cli, "check", "--help"], capture_output=True, text=True, check=True).stdout
+    check_options = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", check_help))
+    on_page = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", shown1))
+    check(on_page <= options | check_options,
+          f"dmaconn(1) names no option --help lacks ({sorted(on_page - options - check_options)})")
+    check(check_options <= on_page, f"dmaconn(1) documents every option of check --help "
+          f"({sorted(check_options - on_page)})")
+    pairs = re.findall(r"^\s+(-[A-Za-z]), (--[a-z][a-z-]*)", help_text + check_help, re.M)
+    check(len(pairs) >= 10 and all(f"{short}, {long}" in shown1 for short, long in pairs),
+          f"dmaconn(1) names each short option beside its long one "
+          f"({[p for p in pairs if ', '.join(p) not in shown1]})")
+    formats = subprocess.run([cli, "--format", "help"], capture_output=True, text=True, check=True).stdout
+    names = [line.split()[0] for line in formats.splitlines() if line.strip()]
+    check(len(names) >= 7 and all(re.search(rf"^- \*?{re.escape(n)}\b|\*{re.escape(n)}\*", Path("man/dmaconn.txt")
+                                                .read_text(), re.M) for n in names),
+          f"dmaconn(1) describes every format of --format help ({names})")
     check(".TH LIBDMACONN 3" in page3 and "dmaconn_detect" in page3, "libdmaconn(3) is a section 3 page")
     for page in (page1, page3):
         check("DMACONN_REPLAY" in page, "both pages carry the shared ENVIRONMENT section")
