@@ -307,6 +307,23 @@ def check_slurm_node(cli):
         status, got, out = slurmd_reads(lines, tmp, 4, "rtx_a6000")
         check(status == 0 and [g[0] for g in got] == [1, 2, 5, 7],
               "slurm: slurmd -G reads /dev/nvidia1, 2, 5, 7 back (got %s)%s" % (got, "" if status == 0 else ": " + out[-300:]))
+        # A GPU in MIG mode: its line is the whole GPU, with no link (its
+        # instances have no peer DMA), and a comment says so.
+        doc = json.load(open(src))
+        doc["dmaconn_topology"] = 2
+        doc["nvml"]["devices"][0]["mig_mode"] = [1, 1]
+        doc["nvml"]["devices"][0]["mig_devices"] = [{"uuid": "MIG-11111111-2222-3333-4444-555555555555",
+                                                     "gpu_instance_id": 1, "compute_instance_id": 0}]
+        mig = os.path.join(tmp, "mig.json")
+        json.dump(doc, open(mig, "w"))
+        p = run(cli, "--replay", mig, "--format", "slurm")
+        lines = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+        check(p.returncode == 0 and len(lines) == 4 and lines[1].endswith("File=/dev/nvidia1 Links=0,-1,0,0") and
+              "# dmaconn: /dev/nvidia1 is in MIG mode" in p.stdout,
+              "slurm: a GPU in MIG mode keeps its line, no link, and a comment says so (%r)" % p.stdout)
+        status, got, out = slurmd_reads(p.stdout.splitlines(), tmp, 4, "rtx_a6000")
+        check(status == 0 and [g[0] for g in got] == [0, 1, 2, 3],
+              "slurm: slurmd -G reads the MIG node's 4 GPUs (got %s)%s" % (got, "" if status == 0 else ": " + out[-300:]))
 
 
 def check_slurm_header(cli):
