@@ -11,10 +11,12 @@ types as the built program lists them.
 """
 
 import difflib
+import json
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 failures = []
@@ -62,6 +64,94 @@ def readme_agrees(cli):
     if block is not None and block.group(1) != out:
         print("".join(difflib.unified_diff(block.group(1).splitlines(True), out.splitlines(True),
                                            "README.md", "dmaconn --topo")))
+    readme_transcripts(cli, readme)
+
+
+def shown(block, out):
+    """Whether the lines of an example are the output's, "..." standing for
+    lines left out (and nothing else left out)."""
+    want, got, i = block.splitlines(), out.splitlines(), 0
+    for k, line in enumerate(want):
+        if line == "...":
+            nxt = want[k + 1] if k + 1 < len(want) else None
+            if nxt is None:
+                return True
+            while i < len(got) and got[i] != nxt:
+                i += 1
+            continue
+        if i >= len(got) or got[i] != line:
+            return False
+        i += 1
+    return i == len(got)
+
+
+def fenced(text):
+    """The text of each ``` block without a language."""
+    blocks, lines, inside = [], None, False
+    for line in text.splitlines(True):
+        if line.startswith("```"):
+            if inside and lines is not None:
+                blocks.append("".join(lines))
+            lines = [] if not inside and line.strip() == "```" else None
+            inside = not inside
+        elif inside and lines is not None:
+            lines.append(line)
+    return blocks
+
+
+def readme_transcripts(cli, readme):
+    """Every `$ dmaconn ...` transcript of README.md is what the program
+    prints now: replays as they are; the H200 node's live runs from its
+    recording (examples/h200x2-recorded.json, its UUIDs put back); the runs on
+    a machine without a driver where this is one.  The check example from
+    an expectation made of the healthy HGX's replay."""
+    rec = "examples/h200x2-recorded.json"
+    rec_uuids = json.load(open(rec))["nvml"]["devices"]
+    rec_uuids = [d["uuid"] for d in rec_uuids]
+    no_driver = not any(Path(p).exists() for p in ("/proc/driver/nvidia", "/dev/kfd",
+                                                   "/sys/class/kfd/kfd/topology/nodes"))
+    h200_uuids = list(dict.fromkeys(re.findall(r"NVIDIA H200, \S+, (GPU-[0-9a-f-]{36})", readme)))
+    seen = 0
+    for block in fenced(readme):
+        parts = re.split(r"^\$ ", block, flags=re.M)
+        for part in parts[1:]:
+            command, _, want = part.partition("\n")
+            words = command.split()
+            envs = dict(w.split("=", 1) for w in words if re.match(r"^[A-Z_]+=", w))
+            words = [w for w in words if not re.match(r"^[A-Z_]+=", w)]
+            if not words or Path(words[0]).name != "dmaconn" or words[1:2] == ["--topo"] or \
+                    ("--verify" in words and "--replay" not in words):
+                continue  # --topo above; a verification needs the GPUs
+            args, env = words[1:], {"PATH": "/usr/bin:/bin", **envs}
+            if "--replay" not in args and "NVIDIA H200" in want:
+                args += ["--replay", rec]
+                env["DMACONN_REPLAY_LIVE_ENV"] = "1"
+            elif "--replay" not in args and not no_driver:
+                continue
+            proc = subprocess.run([cli] + args, capture_output=True, text=True, env=env)
+            out = (proc.stderr + proc.stdout).replace(f" (replay of {rec})", "")
+            for recorded, wanted in zip(rec_uuids, h200_uuids):
+                out = out.replace(recorded, wanted)
+            ok = shown(want, out)
+            seen += 1
+            check(ok, f"README.md's `{command}` shows what it prints now")
+            if not ok:
+                print("".join(difflib.unified_diff(want.splitlines(True), out.splitlines(True), "README.md",
+                                                   command)))
+    check(seen >= 5, f"README.md's transcripts were run ({seen})")
+    # The check example: a healthy HGX's --json as the expectation.
+    block = re.search(r"^\(`tests/topologies/hgx-h100-8-degraded.json`\), exit status 2:\n\n```\n(.*?)^```",
+                      readme, re.M | re.S)
+    good = subprocess.run([cli, "--replay", "tests/topologies/hgx-h100-8.json", "--json"], capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin"}).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        f.write(good)
+        f.flush()
+        proc = subprocess.run([cli, "check", "--expect", f.name, "--replay",
+                               "tests/topologies/hgx-h100-8-degraded.json"], capture_output=True, text=True,
+                              env={"PATH": "/usr/bin:/bin"})
+    check(block is not None and proc.returncode == 2 and shown(block.group(1), proc.stdout),
+          "README.md's check example is what check prints for the degraded HGX")
 
 
 def main(build):
