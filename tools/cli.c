@@ -1562,8 +1562,9 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "--all runs every detector: no -d or -c with it");
 	else if (a->explain && (a->all || a->list || a->topo || a->verify || a->mpi || a->record_path))
 		snprintf(why, len, "--explain takes -d, -c, --json, --replay, --no-cache and --quiet only");
-	else if (!a->type_name != !a->conn && !((a->topo || a->verify || a->explain) && a->type_name))
-		snprintf(why, len, "-d and -c go together");
+	else if (!a->type_name != !a->conn && !((a->topo || a->verify || a->explain) && a->type_name) &&
+		 !(a->type_name && dmaconn_device_type_parse(a->type_name, &(dmaconn_device_type){ 0 }) != DMACONN_OK))
+		snprintf(why, len, "-d and -c go together"); /* a misspelt -d is said as such (cli_run) */
 }
 
 /* This process's rank among the MPI ranks of its node, as the launchers
