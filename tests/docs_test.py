@@ -65,6 +65,15 @@ def readme_agrees(cli):
         print("".join(difflib.unified_diff(block.group(1).splitlines(True), out.splitlines(True),
                                            "README.md", "dmaconn --topo")))
     readme_transcripts(cli, readme)
+    # FILES says what keys the verdict cache: every key line of cache.c.
+    said = {"boot_id": "the boot", "driver": "the driver", "gpu": "the GPUs", "visible": "*CUDA_VISIBLE_DEVICES*",
+            "order": "*CUDA_DEVICE_ORDER*", "helper": "the dmaconn version", "helper_file": "the helper",
+            "cuda_library": "CUDA driver library"}
+    keys = re.findall(r'dc_vcache_add\(&key, &len, &cap, "([a-z_]+)"', Path("src/verify/cache.c").read_text())
+    entry = re.search(r"^- _~/.cache/dmaconn/verified_\n(.*?)^- ", man, re.M | re.S)
+    entry = " ".join(entry.group(1).split()) if entry else ""
+    check(keys and all(k in said and said[k] in entry for k in keys),
+          f"FILES names every part of the verdict cache's key ({[k for k in keys if said.get(k, '?') not in entry]})")
 
 
 def shown(block, out):
