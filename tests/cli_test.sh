@@ -59,6 +59,8 @@ case_ connection-typo-json 2 -- -d cuda -c NVLINK --json
 case_ connection-of-other-type 2 -- -d rocm -c nvlink
 case_ connection-unknown-explain 2 -- --replay $T/h200x2.json --explain -d xpu -c bogus
 case_ type-typo 2 -- -d cdua -c nvlink
+case_ type-typo-alone 2 -- -d cdua
+case_ type-typo-alone-json 2 -- --json -d cdua
 case_ command-typo 2 -- chek --expect tests/check/hgx-h100-8.expect.json
 case_ command-not-first 2 -- -q check --expect-links 18
 case_ option-typo 2 -- --jsn

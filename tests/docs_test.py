@@ -11,10 +11,12 @@ types as the built program lists them.
 """
 
 import difflib
+import json
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 failures = []
@@ -62,6 +64,103 @@ def readme_agrees(cli):
     if block is not None and block.group(1) != out:
         print("".join(difflib.unified_diff(block.group(1).splitlines(True), out.splitlines(True),
                                            "README.md", "dmaconn --topo")))
+    readme_transcripts(cli, readme)
+    # FILES says what keys the verdict cache: every key line of cache.c.
+    said = {"boot_id": "the boot", "driver": "the driver", "gpu": "the GPUs", "visible": "*CUDA_VISIBLE_DEVICES*",
+            "order": "*CUDA_DEVICE_ORDER*", "helper": "the dmaconn version", "helper_file": "the helper",
+            "cuda_library": "CUDA driver library"}
+    keys = re.findall(r'dc_vcache_add\(&key, &len, &cap, "([a-z_]+)"', Path("src/verify/cache.c").read_text())
+    entry = re.search(r"^- _~/.cache/dmaconn/verified_\n(.*?)^- ", man, re.M | re.S)
+    entry = " ".join(entry.group(1).split()) if entry else ""
+    check(keys and all(k in said and said[k] in entry for k in keys),
+          f"FILES names every part of the verdict cache's key ({[k for k in keys if said.get(k, '?') not in entry]})")
+
+
+def shown(block, out):
+    """Whether the lines of an example are the output's, "..." standing for
+    lines left out (and nothing else left out)."""
+    want, got, i = block.splitlines(), out.splitlines(), 0
+    for k, line in enumerate(want):
+        if line == "...":
+            nxt = want[k + 1] if k + 1 < len(want) else None
+            if nxt is None:
+                return True
+            while i < len(got) and got[i] != nxt:
+                i += 1
+            continue
+        if i >= len(got) or got[i] != line:
+            return False
+        i += 1
+    return i == len(got)
+
+
+def fenced(text):
+    """The text of each ``` block without a language."""
+    blocks, lines, inside = [], None, False
+    for line in text.splitlines(True):
+        if line.startswith("```"):
+            if inside and lines is not None:
+                blocks.append("".join(lines))
+            lines = [] if not inside and line.strip() == "```" else None
+            inside = not inside
+        elif inside and lines is not None:
+            lines.append(line)
+    return blocks
+
+
+def readme_transcripts(cli, readme):
+    """Every `$ dmaconn ...` transcript of README.md is what the program
+    prints now: replays as they are; the H200 node's live runs from its
+    recording (examples/h200x2-recorded.json, its UUIDs put back); the runs on
+    a machine without a driver where this is one.  The check example from
+    an expectation made of the healthy HGX's replay."""
+    rec = "examples/h200x2-recorded.json"
+    rec_uuids = json.load(open(rec))["nvml"]["devices"]
+    rec_uuids = [d["uuid"] for d in rec_uuids]
+    no_driver = not any(Path(p).exists() for p in ("/proc/driver/nvidia", "/dev/kfd",
+                                                   "/sys/class/kfd/kfd/topology/nodes"))
+    h200_uuids = list(dict.fromkeys(re.findall(r"NVIDIA H200, \S+, (GPU-[0-9a-f-]{36})", readme)))
+    seen = 0
+    for block in fenced(readme):
+        parts = re.split(r"^\$ ", block, flags=re.M)
+        for part in parts[1:]:
+            command, _, want = part.partition("\n")
+            words = command.split()
+            envs = dict(w.split("=", 1) for w in words if re.match(r"^[A-Z_]+=", w))
+            words = [w for w in words if not re.match(r"^[A-Z_]+=", w)]
+            if not words or Path(words[0]).name != "dmaconn" or words[1:2] == ["--topo"] or \
+                    ("--verify" in words and "--replay" not in words):
+                continue  # --topo above; a verification needs the GPUs
+            args, env = words[1:], {"PATH": "/usr/bin:/bin", **envs}
+            if "--replay" not in args and "NVIDIA H200" in want:
+                args += ["--replay", rec]
+                env["DMACONN_REPLAY_LIVE_ENV"] = "1"
+            elif "--replay" not in args and not no_driver:
+                continue
+            proc = subprocess.run([cli] + args, capture_output=True, text=True, env=env)
+            out = (proc.stderr + proc.stdout).replace(f" (replay of {rec})", "")
+            for recorded, wanted in zip(rec_uuids, h200_uuids):
+                out = out.replace(recorded, wanted)
+            ok = shown(want, out)
+            seen += 1
+            check(ok, f"README.md's `{command}` shows what it prints now")
+            if not ok:
+                print("".join(difflib.unified_diff(want.splitlines(True), out.splitlines(True), "README.md",
+                                                   command)))
+    check(seen >= 5, f"README.md's transcripts were run ({seen})")
+    # The check example: a healthy HGX's --json as the expectation.
+    block = re.search(r"^\(`tests/topologies/hgx-h100-8-degraded.json`\), exit status 2:\n\n```\n(.*?)^```",
+                      readme, re.M | re.S)
+    good = subprocess.run([cli, "--replay", "tests/topologies/hgx-h100-8.json", "--json"], capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin"}).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        f.write(good)
+        f.flush()
+        proc = subprocess.run([cli, "check", "--expect", f.name, "--replay",
+                               "tests/topologies/hgx-h100-8-degraded.json"], capture_output=True, text=True,
+                              env={"PATH": "/usr/bin:/bin"})
+    check(block is not None and proc.returncode == 2 and shown(block.group(1), proc.stdout),
+          "README.md's check example is what check prints for the degraded HGX")
 
 
 def main(build):
@@ -75,6 +174,26 @@ def main(build):
     page3 = (build / "man" / "libdmaconn.3").read_text()
     missing = sorted(o for o in options if o.replace("-", "\\-") not in page1)
     check(not missing, f"dmaconn(1) documents every option (missing: {missing})")
+    # And the other way round, with `dmaconn check --help` and the short
+    # names: the page names no option the program lacks, every option of
+    # check's --help, each short name beside its long one, every format.
+    shown1 = re.sub(r"\\f[BIRP]|\\f\(..|\\&", "", page1).replace("\\-", "-")
+    check_help = subprocess.run([cli, "check", "--help"], capture_output=True, text=True, check=True).stdout
+    check_options = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", check_help))
+    on_page = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", shown1))
+    check(on_page <= options | check_options,
+          f"dmaconn(1) names no option --help lacks ({sorted(on_page - options - check_options)})")
+    check(check_options <= on_page, f"dmaconn(1) documents every option of check --help "
+          f"({sorted(check_options - on_page)})")
+    pairs = re.findall(r"^\s+(-[A-Za-z]), (--[a-z][a-z-]*)", help_text + check_help, re.M)
+    check(len(pairs) >= 10 and all(f"{short}, {long}" in shown1 for short, long in pairs),
+          f"dmaconn(1) names each short option beside its long one "
+          f"({[p for p in pairs if ', '.join(p) not in shown1]})")
+    formats = subprocess.run([cli, "--format", "help"], capture_output=True, text=True, check=True).stdout
+    names = [line.split()[0] for line in formats.splitlines() if line.strip()]
+    check(len(names) >= 7 and all(re.search(rf"^- \*?{re.escape(n)}\b|\*{re.escape(n)}\*", Path("man/dmaconn.txt")
+                                                .read_text(), re.M) for n in names),
+          f"dmaconn(1) describes every format of --format help ({names})")
     check(".TH LIBDMACONN 3" in page3 and "dmaconn_detect" in page3, "libdmaconn(3) is a section 3 page")
     for page in (page1, page3):
         check("DMACONN_REPLAY" in page, "both pages carry the shared ENVIRONMENT section")

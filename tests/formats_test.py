@@ -268,6 +268,64 @@ def check_slurm_refused(cli):
           % (p.returncode, p.stderr.strip()[-300:]))
 
 
+def check_slurm_node(cli):
+    """gres.conf describes the node, as slurmd's own NVML autodetection does
+    (it ignores CUDA_VISIBLE_DEVICES): every GPU of it whatever the variables
+    that hide devices say, live or replayed; minor numbers with gaps
+    (0, 2, 5, 7) kept as they are."""
+    src = os.path.join(TOPO, "minor-numbers.json")
+    full = run(cli, "--replay", src, "--format", "slurm")
+    for var, value in (("CUDA_VISIBLE_DEVICES", "1,3"), ("CUDA_VISIBLE_DEVICES", "0"), ("CUDA_DEVICE_ORDER", "FASTEST_FIRST"),
+                       ("CUDA_VISIBLE_DEVICES", "GPU-466681ad-8efd-d202-ce6f-4f277ed15ff0")):
+        e = env()
+        e[var] = value
+        for args in ((), ("-d", "cuda", "-c", "nvlink")):
+            p = run(cli, "--replay", src, "--format", "slurm", *args, env=e)
+            check(p.returncode == 0 and p.stdout == full.stdout,
+                  "slurm: %s=%s %s changes no line of the node's gres.conf (%r)" % (var, value, " ".join(args),
+                                                                                     p.stdout))
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = json.load(open(src))
+        for d, m in zip(doc["nvml"]["devices"], (5, 0, 7, 2)):
+            d["minor_number"] = m
+        gaps = os.path.join(tmp, "gaps.json")
+        json.dump(doc, open(gaps, "w"))
+        p = run(cli, "--replay", gaps, "--format", "slurm")
+        lines = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+        check(p.returncode == 0 and [re.search(r"File=(\S+)", l).group(1) for l in lines] ==
+              ["/dev/nvidia%d" % m for m in (0, 2, 5, 7)] and "minor number" not in p.stdout + p.stderr,
+              "slurm: minor numbers 5, 0, 7, 2 give /dev/nvidia0, 2, 5, 7 and no warning (%r)" % p.stdout)
+        # Only some minor numbers known: where the index is free, it stands in, said once.
+        del doc["nvml"]["devices"][1]["minor_number"]
+        json.dump(doc, open(gaps, "w"))
+        p = run(cli, "--replay", gaps, "--format", "slurm")
+        lines = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+        check(p.returncode == 0 and [re.search(r"File=(\S+)", l).group(1) for l in lines] ==
+              ["/dev/nvidia%d" % m for m in (1, 2, 5, 7)] and "1 of 4 GPUs have no known minor number" in p.stdout
+              and "1 of 4 GPUs have no known minor number" in p.stderr,
+              "slurm: one minor number unknown: /dev/nvidia1 (its index), said (%r)" % p.stdout)
+        status, got, out = slurmd_reads(lines, tmp, 4, "rtx_a6000")
+        check(status == 0 and [g[0] for g in got] == [1, 2, 5, 7],
+              "slurm: slurmd -G reads /dev/nvidia1, 2, 5, 7 back (got %s)%s" % (got, "" if status == 0 else ": " + out[-300:]))
+        # A GPU in MIG mode: its line is the whole GPU, with no link (its
+        # instances have no peer DMA), and a comment says so.
+        doc = json.load(open(src))
+        doc["dmaconn_topology"] = 2
+        doc["nvml"]["devices"][0]["mig_mode"] = [1, 1]
+        doc["nvml"]["devices"][0]["mig_devices"] = [{"uuid": "MIG-11111111-2222-3333-4444-555555555555",
+                                                     "gpu_instance_id": 1, "compute_instance_id": 0}]
+        mig = os.path.join(tmp, "mig.json")
+        json.dump(doc, open(mig, "w"))
+        p = run(cli, "--replay", mig, "--format", "slurm")
+        lines = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+        check(p.returncode == 0 and len(lines) == 4 and lines[1].endswith("File=/dev/nvidia1 Links=0,-1,0,0") and
+              "# dmaconn: /dev/nvidia1 is in MIG mode" in p.stdout,
+              "slurm: a GPU in MIG mode keeps its line, no link, and a comment says so (%r)" % p.stdout)
+        status, got, out = slurmd_reads(p.stdout.splitlines(), tmp, 4, "rtx_a6000")
+        check(status == 0 and [g[0] for g in got] == [0, 1, 2, 3],
+              "slurm: slurmd -G reads the MIG node's 4 GPUs (got %s)%s" % (got, "" if status == 0 else ": " + out[-300:]))
+
+
 def check_slurm_header(cli):
     """A replay path with a newline (or a carriage return) stays one comment line."""
     src = os.path.join(TOPO, "h200x2.json")
@@ -426,6 +484,7 @@ def main():
         check_slurm(cli, replay, doc)
         check_nccl_xml(cli, replay, doc)
     check_slurm_refused(cli)
+    check_slurm_node(cli)
     # Values that say what went wrong.
     pre = "feature.node.kubernetes.io/dmaconn-cuda-"
     deg = nfd_labels(run(cli, "--replay", os.path.join(TOPO, "hgx-h100-8-degraded.json"), "--format", "nfd").stdout,

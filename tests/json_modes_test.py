@@ -95,7 +95,25 @@ def modes(tmp, passing, failing):
         ("--topo --verify", ["--topo", "--verify"], {}, 2),
         ("a bad --timeout", ["--verify", "--timeout", "0"], {}, 2),
         ("--timeout alone", ["--timeout", "5"], {}, 2),
-    ]
+        ("--record with --json", ["--record", rec, "--replay", T + "/h200x2.json"], {}, 2),
+        ("--record --verify with --json", ["--record", rec, "--verify"], {}, 2),
+        ("-d misspelt, alone", ["-d", "cdua"], {}, 2),
+        ("-d misspelt, --topo", ["--topo", "-d", "cdua"], {}, 2),
+        ("-d misspelt, --explain", ["--explain", "-d", "cdua"], {}, 2),
+        ("-d misspelt, --verify", ["--verify", "-d", "cdua"], {}, 2),
+        ("-c misspelt, rocm", ["-d", "rocm", "-c", "infinity_fabrik"], {}, 2),
+        ("-c misspelt, xpu", ["-d", "xpu", "-c", "xelnik"], {}, 2),
+        ("-c misspelt, --explain", ["--explain", "-d", "cuda", "-c", "nvlnk"], {}, 2),
+        ("-c with --topo", ["--topo", "-d", "rocm", "-c", "p2p"], {}, 2),
+        ("an unknown option between others", ["--replay", T + "/h200x2.json", "--bogus", "-d", "cuda", "-c",
+                                               "nvlink"], {}, 2),
+        ("an argument left over", ["-d", "cuda", "-c", "nvlink", "extra"], {}, 2),
+        ("a misspelt command and an option", ["chekc", "--expect", "x.json"], {}, 2),
+        ("--verify of a type without one", ["--verify", "-d", "rocm"], {}, 1),
+        ("--mpi without its component, a replay", ["--mpi", "--replay", T + "/h200x2.json"],
+         {"DMACONN_MPI_LIBRARY": "/nonexistent/libdmaconn_mpi.so.0"}, 1),
+    ] + [("--format %s with --json" % f, ["--replay", T + "/h200x2.json", "--format", f], {}, 2)
+         for f in ("dot", "nfd", "slurm", "nccl-xml", "prometheus")]
 
 
 def main(argv):
@@ -117,41 +135,46 @@ def main(argv):
             env.update(HERMETIC, DMACONN_CACHE_DIR=os.path.join(tmp, "cache"))
             env.update(extra)
             args = args if "--json" in args else args + ["--json"]  # last, unless an option must be
-            p = subprocess.run([cli] + args, env=env, stdin=subprocess.DEVNULL,
-                               capture_output=True, timeout=120)
-            out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-            problems = []
-            if p.returncode != status:
-                problems.append("exit status %d, expected %d" % (p.returncode, status))
-            doc = None
-            if out.count("\n") != 1 or not out.endswith("\n"):
-                problems.append("%d lines on standard output, expected one" % out.count("\n"))
-            try:
-                doc = json.loads(out)
-            except ValueError as e:
-                problems.append("standard output is not one JSON document (%s)" % e)
-            if doc is not None and not isinstance(doc, dict):
-                problems.append("the document is not an object")
+            for first in (False, True):
+                if first:  # and first (after a command word), where it may be anywhere
+                    rest = [a for a in args if a != "--json"]
+                    at = 1 if rest and not rest[0].startswith("-") else 0
+                    args = rest[:at] + ["--json"] + rest[at:]
+                p = subprocess.run([cli] + args, env=env, stdin=subprocess.DEVNULL,
+                                   capture_output=True, timeout=120)
+                out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+                problems = []
+                if p.returncode != status:
+                    problems.append("exit status %d, expected %d" % (p.returncode, status))
                 doc = None
-            if doc is not None:
-                if doc.get("version") != 1 or not isinstance(doc.get("dmaconn_version"), str):
-                    problems.append("no version and dmaconn_version")
-                if p.returncode == 0 and ("error" in doc or "exit_status" in doc):
-                    problems.append("exit status 0 with an error member: %r" % doc.get("error"))
-                if p.returncode != 0:
-                    if not isinstance(doc.get("error"), str) or not doc["error"]:
-                        problems.append("exit status %d without an error member" % p.returncode)
-                    elif "dmaconn: %s\n" % doc["error"] not in err:
-                        problems.append("its error %r is not said on standard error" % doc["error"])
-                    if doc.get("exit_status") != p.returncode:
-                        problems.append("exit_status %r, exit status %d" % (doc.get("exit_status"), p.returncode))
-            what = "dmaconn %s (%s)" % (" ".join(args), label)
-            if problems:
-                failures += 1
-                print("FAIL %s: %s\n  stdout: %s\n  stderr: %s" % (what, "; ".join(problems), out[:300].rstrip(),
-                                                                  err[-300:].rstrip()))
-            else:
-                print("ok " + what)
+                if out.count("\n") != 1 or not out.endswith("\n"):
+                    problems.append("%d lines on standard output, expected one" % out.count("\n"))
+                try:
+                    doc = json.loads(out)
+                except ValueError as e:
+                    problems.append("standard output is not one JSON document (%s)" % e)
+                if doc is not None and not isinstance(doc, dict):
+                    problems.append("the document is not an object")
+                    doc = None
+                if doc is not None:
+                    if doc.get("version") != 1 or not isinstance(doc.get("dmaconn_version"), str):
+                        problems.append("no version and dmaconn_version")
+                    if p.returncode == 0 and ("error" in doc or "exit_status" in doc):
+                        problems.append("exit status 0 with an error member: %r" % doc.get("error"))
+                    if p.returncode != 0:
+                        if not isinstance(doc.get("error"), str) or not doc["error"]:
+                            problems.append("exit status %d without an error member" % p.returncode)
+                        elif "dmaconn: %s\n" % doc["error"] not in err:
+                            problems.append("its error %r is not said on standard error" % doc["error"])
+                        if doc.get("exit_status") != p.returncode:
+                            problems.append("exit_status %r, exit status %d" % (doc.get("exit_status"), p.returncode))
+                what = "dmaconn %s (%s)" % (" ".join(args), label)
+                if problems:
+                    failures += 1
+                    print("FAIL %s: %s\n  stdout: %s\n  stderr: %s" % (what, "; ".join(problems), out[:300].rstrip(),
+                                                                      err[-300:].rstrip()))
+                else:
+                    print("ok " + what)
     print("%d failed" % failures)
     return 1 if failures else 0
 

@@ -82,6 +82,15 @@ for args in (["--verify", "--json"], ["--verify", "-q"], ["-d", "cuda", "-c", "v
     rc, out, tty = run_on_tty(args, FAKE_CUDA_DEVICES="2")
     check("quiet-" + " ".join(args), "pairs" not in tty and "pairs" not in out.replace('"pairs"', ""),
           repr(tty))
+# --record FILE --verify shows it too; DMACONN_QUIET=1 and --format json
+# (which is --json) do not.
+rc, out, tty = run_on_tty(["--record", os.path.join(WORK, "rec.json"), "--verify"], FAKE_CUDA_DEVICES="2")
+check("record-progress", rc == 0 and "2/2 pairs" in tty and "\r\x1b[Kdmaconn: recorded" in tty, repr(tty))
+for args, extra in ((["--verify"], {"DMACONN_QUIET": "1"}), (["--verify", "--format", "json"], {}),
+                    (["--record", os.path.join(WORK, "rec.json"), "--verify", "-q"], {})):
+    rc, out, tty = run_on_tty(args, FAKE_CUDA_DEVICES="2", **extra)
+    check("quiet-" + " ".join(args + ["%s=%s" % kv for kv in extra.items()]), rc == 0 and "pairs" not in tty,
+          repr(tty))
 p = subprocess.run([DMACONN, "--verify"], capture_output=True, env=env(FAKE_CUDA_DEVICES="2"))
 check("no-tty", b"pairs" not in p.stderr and b"\r" not in p.stderr, repr(p.stderr))
 

@@ -102,6 +102,9 @@ static int cli_silent;
 struct cli {
 	int json, quiet;
 	const struct dc_format *format; /* NULL for text and json */
+	/* Detect every device of the node, whatever hides some from this
+	 * process (--format slurm: gres.conf describes the node). */
+	int node;
 	dmaconn_result **kept;          /* with a format: every result shown */
 	int nkept;
 	struct timespec start; /* of the detection, for --format */
@@ -844,13 +847,24 @@ static int cli_explain(struct cli *c, int count, const dmaconn_device_type *type
 	return status;
 }
 
+/* One detection, of the node's every device where the run describes the
+ * node (struct cli's node): never GPU work where passive is asked, and
+ * cuda/verified's helper sees what this process sees, so it stays as asked. */
+static int cli_detect(const struct cli *c, dmaconn_device_type type, const char *conn, int passive,
+		      dmaconn_result **r)
+{
+	if (c->node && strcmp(conn, "verified") != 0)
+		return dmaconn_detect_node(type, conn, r);
+	return passive ? dmaconn_detect_passive(type, conn, r) : dmaconn_detect(type, conn, r);
+}
+
 /* -d/-c or --topo: one detector, one result. */
 static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, int topo, const char *replay)
 {
 	dmaconn_result *r = NULL;
 	if (c->json)
 		cli_doc_results(c); /* present, if empty, when detection fails */
-	int rc = dmaconn_detect(type, conn, &r);
+	int rc = cli_detect(c, type, conn, 0, &r);
 	cli_progress_end();
 	if (rc != DMACONN_OK) {
 		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
@@ -976,7 +990,7 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 				continue;
 			/* Passive: listing every detector never starts GPU work
 			 * (cuda/verified answers from its cache or not at all). */
-			int rc = dmaconn_detect_passive(types[k], conns[k], &results[k]);
+			int rc = cli_detect(c, types[k], conns[k], 1, &results[k]);
 			if (rc == DMACONN_OK) {
 				shown |= dmaconn_result_size(results[k]) > 0;
 				continue;
@@ -1548,8 +1562,9 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		snprintf(why, len, "--all runs every detector: no -d or -c with it");
 	else if (a->explain && (a->all || a->list || a->topo || a->verify || a->mpi || a->record_path))
 		snprintf(why, len, "--explain takes -d, -c, --json, --replay, --no-cache and --quiet only");
-	else if (!a->type_name != !a->conn && !((a->topo || a->verify || a->explain) && a->type_name))
-		snprintf(why, len, "-d and -c go together");
+	else if (!a->type_name != !a->conn && !((a->topo || a->verify || a->explain) && a->type_name) &&
+		 !(a->type_name && dmaconn_device_type_parse(a->type_name, &(dmaconn_device_type){ 0 }) != DMACONN_OK))
+		snprintf(why, len, "-d and -c go together"); /* a misspelt -d is said as such (cli_run) */
 }
 
 /* This process's rank among the MPI ranks of its node, as the launchers
@@ -1633,6 +1648,10 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	if (a.format) {
 		const struct dc_format *f = dc_format_find(a.format);
 		c->format = f && f->write ? f : NULL;
+		/* Slurm's gres.conf describes the node, as slurmd's own NVML
+		 * autodetection does: CUDA_VISIBLE_DEVICES and the like (a job's,
+		 * a rank's) leave no GPU of it out. */
+		c->node = c->format && !strcmp(c->format->name, "slurm");
 	}
 	/* Warnings are said by this program, per result shown (a bare run
 	 * leaves some results out, and the MPI path gathers every rank's). */

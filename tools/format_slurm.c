@@ -125,6 +125,15 @@ int dc_format_slurm(FILE *out, FILE *err, const struct dc_format_input *in)
 		fprintf(err, "dmaconn: warning: --format slurm: %d of %d GPUs have no known minor number; their "
 			"File= assumes /dev/nvidia<NVML index>\n", unknown, n);
 	}
+	/* A GPU in MIG mode: its line is the whole GPU (its instances have no
+	 * peer DMA, so no link); slurmd's AutoDetect=nvml would list the
+	 * instances, each with its /dev/nvidia-caps files, which NVML's view
+	 * here does not hold. */
+	for (int a = 0; a < n; a++)
+		if (!strcmp(dc_format_device(r, order[a], DMACONN_PROP_MIG), "enabled"))
+			fprintf(out, "# dmaconn: /dev/nvidia%ld is in MIG mode: this line is the whole GPU, without "
+				"links (MIG instances have no peer DMA); AutoDetect=nvml lists its instances instead\n",
+				file[order[a]]);
 	for (int a = 0; a < n; a++) {
 		int i = order[a];
 		char type[128];
