@@ -110,7 +110,7 @@ static int load_replay(void)
 		/* The loader's answer names what is missing (the component, or a
 		 * library it needs); the copy beside this library is named too. */
 		const char *why = dlerror();
-		snprintf(replay_error, sizeof(replay_error), "the replay component %s%scannot be loaded: %s", tried,
+		snprintf(replay_error, sizeof(replay_error), "the replay component %.700s%scannot be loaded: %s", tried,
 			 *tried ? " " : "", why ? why : DMACONN_REPLAY_SONAME " not found");
 		return -1;
 	}
