@@ -188,19 +188,30 @@ static void check_say(struct check *c, int state, const char *fmt, ...)
 	c->seen[at] = ++c->nf;
 }
 
-/* Stops the check: the report is this one UNKNOWN line.  CHECK_UNKNOWN. */
-static int check_stop(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int check_stop(struct check *c, const char *fmt, ...)
+/* Stops the check: the report is this one UNKNOWN line, prefix then the
+ * message.  CHECK_UNKNOWN. */
+static int check_vstop(struct check *c, const char *prefix, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static int check_vstop(struct check *c, const char *prefix, const char *fmt, va_list ap)
 {
 	char text[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
+	size_t n = strlen(prefix) < sizeof(text) ? strlen(prefix) : 0;
+	memcpy(text, prefix, n);
+	vsnprintf(text + n, sizeof(text) - n, fmt, ap);
 	check_clean(text);
 	if (!c->fatal && !(c->fatal = strdup(text)))
 		check_oom();
 	return CHECK_UNKNOWN;
+}
+
+static int check_stop(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int check_stop(struct check *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = check_vstop(c, "", fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static void check_add_detector(struct check *c, const char *type, const char *conn)
@@ -1374,14 +1385,13 @@ static void check_rule(struct check *c, const char *tname, const char *conn, int
 static int check_usage(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int check_usage(struct check *c, const char *fmt, ...)
 {
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (!c->fatal)
 		c->usage = 1;
-	return check_stop(c, "usage: %s", msg);
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = check_vstop(c, "usage: ", fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static void check_ignore_warning(const char *message, void *user_data)
