@@ -5,7 +5,9 @@
 #
 # The source is upstream's jansson-2.14 release tarball as Debian mirrors it
 # (the .orig.tar.gz of Debian's jansson package), checked against its SHA-256.
-# Offline: -DDMACONN_JANSSON_TARBALL=/path/to/jansson_2.14.orig.tar.gz.
+# Offline: -DDMACONN_JANSSON_TARBALL=/path/to/jansson_2.14.orig.tar.gz, or the
+# environment variable of that name (what reaches a `pip install .` most
+# simply; the CMake variable wins).
 #
 # Defines the interface target dmaconn_jansson and sets JANSSON_FOUND.
 set(DMACONN_JANSSON_VERSION 2.14)
@@ -15,6 +17,9 @@ set(DMACONN_JANSSON_URL
   CACHE STRING "Where the Jansson source tarball is downloaded from")
 set(DMACONN_JANSSON_TARBALL "" CACHE FILEPATH
   "A local copy of the Jansson ${DMACONN_JANSSON_VERSION} source tarball (no download)")
+if(NOT DMACONN_JANSSON_TARBALL AND NOT "$ENV{DMACONN_JANSSON_TARBALL}" STREQUAL "")
+  set(DMACONN_JANSSON_TARBALL "$ENV{DMACONN_JANSSON_TARBALL}")
+endif()
 
 set(jansson_root ${CMAKE_BINARY_DIR}/_deps/jansson)
 set(jansson_src ${jansson_root}/jansson-${DMACONN_JANSSON_VERSION})
@@ -30,7 +35,8 @@ if(NOT EXISTS ${jansson_src}/CMakeLists.txt)
       list(GET status 1 reason)
       file(REMOVE ${tarball})
       message(FATAL_ERROR "Could not download Jansson's source (${reason}) from ${DMACONN_JANSSON_URL}: "
-        "give a local copy with -DDMACONN_JANSSON_TARBALL=FILE (SHA-256 ${DMACONN_JANSSON_SHA256}), "
+        "give a local copy with -DDMACONN_JANSSON_TARBALL=FILE or the environment variable "
+        "DMACONN_JANSSON_TARBALL=FILE (SHA-256 ${DMACONN_JANSSON_SHA256}), "
         "or build against an installed Jansson with -DDMACONN_BUNDLED_JANSSON=OFF")
     endif()
   endif()

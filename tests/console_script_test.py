@@ -64,4 +64,23 @@ with tempfile.TemporaryDirectory() as prefix:
         lines = err.splitlines()
         check(len(lines) == 1 and "the dmaconn program is not installed" in err and "bin/dmaconn" in err,
               "%s: one line naming what is missing: %r" % (name, err[:300]))
+
+    # A broken program in the package (a truncated or foreign ELF file, which
+    # the kernel refuses to run): one line naming it and why, no traceback.
+    bin_dir = os.path.join(site, "dmaconn", "bin")
+    os.makedirs(bin_dir)
+    with open(os.path.join(bin_dir, "dmaconn"), "wb") as f:
+        f.write(b"\x7fELF" + b"\0" * 60)
+    os.chmod(os.path.join(bin_dir, "dmaconn"), 0o755)
+    for name, argv, env_extra in (
+        ("the console script", [script, "--version"], {}),
+        ("python -m dmaconn", [sys.executable, "-m", "dmaconn", "--version"], {"PYTHONPATH": site}),
+    ):
+        p = subprocess.run(argv, env=dict(env, **env_extra), cwd=prefix, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+        lines = p.stderr.splitlines()
+        check(p.returncode not in (0, None), "%s, broken program: exits non-zero (status %s)"
+              % (name, p.returncode))
+        check(len(lines) == 1 and "bin/dmaconn" in p.stderr and "Traceback" not in p.stderr,
+              "%s, broken program: one line naming it: %r" % (name, p.stderr[:300]))
 sys.exit(1 if failures else 0)

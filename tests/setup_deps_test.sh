@@ -50,4 +50,31 @@ grep -q "policy-rc.d answers 101" "$log" && ok "no service may start while apt-g
 grep -q "^python3 .*pip install" "$log" && bad "pip-installs into the python3 on PATH" ||
 	ok "no pip install into the python3 on PATH"
 [ $fail = 0 ] || { echo "-- output and calls:"; cat "$T/all"; }
+
+# The administrator's own policy-rc.d is neither replaced nor removed.
+printf '#!/bin/sh\n# the administrator s\nexit 0\n' >"$policy"
+chmod 755 "$policy"
+cp "$policy" "$T/policy.orig"
+PATH="$T/bin:$PATH" XDG_CACHE_HOME="$T/cache" DMACONN_POLICY_RC_D="$policy" sh tools/setup-deps.sh \
+	>"$T/out" 2>&1
+cmp -s "$policy" "$T/policy.orig" && ok "an existing policy-rc.d is left as it was" ||
+	bad "an existing policy-rc.d was changed or removed"
+rm -f "$policy"
+
+# Interrupted while apt-get runs (SIGTERM, SIGHUP): ours goes all the same,
+# and the script stops with the signal's status instead of going on.
+for sig in TERM HUP; do
+	cat >"$T/bin/apt-get" <<EOF2
+#!/bin/sh
+echo "apt-get \$*" >>"$log"
+kill -$sig \$PPID
+EOF2
+	PATH="$T/bin:$PATH" XDG_CACHE_HOME="$T/cache" DMACONN_POLICY_RC_D="$policy" sh tools/setup-deps.sh \
+		>"$T/out" 2>&1
+	st=$?
+	[ -e "$policy" ] && bad "policy-rc.d left behind after SIG$sig" ||
+		ok "policy-rc.d removed after SIG$sig"
+	[ $st -gt 128 ] && ok "SIG$sig: exit status $st" || bad "SIG$sig: exit status $st, the script went on"
+	rm -f "$policy"
+done
 exit $fail

@@ -4,8 +4,8 @@
 "SPDX-License-Identifier: BSD-3-Clause" (LICENSE holds the text).
 
 Source files: C and C++ sources and headers, Python, shell, CMake files and
-templates, Makefile, TOML, systemd units, NHC checks and whatever starts with
-"#!".  Data (replays, expected outputs, fuzz corpora, JSON, Markdown) is left
+templates, Makefile, TOML, systemd units, NHC checks, the man pages' source,
+fuzzing dictionaries, .clang-format and whatever starts with "#!".  Data (replays, expected outputs, fuzz corpora, JSON, Markdown) is left
 alone: most of those formats have no comments.  The files are git's tracked
 files in a checkout, else every file under the source root but build*/.
 
@@ -18,7 +18,10 @@ import sys
 TAG = "SPDX-License-Identifier: BSD-3-Clause"
 SUFFIXES = (".c", ".h", ".cpp", ".py", ".sh", ".bash", ".cmake", ".in", ".toml", ".service", ".timer",
             ".nhc")
-NAMES = ("CMakeLists.txt", "Makefile")
+NAMES = ("CMakeLists.txt", "Makefile", ".clang-format")
+# Sources whose suffix also names data elsewhere: the man pages' one source,
+# fuzzing dictionaries.
+SOURCE_GLOBS = (("man/", ".txt"), ("fuzz/", ".dict"))
 DATA_DIRS = ("fuzz/corpus/", "tests/sysfs", "tests/cli/", "tests/dot/")
 HEAD_LINES = 5
 
@@ -42,6 +45,8 @@ def is_source(root, rel):
         return False
     name = os.path.basename(rel)
     if name in NAMES or name.endswith(SUFFIXES):
+        return True
+    if any(rel.startswith(d) and rel.endswith(x) for d, x in SOURCE_GLOBS):
         return True
     try:
         with open(os.path.join(root, rel), "rb") as f:

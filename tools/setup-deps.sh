@@ -78,10 +78,21 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "dmaconn: installing with apt-get (no recommends, services not started):$missing"
 	export DEBIAN_FRONTEND=noninteractive
 	# invoke-rc.d asks policy-rc.d; 101: no service may start.  Ours only
-	# while apt-get runs, and only where there is none already.
+	# while apt-get runs, and only where there is none already (the
+	# administrator's own is left as it is).  It goes when the script ends,
+	# also when it is interrupted: dash runs no EXIT trap on a signal it
+	# dies of, so each signal exits through the EXIT trap.
 	policy=${DMACONN_POLICY_RC_D:-/usr/sbin/policy-rc.d} # the tests point it elsewhere
-	if [ ! -e "$policy" ]; then
-		printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && trap 'rm -f "$policy"' EXIT
+	if [ ! -e "$policy" ] && [ ! -L "$policy" ]; then
+		trap 'rm -f "$policy"' EXIT
+		trap 'exit 129' HUP
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		if (set -C && printf '#!/bin/sh\nexit 101\n' >"$policy"); then
+			chmod 755 "$policy"
+		else
+			trap - EXIT # not ours: another one appeared meanwhile
+		fi
 	fi
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null && exit 0
 	echo "dmaconn: could not install$missing; building without what needs them" >&2

@@ -61,7 +61,14 @@ def main(argv=None):
         return 1
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execv(path, [path, *args])
+    try:
+        os.execv(path, [path, *args])
+    except OSError as e:
+        # A damaged or foreign file (ENOEXEC), a missing interpreter: as a
+        # shell says it, with the shell's status for "cannot execute".
+        sys.stderr.write("dmaconn: cannot run %s: %s; reinstall the package\n"
+                         % (path, e.strerror or e))
+        return 126
     return 1  # not reached
 
 
