@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "check.h"
+#include "cli.h"
 #include "dmaconn.h"
 
 enum { CHECK_OK = 0, CHECK_WARNING = 1, CHECK_CRITICAL = 2, CHECK_UNKNOWN = 3 };
@@ -80,26 +81,6 @@ struct check {
 	int usage;               /* fatal is a usage error */
 };
 
-/* The length of the UTF-8 character at p (before end), as the library and
- * Jansson accept one: 0 when it is not one (a stray byte, an overlong form,
- * a surrogate, past U+10FFFF); *cp its code point. */
-static int check_utf8(const unsigned char *p, const unsigned char *end, unsigned *cp)
-{
-	unsigned c = *p;
-	int n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	if (n > end - p)
-		return 0;
-	*cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
-	for (int k = 1; k < n; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		*cp = *cp << 6 | (p[k] & 0x3fu);
-	}
-	if ((n == 3 && (*cp < 0x800 || (*cp >= 0xd800 && *cp <= 0xdfff))) || (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 /* Every name in the report comes from the node, a file or the command
  * line: one line per finding, '|' starts Nagios performance data, a
  * terminal obeys escapes, and --json holds UTF-8 alone; so neither a C0 or
@@ -110,7 +91,7 @@ static void check_clean(char *s)
 	unsigned char *p = (unsigned char *)s, *end = p + strlen(s), *o = p;
 	while (p < end) {
 		unsigned cp;
-		int n = check_utf8(p, end, &cp);
+		int n = cli_utf8_char(p, end, &cp);
 		if (!n || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == '|') {
 			*o++ = '?';
 			p += n ? n : 1;
@@ -298,7 +279,7 @@ static const char *js_string(const char *p, const char *end, char *out, size_t l
 			continue;
 		}
 		unsigned cp;
-		int u = (unsigned char)*p >= 0x80 ? check_utf8((const unsigned char *)p, (const unsigned char *)end, &cp) : 0;
+		int u = (unsigned char)*p >= 0x80 ? cli_utf8_char((const unsigned char *)p, (const unsigned char *)end, &cp) : 0;
 		if ((unsigned char)*p >= 0x80) {
 			/* Jansson reads UTF-8 alone. */
 			if (!u)

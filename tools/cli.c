@@ -130,6 +130,23 @@ static int cli_quiet_env(void)
 
 /* ------------------------------------------------------------------ JSON */
 
+int cli_utf8_char(const unsigned char *p, const unsigned char *end, unsigned *cp)
+{
+	unsigned c = *p;
+	int n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (n > end - p)
+		return 0;
+	*cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+	for (int k = 1; k < n; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (p[k] & 0x3fu);
+	}
+	if ((n == 3 && (*cp < 0x800 || (*cp >= 0xd800 && *cp <= 0xdfff))) || (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
 /* s with each byte that is not part of valid UTF-8 replaced by U+FFFD, and
  * with controls too: C0 (tab and line breaks included), DEL, C1, and U+2028
  * and U+2029 (line and paragraph separators).  NULL when nothing needs a
@@ -141,29 +158,11 @@ static char *cli_utf8_clean(const char *s, int controls)
 	char *out = NULL;
 	size_t len = 0;
 	for (size_t i = 0; i < n;) {
-		size_t k = 0;
-		unsigned c = p[i];
-		if (c < 0x80)
-			k = 1;
-		else if (c >= 0xc2 && c <= 0xdf)
-			k = 2;
-		else if (c >= 0xe0 && c <= 0xef)
-			k = 3;
-		else if (c >= 0xf0 && c <= 0xf4)
-			k = 4;
-		int ok = k > 0 && i + k <= n;
-		for (size_t m = 1; ok && m < k; m++)
-			ok = (p[i + m] & 0xc0) == 0x80;
-		if (ok && k == 3)
-			ok = !(c == 0xe0 && p[i + 1] < 0xa0) && !(c == 0xed && p[i + 1] > 0x9f);
-		if (ok && k == 4)
-			ok = !(c == 0xf0 && p[i + 1] < 0x90) && !(c == 0xf4 && p[i + 1] > 0x8f);
-		int valid = ok;
+		unsigned cp = 0;
+		size_t k = (size_t)cli_utf8_char(p + i, p + n, &cp);
+		int valid = k > 0, ok = valid;
 		if (ok && controls)
-			ok = k == 1   ? c >= 0x20 && c != 0x7f
-			     : k == 2 ? !(c == 0xc2 && p[i + 1] <= 0x9f)
-			     : k == 3 ? !(c == 0xe2 && p[i + 1] == 0x80 && (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
-				      : 1;
+			ok = !(cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029);
 		if (!out && ok) {
 			i += k;
 			continue;

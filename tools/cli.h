@@ -13,6 +13,11 @@ int dmaconn_cli_main(int argc, char **argv);
  * valid (or out of memory), else a string the caller frees. */
 char *cli_utf8_fix(const char *s);
 
+/* The length of the UTF-8 character at p (before end), as the library and
+ * Jansson accept one: 0 when it is not one (a stray byte, an overlong form,
+ * a surrogate, past U+10FFFF); *cp its code point. */
+int cli_utf8_char(const unsigned char *p, const unsigned char *end, unsigned *cp);
+
 /* As cli_utf8_fix, and each control character as well (C0 with tab and line
  * breaks, DEL, C1, U+2028, U+2029): text that came from outside (a file
  * name) shown in a line of output.  NULL when s is fine (or out of memory). */
