@@ -26,7 +26,7 @@ if [ ! -x build-device/bench/first_detect ]; then
 		>/dev/null 2>&1 && cmake --build build-device -j >/dev/null 2>&1 || { echo "this tree's build failed"; exit 1; }
 fi
 cmake -S "$old_src" -B build-old -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$DEPS/usr >/dev/null 2>&1 &&
-	cmake --build build-old -j --target bench_first_detect dmaconn >/dev/null 2>&1 || { echo "old build failed"; exit 1; }
+	cmake --build build-old -j --target bench_first_detect dmaconn_cli >/dev/null 2>&1 || { echo "old build failed"; exit 1; }
 echo "== first detection, this tree against $old_src ($runs fresh processes each, alternating)"
 python3 bench/compare_builds.py build-old build-device --runs "$runs"
 echo "== a whole run of every detector, this tree against $old_src ($runs fresh processes each, alternating)"
