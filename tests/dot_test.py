@@ -25,12 +25,11 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from harness import Report, clean_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 EXPECTED = os.path.join(HERE, "dot")
-CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-         "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_SYSFS_ROOT",
-         "DMACONN_CACHE_DIR", "XDG_CACHE_HOME", "DMACONN_REPLAY_LIBRARY")
 
 T, R, X = "tests/topologies/", "tests/topologies-rocm/", "tests/topologies-xpu/"
 STAND_IN = "STAND_IN"  # BUILD/tests/libdmaconn_replay_faults.so, beside the CLI
@@ -87,20 +86,13 @@ for path in sorted(glob.glob(os.path.join(REPO, "examples", "*.json"))):
     stem = os.path.splitext(os.path.basename(path))[0]
     CASES["example-" + stem] = (["--replay", os.path.relpath(path, REPO)], {})
 
-failures = []
-
-
-def check(ok, what):
-    print(("ok " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-    return ok
+report = Report()
+check = report.check
 
 
 def env(extra=None, cli=None):
-    e = {k: v for k, v in os.environ.items() if k not in CLEAN}
-    e["DMACONN_QUIET"] = "1"
-    e["DMACONN_NO_CACHE"] = "1"  # no verdict of this machine in the drawings
+    # no verdict of this machine in the drawings
+    e = clean_env({"DMACONN_QUIET": "1", "DMACONN_NO_CACHE": "1"}, drop=("XDG_CACHE_HOME",))
     for k, v in (extra or {}).items():
         e[k] = os.path.join(os.path.dirname(cli), "tests", "libdmaconn_replay_faults.so") if v == STAND_IN else v
     return e
@@ -261,8 +253,7 @@ def main():
     runs = [subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra),
                            cwd=REPO).stdout for _ in range(2)]
     check(runs[0] == runs[1], "two runs write the same bytes")
-    if failures:
-        print("%d failure(s)" % len(failures))
+    if report.done():
         sys.exit(1)
     if not dot and not regen:
         print("dot (Debian's graphviz) not found: the text was compared, not rendered")

@@ -33,36 +33,32 @@ DMACONN_TEST_WRAPPER is put in front of the CLI (valgrind runs).
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 
+from harness import Report, cli_command, clean_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 CASES = os.path.join(HERE, "topologies-rocm", "cases.json")
-CLEAR = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
-         "CUDA_DEVICE_ORDER")
 TIMEOUT = float(os.environ.get("DMACONN_TEST_TIMEOUT", "300"))
 
 
-class Runner:
+class Runner(Report):
     def __init__(self, build, tests_build):
-        cli = os.path.join(os.path.abspath(build), "dmaconn")
-        wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
-        self.cmd = wrapper + [cli]
+        super().__init__()
+        self.cmd = cli_command(build)
         self.fakes = {"$FAKE_" + v.upper(): os.path.join(os.path.abspath(tests_build),
                                                           "fakersmi-" + v, "librocm_smi64.so.1")
                       for v in ("full", "nominmax", "nolinktype")}
         self.tmp = tempfile.mkdtemp(prefix="dmaconn-rocm-")
         self.trees = {}
-        self.passed = self.failed = 0
 
     def env(self, extra):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("DMACONN_", "FAKE_RSMI_")) and k not in CLEAR}
-        env["DMACONN_QUIET"] = "1"
+        env = clean_env({"DMACONN_QUIET": "1"})
+        env = {k: v for k, v in env.items() if not k.startswith("FAKE_RSMI_")}
         for k, v in (extra or {}).items():
             if v is None:
                 env.pop(k, None)
@@ -87,14 +83,6 @@ class Runner:
                     out.write(data)
             self.trees[topology] = root
         return self.trees[topology]
-
-    def report(self, name, problems):
-        if problems:
-            self.failed += 1
-            print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)))
-        else:
-            self.passed += 1
-            print("ok %s" % name)
 
     # ------------------------------------------------------------- cases
 
@@ -129,7 +117,7 @@ class Runner:
                             % (json.dumps(results[0][1])[:1500], json.dumps(results[1][1])[:1500]))
         if results:
             problems += self.expect(c, conn, results[-1][1])
-        self.report(c["name"], problems)
+        self.problems(c["name"], problems)
 
     def expect(self, c, conn, r):
         problems = []
@@ -183,7 +171,7 @@ class Runner:
         rec = os.path.join(self.tmp, name + "-rec.json")
         rc, _, err = self.run(["--record", rec], self.env({"DMACONN_SYSFS_ROOT": root}))
         if rc != 0:
-            self.report("record " + name, ["exit %d: %s" % (rc, err)])
+            self.problems("record " + name, ["exit %d: %s" % (rc, err)])
             return
         with open(rec) as f:
             recorded = json.load(f).get("files", {})
@@ -213,7 +201,7 @@ class Runner:
             problems += p1 + p2
             if live != replayed:
                 problems.append("%s: the replay of the recording differs from the live tree" % conn)
-        self.report("record " + name, problems)
+        self.problems("record " + name, problems)
 
     def record_replay(self, topology):
         """Recording a replay keeps the files of its "files" section that the
@@ -234,7 +222,7 @@ class Runner:
                 problems += p1 + p2
                 if a != b:
                     problems.append("%s: the re-recording replays differently" % conn)
-        self.report("re-record " + topology, problems)
+        self.problems("re-record " + topology, problems)
 
     def bad_files(self):
         cases = [
@@ -258,7 +246,7 @@ class Runner:
                 problems.append("exit status %d, expected 1" % rc)
             if message not in err:
                 problems.append("stderr lacks %r: %s" % (message, err.strip()))
-            self.report("bad files " + name, problems)
+            self.problems("bad files " + name, problems)
 
     def topo(self):
         """`dmaconn --topo -d rocm`: the path table, the AMD legend, each pair's line."""
@@ -285,7 +273,7 @@ class Runner:
                 want = want % topology if "%s" in want else want
                 if want.rstrip() not in got:
                     problems.append("no line %r in:\n%s" % (want, out[:3000]))
-            self.report("topo " + name, problems)
+            self.problems("topo " + name, problems)
 
     def fixtures(self):
         """The committed trees are what gen.py writes (no hand edits drift)."""
@@ -306,12 +294,11 @@ class Runner:
                         got = None
                     if got != want:
                         problems.append("%s differs from gen.py's output" % rel)
-        self.report("fixtures are gen.py's output", problems[:10])
+        self.problems("fixtures are gen.py's output", problems[:10])
 
     def finish(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
-        print("%d passed, %d failed" % (self.passed, self.failed))
-        return 1 if self.failed else 0
+        return self.done()
 
 
 def main(argv):
