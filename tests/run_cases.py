@@ -42,6 +42,8 @@ import shlex
 import subprocess
 import sys
 
+from harness import Report, wrapper as harness_wrapper
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 CASES = os.path.join(HERE, "cases.json")
@@ -348,7 +350,7 @@ def main(argv):
     cli = target if os.path.isfile(target) else os.path.join(target, "dmaconn")
     global FAULTS_LIBRARY
     FAULTS_LIBRARY = os.path.join(os.path.dirname(cli), "tests", "libdmaconn_replay_faults.so")
-    wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
+    wrapper = harness_wrapper()
     try:
         timeout = float(os.environ.get("DMACONN_TEST_TIMEOUT", "120"))
     except ValueError:
@@ -359,19 +361,15 @@ def main(argv):
     if not cases:
         sys.stderr.write("no case matches %r\n" % argv[2])
         return 2
-    passed = failed = 0
+    report = Report()
     for case in cases:
-        name = case.get("name", "?")
         try:
             run_case(case, cli, wrapper, timeout)
         except CaseError as e:
-            failed += 1
-            print("FAIL %s: %s" % (name, e), flush=True)
+            report.check(False, case.get("name", "?"), e)
         else:
-            passed += 1
-            print("ok %s" % name, flush=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+            report.check(True, case.get("name", "?"))
+    return report.done()
 
 
 if __name__ == "__main__":

@@ -22,10 +22,11 @@ Python 3 standard library only.
 import copy
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
+
+from harness import Report, wrapper as harness_wrapper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -229,7 +230,7 @@ def clean_env(extra, replay):
 
 
 def run_cli(cli, args, env):
-    wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
+    wrapper = harness_wrapper()
     p = subprocess.run(wrapper + [cli] + args, env=env, cwd=REPO, stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
@@ -493,7 +494,7 @@ def main(argv):
         sys.stderr.write("no test stand-in at %s\n" % STAND_IN)
         return 1
     pattern = argv[2] if len(argv) == 3 else ""
-    passed = failed = 0
+    report = Report()
     with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(tmp, "empty"))
         cases = CASES + fault_cases(tmp) + live_cases(tmp)
@@ -505,11 +506,9 @@ def main(argv):
                 obj, err = detect(cli, case["connection"], clean_env(case.get("env"), replay))
                 check(case, obj, err, case["connection"])
             except (Failure, subprocess.TimeoutExpired) as e:
-                failed += 1
-                print("FAIL %s: %s" % (case["name"], e), flush=True)
+                report.check(False, case["name"], e)
             else:
-                passed += 1
-                print("ok %s" % case["name"], flush=True)
+                report.check(True, case["name"])
         for name, fn in (("round-trips", lambda: round_trips(cli, tmp)), ("topo", lambda: topo(cli, tmp)),
                          ("binding", lambda: binding(build, tmp))):
             if pattern not in name:
@@ -521,14 +520,8 @@ def main(argv):
                 problems = fn()
             except Failure as e:
                 problems = [str(e)]
-            if problems:
-                failed += 1
-                print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)), flush=True)
-            else:
-                passed += 1
-                print("ok %s" % name, flush=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+            report.problems(name, problems)
+    return report.done()
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import Report  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1])
 CLI = os.path.join(BUILD, "dmaconn")
 FAKE_NVML = os.path.join(BUILD, "tests", "fakenvml", "libnvidia-ml.so.1")
@@ -36,13 +39,8 @@ HELPER = os.path.join(BUILD, "dmaconn-verify-helper")
 T = "tests/topologies"
 EXPECT = "tests/check/hgx-h100-8.expect.json"
 TMP = tempfile.mkdtemp(prefix="dmaconn-check-")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print("%s %s" % ("ok" if ok else "FAIL", what))
-    failures += not ok
+report = Report()
+check = report.check
 
 
 def env_of(**extra):
@@ -407,4 +405,4 @@ check(st == 2 and "\u009b" not in out and "\u0085" not in out and "H100 ?31mred 
       "20: C1 controls in a name become '?' (%s: %r)" % (st, out[:300]))
 
 shutil.rmtree(TMP, ignore_errors=True)
-sys.exit(1 if failures else 0)
+sys.exit(report.done())
