@@ -9,6 +9,8 @@ the CLI to run (under DMACONN_TEST_WRAPPER, valgrind in memcheck builds).
     report.problems("case name", problems)    # one line per problem
     return report.done()                      # "N passed, M failed"; 1 on failure
 
+A test that gathers its problems in a list ends with finish(problems, summary).
+
 Scripts under tests/ import it directly; those in sub-folders (check/, mpi/,
 device/) put tests/ on sys.path first.
 """
@@ -24,9 +26,10 @@ VISIBILITY = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES
 class Report:
     """Counts the checks and prints one line for each: "ok WHAT" or "FAIL WHAT: DETAIL"."""
 
-    def __init__(self):
+    def __init__(self, quiet=False):
         self.passed = 0
         self.failures = []
+        self.quiet = quiet  # no "ok" lines (thousands of runs)
 
     @property
     def failed(self):
@@ -36,7 +39,8 @@ class Report:
         """Records one check; returns ok."""
         if ok:
             self.passed += 1
-            print("ok " + what, flush=True)
+            if not self.quiet:
+                print("ok " + what, flush=True)
         else:
             self.failures.append(what)
             print("FAIL " + what + (": " + str(detail) if detail else ""), flush=True)
@@ -54,6 +58,15 @@ class Report:
         """Prints the totals (and summary) and returns the exit status: 1 when anything failed."""
         print("%d passed, %d failed%s" % (self.passed, self.failed, "; " + summary if summary else ""), flush=True)
         return 1 if self.failures else 0
+
+
+def finish(problems, summary):
+    """For a test that gathers its problems in a list: prints each on a FAIL
+    line, then the summary; returns the exit status (1 when any)."""
+    for p in problems:
+        print("FAIL " + str(p), flush=True)
+    print("%s, %d problems" % (summary, len(problems)), flush=True)
+    return 1 if problems else 0
 
 
 def clean_env(extra=None, drop=()):
