@@ -9,8 +9,7 @@ CLI="${DMACONN_TEST_WRAPPER:-} $BUILD/dmaconn"
 EXP=tests/cli
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/harness.sh"
 
 # Every case sees a machine without NVIDIA's libraries, kernel tree or verdict
 # cache unless it names its own: what the host running the tests has (a GPU
@@ -29,17 +28,17 @@ case_() {
 	env -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER -u DMACONN_REPLAY -u DMACONN_QUIET \
 		-u DMACONN_NVML_LIBRARY -u DMACONN_SYSFS_ROOT $HERMETIC $vars $CLI "$@" >"$TMP/out" 2>"$TMP/err"
 	got=$?
-	ok=1
+	: >"$TMP/why"
 	if [ "$got" != "$status" ]; then
-		echo "FAIL $name: exit status $got, expected $status"; ok=0
+		echo "exit status $got, expected $status" >>"$TMP/why"
 	fi
 	if ! diff -u "$EXP/$name.out" "$TMP/out" >"$TMP/diff"; then
-		echo "FAIL $name: stdout differs"; cat "$TMP/diff"; ok=0
+		echo "stdout differs:" >>"$TMP/why"; cat "$TMP/diff" >>"$TMP/why"
 	fi
 	if [ -f "$EXP/$name.err" ] && ! diff -u "$EXP/$name.err" "$TMP/err" >"$TMP/diff"; then
-		echo "FAIL $name: stderr differs"; cat "$TMP/diff"; ok=0
+		echo "stderr differs:" >>"$TMP/why"; cat "$TMP/diff" >>"$TMP/why"
 	fi
-	if [ $ok = 1 ]; then pass=$((pass + 1)); echo "ok $name"; else fail=$((fail + 1)); fi
+	if [ -s "$TMP/why" ]; then bad "$name" "$TMP/why"; else ok "$name"; fi
 }
 
 T=tests/topologies
@@ -165,9 +164,9 @@ same_as() {
 	# shellcheck disable=SC2086
 	env -u DMACONN_REPLAY $CLI $(test "$f" = json && echo --json) "$@" >"$TMP/d.out" 2>&1
 	if [ "$a" = $? ] && cmp -s "$TMP/f.out" "$TMP/d.out"; then
-		pass=$((pass + 1)); echo "ok $label"
+		ok "$label"
 	else
-		fail=$((fail + 1)); echo "FAIL $label: --format $f differs"; diff "$TMP/d.out" "$TMP/f.out"
+		bad "$label: --format $f differs"; diff "$TMP/d.out" "$TMP/f.out"
 	fi
 }
 same_as format-text text --replay $T/hgx-h100-8.json
@@ -253,9 +252,9 @@ out_fails() {
 	fi
 	got=$?
 	if [ "$got" = 1 ] && grep -q "^dmaconn: cannot write standard output" "$TMP/err"; then
-		pass=$((pass + 1)); echo "ok $label"
+		ok "$label"
 	else
-		fail=$((fail + 1)); echo "FAIL $label: exit status $got"; cat "$TMP/err"
+		bad "$label: exit status $got"; cat "$TMP/err"
 	fi
 }
 if [ -w /dev/full ]; then
@@ -267,9 +266,9 @@ out_fails closed-json closed --replay $T/h200x2.json --json -q
 out_fails closed-list closed --list
 # --record writes nothing there: a closed stdout is no failure.
 if $CLI --replay $T/h200x2.json --record "$TMP/closed.json" >&- 2>/dev/null; then
-	pass=$((pass + 1)); echo "ok closed-record"
+	ok "closed-record"
 else
-	fail=$((fail + 1)); echo "FAIL closed-record"
+	bad "closed-record"
 fi
 
 # A recording of a replay replays identically, with the environment it was
@@ -278,14 +277,13 @@ for cvd in "" "3,1" "GPU-"; do
 	CUDA_VISIBLE_DEVICES=$cvd $CLI --replay $T/dgx1-v100.json --record "$TMP/rec.json" 2>/dev/null
 	a=$(CUDA_VISIBLE_DEVICES=$cvd $CLI --replay $T/dgx1-v100.json --json -q -d cuda -c nvlink)
 	b=$(CUDA_VISIBLE_DEVICES=0 $CLI --replay "$TMP/rec.json" --json -q -d cuda -c nvlink)
-	if [ -n "$a" ] && [ "$a" = "$b" ]; then pass=$((pass + 1)); echo "ok round-trip '$cvd'"
-	else fail=$((fail + 1)); echo "FAIL round-trip '$cvd':"; echo "$a"; echo "$b"; fi
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "round-trip '$cvd'"
+	else bad "round-trip '$cvd':"; echo "$a"; echo "$b"; fi
 	# The P2P statuses and common ancestors replay as recorded, too.
 	a=$(CUDA_VISIBLE_DEVICES=$cvd $CLI --replay $T/dgx1-v100.json --json -q -d cuda -c p2p)
 	b=$(CUDA_VISIBLE_DEVICES=0 $CLI --replay "$TMP/rec.json" --json -q -d cuda -c p2p)
-	if [ -n "$a" ] && [ "$a" = "$b" ]; then pass=$((pass + 1)); echo "ok round-trip-p2p '$cvd'"
-	else fail=$((fail + 1)); echo "FAIL round-trip-p2p '$cvd':"; echo "$a"; echo "$b"; fi
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "round-trip-p2p '$cvd'"
+	else bad "round-trip-p2p '$cvd':"; echo "$a"; echo "$b"; fi
 done
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish
