@@ -17,6 +17,7 @@ device/) put tests/ on sys.path first.
 import os
 import shlex
 import subprocess
+from collections import namedtuple
 
 # The variables that choose or order the devices a run sees.
 VISIBILITY = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
@@ -92,3 +93,28 @@ def run(cmd, env, timeout=None, cwd=None):
     """Runs cmd; returns (exit status, stdout, stderr) as bytes."""
     p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
+
+
+GoldenCase = namedtuple("GoldenCase", "name status env args")
+
+
+def golden_cases(path, variables=None):
+    """The CLI golden cases of a list (tests/dot/cases), one a line as
+    cli_test.sh writes them:  NAME STATUS [VAR=value ...] -- ARGUMENTS...
+    ('#' starts a comment line; words are split as the shell does, and $NAME
+    is replaced from variables).  Returns {name: GoldenCase}."""
+    cases = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            words = [w for w in shlex.split(line)]
+            for k, v in (variables or {}).items():
+                words = [w.replace("$" + k, v) for w in words]
+            if len(words) < 3 or "--" not in words[2:] or not words[1].isdigit() or words[0] in cases:
+                raise ValueError("%s:%d: not NAME STATUS [VAR=value ...] -- ARGUMENTS (or a repeated name)"
+                                 % (path, number))
+            cut = words.index("--", 2)
+            env = dict(w.split("=", 1) for w in words[2:cut])
+            cases[words[0]] = GoldenCase(words[0], int(words[1]), env, words[cut + 1:])
+    return cases
