@@ -9,7 +9,7 @@ the result).  Keys:
   name, topology (a replay file, from the source root) or live (true),
   connection, env ({VAR: value}, null unsets; a runner may add its own)
   n                 the number of devices
-  matrix            the exact matrix (null: not compared), or
+  matrix            the exact matrix (null or absent: not compared), or
   matrix_fill       the value of every off-diagonal entry
   warning_count     the number of warnings (default: that of warnings_equal, else 0)
   warnings_equal    the exact warnings, in order
@@ -62,8 +62,8 @@ def validate(case, extra_keys=frozenset()):
         problems.append("no name or n")
         return problems
     n = case["n"]
-    if ("matrix" in case) == ("matrix_fill" in case):
-        problems.append("one of matrix and matrix_fill")
+    if "matrix" in case and "matrix_fill" in case:
+        problems.append("both matrix and matrix_fill")
     m = case.get("matrix")
     if m is not None and (len(m) != n or any(len(r) != n for r in m) or any(m[i][i] for i in range(n))):
         problems.append("matrix is not %dx%d with a zero diagonal" % (n, n))
@@ -77,7 +77,8 @@ def validate(case, extra_keys=frozenset()):
         i, j = exp.get("from"), exp.get("to")
         if not (isinstance(i, int) and isinstance(j, int) and 0 <= i < n and 0 <= j < n and i != j):
             problems.append("pair %r -> %r is not two distinct ordinals below %d" % (i, j, n))
-        if any(not isinstance(v, (str, int, float, bool)) for k, v in exp.items() if k != "no_pair_keys"):
+        scalars = (str, int, float, bool, type(None))
+        if any(not isinstance(v, scalars) for k, v in exp.items() if k != "no_pair_keys"):
             problems.append("pair %r -> %r: values are not JSON scalars" % (i, j))
     return problems
 

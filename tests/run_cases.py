@@ -120,6 +120,8 @@ def connection_of(case):
 
 def validate_case(case):
     problems = replay_cases.validate(case)
+    if case.get("matrix") is None:
+        problems.append("no matrix")
     if connection_of(case) not in CONNECTIONS:
         problems.append("connection %r, not one of %s" % (connection_of(case), ", ".join(CONNECTIONS)))
     if not case.get("live") and "topology" not in case:

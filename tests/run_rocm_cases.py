@@ -17,11 +17,9 @@ A case names either "topology" (a replay file with a "files" section) or
 replayed, and live on the same files written out as a directory under
 DMACONN_SYSFS_ROOT; both runs must print the same JSON, then meet the
 expectations ("modes": ["sysfs"] runs only the second, as the ROCm SMI
-cross-check does not run under a replay).  Expectations: "n"; "matrix", or
-"matrix_fill" (every off-diagonal value); "warnings" (exact, in order;
-default none); "devices" (per ordinal, listed properties; null skips one);
-"pairs" ({"from", "to", and properties}; "no_keys": keys that must be
-absent).  No run may leave the stand-in library unbalanced (rsmi_init
+cross-check does not run under a replay).  The expectations are those of
+every replay case (tests/replay_cases.py); "$FAKE_*" in warnings_equal
+stands for the library's path too.  No run may leave the stand-in library unbalanced (rsmi_init
 without rsmi_shut_down).
 
 Then fixed checks: recording a live tree and a replay round-trips through
@@ -38,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 
+import replay_cases
 from harness import Report, cli_command, clean_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -87,15 +86,16 @@ class Runner(Report):
     # ------------------------------------------------------------- cases
 
     def detect(self, conn, env):
+        """(the result or None, problems, standard error)"""
         rc, out, err = self.run(["-d", "rocm", "-c", conn, "--json"], env)
         if rc != 0:
-            return None, ["exit status %d; stderr: %s" % (rc, err.strip()[:2000])]
+            return None, ["exit status %d; stderr: %s" % (rc, err.strip()[:2000])], err
         problems = ["stderr: " + l for l in err.splitlines() if l.startswith("fake_rocm_smi:")]
         problems += ["valgrind: " + l for l in err.splitlines() if l.startswith("==")]
         try:
-            return json.loads(out)["results"][0], problems
+            return json.loads(out)["results"][0], problems, err
         except (ValueError, KeyError, IndexError, TypeError) as e:
-            return None, problems + ["not JSON (%s): %s" % (e, out[:500])]
+            return None, problems + ["not JSON (%s): %s" % (e, out[:500])], err
 
     def case(self, c):
         conn = c.get("connection", "infinity_fabric")
@@ -108,58 +108,23 @@ class Runner(Report):
             else:
                 env["DMACONN_SYSFS_ROOT"] = self.tree(c["topology"]) if "topology" in c else \
                     os.path.join(REPO, c["sysfs"])
-            obj, p = self.detect(conn, self.env(env))
+            obj, p, err = self.detect(conn, self.env(env))
             problems += ["%s: %s" % (mode, x) for x in p]
             if obj is not None:
-                results.append((mode, obj))
+                results.append((mode, obj, err))
         if len(results) == 2 and results[0][1] != results[1][1]:
             problems.append("replay and sysfs results differ:\n    %s\n    %s"
                             % (json.dumps(results[0][1])[:1500], json.dumps(results[1][1])[:1500]))
         if results:
-            problems += self.expect(c, conn, results[-1][1])
+            problems += self.expect(c, conn, results[-1][1], results[-1][2])
         self.problems(c["name"], problems)
 
-    def expect(self, c, conn, r):
-        problems = []
-        n = c["n"]
-        if r.get("device_type") != "rocm" or r.get("connection_type") != conn:
-            problems.append("result is %s/%s" % (r.get("device_type"), r.get("connection_type")))
-        m = r.get("matrix", [])
-        if "matrix_fill" in c:
-            want = [[0 if i == j else c["matrix_fill"] for j in range(n)] for i in range(n)]
-        else:
-            want = c.get("matrix")
-        if len(m) != n:
-            problems.append("%d devices, expected %d" % (len(m), n))
-        elif want is not None and m != want:
-            problems.append("matrix %s, expected %s" % (m, want))
-        warns = r.get("warnings", [])
-        want_warns = c.get("warnings", [])
+    def expect(self, c, conn, r, err):
+        want_warns = c.get("warnings_equal", [])
         for k, v in self.fakes.items():
             want_warns = [w.replace(k, v) for w in want_warns]
-        if warns != want_warns:
-            problems.append("warnings %s, expected %s" % (json.dumps(warns, indent=1),
-                                                          json.dumps(want_warns, indent=1)))
-        for i, exp in enumerate(c.get("devices", [])):
-            if exp is None:
-                continue
-            got = r["devices"][i] if i < len(r.get("devices", [])) else {}
-            for k, v in exp.items():
-                if got.get(k) != v:
-                    problems.append("device %d: %s is %r, expected %r" % (i, k, got.get(k), v))
-        pairs = {(p["from"], p["to"]): p for p in r.get("pairs", [])}
-        for exp in c.get("pairs", []):
-            got = pairs.get((exp["from"], exp["to"]), {})
-            for k, v in exp.items():
-                if k in ("from", "to", "no_keys"):
-                    continue
-                if got.get(k) != v:
-                    problems.append("pair %d -> %d: %s is %r, expected %r"
-                                    % (exp["from"], exp["to"], k, got.get(k), v))
-            for k in exp.get("no_keys", []):
-                if k in got:
-                    problems.append("pair %d -> %d has %s" % (exp["from"], exp["to"], k))
-        return problems
+        case = dict(c, connection=conn, warnings_equal=want_warns)
+        return replay_cases.check(case, r, err, "rocm", quiet=True)
 
     # ------------------------------------------------------ fixed checks
 
@@ -195,8 +160,8 @@ class Runner(Report):
         if not links:
             problems.append("no link recorded")
         for conn in ("infinity_fabric", "p2p"):
-            live, p1 = self.detect(conn, self.env({"DMACONN_SYSFS_ROOT": root}))
-            replayed, p2 = self.detect(conn, self.env({"DMACONN_REPLAY": rec,
+            live, p1, _ = self.detect(conn, self.env({"DMACONN_SYSFS_ROOT": root}))
+            replayed, p2, _ = self.detect(conn, self.env({"DMACONN_REPLAY": rec,
                                                        "DMACONN_SYSFS_ROOT": "/nonexistent"}))
             problems += p1 + p2
             if live != replayed:
@@ -217,8 +182,8 @@ class Runner(Report):
             if not got or any(want.get(p) != v for p, v in got.items()):
                 problems.append("the re-recorded files differ")
             for conn in ("infinity_fabric", "p2p"):
-                a, p1 = self.detect(conn, self.env({"DMACONN_REPLAY": os.path.join(REPO, topology)}))
-                b, p2 = self.detect(conn, self.env({"DMACONN_REPLAY": rec}))
+                a, p1, _ = self.detect(conn, self.env({"DMACONN_REPLAY": os.path.join(REPO, topology)}))
+                b, p2, _ = self.detect(conn, self.env({"DMACONN_REPLAY": rec}))
                 problems += p1 + p2
                 if a != b:
                     problems.append("%s: the re-recording replays differently" % conn)
@@ -307,8 +272,7 @@ def main(argv):
         return 2
     r = Runner(argv[1], argv[2])
     flt = argv[3] if len(argv) > 3 else ""
-    with open(CASES) as f:
-        cases = json.load(f)
+    cases = replay_cases.load(CASES, extra_keys=("modes", "sysfs"))
     for c in cases:
         if flt in c["name"]:
             r.case(c)
