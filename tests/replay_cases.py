@@ -15,8 +15,9 @@ the result).  Keys:
   warnings_equal    the exact warnings, in order
   warnings_contain  substrings, each found in some warning (case-insensitive)
   devices           per ordinal, the expected values of the listed device
-                    properties (null skips a device); a known device must
-                    have name, pci_bus_id and uuid
+                    properties (null skips a device)
+  device_keys       the keys every device devices lists has (default: name,
+                    pci_bus_id and uuid)
   no_device_keys    keys absent from every device
   pairs             [{"from": I, "to": J, KEY: VALUE, ...}]: the pair exists
                     and holds these values; "no_pair_keys" inside: keys it lacks
@@ -36,8 +37,8 @@ import json
 WARN_PREFIX = "dmaconn: warning: "
 REASON_KEYS = ("reason", "reason_text")
 KEYS = {"name", "topology", "live", "connection", "env", "n", "matrix", "matrix_fill", "warning_count",
-        "warnings_equal", "warnings_contain", "devices", "no_device_keys", "pairs", "pairs_exact", "no_pairs",
-        "no_pair_keys", "pair_count", "why"}
+        "warnings_equal", "warnings_contain", "devices", "device_keys", "no_device_keys", "pairs", "pairs_exact",
+        "no_pairs", "no_pair_keys", "pair_count", "why"}
 
 
 def load(path, extra_keys=()):
@@ -158,7 +159,8 @@ def check_devices(case, obj, problems):
         # "ordinal" always; the identity keys wherever the case knows the device
         # (the library sets them "where known": not when the vendor library was unusable).
         known = exp_devs is not None and i < len(exp_devs) and exp_devs[i] is not None
-        missing = [k for k in (("ordinal", "name", "pci_bus_id", "uuid") if known else ("ordinal",)) if k not in d]
+        identity = case.get("device_keys", ("name", "pci_bus_id", "uuid")) if known else ()
+        missing = [k for k in ("ordinal",) + tuple(identity) if k not in d]
         if missing:
             problems.append("devices[%d] lacks %s" % (i, ", ".join(missing)))
         if "ordinal" in d and d["ordinal"] != i:
