@@ -53,7 +53,7 @@ static const char *expected_reason(const char *reasons, int i, int j, char *buf,
 		const char *eq = strchr(g, '='), *semi = strchr(g, ' ');
 		const char *stop = semi ? semi : g + strlen(g);
 		if (!eq || eq > stop)
-			return NULL; /* malformed: said by the caller's check */
+			return NULL; /* not well_formed(): refused before */
 		if (listed(eq + 1, stop, i, j)) {
 			snprintf(buf, len, "%.*s", (int)(eq - g), g);
 			return buf;
@@ -61,6 +61,43 @@ static const char *expected_reason(const char *reasons, int i, int j, char *buf,
 		g = semi ? semi + 1 : NULL;
 	}
 	return NULL;
+}
+
+/* Whether REASONS is "none" or groups CODE=PAIRS, each PAIRS a comma list of
+ * all, I>J, I-J or I, separated by one space. */
+static int well_formed(const char *reasons)
+{
+	if (!strcmp(reasons, "none"))
+		return 1;
+	for (const char *g = reasons;;) {
+		const char *p = strchr(g, '=');
+		if (!p || p == g || memchr(g, ' ', (size_t)(p - g)))
+			return 0;
+		for (p++;; p++) {
+			char *end;
+			if (!strncmp(p, "all", 3)) {
+				end = (char *)p + 3;
+			} else {
+				strtol(p, &end, 10);
+				if (end == p || *p == '-' || *p == '+')
+					return 0;
+				if (*end == '>' || *end == '-') {
+					const char *q = end + 1;
+					strtol(q, &end, 10);
+					if (end == q || *q == '-' || *q == '+')
+						return 0;
+				}
+			}
+			p = end;
+			if (*p != ',')
+				break;
+		}
+		if (!*p)
+			return 1;
+		if (*p != ' ')
+			return 0;
+		g = p + 1;
+	}
 }
 
 /* Whether REASONS names code. */
@@ -100,8 +137,9 @@ int main(int argc, char **argv)
 	}
 	const char *want_code = argv[3], *want_text = strcmp(argv[4], "-") != 0 ? argv[4] : NULL;
 	const char *reasons = argv[5], *down = argc > 6 ? argv[6] : NULL;
-	if (strcmp(reasons, "none") != 0 && !strchr(reasons, '=')) {
-		fprintf(stderr, "REASONS %s: \"none\" or \"CODE=PAIRS ...\"\n", reasons);
+	if (!well_formed(reasons)) {
+		fprintf(stderr, "REASONS %s: \"none\" or \"CODE=PAIRS ...\" (PAIRS: all, I>J, I-J or I, comma-separated)\n",
+			reasons);
 		return 2;
 	}
 	if (strcmp(argv[1], "-") != 0)
