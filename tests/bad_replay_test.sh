@@ -7,7 +7,7 @@ set -u
 CLI="${DMACONN_TEST_WRAPPER:-} $1/dmaconn"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
+. "$(dirname "$0")/harness.sh"
 
 check() { # FILE EXPECTED-STDERR [VAR=value ...]
 	file=$1 want=$2
@@ -17,9 +17,9 @@ check() { # FILE EXPECTED-STDERR [VAR=value ...]
 	timeout 300 env "$@" $CLI --replay "$file" -d cuda -c nvlink >"$TMP/out" 2>"$TMP/err"
 	got=$?
 	if [ $got = 1 ] && [ "$(cat "$TMP/err")" = "$want" ] && [ ! -s "$TMP/out" ]; then
-		pass=$((pass + 1)); echo "ok $file"
+		ok "$file"
 	else
-		fail=$((fail + 1)); echo "FAIL $file: exit $got, stderr:"; cat "$TMP/err"; echo "expected: $want"
+		bad "$file: exit $got, stderr:"; cat "$TMP/err"; echo "expected: $want"
 	fi
 }
 
@@ -65,5 +65,4 @@ mkfifo "$TMP/fifo.json"
 check "$TMP/fifo.json" "dmaconn: $TMP/fifo.json: not a regular file"
 check /dev/zero "dmaconn: /dev/zero: not a regular file"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

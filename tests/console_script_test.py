@@ -18,14 +18,11 @@ import subprocess
 import sys
 import tempfile
 
+from harness import Report
+
 src = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("ok " if ok else "FAIL ") + what)
-    failures += 0 if ok else 1
+report = Report()
+check = report.check
 
 
 with tempfile.TemporaryDirectory() as prefix:
@@ -83,4 +80,4 @@ with tempfile.TemporaryDirectory() as prefix:
               % (name, p.returncode))
         check(len(lines) == 1 and "bin/dmaconn" in p.stderr and "Traceback" not in p.stderr,
               "%s, broken program: one line naming it: %r" % (name, p.stderr[:300]))
-sys.exit(1 if failures else 0)
+sys.exit(report.done())

@@ -48,26 +48,20 @@ static ze_result_t count_drivers(uint32_t *count, ze_driver_handle_t *drivers)
 	return real_driver_get(count, drivers);
 }
 
-/* The component's tables, with the counted functions wrapped. */
-static int nvml_table(struct nvml_api *api, char *err, size_t errlen)
-{
-	int rc = real_nvml_table(api, err, errlen);
-	if (rc == 0 && api->nvmlDeviceGetCount_v2) {
-		real_count = api->nvmlDeviceGetCount_v2;
-		api->nvmlDeviceGetCount_v2 = count_devices;
+/* The component's tables, with the counted functions wrapped: NAME calls
+ * REAL_TABLE, then puts WRAPPER in MEMBER's place, the real one in SAVED. */
+#define WRAPPED_TABLE(name, api_type, real_table, member, saved, wrapper) \
+	static int name(struct api_type *api, char *err, size_t errlen)   \
+	{                                                                  \
+		int rc = real_table(api, err, errlen);                     \
+		if (rc == 0 && api->member) {                              \
+			saved = api->member;                               \
+			api->member = wrapper;                             \
+		}                                                          \
+		return rc;                                                 \
 	}
-	return rc;
-}
-
-static int ze_table(struct ze_api *api, char *err, size_t errlen)
-{
-	int rc = real_ze_table(api, err, errlen);
-	if (rc == 0 && api->zeDriverGet) {
-		real_driver_get = api->zeDriverGet;
-		api->zeDriverGet = count_drivers;
-	}
-	return rc;
-}
+WRAPPED_TABLE(nvml_table, nvml_api, real_nvml_table, nvmlDeviceGetCount_v2, real_count, count_devices)
+WRAPPED_TABLE(ze_table, ze_api, real_ze_table, zeDriverGet, real_driver_get, count_drivers)
 
 static struct dmaconn_replay_ops ops;
 static int (*real_list_dir)(const char *path, const char *const **names, int *count);

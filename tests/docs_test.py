@@ -19,13 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-failures = []
+from harness import Report
 
-
-def check(ok, what):
-    print(("ok " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+report = Report()
+check = report.check
 
 
 def readme_agrees(cli):
@@ -248,8 +245,7 @@ def main(build):
 
     readme_agrees(cli)
 
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+    return report.done()
 
 
 if __name__ == "__main__":

@@ -25,84 +25,37 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from harness import Report, clean_env, golden_cases
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 EXPECTED = os.path.join(HERE, "dot")
-CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-         "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_SYSFS_ROOT",
-         "DMACONN_CACHE_DIR", "XDG_CACHE_HOME", "DMACONN_REPLAY_LIBRARY")
-
-T, R, X = "tests/topologies/", "tests/topologies-rocm/", "tests/topologies-xpu/"
-STAND_IN = "STAND_IN"  # BUILD/tests/libdmaconn_replay_faults.so, beside the CLI
-# name: (arguments after --format dot, extra environment)
-CASES = {
-    # NVIDIA: switches, cube-mesh, bridges, PCIe classes, what went wrong.
-    "hgx-h100-8-degraded": (["--replay", T + "hgx-h100-8-degraded.json", "-d", "cuda", "-c", "nvlink"], {}),
-    "hgx-h100-8": (["--replay", T + "hgx-h100-8.json"], {}),
-    "hgx-h100-8-nvlink-down": (["--replay", T + "hgx-h100-8-nvlink-down.json"], {}),
-    "dgx1-v100-p2p": (["--replay", T + "dgx1-v100.json", "-d", "cuda", "-c", "p2p"], {}),
-    "dgx-a100-8": (["--replay", T + "dgx-a100-8.json"], {}),
-    "nvswitch-plus-direct": (["--replay", T + "nvswitch-plus-direct.json"], {}),
-    "fabric-failed": (["--replay", T + "fabric-failed.json"], {}),
-    "fabric-in-progress": (["--replay", T + "fabric-in-progress.json"], {}),
-    "fabric-two-cliques": (["--replay", T + "fabric-two-cliques.json"], {}),
-    "bridge-a6000-4": (["--replay", T + "bridge-a6000-4.json"], {}),
-    "mixed-three": (["--replay", T + "mixed-three.json"], {}),
-    "p2p-one-sided-nvlink": (["--replay", T + "p2p-one-sided-nvlink.json"], {}),
-    "pcie-l40s-4": (["--replay", T + "pcie-l40s-4.json"], {}),
-    "pcie-l40s-4-p2p": (["--replay", T + "pcie-l40s-4.json", "-d", "cuda", "-c", "p2p"], {}),
-    "power9-ac922": (["--replay", T + "power9-ac922.json"], {}),
-    "mig": (["--replay", T + "mig.json"], {}),
-    "no-gpus": (["--replay", T + "no-gpus.json", "-d", "cuda", "-c", "nvlink"], {}),
-    "no-gpus-bare": (["--replay", T + "no-gpus.json"], {}),
-    # Names with quotes, a backslash, a newline, a tab and non-ASCII text.
-    "hostile-names": (["--replay", "tests/dot/hostile-names.json"], {}),
-    # Names Graphviz would read as entities (&#1;, &#xD800;), SVG's noncharacters.
-    "hostile-entities": (["--replay", "tests/dot/hostile-entities.json"], {}),
-    # Verdicts of a recording: a pair that failed, one that hung.
-    "verified-fail-hang": (["--replay", "tests/topologies-reasons/verified-fail-hang.json", "-d", "cuda",
-                            "-c", "nvlink"], {}),
-    "verified-fail-hang-verified": (["--replay", "tests/topologies-reasons/verified-fail-hang.json", "-d",
-                                     "cuda", "-c", "verified"], {}),
-    # AMD: XGMI meshes, a PCIe-only box, links the kernel reports disabled.
-    "mi300x-8": (["--replay", R + "mi300x-8.json"], {}),
-    "mi250x-8": (["--replay", R + "mi250x-8.json"], {}),
-    "mi250x-8-p2p": (["--replay", R + "mi250x-8.json", "-d", "rocm", "-c", "p2p"], {}),
-    "mi100-4": (["--replay", R + "mi100-4.json"], {}),
-    # 8 MI300X in CPX mode: 64 partitions, drawn as 8 cards.
-    "mi300x-cpx": (["--replay", R + "mi300x-cpx.json"], {}),
-    "radeon-pcie-4": (["--replay", R + "radeon-pcie-4.json"], {}),
-    "rocm-disabled-link": (["-d", "rocm", "-c", "infinity_fabric"],
-                           {"DMACONN_SYSFS_ROOT": os.path.join(HERE, "sysfs-kfd", "disabled-link")}),
-    # Intel: Xe Link between cards, PCIe only; under the test stand-in's
-    # model of Intel's runtime (tiles as devices, FLAT), MDFI between tiles.
-    "aurora-6x2": (["--replay", X + "aurora-6x2.json"], {}),
-    "aurora-6x2-tiles": (["--replay", X + "aurora-6x2.json"], {"DMACONN_REPLAY_LIBRARY": STAND_IN}),
-    "aurora-6x2-tiles-p2p": (["--replay", X + "aurora-6x2.json", "-d", "xpu", "-c", "p2p"],
-                             {"DMACONN_REPLAY_LIBRARY": STAND_IN}),
-    "pvc-2x2": (["--replay", X + "pvc-2x2.json"], {}),
-    "arc-pcie-4": (["--replay", X + "arc-pcie-4.json"], {}),
-}
-for path in sorted(glob.glob(os.path.join(REPO, "examples", "*.json"))):
-    stem = os.path.splitext(os.path.basename(path))[0]
-    CASES["example-" + stem] = (["--replay", os.path.relpath(path, REPO)], {})
-
-failures = []
 
 
-def check(ok, what):
-    print(("ok " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-    return ok
+def cases(cli):
+    """name: (arguments after --format dot, extra environment): tests/dot/cases and every example."""
+    stand_in = os.path.join(os.path.dirname(cli), "tests", "libdmaconn_replay_faults.so")
+    found = {}
+    for c in golden_cases(os.path.join(EXPECTED, "cases"), {"STAND_IN": stand_in}).values():
+        if c.status != 0:
+            raise ValueError("tests/dot/cases: %s: a drawing exits 0" % c.name)
+        found[c.name] = (c.args, c.env)
+    for path in sorted(glob.glob(os.path.join(REPO, "examples", "*.json"))):
+        stem = os.path.splitext(os.path.basename(path))[0]
+        found["example-" + stem] = (["--replay", os.path.relpath(path, REPO)], {})
+    return found
+
+
+CASES = {}
+
+report = Report()
+check = report.check
 
 
 def env(extra=None, cli=None):
-    e = {k: v for k, v in os.environ.items() if k not in CLEAN}
-    e["DMACONN_QUIET"] = "1"
-    e["DMACONN_NO_CACHE"] = "1"  # no verdict of this machine in the drawings
-    for k, v in (extra or {}).items():
-        e[k] = os.path.join(os.path.dirname(cli), "tests", "libdmaconn_replay_faults.so") if v == STAND_IN else v
+    # no verdict of this machine in the drawings
+    e = clean_env({"DMACONN_QUIET": "1", "DMACONN_NO_CACHE": "1"}, drop=("XDG_CACHE_HOME",))
+    e.update(extra or {})
     return e
 
 
@@ -207,6 +160,7 @@ def main():
     regen = "--regen" in sys.argv[2:]
     mpiexec = next((a for a in sys.argv[2:] if a != "--regen"), None)
     dot = shutil.which("dot")
+    CASES.update(cases(cli))
     for name, (args, extra) in sorted(CASES.items()):
         p = subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra, cli),
                            cwd=REPO, timeout=60)
@@ -261,8 +215,7 @@ def main():
     runs = [subprocess.run([cli, "--format", "dot"] + args, capture_output=True, text=True, env=env(extra),
                            cwd=REPO).stdout for _ in range(2)]
     check(runs[0] == runs[1], "two runs write the same bytes")
-    if failures:
-        print("%d failure(s)" % len(failures))
+    if report.done():
         sys.exit(1)
     if not dot and not regen:
         print("dot (Debian's graphviz) not found: the text was compared, not rendered")

@@ -26,6 +26,8 @@ import os
 import re
 import sys
 
+from harness import Report
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIRS = ("src", "replay", "tools")
 
@@ -92,30 +94,22 @@ def documented():
 
 
 def audit_documented():
-    """(passed, failed): every variable read is documented."""
-    passed = failed = 0
+    """A Report of the check that every variable read is documented."""
+    report = Report()
     man_names, readme_names, python_readme = documented()
     for name, where in sorted(c_variables().items()):
         missing = [doc for doc, names in (("man/dmaconn.txt ENVIRONMENT", man_names),
                                           ("README.md Environment", readme_names)) if name not in names]
-        if missing:
-            print("FAIL %s: %s is read but not documented in %s" % (where, name, " or ".join(missing)))
-            failed += 1
-        else:
-            passed += 1
+        report.check(not missing, "%s: %s is documented" % (where, name),
+                     "read but not documented in " + " or ".join(missing))
     for name, where in sorted(python_variables().items()):
-        if not re.search(r"`%s[`=]" % name, python_readme):
-            print("FAIL %s: %s is read but not documented in python/README.md" % (where, name))
-            failed += 1
-        else:
-            passed += 1
-    if not failed:
-        print("ok every variable read is documented (%d)" % passed)
-    return passed, failed
+        report.check(re.search(r"`%s[`=]" % name, python_readme), "%s: %s is documented" % (where, name),
+                     "read but not documented in python/README.md")
+    return report
 
 
 def main():
-    passed, failed = audit_documented()
+    report = audit_documented()
     overrides = {}
     dlopens = []
     for path in sources():
@@ -125,32 +119,26 @@ def main():
         text = strip_comments(raw)
         for m in re.finditer(r"(?<![\w.>])getenv\s*\(", text):
             line = text.count("\n", 0, m.start()) + 1
-            print("FAIL %s:%d: getenv() where secure_getenv() is needed" % (rel, line))
-            failed += 1
+            report.check(False, "%s:%d: secure_getenv()" % (rel, line), "getenv() where secure_getenv() is needed")
         for m in re.finditer(r"secure_getenv\s*\(\s*\"(DMACONN_\w+_(?:LIBRARY|HELPER))\"", text):
             overrides.setdefault(m.group(1), set()).add(rel)
             # Refused with a message, or used only when absolute.
             absolute_only = re.search(r"\[0\]\s*[!=]=\s*'/'", text[m.end():m.end() + 300])
-            if "%s must be an absolute path" % m.group(1) not in raw and not absolute_only:
-                line = text.count("\n", 0, m.start()) + 1
-                print("FAIL %s:%d: %s is read but relative paths are not refused "
-                      "(no \"%s must be an absolute path\")" % (rel, line, m.group(1), m.group(1)))
-                failed += 1
-            else:
-                passed += 1
+            line = text.count("\n", 0, m.start()) + 1
+            report.check("%s must be an absolute path" % m.group(1) in raw or absolute_only,
+                         "%s:%d: %s refuses relative paths" % (rel, line, m.group(1)),
+                         "no \"%s must be an absolute path\"" % m.group(1))
         for m in re.finditer(r"\bdlopen\s*\(\s*([^,]+),", text):
             line = text.count("\n", 0, m.start()) + 1
             dlopens.append("%s:%d: dlopen(%s, ...)" % (rel, line, m.group(1).strip()))
-    if not failed:
-        passed += 1
-        print("ok no plain getenv() in %s" % ", ".join(d + "/" for d in DIRS))
+    if not report.failures:
+        report.check(True, "no plain getenv() in %s" % ", ".join(d + "/" for d in DIRS))
     for name, files in sorted(overrides.items()):
-        print("ok %s: relative paths refused (%s)" % (name, ", ".join(sorted(files))))
+        print("  %s: relative paths refused (%s)" % (name, ", ".join(sorted(files))))
     print("dlopen calls (soname macros, or paths checked absolute / built from dladdr):")
     for d in dlopens:
         print("  " + d)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return report.done()
 
 
 if __name__ == "__main__":

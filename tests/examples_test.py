@@ -165,8 +165,7 @@ def main():
     prolog(cli)
     nhc(cli)
     systemd(cli)
-    print("%d failed" % len(ft.failures))
-    sys.exit(1 if ft.failures else 0)
+    sys.exit(ft.report.done())
 
 
 if __name__ == "__main__":

@@ -245,50 +245,47 @@ dc_CUresult cuDriverGetVersion(int *version)
 	return DC_CUDA_SUCCESS;
 }
 
-static const struct {
+struct code_text {
 	dc_CUresult code;
-	const char *name;
-} names[] = {
+	const char *text;
+};
+
+static const struct code_text names[] = {
 #define FAKE_NAME_(name, value) { value, #name },
 	DC_CU_RESULTS(FAKE_NAME_)
 #undef FAKE_NAME_
 };
 
+/* The text of code in table (n entries), or NULL. */
+static const char *text_of(const struct code_text *table, size_t n, dc_CUresult code)
+{
+	for (size_t k = 0; k < n; k++)
+		if (table[k].code == code)
+			return table[k].text;
+	return NULL;
+}
+
 dc_CUresult cuGetErrorName(dc_CUresult error, const char **str)
 {
-	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-		if (names[k].code == error) {
-			*str = names[k].name;
-			return DC_CUDA_SUCCESS;
-		}
-	}
-	*str = NULL;
-	return DC_CUDA_ERROR_INVALID_VALUE;
+	*str = text_of(names, sizeof(names) / sizeof(names[0]), error);
+	return *str ? DC_CUDA_SUCCESS : DC_CUDA_ERROR_INVALID_VALUE;
 }
+
+/* The driver's own texts of the errors the tests see; "fake driver error"
+ * for the other known codes. */
+static const struct code_text texts[] = {
+	{ DC_CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "peer access is not supported between these two devices" },
+	{ DC_CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered" },
+	{ DC_CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected" },
+	{ DC_CUDA_ERROR_UNKNOWN, "unknown error" },
+};
 
 dc_CUresult cuGetErrorString(dc_CUresult error, const char **str)
 {
-	switch (error) {
-	case DC_CUDA_ERROR_PEER_ACCESS_UNSUPPORTED:
-		*str = "peer access is not supported between these two devices";
-		return DC_CUDA_SUCCESS;
-	case DC_CUDA_ERROR_ILLEGAL_ADDRESS:
-		*str = "an illegal memory access was encountered";
-		return DC_CUDA_SUCCESS;
-	case DC_CUDA_ERROR_NO_DEVICE:
-		*str = "no CUDA-capable device is detected";
-		return DC_CUDA_SUCCESS;
-	case DC_CUDA_ERROR_UNKNOWN:
-		*str = "unknown error";
-		return DC_CUDA_SUCCESS;
-	}
-	const char *name;
-	if (cuGetErrorName(error, &name) != DC_CUDA_SUCCESS) {
-		*str = NULL;
-		return DC_CUDA_ERROR_INVALID_VALUE;
-	}
-	*str = "fake driver error";
-	return DC_CUDA_SUCCESS;
+	*str = text_of(texts, sizeof(texts) / sizeof(texts[0]), error);
+	if (!*str && text_of(names, sizeof(names) / sizeof(names[0]), error))
+		*str = "fake driver error";
+	return *str ? DC_CUDA_SUCCESS : DC_CUDA_ERROR_INVALID_VALUE;
 }
 
 dc_CUresult cuDeviceGetCount(int *count)
@@ -555,13 +552,19 @@ dc_CUresult cuModuleGetFunction(dc_CUfunction *fn, dc_CUmodule mod, const char *
 	return DC_CUDA_SUCCESS;
 }
 
+/* Frees what a create call returned: a module, an event. */
+static dc_CUresult free_handle(void *handle)
+{
+	if (!handle)
+		return DC_CUDA_ERROR_INVALID_HANDLE;
+	free(handle);
+	return DC_CUDA_SUCCESS;
+}
+
 dc_CUresult cuModuleUnload(dc_CUmodule mod)
 {
 	ENTER("cuModuleUnload", CUR_DEV);
-	if (!mod)
-		return DC_CUDA_ERROR_INVALID_HANDLE;
-	free(mod);
-	return DC_CUDA_SUCCESS;
+	return free_handle(mod);
 }
 
 /* May the current device access n bytes at p?  Returns the memory or NULL. */
@@ -670,8 +673,5 @@ dc_CUresult cuEventElapsedTime_v2(float *ms, dc_CUevent start, dc_CUevent end)
 dc_CUresult cuEventDestroy_v2(dc_CUevent ev)
 {
 	ENTER("cuEventDestroy_v2", CUR_DEV);
-	if (!ev)
-		return DC_CUDA_ERROR_INVALID_HANDLE;
-	free(ev);
-	return DC_CUDA_SUCCESS;
+	return free_handle(ev);
 }

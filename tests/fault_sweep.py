@@ -58,6 +58,8 @@ import subprocess
 import sys
 import tempfile
 
+from harness import Report
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 TOPO = os.path.join(HERE, "topologies")
@@ -666,24 +668,19 @@ def main(argv):
             return 0
         print("%d runs (%d combinations%s)%s" % (len(cases), total, ", every %dth" % sample if sample > 1 else "",
                                                  " under " + wrapper[0] if wrapper else ""), flush=True)
-        passed = failed = 0
+        report = Report(quiet=True)
         summary = {}
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             for case, (problems, outcome) in zip(cases, pool.map(lambda c: c.run(ctx), cases)):
                 key = (case.group, outcome)
                 summary[key] = summary.get(key, 0) + 1
-                if problems:
-                    failed += 1
-                    print("FAIL %s: %s" % (case.label, "\n    ".join(problems)), flush=True)
-                else:
-                    passed += 1
+                report.problems(case.label, problems)
     groups = {}
     for (group, outcome), count in sorted(summary.items()):
         groups.setdefault(group, []).append("%d %s" % (count, outcome))
     for group, parts in groups.items():
         print("  %-50s %s" % (group, ", ".join(parts)))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return report.done()
 
 
 if __name__ == "__main__":

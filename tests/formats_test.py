@@ -34,6 +34,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from harness import Report, clean_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 TOPO = os.path.join(HERE, "topologies")
@@ -42,23 +44,13 @@ REPLAYS = ["hgx-h100-8.json", "hgx-h100-8-degraded.json", "hgx-h100-8-lost-gpu.j
            "dgx1-v100.json", "h200x2.json", "pcie-l40s-4.json", "mixed-gpus.json", "minor-numbers.json",
            os.path.join("..", "..", "examples", "gb200-nvl72-tray.json"),
            os.path.join("..", "..", "examples", "mi300x.json")]
-CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-         "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_QUIET")
 
-failures = []
-
-
-def check(ok, what):
-    print(("ok " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-    return ok
+report = Report()
+check = report.check
 
 
 def env():
-    e = {k: v for k, v in os.environ.items() if k not in CLEAN}
-    e["DMACONN_QUIET"] = "1"
-    return e
+    return clean_env({"DMACONN_QUIET": "1"})
 
 
 def run(cli, *args, **kw):
@@ -523,8 +515,7 @@ def main():
     promtool(bad.stdout, "failed detection")
     if len(sys.argv) > 2 and sys.argv[2]:
         check_mpi(cli, sys.argv[2])
-    print("%d failed" % len(failures))
-    sys.exit(1 if failures else 0)
+    sys.exit(report.done())
 
 
 if __name__ == "__main__":

@@ -35,11 +35,12 @@ DMACONN_TEST_WRAPPER is put in front of the CLI (valgrind runs).
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+
+from harness import Report, cli_command, clean_env, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -49,35 +50,21 @@ TIMEOUT = float(os.environ.get("DMACONN_TEST_TIMEOUT", "120"))
 SECRET = "root:$6$DMACONN-PRIVATE-LINE$do-not-print-me:19000:0:99999:7:::"
 
 
-class Suite:
+class Suite(Report):
     def __init__(self, build):
-        cli = os.path.join(os.path.abspath(build), "dmaconn")
-        self.cmd = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", "")) + [cli]
+        super().__init__()
+        self.cmd = cli_command(build)
         self.tmp = tempfile.mkdtemp(prefix="dmaconn-hostile-")
-        self.passed = self.failed = 0
 
     def run(self, args, env_extra, timeout=TIMEOUT):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DMACONN_")}
-        for k in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
-                  "GPU_DEVICE_ORDINAL", "CUDA_DEVICE_ORDER"):
-            env.pop(k, None)
-        env["DMACONN_ROCM_SMI_LIBRARY"] = "/nonexistent/librocm_smi64.so.1"
+        env = clean_env({"DMACONN_ROCM_SMI_LIBRARY": "/nonexistent/librocm_smi64.so.1"})
         env.update(env_extra)
-        p = subprocess.run(self.cmd + args, env=env, cwd=REPO, capture_output=True, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
+        return run(self.cmd + args, env, timeout=timeout, cwd=REPO)
 
     def tree(self, name):
         root = os.path.join(self.tmp, name)
         shutil.copytree(KFD_TREE, root, symlinks=True)
         return root
-
-    def report(self, name, problems):
-        if problems:
-            self.failed += 1
-            print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)))
-        else:
-            self.passed += 1
-            print("ok %s" % name)
 
     # ------------------------------------------------------------------
 
@@ -91,11 +78,11 @@ class Suite:
         rc, out, err = self.run(["-d", "rocm", "-c", "infinity_fabric", "--json"],
                                 {"DMACONN_SYSFS_ROOT": root})
         if rc != 0:
-            return self.report("product_name", ["--json: exit %d: %r" % (rc, err[-2000:])])
+            return self.problems("product_name", ["--json: exit %d: %r" % (rc, err[-2000:])])
         try:
             obj = json.loads(out.decode("utf-8", "strict"))
         except (UnicodeDecodeError, ValueError) as e:
-            return self.report("product_name", ["--json is not strict UTF-8 JSON: %s: %r" % (e, out[:400])])
+            return self.problems("product_name", ["--json is not strict UTF-8 JSON: %s: %r" % (e, out[:400])])
 
         def strings(v):
             if isinstance(v, str):
@@ -119,7 +106,7 @@ class Suite:
         if rc != 0 or b"\x1b" in out or b"\x1b" in err:
             problems.append("text output: exit %d, ESC in stdout %s, in stderr %s" % (
                 rc, b"\x1b" in out, b"\x1b" in err))
-        self.report("product_name", problems)
+        self.problems("product_name", problems)
 
     def fifo(self):
         root = self.tree("fifo")
@@ -130,13 +117,13 @@ class Suite:
             rc, out, err = self.run(["-d", "rocm", "-c", "infinity_fabric", "--json"],
                                     {"DMACONN_SYSFS_ROOT": root}, timeout=60)
         except subprocess.TimeoutExpired:
-            return self.report("fifo", ["detection hung on a FIFO (60 s)"])
+            return self.problems("fifo", ["detection hung on a FIFO (60 s)"])
         problems = []
         if rc != 0:
             problems.append("exit %d: %r" % (rc, err[-2000:]))
         elif NODES.encode() + b"/2/properties" not in err:
             problems.append("no warning names the FIFO: %r" % err[-2000:])
-        self.report("fifo", problems)
+        self.problems("fifo", problems)
 
     def fifo_nvidia(self):
         # The NVIDIA count without NVML reads vendor and class files too.
@@ -150,13 +137,13 @@ class Suite:
                                     {"DMACONN_SYSFS_ROOT": root,
                                      "DMACONN_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"}, timeout=60)
         except subprocess.TimeoutExpired:
-            return self.report("fifo_nvidia", ["detection hung on a FIFO (60 s)"])
+            return self.problems("fifo_nvidia", ["detection hung on a FIFO (60 s)"])
         problems = []
         if rc != 0:
             problems.append("exit %d: %r" % (rc, err[-2000:]))
         elif len(json.loads(out)["results"][0]["matrix"]) != 1:
             problems.append("expected the one readable NVIDIA GPU: %r" % out[:400])
-        self.report("fifo_nvidia", problems)
+        self.problems("fifo_nvidia", problems)
 
     def symlink(self):
         root = self.tree("symlink")
@@ -176,7 +163,7 @@ class Suite:
                     break
             if rc != 0:
                 problems.append("%s: exit %d: %r" % (conn, rc, err[-2000:]))
-        self.report("symlink", problems)
+        self.problems("symlink", problems)
 
     def mig_entries(self):
         problems = []
@@ -203,7 +190,7 @@ class Suite:
             matrix = json.loads(out)["results"][0]["matrix"]
             if matrix != []:
                 problems.append("%s: %d devices, expected none (%d bytes of JSON)" % (name, len(matrix), len(out)))
-        self.report("mig_entries", problems)
+        self.problems("mig_entries", problems)
 
     def many_pairs(self):
         sys.path.insert(0, os.path.join(REPO, "bench"))
@@ -215,7 +202,7 @@ class Suite:
         rc, out, err = self.run(["--replay", path, "-d", "cuda", "-c", "p2p", "--json"], {})
         problems = []
         if rc != 0:
-            return self.report("many_pairs", ["exit %d: %r" % (rc, err[-2000:])])
+            return self.problems("many_pairs", ["exit %d: %r" % (rc, err[-2000:])])
         printed = [l for l in err.decode().splitlines() if l.startswith("dmaconn: warning: ")]
         warnings = json.loads(out)["results"][0]["warnings"]
         if len(printed) != 1 or len(warnings) != 1:
@@ -223,7 +210,7 @@ class Suite:
         tail = "(and %d more like it)" % (n * (n - 1) - 1)
         if not warnings or not warnings[0].endswith(tail) or not printed or not printed[0].endswith(tail):
             problems.append("the warning does not end with %r: %r" % (tail, (printed[:1], warnings[:1])))
-        self.report("many_pairs", problems)
+        self.problems("many_pairs", problems)
 
     # C0 controls but LF, DEL, C1 (as UTF-8), U+2028 and U+2029.
     CONTROL = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]")
@@ -266,7 +253,7 @@ class Suite:
         if p.returncode != 0 or b"recorded the replayed node" not in p.stderr:
             problems.append("--record: exit %d: %r" % (p.returncode, p.stderr[-400:]))
         problems += self.shown("--record", p.stdout, p.stderr)
-        self.report("replay_path", problems)
+        self.problems("replay_path", problems)
 
     def name_separators(self):
         with open(os.path.join(HERE, "topologies", "h200x2.json")) as f:
@@ -287,7 +274,7 @@ class Suite:
         names = [d.get("name") for r in json.loads(out)["results"] for d in r["devices"]][:2]
         if names != ["NVIDIA H200 0", "NVIDIA H200 1"]:
             problems.append("--json names %r, expected the separators as spaces" % names)
-        self.report("name_separators", problems)
+        self.problems("name_separators", problems)
 
     def refused_bus_id(self):
         with open(os.path.join(HERE, "topologies", "h200x2.json")) as f:
@@ -301,7 +288,7 @@ class Suite:
         problems += self.shown("refused replay", out, err)
         if err.count(b"\n") != 1:
             problems.append("the message is not one line: %r" % err)
-        self.report("refused_bus_id", problems)
+        self.problems("refused_bus_id", problems)
 
     def empty_lists(self):
         with open(os.path.join(HERE, "topologies", "h200x2.json")) as f:
@@ -318,7 +305,7 @@ class Suite:
                 problems.append("%s: exit %d: %r" % (conn, rc, err[-2000:]))
             elif json.loads(out)["results"][0]["matrix"] != [[0, 0], [0, 0]]:
                 problems.append("%s: expected no connectivity: %r" % (conn, out[:400]))
-        self.report("empty_lists", problems)
+        self.problems("empty_lists", problems)
 
 
 def main(argv):
@@ -339,8 +326,7 @@ def main(argv):
         s.refused_bus_id()
     finally:
         shutil.rmtree(s.tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (s.passed, s.failed))
-    return 1 if s.failed else 0
+    return s.done()
 
 
 if __name__ == "__main__":

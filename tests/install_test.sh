@@ -9,9 +9,7 @@ set -u
 BUILD=$(cd "$1" && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-fail=0
-ok() { echo "ok $*"; }
-bad() { echo "FAIL $*"; fail=1; }
+. "$(dirname "$0")/harness.sh"
 
 make -s install BUILD="$BUILD" PREFIX=/opt/dmaconn-test DESTDIR="$TMP/stage" >"$TMP/log" 2>&1 ||
 	{ cat "$TMP/log"; bad "make install"; exit 1; }
@@ -54,38 +52,28 @@ if command -v pkg-config >/dev/null 2>&1; then
 	fi
 fi
 
-cat >"$TMP/CMakeLists.txt" <<'CM'
-cmake_minimum_required(VERSION 3.18)
-project(consumer C)
-find_package(dmaconn REQUIRED)
-add_executable(main main.c)
-target_link_libraries(main dmaconn::dmaconn)
-CM
-if cmake -S "$TMP" -B "$TMP/b" -DCMAKE_PREFIX_PATH="$P" >"$TMP/log" 2>&1 &&
-	cmake --build "$TMP/b" >>"$TMP/log" 2>&1; then
-	ok "find_package(dmaconn)"
-else
-	cat "$TMP/log"; bad "find_package(dmaconn)"
-fi
+# consumer DIR FIND_PACKAGE_ARGS TARGET OK_TEXT BAD_TEXT: a CMake project in
+# DIR (its main.c there) that finds the installed package and links TARGET.
+consumer() {
+	printf 'cmake_minimum_required(VERSION 3.18)\nproject(consumer C)\nfind_package(%s)\n%s\n%s\n' \
+		"$2" "add_executable(main main.c)" "target_link_libraries(main $3)" >"$1/CMakeLists.txt"
+	if cmake -S "$1" -B "$1/b" -DCMAKE_PREFIX_PATH="$P" >"$TMP/log" 2>&1 &&
+		cmake --build "$1/b" >>"$TMP/log" 2>&1; then
+		ok "$4"
+	else
+		cat "$TMP/log"; bad "$5"
+	fi
+}
+consumer "$TMP" "dmaconn REQUIRED" dmaconn::dmaconn "find_package(dmaconn)" "find_package(dmaconn)"
 
 # dmaconn::dmaconn_mpi brings MPI (its header includes mpi.h): the consumer
 # does not look for MPI itself.
 if [ -f "$BUILD/dmaconn_mpi.pc" ]; then
 	mkdir "$TMP/mpi"
 	printf '#include <dmaconn_mpi.h>\nint main(void) { return 0; }\n' >"$TMP/mpi/main.c"
-	cat >"$TMP/mpi/CMakeLists.txt" <<'CM'
-cmake_minimum_required(VERSION 3.18)
-project(mpi_consumer C)
-find_package(dmaconn REQUIRED COMPONENTS mpi)
-add_executable(main main.c)
-target_link_libraries(main dmaconn::dmaconn_mpi)
-CM
-	if cmake -S "$TMP/mpi" -B "$TMP/mpi/b" -DCMAKE_PREFIX_PATH="$P" >"$TMP/log" 2>&1 &&
-		cmake --build "$TMP/mpi/b" >>"$TMP/log" 2>&1; then
-		ok "find_package(dmaconn COMPONENTS mpi): dmaconn::dmaconn_mpi brings MPI"
-	else
-		cat "$TMP/log"; bad "dmaconn::dmaconn_mpi without find_package(MPI)"
-	fi
+	consumer "$TMP/mpi" "dmaconn REQUIRED COMPONENTS mpi" dmaconn::dmaconn_mpi \
+		"find_package(dmaconn COMPONENTS mpi): dmaconn::dmaconn_mpi brings MPI" \
+		"dmaconn::dmaconn_mpi without find_package(MPI)"
 fi
 
 cli=$P/bin/dmaconn
@@ -103,4 +91,4 @@ for f in share/man/man1/dmaconn.1 share/man/man3/libdmaconn.3 share/bash-complet
 	share/zsh/vendor-completions/_dmaconn; do
 	[ -f "$P/$f" ] && ok "$f" || bad "$f not installed"
 done
-exit $fail
+finish

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from harness import Report, clean_env
+
 T = "tests/topologies"
 # Nothing of the host may answer: no NVIDIA, AMD or Intel library or tree.
 HERMETIC = {
@@ -30,9 +32,6 @@ HERMETIC = {
     "DMACONN_ROCM_SMI_LIBRARY": "/nonexistent/librocm_smi64.so.1",
     "DMACONN_SYSFS_ROOT": "tests/sysfs/no-nvidia",
 }
-CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-         "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_QUIET",
-         "DMACONN_VERIFY_HELPER", "DMACONN_MPI_LIBRARY", "DMACONN_NO_CACHE")
 
 # The helper's line protocol (tools/verify_helper.c) for two devices.
 HELPER = """#!/bin/sh
@@ -121,7 +120,7 @@ def main(argv):
         sys.stderr.write(__doc__)
         return 2
     cli = os.path.join(os.path.abspath(argv[1]), "dmaconn")
-    failures = 0
+    report = Report()
     with tempfile.TemporaryDirectory() as tmp:
         helpers = {}
         for name, status in (("passing", "pass"), ("failing", "fail")):
@@ -131,8 +130,8 @@ def main(argv):
             os.chmod(helpers[name], 0o755)
         os.mkdir(os.path.join(tmp, "cache"), 0o700)
         for label, args, extra, status in modes(tmp, helpers["passing"], helpers["failing"]):
-            env = {k: v for k, v in os.environ.items() if k not in CLEAN}
-            env.update(HERMETIC, DMACONN_CACHE_DIR=os.path.join(tmp, "cache"))
+            env = clean_env(HERMETIC)
+            env["DMACONN_CACHE_DIR"] = os.path.join(tmp, "cache")
             env.update(extra)
             args = args if "--json" in args else args + ["--json"]  # last, unless an option must be
             for first in (False, True):
@@ -170,13 +169,9 @@ def main(argv):
                             problems.append("exit_status %r, exit status %d" % (doc.get("exit_status"), p.returncode))
                 what = "dmaconn %s (%s)" % (" ".join(args), label)
                 if problems:
-                    failures += 1
-                    print("FAIL %s: %s\n  stdout: %s\n  stderr: %s" % (what, "; ".join(problems), out[:300].rstrip(),
-                                                                      err[-300:].rstrip()))
-                else:
-                    print("ok " + what)
-    print("%d failed" % failures)
-    return 1 if failures else 0
+                    problems += ["stdout: " + out[:300].rstrip(), "stderr: " + err[-300:].rstrip()]
+                report.problems(what, problems)
+    return report.done()
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from harness import finish
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SCHEMA = os.path.join(REPO, "docs", "dmaconn.schema.json")
@@ -249,10 +251,7 @@ def main(argv):
                                      "tests/topologies-xpu/aurora-6x2.json"], helper)
     finally:
         shutil.rmtree(tmp)
-    for p in r.problems:
-        print("FAIL " + p)
-    print("%d documents validated, %d Python results compared, %d problems" % (r.checked, compared, len(r.problems)))
-    return 1 if r.problems else 0
+    return finish(r.problems, "%d documents validated, %d Python results compared" % (r.checked, compared))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ import os
 import re
 import sys
 
+from harness import finish
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SHARED = {"src/pci.h", "src/linkmatrix.h"}
@@ -141,11 +143,8 @@ def main():
         if layer(f) in ("replay", "tools"):
             for fn in sorted((called & src_fns) - own):
                 problems.append("%s (%s) calls %s of the library's internals" % (f, layer(f), fn))
-    for p in problems:
-        print("FAIL " + p)
-    print("%d files checked, %d backend and %d internal functions, %d problems" % (
-        len(files), len(backend_fns), len(src_fns), len(problems)))
-    return 1 if problems else 0
+    return finish(problems, "%d files checked, %d backend and %d internal functions" % (
+        len(files), len(backend_fns), len(src_fns)))
 
 
 if __name__ == "__main__":

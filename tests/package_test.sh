@@ -8,9 +8,7 @@
 # Usage: tests/package_test.sh PKG_BUILD_DIR
 set -u
 D=${1:?usage: package_test.sh PKG_BUILD_DIR}
-fail=0
-ok() { echo "ok $*"; }
-bad() { echo "FAIL $*"; fail=1; }
+. "$(dirname "$0")/harness.sh"
 command -v lintian >/dev/null 2>&1 || { echo "FAIL lintian is not installed (apt-get install lintian)"; exit 1; }
 
 debs=$(ls "$D"/*.deb 2>/dev/null)
@@ -51,4 +49,4 @@ if ls "$D"/libdmaconn-mpi* >/dev/null 2>&1; then
 	lacks libdmaconn-mpi-dev 'libdmaconn_mpi\.so\.0'
 	lacks libdmaconn-dev 'dmaconnMpiTargets\|dmaconn_mpi'
 fi
-exit $fail
+finish

@@ -10,9 +10,7 @@ set -u
 BUILD=$1
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-fail=0
-ok() { echo "ok $1"; }
-bad() { echo "FAIL $1"; sed 's/^/  | /' "$2"; fail=1; }
+. "$(dirname "$0")/harness.sh"
 
 # The tree is built: `make build` has nothing to do, and says nothing.
 env -u MAKEFLAGS -u MAKELEVEL "${MAKE:-make}" build BUILD="$BUILD" >"$TMP/quiet" 2>&1
@@ -50,4 +48,4 @@ if [ $status -eq 0 ] && grep -q 'MPI not found' "$TMP/out" && grep -q 'careful' 
 else
 	bad "a passing step (exit status $status) printed" "$TMP/out"
 fi
-exit $fail
+finish

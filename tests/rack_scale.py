@@ -28,27 +28,24 @@ bound is then not checked, the peak being valgrind's).
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
 
+from harness import Report, cli_command, clean_env, wrapper
+
 TIMEOUT = float(os.environ.get("DMACONN_TEST_TIMEOUT", "300"))
 
 
-class Suite:
+class Suite(Report):
     def __init__(self, build):
-        build = os.path.abspath(build)
-        self.wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
-        self.cli = self.wrapper + [os.path.join(build, "dmaconn")]
-        self.fake = os.path.join(build, "tests", "fakenvml", "libnvidia-ml.so.1")
-        self.passed = self.failed = 0
+        super().__init__()
+        self.wrapper = wrapper()
+        self.cli = cli_command(build)
+        self.fake = os.path.join(os.path.abspath(build), "tests", "fakenvml", "libnvidia-ml.so.1")
 
     def run(self, args, env_extra):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DMACONN_")}
-        for k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"):
-            env.pop(k, None)
-        env["DMACONN_NVML_LIBRARY"] = self.fake
+        env = clean_env({"DMACONN_NVML_LIBRARY": self.fake})
         env.update(env_extra)
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             p = subprocess.Popen(self.cli + args, env=env, stdout=out, stderr=err)
@@ -61,21 +58,13 @@ class Suite:
             err.seek(0)
             return os.waitstatus_to_exitcode(status), out.read(), err.read(), usage.ru_maxrss
 
-    def report(self, name, problems):
-        if problems:
-            self.failed += 1
-            print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)))
-        else:
-            self.passed += 1
-            print("ok %s" % name)
-
     def round_trip(self, n, tmp):
         problems = []
         env = {"DMACONN_FAKE_NVML_GPUS": str(n)}
         path = os.path.join(tmp, "rack-%d.json" % n)
         rc, _, err, _ = self.run(["--record", path], env)
         if rc != 0:
-            return self.report("round_trip", ["--record: exit %d: %r" % (rc, err[-600:])])
+            return self.problems("round_trip", ["--record: exit %d: %r" % (rc, err[-600:])])
         with open(path) as f:
             recorded = json.load(f)
         rows = [d.get("p2p_row") for d in recorded["nvml"]["devices"]]
@@ -102,7 +91,7 @@ class Suite:
             if not self.wrapper and peak_kb > bound_kb:
                 problems.append("%s: replaying %d GPUs peaks at %d KB, more than %d KB" % (conn, n, peak_kb, bound_kb))
             print("  %s, %d GPUs: recording %d bytes, replay peak %d KB" % (conn, n, size, peak_kb))
-        self.report("round_trip", problems)
+        self.problems("round_trip", problems)
 
     def mig(self, tmp):
         problems = []
@@ -110,7 +99,7 @@ class Suite:
         path = os.path.join(tmp, "mig.json")
         rc, _, err, _ = self.run(["--record", path], env)
         if rc != 0:
-            return self.report("mig", ["--record: exit %d: %r" % (rc, err[-600:])])
+            return self.problems("mig", ["--record: exit %d: %r" % (rc, err[-600:])])
         first = "MIG-fa4e0000-0001-5000-8000-000000000000"
         second = "MIG-fa4e0000-0001-5000-8000-000000000001"
         cases = [(first, [first]), ("2,%s,0" % second, [None, second, None]),
@@ -131,7 +120,7 @@ class Suite:
                     if d.get("mig") == "instance" and (d.get("pci_bus_id") != "0000:11:00.0" or
                                                        d.get("mig_parent_uuid") != "GPU-fa4e0000-0000-4000-8000-000000000001"):
                         problems.append("%s %s: instance %r lacks its GPU" % (how, cvd, d))
-        self.report("mig", problems)
+        self.problems("mig", problems)
 
 
     def links(self, tmp, links):
@@ -145,7 +134,7 @@ class Suite:
         path = os.path.join(tmp, "links%d.json" % links)
         rc, _, err, _ = self.run(["--record", path], env)
         if rc != 0:
-            return self.report("links%d" % links, ["--record: exit %d: %r" % (rc, err[-600:])])
+            return self.problems("links%d" % links, ["--record: exit %d: %r" % (rc, err[-600:])])
         outs = []
         for how, args, extra in (("batch", [], env), ("link by link", [], dict(env, DMACONN_NVML_NO_BATCH="1")),
                                  ("replayed", ["--replay", path], {})):
@@ -167,7 +156,7 @@ class Suite:
         kept = [sum(e.get("repeat", 1) for e in d.get("nvlink", [])) for d in devs]
         if kept != [links] * n:
             problems.append("the recording keeps %r links per GPU, expected %d" % (kept, links))
-        self.report("links%d" % links, problems)
+        self.problems("links%d" % links, problems)
 
 
 def main(argv):
@@ -181,8 +170,7 @@ def main(argv):
         s.mig(tmp)
         s.links(tmp, 36)
         s.links(tmp, 18)
-    print("%d passed, %d failed" % (s.passed, s.failed))
-    return 1 if s.failed else 0
+    return s.done()
 
 
 if __name__ == "__main__":

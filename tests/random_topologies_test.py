@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_random_topologies  # noqa: E402
 from record_test import env  # noqa: E402
+from harness import finish  # noqa: E402
 
 
 def expand_row(row):
@@ -217,15 +218,10 @@ def main():
                              capture_output=True, text=True, timeout=3000)
         if rec.returncode:
             problems.append("record_test.py:\n" + rec.stdout[-3000:] + rec.stderr[-1000:])
-    for p in problems:
-        print("FAIL " + p)
-    print("%d random topologies (seed %d): connected pairs checked: %d cuda/p2p, %d cuda/nvlink, %d rocm, %d xpu; "
-          "%d problems" % (count, seed, CHECKED["p2p"], CHECKED["nvlink"], CHECKED["rocm"], CHECKED["xpu"],
-                           len(problems)))
     if not all(CHECKED.values()):
-        print("FAIL no connected pair to check")
-        return 1
-    return 1 if problems else 0
+        problems.append("no connected pair to check")
+    return finish(problems, "%d random topologies (seed %d): connected pairs checked: %d cuda/p2p, %d cuda/nvlink, "
+                  "%d rocm, %d xpu" % (count, seed, CHECKED["p2p"], CHECKED["nvlink"], CHECKED["rocm"], CHECKED["xpu"]))
 
 
 if __name__ == "__main__":

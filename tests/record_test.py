@@ -22,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 
+from harness import finish
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAIRS = [("cuda", "nvlink"), ("cuda", "p2p"), ("rocm", "infinity_fabric"), ("rocm", "p2p"),
          ("xpu", "p2p"), ("xpu", "xelink")]
@@ -80,10 +82,7 @@ def main():
                     if a != b:
                         problems.append("%s %s/%s%s: the recording replays differently:\n    %s\n    %s" % (
                             name, t, c, " (CUDA_VISIBLE_DEVICES=1,0)" if live else "", a[1][:300], b[1][:300]))
-    for p in problems:
-        print("FAIL " + p)
-    print("%d topologies recorded, %d replays compared, %d problems" % (len(files), checked, len(problems)))
-    return 1 if problems else 0
+    return finish(problems, "%d topologies recorded, %d replays compared" % (len(files), checked))
 
 
 if __name__ == "__main__":

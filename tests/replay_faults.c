@@ -120,6 +120,20 @@ static int get_index(const char *file, json_t *v, const char *path, long long ma
 	return 0;
 }
 
+/* o's member key, which must be a string (expected says what it holds);
+ * NULL with the error set otherwise.  p receives the member's path. */
+static const char *string_member(const char *file, json_t *o, const char *path, const char *key,
+				 const char *expected, char *p, size_t plen)
+{
+	json_t *v = json_object_get(o, key);
+	snprintf(p, plen, "%s.%s", path, key);
+	if (!v)
+		bad(file, path, "\"%s\" is required", key);
+	else if (!json_is_string(v))
+		bad(file, p, "expected %s", expected);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
 static int read_fault(const char *file, json_t *o, const char *path, struct fault *x)
 {
 	static const struct {
@@ -130,17 +144,14 @@ static int read_fault(const char *file, json_t *o, const char *path, struct faul
 	long long v = 0;
 	if (!json_is_object(o))
 		return bad(file, path, "expected an object");
-	json_t *fn = json_object_get(o, "function");
+	const char *fn = string_member(file, o, path, "function", "an NVML function name", p, sizeof(p));
 	if (!fn)
-		return bad(file, path, "\"function\" is required");
-	snprintf(p, sizeof(p), "%s.function", path);
-	if (!json_is_string(fn))
-		return bad(file, p, "expected an NVML function name");
+		return -1;
 	int id = 0;
-	while (id < FN_COUNT && strcmp(fn_names[id], json_string_value(fn)))
+	while (id < FN_COUNT && strcmp(fn_names[id], fn))
 		id++;
 	if (id == FN_COUNT)
-		return bad(file, p, "\"%s\" is not an NVML function that dmaconn calls", json_string_value(fn));
+		return bad(file, p, "\"%s\" is not an NVML function that dmaconn calls", fn);
 	if (id == FN_nvmlErrorString)
 		return bad(file, p, "nvmlErrorString returns no code to fail with");
 	x->fn = (enum fn_id)id;
@@ -154,14 +165,12 @@ static int read_fault(const char *file, json_t *o, const char *path, struct faul
 		if (a && get_index(file, a, p, UINT_MAX, where[k]))
 			return -1;
 	}
-	json_t *e = json_object_get(o, "error");
+	const char *e = string_member(file, o, path, "error", "an NVML return code name such as \"NOT_SUPPORTED\"", p,
+				      sizeof(p));
 	if (!e)
-		return bad(file, path, "\"error\" is required");
-	snprintf(p, sizeof(p), "%s.error", path);
-	if (!json_is_string(e))
-		return bad(file, p, "expected an NVML return code name such as \"NOT_SUPPORTED\"");
-	if (nvml_return_parse(json_string_value(e), &x->error))
-		return bad(file, p, "unknown NVML return code \"%s\"", json_string_value(e));
+		return -1;
+	if (nvml_return_parse(e, &x->error))
+		return bad(file, p, "unknown NVML return code \"%s\"", e);
 	if (x->error == NVML_SUCCESS)
 		return bad(file, p, "a fault needs an error, not SUCCESS");
 	json_t *skip = json_object_get(o, "skip"), *times = json_object_get(o, "times");

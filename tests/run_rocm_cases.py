@@ -17,11 +17,9 @@ A case names either "topology" (a replay file with a "files" section) or
 replayed, and live on the same files written out as a directory under
 DMACONN_SYSFS_ROOT; both runs must print the same JSON, then meet the
 expectations ("modes": ["sysfs"] runs only the second, as the ROCm SMI
-cross-check does not run under a replay).  Expectations: "n"; "matrix", or
-"matrix_fill" (every off-diagonal value); "warnings" (exact, in order;
-default none); "devices" (per ordinal, listed properties; null skips one);
-"pairs" ({"from", "to", and properties}; "no_keys": keys that must be
-absent).  No run may leave the stand-in library unbalanced (rsmi_init
+cross-check does not run under a replay).  The expectations are those of
+every replay case (tests/replay_cases.py); "$FAKE_*" in warnings_equal
+stands for the library's path too.  No run may leave the stand-in library unbalanced (rsmi_init
 without rsmi_shut_down).
 
 Then fixed checks: recording a live tree and a replay round-trips through
@@ -33,36 +31,33 @@ DMACONN_TEST_WRAPPER is put in front of the CLI (valgrind runs).
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 
+import replay_cases
+from harness import Report, cli_command, clean_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 CASES = os.path.join(HERE, "topologies-rocm", "cases.json")
-CLEAR = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
-         "CUDA_DEVICE_ORDER")
 TIMEOUT = float(os.environ.get("DMACONN_TEST_TIMEOUT", "300"))
 
 
-class Runner:
+class Runner(Report):
     def __init__(self, build, tests_build):
-        cli = os.path.join(os.path.abspath(build), "dmaconn")
-        wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
-        self.cmd = wrapper + [cli]
+        super().__init__()
+        self.cmd = cli_command(build)
         self.fakes = {"$FAKE_" + v.upper(): os.path.join(os.path.abspath(tests_build),
                                                           "fakersmi-" + v, "librocm_smi64.so.1")
                       for v in ("full", "nominmax", "nolinktype")}
         self.tmp = tempfile.mkdtemp(prefix="dmaconn-rocm-")
         self.trees = {}
-        self.passed = self.failed = 0
 
     def env(self, extra):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("DMACONN_", "FAKE_RSMI_")) and k not in CLEAR}
-        env["DMACONN_QUIET"] = "1"
+        env = clean_env({"DMACONN_QUIET": "1"})
+        env = {k: v for k, v in env.items() if not k.startswith("FAKE_RSMI_")}
         for k, v in (extra or {}).items():
             if v is None:
                 env.pop(k, None)
@@ -88,26 +83,19 @@ class Runner:
             self.trees[topology] = root
         return self.trees[topology]
 
-    def report(self, name, problems):
-        if problems:
-            self.failed += 1
-            print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)))
-        else:
-            self.passed += 1
-            print("ok %s" % name)
-
     # ------------------------------------------------------------- cases
 
     def detect(self, conn, env):
+        """(the result or None, problems, standard error)"""
         rc, out, err = self.run(["-d", "rocm", "-c", conn, "--json"], env)
         if rc != 0:
-            return None, ["exit status %d; stderr: %s" % (rc, err.strip()[:2000])]
+            return None, ["exit status %d; stderr: %s" % (rc, err.strip()[:2000])], err
         problems = ["stderr: " + l for l in err.splitlines() if l.startswith("fake_rocm_smi:")]
         problems += ["valgrind: " + l for l in err.splitlines() if l.startswith("==")]
         try:
-            return json.loads(out)["results"][0], problems
+            return json.loads(out)["results"][0], problems, err
         except (ValueError, KeyError, IndexError, TypeError) as e:
-            return None, problems + ["not JSON (%s): %s" % (e, out[:500])]
+            return None, problems + ["not JSON (%s): %s" % (e, out[:500])], err
 
     def case(self, c):
         conn = c.get("connection", "infinity_fabric")
@@ -120,58 +108,23 @@ class Runner:
             else:
                 env["DMACONN_SYSFS_ROOT"] = self.tree(c["topology"]) if "topology" in c else \
                     os.path.join(REPO, c["sysfs"])
-            obj, p = self.detect(conn, self.env(env))
+            obj, p, err = self.detect(conn, self.env(env))
             problems += ["%s: %s" % (mode, x) for x in p]
             if obj is not None:
-                results.append((mode, obj))
+                results.append((mode, obj, err))
         if len(results) == 2 and results[0][1] != results[1][1]:
             problems.append("replay and sysfs results differ:\n    %s\n    %s"
                             % (json.dumps(results[0][1])[:1500], json.dumps(results[1][1])[:1500]))
         if results:
-            problems += self.expect(c, conn, results[-1][1])
-        self.report(c["name"], problems)
+            problems += self.expect(c, conn, results[-1][1], results[-1][2])
+        self.problems(c["name"], problems)
 
-    def expect(self, c, conn, r):
-        problems = []
-        n = c["n"]
-        if r.get("device_type") != "rocm" or r.get("connection_type") != conn:
-            problems.append("result is %s/%s" % (r.get("device_type"), r.get("connection_type")))
-        m = r.get("matrix", [])
-        if "matrix_fill" in c:
-            want = [[0 if i == j else c["matrix_fill"] for j in range(n)] for i in range(n)]
-        else:
-            want = c.get("matrix")
-        if len(m) != n:
-            problems.append("%d devices, expected %d" % (len(m), n))
-        elif want is not None and m != want:
-            problems.append("matrix %s, expected %s" % (m, want))
-        warns = r.get("warnings", [])
-        want_warns = c.get("warnings", [])
+    def expect(self, c, conn, r, err):
+        want_warns = c.get("warnings_equal", [])
         for k, v in self.fakes.items():
             want_warns = [w.replace(k, v) for w in want_warns]
-        if warns != want_warns:
-            problems.append("warnings %s, expected %s" % (json.dumps(warns, indent=1),
-                                                          json.dumps(want_warns, indent=1)))
-        for i, exp in enumerate(c.get("devices", [])):
-            if exp is None:
-                continue
-            got = r["devices"][i] if i < len(r.get("devices", [])) else {}
-            for k, v in exp.items():
-                if got.get(k) != v:
-                    problems.append("device %d: %s is %r, expected %r" % (i, k, got.get(k), v))
-        pairs = {(p["from"], p["to"]): p for p in r.get("pairs", [])}
-        for exp in c.get("pairs", []):
-            got = pairs.get((exp["from"], exp["to"]), {})
-            for k, v in exp.items():
-                if k in ("from", "to", "no_keys"):
-                    continue
-                if got.get(k) != v:
-                    problems.append("pair %d -> %d: %s is %r, expected %r"
-                                    % (exp["from"], exp["to"], k, got.get(k), v))
-            for k in exp.get("no_keys", []):
-                if k in got:
-                    problems.append("pair %d -> %d has %s" % (exp["from"], exp["to"], k))
-        return problems
+        case = dict(c, connection=conn, warnings_equal=want_warns)
+        return replay_cases.check(case, r, err, "rocm", quiet=True)
 
     # ------------------------------------------------------ fixed checks
 
@@ -183,7 +136,7 @@ class Runner:
         rec = os.path.join(self.tmp, name + "-rec.json")
         rc, _, err = self.run(["--record", rec], self.env({"DMACONN_SYSFS_ROOT": root}))
         if rc != 0:
-            self.report("record " + name, ["exit %d: %s" % (rc, err)])
+            self.problems("record " + name, ["exit %d: %s" % (rc, err)])
             return
         with open(rec) as f:
             recorded = json.load(f).get("files", {})
@@ -207,13 +160,13 @@ class Runner:
         if not links:
             problems.append("no link recorded")
         for conn in ("infinity_fabric", "p2p"):
-            live, p1 = self.detect(conn, self.env({"DMACONN_SYSFS_ROOT": root}))
-            replayed, p2 = self.detect(conn, self.env({"DMACONN_REPLAY": rec,
+            live, p1, _ = self.detect(conn, self.env({"DMACONN_SYSFS_ROOT": root}))
+            replayed, p2, _ = self.detect(conn, self.env({"DMACONN_REPLAY": rec,
                                                        "DMACONN_SYSFS_ROOT": "/nonexistent"}))
             problems += p1 + p2
             if live != replayed:
                 problems.append("%s: the replay of the recording differs from the live tree" % conn)
-        self.report("record " + name, problems)
+        self.problems("record " + name, problems)
 
     def record_replay(self, topology):
         """Recording a replay keeps the files of its "files" section that the
@@ -229,12 +182,12 @@ class Runner:
             if not got or any(want.get(p) != v for p, v in got.items()):
                 problems.append("the re-recorded files differ")
             for conn in ("infinity_fabric", "p2p"):
-                a, p1 = self.detect(conn, self.env({"DMACONN_REPLAY": os.path.join(REPO, topology)}))
-                b, p2 = self.detect(conn, self.env({"DMACONN_REPLAY": rec}))
+                a, p1, _ = self.detect(conn, self.env({"DMACONN_REPLAY": os.path.join(REPO, topology)}))
+                b, p2, _ = self.detect(conn, self.env({"DMACONN_REPLAY": rec}))
                 problems += p1 + p2
                 if a != b:
                     problems.append("%s: the re-recording replays differently" % conn)
-        self.report("re-record " + topology, problems)
+        self.problems("re-record " + topology, problems)
 
     def bad_files(self):
         cases = [
@@ -258,7 +211,7 @@ class Runner:
                 problems.append("exit status %d, expected 1" % rc)
             if message not in err:
                 problems.append("stderr lacks %r: %s" % (message, err.strip()))
-            self.report("bad files " + name, problems)
+            self.problems("bad files " + name, problems)
 
     def topo(self):
         """`dmaconn --topo -d rocm`: the path table, the AMD legend, each pair's line."""
@@ -285,7 +238,7 @@ class Runner:
                 want = want % topology if "%s" in want else want
                 if want.rstrip() not in got:
                     problems.append("no line %r in:\n%s" % (want, out[:3000]))
-            self.report("topo " + name, problems)
+            self.problems("topo " + name, problems)
 
     def fixtures(self):
         """The committed trees are what gen.py writes (no hand edits drift)."""
@@ -306,12 +259,11 @@ class Runner:
                         got = None
                     if got != want:
                         problems.append("%s differs from gen.py's output" % rel)
-        self.report("fixtures are gen.py's output", problems[:10])
+        self.problems("fixtures are gen.py's output", problems[:10])
 
     def finish(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
-        print("%d passed, %d failed" % (self.passed, self.failed))
-        return 1 if self.failed else 0
+        return self.done()
 
 
 def main(argv):
@@ -320,8 +272,7 @@ def main(argv):
         return 2
     r = Runner(argv[1], argv[2])
     flt = argv[3] if len(argv) > 3 else ""
-    with open(CASES) as f:
-        cases = json.load(f)
+    cases = replay_cases.load(CASES, extra_keys=("modes", "sysfs"))
     for c in cases:
         if flt in c["name"]:
             r.case(c)

@@ -10,9 +10,7 @@
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok $*"; }
-bad() { echo "FAIL $*"; fail=1; }
+. "$(dirname "$0")/harness.sh"
 mkdir "$T/bin" "$T/cache"
 log=$T/log
 policy=$T/policy-rc.d
@@ -77,4 +75,4 @@ EOF2
 	[ $st -gt 128 ] && ok "SIG$sig: exit status $st" || bad "SIG$sig: exit status $st, the script went on"
 	rm -f "$policy"
 done
-exit $fail
+finish

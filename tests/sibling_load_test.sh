@@ -21,21 +21,19 @@ done
 rm "$tmp/dep/libdctest-missing.so.4"
 # The program finds the copied library through its $ORIGIN run path.
 cp "$cli" "$tmp/lib/dmaconn" && cp "$lib" "$tmp/lib/libdmaconn.so.0" || exit 1
-status=0
+. "$(dirname "$0")/harness.sh"
 check() { # name, exit status, output
 	case $3 in
 	*"$tmp/lib/$1 cannot be loaded: libdctest-missing.so.4: cannot open shared object file"*)
-		echo "ok: $1: $3" ;;
+		ok "$1: $3" ;;
 	*)
-		echo "FAIL: $1 (exit $2) does not name the copy and the library it misses: $3"
-		status=1 ;;
+		bad "$1 (exit $2) does not name the copy and the library it misses: $3" ;;
 	esac
 	case $3 in
 	*"$1: cannot open shared object file"*)
-		echo "FAIL: $1 is said to be missing: $3"
-		status=1 ;;
+		bad "$1 is said to be missing: $3" ;;
 	esac
-	[ "$2" -ne 0 ] || { echo "FAIL: $1: exit 0"; status=1; }
+	if [ "$2" -ne 0 ]; then ok "$1: exit $2"; else bad "$1: exit 0"; fi
 }
 run() {
 	env -u DMACONN_REPLAY_LIBRARY -u DMACONN_MPI_LIBRARY -u DMACONN_REPLAY -u LD_LIBRARY_PATH -u LD_PRELOAD \
@@ -45,4 +43,4 @@ out=$(run --replay "$replay" -d cuda -c nvlink)
 check libdmaconn_replay.so.0 $? "$out"
 out=$(run --mpi -d cuda -c nvlink)
 check libdmaconn_mpi.so.0 $? "$out"
-exit $status
+finish

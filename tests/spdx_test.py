@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 
+from harness import finish
+
 TAG = "SPDX-License-Identifier: BSD-3-Clause"
 SUFFIXES = (".c", ".h", ".cpp", ".py", ".sh", ".bash", ".cmake", ".in", ".toml", ".service", ".timer",
             ".nhc")
@@ -67,14 +69,10 @@ def main():
             continue  # deleted in the work tree, not yet in git
         if not any(TAG in line for line in head):
             missing.append(rel)
-    for rel in missing:
-        print("FAIL %s: no '%s' in its first %d lines" % (rel, TAG, HEAD_LINES))
+    problems = ["%s: no '%s' in its first %d lines" % (rel, TAG, HEAD_LINES) for rel in missing]
     if len(files) < 100:
-        print("FAIL only %d source files found under %s" % (len(files), root))
-        return 1
-    if not missing:
-        print("ok %d source files carry %s" % (len(files), TAG))
-    return 1 if missing else 0
+        problems.append("only %d source files found under %s" % (len(files), root))
+    return finish(problems, "%d source files checked for %s" % (len(files), TAG))
 
 
 if __name__ == "__main__":

@@ -16,24 +16,14 @@
  * until exit without it (cached results, the registry, NVML's handle and
  * the replay component with its file).
  */
-#include <malloc.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "dmaconn.h"
+#include "heap.h"
 
 #define SLACK (64 * 1024)
-
-extern size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
-
-static long long heap(void)
-{
-	if (__sanitizer_get_current_allocated_bytes)
-		return (long long)__sanitizer_get_current_allocated_bytes();
-	struct mallinfo2 mi = mallinfo2();
-	return (long long)mi.uordblks;
-}
 
 static const char topology[] =
 	"{\"dmaconn_topology\": 1, \"pci_gpus\": [\"0000:00:06.0\", \"0000:00:07.0\"],\n"

@@ -18,7 +18,6 @@
  * DMACONN_TEST_SIZE scales the registry cycles and the per-pair warnings
  * (default 1: 20,000 cycles, 64 devices).
  */
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,16 +28,7 @@
 
 #include "check.h"
 #include "dmaconn.h"
-
-extern size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
-
-static long long heap(void)
-{
-	if (__sanitizer_get_current_allocated_bytes)
-		return (long long)__sanitizer_get_current_allocated_bytes();
-	struct mallinfo2 mi = mallinfo2();
-	return (long long)mi.uordblks;
-}
+#include "heap.h"
 
 static int scale(void)
 {

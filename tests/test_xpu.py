@@ -5,14 +5,15 @@ loader, i.e. the replay component on tests/topologies-xpu/*.json.
 
 usage: test_xpu.py BUILD_DIR [FILTER]
 
-Every case runs `dmaconn -d xpu -c CONNECTION --json` in a clean environment
-(ZE_*, CUDA_* and DMACONN_* removed; DMACONN_REPLAY set to the case's
-topology unless it is live; the case's env applied) and checks the matrix,
-the exact warnings (result and stderr), and the listed device and pair
-properties.  The expected values were worked out by hand from the rules in
+Every case of tests/topologies-xpu/cases.json runs `dmaconn -d xpu -c
+CONNECTION --json` in a clean environment (ZE_*, CUDA_* and DMACONN_*
+removed; DMACONN_REPLAY set to the case's topology unless it is live; the
+case's env applied) and is checked as every replay case is
+(tests/replay_cases.py): the matrix, the exact warnings (result and
+stderr), the listed device and pair properties.  The expected values were worked out by hand from the rules in
 src/order_ze.c and src/backends/level_zero.c, not by running the program.
 
-Beyond the table: one fault per Level Zero function (each added to a copy of
+Beyond the cases: one fault per Level Zero function (each added to a copy of
 pvc-2x2.json in a temporary directory), the count of devices from sysfs when
 the loader is missing (a temporary sysfs tree), recordings of replays that
 replay identically whatever the live ZE_* variables, and the Python binding.
@@ -22,15 +23,17 @@ Python 3 standard library only.
 import copy
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
 
+import replay_cases
+from harness import Report, wrapper as harness_wrapper
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 TOPO = os.path.join(HERE, "topologies-xpu")
-WARN = "dmaconn: warning: "
+CASES = os.path.join(TOPO, "cases.json")
 LOST = "ZE_RESULT_ERROR_DEVICE_LOST"
 
 
@@ -38,31 +41,6 @@ def zeros(n):
     return [[0] * n for _ in range(n)]
 
 
-def table(n, value):
-    """n x n matrix of value(i, j) off the diagonal."""
-    return [[0 if i == j else value(i, j) for j in range(n)] for i in range(n)]
-
-
-# Aurora-like node, FLAT: ordinal k is tile k % 2 of card k // 2.
-def _card(k):
-    return k // 2
-
-
-def _tile(k):
-    return k % 2
-
-
-AURORA_XELINK = table(12, lambda i, j: int(_card(i) != _card(j) and _tile(i) == _tile(j)))
-AURORA_P2P = table(12, lambda i, j: int(_card(i) == _card(j) or _tile(i) == _tile(j)))
-AURORA_BUS = ["0000:18:00.0", "0000:42:00.0", "0000:6c:00.0", "0001:18:00.0", "0001:42:00.0", "0001:6c:00.0"]
-XL1 = {"path": "XL1", "xelink_links": 1, "xelink_gbps": 26.0, "xelink_latency": "1 hop",
-       "xelink_duplexity": "full"}
-XL2 = {"path": "XL2", "xelink_links": 2, "xelink_gbps": 52.0, "xelink_latency": "1 hop",
-       "xelink_duplexity": "full"}
-MDFI = {"path": "MDFI", "mdfi_links": 1}
-ACCESS_ONLY = {"read": "OK", "write": "OK", "atomics": "NS", "p2p_flags": "ACCESS"}
-BOTH = {"read": "OK", "write": "OK", "atomics": "OK", "p2p_flags": "ACCESS|ATOMICS"}
-ARC_BUS = ["0000:03:00.0", "0000:1a:00.0", "0000:83:00.0", "0000:9c:00.0"]
 # pvc-2x2.json, FLAT: 0.0, 0.1, 1.0, 1.1.
 PVC_P2P = [[0, 1, 1, 0], [1, 0, 0, 1], [1, 0, 0, 1], [0, 1, 1, 0]]
 PVC_XELINK = [[0, 0, 1, 0], [0, 0, 0, 1], [1, 0, 0, 0], [0, 1, 0, 0]]
@@ -72,106 +50,6 @@ def no_ze(label, why, n=0):
     return "xpu/%s: %s; assuming no DMA connectivity (%d device%s counted without Level Zero)" % (
         label, why, n, "" if n == 1 else "s")
 
-
-UNINIT = "zeInit failed: ZE_RESULT_ERROR_UNINITIALIZED"
-
-CASES = [
-    # Aurora-like node: 6 cards x 2 tiles, FLAT by default (Xe HPC).
-    dict(name="aurora-flat-xelink", topology="aurora-6x2.json", connection="xelink", n=12, matrix=AURORA_XELINK,
-         devices={0: {"pci_bus_id": "0000:18:00.0", "tile": 0, "level_zero_index": 0,
-                      "name": "Intel(R) Data Center GPU Max 1550",
-                      "uuid": "86800bd5-0000-4000-8000-000018000001"},
-                  11: {"pci_bus_id": "0001:6c:00.0", "tile": 1, "level_zero_index": 11}},
-         absent_device_keys=["tiles"],
-         pairs={(0, 2): XL1, (2, 0): XL1, (1, 11): XL1, (0, 1): MDFI, (5, 4): MDFI}, no_pairs=[(0, 3), (0, 11)]),
-    dict(name="aurora-flat-p2p", topology="aurora-6x2.json", connection="p2p", n=12, matrix=AURORA_P2P,
-         pairs={(0, 1): dict(BOTH, **MDFI), (0, 2): dict(BOTH, **XL1), (0, 3): ACCESS_ONLY}),
-    dict(name="aurora-composite-xelink", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=6, matrix=table(6, lambda i, j: 2),
-         devices={c: {"pci_bus_id": AURORA_BUS[c], "tiles": 2} for c in range(6)}, absent_device_keys=["tile"],
-         pairs={(0, 5): XL2, (3, 1): XL2}),
-    dict(name="aurora-composite-p2p", topology="aurora-6x2.json", connection="p2p",
-         env={"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=6, matrix=table(6, lambda i, j: 1),
-         pairs={(0, 5): dict(BOTH, **XL2)}),
-    dict(name="aurora-combined-xelink", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_FLAT_DEVICE_HIERARCHY": "COMBINED"}, n=12, matrix=AURORA_XELINK),
-    dict(name="aurora-combined-p2p", topology="aurora-6x2.json", connection="p2p",
-         env={"ZE_FLAT_DEVICE_HIERARCHY": "COMBINED"}, n=12, matrix=AURORA_P2P),
-    dict(name="aurora-bogus-hierarchy", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_FLAT_DEVICE_HIERARCHY": "composite"}, n=12, matrix=AURORA_XELINK),
-    # ZE_AFFINITY_MASK="0,2": tiles 0 and 2 (FLAT), cards 0 and 2 (COMPOSITE).
-    dict(name="aurora-mask-0,2-flat", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_AFFINITY_MASK": "0,2"}, n=2, matrix=[[0, 1], [1, 0]],
-         devices={0: {"pci_bus_id": "0000:18:00.0"}, 1: {"pci_bus_id": "0000:42:00.0"}},
-         absent_device_keys=["tile", "tiles"], pairs={(0, 1): XL1}),
-    dict(name="aurora-mask-0,2-flat-p2p", topology="aurora-6x2.json", connection="p2p",
-         env={"ZE_AFFINITY_MASK": "0,2"}, n=2, matrix=[[0, 1], [1, 0]]),
-    dict(name="aurora-mask-0,2-composite", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_AFFINITY_MASK": "0,2", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=2, matrix=[[0, 2], [2, 0]],
-         devices={0: {"pci_bus_id": "0000:18:00.0", "tiles": 2}, 1: {"pci_bus_id": "0000:6c:00.0", "tiles": 2}}),
-    # "1.0": tile 0 of card 1 under COMPOSITE; ignored under FLAT, leaving nothing.
-    dict(name="aurora-mask-1.0-composite", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_AFFINITY_MASK": "1.0", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=1, matrix=[[0]],
-         devices={0: {"pci_bus_id": "0000:42:00.0", "uuid": "86800bd5-0000-4000-8000-000118000101"}},
-         absent_device_keys=["tile", "tiles"]),
-    dict(name="aurora-mask-1.0-flat", topology="aurora-6x2.json", connection="p2p",
-         env={"ZE_AFFINITY_MASK": "1.0"}, n=0, matrix=[], warnings=[no_ze("p2p", UNINIT)]),
-    # "0.1,1.1": tile 1 of cards 0 and 1 (COMPOSITE), joined by one Xe Link.
-    dict(name="aurora-mask-0.1,1.1-composite", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_AFFINITY_MASK": "0.1,1.1", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=2,
-         matrix=[[0, 1], [1, 0]],
-         devices={0: {"pci_bus_id": "0000:18:00.0", "uuid": "86800bd5-0000-4000-8000-000018000002"},
-                  1: {"pci_bus_id": "0000:42:00.0", "uuid": "86800bd5-0000-4000-8000-000118000102"}},
-         pairs={(0, 1): XL1}),
-    dict(name="aurora-mask-0.1,1.1-composite-p2p", topology="aurora-6x2.json", connection="p2p",
-         env={"ZE_AFFINITY_MASK": "0.1,1.1", "ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE"}, n=2,
-         matrix=[[0, 1], [1, 0]], pairs={(1, 0): dict(BOTH, **XL1)}),
-    dict(name="aurora-mask-0.1,1.1-flat", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_AFFINITY_MASK": "0.1,1.1"}, n=0, matrix=[], warnings=[no_ze("xelink", UNINIT)]),
-    # Tiles 1 and 3 in flat numbering: tile 1 of cards 0 and 1; COMBINED keeps them sub-devices.
-    dict(name="aurora-mask-3,1-combined", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_AFFINITY_MASK": "3,1", "ZE_FLAT_DEVICE_HIERARCHY": "COMBINED"}, n=2, matrix=[[0, 1], [1, 0]],
-         devices={0: {"pci_bus_id": "0000:18:00.0", "tile": 1}, 1: {"pci_bus_id": "0000:42:00.0", "tile": 1}}),
-    dict(name="aurora-mask-3,1-flat", topology="aurora-6x2.json", connection="xelink",
-         env={"ZE_AFFINITY_MASK": "3,1"}, n=2, matrix=[[0, 1], [1, 0]],
-         devices={0: {"pci_bus_id": "0000:18:00.0"}, 1: {"pci_bus_id": "0000:42:00.0"}},
-         absent_device_keys=["tile"]),
-    dict(name="aurora-mask-flat-cross-tiles", topology="aurora-6x2.json", connection="p2p",
-         env={"ZE_AFFINITY_MASK": "0,3"}, n=2, matrix=zeros(2), pairs={(0, 1): ACCESS_ONLY}),
-    # PCIe-only Arc box: no Xe Link, peer access without atomics.
-    dict(name="arc-xelink", topology="arc-pcie-4.json", connection="xelink", n=4, matrix=zeros(4),
-         devices={c: {"pci_bus_id": ARC_BUS[c], "name": "Intel(R) Arc(TM) A770 Graphics"} for c in range(4)},
-         absent_device_keys=["tile", "tiles"], no_pairs=[(0, 1), (2, 3)]),
-    dict(name="arc-p2p", topology="arc-pcie-4.json", connection="p2p", n=4, matrix=zeros(4),
-         pairs={(0, 1): ACCESS_ONLY, (3, 2): ACCESS_ONLY}, absent_pair_keys=["path"]),
-    dict(name="arc-mask-0,2", topology="arc-pcie-4.json", connection="p2p", env={"ZE_AFFINITY_MASK": "0,2"}, n=2,
-         matrix=zeros(2), devices={0: {"pci_bus_id": ARC_BUS[0]}, 1: {"pci_bus_id": ARC_BUS[2]}}),
-    dict(name="arc-mask-1.0-composite-default", topology="arc-pcie-4.json", connection="p2p",
-         env={"ZE_AFFINITY_MASK": "1.0"}, n=1, matrix=[[0]], devices={0: {"pci_bus_id": ARC_BUS[1]}}),
-    dict(name="arc-mask-1.0-flat", topology="arc-pcie-4.json", connection="xelink",
-         env={"ZE_AFFINITY_MASK": "1.0", "ZE_FLAT_DEVICE_HIERARCHY": "FLAT"}, n=0, matrix=[],
-         warnings=[no_ze("xelink", UNINIT)]),
-    dict(name="arc-flat-same", topology="arc-pcie-4.json", connection="xelink",
-         env={"ZE_FLAT_DEVICE_HIERARCHY": "FLAT"}, n=4, matrix=zeros(4)),
-    # The fabric extension missing: Xe Link unknown, P2P unaffected.
-    dict(name="fabric-missing-xelink", topology="fabric-missing.json", connection="xelink", n=4, matrix=zeros(4),
-         warnings=["xpu/xelink: the Level Zero loader lacks zeFabricVertexGetExp (the fabric topology extension "
-                   "ZE_experimental_fabric); assuming no Xe Link connectivity"]),
-    dict(name="fabric-missing-p2p", topology="fabric-missing.json", connection="p2p", n=4, matrix=PVC_P2P,
-         pairs={(0, 2): BOTH, (0, 3): ACCESS_ONLY}, absent_pair_keys=["path", "xelink_links"]),
-    # The loader.
-    dict(name="loader-missing", topology="loader-missing.json", connection="p2p", n=0, matrix=[],
-         warnings=[no_ze("p2p", "cannot load Level Zero: libze_loader.so.1: cannot open shared object file: "
-                                "No such file or directory (replayed)")]),
-    dict(name="section-absent", topology=None, connection="xelink", n=0, matrix=[],
-         warnings=[no_ze("xelink", "cannot load Level Zero: libze_loader.so.1: cannot open shared object file "
-                                   "(replayed)")]),
-    dict(name="init-fail", topology="init-fail.json", connection="p2p", n=0, matrix=[],
-         warnings=[no_ze("p2p", UNINIT)]),
-    dict(name="pvc-2x2-xelink", topology="pvc-2x2.json", connection="xelink", n=4, matrix=PVC_XELINK,
-         pairs={(0, 2): XL1, (1, 3): XL1, (0, 1): MDFI, (2, 3): MDFI}),
-    dict(name="pvc-2x2-p2p", topology="pvc-2x2.json", connection="p2p", n=4, matrix=PVC_P2P),
-]
 
 # One fault per Level Zero function, on pvc-2x2.json: the fault, then the
 # expected (matrix, warnings) of p2p and of xelink ("%s" is the label).
@@ -229,7 +107,7 @@ def clean_env(extra, replay):
 
 
 def run_cli(cli, args, env):
-    wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
+    wrapper = harness_wrapper()
     p = subprocess.run(wrapper + [cli] + args, env=env, cwd=REPO, stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
@@ -247,67 +125,12 @@ def detect(cli, connection, env):
 
 
 def check(case, obj, err, conn):
-    problems = []
-    n = case["n"]
-    if obj.get("device_type") != "xpu" or obj.get("connection_type") != conn:
-        problems.append("result is %s/%s" % (obj.get("device_type"), obj.get("connection_type")))
-    if case["matrix"] is not None and obj.get("matrix") != case["matrix"]:
-        problems.append("matrix:\n  expected %s\n  got      %s" % (case["matrix"], obj.get("matrix")))
-    if len(obj.get("devices", [])) != n:
-        problems.append("%d devices, expected %d" % (len(obj.get("devices", [])), n))
-    warnings = obj.get("warnings")
-    if warnings != case.get("warnings", []):
-        problems.append("warnings:\n  expected %s\n  got      %s" % (case.get("warnings", []), warnings))
-    lines = [l[len(WARN):] for l in err.splitlines() if l.startswith(WARN)]
-    if lines != (warnings or []):
-        problems.append("stderr warnings %s differ from the result's %s" % (lines, warnings))
-    devices = obj.get("devices", [])
-    for i, want in case.get("devices", {}).items():
-        got = devices[i] if i < len(devices) else {}
-        for k, v in want.items():
-            if got.get(k) != v:
-                problems.append("devices[%d].%s: expected %r, got %r" % (i, k, v, got.get(k)))
-    for k in case.get("absent_device_keys", []):
-        for d in devices:
-            if k in d:
-                problems.append("devices[%d] has %s=%r, expected none" % (d["ordinal"], k, d[k]))
-    # Every zero off the diagonal has a reason and a text, no other pair has
-    # one; the cases' pairs are compared without them.
-    matrix = obj.get("matrix", [])
-    reasons = REASON_KEYS
-    for p in obj.get("pairs", []):
-        zero = matrix[p["from"]][p["to"]] == 0
-        if zero != ("reason" in p) or ("reason" in p) != bool(p.get("reason_text")):
-            problems.append("pair %d -> %d: value %d with reason %r" % (p["from"], p["to"],
-                            matrix[p["from"]][p["to"]], p.get("reason")))
-    for i in range(len(matrix)):
-        for j in range(len(matrix)):
-            if i != j and matrix[i][j] == 0 and not any(p["from"] == i and p["to"] == j and "reason" in p
-                                                        for p in obj.get("pairs", [])):
-                problems.append("pair %d -> %d is 0 without a reason" % (i, j))
-    pairs = {(p["from"], p["to"]): {k: v for k, v in p.items() if k not in reasons}
-             for p in obj.get("pairs", [])}
-    pairs = {k: v for k, v in pairs.items() if set(v) - {"from", "to"}}
-    for (i, j), want in case.get("pairs", {}).items():
-        got = pairs.get((i, j))
-        if got is None:
-            problems.append("no pair %d -> %d" % (i, j))
-            continue
-        got = {k: v for k, v in got.items() if k not in ("from", "to")}
-        if got != want:
-            problems.append("pair %d -> %d:\n  expected %s\n  got      %s" % (i, j, want, got))
-    for (i, j) in case.get("no_pairs", []):
-        if (i, j) in pairs:
-            problems.append("pair %d -> %d described, expected nothing: %s" % (i, j, pairs[(i, j)]))
-    for k in case.get("absent_pair_keys", []):
-        for (i, j), p in pairs.items():
-            if k in p:
-                problems.append("pair %d -> %d has %s, expected none" % (i, j, k))
+    quiet = (case.get("env") or {}).get("DMACONN_QUIET") not in (None, "", "0")
+    problems = replay_cases.check(dict(case, connection=conn), obj, err, "xpu", quiet)
     if problems:
         raise Failure("\n  ".join(problems))
 
 
-REASON_KEYS = ("reason", "reason_text")
 
 
 def topology_path(case, tmp):
@@ -316,7 +139,7 @@ def topology_path(case, tmp):
         with open(path, "w") as f:
             json.dump({"dmaconn_topology": 1, "description": "no level_zero section"}, f)
         return path
-    return os.path.join(TOPO, case["topology"])
+    return os.path.join(REPO, case["topology"])
 
 
 def fault_cases(tmp):
@@ -342,9 +165,9 @@ def fault_cases(tmp):
                 matrix = PVC_P2P if conn == "p2p" else PVC_XELINK
             case = dict(name="fault-%s-%s%s" % (fn, conn, "-unsupported" if "error" in where else ""),
                         path=path, connection=conn, n=len(matrix), matrix=matrix,
-                        warnings=[w % conn if "%s" in w else w for w in warnings])
+                        warnings_equal=[w % conn if "%s" in w else w for w in warnings])
             if fn == "zeDevicePciGetPropertiesExt":
-                case["devices"] = {0: {"pci_bus_id": "0000:29:00.0"}, 2: {"pci_bus_id": "0000:9a:00.0"}}
+                case["devices"] = [{"pci_bus_id": "0000:29:00.0"}, None, {"pci_bus_id": "0000:9a:00.0"}, None]
             out.append(case)
     # A loader lacking a required function is no Level Zero loader.
     topo = copy.deepcopy(base)
@@ -353,7 +176,7 @@ def fault_cases(tmp):
     with open(path, "w") as f:
         json.dump(topo, f)
     out.append(dict(name="missing-required", path=path, connection="p2p", n=0, matrix=[],
-                    warnings=[no_ze("p2p", "libze_loader.so.1 lacks zeDeviceGet (not a Level Zero loader?)")]))
+                    warnings_equal=[no_ze("p2p", "libze_loader.so.1 lacks zeDeviceGet (not a Level Zero loader?)")]))
     # A loader without zeDeviceGetP2PProperties: no peer access, the fabric still counts.
     topo = copy.deepcopy(base)
     topo["level_zero"]["missing_functions"] = ["zeDeviceGetP2PProperties"]
@@ -361,7 +184,7 @@ def fault_cases(tmp):
     with open(path, "w") as f:
         json.dump(topo, f)
     out.append(dict(name="missing-p2p", path=path, connection="p2p", n=4, matrix=zeros(4),
-                    warnings=["xpu/p2p: the Level Zero loader lacks zeDeviceGetP2PProperties; "
+                    warnings_equal=["xpu/p2p: the Level Zero loader lacks zeDeviceGetP2PProperties; "
                               "assuming no peer access"]))
     out.append(dict(name="missing-p2p-xelink", path=path, connection="xelink", n=4, matrix=PVC_XELINK))
     return out
@@ -398,28 +221,30 @@ def live_cases(tmp):
              ("0000:00:02.0", None)]
 
     def devs(lst):
-        return {i: ({"pci_bus_id": b, "tile": t} if t is not None else {"pci_bus_id": b}) for i, (b, t) in
-                enumerate(lst)}
+        return [{"pci_bus_id": b, "tile": t} if t is not None else {"pci_bus_id": b} for b, t in lst]
 
     return [
         # Discrete first, then PCI order; the first card has tiles, so FLAT.
         dict(name="sysfs-flat", live=True, env=base, connection="p2p", n=5, matrix=zeros(5),
-             warnings=[no_ze("p2p", why, 5)], devices=devs(flat5)),
+             device_keys=["pci_bus_id"],
+             warnings_equal=[no_ze("p2p", why, 5)], devices=devs(flat5)),
         dict(name="sysfs-mask", live=True, env=dict(base, ZE_AFFINITY_MASK="4,1"), connection="xelink", n=2,
-             matrix=zeros(2), warnings=[no_ze("xelink", why, 2)],
+             matrix=zeros(2), device_keys=["pci_bus_id"], warnings_equal=[no_ze("xelink", why, 2)],
              devices=devs([("0000:3a:00.0", 1), ("0000:00:02.0", None)])),
         dict(name="sysfs-composite", live=True, env=dict(base, ZE_FLAT_DEVICE_HIERARCHY="COMPOSITE"),
-             connection="p2p", n=3, matrix=zeros(3), warnings=[no_ze("p2p", why, 3)],
+             connection="p2p", n=3, matrix=zeros(3), device_keys=["pci_bus_id"],
+             warnings_equal=[no_ze("p2p", why, 3)],
              devices=devs([("0000:3a:00.0", None), ("0000:9a:00.0", None), ("0000:00:02.0", None)]),
-             absent_device_keys=["tile"]),
+             no_device_keys=["tile"]),
         # PCI order alone puts the integrated GPU first; a single-tile first card: COMPOSITE.
         dict(name="sysfs-pci-order", live=True, env=dict(base, ZE_ENABLE_PCI_ID_DEVICE_ORDER="1"),
-             connection="p2p", n=3, matrix=zeros(3), warnings=[no_ze("p2p", why, 3)],
+             connection="p2p", n=3, matrix=zeros(3), device_keys=["pci_bus_id"],
+             warnings_equal=[no_ze("p2p", why, 3)],
              devices=devs([("0000:00:02.0", None), ("0000:3a:00.0", None), ("0000:9a:00.0", None)])),
         dict(name="relative-ze-library", live=True,
              env={"DMACONN_ZE_LIBRARY": "libze_loader.so.1", "DMACONN_SYSFS_ROOT": os.path.join(tmp, "empty")},
              connection="xelink", n=0, matrix=[],
-             warnings=[no_ze("xelink", "DMACONN_ZE_LIBRARY must be an absolute path, not 'libze_loader.so.1'")]),
+             warnings_equal=[no_ze("xelink", "DMACONN_ZE_LIBRARY must be an absolute path, not 'libze_loader.so.1'")]),
     ]
 
 
@@ -493,10 +318,10 @@ def main(argv):
         sys.stderr.write("no test stand-in at %s\n" % STAND_IN)
         return 1
     pattern = argv[2] if len(argv) == 3 else ""
-    passed = failed = 0
+    report = Report()
     with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(tmp, "empty"))
-        cases = CASES + fault_cases(tmp) + live_cases(tmp)
+        cases = replay_cases.load(CASES) + fault_cases(tmp) + live_cases(tmp)
         for case in cases:
             if pattern not in case["name"]:
                 continue
@@ -505,11 +330,9 @@ def main(argv):
                 obj, err = detect(cli, case["connection"], clean_env(case.get("env"), replay))
                 check(case, obj, err, case["connection"])
             except (Failure, subprocess.TimeoutExpired) as e:
-                failed += 1
-                print("FAIL %s: %s" % (case["name"], e), flush=True)
+                report.check(False, case["name"], e)
             else:
-                passed += 1
-                print("ok %s" % case["name"], flush=True)
+                report.check(True, case["name"])
         for name, fn in (("round-trips", lambda: round_trips(cli, tmp)), ("topo", lambda: topo(cli, tmp)),
                          ("binding", lambda: binding(build, tmp))):
             if pattern not in name:
@@ -521,14 +344,8 @@ def main(argv):
                 problems = fn()
             except Failure as e:
                 problems = [str(e)]
-            if problems:
-                failed += 1
-                print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)), flush=True)
-            else:
-                passed += 1
-                print("ok %s" % name, flush=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+            report.problems(name, problems)
+    return report.done()
 
 
 if __name__ == "__main__":

@@ -4,19 +4,17 @@
 # cu*): the replay component hands the backends function tables instead, so
 # nothing of it can stand in for a vendor library in the global scope.
 # usage: vendor_symbols_test.sh LIBRARY...
-status=0
+. "$(dirname "$0")/harness.sh"
 for lib in "$@"; do
 	if ! out=$(nm -D --defined-only "$lib"); then
-		echo "FAIL: nm cannot read $lib"
-		status=1
+		bad "nm cannot read $lib"
 		continue
 	fi
-	bad=$(printf '%s\n' "$out" | awk '{print $NF}' | grep -E '^(nvml|ze|rsmi_|cu)')
-	if [ -n "$bad" ]; then
-		echo "FAIL: $lib defines vendor symbols:" $bad
-		status=1
+	vendor=$(printf '%s\n' "$out" | awk '{print $NF}' | grep -E '^(nvml|ze|rsmi_|cu)')
+	if [ -n "$vendor" ]; then
+		bad "$lib defines vendor symbols: $(echo $vendor)"
 	else
-		echo "ok: $lib ($(printf '%s\n' "$out" | grep -c ' [TDBRW] ') definitions)"
+		ok "$lib ($(printf '%s\n' "$out" | grep -c ' [TDBRW] ') definitions)"
 	fi
 done
-exit $status
+finish

@@ -19,15 +19,14 @@ import subprocess
 import sys
 import time
 
+from harness import Report
+
 DMACONN, HELPER, FAKE, WORK = sys.argv[1:5]
-failures = 0
+report = Report()
 
 
 def check(name, ok, detail=""):
-    global failures
-    print(("ok " if ok else "FAIL ") + name + ("" if ok else ": " + detail))
-    if not ok:
-        failures += 1
+    report.check(ok, name, detail)
 
 
 def env(**extra):
@@ -143,4 +142,4 @@ for sig in (signal.SIGTERM, signal.SIGINT):
         except OSError:
             pass
 
-sys.exit(1 if failures else 0)
+sys.exit(report.done())

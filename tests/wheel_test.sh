@@ -14,9 +14,7 @@ W=${1:-$(mktemp -d)}
 mkdir -p "$W"
 W=$(cd "$W" && pwd)
 SRC=$(pwd)
-fail=0
-ok() { echo "ok $*"; }
-bad() { echo "FAIL $*"; fail=1; }
+. "$(dirname "$0")/harness.sh"
 
 # As root, in a mount namespace of its own (unshare -m), the files of
 # libjansson-dev are hidden under /dev/null while pip builds, as on a machine
@@ -102,4 +100,4 @@ PYTHONPATH= "$PY" bench/import_time.py --python "$V/bin/python" --runs 11 --chec
 (cd "$V" && find . -path ./lib/*/site-packages/pip -prune -o -print | sort) >"$W/after.txt"
 if diff -u "$W/before.txt" "$W/after.txt"; then ok "pip uninstall leaves nothing behind"
 else bad "pip uninstall left files behind"; fi
-exit $fail
+finish

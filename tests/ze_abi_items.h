@@ -4,6 +4,8 @@
  * against Intel's level_zero/ze_api.h.  ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE
  * is left out: headers of API 1.4 spell it ..._SUBEVICE, later ones
  * ..._SUBDEVICE, so no one name exists in both. */
+#include "device/abi_check.h"
+
 #define ZE_ABI_ITEMS(C, S, O)                                                                \
 	C(ZE_RESULT_SUCCESS) C(ZE_RESULT_NOT_READY) C(ZE_RESULT_ERROR_DEVICE_LOST)           \
 	C(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY) C(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)        \
@@ -86,8 +88,3 @@
 	O(ze_fabric_edge_exp_properties_t, bandwidth) O(ze_fabric_edge_exp_properties_t, bandwidthUnit) \
 	O(ze_fabric_edge_exp_properties_t, latency) O(ze_fabric_edge_exp_properties_t, latencyUnit) \
 	O(ze_fabric_edge_exp_properties_t, duplexity)
-
-struct abi_item {
-	const char *name;
-	long long value;
-};

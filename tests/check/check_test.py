@@ -28,6 +28,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import Report  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1])
 CLI = os.path.join(BUILD, "dmaconn")
 FAKE_NVML = os.path.join(BUILD, "tests", "fakenvml", "libnvidia-ml.so.1")
@@ -36,13 +39,8 @@ HELPER = os.path.join(BUILD, "dmaconn-verify-helper")
 T = "tests/topologies"
 EXPECT = "tests/check/hgx-h100-8.expect.json"
 TMP = tempfile.mkdtemp(prefix="dmaconn-check-")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print("%s %s" % ("ok" if ok else "FAIL", what))
-    failures += not ok
+report = Report()
+check = report.check
 
 
 def env_of(**extra):
@@ -268,6 +266,16 @@ exp = load(EXPECT)
 p2p = [r for r in exp["results"] if r["connection_type"] == "p2p"][0]
 p2p["pairs"][0]["nvlink_gbps"] = 9999.0
 text = json.dumps(exp, separators=(",", ":"))
+
+
+def refused(what, bad, name, where):
+    """The expectation text bad (text with what) is an invalid file."""
+    check(bad != text, "13: the file with %s differs" % what)
+    st, out, _ = run("check", "--expect", write(name, bad), "--replay", T + "/hgx-h100-8.json")
+    check(st == 3 and out.startswith("DMACONN UNKNOWN - cannot use --expect"),
+          "13: %s with %s is an invalid file (%s: %s)" % (where, what, st, out))
+
+
 st, out, _ = run("check", "--expect", write("fast.json", text), "--replay", T + "/hgx-h100-8.json")
 check(st == 2 and "slower links: expected 555.5 GB/s per link" in out, "13: a pair's speed is read (%s: %s)" % (st, out))
 escaped = text.replace('"pairs":[{"from":0', '"p\\u0061irs":[{"from":0', 1)
@@ -284,10 +292,7 @@ for what, bad in (("a trailing comma", text.replace('"nvlink_rate_source":"nvlin
                   ("a matrix row too many", text.replace('[0,18,18,18,18,18,18,18]', '[0,18,18,18,18,18,18,18],[0,18,18,18,18,18,18,18]', 1)),
                   ("a negative matrix entry", text.replace('[0,18,18,18,18,18,18,18]', '[0,-18,18,18,18,18,18,18]', 1)),
                   ("a matrix entry 18.0", text.replace('[0,18,18,18,18,18,18,18]', '[0,18.0,18,18,18,18,18,18]', 1))):
-    check(bad != text, "13: the file with %s differs" % what)
-    st, out, _ = run("check", "--expect", write("fast-bad.json", bad), "--replay", T + "/hgx-h100-8.json")
-    check(st == 3 and out.startswith("DMACONN UNKNOWN - cannot use --expect"),
-          "13: a file with %s is an invalid file (%s: %s)" % (what, st, out))
+    refused(what, bad, "fast-bad.json", "a file")
 
 # 15: a FIFO is refused at once.
 fifo = os.path.join(TMP, "expect.fifo")
@@ -348,10 +353,7 @@ for what, bad in (("a repeated key", text.replace('"nvlink_gbps":450.0', '"nvlin
                   ("a NUL in a string", text.replace('"path":"NV18"', '"path":"NV\\u0000"', 1)),
                   ("a lone surrogate", text.replace('"path":"NV18"', '"path":"NV\\ud800"', 1)),
                   ("a low surrogate first", text.replace('"path":"NV18"', '"path":"NV\\udc00\\ud800"', 1))):
-    check(bad != text, "13: the file with %s differs" % what)
-    st, out, _ = run("check", "--expect", write("pair-bad.json", bad), "--replay", T + "/hgx-h100-8.json")
-    check(st == 3 and out.startswith("DMACONN UNKNOWN - cannot use --expect"),
-          "13: a pair with %s is an invalid file (%s: %s)" % (what, st, out))
+    refused(what, bad, "pair-bad.json", "a pair")
 for what, raw in (("a byte that is not UTF-8", b"NV\xff"), ("an overlong form", b"NV\xc0\xaf"),
                   ("a cut character", b"NV\xe2\x80")):
     path = os.path.join(TMP, "pair-bytes.json")
@@ -407,4 +409,4 @@ check(st == 2 and "\u009b" not in out and "\u0085" not in out and "H100 ?31mred 
       "20: C1 controls in a name become '?' (%s: %r)" % (st, out[:300]))
 
 shutil.rmtree(TMP, ignore_errors=True)
-sys.exit(1 if failures else 0)
+sys.exit(report.done())

@@ -53,15 +53,14 @@ done
 echo "== checks"
 python3 - "$OUT" "$B/dmaconn" <<'EOF'
 import json, re, subprocess, sys
+sys.path.insert(0, "tests")
+from harness import Report
 out, cli = sys.argv[1], sys.argv[2]
 res = json.loads(subprocess.run([cli, "-d", "cuda", "-c", "nvlink", "--json"], capture_output=True,
                                 text=True).stdout)["results"][0]
 n, devs = len(res["matrix"]), res["devices"]
-fails = 0
-def check(ok, what):
-    global fails
-    print(("PASS " if ok else "FAIL ") + what)
-    fails += not ok
+report = Report()
+check = report.check
 for name in ("nvlink", "nvlink-verified"):
     text = open("%s/%s.dot" % (out, name)).read()
     check(all(("d%d [label=\"GPU %d\\n" % (i, i)) in text and d["pci_bus_id"] in text
@@ -76,6 +75,5 @@ live = open(out + "/nvlink-verified.dot").read()
 replay = open(out + "/replay.dot").read()
 strip = lambda t: re.sub(r" \(replay of [^)]*\)", "", t)
 check(strip(replay) == strip(live), "the recording draws the live graph")
-print("%d check(s) failed" % fails if fails else "all checks passed")
-sys.exit(1 if fails else 0)
+sys.exit(report.done())
 EOF

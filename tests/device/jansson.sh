@@ -17,3 +17,24 @@ dc_jansson() {
 		echo "no Jansson here and no .deb files in .deps/: the CLI and the replay component are left out" >&2
 	fi
 }
+
+# dc_setup NAME: logs in $OUT (default /tmp/dmaconn-NAME), NCCL, PyTorch and
+# NVSHMEM kept off NVLink multicast, and Jansson as above.
+dc_setup() {
+	OUT=${OUT:-/tmp/dmaconn-$1}
+	mkdir -p "$OUT"
+	export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+	dc_jansson
+}
+
+# dc_build DIR [CMAKE_OPTION ...] [-- BUILD_OPTION ...]: a Release build of the
+# tree into DIR, its log in $OUT/cmake.log; exits with the log's end on failure.
+dc_build() {
+	local dir=$1 cm=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do cm+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$DEPS/usr" "${cm[@]}" >"$OUT/cmake.log" 2>&1 &&
+		cmake --build "$dir" -j "$@" >>"$OUT/cmake.log" 2>&1 ||
+		{ echo "build failed"; tail -30 "$OUT/cmake.log"; exit 1; }
+}

@@ -12,17 +12,12 @@
 # shows that NCCL parses what it was given.  Run from the source root;
 # takes about a minute.  Logs in $OUT (default /tmp/dmaconn-nccl).
 set -u
-OUT=${OUT:-/tmp/dmaconn-nccl}
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 B=build-nccl
 
 # Jansson: the machine's, or .deb files carried in .deps/.
 # shellcheck source=tests/device/jansson.sh
-. tests/device/jansson.sh && dc_jansson
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DDMACONN_BUILD_TESTS=OFF -DCMAKE_PREFIX_PATH=$DEPS/usr \
-	>"$OUT/cmake.log" 2>&1 && cmake --build $B -j --target dmaconn_cli >>"$OUT/cmake.log" 2>&1 ||
-	{ echo "build failed"; tail -30 "$OUT/cmake.log"; exit 1; }
+. tests/device/jansson.sh && dc_setup nccl
+dc_build $B -DDMACONN_BUILD_TESTS=OFF -- --target dmaconn_cli
 
 echo "== machine"
 nvidia-smi -L

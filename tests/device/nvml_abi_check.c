@@ -11,24 +11,15 @@
  *        tests/device/nvml_abi_ours.c
  */
 #include <nvml.h>
-#include <stddef.h>
-#include <stdio.h>
-
 #include "nvml_abi_items.h"
 #include "nvml_functions.h"
 
-#define SAME_TYPE_(fn, ret, params, required)                                           \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(&fn), ret(*) params),    \
-		       "prototype of " #fn " differs from nvml.h");
-NVML_ALL_FUNCTIONS(SAME_TYPE_)
+NVML_ALL_FUNCTIONS(ABI_SAME_PROTOTYPE)
 
-#define C_(x) { #x, (long long)(x) },
-#define S_(t) { "sizeof(" #t ")", (long long)sizeof(t) },
-#define O_(t, m) { "offsetof(" #t ", " #m ")", (long long)offsetof(t, m) },
-static const struct abi_item abi_real[] = { NVML_ABI_ITEMS(C_, S_, O_) };
-static const struct abi_item abi_real_maxima[] = { NVML_ABI_MAXIMA(C_) };
+static const struct abi_item abi_real[] = { NVML_ABI_ITEMS(ABI_CONSTANT, ABI_SIZE, ABI_OFFSET) };
+static const struct abi_item abi_real_maxima[] = { NVML_ABI_MAXIMA(ABI_CONSTANT) };
 #ifdef DMACONN_NVML_NEWEST
-static const struct abi_item abi_real_newest[] = { NVML_ABI_NEWEST_ITEMS(C_) };
+static const struct abi_item abi_real_newest[] = { NVML_ABI_NEWEST_ITEMS(ABI_CONSTANT) };
 #endif
 
 extern const struct abi_item abi_ours[], abi_ours_maxima[], abi_ours_newest[];
@@ -38,7 +29,7 @@ extern const size_t abi_ours_count;
 static size_t check_maxima(int newest)
 {
 	size_t bad = 0;
-	for (size_t i = 0; i < sizeof(abi_real_maxima) / sizeof(abi_real_maxima[0]); i++) {
+	for (size_t i = 0; i < ABI_COUNT_OF(abi_real_maxima); i++) {
 		long long real = abi_real_maxima[i].value, ours = abi_ours_maxima[i].value;
 		int ok = newest ? real == ours : real <= ours;
 		bad += !ok;
@@ -54,40 +45,18 @@ static size_t check_maxima(int newest)
 
 int main(void)
 {
-	size_t n = sizeof(abi_real) / sizeof(abi_real[0]), bad = 0;
-	if (n != abi_ours_count) {
-		printf("FAIL item lists differ in length: %zu vs %zu\n", n, abi_ours_count);
-		return 1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int same = abi_real[i].value == abi_ours[i].value;
-		bad += !same;
-		if (!same)
-			printf("FAIL %s: nvml.h %lld, dmaconn %lld\n", abi_real[i].name, abi_real[i].value,
-			       abi_ours[i].value);
-	}
+	size_t n = ABI_COUNT_OF(abi_real), bad = abi_compare("nvml.h", abi_real, n, abi_ours, abi_ours_count);
 #ifdef DMACONN_NVML_NEWEST
 	const char *header = "nvidia-nvml-dev " DMACONN_NVML_NEWEST ", the newest dmaconn declares";
 	bad += check_maxima(1);
-	size_t extra = sizeof(abi_real_newest) / sizeof(abi_real_newest[0]);
-	for (size_t i = 0; i < extra; i++) {
-		int same = abi_real_newest[i].value == abi_ours_newest[i].value;
-		bad += !same;
-		if (!same)
-			printf("FAIL %s: nvml.h %lld, dmaconn %lld\n", abi_real_newest[i].name, abi_real_newest[i].value,
-			       abi_ours_newest[i].value);
-	}
+	size_t extra = ABI_COUNT_OF(abi_real_newest);
+	bad += abi_compare("nvml.h", abi_real_newest, extra, abi_ours_newest, extra);
 #else
 	const char *header = "any version: maxima at least the header's";
 	bad += check_maxima(0);
 	size_t extra = 0;
 #endif
-	n += extra + sizeof(abi_real_maxima) / sizeof(abi_real_maxima[0]);
-	size_t fns = 0;
-#define COUNT_(fn, ret, params, required) fns++;
-	NVML_ALL_FUNCTIONS(COUNT_)
-	printf("nvml ABI: %zu constants/sizes/offsets compared, %zu mismatches; %zu prototypes "
-	       "identical (checked at compile time) (NVML_API_VERSION %d; nvml.h of %s)\n",
-	       n, bad, fns, NVML_API_VERSION, header);
-	return bad != 0;
+	char what[160];
+	snprintf(what, sizeof(what), "NVML_API_VERSION %d; nvml.h of %s", NVML_API_VERSION, header);
+	return abi_done("nvml", n + extra + ABI_COUNT_OF(abi_real_maxima), bad, 0 NVML_ALL_FUNCTIONS(ABI_COUNT), what);
 }

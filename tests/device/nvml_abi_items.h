@@ -2,6 +2,8 @@
 /* Every NVML constant, size and offset dmaconn declares, expanded once
  * against src/backends/nvml_api.h and once against NVIDIA's nvml.h: each
  * equal in every header since the oldest dmaconn supports. */
+#include "abi_check.h"
+
 #define NVML_ABI_ITEMS(C, S, O)                                                         \
 	C(NVML_SUCCESS) C(NVML_ERROR_UNINITIALIZED) C(NVML_ERROR_INVALID_ARGUMENT)      \
 	C(NVML_ERROR_NOT_SUPPORTED) C(NVML_ERROR_NO_PERMISSION)                         \
@@ -91,8 +93,3 @@
 #define NVML_ABI_MAXIMA(C) C(NVML_NVLINK_MAX_LINKS)
 /* Constants only the newest header declares; compared against it alone. */
 #define NVML_ABI_NEWEST_ITEMS(C) C(NVML_NVLINK_VERSION_6_0)
-
-struct abi_item {
-	const char *name;
-	long long value;
-};

@@ -19,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import finish  # noqa: E402
+
 SKIP = 77
 OLDEST = 75  # CUDA 13's ptxas no longer targets sm_52 to sm_72
 
@@ -64,12 +67,10 @@ def main(argv):
             p = subprocess.run([ptxas, "-arch=sm_%d" % a, src, "-o", os.path.join(tmp, "k.cubin")],
                                capture_output=True, text=True)
             if p.returncode != 0:
-                failed.append(a)
-                print("FAIL sm_%d: %s" % (a, (p.stdout + p.stderr).strip()))
+                failed.append("sm_%d: %s" % (a, (p.stdout + p.stderr).strip()))
     version = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    print("verify helper PTX: assembled by %s (%s) for %s; %d failed" % (
-        ptxas, version[-1] if version else "?", " ".join("sm_%d" % a for a in archs), len(failed)))
-    return 1 if failed else 0
+    return finish(failed, "verify helper PTX: assembled by %s (%s) for %s" % (
+        ptxas, version[-1] if version else "?", " ".join("sm_%d" % a for a in archs)))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from harness import Report  # noqa: E402
 MI300X = os.path.join(REPO, "examples", "mi300x.json")
 H200X2 = os.path.join(REPO, "examples", "h200x2-recorded.json")
 AURORA = os.path.join(REPO, "tests", "topologies-xpu", "aurora-6x2-recorded.json")
@@ -57,8 +59,6 @@ out["device_count"] = torch.cuda.device_count()
 print(json.dumps(out))
 """
 
-failures = 0
-
 
 def child(title, pre, env_extra):
     env = {k: v for k, v in os.environ.items() if k not in ("DMACONN_REPLAY", "CUDA_VISIBLE_DEVICES",
@@ -89,10 +89,8 @@ def child(title, pre, env_extra):
     return out
 
 
-def check(ok, what):
-    global failures
-    print(f"   {'PASS' if ok else 'FAIL'}: {what}")
-    failures += 0 if ok else 1
+report = Report()
+check = report.check
 
 
 def main():
@@ -120,19 +118,14 @@ def main():
                   and len(p2p["matrix"]) == n and all(len(r) == n for r in p2p["matrix"]),
                   f"PyTorch's assertions: device_type, connection_type, {n}x{n} matrix")
             check(["CUDA", "nvlink"] not in out["registered"], "(CUDA, 'nvlink') not registered by dmaconn")
-    out = child("HIP from a replay of the MI300X example",
-                {"calls": [["HIP", "infinity_fabric", ["rocm", "infinity_fabric"]], ["HIP", "p2p", ["rocm", "p2p"]]]},
-                {"DMACONN_REPLAY": MI300X})
-    if out:
-        for e in out["calls"]:
-            check(e.get("matrix") == e["dmaconn"] and e.get("device_type") == "DeviceType.HIP",
-                  f"{e['call']} == the replayed matrix")
-    out = child("XPU from a replay of tests/topologies-xpu/aurora-6x2-recorded.json",
-                {"calls": [["XPU", "xelink", ["xpu", "xelink"]], ["XPU", "p2p", ["xpu", "p2p"]]]},
-                {"DMACONN_REPLAY": AURORA})
-    if out:
-        for e in out["calls"]:
-            check(e.get("matrix") == e["dmaconn"] and e.get("device_type") == "DeviceType.XPU",
+    for title, torch_type, dmaconn_type, connections, replay in (
+            ("HIP from a replay of the MI300X example", "HIP", "rocm", ("infinity_fabric", "p2p"), MI300X),
+            ("XPU from a replay of tests/topologies-xpu/aurora-6x2-recorded.json", "XPU", "xpu", ("xelink", "p2p"),
+             AURORA)):
+        out = child(title, {"calls": [[torch_type, c, [dmaconn_type, c]] for c in connections]},
+                    {"DMACONN_REPLAY": replay})
+        for e in out["calls"] if out else []:
+            check(e.get("matrix") == e["dmaconn"] and e.get("device_type") == "DeviceType." + torch_type,
                   f"{e['call']} == the replayed matrix")
     # PyTorch's own (CUDA, "nvlink"), without and with dmaconn.torch, under a replay of 2x H200
     # (dmaconn's own cuda/nvlink then says [[0, 18], [18, 0]]).
@@ -160,8 +153,7 @@ def main():
                 check(got == out["calls"][0]["dmaconn"], "dmaconn's detector replaced the plug-in's")
             else:
                 check(got == [[0, 3], [3, 0]], "the plug-in's detector kept")
-    print(f"\n{failures} failed")
-    return 1 if failures else 0
+    return report.done()
 
 
 if __name__ == "__main__":

@@ -6,16 +6,12 @@
 # where PyTorch is importable), then the whole suite.  Logs go to
 # $OUT (default /tmp/dmaconn-torch).  Run from the source root.
 set -u
-OUT=${OUT:-/tmp/dmaconn-torch}
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 B=build-torch
 
 # Jansson for the replay component: the machine's, or .deb files carried in .deps/.
 # shellcheck source=tests/device/jansson.sh
-. tests/device/jansson.sh && dc_jansson
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$DEPS/usr >"$OUT/cmake.log" 2>&1 &&
-	cmake --build $B -j >>"$OUT/cmake.log" 2>&1 || { echo "build failed"; tail -30 "$OUT/cmake.log"; exit 1; }
+. tests/device/jansson.sh && dc_setup torch
+dc_build $B
 ls $B/libdmaconn_replay.so.0 >/dev/null || { echo "no replay component"; exit 1; }
 
 echo "== machine"

@@ -4,7 +4,7 @@
 # and the CLI itself never links MPI.  Needs no MPI.  usage: cli_missing.sh DMACONN
 set -u
 cli=$1
-fail=0
+. "$(dirname "$0")/../harness.sh"
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 
@@ -14,11 +14,9 @@ expect() { # expect STATUS TEXT -- ENV... COMMAND...
 	env "$@" >"$out" 2>"$err"
 	got=$?
 	if [ "$got" != "$want" ] || ! grep -qF -- "$text" "$err" || [ -s "$out" ]; then
-		echo "FAIL: $*: exit $got (expected $want), stderr:" >&2
-		cat "$err" >&2
-		fail=1
+		bad "$*: exit $got (expected $want), stderr:" "$err"
 	else
-		echo "ok: $*"
+		ok "$*"
 	fi
 }
 
@@ -30,11 +28,10 @@ expect 2 "-d and -c go together" DMACONN_MPI_LIBRARY=/nonexistent "$cli" --mpi -
 
 if command -v readelf >/dev/null 2>&1; then
 	if readelf -d "$cli" | grep NEEDED | grep -qi mpi; then
-		echo "FAIL: $cli links MPI:" >&2
-		readelf -d "$cli" | grep NEEDED >&2
-		fail=1
+		readelf -d "$cli" | grep NEEDED >"$out"
+		bad "$cli links MPI:" "$out"
 	else
-		echo "ok: the CLI does not link MPI"
+		ok "the CLI does not link MPI"
 	fi
 fi
-exit $fail
+finish

@@ -22,7 +22,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import run_mpi  # noqa: E402
+from harness import finish  # noqa: E402
 
 CLUSTERS = ["5e2a9c41-7b3d-4f60-a1e8-92c4d0b7f3a6", "0b9f1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"]
 
@@ -117,11 +119,10 @@ def main():
                     if m[a][b] > min(active(da), active(db)):
                         problems.append("%s: [%d][%d] = %d, more than the active NVSwitch links (%d, %d)" % (
                             name, a, b, m[a][b], active(da), active(db)))
-    for p in problems:
-        print("FAIL " + p)
-    print("%d random multi-node cases (seed %d), %d cross-node pairs joined, %d problems" % (
-        args.count, args.seed, joined, len(problems)))
-    return 1 if problems or not joined else 0
+    if not joined:
+        problems.append("no cross-node pair joined")
+    return finish(problems, "%d random multi-node cases (seed %d), %d cross-node pairs joined" % (
+        args.count, args.seed, joined))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from harness import Report  # noqa: E402
+
 TOPO = os.path.join(HERE, "topologies")
 TIMEOUT = 120
 
@@ -172,7 +175,7 @@ def main():
     with open(os.path.join(HERE, "scenarios.json")) as f:
         scenarios = json.load(f)
     open_mpi = is_open_mpi(args.mpiexec)
-    passed = failed = 0
+    report = Report()
     with tempfile.TemporaryDirectory() as tmp:
         for sc in scenarios:
             if args.filter not in sc["name"]:
@@ -190,15 +193,11 @@ def main():
             else:
                 problems = [] if status == 0 else ["exit status %s" % status]
             if problems:
-                failed += 1
-                print("FAIL %s (%d ranks): %s" % (sc["name"], len(sc["ranks"]), "; ".join(problems)))
-                sys.stdout.write("  stdout:\n" + "".join("    " + l + "\n" for l in out.splitlines()))
-                sys.stdout.write("  stderr:\n" + "".join("    " + l + "\n" for l in err.splitlines()))
-            else:
-                passed += 1
-                print("ok %s (%d ranks)" % (sc["name"], len(sc["ranks"])))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed or not passed else 0
+                problems += ["stdout:"] + ["  " + l for l in out.splitlines()]
+                problems += ["stderr:"] + ["  " + l for l in err.splitlines()]
+            report.problems("%s (%d ranks)" % (sc["name"], len(sc["ranks"])), problems)
+    report.check(report.passed + report.failed > 0, "at least one scenario ran")
+    return report.done()
 
 
 if __name__ == "__main__":

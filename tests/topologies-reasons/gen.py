@@ -63,6 +63,18 @@ def status(st, ancestor="MULTIPLE"):
     return {"read": st, "write": st, "atomics": st, "nvlink": "NS", "pci": st, "common_ancestor": ancestor}
 
 
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def save(name, doc):
+    """Writes doc as tests/topologies-reasons/NAME.json."""
+    with open(os.path.join(HERE, name + ".json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
 def machine(name, description, p2p, files=None, extra=None, nvml_extra=None):
     doc = {
         "dmaconn_topology": 1,
@@ -74,9 +86,7 @@ def machine(name, description, p2p, files=None, extra=None, nvml_extra=None):
     }
     if files:
         doc["files"] = files
-    with open(os.path.join(HERE, name + ".json"), "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=False)
-        f.write("\n")
+    save(name, doc)
 
 
 REDIRECT = 0x001D  # source validation, request and completion redirect, upstream forwarding
@@ -142,11 +152,10 @@ for i in range(3):
                           "atomics": "OK" if {i, j} == {0, 1} else "NS",
                           "nvlink": "OK" if {i, j} == {0, 1} else "NS", "pci": "NS",
                           "common_ancestor": "SYSTEM"} for j in range(3) if j != i]})
-with open(os.path.join(HERE, "nvlink-down.json"), "w") as f:
-    json.dump({"dmaconn_topology": 1,
-               "description": "GPU 0 and 1 joined by two NVLinks; GPU 0's links 2 and 3 and both of GPU 2's are down",
-               "pci_gpus": three, "nvml": {"devices": devs}}, f, indent=1)
-    f.write("\n")
+save("nvlink-down", {"dmaconn_topology": 1,
+                     "description": "GPU 0 and 1 joined by two NVLinks; GPU 0's links 2 and 3 and both of GPU 2's "
+                                    "are down",
+                     "pci_gpus": three, "nvml": {"devices": devs}})
 
 # NVSwitch with an unhealthy fabric: registered, but the route unhealthy.
 sw = {"repeat": 18, "state": 1, "version": 6, "remote_type": "SWITCH", "remote_pci": {"bus_id": "FFFFFFFF:FF:FF.0"}}
@@ -160,16 +169,14 @@ for i in range(2):
                  "nvlink": [sw],
                  "p2p": [{"peer": 1 - i, "read": "NS", "write": "NS", "atomics": "NS", "nvlink": "NS", "pci": "NS",
                           "common_ancestor": "SYSTEM"}]})
-with open(os.path.join(HERE, "fabric-unhealthy.json"), "w") as f:
-    json.dump({"dmaconn_topology": 1,
-               "description": "2x H100 on NVSwitches: registered with the fabric, but NVML's health mask says the route is unhealthy; peer access NS",
-               "pci_gpus": two, "nvml": {"devices": devs}}, f, indent=1)
-    f.write("\n")
+save("fabric-unhealthy", {"dmaconn_topology": 1,
+                          "description": "2x H100 on NVSwitches: registered with the fabric, but NVML's health mask "
+                                         "says the route is unhealthy; peer access NS",
+                          "pci_gpus": two, "nvml": {"devices": devs}})
 
 # The 2x H200 recording with verification sections: a failed and a hung
 # pair; one pair passed and the other not verified.
-with open(os.path.join(HERE, "..", "..", "examples", "h200x2-recorded.json")) as f:
-    h200 = json.load(f)
+h200 = load(os.path.join(HERE, "..", "..", "examples", "h200x2-recorded.json"))
 caps = ["read", "write", "atomics_32", "atomics_64"]
 
 
@@ -188,9 +195,7 @@ def with_section(name, description, pairs):
     doc = dict(h200)
     doc["description"] = description
     doc["verification"] = {"devices": ["0000:00:06.0", "0000:00:07.0"], "pairs": pairs}
-    with open(os.path.join(HERE, name + ".json"), "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    save(name, doc)
 
 
 with_section("verified-fail-hang", "2x H200 recorded, with a verification in which GPU 0 -> 1 wrote wrong "
@@ -205,16 +210,13 @@ with_section("verified-partial", "2x H200 recorded, with a verification of GPU 0
 
 # ACS redirection, and a verification in which both pairs hung: the
 # suspected cause is added to the verdict's text.
-with open(os.path.join(HERE, "acs.json")) as f:
-    acs = json.load(f)
+acs = load(os.path.join(HERE, "acs.json"))
 for d in acs["nvml"]["devices"]:
     d["p2p"][0].update({"read": "OK", "write": "OK", "atomics": "OK", "pci": "OK"})
 acs["description"] = "PCIe ACS redirection on both downstream ports; the driver reports peer access OK, and the verification hung both ways"
 acs["verification"] = {"devices": GPUS, "pairs": [vpair(0, 1, "hang", ["not_run"] * 4, "hung: GPU 0 -> 1 did not finish"),
                                                   vpair(1, 0, "hang", ["not_run"] * 4, "hung: GPU 1 -> 0 did not finish")]}
-with open(os.path.join(HERE, "acs-verified-hang.json"), "w") as f:
-    json.dump(acs, f, indent=1)
-    f.write("\n")
+save("acs-verified-hang", acs)
 
 # NVLinks down on GPUs that keep others: the pairs that lose links carry
 # nvlink_down, naming the links a GPU of the same model has active.
@@ -228,23 +230,25 @@ def link_states(dev, down, count=18):
     return [dict(first, state=0 if k in down else 1) for k in range(count)]
 
 
-with open(os.path.join(TOPO, "hgx-h100-8.json")) as f:
-    hgx = json.load(f)
-for gpu_index, down in ((1, {2}), (5, {7, 8})):
-    dev = hgx["nvml"]["devices"][gpu_index]
-    dev["nvlink"] = link_states(dev, down)
-hgx["description"] = ("HGX H100 8-GPU (tests/topologies/hgx-h100-8.json) with NVLink 2 of GPU 1 and NVLinks 7 and 8 "
-                      "of GPU 5 down (state 0): GPU 1 has 17 active switch links, GPU 5 16, the others 18; the pairs "
-                      "of GPU 1 read 17 (16 with GPU 5), those of GPU 5 16, every other pair 18")
-with open(os.path.join(HERE, "nvlink-down-two-gpus.json"), "w") as f:
-    json.dump(hgx, f, indent=1)
-    f.write("\n")
+def links_down(source, name, downs, description):
+    """tests/topologies/SOURCE with the NVLinks of downs ({GPU: links}) down."""
+    doc = load(os.path.join(TOPO, source))
+    for gpu_index, down in downs.items():
+        dev = doc["nvml"]["devices"][gpu_index]
+        dev["nvlink"] = link_states(dev, down)
+    doc["description"] = description
+    save(name, doc)
+
+
+links_down("hgx-h100-8.json", "nvlink-down-two-gpus", {1: {2}, 5: {7, 8}},
+           "HGX H100 8-GPU (tests/topologies/hgx-h100-8.json) with NVLink 2 of GPU 1 and NVLinks 7 and 8 "
+           "of GPU 5 down (state 0): GPU 1 has 17 active switch links, GPU 5 16, the others 18; the pairs "
+           "of GPU 1 read 17 (16 with GPU 5), those of GPU 5 16, every other pair 18")
 
 # 4x H100 NVL on bare metal, NVLink bridges joining GPUs 0-1 and 2-3 with 12
 # links each; links 12-17 are spare (inactive on every GPU), and link 4 of
 # the bridge 2-3 is down at both of its GPUs.
-with open(os.path.join(TOPO, "p2p-vm-hidden.json")) as f:
-    nvl = json.load(f)
+nvl = load(os.path.join(TOPO, "p2p-vm-hidden.json"))
 for i, dev in enumerate(nvl["nvml"]["devices"]):
     peer_bus = dev["nvlink"][0]["remote_pci"]["bus_id"]
     up = {"state": 1, "version": 6, "remote_type": "GPU", "remote_pci": {"bus_id": peer_bus}}
@@ -261,19 +265,10 @@ nvl["description"] = ("4x NVIDIA H100 NVL on bare metal, NVLink bridges joining 
                       "links 12-17 inactive on every GPU: spare ports); link 4 of the bridge 2-3 is down (state 0 "
                       "at both GPUs), so cuda/nvlink reads 12 for 0-1 and 11 for 2-3. Peer access over the bridges "
                       "only (read, write, atomics, nvlink OK; CNS otherwise)")
-with open(os.path.join(HERE, "nvlink-down-bridged.json"), "w") as f:
-    json.dump(nvl, f, indent=1)
-    f.write("\n")
+save("nvlink-down-bridged", nvl)
 
 # Two GPUs on NVSwitches, each with other links down: no GPU has all of
 # them, so the links down are those the other has active.
-with open(os.path.join(TOPO, "h200x2.json")) as f:
-    h200 = json.load(f)
-for gpu_index, down in ((0, {3}), (1, {9, 10})):
-    dev = h200["nvml"]["devices"][gpu_index]
-    dev["nvlink"] = link_states(dev, down)
-h200["description"] = ("2x NVIDIA H200 on NVSwitches (tests/topologies/h200x2.json) with NVLink 3 of GPU 0 and "
-                       "NVLinks 9 and 10 of GPU 1 down (state 0): 17 and 16 active switch links, so the pair reads 16")
-with open(os.path.join(HERE, "nvlink-down-h200x2.json"), "w") as f:
-    json.dump(h200, f, indent=1)
-    f.write("\n")
+links_down("h200x2.json", "nvlink-down-h200x2", {0: {3}, 1: {9, 10}},
+           "2x NVIDIA H200 on NVSwitches (tests/topologies/h200x2.json) with NVLink 3 of GPU 0 and "
+           "NVLinks 9 and 10 of GPU 1 down (state 0): 17 and 16 active switch links, so the pair reads 16")

@@ -155,6 +155,13 @@ def write_dir(name, files, description):
 
 # ------------------------------------------------------------------ machines
 
+def mi300x_package(m, sockets, k, simd, **extra):
+    """A GPU node of package k of eight MI300X, four on each socket."""
+    buses = [0x05, 0x26, 0x46, 0x65, 0x85, 0xa5, 0xc6, 0xe5]
+    return m.gpu(sockets[k // 4], buses[k], simd, 90402, 0x74a1, 0x6b1c2f3e4d5a6970 + k * 0x1111,
+                 hive=0x6a8b4c2d1e0f9a7b, kfd_name="ip discovery", **extra)
+
+
 def mi300x_8():
     m = Machine("mi300x-8", (
         "8x AMD Instinct MI300X (gfx942, device 0x74a1, 304 CUs) on a 2-socket host, in SPX mode: "
@@ -163,13 +170,9 @@ def mi300x_8():
         "connected 8-GPU platform). The kernel reports one link per peer as min = max = 64000 MB/s "
         "(16 lanes x 32 Gb/s, amdgpu_xgmi_get_bandwidth), weight 15. PCI addresses and unique ids are "
         "illustrative; the board FRU product name is given for the first GPU only."))
-    c0, c1 = m.cpu(96), m.cpu(96)
-    buses = [0x05, 0x26, 0x46, 0x65, 0x85, 0xa5, 0xc6, 0xe5]
-    gpus = []
-    for i, bus in enumerate(buses):
-        gpus.append(m.gpu(c0 if i < 4 else c1, bus, 1216, 90402, 0x74a1, 0x6b1c2f3e4d5a6970 + i * 0x1111,
-                          hive=0x6a8b4c2d1e0f9a7b, render=128 + 8 * i, kfd_name="ip discovery",
-                          product="AMD Instinct MI300X" if i == 0 else None))
+    sockets = m.cpu(96), m.cpu(96)
+    gpus = [mi300x_package(m, sockets, i, 1216, render=128 + 8 * i,
+                           product="AMD Instinct MI300X" if i == 0 else None) for i in range(8)]
     xgmi_hive(m, gpus, 64000, lambda a, b: 1, lambda a, b: 1)
     m.cpu_links()
     return m
@@ -268,14 +271,11 @@ def mi300x_cpx():
         "mode, gives XGMI io_links weight 13 within a package (memory bandwidth 819200 MB/s as both "
         "bounds) and 41 between packages (bandwidth 0) (kfd_fill_gpu_xgmi_link_to_gpu). Addresses "
         "and unique ids are illustrative."))
-    c0, c1 = m.cpu(96), m.cpu(96)
-    buses = [0x05, 0x26, 0x46, 0x65, 0x85, 0xa5, 0xc6, 0xe5]
+    sockets = m.cpu(96), m.cpu(96)
     gpus, pkg = [], {}
-    for k, bus in enumerate(buses):
+    for k in range(8):
         for p in range(8):
-            g = m.gpu(c0 if k < 4 else c1, bus, 152, 90402, 0x74a1, 0x6b1c2f3e4d5a6970 + k * 0x1111,
-                      hive=0x6a8b4c2d1e0f9a7b, render=128 + 8 * k + p, kfd_name="ip discovery",
-                      location_extra=p, num_xcc=1)
+            g = mi300x_package(m, sockets, k, 152, render=128 + 8 * k + p, location_extra=p, num_xcc=1)
             gpus.append(g)
             pkg[g] = k
     for a in gpus:

@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The Python tests' one harness: a pass/fail report, a clean environment and
+the CLI to run (under DMACONN_TEST_WRAPPER, valgrind in memcheck builds).
+
+    from harness import Report, clean_env, cli_command
+    report = Report()
+    report.check(rc == 0, "bare run exits 0", "rc %d" % rc)
+    report.equal("GPU count", got, want)      # FAIL prints both values
+    report.problems("case name", problems)    # one line per problem
+    return report.done()                      # "N passed, M failed"; 1 on failure
+
+A test that gathers its problems in a list ends with finish(problems, summary).
+
+Scripts under tests/ import it directly; those in sub-folders (check/, mpi/,
+device/) put tests/ on sys.path first.
+"""
+import os
+import shlex
+import subprocess
+from collections import namedtuple
+
+# The variables that choose or order the devices a run sees.
+VISIBILITY = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+              "GPU_DEVICE_ORDINAL", "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY")
+
+
+class Report:
+    """Counts the checks and prints one line for each: "ok WHAT" or "FAIL WHAT: DETAIL"."""
+
+    def __init__(self, quiet=False):
+        self.passed = 0
+        self.failures = []
+        self.quiet = quiet  # no "ok" lines (thousands of runs)
+
+    @property
+    def failed(self):
+        return len(self.failures)
+
+    def check(self, ok, what, detail=""):
+        """Records one check; returns ok."""
+        if ok:
+            self.passed += 1
+            if not self.quiet:
+                print("ok " + what, flush=True)
+        else:
+            self.failures.append(what)
+            print("FAIL " + what + (": " + str(detail) if detail else ""), flush=True)
+        return bool(ok)
+
+    def equal(self, what, got, want):
+        """A check that got == want; a failure prints both values."""
+        return self.check(got == want, what, "got %r, expected %r" % (got, want))
+
+    def problems(self, what, problems):
+        """One check that passes when the list of problems is empty; a failure lists them."""
+        return self.check(not problems, what, "\n  " + "\n  ".join(str(p) for p in problems) if problems else "")
+
+    def done(self, summary=""):
+        """Prints the totals (and summary) and returns the exit status: 1 when anything failed."""
+        print("%d passed, %d failed%s" % (self.passed, self.failed, "; " + summary if summary else ""), flush=True)
+        return 1 if self.failures else 0
+
+
+def finish(problems, summary):
+    """For a test that gathers its problems in a list: prints each on a FAIL
+    line, then the summary; returns the exit status (1 when any)."""
+    for p in problems:
+        print("FAIL " + str(p), flush=True)
+    print("%s, %d problems" % (summary, len(problems)), flush=True)
+    return 1 if problems else 0
+
+
+def clean_env(extra=None, drop=()):
+    """os.environ without dmaconn's variables (DMACONN_*), the device
+    visibility variables and the names in drop, then extra."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("DMACONN_") and k not in VISIBILITY and k not in drop}
+    env.update(extra or {})
+    return env
+
+
+def wrapper():
+    """The command that runs our C programs in this build (valgrind), as a list."""
+    return shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
+
+
+def cli_command(build):
+    """The dmaconn program of the build directory, under the wrapper."""
+    return wrapper() + [os.path.join(os.path.abspath(build), "dmaconn")]
+
+
+def run(cmd, env, timeout=None, cwd=None):
+    """Runs cmd; returns (exit status, stdout, stderr) as bytes."""
+    p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+GoldenCase = namedtuple("GoldenCase", "name status env args")
+
+
+def golden_cases(path, variables=None):
+    """The CLI golden cases of a list (tests/dot/cases), one a line as
+    cli_test.sh writes them:  NAME STATUS [VAR=value ...] -- ARGUMENTS...
+    ('#' starts a comment line; words are split as the shell does, and $NAME
+    is replaced from variables).  Returns {name: GoldenCase}."""
+    cases = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            words = [w for w in shlex.split(line)]
+            for k, v in (variables or {}).items():
+                words = [w.replace("$" + k, v) for w in words]
+            if len(words) < 3 or "--" not in words[2:] or not words[1].isdigit() or words[0] in cases:
+                raise ValueError("%s:%d: not NAME STATUS [VAR=value ...] -- ARGUMENTS (or a repeated name)"
+                                 % (path, number))
+            cut = words.index("--", 2)
+            env = dict(w.split("=", 1) for w in words[2:cut])
+            cases[words[0]] = GoldenCase(words[0], int(words[1]), env, words[cut + 1:])
+    return cases
