@@ -42,7 +42,7 @@
 	X(FABRIC_HEALTH_MASK, "fabric_health_mask", HEX, DEVICE, "", "NVML's mask, hexadecimal") \
 	X(FABRIC_HEALTH_SUMMARY, "fabric_health_summary", STRING, DEVICE, "", "\"healthy\", \"unhealthy\", ...") \
 	X(NVLINK_INACTIVE_LINKS, "nvlink_inactive_links", LIST, DEVICE, "", "\"3,7\": links not active") \
-	X(NVLINK_DOWN_LINKS, "nvlink_down_links", LIST, DEVICE, "", "\"5,11\": inactive links that another GPU of the same model has active (down, not spare ports); only where there are some") \
+	X(NVLINK_DOWN_LINKS, "nvlink_down_links", LIST, DEVICE, "", "\"5,11\": inactive links another GPU of its model has active (down)") \
 	X(BAR1_MIB, "bar1_mib", INT_STRING, DEVICE, "MiB", "BAR1 size") \
 	X(VIRTUALIZATION_MODE, "virtualization_mode", STRING, DEVICE, "", "\"none\", \"passthrough\", \"vgpu\", ...") \
 	X(CONFIDENTIAL_COMPUTING, "confidential_computing", STRING, DEVICE, "", "\"on\", \"off\"") \
