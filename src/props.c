@@ -227,78 +227,64 @@ static int dc_prop_text(const dmaconn_result *r, int i, int j, const char *key, 
 /* j as dc_prop_text() takes a pair's: never the device's -1. */
 #define DC_PAIR(j) ((j) < 0 ? INT_MAX : (j))
 
-int dmaconn_result_device_int(const dmaconn_result *r, int i, const char *key, long long *out)
+/* What a getter reads its text as, and into what. */
+enum dc_prop_as { DC_AS_INT, DC_AS_NUMBER, DC_AS_BOOL, DC_AS_STR, DC_AS_LIST };
+
+struct dc_prop_list {
+	long long *out;
+	int max, *count;
+};
+
+/* Every typed getter: the property's text, then the reader of its type. */
+static int dc_prop_get(const dmaconn_result *r, int i, int j, const char *key, enum dc_prop_as as, void *out)
 {
 	const char *t;
-	int rc = dc_prop_text(r, i, -1, key, out, &t);
-	return rc ? rc : dmaconn_property_read_int(key, t, out);
+	const struct dc_prop_list *l = out;
+	int rc = dc_prop_text(r, i, j, key, as == DC_AS_LIST && l ? (const void *)l->count : out, &t);
+	if (rc != DMACONN_OK)
+		return rc;
+	switch (as) {
+	case DC_AS_INT:
+		return dmaconn_property_read_int(key, t, out);
+	case DC_AS_NUMBER:
+		return dmaconn_property_read_number(key, t, out);
+	case DC_AS_BOOL:
+		return dmaconn_property_read_bool(key, t, out);
+	case DC_AS_STR:
+		*(const char **)out = t;
+		return DMACONN_OK;
+	case DC_AS_LIST:
+		return dmaconn_property_read_list(key, t, l->out, l->max, l->count);
+	}
+	return DMACONN_EINVAL;
 }
 
-int dmaconn_result_pair_int(const dmaconn_result *r, int i, int j, const char *key, long long *out)
-{
-	const char *t;
-	int rc = dc_prop_text(r, i, DC_PAIR(j), key, out, &t);
-	return rc ? rc : dmaconn_property_read_int(key, t, out);
-}
+/* The getters of one type: device i's property, and the pair i -> j's. */
+#define DC_PROP_GETTERS(suffix, type, as)                                                                  \
+	int dmaconn_result_device_##suffix(const dmaconn_result *r, int i, const char *key, type *out)   \
+	{                                                                                                \
+		return dc_prop_get(r, i, -1, key, as, out);                                              \
+	}                                                                                                \
+	int dmaconn_result_pair_##suffix(const dmaconn_result *r, int i, int j, const char *key, type *out) \
+	{                                                                                                \
+		return dc_prop_get(r, i, DC_PAIR(j), key, as, out);                                      \
+	}
 
-int dmaconn_result_device_number(const dmaconn_result *r, int i, const char *key, double *out)
-{
-	const char *t;
-	int rc = dc_prop_text(r, i, -1, key, out, &t);
-	return rc ? rc : dmaconn_property_read_number(key, t, out);
-}
-
-int dmaconn_result_pair_number(const dmaconn_result *r, int i, int j, const char *key, double *out)
-{
-	const char *t;
-	int rc = dc_prop_text(r, i, DC_PAIR(j), key, out, &t);
-	return rc ? rc : dmaconn_property_read_number(key, t, out);
-}
-
-int dmaconn_result_device_bool(const dmaconn_result *r, int i, const char *key, int *out)
-{
-	const char *t;
-	int rc = dc_prop_text(r, i, -1, key, out, &t);
-	return rc ? rc : dmaconn_property_read_bool(key, t, out);
-}
-
-int dmaconn_result_pair_bool(const dmaconn_result *r, int i, int j, const char *key, int *out)
-{
-	const char *t;
-	int rc = dc_prop_text(r, i, DC_PAIR(j), key, out, &t);
-	return rc ? rc : dmaconn_property_read_bool(key, t, out);
-}
-
-int dmaconn_result_device_str(const dmaconn_result *r, int i, const char *key, const char **out)
-{
-	const char *t;
-	int rc = dc_prop_text(r, i, -1, key, out, &t);
-	if (rc == DMACONN_OK)
-		*out = t;
-	return rc;
-}
-
-int dmaconn_result_pair_str(const dmaconn_result *r, int i, int j, const char *key, const char **out)
-{
-	const char *t;
-	int rc = dc_prop_text(r, i, DC_PAIR(j), key, out, &t);
-	if (rc == DMACONN_OK)
-		*out = t;
-	return rc;
-}
+DC_PROP_GETTERS(int, long long, DC_AS_INT)
+DC_PROP_GETTERS(number, double, DC_AS_NUMBER)
+DC_PROP_GETTERS(bool, int, DC_AS_BOOL)
+DC_PROP_GETTERS(str, const char *, DC_AS_STR)
 
 int dmaconn_result_device_list(const dmaconn_result *r, int i, const char *key, long long *out, int max,
 			       int *count)
 {
-	const char *t;
-	int rc = dc_prop_text(r, i, -1, key, count, &t);
-	return rc ? rc : dmaconn_property_read_list(key, t, out, max, count);
+	struct dc_prop_list l = { out, max, count };
+	return dc_prop_get(r, i, -1, key, DC_AS_LIST, count ? &l : NULL);
 }
 
 int dmaconn_result_pair_list(const dmaconn_result *r, int i, int j, const char *key, long long *out, int max,
 			     int *count)
 {
-	const char *t;
-	int rc = dc_prop_text(r, i, DC_PAIR(j), key, count, &t);
-	return rc ? rc : dmaconn_property_read_list(key, t, out, max, count);
+	struct dc_prop_list l = { out, max, count };
+	return dc_prop_get(r, i, DC_PAIR(j), key, DC_AS_LIST, count ? &l : NULL);
 }
