@@ -263,16 +263,16 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 /* How a property's value reads: X(NAME, value, name, JSON type).  The JSON
  * type is the value's in `dmaconn --json` and Python's results (null where
  * the text does not read as its type); keys not declared are strings. */
-#define DMACONN_PROPERTY_TYPES(X)                                               \
-	X(STRING, 0, "string", "string")  /* text */                            \
-	X(INT, 1, "int", "integer")       /* decimal integer */                 \
-	X(NUMBER, 2, "number", "number")  /* decimal number, finite */          \
-	X(BOOL, 3, "bool", "boolean")     /* "yes"/"true" or "no"/"false" */    \
-	X(HEX, 4, "hex", "string")        /* hexadecimal integer, "0x" optional */ \
-	X(LIST, 5, "list", "string")      /* decimal integers, "3,7" */          \
-	X(VERSION, 6, "version", "string") /* decimal integers, "9.0" */        \
-	/* a decimal integer that version 1 of the JSON document writes as a    \
-	 * string (it always has) */                                            \
+#define DMACONN_PROPERTY_TYPES(X)                                                       \
+	X(STRING, 0, "string", "string")    /* text */                                  \
+	X(INT, 1, "int", "integer")         /* decimal integer */                       \
+	X(NUMBER, 2, "number", "number")    /* decimal number, finite */                \
+	X(BOOL, 3, "bool", "boolean")       /* "yes"/"true", "no"/"false" */            \
+	X(HEX, 4, "hex", "string")          /* hexadecimal integer, "0x" optional */    \
+	X(LIST, 5, "list", "string")        /* decimal integers: "3,7" */               \
+	X(VERSION, 6, "version", "string")  /* decimal integers: "9.0" */               \
+	/* a decimal integer that version 1 of the JSON document writes as a            \
+	 * string, as it always has */                                                  \
 	X(INT_STRING, 7, "int_string", "string")
 
 typedef enum dmaconn_property_type {
