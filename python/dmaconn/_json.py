@@ -10,7 +10,7 @@ included) stays a string.
 
 import ctypes
 import threading
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import _library
 
@@ -26,6 +26,8 @@ _PYTHON_TYPES = {"integer": int, "number": float, "boolean": bool}
 def property_types() -> Dict[str, type]:
     """{key: int, float or bool} for the declared keys that are not strings."""
     global _types
+    if _types is not None:
+        return _types
     with _types_lock:
         if _types is None:
             lib = _library.get()
@@ -45,11 +47,29 @@ def _read(reader: Callable[..., int], key: str, value: str, out: Any) -> Any:
     return out.value
 
 
+# Values read, by (key, text): a result repeats the same few across its
+# devices and pairs.  Bounded; dropped whole when full.
+_read_cache: Dict[Tuple[str, str], Any] = {}
+_READ_CACHE_MAX = 4096
+
+
 def typed_value(key: str, value: Optional[str]) -> Any:
     """A property's value with the type its key has in JSON."""
     kind = property_types().get(key)
     if kind is None or value is None:
         return value
+    try:
+        return _read_cache[(key, value)]
+    except KeyError:
+        pass
+    typed = _typed(kind, key, value)
+    if len(_read_cache) >= _READ_CACHE_MAX:
+        _read_cache.clear()
+    _read_cache[(key, value)] = typed
+    return typed
+
+
+def _typed(kind: type, key: str, value: str) -> Any:
     lib = _library.get()
     if kind is int:
         return _read(lib.dmaconn_property_read_int, key, value, ctypes.c_longlong())
