@@ -24,7 +24,7 @@ BUILD_STEP = cmake
 BUILD_VERBOSE = --verbose
 endif
 
-.PHONY: all build run test install clean deps bench bench-scaling bench-import package pictures dot-expected
+.PHONY: all build run test install clean deps bench bench-scaling bench-import package pictures dot-expected props
 
 all: build
 
@@ -69,6 +69,11 @@ pictures: build
 # read `git diff tests/dot` before committing them.
 dot-expected: build
 	python3 tests/dot_test.py $(BUILD)/dmaconn $$(command -v mpiexec) --regen
+
+# After a row of DMACONN_PROPERTIES (include/dmaconn_props.h) changed: the
+# constants, docs/dmaconn.schema.json and docs/json-output.md's table.
+props:
+	python3 tools/gen_props.py
 
 # Benchmarks (bench/README.md): first detection against PyTorch, nvidia-smi
 # and raw NVML on this machine's GPUs (~4 min); scaling on the fake NVML.

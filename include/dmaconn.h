@@ -50,7 +50,8 @@ DMACONN_EXTERN const char *dmaconn_version_string(void);
 	X(EREPLAY, -6, "the replay file cannot be used")                        \
 	X(EBUSY, -7, "detection of this pair is already running on this thread") \
 	X(ERANGE, -8, "index out of range")                                     \
-	X(EUNAVAILABLE, -9, "optional component not available")
+	X(EUNAVAILABLE, -9, "optional component not available")                 \
+	X(ENOENT, -10, "no such property")
 
 typedef enum dmaconn_error {
 #define DMACONN_ERROR_ENUM_(name, value, text) DMACONN_##name = value,
@@ -248,96 +249,116 @@ DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int 
 DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned int *out, size_t count);
 
 /* ------------------------------------------------------------------------ */
-/* Property keys                                                             */
+/* Properties                                                                */
 
 /*
- * The keys the built-in detectors (and libdmaconn_mpi) set, named once:
- * values are strings, numbers in decimal unless said otherwise.
+ * The keys the built-in detectors (and libdmaconn_mpi) set are declared
+ * once, in dmaconn_props.h: a DMACONN_PROP_ constant for each, with its
+ * type, scope, unit and one line of documentation.  Values are strings in
+ * the result (dmaconn_result_device_get); a key's type says what the text
+ * holds, and the typed getters below read it.
  */
-/* Every device type. */
-#define DMACONN_PROP_NAME "name"                   /* marketing or product name */
-#define DMACONN_PROP_PCI_BUS_ID "pci_bus_id"       /* "dddd:bb:dd.f", lower case */
-#define DMACONN_PROP_UUID "uuid"                   /* "GPU-...", "MIG-..." */
-/* cuda devices (NVML). */
-#define DMACONN_PROP_NVML_INDEX "nvml_index"
-#define DMACONN_PROP_MINOR_NUMBER "minor_number" /* N of /dev/nvidiaN, not always the NVML index */
-#define DMACONN_PROP_COMPUTE_CAPABILITY "compute_capability" /* "9.0" */
-#define DMACONN_PROP_MIG "mig"                     /* "enabled", "disabled", "instance" */
-#define DMACONN_PROP_MIG_PARENT_UUID "mig_parent_uuid" /* a MIG instance's GPU */
-#define DMACONN_PROP_NVLINK_ACTIVE_LINKS "nvlink_active_links"
-#define DMACONN_PROP_NVLINK_SWITCH_LINKS "nvlink_switch_links" /* active links to NVSwitches */
-#define DMACONN_PROP_FABRIC_STATE "fabric_state"   /* "not_supported", ..., "completed" */
-#define DMACONN_PROP_FABRIC_STATUS "fabric_status" /* NVML's return name, e.g. "NVML_SUCCESS" */
-#define DMACONN_PROP_CLUSTER_UUID "cluster_uuid"   /* NVLink domain (with clique_id) */
-#define DMACONN_PROP_CLIQUE_ID "clique_id"
-#define DMACONN_PROP_FABRIC_HEALTH_MASK "fabric_health_mask" /* NVML's mask, hexadecimal */
-#define DMACONN_PROP_FABRIC_HEALTH_SUMMARY "fabric_health_summary" /* "healthy", "unhealthy", ... */
-#define DMACONN_PROP_NVLINK_INACTIVE_LINKS "nvlink_inactive_links" /* "3,7": links not active */
-/* "5,11": inactive links that another GPU of the same model has active
- * (down, not spare ports); only where there are some. */
-#define DMACONN_PROP_NVLINK_DOWN_LINKS "nvlink_down_links"
-#define DMACONN_PROP_BAR1_MIB "bar1_mib"           /* BAR1 size, MiB */
-#define DMACONN_PROP_VIRTUALIZATION_MODE "virtualization_mode" /* "none", "passthrough", "vgpu", ... */
-#define DMACONN_PROP_CONFIDENTIAL_COMPUTING "confidential_computing" /* "on", "off" */
-#define DMACONN_PROP_IOMMU_GROUP_TYPE "iommu_group_type" /* the kernel's: "DMA", "DMA-FQ", "identity" */
-#define DMACONN_PROP_HYPERVISOR "hypervisor"       /* what shows the node is a virtual machine */
-#define DMACONN_PROP_NUMA_NODE "numa_node"         /* the kernel's NUMA node of the GPU (sysfs) */
+#include "dmaconn_props.h"
+
+/* How a property's value reads: X(NAME, value, name, JSON type).  The JSON
+ * type is the value's in `dmaconn --json` and Python's results (null where
+ * the text does not read as its type); keys not declared are strings. */
+#define DMACONN_PROPERTY_TYPES(X)                                                       \
+	X(STRING, 0, "string", "string")    /* text */                                  \
+	X(INT, 1, "int", "integer")         /* decimal integer */                       \
+	X(NUMBER, 2, "number", "number")    /* decimal number, finite */                \
+	X(BOOL, 3, "bool", "boolean")       /* "yes"/"true", "no"/"false" */            \
+	X(HEX, 4, "hex", "string")          /* hexadecimal integer, "0x" optional */    \
+	X(LIST, 5, "list", "string")        /* decimal integers: "3,7" */               \
+	X(VERSION, 6, "version", "string")  /* decimal integers: "9.0" */               \
+	/* a decimal integer that version 1 of the JSON document writes as a            \
+	 * string, as it always has */                                                  \
+	X(INT_STRING, 7, "int_string", "string")
+
+typedef enum dmaconn_property_type {
+#define DMACONN_PROPERTY_TYPE_ENUM_(name, value, text, json) DMACONN_TYPE_##name = value,
+	DMACONN_PROPERTY_TYPES(DMACONN_PROPERTY_TYPE_ENUM_)
+#undef DMACONN_PROPERTY_TYPE_ENUM_
+} dmaconn_property_type;
+
+/* Whether a property belongs to a device or to a pair i -> j. */
+typedef enum dmaconn_property_scope {
+	DMACONN_SCOPE_DEVICE = 1,
+	DMACONN_SCOPE_PAIR = 2
+} dmaconn_property_scope;
+
+/* The declared properties, in the order of dmaconn_props.h: their number,
+ * and the key of the k-th (NULL when k is out of range). */
+DMACONN_EXTERN int dmaconn_property_count(void);
+DMACONN_EXTERN const char *dmaconn_property_key(int k);
+/* The type of `key`: DMACONN_TYPE_STRING for a key not declared (a user
+ * detector's) and for NULL. */
+DMACONN_EXTERN dmaconn_property_type dmaconn_property_type_of(const char *key);
+/* The scope of `key`, or 0 when it is not declared. */
+DMACONN_EXTERN int dmaconn_property_scope_of(const char *key);
+/* The unit ("" when none) and the documentation line of `key`; NULL when
+ * it is not declared.  Static strings. */
+DMACONN_EXTERN const char *dmaconn_property_unit(const char *key);
+DMACONN_EXTERN const char *dmaconn_property_doc(const char *key);
+/* A type's name ("int", ...) and its JSON type ("integer", "number",
+ * "boolean", "string"); NULL for an unknown value.  Static strings. */
+DMACONN_EXTERN const char *dmaconn_property_type_name(dmaconn_property_type type);
+DMACONN_EXTERN const char *dmaconn_property_json_type(dmaconn_property_type type);
+
+/*
+ * Reading a value as its key's type, for values held apart from a result
+ * (a dmaconn_verify_result's, a JSON document's).  DMACONN_OK with *out
+ * set, or: DMACONN_EINVAL (NULL argument, a key whose type is not the one
+ * asked for, or a value that does not read as it: empty, surrounding
+ * space, trailing text, out of range).  *out is left alone on failure.
+ *   _int:    DMACONN_TYPE_INT, INT_STRING (decimal) and HEX (base 16);
+ *   _number: DMACONN_TYPE_NUMBER, and the integer types;
+ *   _bool:   DMACONN_TYPE_BOOL, *out 1 or 0;
+ *   _list:   DMACONN_TYPE_LIST and VERSION: the integers in order, at most
+ *            `max` of them into out; *count gets how many there are.
+ */
+DMACONN_EXTERN int dmaconn_property_read_int(const char *key, const char *value, long long *out);
+DMACONN_EXTERN int dmaconn_property_read_number(const char *key, const char *value, double *out);
+DMACONN_EXTERN int dmaconn_property_read_bool(const char *key, const char *value, int *out);
+DMACONN_EXTERN int dmaconn_property_read_list(const char *key, const char *value, long long *out,
+					      int max, int *count);
+
+/*
+ * Typed getters: the property `key` of device i (or of the pair i -> j),
+ * read as dmaconn_property_read_*() reads it.  DMACONN_OK with *out set;
+ * else *out is left alone and the return says why:
+ *   DMACONN_EINVAL  NULL r, key or out; a key of another type (the _str
+ *                   getters take every key); a value that does not read
+ *                   as its type (xgmi_links "unknown");
+ *   DMACONN_ERANGE  i or j out of range (or i == j for a pair);
+ *   DMACONN_ENOENT  the device or pair has no such property.
+ * Strings belong to the result.
+ */
+DMACONN_EXTERN int dmaconn_result_device_int(const dmaconn_result *r, int i, const char *key,
+					     long long *out);
+DMACONN_EXTERN int dmaconn_result_device_number(const dmaconn_result *r, int i, const char *key,
+						double *out);
+DMACONN_EXTERN int dmaconn_result_device_bool(const dmaconn_result *r, int i, const char *key,
+					      int *out);
+DMACONN_EXTERN int dmaconn_result_device_str(const dmaconn_result *r, int i, const char *key,
+					     const char **out);
+DMACONN_EXTERN int dmaconn_result_device_list(const dmaconn_result *r, int i, const char *key,
+					      long long *out, int max, int *count);
+DMACONN_EXTERN int dmaconn_result_pair_int(const dmaconn_result *r, int i, int j, const char *key,
+					   long long *out);
+DMACONN_EXTERN int dmaconn_result_pair_number(const dmaconn_result *r, int i, int j, const char *key,
+					      double *out);
+DMACONN_EXTERN int dmaconn_result_pair_bool(const dmaconn_result *r, int i, int j, const char *key,
+					    int *out);
+DMACONN_EXTERN int dmaconn_result_pair_str(const dmaconn_result *r, int i, int j, const char *key,
+					   const char **out);
+DMACONN_EXTERN int dmaconn_result_pair_list(const dmaconn_result *r, int i, int j, const char *key,
+					    long long *out, int max, int *count);
+
 /* The values of fabric_state and fabric_status that make a device's NVSwitch
  * links usable: registered with the fabric manager, successfully. */
 #define DMACONN_FABRIC_STATE_COMPLETED "completed"
 #define DMACONN_FABRIC_STATUS_SUCCESS "NVML_SUCCESS"
-/* rocm devices (KFD). */
-#define DMACONN_PROP_KFD_NODE "kfd_node"
-#define DMACONN_PROP_KFD_NAME "kfd_name"
-#define DMACONN_PROP_GFX_TARGET_VERSION "gfx_target_version"
-#define DMACONN_PROP_GFX_ARCH "gfx_arch"           /* "gfx942" */
-#define DMACONN_PROP_MARKETING_NAME "marketing_name"
-#define DMACONN_PROP_PCI_DEVICE_ID "pci_device_id" /* "0x74a1" */
-#define DMACONN_PROP_HIVE_ID "hive_id"             /* XGMI hive, hexadecimal */
-#define DMACONN_PROP_PARTITION "partition"         /* index of a partitioned GPU's part */
-#define DMACONN_PROP_PARTITIONS "partitions"
-/* xpu devices (Level Zero). */
-#define DMACONN_PROP_LEVEL_ZERO_DRIVER "level_zero_driver"
-#define DMACONN_PROP_LEVEL_ZERO_INDEX "level_zero_index"
-#define DMACONN_PROP_TILE "tile"
-#define DMACONN_PROP_TILES "tiles"
-/* Devices of a libdmaconn_mpi result. */
-#define DMACONN_PROP_RANK "rank"
-#define DMACONN_PROP_HOST "host"
-#define DMACONN_PROP_NODE "node"
-#define DMACONN_PROP_LOCAL_ORDINAL "local_ordinal"
-
-/* Pairs (i -> j). */
-#define DMACONN_PROP_PATH "path"                   /* NV#, PIX, ..., XGMI#, NONE */
-#define DMACONN_PROP_READ "read"                   /* OK, CNS, GNS, TNS, NS, DR, U */
-#define DMACONN_PROP_WRITE "write"
-#define DMACONN_PROP_ATOMICS "atomics"
-#define DMACONN_PROP_NVLINK "nvlink"
-#define DMACONN_PROP_NVLINK_LINKS "nvlink_links"
-#define DMACONN_PROP_NVLINK_DIRECT_LINKS "nvlink_direct_links" /* cuda/nvlink: GPU-to-GPU links of the pair */
-#define DMACONN_PROP_NVLINK_GBPS "nvlink_gbps"     /* GB/s per direction, one decimal */
-#define DMACONN_PROP_NVLINK_RATE_SOURCE "nvlink_rate_source"
-#define DMACONN_PROP_LINK_TYPE "link_type"         /* XGMI, PCIE, NONE, ... */
-#define DMACONN_PROP_KFD_LINK "kfd_link"           /* "io_links", "p2p_links" */
-#define DMACONN_PROP_HOPS "hops"
-#define DMACONN_PROP_WEIGHT "weight"
-#define DMACONN_PROP_MIN_BANDWIDTH_MBS "min_bandwidth_mbs"
-#define DMACONN_PROP_MAX_BANDWIDTH_MBS "max_bandwidth_mbs"
-#define DMACONN_PROP_XGMI_LINKS "xgmi_links"       /* or "unknown" */
-#define DMACONN_PROP_XGMI_LINKS_SOURCE "xgmi_links_source"
-#define DMACONN_PROP_FLAGS "flags"                 /* KFD io_link flags, hexadecimal */
-#define DMACONN_PROP_ENABLED "enabled"             /* "yes", "no" */
-#define DMACONN_PROP_COHERENT "coherent"
-#define DMACONN_PROP_ATOMICS_32 "atomics_32"
-#define DMACONN_PROP_ATOMICS_64 "atomics_64"
-#define DMACONN_PROP_PEER_DMA "peer_dma"
-#define DMACONN_PROP_P2P_FLAGS "p2p_flags"
-#define DMACONN_PROP_XELINK_LINKS "xelink_links"
-#define DMACONN_PROP_XELINK_GBPS "xelink_gbps"
-#define DMACONN_PROP_XELINK_BANDWIDTH "xelink_bandwidth"
-#define DMACONN_PROP_XELINK_LATENCY "xelink_latency"
-#define DMACONN_PROP_XELINK_DUPLEXITY "xelink_duplexity"
-#define DMACONN_PROP_MDFI_LINKS "mdfi_links"
 
 /*
  * Pairs of "cuda"/"verified" (value 1 where read, write, 32- and 64-bit
@@ -347,19 +368,6 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
  * write, native atomics for the atomics) and "C_verified" ("yes", "no", or
  * "not_run" when no kernel ran).
  */
-#define DMACONN_PROP_VERIFIED "verified"           /* "pass", "fail", "no_peer", "hang", "not_verified" */
-#define DMACONN_PROP_READ_ADVERTISED "read_advertised"
-#define DMACONN_PROP_READ_VERIFIED "read_verified"
-#define DMACONN_PROP_WRITE_ADVERTISED "write_advertised"
-#define DMACONN_PROP_WRITE_VERIFIED "write_verified"
-#define DMACONN_PROP_ATOMICS_32_ADVERTISED "atomics_32_advertised"
-#define DMACONN_PROP_ATOMICS_32_VERIFIED "atomics_32_verified"
-#define DMACONN_PROP_ATOMICS_64_ADVERTISED "atomics_64_advertised"
-#define DMACONN_PROP_ATOMICS_64_VERIFIED "atomics_64_verified"
-#define DMACONN_PROP_GBPS "gbps"                   /* measured copy bandwidth, decimal GB/s */
-#define DMACONN_PROP_LATENCY_US "latency_us"       /* measured 4-byte copy latency */
-#define DMACONN_PROP_PCIE_BRIDGES "pcie_bridges"   /* the bridges between the pair, from sysfs */
-#define DMACONN_PROP_ACS_REDIRECT "acs_redirect"   /* bridges of the path redirecting peer requests */
 
 /*
  * Whether a "verified" pair passed: DMACONN_PROP_VERIFIED is "pass" and
@@ -389,8 +397,6 @@ DMACONN_EXTERN int dmaconn_result_pair_verified(const dmaconn_result *r, int i, 
  * rocm codes come from the KFD topology's links, the xpu ones from Level
  * Zero's peer properties and fabric.
  */
-#define DMACONN_PROP_REASON "reason"
-#define DMACONN_PROP_REASON_TEXT "reason_text"
 #define DMACONN_REASON_NOT_VERIFIED "not_verified"           /* no (valid) cached verdict */
 #define DMACONN_REASON_NOT_RECORDED "not_verified_in_recording" /* replay without a verdict */
 #define DMACONN_REASON_VERIFY_FAILED "verification_failed"   /* checked, and wrong or unusable */

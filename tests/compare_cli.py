@@ -29,7 +29,8 @@ then compares the parsed documents: every matrix entry, device, pair,
 warning and error must still be the same.  A NEW_CLI already writing
 version 1 is compared as it is.  Prints one line per difference and a
 summary; exits 1 when something differs.  Python 3 standard library and
-the repository's python/dmaconn/_json.py only.
+the repository's python/dmaconn/_json.py only (which types values through
+the library beside NEW_CLI).
 """
 import glob
 import json
@@ -113,6 +114,8 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     old, new = args[:2]
+    # typed_value (upgrading an earlier document) asks the new library.
+    os.environ.setdefault("DMACONN_LIBRARY", os.path.join(os.path.dirname(os.path.abspath(new)), "libdmaconn.so.0"))
     new_extra = {"DMACONN_REPLAY_LIBRARY": os.path.abspath(args[2])} if len(args) == 3 else {}
     old_version = run(old, ["--version"], clean_env({}))[1].decode().split()[-1]
     inputs = []

@@ -1103,16 +1103,11 @@ static void check_links_down(struct check *c, const char *tname, const dmaconn_r
 	for (int k = first; k < c->nf; k++)
 		critical |= c->f[k].state == CHECK_CRITICAL;
 	for (int i = 0; critical && i < dmaconn_result_size(r); i++) {
-		const char *list = dmaconn_result_device_get(r, i, DMACONN_PROP_NVLINK_DOWN_LINKS);
-		int links[64], n = 0;
-		for (char *end; list && *list && n < 64; list = *end == ',' ? end + 1 : "") {
-			long v = strtol(list, &end, 10);
-			if (end == list)
-				break;
-			links[n++] = (int)v;
-		}
-		if (!n)
+		long long links[64];
+		int n = 0;
+		if (dmaconn_result_device_list(r, i, DMACONN_PROP_NVLINK_DOWN_LINKS, links, 64, &n) != DMACONN_OK || !n)
 			continue;
+		n = n < 64 ? n : 64;
 		char text[512], g[96];
 		size_t o = 0;
 		for (int k = 0; k < n && o < sizeof(text);) {
@@ -1122,16 +1117,17 @@ static void check_links_down(struct check *c, const char *tname, const dmaconn_r
 			if (run - k < 2)
 				run = k; /* two in a row are named, not a range */
 			int last = run + 1 >= n;
-			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%d", !k ? "" : last ? " and " : ", ", links[k]);
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%lld", !k ? "" : last ? " and " : ", ", links[k]);
 			if (run > k && o < sizeof(text))
-				o += (size_t)snprintf(text + o, sizeof(text) - o, "-%d", links[run]);
+				o += (size_t)snprintf(text + o, sizeof(text) - o, "-%lld", links[run]);
 			k = run + 1;
 		}
 		/* The list holds only links another visible GPU has active: of a
 		 * GPU with none active, its other links may be down too. */
-		const char *active = dmaconn_result_device_get(r, i, DMACONN_PROP_NVLINK_ACTIVE_LINKS);
+		long long active = -1;
 		const char *inactive = dmaconn_result_device_get(r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
-		int none = active && atoi(active) == 0 && inactive &&
+		int none = dmaconn_result_device_int(r, i, DMACONN_PROP_NVLINK_ACTIVE_LINKS, &active) == DMACONN_OK &&
+			   active == 0 && inactive &&
 			   strcmp(inactive, dmaconn_result_device_get(r, i, DMACONN_PROP_NVLINK_DOWN_LINKS)) != 0;
 		struct dev d = check_node_dev(r, i);
 		check_say(c, CHECK_CRITICAL, "%s: %s: link%s %s down%s", tname, check_gpu(g, sizeof(g), i, &d),
@@ -1253,14 +1249,16 @@ static void check_matrix(struct check *c, const struct expected *e, const dmacon
 				continue;
 			double w = ep->gbps, wl = ep->links;
 			int links_known = ep->has_links && wl > 0;
-			const char *gs = dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_NVLINK_GBPS);
-			const char *gl = dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_NVLINK_LINKS);
-			if (!gs)
+			double g = 0;
+			long long gl = 0;
+			if (!dmaconn_result_pair_get(r, fi, fj, DMACONN_PROP_NVLINK_GBPS))
 				continue;
-			double g = strtod(gs, NULL);
-			int per_link = links_known && gl && atoi(gl) > 0;
+			(void)dmaconn_result_pair_number(r, fi, fj, DMACONN_PROP_NVLINK_GBPS, &g);
+			int per_link = links_known &&
+				       dmaconn_result_pair_int(r, fi, fj, DMACONN_PROP_NVLINK_LINKS, &gl) == DMACONN_OK &&
+				       gl > 0 && gl <= INT_MAX;
 			if (per_link && (w /= wl) > 0)
-				g /= atoi(gl);
+				g /= (double)gl;
 			if (g + 0.05 < w)
 				check_say(c, CHECK_CRITICAL, "%s %s %s %s: slower links: expected %.1f GB/s%s, found %.1f GB/s",
 					  label, check_gpu(ga, sizeof(ga), fi, &nd[fi]), arrow,

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -214,81 +213,24 @@ static json_t *cli_json_string(const char *s)
  * docs/dmaconn.schema.json): raised when a member changes meaning. */
 #define CLI_JSON_VERSION 1
 
-/* The JSON type of a property's value; keys not listed stay strings (a
- * user detector's keys included).  Python's dmaconn._json holds the same
- * table, and tests/json_schema_test.py checks both against the schema. */
-enum cli_json_kind { CLI_JSON_INT, CLI_JSON_NUMBER, CLI_JSON_BOOL };
-
-static const struct {
-	const char *key;
-	enum cli_json_kind kind;
-} cli_json_kinds[] = {
-	{ DMACONN_PROP_NVML_INDEX, CLI_JSON_INT },
-	{ DMACONN_PROP_MINOR_NUMBER, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_ACTIVE_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_SWITCH_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_CLIQUE_ID, CLI_JSON_INT },
-	{ DMACONN_PROP_NUMA_NODE, CLI_JSON_INT },
-	{ DMACONN_PROP_KFD_NODE, CLI_JSON_INT },
-	{ DMACONN_PROP_GFX_TARGET_VERSION, CLI_JSON_INT },
-	{ DMACONN_PROP_PARTITION, CLI_JSON_INT },
-	{ DMACONN_PROP_PARTITIONS, CLI_JSON_INT },
-	{ DMACONN_PROP_LEVEL_ZERO_DRIVER, CLI_JSON_INT },
-	{ DMACONN_PROP_LEVEL_ZERO_INDEX, CLI_JSON_INT },
-	{ DMACONN_PROP_TILE, CLI_JSON_INT },
-	{ DMACONN_PROP_TILES, CLI_JSON_INT },
-	{ DMACONN_PROP_RANK, CLI_JSON_INT },
-	{ DMACONN_PROP_NODE, CLI_JSON_INT },
-	{ DMACONN_PROP_LOCAL_ORDINAL, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_DIRECT_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_HOPS, CLI_JSON_INT },
-	{ DMACONN_PROP_WEIGHT, CLI_JSON_INT },
-	{ DMACONN_PROP_MIN_BANDWIDTH_MBS, CLI_JSON_INT },
-	{ DMACONN_PROP_MAX_BANDWIDTH_MBS, CLI_JSON_INT },
-	{ DMACONN_PROP_XGMI_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_XELINK_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_MDFI_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_GBPS, CLI_JSON_NUMBER },
-	{ DMACONN_PROP_XELINK_GBPS, CLI_JSON_NUMBER },
-	{ "gbps", CLI_JSON_NUMBER },       /* --verify */
-	{ "latency_us", CLI_JSON_NUMBER }, /* --verify */
-	{ DMACONN_PROP_ENABLED, CLI_JSON_BOOL },
-	{ DMACONN_PROP_COHERENT, CLI_JSON_BOOL },
-	{ DMACONN_PROP_ATOMICS_32, CLI_JSON_BOOL },
-	{ DMACONN_PROP_ATOMICS_64, CLI_JSON_BOOL },
-	{ DMACONN_PROP_PEER_DMA, CLI_JSON_BOOL },
-};
-
-/* A property's value as JSON: typed keys as integers, numbers or booleans,
- * null where the value is unknown or does not read as its type. */
+/* A property's value as JSON: as the library's property table types its
+ * key (include/dmaconn_props.h), null where the value does not read as its
+ * type; keys not declared (a user detector's) stay strings. */
 static json_t *cli_json_value(const char *key, const char *value)
 {
-	size_t k = 0;
-	while (k < sizeof(cli_json_kinds) / sizeof(cli_json_kinds[0]) && strcmp(cli_json_kinds[k].key, key))
-		k++;
-	if (k == sizeof(cli_json_kinds) / sizeof(cli_json_kinds[0]) || !value)
+	const char *json = dmaconn_property_json_type(dmaconn_property_type_of(key));
+	if (!value || !json || !strcmp(json, "string"))
 		return cli_json_string(value);
-	char *end = NULL;
-	errno = 0;
-	switch (cli_json_kinds[k].kind) {
-	case CLI_JSON_INT: {
-		long long v = strtoll(value, &end, 10);
-		return *value && !isspace((unsigned char)*value) && !*end && !errno ? json_integer(v) : json_null();
+	if (!strcmp(json, "integer")) {
+		long long v;
+		return dmaconn_property_read_int(key, value, &v) == DMACONN_OK ? json_integer(v) : json_null();
 	}
-	case CLI_JSON_NUMBER: {
-		double v = strtod(value, &end);
-		return *value && !isspace((unsigned char)*value) && !*end && !errno && isfinite(v) ? json_real(v)
-											  : json_null();
+	if (!strcmp(json, "number")) {
+		double v;
+		return dmaconn_property_read_number(key, value, &v) == DMACONN_OK ? json_real(v) : json_null();
 	}
-	case CLI_JSON_BOOL:
-		if (!strcmp(value, "yes") || !strcmp(value, "true"))
-			return json_true();
-		if (!strcmp(value, "no") || !strcmp(value, "false"))
-			return json_false();
-		return json_null();
-	}
-	return json_null();
+	int v;
+	return dmaconn_property_read_bool(key, value, &v) == DMACONN_OK ? json_boolean(v) : json_null();
 }
 
 /* The document --json writes, made on first use: {"version", "dmaconn_version", ...}. */

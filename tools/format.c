@@ -63,10 +63,8 @@ int dc_format_links(const dmaconn_result *r, int i, int j)
 	if (!strcmp(dmaconn_result_connection_type(r), "p2p") || !strcmp(dmaconn_result_connection_type(r), "verified"))
 		return -1; /* the link-counting detectors say it */
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		const char *v = dmaconn_result_pair_get(r, i, j, keys[k]);
-		char *end;
-		long n = v ? strtol(v, &end, 10) : -1;
-		if (v && *v && !*end && n >= 0 && n < 1 << 20)
+		long long n;
+		if (dmaconn_result_pair_int(r, i, j, keys[k], &n) == DMACONN_OK && n >= 0 && n < 1 << 20)
 			return (int)n;
 	}
 	return dmaconn_result_get(r, i, j) == 0 ? 0 : -1;

@@ -13,6 +13,7 @@
  * failing.  Nothing in the output depends on the time or on the order of
  * anything but the results: tests compare it byte for byte.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,14 +147,35 @@ static const char *dot_pair(const dmaconn_result *r, int i, int j, const char *k
 	return dmaconn_result_pair_get(r, i, j, key);
 }
 
-/* A decimal property, or def where absent or not a number. */
-static long dot_num(const char *v, long def)
+/* An integer property of device i, or of the pair i -> j; def where
+ * absent or not one. */
+static long dot_dev_int(const dmaconn_result *r, int i, const char *key, long def)
 {
-	char *end;
-	if (!v || !*v)
-		return def;
-	long x = strtol(v, &end, 10);
-	return *end ? def : x;
+	long long v;
+	return dmaconn_result_device_int(r, i, key, &v) == DMACONN_OK && v >= LONG_MIN && v <= LONG_MAX ? (long)v
+													  : def;
+}
+
+static long dot_pair_int(const dmaconn_result *r, int i, int j, const char *key, long def)
+{
+	long long v;
+	return dmaconn_result_pair_int(r, i, j, key, &v) == DMACONN_OK && v >= LONG_MIN && v <= LONG_MAX ? (long)v
+													    : def;
+}
+
+/* A number property of the pair i -> j, 0 where absent or not one. */
+static double dot_pair_number(const dmaconn_result *r, int i, int j, const char *key)
+{
+	double v;
+	return r && dmaconn_result_pair_number(r, i, j, key, &v) == DMACONN_OK ? v : 0;
+}
+
+/* Device i's list property ("5,11"): at most 64 items into v; how many
+ * there are (0 where absent or malformed). */
+static int dot_dev_list(const dmaconn_result *r, int i, const char *key, long long v[64])
+{
+	int n = 0;
+	return dmaconn_result_device_list(r, i, key, v, 64, &n) == DMACONN_OK ? n : 0;
 }
 
 static int dot_same(const char *a, const char *b)
@@ -194,15 +216,30 @@ static const char *dot_p2p(const struct dot *d, int i, int j, const char *key)
 	return dot_pair(d->p2p, d->p2p_of[i], d->p2p_of[j], key);
 }
 
+/* A number (an integer) property of the pair in the p2p result, 0 where
+ * unknown. */
+static double dot_p2p_number(const struct dot *d, int i, int j, const char *key)
+{
+	if (!d->p2p || !d->p2p_of || d->p2p_of[i] < 0 || d->p2p_of[j] < 0)
+		return 0;
+	return dot_pair_number(d->p2p, d->p2p_of[i], d->p2p_of[j], key);
+}
+
+static long dot_p2p_int(const struct dot *d, int i, int j, const char *key)
+{
+	if (!d->p2p || !d->p2p_of || d->p2p_of[i] < 0 || d->p2p_of[j] < 0)
+		return 0;
+	return dot_pair_int(d->p2p, d->p2p_of[i], d->p2p_of[j], key, 0);
+}
+
 /* Links of the pair i -> j that join the two devices without a switch. */
 static long dot_direct(const struct dot *d, int i, int j)
 {
 	long v = dmaconn_result_get(d->r, i, j);
 	if (!d->nvlink || v <= 0)
 		return v;
-	const char *direct = dot_pair(d->r, i, j, DMACONN_PROP_NVLINK_DIRECT_LINKS);
-	if (direct)
-		return dot_num(direct, 0);
+	if (dot_pair(d->r, i, j, DMACONN_PROP_NVLINK_DIRECT_LINKS))
+		return dot_pair_int(d->r, i, j, DMACONN_PROP_NVLINK_DIRECT_LINKS, 0);
 	/* Without the pair's fact: switch-attached devices meet at the switch. */
 	return d->sw[i] >= 0 && d->sw[j] >= 0 ? 0 : v;
 }
@@ -214,9 +251,9 @@ static double dot_rate(const struct dot *d, int i)
 		if (j == i)
 			continue;
 		const char *gbps = dot_p2p(d, i, j, DMACONN_PROP_NVLINK_GBPS);
-		long links = dot_num(dot_p2p(d, i, j, DMACONN_PROP_NVLINK_LINKS), 0);
+		long links = dot_p2p_int(d, i, j, DMACONN_PROP_NVLINK_LINKS);
 		if (gbps && links > 0)
-			return strtod(gbps, NULL) / (double)links;
+			return dot_p2p_number(d, i, j, DMACONN_PROP_NVLINK_GBPS) / (double)links;
 	}
 	return 0;
 }
@@ -267,7 +304,7 @@ static int dot_switches(struct dot *d)
 	}
 	for (int i = 0; i < n; i++) {
 		d->sw[i] = -1;
-		if (d->nvlink && dot_num(dot_dev(d->r, i, DMACONN_PROP_NVLINK_SWITCH_LINKS), 0) > 0)
+		if (d->nvlink && dot_dev_int(d->r, i, DMACONN_PROP_NVLINK_SWITCH_LINKS, 0) > 0)
 			key[i] = dot_domain(d, i);
 	}
 	for (int pass = 0; pass < 2; pass++) {
@@ -310,47 +347,28 @@ static void dot_degraded(struct dot *d)
 {
 	for (int i = 0; i < d->n; i++) {
 		const char *down = dot_dev(d->r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
-		long active = dot_num(dot_dev(d->r, i, DMACONN_PROP_NVLINK_ACTIVE_LINKS), -1);
+		long active = dot_dev_int(d->r, i, DMACONN_PROP_NVLINK_ACTIVE_LINKS, -1);
 		d->degraded[i] = 0;
 		for (int k = 0; down && active >= 0 && k < d->n && !d->degraded[i]; k++)
 			d->degraded[i] = k != i &&
 					 dot_same(dot_dev(d->r, i, DMACONN_PROP_NAME),
 						  dot_dev(d->r, k, DMACONN_PROP_NAME)) &&
-					 dot_num(dot_dev(d->r, k, DMACONN_PROP_NVLINK_ACTIVE_LINKS), -1) > active;
+					 dot_dev_int(d->r, k, DMACONN_PROP_NVLINK_ACTIVE_LINKS, -1) > active;
 	}
 }
 
-/* "5, 11" from "5,11", runs as ranges: "0-11" from "0,1,...,11". */
-static void dot_link_list(struct dot_buf *b, const char *list)
+/* "5, 11" from {5, 11}, runs as ranges: "0-11" from {0, 1, ..., 11}. */
+static void dot_link_list(struct dot_buf *b, const long long *v, int n)
 {
-	const char *p = list;
-	int first = 1;
-	while (*p) {
-		char *end;
-		long lo = strtol(p, &end, 10), hi = lo;
-		if (end == p)
-			break;
-		p = *end == ',' ? end + 1 : end;
-		while (*p) {
-			long next = strtol(p, &end, 10);
-			if (end == p || next != hi + 1)
-				break;
-			hi = next;
-			p = *end == ',' ? end + 1 : end;
-		}
-		dot_add(b, first ? "%ld" : ", %ld", lo);
-		if (hi > lo)
-			dot_add(b, "%s%ld", hi > lo + 1 ? "-" : ", ", hi);
-		first = 0;
+	for (int k = 0; k < n;) {
+		int run = k;
+		while (run + 1 < n && v[run + 1] == v[run] + 1)
+			run++;
+		dot_add(b, k ? ", %lld" : "%lld", v[k]);
+		if (run > k)
+			dot_add(b, "%s%lld", run > k + 1 ? "-" : ", ", v[run]);
+		k = run + 1;
 	}
-}
-
-static int dot_count_list(const char *list)
-{
-	int n = *list != '\0';
-	for (const char *p = list; *p; p++)
-		n += *p == ',';
-	return n;
 }
 
 /* ----------------------------------------------------------------- output */
@@ -433,19 +451,19 @@ static void dot_device(const struct dot *d, int i, const char *indent)
 	const char *bus = dot_dev(r, i, DMACONN_PROP_PCI_BUS_ID);
 	const char *tile = dot_dev(r, i, DMACONN_PROP_TILE);
 	const char *mig = dot_dev(r, i, DMACONN_PROP_MIG);
-	const char *down = dot_dev(r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
 	int card = d->card && d->members[i] > 1, warn = d->degraded[i];
 	if (d->card && d->card[i] != i)
 		return; /* drawn as its card */
 	if (card) {
-		struct dot_buf list = { 0 };
-		for (int k = i; k < d->n; k++)
+		long long *parts = malloc((size_t)d->n * sizeof(*parts));
+		int nparts = 0;
+		for (int k = i; parts && k < d->n; k++)
 			if (d->card[k] == i)
-				dot_add(&list, "%s%d", list.len ? "," : "", k);
+				parts[nparts++] = k;
 		dot_add(&b, "GPUs ");
-		dot_link_list(&b, list.s ? list.s : "");
+		dot_link_list(&b, parts, nparts);
 		dot_add(&b, " (%d partitions of one card)", d->members[i]);
-		free(list.s);
+		free(parts);
 	} else {
 		dot_add(&b, "GPU %d", i);
 	}
@@ -468,8 +486,10 @@ static void dot_device(const struct dot *d, int i, const char *indent)
 	}
 	if (d->degraded[i]) {
 		dot_line(&b);
-		dot_add(&b, "NVLink down: link%s ", dot_count_list(down) == 1 ? "" : "s");
-		dot_link_list(&b, down);
+		long long down[64];
+		int ndown = dot_dev_list(r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS, down);
+		dot_add(&b, "NVLink down: link%s ", ndown == 1 ? "" : "s");
+		dot_link_list(&b, down, ndown < 64 ? ndown : 64);
 	}
 	/* What joins the card's partitions, one line per kind of edge. */
 	for (size_t k = 0; card && k < d->recs->len; k++) {
@@ -534,8 +554,7 @@ static void dot_fabric_reason(const struct dot *d, int i, struct dot_buf *b)
 
 static void dot_switch_edge(const struct dot *d, int i)
 {
-	long links = dot_num(dot_dev(d->r, i, DMACONN_PROP_NVLINK_SWITCH_LINKS), 0);
-	const char *down = dot_dev(d->r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
+	long links = dot_dev_int(d->r, i, DMACONN_PROP_NVLINK_SWITCH_LINKS, 0);
 	int fabric_ok = dot_fabric_ok(d, i), warn = d->degraded[i] || !fabric_ok;
 	double rate = dot_rate(d, i);
 	struct dot_buf b = { 0 };
@@ -543,8 +562,10 @@ static void dot_switch_edge(const struct dot *d, int i)
 	if (rate > 0 && fabric_ok)
 		dot_add(&b, "\n%.1f GB/s", rate * (double)links);
 	if (d->degraded[i]) {
-		dot_add(&b, "\n%d down (link%s ", dot_count_list(down), dot_count_list(down) == 1 ? "" : "s");
-		dot_link_list(&b, down);
+		long long down[64];
+		int ndown = dot_dev_list(d->r, i, DMACONN_PROP_NVLINK_INACTIVE_LINKS, down);
+		dot_add(&b, "\n%d down (link%s ", ndown, ndown == 1 ? "" : "s");
+		dot_link_list(&b, down, ndown < 64 ? ndown : 64);
 		dot_add(&b, ")");
 	}
 	if (!fabric_ok) {
@@ -606,9 +627,9 @@ static void dot_link_label(const struct dot *d, int i, int j, long v, long links
 		if (d->nvlink)
 			gbps = dot_rate(d, i) * (double)links;
 		else if (d->type == DMACONN_DEVICE_ROCM)
-			gbps = (double)dot_num(dot_pair(r, i, j, DMACONN_PROP_MAX_BANDWIDTH_MBS), 0) / 1000.0;
-		else if (dot_pair(r, i, j, DMACONN_PROP_XELINK_GBPS))
-			gbps = strtod(dot_pair(r, i, j, DMACONN_PROP_XELINK_GBPS), NULL);
+			gbps = (double)dot_pair_int(r, i, j, DMACONN_PROP_MAX_BANDWIDTH_MBS, 0) / 1000.0;
+		else
+			gbps = dot_pair_number(r, i, j, DMACONN_PROP_XELINK_GBPS);
 		if (gbps > 0)
 			dot_add(b, "\n%.1f GB/s", gbps);
 		return;
@@ -629,9 +650,9 @@ static void dot_link_label(const struct dot *d, int i, int j, long v, long links
 	if (path && strcmp(path, "?"))
 		dot_add(b, ", %s", path);
 	if (gbps)
-		dot_add(b, "\n%.1f GB/s measured", strtod(gbps, NULL));
+		dot_add(b, "\n%.1f GB/s measured", dot_pair_number(r, i, j, DMACONN_PROP_GBPS));
 	else if (nv || xe)
-		dot_add(b, "\n%.1f GB/s", strtod(nv ? nv : xe, NULL));
+		dot_add(b, "\n%.1f GB/s", dot_p2p_number(d, i, j, nv ? DMACONN_PROP_NVLINK_GBPS : DMACONN_PROP_XELINK_GBPS));
 }
 
 /* Writes one edge i -- j: an arrow from i with forward, extra attributes
@@ -728,8 +749,8 @@ static int dot_cards(struct dot *d)
 	for (int i = 0; i < d->n; i++) {
 		const char *bus = dot_dev(d->r, i, DMACONN_PROP_PCI_BUS_ID);
 		d->card[i] = i;
-		for (int k = 0; bus && dot_num(dot_dev(d->r, i, DMACONN_PROP_PARTITIONS), 1) > 1 && k < i; k++)
-			if (d->card[k] == k && dot_num(dot_dev(d->r, k, DMACONN_PROP_PARTITIONS), 1) > 1 &&
+		for (int k = 0; bus && dot_dev_int(d->r, i, DMACONN_PROP_PARTITIONS, 1) > 1 && k < i; k++)
+			if (d->card[k] == k && dot_dev_int(d->r, k, DMACONN_PROP_PARTITIONS, 1) > 1 &&
 			    dot_same(bus, dot_dev(d->r, k, DMACONN_PROP_PCI_BUS_ID)) &&
 			    dot_same(dot_dev(d->r, i, DMACONN_PROP_HOST), dot_dev(d->r, k, DMACONN_PROP_HOST))) {
 				d->card[i] = k;

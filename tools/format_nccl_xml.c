@@ -23,6 +23,7 @@
  * (PCIe link speed and width, CPU model, GPU rank and GDR) NCCL fills from
  * the live system. */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +38,9 @@
 
 static int xml_int(const dmaconn_result *r, int i, const char *key, int fallback)
 {
-	const char *v = dmaconn_result_device_get(r, i, key);
-	char *end;
-	long n = v && *v ? strtol(v, &end, 10) : 0;
-	return v && *v && !*end ? (int)n : fallback;
+	long long n;
+	return dmaconn_result_device_int(r, i, key, &n) == DMACONN_OK && n >= INT_MIN && n <= INT_MAX ? (int)n
+													: fallback;
 }
 
 /* Whether s is a bus id as NCCL writes them: "dddd:bb:dd.f", lower case. */
@@ -87,15 +87,16 @@ static void xml_gpu(FILE *out, const dmaconn_result *r, int i)
 	int n = dmaconn_result_size(r), any = n == 1;
 	for (int j = 0; j < n; j++)
 		any |= j != i && dmaconn_result_get(r, i, j) > 0;
-	const char *cc = dc_format_device(r, i, DMACONN_PROP_COMPUTE_CAPABILITY);
-	int major = 0, minor = 0;
+	long long cc[2];
+	int parts = 0;
 	fprintf(out, "    <pci busid=\"%s\" class=\"%s\" vendor=\"0x10de\">\n",
 		dc_format_device(r, i, DMACONN_PROP_PCI_BUS_ID), NCCL_CLASS_GPU);
 	fputs("      <gpu", out);
 	if (xml_int(r, i, DMACONN_PROP_NVML_INDEX, -1) >= 0)
 		fprintf(out, " dev=\"%d\"", xml_int(r, i, DMACONN_PROP_NVML_INDEX, -1));
-	if (sscanf(cc, "%d.%d", &major, &minor) == 2)
-		fprintf(out, " sm=\"%d\"", major * 10 + minor);
+	if (dmaconn_result_device_list(r, i, DMACONN_PROP_COMPUTE_CAPABILITY, cc, 2, &parts) == DMACONN_OK &&
+	    parts == 2 && cc[0] >= 0 && cc[0] < 1000000 && cc[1] >= 0 && cc[1] < 1000000)
+		fprintf(out, " sm=\"%lld\"", cc[0] * 10 + cc[1]);
 	int switch_links = xml_int(r, i, DMACONN_PROP_NVLINK_SWITCH_LINKS, 0);
 	if (!any) {
 		fputs("/>\n    </pci>\n", out);

@@ -8,6 +8,7 @@
  * no control character, whatever the replay path; Type= is the model name as Slurm's NVML autodetection spells it (lower
  * case, "NVIDIA " dropped, others characters '_'). */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,10 @@ static void slurm_comment(FILE *out, const char *s)
 
 static int slurm_index(const dmaconn_result *r, int i)
 {
-	const char *v = dmaconn_result_device_get(r, i, DMACONN_PROP_NVML_INDEX);
-	return v && *v ? atoi(v) : -1;
+	long long v;
+	return dmaconn_result_device_int(r, i, DMACONN_PROP_NVML_INDEX, &v) == DMACONN_OK && v >= INT_MIN && v <= INT_MAX
+		       ? (int)v
+		       : -1;
 }
 
 static int slurm_cmp(const void *a, const void *b)
@@ -50,10 +53,10 @@ static int slurm_cmp(const void *a, const void *b)
  * be the NVML index, so the caller says where it assumes so. */
 static long slurm_minor(const dmaconn_result *r, int i)
 {
-	const char *v = dmaconn_result_device_get(r, i, DMACONN_PROP_MINOR_NUMBER);
-	char *end;
-	long m = v && *v >= '0' && *v <= '9' ? strtol(v, &end, 10) : -1;
-	return m >= 0 && !*end && m <= 0x7fffffffL ? m : -1;
+	long long m;
+	return dmaconn_result_device_int(r, i, DMACONN_PROP_MINOR_NUMBER, &m) == DMACONN_OK && m >= 0 && m <= 0x7fffffffL
+		       ? (long)m
+		       : -1;
 }
 
 int dc_format_slurm(FILE *out, FILE *err, const struct dc_format_input *in)

@@ -32,30 +32,33 @@ struct topo_legend {
 };
 
 static const struct piece cuda_pieces[] = {
-	{ "; read %s, write %s, atomics %s, nvlink %s", { "read", "write", "atomics", "nvlink" }, 0, "-", 0, NULL },
-	{ "; %s GB/s per direction (%s)", { "nvlink_gbps", "nvlink_rate_source" }, 1, "unknown", 0, NULL },
-	{ "; reason %s: %s", { "reason", "reason_text" }, 1, "", 0, NULL },
+	{ "; read %s, write %s, atomics %s, nvlink %s",
+	  { DMACONN_PROP_READ, DMACONN_PROP_WRITE, DMACONN_PROP_ATOMICS, DMACONN_PROP_NVLINK }, 0, "-", 0, NULL },
+	{ "; %s GB/s per direction (%s)", { DMACONN_PROP_NVLINK_GBPS, DMACONN_PROP_NVLINK_RATE_SOURCE }, 1, "unknown", 0,
+	  NULL },
+	{ "; reason %s: %s", { DMACONN_PROP_REASON, DMACONN_PROP_REASON_TEXT }, 1, "", 0, NULL },
 	{ NULL, { NULL }, 0, NULL, 0, NULL },
 };
 
 static const struct piece rocm_pieces[] = {
-	{ "; %s", { "link_type" }, 0, "-", 0, NULL },
-	{ ", %s link%s", { "xgmi_links" }, 1, NULL, 1, NULL },
-	{ ", %s hop%s", { "hops" }, 1, NULL, 1, NULL },
-	{ ", weight %s", { "weight" }, 1, NULL, 0, NULL },
-	{ ", %s-%s MB/s", { "min_bandwidth_mbs", "max_bandwidth_mbs" }, 2, NULL, 0, NULL },
-	{ "; atomics 32-bit %s, 64-bit %s; coherent %s", { "atomics_32", "atomics_64", "coherent" }, 3, NULL, 0, NULL },
-	{ "; reason %s: %s", { "reason", "reason_text" }, 1, "", 0, NULL },
+	{ "; %s", { DMACONN_PROP_LINK_TYPE }, 0, "-", 0, NULL },
+	{ ", %s link%s", { DMACONN_PROP_XGMI_LINKS }, 1, NULL, 1, NULL },
+	{ ", %s hop%s", { DMACONN_PROP_HOPS }, 1, NULL, 1, NULL },
+	{ ", weight %s", { DMACONN_PROP_WEIGHT }, 1, NULL, 0, NULL },
+	{ ", %s-%s MB/s", { DMACONN_PROP_MIN_BANDWIDTH_MBS, DMACONN_PROP_MAX_BANDWIDTH_MBS }, 2, NULL, 0, NULL },
+	{ "; atomics 32-bit %s, 64-bit %s; coherent %s",
+	  { DMACONN_PROP_ATOMICS_32, DMACONN_PROP_ATOMICS_64, DMACONN_PROP_COHERENT }, 3, NULL, 0, NULL },
+	{ "; reason %s: %s", { DMACONN_PROP_REASON, DMACONN_PROP_REASON_TEXT }, 1, "", 0, NULL },
 	{ NULL, { NULL }, 0, NULL, 0, NULL },
 };
 
 static const struct piece xpu_pieces[] = {
-	{ "; p2p %s; %s", { "p2p_flags", "path" }, 0, "-", 0, NULL },
-	{ ", %s GB/s", { "xelink_gbps" }, 1, NULL, 0, NULL },
-	{ ", %s", { "xelink_bandwidth" }, 1, NULL, 0, "xelink_gbps" },
-	{ ", latency %s", { "xelink_latency" }, 1, NULL, 0, NULL },
-	{ ", %s duplex", { "xelink_duplexity" }, 1, NULL, 0, NULL },
-	{ "; reason %s: %s", { "reason", "reason_text" }, 1, "", 0, NULL },
+	{ "; p2p %s; %s", { DMACONN_PROP_P2P_FLAGS, DMACONN_PROP_PATH }, 0, "-", 0, NULL },
+	{ ", %s GB/s", { DMACONN_PROP_XELINK_GBPS }, 1, NULL, 0, NULL },
+	{ ", %s", { DMACONN_PROP_XELINK_BANDWIDTH }, 1, NULL, 0, DMACONN_PROP_XELINK_GBPS },
+	{ ", latency %s", { DMACONN_PROP_XELINK_LATENCY }, 1, NULL, 0, NULL },
+	{ ", %s duplex", { DMACONN_PROP_XELINK_DUPLEXITY }, 1, NULL, 0, NULL },
+	{ "; reason %s: %s", { DMACONN_PROP_REASON, DMACONN_PROP_REASON_TEXT }, 1, "", 0, NULL },
 	{ NULL, { NULL }, 0, NULL, 0, NULL },
 };
 
@@ -130,7 +133,7 @@ void cli_text_topo(const dmaconn_result *r, const char *replay)
 	for (int i = 0; i < n; i++) {
 		printf("GPU%-3d", i);
 		for (int j = 0; j < n; j++) {
-			const char *path = i == j ? "X" : dmaconn_result_pair_get(r, i, j, "path");
+			const char *path = i == j ? "X" : dmaconn_result_pair_get(r, i, j, DMACONN_PROP_PATH);
 			printf("  %-7s", path ? path : "-");
 		}
 		putchar('\n');

@@ -16,6 +16,7 @@ EREPLAY = -6
 EBUSY = -7
 ERANGE = -8
 EUNAVAILABLE = -9
+ENOENT = -10
 
 
 class DmaconnWarning(UserWarning):

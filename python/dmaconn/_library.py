@@ -106,6 +106,20 @@ _PROTOTYPES = {
     ),
     "dmaconn_set_warning_handler": (None, [WARNING_FN, ctypes.c_void_p]),
     "dmaconn_shutdown": (None, []),
+    # The property table (include/dmaconn_props.h) and its value readers.
+    "dmaconn_property_count": (ctypes.c_int, []),
+    "dmaconn_property_key": (ctypes.c_char_p, [ctypes.c_int]),
+    "dmaconn_property_type_of": (ctypes.c_int, [ctypes.c_char_p]),
+    "dmaconn_property_json_type": (ctypes.c_char_p, [ctypes.c_int]),
+    "dmaconn_property_read_int": (
+        ctypes.c_int,
+        [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_longlong)],
+    ),
+    "dmaconn_property_read_number": (
+        ctypes.c_int,
+        [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)],
+    ),
+    "dmaconn_property_read_bool": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, c_int_p]),
 }
 
 # The functional check, which a library may be built without.

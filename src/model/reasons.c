@@ -14,6 +14,7 @@
  * own is made per pair: the bridges of its PCIe path, and NVLinks down at
  * both of its GPUs (of a zero, or of a pair that lost links).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,25 @@ struct dc_host_facts {
 
 static const struct dc_fs dc_host_fs = { dc_read_file, dc_list_dir };
 
+/* An integer property of device d (of the pair i -> j), 0 when absent or
+ * not one; clamped to int. */
+static int dc_int_of(long long v)
+{
+	return v > INT_MAX ? INT_MAX : v < INT_MIN ? INT_MIN : (int)v;
+}
+
+static int dc_device_int(const dmaconn_result *r, int d, const char *key)
+{
+	long long v = 0;
+	return dmaconn_result_device_int(r, d, key, &v) == DMACONN_OK ? dc_int_of(v) : 0;
+}
+
+static int dc_pair_int(const dmaconn_result *r, int i, int j, const char *key)
+{
+	long long v = 0;
+	return dmaconn_result_pair_int(r, i, j, key, &v) == DMACONN_OK ? dc_int_of(v) : 0;
+}
+
 /* The causes of device d that need no path: NVML's virtualization mode, the
  * IOMMU translating its DMA, its BAR1. */
 static int dc_host_device(struct dc_host_facts *h, int d)
@@ -80,10 +100,10 @@ static int dc_host_device(struct dc_host_facts *h, int d)
 		if (dc_reason_intern(h->b, &h->iommu_reason[d], DMACONN_REASON_IOMMU_TRANSLATING, text) != 0)
 			return -1;
 	}
-	const char *bar1 = dmaconn_result_device_get(r, d, DMACONN_PROP_BAR1_MIB);
-	if (bar1 && atoll(bar1) <= DC_BAR1_SMALL_MIB) {
+	long long bar1;
+	if (dmaconn_result_device_int(r, d, DMACONN_PROP_BAR1_MIB, &bar1) == DMACONN_OK && bar1 <= DC_BAR1_SMALL_MIB) {
 		snprintf(text, sizeof(text),
-			 "GPU %d's BAR1 is %s MiB, too small to map peer memory over PCIe (at most the "
+			 "GPU %d's BAR1 is %lld MiB, too small to map peer memory over PCIe (at most the "
 			 "legacy %d MiB window)",
 			 d, bar1, DC_BAR1_SMALL_MIB);
 		if (dc_reason_intern(h->b, &h->bar1[d], DMACONN_REASON_BAR1_TOO_SMALL, text) != 0)
@@ -334,12 +354,12 @@ static int dc_reason_device(struct dc_reasons *x, int d)
 	}
 	const char *cc = dmaconn_result_device_get(r, d, DMACONN_PROP_CONFIDENTIAL_COMPUTING);
 	x->cc[d] = cc && !strcmp(cc, "on");
-	const char *sw = dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_SWITCH_LINKS);
 	const char *state = dmaconn_result_device_get(r, d, DMACONN_PROP_FABRIC_STATE);
 	const char *status = dmaconn_result_device_get(r, d, DMACONN_PROP_FABRIC_STATUS);
-	if (sw && atoi(sw) > 0 && state && strcmp(state, "not_supported") != 0) {
+	if (dc_device_int(r, d, DMACONN_PROP_NVLINK_SWITCH_LINKS) > 0 && state && strcmp(state, "not_supported") != 0) {
 		const char *code = NULL;
 		const char *mask = dmaconn_result_device_get(r, d, DMACONN_PROP_FABRIC_HEALTH_MASK);
+		long long mask_bits = 0;
 		char bad[200];
 		if (!strcmp(state, "in_progress")) {
 			code = DMACONN_REASON_FABRIC_IN_PROGRESS;
@@ -351,7 +371,8 @@ static int dc_reason_device(struct dc_reasons *x, int d)
 		} else if (status && strcmp(status, DMACONN_FABRIC_STATUS_SUCCESS) != 0) {
 			code = DMACONN_REASON_FABRIC_FAILED;
 			snprintf(text, sizeof(text), "GPU %d: NVSwitch fabric registration failed (%s)", d, status);
-		} else if (mask && dc_fabric_unhealthy((unsigned int)strtoul(mask, NULL, 16),
+		} else if (dmaconn_result_device_int(r, d, DMACONN_PROP_FABRIC_HEALTH_MASK, &mask_bits) == DMACONN_OK &&
+			   dc_fabric_unhealthy((unsigned int)mask_bits,
 						       dmaconn_result_device_get(r, d, DMACONN_PROP_FABRIC_HEALTH_SUMMARY),
 						       bad, sizeof(bad))) {
 			code = DMACONN_REASON_FABRIC_UNHEALTHY;
@@ -367,13 +388,14 @@ static int dc_reason_device(struct dc_reasons *x, int d)
 	const char *down = dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
 	/* Every link inactive: down.  Of a GPU with active links, only those
 	 * its peers have active are (dc_reason_fewer): the others are spare. */
-	if (down && (!links || atoi(links) <= 0)) {
+	int active = dc_device_int(r, d, DMACONN_PROP_NVLINK_ACTIVE_LINKS) > 0;
+	if (down && !active) {
 		snprintf(text, sizeof(text), DC_DOWN_PREFIX "GPU %d's NVLinks %.100s are down (%s active)", d, down,
 			 links ? links : "0");
 		if (dc_reason_make(x, &x->down[d], DMACONN_REASON_NVLINK_DOWN, text) != 0)
 			return -1;
 	}
-	if (!links || atoi(links) <= 0) {
+	if (!active) {
 		snprintf(text, sizeof(text), "no NVLink between them: GPU %d has none active", d);
 		if (dc_reason_make(x, &x->nolinks[d], DMACONN_REASON_NO_NVLINK, text) != 0)
 			return -1;
@@ -381,26 +403,19 @@ static int dc_reason_device(struct dc_reasons *x, int d)
 	return 0;
 }
 
-/* The set of links a list such as "5,11" names (links 0 to 63). */
-static unsigned long long dc_link_mask(const char *list)
+/* The set of links (0 to 63) a list property of device d names ("5,11"),
+ * none when absent or malformed. */
+static unsigned long long dc_link_mask(const dmaconn_result *r, int d, const char *key)
 {
+	long long links[64];
+	int n = 0;
+	if (dmaconn_result_device_list(r, d, key, links, 64, &n) != DMACONN_OK)
+		return 0;
 	unsigned long long m = 0;
-	while (list && *list) {
-		char *end;
-		unsigned long v = strtoul(list, &end, 10);
-		if (end == list)
-			break;
-		if (v < 64)
-			m |= 1ULL << v;
-		list = *end == ',' ? end + 1 : "";
-	}
+	for (int k = 0; k < n && k < 64; k++)
+		if (links[k] >= 0 && links[k] < 64)
+			m |= 1ULL << links[k];
 	return m;
-}
-
-static int dc_device_int(const dmaconn_result *r, int d, const char *key)
-{
-	const char *v = dmaconn_result_device_get(r, d, key);
-	return v ? atoi(v) : 0;
 }
 
 #define DC_FEWER_PREFIX "fewer NVLinks than its peers: "
@@ -436,7 +451,7 @@ static int dc_reason_fewer(struct dc_reasons *x, int n, const unsigned long long
 		const char *name = dmaconn_result_device_get(r, d, DMACONN_PROP_NAME);
 		active[d] = dc_device_int(r, d, DMACONN_PROP_NVLINK_ACTIVE_LINKS);
 		sw[d] = dc_device_int(r, d, DMACONN_PROP_NVLINK_SWITCH_LINKS);
-		inactive[d] = dc_link_mask(dmaconn_result_device_get(r, d, DMACONN_PROP_NVLINK_INACTIVE_LINKS));
+		inactive[d] = dc_link_mask(r, d, DMACONN_PROP_NVLINK_INACTIVE_LINKS);
 		int total = active[d];
 		for (unsigned long long b = inactive[d]; b; b &= b - 1)
 			total++;
@@ -512,8 +527,7 @@ static const struct dc_reason *dc_reason_thinned(struct dc_reasons *x, int i, in
 {
 	if (!x->fewer[i].code && !x->fewer[j].code)
 		return NULL;
-	const char *dl = dmaconn_result_pair_get(x->r, i, j, DMACONN_PROP_NVLINK_DIRECT_LINKS);
-	int direct = dl ? atoi(dl) : 0;
+	int direct = dc_pair_int(x->r, i, j, DMACONN_PROP_NVLINK_DIRECT_LINKS);
 	int both_direct = direct > 0 && x->fewer_direct[i] && x->fewer_direct[j];
 	int hit[2], ends[2] = { i, j };
 	int low = x->sw[i] < x->sw[j] ? x->sw[i] : x->sw[j];
@@ -579,8 +593,7 @@ static int dc_only_peer(struct dc_reasons *x, int d)
 		return x->only_peer[d];
 	int n = dmaconn_result_size(x->r), peer = -1;
 	for (int j = 0; j < n; j++) {
-		const char *dl = j != d ? dmaconn_result_pair_get(x->r, d, j, DMACONN_PROP_NVLINK_DIRECT_LINKS) : NULL;
-		if (dl && atoi(dl) > 0) {
+		if (j != d && dc_pair_int(x->r, d, j, DMACONN_PROP_NVLINK_DIRECT_LINKS) > 0) {
 			if (peer >= 0) {
 				peer = -1;
 				break;

@@ -490,15 +490,18 @@ static void find_facts(struct facts *f, const struct contrib *c, int r, int i)
 	f->rank = r;
 	f->local = i;
 	f->key = dev_key(&c[r], i);
-	f->switch_links = links ? strtol(links, NULL, 10) : 0;
-	char *end = NULL;
-	unsigned long clique_id = clique ? strtoul(clique, &end, 10) : 0;
+	long long switch_links = 0, clique_id = -1;
+	if (links && dmaconn_property_read_int(DMACONN_PROP_NVLINK_SWITCH_LINKS, links, &switch_links) != DMACONN_OK)
+		switch_links = 0;
+	f->switch_links = switch_links > 0 && switch_links <= INT_MAX ? (long)switch_links : 0;
+	if (clique && dmaconn_property_read_int(DMACONN_PROP_CLIQUE_ID, clique, &clique_id) != DMACONN_OK)
+		clique_id = -1;
 	/* Registered with the fabric manager, successfully ("SUCCESS" from
 	 * writers that drop NVML's prefix), in a named domain. */
 	if (state && !strcmp(state, DMACONN_FABRIC_STATE_COMPLETED) && status &&
 	    (!strcmp(status, DMACONN_FABRIC_STATUS_SUCCESS) || !strcmp(status, "SUCCESS")) && cluster &&
-	    nonzero_uuid(cluster) && parse_uuid(cluster, f->node.cluster) == 0 && clique && *clique &&
-	    end && !*end && clique_id <= UINT_MAX && f->switch_links > 0) {
+	    nonzero_uuid(cluster) && parse_uuid(cluster, f->node.cluster) == 0 && clique_id >= 0 &&
+	    clique_id <= UINT_MAX && f->switch_links > 0) {
 		f->in_domain = 1;
 		f->node.switch_usable = 1;
 		f->node.has_domain = 1;

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The property table and the typed getters: each type read from a built
+ * result, an absent key, a key of another type, a malformed value, a bad
+ * index, NULL arguments; the table as the library lists it. */
+#include "check.h"
+#include "dmaconn.h"
+
+#include <float.h>
+#include <string.h>
+
+static int fill(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	dmaconn_builder_set_size(b, 3);
+	dmaconn_builder_set_device_property(b, 0, DMACONN_PROP_NVML_INDEX, "7");
+	dmaconn_builder_set_device_property(b, 0, DMACONN_PROP_BAR1_MIB, "131072");
+	dmaconn_builder_set_device_property(b, 0, DMACONN_PROP_FABRIC_HEALTH_MASK, "0x1a");
+	dmaconn_builder_set_device_property(b, 0, DMACONN_PROP_NVLINK_INACTIVE_LINKS, "3,7,11");
+	dmaconn_builder_set_device_property(b, 0, DMACONN_PROP_COMPUTE_CAPABILITY, "9.0");
+	dmaconn_builder_set_device_property(b, 0, DMACONN_PROP_NAME, "NVIDIA H200");
+	dmaconn_builder_set_device_property(b, 1, DMACONN_PROP_NVML_INDEX, " 8");
+	dmaconn_builder_set_device_property(b, 1, DMACONN_PROP_NVLINK_INACTIVE_LINKS, "3,");
+	dmaconn_builder_set_device_property(b, 1, DMACONN_PROP_HIVE_ID, "-0x1");
+	dmaconn_builder_set_device_property(b, 2, DMACONN_PROP_NVML_INDEX, "99999999999999999999");
+	dmaconn_builder_set_device_property(b, 2, DMACONN_PROP_NVLINK_INACTIVE_LINKS, "");
+	dmaconn_builder_set_device_property(b, 2, "user_key", "5");
+	dmaconn_builder_set_pair_property(b, 0, 1, DMACONN_PROP_NVLINK_GBPS, "478.1");
+	dmaconn_builder_set_pair_property(b, 0, 1, DMACONN_PROP_NVLINK_LINKS, "18");
+	dmaconn_builder_set_pair_property(b, 0, 1, DMACONN_PROP_ENABLED, "yes");
+	dmaconn_builder_set_pair_property(b, 0, 1, DMACONN_PROP_COHERENT, "false");
+	dmaconn_builder_set_pair_property(b, 0, 1, DMACONN_PROP_XGMI_LINKS, "unknown");
+	dmaconn_builder_set_pair_property(b, 1, 0, DMACONN_PROP_NVLINK_GBPS, "inf");
+	dmaconn_builder_set_pair_property(b, 1, 0, DMACONN_PROP_ENABLED, "maybe");
+	dmaconn_builder_set_pair_property(b, 1, 0, DMACONN_PROP_GBPS, "1e999");
+	dmaconn_builder_set_pair_property(b, 1, 2, DMACONN_PROP_NVLINK_GBPS, "12.5 ");
+	return DMACONN_OK;
+}
+
+static void device_getters(const dmaconn_result *r)
+{
+	long long v = -1;
+	double d = -1;
+	int flag = -1, count = -1;
+	const char *s = NULL;
+
+	/* int: decimal, the integer kept a JSON string, hexadecimal. */
+	CHECK_INT(dmaconn_result_device_int(r, 0, DMACONN_PROP_NVML_INDEX, &v), DMACONN_OK);
+	CHECK_INT(v, 7);
+	CHECK_INT(dmaconn_result_device_int(r, 0, DMACONN_PROP_BAR1_MIB, &v), DMACONN_OK);
+	CHECK_INT(v, 131072);
+	CHECK_INT(dmaconn_result_device_int(r, 0, DMACONN_PROP_FABRIC_HEALTH_MASK, &v), DMACONN_OK);
+	CHECK_INT(v, 0x1a);
+	/* A number getter reads an integer key too. */
+	CHECK_INT(dmaconn_result_device_number(r, 0, DMACONN_PROP_NVML_INDEX, &d), DMACONN_OK);
+	CHECK(d == 7.0);
+	/* Malformed: leading space, overflow, a sign on hexadecimal; *out kept. */
+	v = 42;
+	CHECK_INT(dmaconn_result_device_int(r, 1, DMACONN_PROP_NVML_INDEX, &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_int(r, 2, DMACONN_PROP_NVML_INDEX, &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_int(r, 1, DMACONN_PROP_HIVE_ID, &v), DMACONN_EINVAL);
+	CHECK_INT(v, 42);
+	/* Absent: on this device, or a key nobody set. */
+	CHECK_INT(dmaconn_result_device_int(r, 1, DMACONN_PROP_BAR1_MIB, &v), DMACONN_ENOENT);
+	CHECK_INT(dmaconn_result_device_str(r, 0, "no_such_key", &s), DMACONN_ENOENT);
+	/* Wrong type: a string key asked as an int, an int key as a bool; an
+	 * undeclared key is a string. */
+	CHECK_INT(dmaconn_result_device_int(r, 0, DMACONN_PROP_NAME, &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_bool(r, 0, DMACONN_PROP_NVML_INDEX, &flag), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_int(r, 2, "user_key", &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_str(r, 2, "user_key", &s), DMACONN_OK);
+	CHECK_STR(s, "5");
+	CHECK_INT(v, 42);
+	/* str: every key, the result's own string. */
+	CHECK_INT(dmaconn_result_device_str(r, 0, DMACONN_PROP_NVML_INDEX, &s), DMACONN_OK);
+	CHECK(s == dmaconn_result_device_get(r, 0, DMACONN_PROP_NVML_INDEX));
+	CHECK_INT(dmaconn_result_device_str(r, 0, DMACONN_PROP_NAME, &s), DMACONN_OK);
+	CHECK_STR(s, "NVIDIA H200");
+	/* Bad index, NULL arguments. */
+	CHECK_INT(dmaconn_result_device_int(r, 3, DMACONN_PROP_NVML_INDEX, &v), DMACONN_ERANGE);
+	CHECK_INT(dmaconn_result_device_int(r, -1, DMACONN_PROP_NVML_INDEX, &v), DMACONN_ERANGE);
+	CHECK_INT(dmaconn_result_device_str(r, 3, DMACONN_PROP_NAME, &s), DMACONN_ERANGE);
+	CHECK_INT(dmaconn_result_device_int(NULL, 0, DMACONN_PROP_NVML_INDEX, &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_int(r, 0, NULL, &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_int(r, 0, DMACONN_PROP_NVML_INDEX, NULL), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_str(r, 0, DMACONN_PROP_NAME, NULL), DMACONN_EINVAL);
+	CHECK_INT(v, 42);
+
+	/* list: every item, at most max written, the count whole. */
+	long long items[4] = { -1, -1, -1, -1 };
+	CHECK_INT(dmaconn_result_device_list(r, 0, DMACONN_PROP_NVLINK_INACTIVE_LINKS, items, 4, &count), DMACONN_OK);
+	CHECK_INT(count, 3);
+	CHECK_INT(items[0], 3);
+	CHECK_INT(items[1], 7);
+	CHECK_INT(items[2], 11);
+	CHECK_INT(items[3], -1);
+	items[1] = -1;
+	CHECK_INT(dmaconn_result_device_list(r, 0, DMACONN_PROP_NVLINK_INACTIVE_LINKS, items, 1, &count), DMACONN_OK);
+	CHECK_INT(count, 3);
+	CHECK_INT(items[1], -1);
+	CHECK_INT(dmaconn_result_device_list(r, 0, DMACONN_PROP_NVLINK_INACTIVE_LINKS, NULL, 0, &count), DMACONN_OK);
+	CHECK_INT(count, 3);
+	/* A version is a list of its dot-separated numbers. */
+	CHECK_INT(dmaconn_result_device_list(r, 0, DMACONN_PROP_COMPUTE_CAPABILITY, items, 4, &count), DMACONN_OK);
+	CHECK_INT(count, 2);
+	CHECK_INT(items[0], 9);
+	CHECK_INT(items[1], 0);
+	/* An empty list has no item; a trailing comma is malformed. */
+	CHECK_INT(dmaconn_result_device_list(r, 2, DMACONN_PROP_NVLINK_INACTIVE_LINKS, items, 4, &count), DMACONN_OK);
+	CHECK_INT(count, 0);
+	count = 9;
+	CHECK_INT(dmaconn_result_device_list(r, 1, DMACONN_PROP_NVLINK_INACTIVE_LINKS, items, 4, &count), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_list(r, 0, DMACONN_PROP_NVML_INDEX, items, 4, &count), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_device_list(r, 0, DMACONN_PROP_NVLINK_INACTIVE_LINKS, NULL, 4, &count), DMACONN_EINVAL);
+	CHECK_INT(count, 9);
+}
+
+static void pair_getters(const dmaconn_result *r)
+{
+	long long v = -1;
+	double d = -1;
+	int flag = -1;
+	const char *s = NULL;
+
+	CHECK_INT(dmaconn_result_pair_number(r, 0, 1, DMACONN_PROP_NVLINK_GBPS, &d), DMACONN_OK);
+	CHECK(d > 478.09 && d < 478.11);
+	CHECK_INT(dmaconn_result_pair_int(r, 0, 1, DMACONN_PROP_NVLINK_LINKS, &v), DMACONN_OK);
+	CHECK_INT(v, 18);
+	CHECK_INT(dmaconn_result_pair_bool(r, 0, 1, DMACONN_PROP_ENABLED, &flag), DMACONN_OK);
+	CHECK_INT(flag, 1);
+	CHECK_INT(dmaconn_result_pair_bool(r, 0, 1, DMACONN_PROP_COHERENT, &flag), DMACONN_OK);
+	CHECK_INT(flag, 0);
+	/* Values that do not read as their type: *out kept. */
+	d = -2;
+	flag = -2;
+	v = -2;
+	CHECK_INT(dmaconn_result_pair_int(r, 0, 1, DMACONN_PROP_XGMI_LINKS, &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_pair_number(r, 1, 0, DMACONN_PROP_NVLINK_GBPS, &d), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_pair_number(r, 1, 0, DMACONN_PROP_GBPS, &d), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_pair_number(r, 1, 2, DMACONN_PROP_NVLINK_GBPS, &d), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_pair_bool(r, 1, 0, DMACONN_PROP_ENABLED, &flag), DMACONN_EINVAL);
+	CHECK(d == -2);
+	CHECK_INT(flag, -2);
+	CHECK_INT(v, -2);
+	/* Wrong type, absent, bad index (the diagonal and -1 included). */
+	CHECK_INT(dmaconn_result_pair_int(r, 0, 1, DMACONN_PROP_ENABLED, &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_pair_bool(r, 0, 1, DMACONN_PROP_NVLINK_LINKS, &flag), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_pair_int(r, 1, 0, DMACONN_PROP_NVLINK_LINKS, &v), DMACONN_ENOENT);
+	CHECK_INT(dmaconn_result_pair_int(r, 2, 0, DMACONN_PROP_NVLINK_LINKS, &v), DMACONN_ENOENT);
+	CHECK_INT(dmaconn_result_pair_int(r, 0, 0, DMACONN_PROP_NVLINK_LINKS, &v), DMACONN_ERANGE);
+	CHECK_INT(dmaconn_result_pair_int(r, 0, -1, DMACONN_PROP_NVLINK_LINKS, &v), DMACONN_ERANGE);
+	CHECK_INT(dmaconn_result_pair_int(r, 0, 3, DMACONN_PROP_NVLINK_LINKS, &v), DMACONN_ERANGE);
+	CHECK_INT(dmaconn_result_pair_str(r, 3, 0, DMACONN_PROP_PATH, &s), DMACONN_ERANGE);
+	CHECK_INT(dmaconn_result_pair_str(r, 0, 1, DMACONN_PROP_XGMI_LINKS, &s), DMACONN_OK);
+	CHECK_STR(s, "unknown");
+	CHECK_INT(dmaconn_result_pair_bool(NULL, 0, 1, DMACONN_PROP_ENABLED, &flag), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_result_pair_number(r, 0, 1, DMACONN_PROP_NVLINK_GBPS, NULL), DMACONN_EINVAL);
+	CHECK_INT(v, -2);
+}
+
+/* The table as listed: every key once, each with a type that has a name
+ * and a JSON type, a scope, a unit and a doc; the constants are its keys. */
+static void table(void)
+{
+	int n = dmaconn_property_count(), typed = 0;
+	CHECK(n > 80);
+	CHECK(dmaconn_property_key(-1) == NULL);
+	CHECK(dmaconn_property_key(n) == NULL);
+	for (int k = 0; k < n; k++) {
+		const char *key = dmaconn_property_key(k);
+		CHECK(key != NULL);
+		if (!key)
+			continue;
+		for (int m = 0; m < k; m++)
+			CHECK(strcmp(dmaconn_property_key(m), key) != 0);
+		dmaconn_property_type t = dmaconn_property_type_of(key);
+		CHECK(dmaconn_property_type_name(t) != NULL);
+		CHECK(dmaconn_property_json_type(t) != NULL);
+		typed += dmaconn_property_json_type(t) && strcmp(dmaconn_property_json_type(t), "string") != 0;
+		int scope = dmaconn_property_scope_of(key);
+		CHECK(scope == DMACONN_SCOPE_DEVICE || scope == DMACONN_SCOPE_PAIR);
+		CHECK(dmaconn_property_unit(key) != NULL);
+		CHECK(dmaconn_property_doc(key) != NULL && *dmaconn_property_doc(key));
+	}
+	CHECK(typed > 30);
+	/* Each constant is a declared key, in the table's order. */
+	int k = 0;
+#define ROW_(name, key, type, scope, unit, doc)                                         \
+	CHECK_STR(dmaconn_property_key(k), DMACONN_PROP_##name);                        \
+	CHECK_INT(dmaconn_property_type_of(DMACONN_PROP_##name), DMACONN_TYPE_##type);  \
+	CHECK_INT(dmaconn_property_scope_of(DMACONN_PROP_##name), DMACONN_SCOPE_##scope); \
+	CHECK_STR(dmaconn_property_unit(DMACONN_PROP_##name), unit);                    \
+	k++;
+	DMACONN_PROPERTIES(ROW_)
+#undef ROW_
+	CHECK_INT(k, n);
+	CHECK_STR(dmaconn_property_unit(DMACONN_PROP_NVLINK_GBPS), "GB/s");
+	CHECK_STR(dmaconn_property_json_type(DMACONN_TYPE_INT), "integer");
+	CHECK_STR(dmaconn_property_json_type(DMACONN_TYPE_NUMBER), "number");
+	CHECK_STR(dmaconn_property_json_type(DMACONN_TYPE_BOOL), "boolean");
+	CHECK_STR(dmaconn_property_json_type(DMACONN_TYPE_HEX), "string");
+	CHECK_STR(dmaconn_property_json_type(DMACONN_TYPE_INT_STRING), "string");
+	CHECK_STR(dmaconn_property_type_name(DMACONN_TYPE_LIST), "list");
+	CHECK(dmaconn_property_type_name((dmaconn_property_type)99) == NULL);
+	CHECK(dmaconn_property_json_type((dmaconn_property_type)-1) == NULL);
+	/* Keys not declared. */
+	CHECK_INT(dmaconn_property_type_of("user_key"), DMACONN_TYPE_STRING);
+	CHECK_INT(dmaconn_property_type_of(NULL), DMACONN_TYPE_STRING);
+	CHECK_INT(dmaconn_property_scope_of("user_key"), 0);
+	CHECK(dmaconn_property_unit("user_key") == NULL);
+	CHECK(dmaconn_property_doc(NULL) == NULL);
+}
+
+/* The value readers alone: what the CLI's JSON reads (strtoll/strtod
+ * limits, no surrounding space, finite numbers). */
+static void readers(void)
+{
+	long long v = 0;
+	double d = 0;
+	int flag = 0, count = 0;
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "-3", &v), DMACONN_OK);
+	CHECK_INT(v, -3);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "+4", &v), DMACONN_OK);
+	CHECK_INT(v, 4);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "9223372036854775807", &v), DMACONN_OK);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "9223372036854775808", &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "", &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "-", &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "\t1", &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "1x", &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_FLAGS, "0xf", &v), DMACONN_OK);
+	CHECK_INT(v, 15);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_FLAGS, "ff", &v), DMACONN_OK);
+	CHECK_INT(v, 255);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_FLAGS, "0xffffffffffffffff", &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, NULL, &v), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_number(DMACONN_PROP_GBPS, "2.5", &d), DMACONN_OK);
+	CHECK(d == 2.5);
+	CHECK_INT(dmaconn_property_read_number(DMACONN_PROP_GBPS, "nan", &d), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_number(DMACONN_PROP_GBPS, " 2.5", &d), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_number(DMACONN_PROP_NAME, "2.5", &d), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "true", &flag), DMACONN_OK);
+	CHECK_INT(flag, 1);
+	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "no", &flag), DMACONN_OK);
+	CHECK_INT(flag, 0);
+	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "1", &flag), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_READ_ADVERTISED, "yes", &flag), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_NVLINK_DOWN_LINKS, "5,,6", NULL, 0, &count), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_NVLINK_DOWN_LINKS, ",5", NULL, 0, &count), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_NVLINK_DOWN_LINKS, "5", NULL, 0, &count), DMACONN_OK);
+	CHECK_INT(count, 1);
+	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_COMPUTE_CAPABILITY, "", NULL, 0, &count), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_COMPUTE_CAPABILITY, "9.0.", NULL, 0, &count), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_COMPUTE_CAPABILITY, "9,0", NULL, 0, &count), DMACONN_EINVAL);
+}
+
+int main(void)
+{
+	dmaconn_result *r = NULL;
+	CHECK_INT(dmaconn_result_build(DMACONN_DEVICE_CUDA, "props", fill, NULL, &r), DMACONN_OK);
+	if (r) {
+		device_getters(r);
+		pair_getters(r);
+	}
+	dmaconn_result_release(r);
+	table();
+	readers();
+	return check_done("props");
+}
