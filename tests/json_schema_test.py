@@ -104,16 +104,16 @@ def recordings():
 
 
 def c_table():
-    """{key: kind} from cli_json_kinds in tools/cli.c, constants resolved by include/dmaconn.h."""
+    """{key: kind} from dc_codec_kinds in src/codec.c, constants resolved by include/dmaconn.h."""
     with open(os.path.join(REPO, "include", "dmaconn.h")) as f:
         consts = dict(re.findall(r'#define (DMACONN_PROP_\w+) "([^"]*)"', f.read()))
-    with open(os.path.join(REPO, "tools", "cli.c")) as f:
+    with open(os.path.join(REPO, "src", "codec.c")) as f:
         text = f.read()
-    body = text[text.index("cli_json_kinds[] = {"):]
+    body = text[text.index("dc_codec_kinds[] = {"):]
     body = body[:body.index("};")]
-    kinds = {"CLI_JSON_INT": "integer", "CLI_JSON_NUMBER": "number", "CLI_JSON_BOOL": "boolean"}
+    kinds = {"DC_PROP_INT": "integer", "DC_PROP_NUMBER": "number", "DC_PROP_BOOL": "boolean"}
     table = {}
-    for key, kind in re.findall(r'\{ (DMACONN_PROP_\w+|"[^"]*"), (CLI_JSON_\w+) \}', body):
+    for key, kind in re.findall(r'\{ (DMACONN_PROP_\w+|"[^"]*"), (DC_PROP_\w+) \}', body):
         table[consts[key] if key in consts else key.strip('"')] = kinds[kind]
     return table
 
@@ -134,7 +134,7 @@ def tables_agree(r):
                           % (set(codes) ^ set(r.schema["$defs"]["reason"]["enum"])))
     c = c_table()
     if c != py:
-        r.problems.append("tools/cli.c's table differs from dmaconn._json: %s" % (set(c.items()) ^ set(py.items())))
+        r.problems.append("src/codec.c's table differs from dmaconn._json: %s" % (set(c.items()) ^ set(py.items())))
 
 
 PY_COMPARE = """
@@ -173,6 +173,11 @@ def python_agrees(r, recordings_to_compare, helper):
     p = subprocess.run([sys.executable, "-c", PY_VERIFY], env=env_for(dict(base, DMACONN_VERIFY_HELPER=helper)),
                        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     doc = r.run(["--verify", "-d", "cuda", "--json", "-q"], {"DMACONN_VERIFY_HELPER": helper})
+    # The helper's "1" and "0" are booleans, its rank an integer (the schema says so too).
+    first = ((doc or {}).get("verify") or {}).get("pairs") or [{}]
+    if (first[0].get("can_access_peer") is not True or first[0].get("native_atomics") is not True
+            or first[0].get("performance_rank") != 0 or first[0].get("gbps") != 393.7):
+        r.problems.append("--verify's pair is not typed: %s" % first[0])
     if p.returncode != 0 or doc is None or json.loads(p.stdout) != doc.get("verify"):
         r.problems.append("python and the CLI differ on --verify: %s / %s / %s"
                           % (p.stdout.decode()[:400], p.stderr.decode()[-400:], doc))

@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "../src/codec.h"
 #include "../src/mpi/dmaconn_mpi_cli.h"
 #include "check.h"
 #include "cli.h"
@@ -214,82 +215,9 @@ static json_t *cli_json_string(const char *s)
  * docs/dmaconn.schema.json): raised when a member changes meaning. */
 #define CLI_JSON_VERSION 1
 
-/* The JSON type of a property's value; keys not listed stay strings (a
- * user detector's keys included).  Python's dmaconn._json holds the same
- * table, and tests/json_schema_test.py checks both against the schema. */
-enum cli_json_kind { CLI_JSON_INT, CLI_JSON_NUMBER, CLI_JSON_BOOL };
-
-static const struct {
-	const char *key;
-	enum cli_json_kind kind;
-} cli_json_kinds[] = {
-	{ DMACONN_PROP_NVML_INDEX, CLI_JSON_INT },
-	{ DMACONN_PROP_MINOR_NUMBER, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_ACTIVE_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_SWITCH_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_CLIQUE_ID, CLI_JSON_INT },
-	{ DMACONN_PROP_NUMA_NODE, CLI_JSON_INT },
-	{ DMACONN_PROP_KFD_NODE, CLI_JSON_INT },
-	{ DMACONN_PROP_GFX_TARGET_VERSION, CLI_JSON_INT },
-	{ DMACONN_PROP_PARTITION, CLI_JSON_INT },
-	{ DMACONN_PROP_PARTITIONS, CLI_JSON_INT },
-	{ DMACONN_PROP_LEVEL_ZERO_DRIVER, CLI_JSON_INT },
-	{ DMACONN_PROP_LEVEL_ZERO_INDEX, CLI_JSON_INT },
-	{ DMACONN_PROP_TILE, CLI_JSON_INT },
-	{ DMACONN_PROP_TILES, CLI_JSON_INT },
-	{ DMACONN_PROP_RANK, CLI_JSON_INT },
-	{ DMACONN_PROP_NODE, CLI_JSON_INT },
-	{ DMACONN_PROP_LOCAL_ORDINAL, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_DIRECT_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_HOPS, CLI_JSON_INT },
-	{ DMACONN_PROP_WEIGHT, CLI_JSON_INT },
-	{ DMACONN_PROP_MIN_BANDWIDTH_MBS, CLI_JSON_INT },
-	{ DMACONN_PROP_MAX_BANDWIDTH_MBS, CLI_JSON_INT },
-	{ DMACONN_PROP_XGMI_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_XELINK_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_MDFI_LINKS, CLI_JSON_INT },
-	{ DMACONN_PROP_NVLINK_GBPS, CLI_JSON_NUMBER },
-	{ DMACONN_PROP_XELINK_GBPS, CLI_JSON_NUMBER },
-	{ "gbps", CLI_JSON_NUMBER },       /* --verify */
-	{ "latency_us", CLI_JSON_NUMBER }, /* --verify */
-	{ DMACONN_PROP_ENABLED, CLI_JSON_BOOL },
-	{ DMACONN_PROP_COHERENT, CLI_JSON_BOOL },
-	{ DMACONN_PROP_ATOMICS_32, CLI_JSON_BOOL },
-	{ DMACONN_PROP_ATOMICS_64, CLI_JSON_BOOL },
-	{ DMACONN_PROP_PEER_DMA, CLI_JSON_BOOL },
-};
-
-/* A property's value as JSON: typed keys as integers, numbers or booleans,
- * null where the value is unknown or does not read as its type. */
-static json_t *cli_json_value(const char *key, const char *value)
-{
-	size_t k = 0;
-	while (k < sizeof(cli_json_kinds) / sizeof(cli_json_kinds[0]) && strcmp(cli_json_kinds[k].key, key))
-		k++;
-	if (k == sizeof(cli_json_kinds) / sizeof(cli_json_kinds[0]) || !value)
-		return cli_json_string(value);
-	char *end = NULL;
-	errno = 0;
-	switch (cli_json_kinds[k].kind) {
-	case CLI_JSON_INT: {
-		long long v = strtoll(value, &end, 10);
-		return *value && !isspace((unsigned char)*value) && !*end && !errno ? json_integer(v) : json_null();
-	}
-	case CLI_JSON_NUMBER: {
-		double v = strtod(value, &end);
-		return *value && !isspace((unsigned char)*value) && !*end && !errno && isfinite(v) ? json_real(v)
-											  : json_null();
-	}
-	case CLI_JSON_BOOL:
-		if (!strcmp(value, "yes") || !strcmp(value, "true"))
-			return json_true();
-		if (!strcmp(value, "no") || !strcmp(value, "false"))
-			return json_false();
-		return json_null();
-	}
-	return json_null();
-}
+/* Property values as the codec types them (src/codec.h), what is not UTF-8
+ * replaced. */
+static const struct dc_codec cli_codec = { 0, cli_utf8_fix };
 
 /* The document --json writes, made on first use: {"version", "dmaconn_version", ...}. */
 static json_t *cli_doc(struct cli *c)
@@ -385,17 +313,6 @@ static void cli_doc_write(struct cli *c)
 	cli_doc_drop(c);
 }
 
-/* Sets key to value unless key is already there (a repeated property
- * keeps its first value, as in the Python binding). */
-static void cli_json_first(json_t *obj, const char *key, const char *value)
-{
-	char *fixed = cli_utf8_fix(key);
-	const char *k = fixed ? fixed : key;
-	if (!json_object_get(obj, k))
-		json_object_set_new(obj, k, cli_json_value(key, value));
-	free(fixed);
-}
-
 static json_t *cli_json_warnings(int count, const char *(*get)(const void *, int), const void *from)
 {
 	json_t *a = json_array();
@@ -414,27 +331,13 @@ static const char *cli_verify_warning(const void *v, int k)
 	return dmaconn_verify_warning(v, k);
 }
 
-/* Device i's object ("ordinal" and its properties). */
-static json_t *cli_json_device(const dmaconn_result *r, int i)
-{
-	json_t *d = json_object();
-	json_object_set_new(d, "ordinal", json_integer(i));
-	for (int k = 0; k < dmaconn_result_device_property_count(r, i); k++)
-		cli_json_first(d, dmaconn_result_device_property_key(r, i, k),
-			       dmaconn_result_device_property_value(r, i, k));
-	return d;
-}
-
 /* A pair's properties as the members that follow "from" and "to" in its
  * object: "" or ",\"read\":\"OK\",...".  malloc'd; NULL when out of memory. */
 static char *cli_json_pair_members(const dmaconn_result *r, int i, int j)
 {
-	json_t *p = json_object();
-	json_object_set_new(p, "from", json_integer(i));
-	json_object_set_new(p, "to", json_integer(j));
-	for (int k = 0; k < dmaconn_result_pair_property_count(r, i, j); k++)
-		cli_json_first(p, dmaconn_result_pair_property_key(r, i, j, k),
-			       dmaconn_result_pair_property_value(r, i, j, k));
+	json_t *p = dc_codec_pair(&cli_codec, r, i, j);
+	if (!p)
+		return NULL;
 	json_object_del(p, "from");
 	json_object_del(p, "to");
 	char *text = json_dumps(p, CLI_JSON_FLAGS);
@@ -539,8 +442,8 @@ static void cli_json_write_result(const dmaconn_result *r)
 	for (int i = 0; i < n; i++) {
 		if (i)
 			putchar(',');
-		v = cli_json_device(r, i);
-		json_dumpf(v, stdout, CLI_JSON_FLAGS);
+		v = dc_codec_device(&cli_codec, r, i);
+		json_dumpf(v ? v : json_null(), stdout, CLI_JSON_FLAGS);
 		json_decref(v);
 	}
 	fputs("],\"pairs\":[", stdout);
@@ -705,7 +608,7 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 				json_object_set_new(p, "to", json_integer(j));
 				json_object_set_new(p, "status", json_string(names[st]));
 				for (int k = 0; k < dmaconn_verify_pair_property_count(v, i, j); k++)
-					cli_json_first(p, dmaconn_verify_pair_property_key(v, i, j, k),
+					dc_codec_set_first(&cli_codec, p, dmaconn_verify_pair_property_key(v, i, j, k),
 						       dmaconn_verify_pair_property_value(v, i, j, k));
 				json_array_append_new(pairs, p);
 				continue;

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Typed property values, as the C tool's ``--json`` writes them.
 
-The table matches ``cli_json_kinds`` in tools/cli.c and the property types in
+The table matches ``dc_codec_kinds`` in src/codec.c and the property types in
 docs/dmaconn.schema.json (tests/json_schema_test.py checks all three): keys
 listed here read as int, float or bool, ``None`` where the value is unknown or
 does not read as its type; every other key (a user detector's included) stays
@@ -22,11 +22,13 @@ PROPERTY_TYPES: Dict[str, type] = {
             "rank", "node", "local_ordinal",
             "nvlink_links", "nvlink_direct_links", "hops", "weight", "min_bandwidth_mbs", "max_bandwidth_mbs",
             "xgmi_links", "xelink_links", "mdfi_links",
+            "performance_rank",  # dmaconn.verify()
         ),
         int,
     ),
     **dict.fromkeys(("nvlink_gbps", "xelink_gbps", "gbps", "latency_us"), float),
     **dict.fromkeys(("enabled", "coherent", "atomics_32", "atomics_64", "peer_dma"), bool),
+    **dict.fromkeys(("can_access_peer", "access_supported", "native_atomics"), bool),  # dmaconn.verify()
 }
 
 
@@ -50,8 +52,8 @@ def typed_value(key: str, value: Optional[str]) -> Any:
         except ValueError:
             return None
         return number if math.isfinite(number) else None
-    if value in ("yes", "true"):
+    if value in ("yes", "true", "1"):
         return True
-    if value in ("no", "false"):
+    if value in ("no", "false", "0"):
         return False
     return None
