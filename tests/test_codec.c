@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "codec.h"
@@ -260,6 +261,56 @@ static void test_refused(void)
 	dmaconn_result_release(r);
 }
 
+/* cuda/verified's pair 0 -> 1 replayed from file: its gbps, latency_us
+ * and "mine" as the result holds them ("" where absent). */
+static void replayed_pair(const char *file, char out[3][64])
+{
+	CHECK_INT(dmaconn_set_replay_file(file), DMACONN_OK);
+	dmaconn_result *r = NULL;
+	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_CUDA, "verified", &r), DMACONN_OK);
+	CHECK_INT(dmaconn_result_get(r, 0, 1), 1);
+	const char *keys[3] = { DMACONN_PROP_GBPS, DMACONN_PROP_LATENCY_US, "mine" };
+	for (int k = 0; k < 3; k++) {
+		const char *v = dmaconn_result_pair_get(r, 0, 1, keys[k]);
+		snprintf(out[k], 64, "%s", v ? v : "");
+	}
+	dmaconn_result_release(r);
+	dmaconn_shutdown();
+}
+
+/*
+ * A recording's verification section: as recordings before the codec
+ * wrote it (every value a string), and as it writes it now (numbers where
+ * they read back the same), each read as the result held it.
+ */
+static void test_recorded_section(const char *topologies)
+{
+	char old[4200], typed[4200], got[3][64];
+	snprintf(old, sizeof(old), "%s/../topologies-reasons/verified-partial.json", topologies);
+	replayed_pair(old, got);
+	CHECK_STR(got[0], "373.23");
+	CHECK_STR(got[1], "9.66");
+
+	json_t *doc = json_load_file(old, 0, NULL);
+	json_t *pair = json_array_get(json_object_get(json_object_get(doc, "verification"), "pairs"), 0);
+	CHECK(json_is_object(pair));
+	json_object_set_new(pair, DMACONN_PROP_GBPS, json_real(373.2));
+	json_object_set_new(pair, DMACONN_PROP_LATENCY_US, json_real(9.66));
+	json_object_set_new(pair, "mine", json_true());
+	const char *tmp = getenv("TMPDIR");
+	snprintf(typed, sizeof(typed), "%s/test_codec.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(typed);
+	CHECK(fd >= 0 && json_dumpfd(doc, fd, JSON_COMPACT) == 0);
+	if (fd >= 0)
+		close(fd);
+	json_decref(doc);
+	replayed_pair(typed, got);
+	CHECK_STR(got[0], "373.2");
+	CHECK_STR(got[1], "9.66");
+	CHECK_STR(got[2], "true");
+	unlink(typed);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -282,6 +333,7 @@ int main(int argc, char **argv)
 	CHECK(unavailable > 0);
 	test_typed();
 	test_refused();
+	test_recorded_section(argv[1]);
 	dmaconn_shutdown();
 	return check_done("test_codec");
 }
