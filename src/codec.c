@@ -127,38 +127,27 @@ json_t *dc_codec_value(const struct dc_codec *c, const char *key, const char *te
 	enum dc_prop_kind kind = dc_prop_kind(key);
 	if (!text)
 		return json_null();
-	char buf[64];
+	/* The typed value, and the text it reads back as. */
+	json_t *typed = NULL;
+	char back[64] = "";
 	long long i;
 	double d;
 	int b;
-	switch (kind) {
-	case DC_PROP_STRING:
-		break;
-	case DC_PROP_INT:
-		if (dc_codec_int(text, &i)) {
-			snprintf(buf, sizeof(buf), "%lld", i);
-			if (!exact || !strcmp(buf, text))
-				return json_integer(i);
-		}
-		if (!exact)
-			return json_null();
-		break;
-	case DC_PROP_NUMBER:
-		if (dc_codec_number(text, &d)) {
-			dc_codec_real_text(d, buf, sizeof(buf));
-			if (!exact || !strcmp(buf, text))
-				return json_real(d);
-		}
-		if (!exact)
-			return json_null();
-		break;
-	case DC_PROP_BOOL:
-		if ((b = dc_codec_bool(text, exact)) >= 0)
-			return json_boolean(b);
-		if (!exact)
-			return json_null();
-		break;
+	if (kind == DC_PROP_INT && dc_codec_int(text, &i)) {
+		typed = json_integer(i);
+		snprintf(back, sizeof(back), "%lld", i);
+	} else if (kind == DC_PROP_NUMBER && dc_codec_number(text, &d)) {
+		typed = json_real(d);
+		dc_codec_real_text(d, back, sizeof(back));
+	} else if (kind == DC_PROP_BOOL && (b = dc_codec_bool(text, exact)) >= 0) {
+		typed = json_boolean(b);
+		snprintf(back, sizeof(back), "%s", text); /* exact: "yes" or "no" */
 	}
+	if (typed && (!exact || !strcmp(back, text)))
+		return typed;
+	json_decref(typed);
+	if (kind != DC_PROP_STRING && !exact)
+		return json_null();
 	return dc_codec_string(exact ? NULL : c, text);
 }
 
