@@ -23,6 +23,14 @@ matrix() { "$DMACONN" --replay "$1" -d cuda -c verified --json |
 FAKE_CUDA_DEVICES=2 FAKE_CUDA_HANG_DEVICE=1 "$DMACONN" --record "$WORK/r.json" --verify 2>"$WORK/err"
 same record-status 0 $?
 same replay-matrix "[[0, 1], [0, 0]]" "$(matrix "$WORK/r.json")"
+# The section's values as the result codec writes them: the measured
+# bandwidth a number unless its text would not read back the same (the
+# helper's "%.2f" of a round figure, "8.80"), the verdicts strings.
+same section-typed "True True" "$(/usr/bin/python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["verification"]["pairs"][0]
+g = p["gbps"]
+print(isinstance(g, float) or (isinstance(g, str) and g.endswith("0")), p["read_verified"] == "yes")' "$WORK/r.json")"
 same replay-hang verification_hung "$("$DMACONN" --replay "$WORK/r.json" -d cuda -c verified --json |
 	/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin)["results"][0]; print([p["reason"] for p in d["pairs"] if p["from"]==1 and p["to"]==0 and "reason" in p][0])')"
 # A symbolic link planted where the section used to be written first
