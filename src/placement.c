@@ -2,7 +2,7 @@
 /*
  * dmaconn_placement: the NICs, CPUs and memory near each device
  * (include/dmaconn.h, "Placement").  The handle and its accessors; what
- * fills it is detected by dc_placement_fill().
+ * fills it is src/placement_detect.c's.
  */
 #include <stdlib.h>
 
@@ -159,13 +159,4 @@ int dmaconn_placement_warning_count(const dmaconn_placement *p)
 const char *dmaconn_placement_warning(const dmaconn_placement *p, int k)
 {
 	return dc_strings_at(p ? &p->warnings : NULL, k);
-}
-
-int dmaconn_placement_detect(dmaconn_device_type type, dmaconn_placement **out)
-{
-	if (!out || !dmaconn_device_type_name(type))
-		return dc_fail(DMACONN_EINVAL, "dmaconn_placement_detect: %s",
-			       out ? "unknown device type" : "out is NULL");
-	*out = NULL;
-	return dc_fail(DMACONN_EUNAVAILABLE, "dmaconn_placement_detect: not implemented yet");
 }
