@@ -69,7 +69,9 @@ FACTS = {
             ["link 0 %d path=C2C" % k for k in range(4)] + ["link 0 %d pcie_path=NODE" % k for k in range(4)] +
             ["link 0 %d gdr=dmabuf" % k for k in range(4)],
     "x86-numa-unknown": ["device 0 cpu_source=nvml", "device 0 cpu_numa_node=1", "device 0 cpuset=56-111,168-223",
-                         "device 0 numactl=--cpunodebind=1 --membind=1", "device 1 cpu_source=nvml"],
+                         "device 0 numactl=--cpunodebind=1 --membind=1", "device 1 cpu_source=nvml",
+                         "device 0 numa_node=-1", "nic 1 name=rxe0", "link 0 1 gdr=none",
+                         "link 0 1 reason=path_beyond_gdr_level", order(0, "mlx5_0", "rxe0")],
     "rocm-transferbench-352": [
         "node dmabuf=yes", order(0, "mlx5_0", "mlx5_1", "mlx5_8"), order(1, "mlx5_2", "mlx5_3"),
         order(2, "mlx5_4", "mlx5_5"), order(3, "mlx5_6", "mlx5_7"), "device 0 pci_bus_id=0000:03:00.0",
@@ -82,6 +84,7 @@ NEVER = {
     "gb200-tray": ["device 0 cpu_numa_node=2", "numactl=--cpunodebind=2", "numactl=--cpunodebind=3"],
     "transferbench-352": [order(k, "mlx5_8") for k in range(4)],
     "rocm-transferbench-352": [order(k, "mlx5_8") for k in range(4)] + ["peermem"],
+    "x86-numa-unknown": ["link 0 1 path=", "nic 1 pci_bus_id="],
 }
 
 

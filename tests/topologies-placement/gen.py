@@ -265,7 +265,12 @@ def main():
         m.gpu("NVIDIA H200", "pci0000:%02x" % top, ["0000:%02x:01.0" % top], "0000:%02x:00.0" % (top + 1), -1,
               affinity(SPR[1], "1"))
     m.nic("mlx5_0", "pci0000:a0", ["0000:a0:01.0"], "0000:a1:00.0", -1, netdev="ibp161s0")
-    m.write("x86-numa-unknown", "x86, numa_node -1 (no proximity for the PCIe roots): NVML's affinity, socket 1")
+    # Soft-RoCE over a netdev: a verbs device without a PCI function.
+    m.files["/sys/class/infiniband/rxe0/ports/1/link_layer"] = "Ethernet\n"
+    m.files["/sys/class/infiniband/rxe0/ports/1/state"] = "4: ACTIVE\n"
+    m.files["/sys/class/infiniband/rxe0/device/uevent"] = "DRIVER=rdma_rxe\n"
+    m.write("x86-numa-unknown", "x86, numa_node -1 (no proximity for the PCIe roots): NVML's affinity, socket 1; "
+            "a soft-RoCE device (rxe0) without a PCI function")
 
     # The TransferBench#352 board with AMD GPUs: the KFD topology of
     # ../topologies-rocm/radeon-pcie-4.json, each GPU moved to a PCIe domain
