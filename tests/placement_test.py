@@ -77,6 +77,9 @@ FACTS = {
         order(2, "mlx5_4", "mlx5_5"), order(3, "mlx5_6", "mlx5_7"), "device 0 pci_bus_id=0000:03:00.0",
         "device 3 pci_bus_id=0003:03:00.0", "link 2 4 path=PIX", "link 2 4 gdr=dmabuf", "link 2 8 path=SYS",
         "device 2 cpu_numa_node=1"],
+    "xpu-arc-4": ["devices 4 nics 2", "node dmabuf=yes", "link 0 0 path=PIX", "link 0 0 gdr=dmabuf",
+                  "link 1 0 path=NODE", "link 1 0 reason=path_beyond_gdr_level", "link 2 1 path=PIX",
+                  "device 2 cpu_numa_node=1", order(1, "irdma0", "irdma1")],
     "no-nic": ["devices 1 nics 0", "node nics_reason=no_rdma_class", "device 0 cpuset=0-15"],
 }
 # Lines no answer may hold.
@@ -89,7 +92,8 @@ NEVER = {
 
 
 def dump(binary, path):
-    kind = "rocm" if os.path.basename(path).startswith("rocm-") else "cuda"
+    base = os.path.basename(path)
+    kind = "rocm" if base.startswith("rocm-") else "xpu" if base.startswith("xpu-") else "cuda"
     env = dict(os.environ, DMACONN_QUIET="1")
     env.pop("DMACONN_REPLAY", None)
     p = subprocess.run([binary, kind, path], capture_output=True, text=True, env=env, timeout=60)
