@@ -532,8 +532,10 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 #define DMACONN_MEMORY_ONLY "memory_only" /* NUMA mode: a CPU-less node of device memory */
 #define DMACONN_MEMORY_CDMM "cdmm"        /* coherent, but driver-managed: no NUMA node */
 #define DMACONN_MEMORY_NONE "none"        /* device memory not in the OS (PCIe devices) */
-/* NVLink-C2C (NVML field values): links present, active ("active" when
- * every link is, else "inactive"), per-link bandwidth in MB/s. */
+/* NVLink-C2C (NVML field values NVML_FI_DEV_C2C_LINK_COUNT, _GET_STATUS and
+ * _GET_MAX_BW, asked with scope 0): the links present, their status
+ * ("active", "inactive") and bandwidth in MB/s per link; the status and
+ * bandwidth only where there are links. */
 #define DMACONN_PLACE_C2C_LINKS "c2c_links"
 #define DMACONN_PLACE_C2C_STATUS "c2c_status"
 #define DMACONN_PLACE_C2C_MAX_BW_MBS "c2c_max_bw_mbs"
