@@ -1428,6 +1428,7 @@ static void ask_cc(struct dc_model *model)
 		if (nvml.nvmlSystemGetConfComputeState(&cc) == NVML_SUCCESS) {
 			model->cc_known = 1;
 			model->cc_on = cc.ccFeature == NVML_CC_SYSTEM_FEATURE_ENABLED;
+			model->cc_feature = cc.ccFeature;
 		}
 	}
 }
@@ -1602,7 +1603,9 @@ static const char *mc_device(dmaconn_builder *b, const struct session *s, int i,
 		facts.cc_minor = g->cc_minor;
 		facts.driver = driver;
 		facts.driver_text = driver_text;
-		facts.cc_on = s->m->cc_known && s->m->cc_on;
+		/* Any mode but disabled: none documents multicast across GPUs. */
+		facts.cc_on = s->m->cc_known && s->m->cc_feature != NVML_CC_SYSTEM_FEATURE_DISABLED;
+		facts.cc_feature = s->m->cc_feature;
 		facts.switch_links = dc_switch_links(&f->node);
 		facts.fabric = (struct dc_mc_fabric){ f->fabric.known, f->fabric.state, f->fabric.status,
 						      f->fabric.health_known, f->fabric.health_mask };

@@ -861,6 +861,9 @@ void dc_reasons_vendor(dmaconn_builder *b, int rocm, int p2p)
 
 /* ------------------------------------------------------------ multicast */
 
+/* NVML's fabric states (enum dc_fabric_state of model.h). */
+enum { DC_MC_NOT_SUPPORTED, DC_MC_NOT_STARTED, DC_MC_IN_PROGRESS, DC_MC_COMPLETED };
+
 const char *dc_multicast_cause(const struct dc_mc_facts *f, int d, char *text, size_t len)
 {
 	static const char *const states[] = { "not supported", "not started", "in progress", "completed" };
@@ -884,29 +887,29 @@ const char *dc_multicast_cause(const struct dc_mc_facts *f, int d, char *text, s
 		return DMACONN_REASON_DRIVER_WITHOUT_MULTICAST;
 	}
 	if (f->cc_on) {
-		snprintf(text, len, "confidential computing is on (NVML): the driver disables multi-GPU multicast "
-			 "in every confidential computing mode (GPU %d)", d);
+		snprintf(text, len, "confidential computing is on (NVML ccFeature %u): no confidential computing "
+			 "mode lets GPUs share a multicast object (GPU %d)", f->cc_feature, d);
 		return DMACONN_REASON_CONFIDENTIAL_COMPUTING;
 	}
-	if (fb->known && fb->state == 1) {
+	if (fb->known && fb->state == DC_MC_NOT_STARTED) {
 		snprintf(text, len, "GPU %d is not registered with the NVSwitch fabric (state not started: is the "
 			 "fabric manager running?)", d);
 		return DMACONN_REASON_FABRIC_NOT_STARTED;
 	}
-	if (fb->known && fb->state == 2) {
+	if (fb->known && fb->state == DC_MC_IN_PROGRESS) {
 		snprintf(text, len, "GPU %d: NVSwitch fabric registration is still in progress", d);
 		return DMACONN_REASON_FABRIC_IN_PROGRESS;
 	}
-	if (fb->known && fb->state == 3 && fb->status != 0) {
+	if (fb->known && fb->state == DC_MC_COMPLETED && fb->status != 0) {
 		snprintf(text, len, "GPU %d: NVSwitch fabric registration failed (%s)", d,
 			 f->status ? f->status : "unknown status");
 		return DMACONN_REASON_FABRIC_FAILED;
 	}
-	if (fb->known && fb->state > 3) {
+	if (fb->known && fb->state > DC_MC_COMPLETED) {
 		snprintf(text, len, "GPU %d: NVML reports an unknown fabric state %u", d, fb->state);
 		return DMACONN_REASON_FABRIC_FAILED;
 	}
-	if (!fb->known || fb->state == 0 || f->switch_links <= 0) {
+	if (!fb->known || fb->state == DC_MC_NOT_SUPPORTED || f->switch_links <= 0) {
 		snprintf(text, len, "GPU %d is not attached to an NVSwitch (%d active NVLinks to NVSwitches, fabric "
 			 "%s): PCIe and NVLink bridges carry no multicast", d, f->switch_links < 0 ? 0 : f->switch_links,
 			 !fb->known ? "unknown to NVML" : states[fb->state < 4 ? fb->state : 0]);

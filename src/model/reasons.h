@@ -26,7 +26,8 @@ struct dc_mc_facts {
 	int cc_major, cc_minor;  /* compute capability, -1 unknown */
 	int driver;              /* the driver has the multicast API; else driver_text says why not */
 	const char *driver_text;
-	int cc_on;               /* confidential computing on */
+	int cc_on;               /* confidential computing in any mode but disabled */
+	unsigned int cc_feature; /* NVML's ccFeature */
 	int switch_links;        /* active NVLinks to NVSwitches */
 	struct dc_mc_fabric {    /* its NVSwitch fabric registration */
 		int known;
