@@ -932,12 +932,14 @@ static void dc_mc_domains(const dmaconn_result *r, int n, int *dom, const char *
 		clique[d] = dmaconn_result_device_get(r, d, DMACONN_PROP_MULTICAST_CLIQUE_ID);
 		uuid[d] = uuid[d] ? uuid[d] : "?";
 		clique[d] = clique[d] ? clique[d] : "?";
-		/* The first device of its domain numbers it (most share their
-		 * predecessor's: asked first). */
+		/* The first device of its domain numbers it; most share their
+		 * predecessor's, asked first. */
 		dom[d] = d;
-		for (int e = d - 1; e >= 0 && dom[d] == d; e = e == d - 1 ? 0 : e + 1 < d - 1 ? e + 1 : -1)
+		for (int k = 0; k < d && dom[d] == d; k++) {
+			int e = k == 0 ? d - 1 : k - 1;
 			if (!strcmp(uuid[e], uuid[d]) && !strcmp(clique[e], clique[d]))
 				dom[d] = dom[e];
+		}
 	}
 }
 
