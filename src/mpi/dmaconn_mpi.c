@@ -595,6 +595,11 @@ struct facts {
 	int in_domain;     /* its NVSwitch fabric is usable across nodes: node below */
 	struct dc_node node;
 	long switch_links;
+	/* cuda/multicast: its own capability and domain */
+	int multicast_ok;       /* multicast_supported is 1 */
+	const char *multicast_reason, *cluster, *multicast_clique;
+	int has_cluster;        /* a non-zero cluster UUID, in uuid */
+	unsigned char uuid[16];
 };
 
 /* A fabric cluster UUID as its 16 bytes; -1 unless 32 hex digits. */
@@ -626,6 +631,14 @@ static void find_facts(struct facts *f, const struct contrib *c, int r, int i)
 	f->local = i;
 	f->key = dev_key(&c[r], i);
 	f->switch_links = links ? strtol(links, NULL, 10) : 0;
+	const char *multicast = dev_get(&c[r], i, DMACONN_PROP_MULTICAST_SUPPORTED);
+	f->multicast_ok = multicast && !strcmp(multicast, "1");
+	f->multicast_reason = dev_get(&c[r], i, DMACONN_PROP_MULTICAST_REASON);
+	f->cluster = cluster;
+	f->has_cluster = cluster && nonzero_uuid(cluster) && parse_uuid(cluster, f->uuid) == 0;
+	f->multicast_clique = dev_get(&c[r], i, DMACONN_PROP_MULTICAST_CLIQUE_ID);
+	if (!f->multicast_clique)
+		f->multicast_clique = clique;
 	char *end = NULL;
 	unsigned long clique_id = clique ? strtoul(clique, &end, 10) : 0;
 	/* Registered with the fabric manager, successfully ("SUCCESS" from
@@ -663,80 +676,69 @@ static void textf(char *out, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Where a device is: "rank R (HOST) GPU L (BUS)". */
-static void where(char *out, size_t len, const struct contrib *c, int r, int i)
-{
-	const char *bus = dev_get(&c[r], i, DMACONN_PROP_PCI_BUS_ID);
-	textf(out, len, "rank %d (%s) GPU %d (%s)", r, c[r].host, i, bus && *bus ? bus : "no bus id");
-}
-
 /*
- * Whether GPU i of rank r and GPU j of rank s, on different nodes, can join
- * one multicast object: both can (multicast_supported), in one NVLink domain
- * (the same non-zero cluster UUID and multicast clique), with IMEX ready on
- * both nodes.  1, or 0 with the first cause in *code and, naming the rank,
- * host and GPU that caused it, in text; *imex_of gets the rank whose node is
- * not ready for IMEX when that is the cause (else -1).  The lower rank's GPU
- * is looked at first: (j, i) has the same verdict and reason.
+ * Whether GPUs a and b, on different nodes, can join one multicast object:
+ * both can (multicast_supported), in one NVLink domain (the same non-zero
+ * cluster UUID and multicast clique), with IMEX ready on both nodes.  1, or
+ * 0 with the first cause in *code and, naming the rank, host and GPU that
+ * caused it, in text; *imex_of gets the rank whose node is not ready for
+ * IMEX when that is the cause (else -1).  The GPU of the lower rank is
+ * looked at first: (b, a) has the same verdict and reason.
  */
-static int multicast_across(const struct contrib *c, int r, int i, int s, int j, const char **code, char *text,
-			    size_t len, int *imex_of)
+static int multicast_across(const struct contrib *c, const struct facts *a, const struct facts *b, const char **code,
+			    char *text, size_t len, int *imex_of)
 {
-	const int rank[2] = { r < s ? r : s, r < s ? s : r }, dev[2] = { r < s ? i : j, r < s ? j : i };
-	char at[2][MSG_SIZE / 2];
-	unsigned char uuid[2][16];
-	int has_uuid[2];
+	const struct facts *f[2] = { a->rank < b->rank ? a : b, a->rank < b->rank ? b : a };
+	int cause = -1; /* the GPU (0, 1) or its node that makes it 0 */
 	*imex_of = -1;
-	for (int k = 0; k < 2; k++)
-		where(at[k], sizeof(at[k]), c, rank[k], dev[k]);
-	for (int k = 0; k < 2; k++) {
-		const char *ok = dev_get(&c[rank[k]], dev[k], DMACONN_PROP_MULTICAST_SUPPORTED);
-		const char *reason = dev_get(&c[rank[k]], dev[k], DMACONN_PROP_MULTICAST_REASON);
-		if (!ok || strcmp(ok, "1") != 0) {
-			*code = reason && *reason ? reason : DMACONN_REASON_UNKNOWN;
-			textf(text, len, "%s cannot join a multicast object (%s)", at[k], *code);
-			return 0;
+	*code = NULL;
+	for (int k = 0; k < 2 && !*code; k++)
+		if (!f[k]->multicast_ok) {
+			*code = f[k]->multicast_reason && *f[k]->multicast_reason ? f[k]->multicast_reason
+										: DMACONN_REASON_UNKNOWN;
+			cause = k;
 		}
-	}
-	for (int k = 0; k < 2; k++) {
-		const char *cluster = dev_get(&c[rank[k]], dev[k], DMACONN_PROP_CLUSTER_UUID);
-		has_uuid[k] = cluster && nonzero_uuid(cluster) && parse_uuid(cluster, uuid[k]) == 0;
-		if (!has_uuid[k]) {
+	for (int k = 0; k < 2 && !*code; k++)
+		if (!f[k]->has_cluster) {
 			*code = DMACONN_REASON_DIFFERENT_CLUSTER;
-			textf(text, len, "%s is in no multi-node NVLink domain (cluster UUID %s)", at[k],
-				 cluster && *cluster ? cluster : "unknown");
-			return 0;
+			cause = k;
 		}
-	}
-	if (memcmp(uuid[0], uuid[1], 16) != 0) {
+	if (!*code && memcmp(f[0]->uuid, f[1]->uuid, 16) != 0)
 		*code = DMACONN_REASON_DIFFERENT_CLUSTER;
-		textf(text, len, "%s is in NVLink domain %s, %s in %s", at[0],
-		      dev_get(&c[rank[0]], dev[0], DMACONN_PROP_CLUSTER_UUID), at[1],
-		      dev_get(&c[rank[1]], dev[1], DMACONN_PROP_CLUSTER_UUID));
-		return 0;
-	}
-	const char *clique[2];
-	for (int k = 0; k < 2; k++) {
-		clique[k] = dev_get(&c[rank[k]], dev[k], DMACONN_PROP_MULTICAST_CLIQUE_ID);
-		if (!clique[k])
-			clique[k] = dev_get(&c[rank[k]], dev[k], DMACONN_PROP_CLIQUE_ID);
-	}
-	if (!clique[0] || !clique[1] || strcmp(clique[0], clique[1]) != 0) {
+	else if (!*code && (!f[0]->multicast_clique || !f[1]->multicast_clique ||
+			    strcmp(f[0]->multicast_clique, f[1]->multicast_clique) != 0))
 		*code = DMACONN_REASON_DIFFERENT_CLIQUE;
-		textf(text, len, "%s is in multicast clique %s, %s in %s", at[0], clique[0] ? clique[0] : "unknown",
-			 at[1], clique[1] ? clique[1] : "unknown");
-		return 0;
-	}
-	for (int k = 0; k < 2; k++) {
-		const struct contrib *t = &c[rank[k]];
+	for (int k = 0; k < 2 && !*code; k++) {
+		const struct contrib *t = &c[f[k]->rank];
 		if (t->imex && *t->imex) {
 			*code = t->imex;
-			textf(text, len, "%s: its node is not ready for IMEX: %s", at[k], t->imex_text);
-			*imex_of = rank[k];
-			return 0;
+			cause = k;
+			*imex_of = f[k]->rank;
 		}
 	}
-	return 1;
+	if (!*code)
+		return 1;
+	/* Only a 0 is put in words. */
+	char at[2][MSG_SIZE / 2];
+	for (int k = 0; k < 2; k++) {
+		const char *bus = dev_get(&c[f[k]->rank], f[k]->local, DMACONN_PROP_PCI_BUS_ID);
+		textf(at[k], sizeof(at[k]), "rank %d (%s) GPU %d (%s)", f[k]->rank, c[f[k]->rank].host, f[k]->local,
+		      bus && *bus ? bus : "no bus id");
+	}
+	if (*imex_of >= 0)
+		textf(text, len, "%s: its node is not ready for IMEX: %s", at[cause], c[*imex_of].imex_text);
+	else if (cause >= 0 && !f[cause]->multicast_ok)
+		textf(text, len, "%s cannot join a multicast object (%s)", at[cause], *code);
+	else if (cause >= 0)
+		textf(text, len, "%s is in no multi-node NVLink domain (cluster UUID %s)", at[cause],
+		      f[cause]->cluster && *f[cause]->cluster ? f[cause]->cluster : "unknown");
+	else if (!strcmp(*code, DMACONN_REASON_DIFFERENT_CLUSTER))
+		textf(text, len, "%s is in NVLink domain %s, %s in %s", at[0], f[0]->cluster, at[1], f[1]->cluster);
+	else
+		textf(text, len, "%s is in multicast clique %s, %s in %s", at[0],
+		      f[0]->multicast_clique ? f[0]->multicast_clique : "unknown", at[1],
+		      f[1]->multicast_clique ? f[1]->multicast_clique : "unknown");
+	return 0;
 }
 
 /* A warning about rank `about`: sent to the sink there, stored everywhere. */
@@ -858,7 +860,7 @@ static int assemble(dmaconn_builder *b, void *user_data)
 			} else if (multicast) {
 				const char *code = NULL;
 				int imex_of = -1;
-				v = multicast_across(c, r, i, s, j, &code, text, sizeof(text), &imex_of);
+				v = multicast_across(c, &f[g], &f[h], &code, text, sizeof(text), &imex_of);
 				why.reason = code;
 				why.text = text;
 				by = -1;
