@@ -28,13 +28,6 @@
 
 #define MSG_SIZE 1024
 
-#ifndef DMACONN_PROP_MULTICAST_SUPPORTED
-#define DMACONN_PROP_MULTICAST_SUPPORTED "multicast_supported"
-#define DMACONN_PROP_MULTICAST_REASON "multicast_reason"
-#define DMACONN_PROP_MULTICAST_CLIQUE_ID "multicast_clique_id"
-#define DMACONN_REASON_DIFFERENT_CLIQUE "different_clique"
-#endif
-
 /* ------------------------------------------------------------ errors */
 
 struct failure {
