@@ -762,11 +762,13 @@ static int assemble(dmaconn_builder *b, void *user_data)
 	const struct contrib *c = a->c;
 	int size = a->size, rc = DMACONN_EINVAL;
 	long total = 0;
-	int *first = calloc((size_t)size + 1, sizeof(int)); /* first global index of each rank */
-	int *node = calloc((size_t)size + 1, sizeof(int));  /* node number of each rank */
-	int *unmatched = calloc((size_t)size + 1, sizeof(int)); /* a lower rank it could not pair with, + 1 */
-	int *no_imex = calloc((size_t)size + 1, sizeof(int)); /* per node: a rank whose IMEX made a 0, + 1 */
-	if (!first || !node || !unmatched || !no_imex) {
+	/* Per rank (per node for no_imex), in one block. */
+	size_t per = (size_t)size + 1;
+	int *first = calloc(4 * per, sizeof(int)); /* first global index of each rank */
+	int *node = first ? first + per : NULL;  /* node number of each rank */
+	int *unmatched = first ? first + 2 * per : NULL; /* a lower rank it could not pair with, + 1 */
+	int *no_imex = first ? first + 3 * per : NULL; /* per node: a rank whose IMEX made a 0, + 1 */
+	if (!first) {
 		rc = dmaconn_builder_fail(b, DMACONN_ENOMEM, "out of memory for %d ranks", size);
 		goto out;
 	}
@@ -938,9 +940,6 @@ static int assemble(dmaconn_builder *b, void *user_data)
 	rc = DMACONN_OK;
 out:
 	free(first);
-	free(node);
-	free(unmatched);
-	free(no_imex);
 	return rc;
 }
 
