@@ -3,7 +3,7 @@
 """cuda/multicast across MPI ranks, on the GB200 trays of
 topologies/multicast/ (gen_multicast.py), one replay file per rank.
 
-usage: multicast_mpi_test.py --mpiexec MPIEXEC --test TEST_MPI [FILTER]
+usage: multicast_mpi_test.py --mpiexec MPIEXEC --test TEST_MPI --cli DMACONN [FILTER]
 
 Each scenario names its ranks' trays; what the test knows of a tray is
 only what gen_multicast.py made it (its host, NVLink domain, multicast
@@ -11,9 +11,15 @@ clique and IMEX state), and from that it states the whole global matrix
 and, for every pair that is 0, its reason and reason text.  test_mpi runs
 on every rank (run_mpi.py's launcher) and checks them there, and that the
 result, pair properties included, is the same on every rank.
+
+One scenario has two ranks of one node ("twin") see it differently (NVML's
+answer changed between them): a pair is 1 only where both ranks' node views
+say so, with the reason the node gave (from `dmaconn --replay` of that view).
 """
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -111,11 +117,36 @@ SCENARIOS = [
                                                      {"tray": "idle-tray"}]},
     # The multicast clique (v4's multicast pointer clique) decides, not the unicast one.
     {"name": "multicast-clique-split", "ranks": [{"tray": "nvl72-tray01"}, {"tray": "mcsplit-tray"}]},
+    # Two ranks of one node whose views differ: the AND of both verdicts.
+    {"name": "one-node-two-views", "ranks": [{"tray": "twin-a", "cvd": "0"}, {"tray": "twin-b", "cvd": "3"}],
+     "twin": True},
     # An idle node without IMEX: multicast within it is untouched, no warning.
     {"name": "idle-node-without-imex", "ranks": [{"tray": "idle-tray"}]},
     {"name": "idle-node-without-imex-rank-per-gpu", "ranks": [{"tray": "idle-tray", "cvd": str(k)}
                                                                for k in range(4)]},
 ]
+
+
+def node_reason(cli, tray, i, j):
+    """(reason, reason_text) of pair i -> j in a detection over the whole replayed node."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DMACONN_", "CUDA_"))}
+    out = subprocess.run([cli, "--replay", os.path.join(run_mpi.TOPO, "multicast", tray + ".json"), "-d", "cuda",
+                          "-c", "multicast", "--json", "-q"], capture_output=True, text=True, env=env,
+                         timeout=60, check=True).stdout
+    pair = [p for p in json.loads(out)["results"][0]["pairs"] if (p["from"], p["to"]) == (i, j)][0]
+    return pair["reason"], pair["reason_text"]
+
+
+def twin_expectation(cli):
+    """one-node-two-views: rank 0 contributes twin-a's GPU 0, rank 1 twin-b's GPU 3 (in progress there)."""
+    code, text = node_reason(cli, "twin-b", 0, 3)
+    lines = ["connection multicast", "size 2", "row 0 0", "row 0 0"]
+    for g, h in ((0, 1), (1, 0)):  # rank 0's view says 1, rank 1's says 0: the pair is 0, rank 1's reason
+        lines += ["pair %d %d reason %s" % (g, h, code), "pair %d %d reason_text rank 1 (twin): %s" % (g, h, text)]
+    lines += ["pairs reason 2", "pairs reason_text 2", "prop 0 host twin", "prop 1 host twin",
+              "prop 0 multicast_supported 1", "prop 1 multicast_supported 0", "prop 1 multicast_reason " + code,
+              "prop 1 pci_bus_id 0019:01:00.0"]
+    return "\n".join(lines) + "\n", 2
 
 
 def expectation_text(sc):
@@ -145,6 +176,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--mpiexec", required=True)
     p.add_argument("--test", required=True)
+    p.add_argument("--cli", required=True)
     p.add_argument("filter", nargs="?", default="")
     args = p.parse_args()
     open_mpi = run_mpi.is_open_mpi(args.mpiexec)
@@ -156,7 +188,7 @@ def main():
             ranks = [dict({"replay": os.path.join("multicast", r["tray"] + ".json")},
                           **({"cvd": r["cvd"]} if "cvd" in r else {})) for r in sc["ranks"]]
             run = {"name": sc["name"], "ranks": ranks}
-            text, zeros = expectation_text(sc)
+            text, zeros = twin_expectation(args.cli) if sc.get("twin") else expectation_text(sc)
             path = os.path.join(tmp, sc["name"] + ".expect")
             with open(path, "w") as f:
                 f.write(text)

@@ -14,6 +14,9 @@ answers it), varying what the scenarios of multicast_mpi_test.py need:
   mcsplit-tray       a tray of rack A whose multicast clique is another (6)
   idle-tray          a lone tray without IMEX at all (no module in
                      /proc/devices): nothing else to share with
+  twin-a, twin-b     one tray ("twin") as two ranks of it saw it: in
+                     twin-b, GPU 3's fabric registration is still in
+                     progress (NVML's answer changed between the ranks)
 
 Run it from anywhere: it writes next to itself.  The files are committed;
 rerunning it must leave them unchanged.
@@ -46,7 +49,7 @@ def uuid(host, i):
     return "GPU-%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:32])
 
 
-def tray(host, what, cluster=RACK_A, multicast_clique=5, imex="ready"):
+def tray(host, what, cluster=RACK_A, multicast_clique=5, imex="ready", in_progress=()):
     with open(os.path.join(HERE, "tray-a.json")) as f:
         d = json.load(f)
     d = copy.deepcopy(d)
@@ -59,6 +62,9 @@ def tray(host, what, cluster=RACK_A, multicast_clique=5, imex="ready"):
                          "health_mask": 0,
                          "cliques": [{"type": "unicast_pointer", "id": 32766},
                                      {"type": "multicast_pointer", "id": multicast_clique}]}
+        if i in in_progress:
+            dev["fabric"] = {"state": 2, "status": "NOT_SUPPORTED", "cluster_uuid": "00000000-0000-0000-0000-"
+                             "000000000000", "clique_id": 0, "health_mask": 0, "cliques": []}
     files = {"/proc/devices": proc_devices(None if imex == "no_module" else 234)}
     if imex == "ready":
         files[CHANNEL] = "access: ok\n"
@@ -87,6 +93,9 @@ def main():
                                  "pointer clique 6 (rack A's trays: 5)", multicast_clique=6)
     trays["idle-tray"] = tray("idle-tray", "alone: /proc/devices lists no %s (the node was never set up for "
                               "IMEX), as an idle single node" % IMEX, imex="no_module")
+    trays["twin-a"] = tray("twin", "as rank A of the tray saw it: every GPU registered")
+    trays["twin-b"] = tray("twin", "as rank B of the same tray saw it: GPU 3's fabric registration in progress",
+                           in_progress=(3,))
     for name, d in trays.items():
         with open(os.path.join(out, name + ".json"), "w") as f:
             json.dump(d, f, indent=1)
