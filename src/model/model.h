@@ -125,7 +125,8 @@ struct dc_model {
 	void **handles;                /* the backend's per-device handles */
 	struct dc_peer *peers;         /* n*n, NULL until a view needs them */
 	int cc_known;                  /* confidential computing state read */
-	unsigned int cc_on;
+	unsigned int cc_on;            /* ccFeature ENABLED (peer access) */
+	unsigned int cc_feature;       /* NVML's ccFeature: 0 disabled, 1 enabled, 2 bare-metal secure AI */
 	int driver_asked;              /* the driver version below asked (multicast view) */
 	int driver_rc;                 /* its vendor status */
 	char driver[80];               /* "580.65.06" */
