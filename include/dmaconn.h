@@ -276,6 +276,10 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 /* "5,11": inactive links that another GPU of the same model has active
  * (down, not spare ports); only where there are some. */
 #define DMACONN_PROP_NVLINK_DOWN_LINKS "nvlink_down_links"
+/* "0-17:26562": NVML's speed of each active link in MB/s per direction, as
+ * runs of links at one speed ("0-4:53125,5:26562,6-17:53125"); only the
+ * links NVML gives a speed for. */
+#define DMACONN_PROP_NVLINK_SPEEDS_MBPS "nvlink_speeds_mbps"
 #define DMACONN_PROP_BAR1_MIB "bar1_mib"           /* BAR1 size, MiB */
 #define DMACONN_PROP_VIRTUALIZATION_MODE "virtualization_mode" /* "none", "passthrough", "vgpu", ... */
 #define DMACONN_PROP_CONFIDENTIAL_COMPUTING "confidential_computing" /* "on", "off" */
