@@ -214,7 +214,8 @@ case_ check-full-fabric 1 -- check --fully-connected --replay $T/hgx-h100-8-fabr
 case_ check-full-nvlink-down 2 -- check --fully-connected --replay $T/hgx-h100-8-nvlink-down.json
 case_ check-links-no-driver 3 -- check --expect-links 18 --replay $T/hgx-h100-8-no-driver.json
 # What cannot be checked is UNKNOWN, usage errors included.
-case_ check-usage 3 -- check
+case_ check-usage 3 -- check -d cuda
+case_ check-health-no-driver 3 -- check
 case_ check-bad-option 3 -- check --expect $EXPECT --bogus
 case_ check-missing-file 3 -- check --expect tests/check/nonexistent.json --replay $T/hgx-h100-8.json
 case_ check-truncated-file 3 -- check --expect tests/check/truncated.json --replay $T/hgx-h100-8.json

@@ -5,7 +5,15 @@ NVSentinel, NVIDIA/DCGM#198), on hand-written replays of what NVML answers:
 
   - NVML's per-link speed (NVML_FI_DEV_NVLINK_GET_SPEED) is read for every
     active link, batched or link by link, kept through --record, and shown
-    as the device property nvlink_speeds_mbps ("0-4:53125,5:26562,...").
+    as the device property nvlink_speeds_mbps ("0-4:53125,5:26562,...");
+  - `dmaconn check` alone, and with --expect, --expect-links or
+    --fully-connected: an active link below its generation's speed
+    (GB200/GB300 53125 MB/s, H100/H200 26562) is CRITICAL, the fabric's
+    health mask saying bandwidth degraded a WARNING, route unhealthy or a
+    registration that completed without success CRITICAL, links down that
+    another GPU of the model has active CRITICAL;
+  - a PCIe-only A100 (12 inactive NVLink ports per GPU) is OK with no NVLink
+    finding, an idle GB300 tray without IMEX is OK, no GPU is UNKNOWN.
 
 Each case asserts the exit status and the finding lines.
 
@@ -78,5 +86,85 @@ rec = os.path.join(TMP, "slow.json")
 st, _, err = run("--replay", SLOW, "--record", rec)
 got = [d.get("nvlink_speeds_mbps") for d in devices(rec)]
 check(st == 0 and got == want, "--record keeps every link's speed (%s %s): %s" % (st, err.strip(), got))
+
+
+# --- dmaconn check: the rules, without an expectation and with one.
+def findings(out):
+    return [l for l in out.split("\n")[1:] if l]
+
+
+def health(name, args, status, lines, first=None):
+    st, out, err = run("check", *args)
+    got = findings(out)
+    check(st == status and got == lines and (first is None or out.startswith(first)),
+          "%s: exit %s (want %s), findings %s, first line %r, stderr %r"
+          % (name, st, status, got, out.split("\n")[0][:160], err[:200]))
+
+
+def write(name, doc):
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+SLOW_LINE = ("CRITICAL: cuda: GPU 2 (0018:01:00.0): link 5 at 26562 MB/s, below the 53125 MB/s of its NVLink "
+             "generation (compute capability 10.0)")
+health("GB200 link at half rate", ["--replay", SLOW], 2, [SLOW_LINE], "DMACONN CRITICAL - cuda: GPU 2 (0018:01:00.0)")
+health("GB200 link at half rate, --expect-links 18", ["--expect-links", "18", "--replay", SLOW], 2, [SLOW_LINE])
+health("GB200 link at half rate, --fully-connected", ["--fully-connected", "--replay", SLOW], 2, [SLOW_LINE])
+# A good node's file made on the slow node itself does not excuse it.
+st, same, _ = run("--replay", SLOW, "--json")
+health("GB200 link at half rate, --expect itself", ["--expect", write("slow.expect.json", json.loads(same)), "--replay",
+       SLOW], 2, [SLOW_LINE])
+health("a healthy GB300 tray against the slow GB200 tray's file: only the models differ", ["--expect", os.path.join(TMP, "slow.expect.json"), "--replay",
+       T + "/gb300-tray-idle.json", "-d", "cuda", "-c", "p2p"], 2,
+       ["CRITICAL: cuda: GPU 0 (0008:01:00.0): model differs: expected NVIDIA GB200, found NVIDIA GB300",
+        "CRITICAL: cuda: GPU 1 (0009:01:00.0): model differs: expected NVIDIA GB200, found NVIDIA GB300",
+        "CRITICAL: cuda: GPU 2 (0018:01:00.0): model differs: expected NVIDIA GB200, found NVIDIA GB300",
+        "CRITICAL: cuda: GPU 3 (0019:01:00.0): model differs: expected NVIDIA GB200, found NVIDIA GB300"])
+# Every link of a GPU slow: one run.  From the recorded H200 pair.
+h200 = json.load(open(T + "/h200x2.json"))
+h200["nvml"]["devices"][1]["nvlink"][0]["speed_mbps"] = 13281
+health("H200 whose every link runs at half rate", ["--replay", write("h200-half.json", h200)], 2,
+       ["CRITICAL: cuda: GPU 1 (0000:00:07.0): links 0-17 at 13281 MB/s, below the 26562 MB/s of its NVLink "
+        "generation (compute capability 9.0)"])
+health("the recorded H200 pair", ["--replay", T + "/h200x2.json"], 0, [],
+       "DMACONN OK - 2 devices healthy (cuda/nvlink: NVLink health rules) | devices=2;")
+# A generation the table does not list is not judged.
+h200["nvml"]["devices"][1]["cuda_compute_capability"] = [12, 0]
+health("a generation without a known rate", ["--replay", write("h200-cc12.json", h200)], 0, [])
+
+health("GB200 tray with degraded bandwidth", ["--replay", T + "/gb200-tray-degraded-bw.json"], 1,
+       ["WARNING: cuda: GPU 1 (0009:01:00.0): NVSwitch fabric bandwidth degraded (health mask 0x121, summary "
+        "limited_capacity)"], "DMACONN WARNING - ")
+st, out, _ = run("check", "--replay", "tests/topologies-reasons/fabric-unhealthy.json")
+check(st == 2 and any("NVSwitch fabric route unhealthy (health mask 0x112" in l and l.startswith("CRITICAL: ")
+                      for l in findings(out)), "route unhealthy is CRITICAL (%s): %s" % (st, findings(out)))
+health("fabric completed without success", ["--replay", T + "/fabric-failed.json"], 2,
+       ["CRITICAL: cuda: GPU 0 (0000:18:00.0): NVSwitch fabric registration completed with NVML_ERROR_UNKNOWN"])
+health("fabric registration in progress", ["--replay", T + "/hgx-h100-8-fabric-in-progress.json"], 1,
+       ["WARNING: cuda: GPU 6 (0000:ba:00.0): NVSwitch fabric registration still in progress (expected completed); "
+        "its pairs count once it completes"])
+health("links down that the model's other GPUs have active", ["--replay", T + "/hgx-h100-8-degraded.json"], 2,
+       ["CRITICAL: cuda: GPU 3 (0000:5d:00.0): links 5 and 11 down"])
+
+# PCIe-only A100: 12 inactive NVLink ports per GPU, no NVLink finding.
+for args in ([], ["--json"]):
+    st, out, _ = run("check", "--replay", T + "/a100-pcie-4.json", *args)
+    if args:
+        doc = json.loads(out) if out.startswith("{") else {}
+        check(st == 0 and doc.get("status") == "OK" and doc.get("findings") == [],
+              "PCIe-only A100, --json: OK without findings (%s): %s" % (st, out[:300]))
+    else:
+        check(st == 0 and out == "DMACONN OK - 4 devices healthy (cuda/nvlink: NVLink health rules) | devices=4;;;0 "
+              "critical=0;;;0 warning=0;;;0 unknown=0;;;0\n" and "NVLink" not in "".join(findings(out)),
+              "PCIe-only A100: OK, no NVLink finding (%s): %r" % (st, out))
+# An idle GB300 tray: no IMEX channel, no job; a single node needs none.
+health("idle GB300 tray without IMEX", ["--replay", T + "/gb300-tray-idle.json"], 0, [],
+       "DMACONN OK - 4 devices healthy")
+# No GPU: nothing was checked, which is not a pass.
+st, out, _ = run("check", "--replay", T + "/no-gpus.json")
+check(st == 3 and "no devices found: nothing to check" in out, "no GPU is UNKNOWN (%s): %r" % (st, out))
 
 sys.exit(1 if failures else 0)
