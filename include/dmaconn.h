@@ -286,6 +286,26 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 #define DMACONN_PROP_IOMMU_GROUP_TYPE "iommu_group_type" /* the kernel's: "DMA", "DMA-FQ", "identity" */
 #define DMACONN_PROP_HYPERVISOR "hypervisor"       /* what shows the node is a virtual machine */
 #define DMACONN_PROP_NUMA_NODE "numa_node"         /* the kernel's NUMA node of the GPU (sysfs) */
+/*
+ * cuda/multicast (NVLink SHARP multicast objects, judged from NVML alone):
+ * multicast_supported is the device's own capability, "1" or "0"; with "0",
+ * multicast_reason gives a DMACONN_REASON_* code.  fabric_info_version names
+ * the struct the driver answered the fabric query with: "v4" (typed
+ * cliques), "v3", "v2", or "v1" (the unversioned legacy struct).
+ * fabric_cliques lists v4's typed cliques, "type:id" comma-separated, type
+ * one of unicast_pointer, multicast_pointer, unicast_logical_endpoint,
+ * multicast_logical_endpoint (e.g. "unicast_pointer:5,multicast_pointer:7").
+ * multicast_clique_id (decimal) is the clique multicast follows: v4's first
+ * multicast_pointer clique (Hopper and Blackwell alike: CUDA's multicast
+ * objects map by pointer), else its first multicast_logical_endpoint one,
+ * else the legacy clique_id.  clique_id stays the legacy clique (v4: the first
+ * unicast_pointer id).
+ */
+#define DMACONN_PROP_MULTICAST_SUPPORTED "multicast_supported"
+#define DMACONN_PROP_MULTICAST_REASON "multicast_reason"
+#define DMACONN_PROP_FABRIC_INFO_VERSION "fabric_info_version"
+#define DMACONN_PROP_FABRIC_CLIQUES "fabric_cliques"
+#define DMACONN_PROP_MULTICAST_CLIQUE_ID "multicast_clique_id"
 /* The values of fabric_state and fabric_status that make a device's NVSwitch
  * links usable: registered with the fabric manager, successfully. */
 #define DMACONN_FABRIC_STATE_COMPLETED "completed"
@@ -391,7 +411,13 @@ DMACONN_EXTERN int dmaconn_result_pair_verified(const dmaconn_result *r, int i, 
  * virtual machine, ACS redirection, IOMMU translation, BAR1), then the
  * status itself (CNS, TNS, GNS, NS), then NVLink (down links, none).  The
  * rocm codes come from the KFD topology's links, the xpu ones from Level
- * Zero's peer properties and fabric.
+ * Zero's peer properties and fabric.  cuda/multicast gives the first cause
+ * of GPU i, then of GPU j (each GPU's own is its multicast_reason), in this
+ * order: MIG, compute capability below 9.0 (gpu_not_supported), a driver
+ * without the multicast API, confidential computing, the NVSwitch fabric
+ * (not started, in progress, failed with its status named, no NVSwitch),
+ * its health (route unhealthy, incorrect configuration); then for two
+ * capable GPUs, another cluster UUID or multicast clique (different_clique).
  */
 #define DMACONN_PROP_REASON "reason"
 #define DMACONN_PROP_REASON_TEXT "reason_text"
@@ -422,6 +448,10 @@ DMACONN_EXTERN int dmaconn_result_pair_verified(const dmaconn_result *r, int i, 
 #define DMACONN_REASON_PCIE_ATOMICS "pcie_atomics_not_routed" /* rocm: no PCIe atomics on the path */
 #define DMACONN_REASON_LINK_DISABLED "link_disabled"         /* rocm: the kernel's link is disabled */
 #define DMACONN_REASON_NO_XELINK "no_xelink"                 /* xpu: no XeLink edge */
+#define DMACONN_REASON_NO_NVSWITCH "no_nvswitch"             /* multicast: not NVSwitch-attached */
+#define DMACONN_REASON_FABRIC_NOT_STARTED "fabric_not_started" /* multicast: fabric manager not started */
+#define DMACONN_REASON_DIFFERENT_CLIQUE "different_clique"   /* multicast: another cluster or clique */
+#define DMACONN_REASON_DRIVER_WITHOUT_MULTICAST "driver_without_multicast" /* multicast: driver before R530 */
 #define DMACONN_REASON_UNKNOWN "unknown"                     /* nothing known explains it */
 
 /* ------------------------------------------------------------------------ */

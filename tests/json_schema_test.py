@@ -111,7 +111,8 @@ def c_table():
         text = f.read()
     body = text[text.index("cli_json_kinds[] = {"):]
     body = body[:body.index("};")]
-    kinds = {"CLI_JSON_INT": "integer", "CLI_JSON_NUMBER": "number", "CLI_JSON_BOOL": "boolean"}
+    kinds = {"CLI_JSON_INT": "integer", "CLI_JSON_NUMBER": "number", "CLI_JSON_BOOL": "boolean",
+             "CLI_JSON_CLIQUES": "array"}
     table = {}
     for key, kind in re.findall(r'\{ (DMACONN_PROP_\w+|"[^"]*"), (CLI_JSON_\w+) \}', body):
         table[consts[key] if key in consts else key.strip('"')] = kinds[kind]
@@ -121,7 +122,7 @@ def c_table():
 def tables_agree(r):
     sys.path.insert(0, os.path.join(REPO, "python"))
     from dmaconn._json import PROPERTY_TYPES
-    py = {k: {int: "integer", float: "number", bool: "boolean"}[t] for k, t in PROPERTY_TYPES.items()}
+    py = {k: {int: "integer", float: "number", bool: "boolean", list: "array"}[t] for k, t in PROPERTY_TYPES.items()}
     for where in ("device", "pair"):
         props = r.schema["$defs"][where]["properties"]
         schema = {k: v["type"][0] for k, v in props.items() if k not in ("ordinal", "from", "to", "reason", "reason_text")}

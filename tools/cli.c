@@ -218,7 +218,7 @@ static json_t *cli_json_string(const char *s)
 /* The JSON type of a property's value; keys not listed stay strings (a
  * user detector's keys included).  Python's dmaconn._json holds the same
  * table, and tests/json_schema_test.py checks both against the schema. */
-enum cli_json_kind { CLI_JSON_INT, CLI_JSON_NUMBER, CLI_JSON_BOOL };
+enum cli_json_kind { CLI_JSON_INT, CLI_JSON_NUMBER, CLI_JSON_BOOL, CLI_JSON_CLIQUES };
 
 static const struct {
 	const char *key;
@@ -229,6 +229,9 @@ static const struct {
 	{ DMACONN_PROP_NVLINK_ACTIVE_LINKS, CLI_JSON_INT },
 	{ DMACONN_PROP_NVLINK_SWITCH_LINKS, CLI_JSON_INT },
 	{ DMACONN_PROP_CLIQUE_ID, CLI_JSON_INT },
+	{ DMACONN_PROP_MULTICAST_CLIQUE_ID, CLI_JSON_INT },
+	{ DMACONN_PROP_MULTICAST_SUPPORTED, CLI_JSON_INT },
+	{ DMACONN_PROP_FABRIC_CLIQUES, CLI_JSON_CLIQUES },
 	{ DMACONN_PROP_NUMA_NODE, CLI_JSON_INT },
 	{ DMACONN_PROP_KFD_NODE, CLI_JSON_INT },
 	{ DMACONN_PROP_GFX_TARGET_VERSION, CLI_JSON_INT },
@@ -261,6 +264,37 @@ static const struct {
 	{ DMACONN_PROP_PEER_DMA, CLI_JSON_BOOL },
 };
 
+/* fabric_cliques, "multicast_pointer:7,unicast_pointer:5", as
+ * [{"type": "multicast_pointer", "id": 7}, ...]; null when it reads otherwise. */
+static json_t *cli_json_cliques(const char *value)
+{
+	json_t *a = json_array();
+	const char *at = value;
+	while (a && *at) {
+		const char *colon = strchr(at, ':');
+		char *end = NULL;
+		if (!colon || colon == at)
+			break;
+		errno = 0;
+		unsigned long long id = strtoull(colon + 1, &end, 10);
+		if (end == colon + 1 || errno || id > 4294967295ULL || (*end && *end != ','))
+			break;
+		char type[64];
+		if ((size_t)(colon - at) >= sizeof(type))
+			break;
+		memcpy(type, at, (size_t)(colon - at));
+		type[colon - at] = '\0';
+		json_t *e = json_pack("{s:o,s:I}", "type", cli_json_string(type), "id", (json_int_t)id);
+		if (!e || json_array_append_new(a, e) != 0)
+			break;
+		at = *end ? end + 1 : end;
+	}
+	if (a && !*at)
+		return a;
+	json_decref(a);
+	return json_null();
+}
+
 /* A property's value as JSON: typed keys as integers, numbers or booleans,
  * null where the value is unknown or does not read as its type. */
 static json_t *cli_json_value(const char *key, const char *value)
@@ -282,6 +316,8 @@ static json_t *cli_json_value(const char *key, const char *value)
 		return *value && !isspace((unsigned char)*value) && !*end && !errno && isfinite(v) ? json_real(v)
 											  : json_null();
 	}
+	case CLI_JSON_CLIQUES:
+		return cli_json_cliques(value);
 	case CLI_JSON_BOOL:
 		if (!strcmp(value, "yes") || !strcmp(value, "true"))
 			return json_true();

@@ -9,7 +9,7 @@ a string.
 """
 
 import math
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 JSON_VERSION = 1  # the "version" member of the document (docs/json-output.md)
 
@@ -17,6 +17,7 @@ PROPERTY_TYPES: Dict[str, type] = {
     **dict.fromkeys(
         (
             "nvml_index", "minor_number", "nvlink_active_links", "nvlink_switch_links", "clique_id",
+            "multicast_clique_id", "multicast_supported",
             "numa_node", "kfd_node", "gfx_target_version", "partition", "partitions",
             "level_zero_driver", "level_zero_index", "tile", "tiles",
             "rank", "node", "local_ordinal",
@@ -27,7 +28,19 @@ PROPERTY_TYPES: Dict[str, type] = {
     ),
     **dict.fromkeys(("nvlink_gbps", "xelink_gbps", "gbps", "latency_us"), float),
     **dict.fromkeys(("enabled", "coherent", "atomics_32", "atomics_64", "peer_dma"), bool),
+    "fabric_cliques": list,
 }
+
+
+def _cliques(value: str) -> Optional[List[Dict[str, Any]]]:
+    """fabric_cliques, "multicast_pointer:7,unicast_pointer:5", as a list of {"type", "id"}."""
+    out: List[Dict[str, Any]] = []
+    for entry in value.split(",") if value else []:
+        kind, sep, ident = entry.partition(":")
+        if not sep or not kind or len(kind) >= 64 or not ident.isascii() or not ident.isdigit() or int(ident) > 0xFFFFFFFF:
+            return None
+        out.append({"type": kind, "id": int(ident)})
+    return out
 
 
 def _is_c_int(text: str) -> bool:
@@ -40,6 +53,8 @@ def typed_value(key: str, value: Optional[str]) -> Any:
     kind = PROPERTY_TYPES.get(key)
     if kind is None or value is None:
         return value
+    if kind is list:
+        return _cliques(value)
     if kind is int:
         return int(value) if _is_c_int(value) and -(2**63) <= int(value) < 2**63 else None
     if kind is float:

@@ -20,7 +20,11 @@
 #define SAME_TYPE_(fn, ret, params, required)                                           \
 	_Static_assert(__builtin_types_compatible_p(__typeof__(&fn), ret(*) params),    \
 		       "prototype of " #fn " differs from nvml.h");
-NVML_ALL_FUNCTIONS(SAME_TYPE_)
+NVML_CORE_FUNCTIONS(SAME_TYPE_)
+NVML_MIG_FUNCTIONS(SAME_TYPE_)
+#ifdef DMACONN_NVML_NEWEST
+NVML_NEWEST_FUNCTIONS(SAME_TYPE_)
+#endif
 
 #define C_(x) { #x, (long long)(x) },
 #define S_(t) { "sizeof(" #t ")", (long long)sizeof(t) },
@@ -28,7 +32,7 @@ NVML_ALL_FUNCTIONS(SAME_TYPE_)
 static const struct abi_item abi_real[] = { NVML_ABI_ITEMS(C_, S_, O_) };
 static const struct abi_item abi_real_maxima[] = { NVML_ABI_MAXIMA(C_) };
 #ifdef DMACONN_NVML_NEWEST
-static const struct abi_item abi_real_newest[] = { NVML_ABI_NEWEST_ITEMS(C_) };
+static const struct abi_item abi_real_newest[] = { NVML_ABI_NEWEST_ITEMS(C_, S_, O_) };
 #endif
 
 extern const struct abi_item abi_ours[], abi_ours_maxima[], abi_ours_newest[];
@@ -85,7 +89,11 @@ int main(void)
 	n += extra + sizeof(abi_real_maxima) / sizeof(abi_real_maxima[0]);
 	size_t fns = 0;
 #define COUNT_(fn, ret, params, required) fns++;
-	NVML_ALL_FUNCTIONS(COUNT_)
+	NVML_CORE_FUNCTIONS(COUNT_)
+	NVML_MIG_FUNCTIONS(COUNT_)
+#ifdef DMACONN_NVML_NEWEST
+	NVML_NEWEST_FUNCTIONS(COUNT_)
+#endif
 	printf("nvml ABI: %zu constants/sizes/offsets compared, %zu mismatches; %zu prototypes "
 	       "identical (checked at compile time) (NVML_API_VERSION %d; nvml.h of %s)\n",
 	       n, bad, fns, NVML_API_VERSION, header);

@@ -11,4 +11,4 @@
 const struct abi_item abi_ours[] = { NVML_ABI_ITEMS(C_, S_, O_) };
 const size_t abi_ours_count = sizeof(abi_ours) / sizeof(abi_ours[0]);
 const struct abi_item abi_ours_maxima[] = { NVML_ABI_MAXIMA(C_) };
-const struct abi_item abi_ours_newest[] = { NVML_ABI_NEWEST_ITEMS(C_) };
+const struct abi_item abi_ours_newest[] = { NVML_ABI_NEWEST_ITEMS(C_, S_, O_) };
