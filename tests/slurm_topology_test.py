@@ -11,7 +11,9 @@ the multicast clique where a document gives one):
   - a node without a domain (a single-node HGX with the zero cluster UUID,
     registration in progress or failed, a PCIe node, clique 0, GPUs in two
     domains) has no block, a comment and a line on standard error say why;
-  - the multicast clique wins over clique_id where a document has it;
+  - the multicast clique wins over clique_id where a document has it (a v4
+    recording's multicast pointer clique), and so in --format nfd's clique
+    label;
   - standard input: documents one after another, named "node: " as pdsh and
     clush prefix them, or by their devices' host as --mpi output has;
   - what cannot be used (an unreadable file, another document, a node given
@@ -105,6 +107,8 @@ def with_domain(doc, cluster=None, clique=None, multicast=None, only=None):
                 d["cluster_uuid"] = cluster
             if clique is not None:
                 d["clique_id"] = clique
+                if "multicast_clique_id" in d:  # a v3 answer: multicast follows clique_id
+                    d["multicast_clique_id"] = clique
             if multicast is not None:
                 d["multicast_clique_id"] = multicast
     return doc
@@ -168,6 +172,27 @@ st, out, err = run("--format", "slurm-topology", *files)
 got = blocks(out)
 check(st == 0 and got == {"nvl_%s_9" % RACK: "m[1-2]", BLOCK_A: "u1"},
       "multicast_clique_id (integer or decimal text) names the domain: %s" % got)
+
+# A real v4 recording: the tray's multicast pointer clique (9), not its unicast one (32766).
+V4 = "tests/topologies-multicast/gb200-v4-healthy.json"
+st, out, err = run("--format", "slurm-topology", write("mc/v4tray.json", document(V4)))
+check(st == 0 and blocks(out) == {"nvl_%s_9" % RACK: "v4tray"}, "a v4 tray is in its multicast clique: %s" % blocks(out))
+
+# --- the NFD clique label (GPU feature discovery's cluster_uuid.clique) follows the multicast clique too.
+def nfd_clique(*args):
+    st, out, _ = run("--format", "nfd", *args)
+    labels = [l.split("=", 1)[1] for l in out.splitlines() if "dmaconn-cuda-fabric-clique=" in l]
+    return st, labels
+
+
+check(nfd_clique("--replay", V4) == (0, ["%s.9" % RACK]), "nfd: a v4 tray's label names its multicast clique: %s"
+      % (nfd_clique("--replay", V4),))
+check(nfd_clique("--replay", V4, "-d", "cuda", "-c", "nvlink") == (0, ["%s.32766" % RACK]),
+      "nfd: without cuda/multicast among the results, clique_id")
+check(nfd_clique("--replay", "tests/topologies-multicast/gb200-v4-multicast-cliques.json") == (0, []),
+      "nfd: GPUs of one tray in two multicast cliques: no clique label")
+check(nfd_clique("--replay", MPI + "/tray-a.json") == (0, ["%s.32766" % RACK]),
+      "nfd: a v3 tray: its clique_id, which multicast follows")
 
 # --- standard input: "node: {...}" lines (pdsh, clush), and --mpi documents naming hosts.
 lines = "".join("gb%02d: %s\n" % (k, json.dumps(tray)) for k in (7, 8, 9))

@@ -1519,28 +1519,55 @@ static void check_node(struct check *c, const char *tname, const char *conn)
 }
 
 /* --expect-multicast: every pair of NVIDIA GPUs can join one multicast
- * object; a pair that cannot is said with its reason. */
+ * object.  The pairs that cannot are said with their reason, one line per
+ * reason (a GPU's own fault is the reason of each of its pairs): its first
+ * pair and how many more. */
 static void check_multicast(struct check *c)
 {
 	dmaconn_result *r = check_detect(c, "cuda", "multicast", 0);
 	if (!r)
 		return;
-	int n = dmaconn_result_size(r);
+	int n = dmaconn_result_size(r), ngroups = 0;
 	if (n == 0)
 		check_say(c, CHECK_UNKNOWN, "cuda/multicast: no devices found: nothing to check");
-	char ga[96], gb[96];
+	struct mc_group {
+		const char *text; /* the reason's text, interned by the result */
+		int i, j, sym, count;
+	} *groups = calloc((size_t)n * (size_t)n + 1, sizeof(*groups));
+	if (!groups) {
+		check_say(c, CHECK_UNKNOWN, "out of memory");
+		dmaconn_result_release(r);
+		return;
+	}
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
 			int got = dmaconn_result_get(r, i, j), sym = got == dmaconn_result_get(r, j, i);
 			if (i == j || got > 0 || (sym && j < i))
 				continue;
-			struct dev a = check_node_dev(r, i), b = check_node_dev(r, j);
-			const char *code = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON);
 			const char *text = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON_TEXT);
-			check_say(c, CHECK_CRITICAL, "cuda/multicast %s %s %s: multicast expected, found 0 (%s%s%s)",
-				  check_gpu(ga, sizeof(ga), i, &a), sym ? "<->" : "->", check_gpu(gb, sizeof(gb), j, &b),
-				  code ? code : "no reason given", text ? ": " : "", text ? text : "");
+			int g = 0;
+			while (g < ngroups && groups[g].text != text &&
+			       (!text || !groups[g].text || strcmp(groups[g].text, text)))
+				g++;
+			if (g == ngroups)
+				groups[ngroups++] = (struct mc_group){ text, i, j, sym, 0 };
+			groups[g].count++;
 		}
+	char ga[96], gb[96], more[64] = "";
+	for (int g = 0; g < ngroups; g++) {
+		int i = groups[g].i, j = groups[g].j;
+		struct dev a = check_node_dev(r, i), b = check_node_dev(r, j);
+		const char *code = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON), *text = groups[g].text;
+		if (groups[g].count > 1)
+			snprintf(more, sizeof(more), " and %d more pair%s", groups[g].count - 1,
+				 groups[g].count == 2 ? "" : "s");
+		else
+			more[0] = '\0';
+		check_say(c, CHECK_CRITICAL, "cuda/multicast %s %s %s%s: multicast expected, found 0 (%s%s%s)",
+			  check_gpu(ga, sizeof(ga), i, &a), groups[g].sym ? "<->" : "->", check_gpu(gb, sizeof(gb), j, &b),
+			  more, code ? code : "no reason given", text ? ": " : "", text ? text : "");
+	}
+	free(groups);
 	dmaconn_result_release(r);
 }
 
@@ -1940,13 +1967,13 @@ int dc_check_main(int argc, char **argv)
 		if (!file || check_file(&c, file, tname, conn, identity, verify) == CHECK_OK) {
 			if (links || full)
 				check_rule(&c, tname ? tname : "cuda", conn ? conn : "nvlink", links, full);
-			if (multicast)
-				check_multicast(&c);
 			if (!file && !links && !full) {
 				/* NVIDIA's rules alone (and multicast where asked). */
 				c.health_only = !multicast;
 				check_node(&c, tname ? tname : "cuda", conn ? conn : "nvlink");
 			}
+			if (multicast)
+				check_multicast(&c);
 		}
 	}
 	int state = check_report(&c, json, quiet);

@@ -13,7 +13,9 @@ NVSentinel, NVIDIA/DCGM#198), on hand-written replays of what NVML answers:
     registration that completed without success CRITICAL, links down that
     another GPU of the model has active CRITICAL;
   - a PCIe-only A100 (12 inactive NVLink ports per GPU) is OK with no NVLink
-    finding, an idle GB300 tray without IMEX is OK, no GPU is UNKNOWN.
+    finding, an idle GB300 tray without IMEX is OK, no GPU is UNKNOWN;
+  - multicast 0 where --expect-multicast or the good node's cuda/multicast
+    result says 1 is CRITICAL, with the pair's reason (one line per reason).
 
 Each case asserts the exit status and the finding lines.
 
@@ -163,6 +165,41 @@ for args in ([], ["--json"]):
 # An idle GB300 tray: no IMEX channel, no job; a single node needs none.
 health("idle GB300 tray without IMEX", ["--replay", T + "/gb300-tray-idle.json"], 0, [],
        "DMACONN OK - 4 devices healthy")
+# --- multicast: --expect-multicast, or a good node's cuda/multicast result.
+MC = "tests/topologies-multicast"
+health("--expect-multicast on a healthy HGX H100", ["--expect-multicast", "--replay", MC + "/hgx-h100-healthy.json"], 0,
+       [], "DMACONN OK - 8 devices as expected (cuda/nvlink, cuda/multicast) |")
+health("--expect-multicast on an idle GB300 tray without IMEX",
+       ["--expect-multicast", "--replay", T + "/gb300-tray-idle.json"], 0, [])
+NOT_STARTED = "fabric_not_started: GPU %d is not registered with the NVSwitch fabric (state not started: is the " \
+              "fabric manager running?)"
+health("--expect-multicast, fabric manager not started", ["--expect-multicast", "--replay", MC + "/fm-not-started.json"],
+       2, ["CRITICAL: cuda: GPU %d (%s): NVSwitch fabric state expected completed, found not_started" % (k, b)
+           for k, b in enumerate(["0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0", "0000:9a:00.0",
+                                  "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"])] +
+       ["CRITICAL: cuda/multicast GPU %d (%s) <-> GPU %d (%s)%s: multicast expected, found 0 (%s)"
+        % (k, a, k + 1, b, " and %d more pair%s" % (6 - k, "" if k == 5 else "s") if k < 6 else "", NOT_STARTED % k)
+        for k, (a, b) in enumerate(zip(["0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0", "0000:9a:00.0",
+                                        "0000:ab:00.0", "0000:ba:00.0"],
+                                       ["0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0", "0000:9a:00.0", "0000:ab:00.0",
+                                        "0000:ba:00.0", "0000:db:00.0"]))])
+for name, code in (("insufficient-resources", "fabric_failed"), ("h200-nvl-bridged", "no_nvswitch"),
+                   ("confidential-computing", "confidential_computing"), ("route-unhealthy", "fabric_unhealthy")):
+    st, out, _ = run("check", "--expect-multicast", "--replay", "%s/%s.json" % (MC, name))
+    mc = [l for l in findings(out) if l.startswith("CRITICAL: cuda/multicast ")]
+    check(st == 2 and mc and all(": multicast expected, found 0 (%s: " % code in l for l in mc),
+          "--expect-multicast, %s: CRITICAL with %s (%s): %s" % (name, code, st, mc[:2]))
+# A good node's file holds cuda/multicast: a pair it has at 1 and now at 0 is CRITICAL, with the reason.
+st, good, _ = run("--replay", MC + "/hgx-h100-healthy.json", "--json")
+expect = write("hgx-h100-multicast.expect.json", json.loads(good))
+st, out, _ = run("check", "--expect", expect, "--replay", MC + "/insufficient-resources.json")
+mc = [l for l in findings(out) if "cuda/multicast" in l]
+check(st == 2 and len(mc) == 7 and all(l.startswith("CRITICAL: cuda/multicast GPU ") and
+                                      l.endswith(": lost pair: expected 1, found 0 (fabric_failed)") for l in mc),
+      "--expect a file with cuda/multicast 1: the lost pairs are CRITICAL with their reason (%s): %s" % (st, mc))
+st, out, _ = run("check", "--expect", expect, "--replay", MC + "/hgx-h100-healthy.json")
+check(st == 0, "--expect the same healthy node: OK (%s): %r" % (st, out[:200]))
+
 # No GPU: nothing was checked, which is not a pass.
 st, out, _ = run("check", "--replay", T + "/no-gpus.json")
 check(st == 3 and "no devices found: nothing to check" in out, "no GPU is UNKNOWN (%s): %r" % (st, out))
