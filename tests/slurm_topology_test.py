@@ -216,6 +216,11 @@ bad = [write("bad/x.json", tray) if os.makedirs(os.path.join(TMP, "bad"), exist_
 st, out, err = run("--format", "slurm-topology", *bad)
 check(st == 1 and blocks(out) == {BLOCK_A: "x"} and "cannot read" in err and "not a dmaconn --json document" in err
       and "trunc.json" in err and "not a Slurm node name" in err, "bad inputs are said, exit 1 (%s): %r" % (st, err))
+fifo = os.path.join(TMP, "bad", "fifo.json")
+os.mkfifo(fifo)
+st, out, err = run("--format", "slurm-topology", bad[0], fifo, "/dev/zero")
+check(st == 1 and blocks(out) == {BLOCK_A: "x"} and err.count("not a regular file") == 2,
+      "a FIFO and a device are refused, not waited on or read without end (%s): %r" % (st, err))
 st, out, err = run("--format", "slurm-topology", bad[0], write("x.json", tray))
 check(st == 1 and "node x is given twice" in err, "a node given twice: exit 1 (%s): %r" % (st, err))
 for args in (["-d", "cuda", "-c", "nvlink"], ["--replay", MPI + "/tray-a.json"], ["--all"]):

@@ -12,9 +12,12 @@
  * hostlist expression ("tray[01-18]"). */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -303,31 +306,56 @@ static int st_stream(struct st *t, const char *text, size_t len, const char *sou
 	return 0;
 }
 
-/* Reads all of f; NULL when it cannot (errno set). */
-static char *st_read(FILE *f, size_t *len)
+/* No document of one node comes near this. */
+#define ST_MAX_INPUT ((size_t)1 << 30)
+
+/* Reads all of fd; NULL when it cannot (errno set: EFBIG past ST_MAX_INPUT). */
+static char *st_read(int fd, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	char *text = malloc(cap);
 	while (text) {
-		n += fread(text + n, 1, cap - n, f);
+		ssize_t got = read(fd, text + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got == 0)
+				break;
+			int e = errno;
+			free(text);
+			errno = e;
+			return NULL;
+		}
+		n += (size_t)got;
 		if (n < cap)
-			break;
-		char *grown = cap < ((size_t)1 << 34) ? realloc(text, cap * 2) : NULL;
+			continue;
+		char *grown = cap < ST_MAX_INPUT ? realloc(text, cap * 2) : NULL;
 		if (!grown) {
 			free(text);
-			errno = ENOMEM;
+			errno = cap < ST_MAX_INPUT ? ENOMEM : EFBIG;
 			return NULL;
 		}
 		text = grown;
 		cap *= 2;
 	}
-	if (text && ferror(f)) {
-		free(text);
-		errno = EIO;
-		return NULL;
-	}
 	*len = n;
 	return text;
+}
+
+/* A document's file, refusing what is not a regular file (a FIFO would
+ * wait for a writer, a device could be read without end); -1, errno set. */
+static int st_open(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
 }
 
 /* A name as a hostlist sees it: prefix, then a trailing number. */
@@ -421,11 +449,12 @@ int dc_format_slurm_topology(FILE *out, FILE *err, const struct dc_format_input 
 		int from_stdin = !strcmp(path, "-");
 		char shown[300], name[80];
 		st_clean(shown, sizeof(shown), from_stdin ? "standard input" : path);
-		FILE *fp = from_stdin ? stdin : fopen(path, "r");
+		int fd = from_stdin ? STDIN_FILENO : st_open(path);
 		size_t len = 0;
-		char *text = fp ? st_read(fp, &len) : NULL;
+		char *text = fd >= 0 ? st_read(fd, &len) : NULL;
 		if (!text) {
-			fprintf(err, "dmaconn: --format slurm-topology: cannot read %s: %s\n", shown, strerror(errno));
+			fprintf(err, "dmaconn: --format slurm-topology: cannot read %s: %s\n", shown,
+				errno == EINVAL ? "not a regular file" : strerror(errno));
 			t.failed = 1;
 		} else if (from_stdin) {
 			oom = st_stream(&t, text, len, shown) != 0;
@@ -445,8 +474,8 @@ int dc_format_slurm_topology(FILE *out, FILE *err, const struct dc_format_input 
 			json_decref(doc);
 		}
 		free(text);
-		if (fp && !from_stdin)
-			fclose(fp);
+		if (fd >= 0 && !from_stdin)
+			close(fd);
 	}
 	const char **names = calloc((size_t)t.n + 1, sizeof(*names));
 	char *done = calloc((size_t)t.n + 1, 1);
