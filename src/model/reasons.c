@@ -923,13 +923,22 @@ const char *dc_multicast_cause(const struct dc_mc_facts *f, int d, char *text, s
 	return NULL;
 }
 
-/* Where two capable GPUs differ: "cluster U clique C". */
-static void dc_mc_domain(const dmaconn_result *r, int d, const char **uuid, const char **clique)
+/* Each device's multicast domain (cluster UUID and clique, as its
+ * properties name them) as a small number: equal numbers, equal domains. */
+static void dc_mc_domains(const dmaconn_result *r, int n, int *dom, const char **uuid, const char **clique)
 {
-	*uuid = dmaconn_result_device_get(r, d, DMACONN_PROP_CLUSTER_UUID);
-	*clique = dmaconn_result_device_get(r, d, DMACONN_PROP_MULTICAST_CLIQUE_ID);
-	*uuid = *uuid ? *uuid : "?";
-	*clique = *clique ? *clique : "?";
+	for (int d = 0; d < n; d++) {
+		uuid[d] = dmaconn_result_device_get(r, d, DMACONN_PROP_CLUSTER_UUID);
+		clique[d] = dmaconn_result_device_get(r, d, DMACONN_PROP_MULTICAST_CLIQUE_ID);
+		uuid[d] = uuid[d] ? uuid[d] : "?";
+		clique[d] = clique[d] ? clique[d] : "?";
+		/* The first device of its domain numbers it (most share their
+		 * predecessor's: asked first). */
+		dom[d] = d;
+		for (int e = d - 1; e >= 0 && dom[d] == d; e = e == d - 1 ? 0 : e + 1 < d - 1 ? e + 1 : -1)
+			if (!strcmp(uuid[e], uuid[d]) && !strcmp(clique[e], clique[d]))
+				dom[d] = dom[e];
+	}
 }
 
 void dc_reasons_multicast(dmaconn_builder *b, const char *const *code, const char *const *text)
@@ -939,12 +948,13 @@ void dc_reasons_multicast(dmaconn_builder *b, const char *const *code, const cha
 	if (n < 2)
 		return;
 	struct dc_reason *dev = calloc((size_t)n, sizeof(*dev));
+	int *dom = calloc((size_t)n, sizeof(*dom));
+	const char **uuid = calloc((size_t)n, sizeof(*uuid)), **clique = calloc((size_t)n, sizeof(*clique));
 	struct dc_reason undetermined = { NULL, NULL }, last = { NULL, NULL };
-	const char *key_code = dc_builder_intern(b, DMACONN_PROP_REASON);
-	const char *key_text = dc_builder_intern(b, DMACONN_PROP_REASON_TEXT);
-	const char *last_d[4] = { "", "", "", "" }; /* the domains `last` names */
+	const char *keys[2] = { dc_builder_intern(b, DMACONN_PROP_REASON), dc_builder_intern(b, DMACONN_PROP_REASON_TEXT) };
+	int last_d[2] = { -1, -1 }; /* the domains `last` names */
 	char buf[400];
-	int ok = dev && key_code && key_text;
+	int ok = dev && dom && uuid && clique && keys[0] && keys[1];
 	if (ok && dmaconn_result_warning_count(r) > 0) {
 		snprintf(buf, sizeof(buf), "not determined: %.240s", dmaconn_result_warning(r, 0));
 		ok = dc_reason_intern(b, &undetermined, DMACONN_REASON_UNKNOWN, buf) == 0;
@@ -952,6 +962,8 @@ void dc_reasons_multicast(dmaconn_builder *b, const char *const *code, const cha
 	for (int d = 0; ok && code && d < n; d++)
 		if (code[d])
 			ok = dc_reason_intern(b, &dev[d], code[d], text[d]) == 0;
+	if (ok)
+		dc_mc_domains(r, n, dom, uuid, clique);
 	const int *m = dmaconn_result_matrix(r);
 	for (int i = 0; ok && i < n; i++) {
 		for (int j = 0; ok && j < n; j++) {
@@ -961,29 +973,29 @@ void dc_reasons_multicast(dmaconn_builder *b, const char *const *code, const cha
 			if (!why && undetermined.code) {
 				why = &undetermined;
 			} else if (!why) {
-				const char *ui, *ci, *uj, *cj;
-				dc_mc_domain(r, i, &ui, &ci);
-				dc_mc_domain(r, j, &uj, &cj);
-				/* Made once per ordered pair of domains. */
-				if (!last.code || strcmp(last_d[0], ui) || strcmp(last_d[1], ci) || strcmp(last_d[2], uj) ||
-				    strcmp(last_d[3], cj)) {
-					int differ = strcmp(ui, uj) != 0 || strcmp(ci, cj) != 0;
+				/* Made once per ordered pair of domains in a row. */
+				if (!last.code || last_d[0] != dom[i] || last_d[1] != dom[j]) {
+					int differ = dom[i] != dom[j];
 					if (differ)
 						snprintf(buf, sizeof(buf), "different NVLink multicast domains: cluster %s "
-							 "clique %s and cluster %s clique %s", ui, ci, uj, cj);
+							 "clique %s and cluster %s clique %s", uuid[i], clique[i], uuid[j],
+							 clique[j]);
 					else
 						snprintf(buf, sizeof(buf), "nothing known explains it");
 					ok = dc_reason_intern(b, &last, differ ? DMACONN_REASON_DIFFERENT_CLIQUE
 									   : DMACONN_REASON_UNKNOWN, buf) == 0;
-					last_d[0] = ui, last_d[1] = ci, last_d[2] = uj, last_d[3] = cj;
+					last_d[0] = dom[i], last_d[1] = dom[j];
 				}
 				why = &last;
 			}
-			ok = ok && dc_builder_set_pair_interned(b, i, j, key_code, why->code) == DMACONN_OK &&
-			     dc_builder_set_pair_interned(b, i, j, key_text, why->text) == DMACONN_OK;
+			const char *values[2] = { why->code, why->text };
+			ok = ok && dc_builder_set_pair_list(b, i, j, keys, values, 2) == DMACONN_OK;
 		}
 	}
 	if (!ok)
 		b->oom = 1;
 	free(dev);
+	free(dom);
+	free(uuid);
+	free(clique);
 }
