@@ -27,6 +27,7 @@ CASES = {
     "h200-nvl-bridged": (4, [], {ALL: "no_nvswitch"}, ["not attached to an NVSwitch"]),
     "confidential-computing": (8, [], {ALL: "confidential_computing"}, ["confidential computing is on"]),
     "pcie-only": (4, [], {ALL: "no_nvswitch"}, ["fabric not supported"]),
+    "fabric-in-progress": (8, [[0, 2, 3, 4, 5, 6, 7]], {1: "fabric_in_progress"}, ["still in progress"]),
     "route-unhealthy": (8, [[0, 1, 2, 3, 4, 6, 7]], {5: "fabric_unhealthy"}, ["route unhealthy", "0x19a"]),
     "two-cliques": (8, [range(4), range(4, 8)], {}, ["clique 1", "clique 2"]),
     "mig": (8, [[0, 1, 3, 4, 5, 6, 7]], {2: "mig_enabled"}, ["MIG mode"]),
@@ -56,7 +57,11 @@ def run(cli, args, env=None):
     for k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "DMACONN_REPLAY"):
         e.pop(k, None)
     e.update(env or {})
-    p = subprocess.run(cli + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=120)
+    try:
+        p = subprocess.run(cli + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=120)
+    except subprocess.TimeoutExpired:
+        problems.append("%s: still running after 120 s" % " ".join(args))
+        return None
     if p.returncode != 0:
         problems.append("%s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr.decode()[-300:]))
         return None

@@ -1118,7 +1118,7 @@ static int nvml_view(dmaconn_builder *b, const char *label,
 	if (rc <= 0) {
 		session_free(&s);
 		if (rc == 0 && multicast)
-			dc_reasons_multicast(b, NULL, NULL);
+			dc_reasons_multicast(b, NULL);
 		else if (rc == 0)
 			dc_reasons_cuda(b, NULL);
 		return rc < 0 ? rc : DMACONN_OK;
@@ -1680,11 +1680,16 @@ static const char *mc_device(dmaconn_builder *b, const struct session *s, int i,
 	return code;
 }
 
+/* The fabric of a capable GPU (a GPU of the model: MIG instances are not). */
+static const struct dc_fabric_facts *mc_fabric(const struct session *s, int i)
+{
+	return &s->m->devices[s->slots[i].index].fabric;
+}
+
 /* Pairs of capable GPUs in one cluster and multicast clique: 1. */
 static int multicast_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
 {
-	enum { TEXT = 400 };
-	int n = s->nslots, rc = DMACONN_OK;
+	int n = s->nslots;
 	(void)nodes;
 	(void)m;
 	for (int i = 0; i < n; i++) {
@@ -1692,40 +1697,29 @@ static int multicast_body(dmaconn_builder *b, const struct session *s, struct dc
 		if (index >= 0 && s->m->devices[index].failed) {
 			dmaconn_builder_warn(b, "%s: %s; assuming no multicast", s->label, s->m->devices[index].why);
 			dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
-			dc_reasons_multicast(b, NULL, NULL);
+			dc_reasons_multicast(b, NULL);
 			return DMACONN_OK;
 		}
 	}
-	const char **code = calloc((size_t)n + 1, sizeof(*code));
-	char(*text)[TEXT] = calloc((size_t)n + 1, sizeof(*text));
-	const char **texts = calloc((size_t)n + 1, sizeof(*texts));
-	const struct dc_fabric_facts **fb = calloc((size_t)n + 1, sizeof(*fb));
-	if (!code || !text || !texts || !fb) {
-		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
-		goto out;
-	}
-	char driver_text[TEXT];
+	struct dc_mc_cause *cause = calloc((size_t)n + 1, sizeof(*cause));
+	if (!cause)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	char driver_text[DC_MC_TEXT];
 	pthread_mutex_lock(&peer_lock);
 	ask_cc(s->m);
 	int driver = mc_driver(s->m, driver_text, sizeof(driver_text));
 	pthread_mutex_unlock(&peer_lock);
-	for (int i = 0; i < n; i++) {
-		code[i] = mc_device(b, s, i, driver, driver_text, text[i], TEXT);
-		texts[i] = text[i];
-		fb[i] = s->slots[i].index >= 0 ? &s->m->devices[s->slots[i].index].fabric : NULL;
-	}
+	for (int i = 0; i < n; i++)
+		cause[i].code = mc_device(b, s, i, driver, driver_text, cause[i].text, sizeof(cause[i].text));
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
-			if (i != j && !code[i] && !code[j] && fb[i]->mc_clique == fb[j]->mc_clique &&
-			    !memcmp(fb[i]->cluster, fb[j]->cluster, sizeof(fb[i]->cluster)))
+			if (i != j && !cause[i].code && !cause[j].code &&
+			    mc_fabric(s, i)->mc_clique == mc_fabric(s, j)->mc_clique &&
+			    !memcmp(mc_fabric(s, i)->cluster, mc_fabric(s, j)->cluster, sizeof(mc_fabric(s, i)->cluster)))
 				dmaconn_builder_set(b, i, j, 1);
-	dc_reasons_multicast(b, code, texts);
-out:
-	free(code);
-	free(text);
-	free(texts);
-	free(fb);
-	return rc;
+	dc_reasons_multicast(b, cause);
+	free(cause);
+	return DMACONN_OK;
 }
 
 static int dc_nvml_detect_multicast(dmaconn_builder *b, void *user_data)

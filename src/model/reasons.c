@@ -932,16 +932,18 @@ static void dc_mc_domains(const dmaconn_result *r, int n, int *dom, const char *
 		clique[d] = dmaconn_result_device_get(r, d, DMACONN_PROP_MULTICAST_CLIQUE_ID);
 		uuid[d] = uuid[d] ? uuid[d] : "?";
 		clique[d] = clique[d] ? clique[d] : "?";
-		/* The first device of its domain numbers it (most share their
-		 * predecessor's: asked first). */
+		/* The first device of its domain numbers it; most share their
+		 * predecessor's, asked first. */
 		dom[d] = d;
-		for (int e = d - 1; e >= 0 && dom[d] == d; e = e == d - 1 ? 0 : e + 1 < d - 1 ? e + 1 : -1)
+		for (int k = 0; k < d && dom[d] == d; k++) {
+			int e = k == 0 ? d - 1 : k - 1;
 			if (!strcmp(uuid[e], uuid[d]) && !strcmp(clique[e], clique[d]))
 				dom[d] = dom[e];
+		}
 	}
 }
 
-void dc_reasons_multicast(dmaconn_builder *b, const char *const *code, const char *const *text)
+void dc_reasons_multicast(dmaconn_builder *b, const struct dc_mc_cause *cause)
 {
 	const dmaconn_result *r = b->r;
 	int n = r ? dmaconn_result_size(r) : 0;
@@ -959,9 +961,9 @@ void dc_reasons_multicast(dmaconn_builder *b, const char *const *code, const cha
 		snprintf(buf, sizeof(buf), "not determined: %.240s", dmaconn_result_warning(r, 0));
 		ok = dc_reason_intern(b, &undetermined, DMACONN_REASON_UNKNOWN, buf) == 0;
 	}
-	for (int d = 0; ok && code && d < n; d++)
-		if (code[d])
-			ok = dc_reason_intern(b, &dev[d], code[d], text[d]) == 0;
+	for (int d = 0; ok && cause && d < n; d++)
+		if (cause[d].code)
+			ok = dc_reason_intern(b, &dev[d], cause[d].code, cause[d].text) == 0;
 	if (ok)
 		dc_mc_domains(r, n, dom, uuid, clique);
 	const int *m = dmaconn_result_matrix(r);

@@ -43,9 +43,17 @@ struct dc_mc_facts {
  * code, and the text for people in text. */
 const char *dc_multicast_cause(const struct dc_mc_facts *f, int d, char *text, size_t len);
 
+/* A GPU's multicast cause: code NULL when capable. */
+#define DC_MC_TEXT 400
+struct dc_mc_cause {
+	const char *code;
+	char text[DC_MC_TEXT];
+};
+
 /* Gives every off-diagonal 0 of a cuda/multicast result its reason: the
- * cause of GPU i (code[i], text[i]; NULL: capable), else of GPU j, else the
- * different domains their properties name (code NULL: none known). */
-void dc_reasons_multicast(dmaconn_builder *b, const char *const *code, const char *const *text);
+ * cause of GPU i (cause[i]), else of GPU j, else the different domains their
+ * properties name (cause NULL: none known; an incomplete detection's zeros
+ * are "not determined"). */
+void dc_reasons_multicast(dmaconn_builder *b, const struct dc_mc_cause *cause);
 
 #endif

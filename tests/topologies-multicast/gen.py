@@ -99,6 +99,10 @@ def machines():
                        "clique_id": 0}
     out["pcie-only"] = node
 
+    out["fabric-in-progress"] = hgx(
+        "HGX H100 8-GPU right after boot: GPU 1's registration still IN_PROGRESS (2), the others COMPLETED.")
+    fabric(out["fabric-in-progress"], gpus={1}, state=2)
+
     out["route-unhealthy"] = hgx(
         "HGX H100 8-GPU whose GPU 5 reports a route-unhealthy fabric health mask (0x19a: route unhealthy, the "
         "other fields healthy; summary UNHEALTHY); the others 0x1aa.")
