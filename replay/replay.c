@@ -259,13 +259,41 @@ static const struct replay_name clique_type_names[] = {
 	{ NULL, 0 },
 };
 
+/* A clique's type: a name NVML gives it, or a number (a type named later). */
+static int clique_type_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path,
+			    void *out)
+{
+	int *type = out;
+	long long n;
+	(void)f;
+	if (json_is_string(v) && !replay_value_of(clique_type_names, json_string_value(v), type))
+		return 0;
+	if (!json_is_integer(v))
+		return replay_bad(c->file, path, "expected \"unicast_pointer\", \"multicast_pointer\", "
+				  "\"unicast_logical_endpoint\", \"multicast_logical_endpoint\" or a number 0-255");
+	if (replay_get_int(c->file, v, path, 0, 255, &n))
+		return -1;
+	*type = (int)n;
+	return 0;
+}
+
+static json_t *clique_type_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	const char *name = replay_name_of(clique_type_names, *(const int *)in);
+	(void)c;
+	(void)f;
+	return name ? json_string(name) : json_integer(*(const int *)in);
+}
+
+static const struct fmt_custom clique_type_custom = { clique_type_read, clique_type_write };
+
 /* One of v4's cliques: {"type": NAME or a number, "id": N}. */
 struct clique_entry {
 	int type;
 	unsigned int id;
 };
 static const struct fmt_field clique_fields[] = {
-	FMT_FIELD("type", FMT_NAME, struct clique_entry, type, .flags = FMT_REQ, .aux = clique_type_names),
+	FMT_FIELD("type", FMT_CUSTOM, struct clique_entry, type, .flags = FMT_REQ, .aux = &clique_type_custom),
 	FMT_FIELD("id", FMT_UINT, struct clique_entry, id, .flags = FMT_REQ, FMT_U32),
 	{ .key = NULL },
 };

@@ -144,6 +144,20 @@ def check_record(cli, work):
     if a is None or b is None or a["matrix"] != b["matrix"] or a["devices"] != b["devices"] or a["pairs"] != b["pairs"]:
         problems.append("record: the replayed recording differs from the machine:\n  %s\n  %s"
                         % (json.dumps(a)[:400], json.dumps(b)[:400]))
+    # A clique type NVML names later: read and recorded as its number.
+    later = json.loads(json.dumps(recorded))
+    for dev in later["nvml"]["devices"]:
+        dev["fabric"]["cliques"].append({"type": 9, "id": 3})
+    src9, rec9 = os.path.join(work, "type9.json"), os.path.join(work, "type9-recorded.json")
+    with open(src9, "w") as f:
+        json.dump(later, f)
+    r = result(cli, src9)
+    if r and r["devices"][0]["fabric_cliques"][-1] != {"type": "9", "id": 3}:
+        problems.append("a clique of type 9 reads as %s" % r["devices"][0]["fabric_cliques"])
+    p = subprocess.run(cli + ["--replay", src9, "--record", rec9, "-q"], env=e, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    if p.returncode != 0 or json.load(open(rec9))["nvml"]["devices"][0]["fabric"]["cliques"][-1] != {"type": 9, "id": 3}:
+        problems.append("a clique of type 9 is not recorded as 9")
     # A recording made before v4 (no "cliques") answers v4 FUNCTION_NOT_FOUND: read as v3, as before.
     r = result(cli, os.path.join(TOPO, "hgx-h100-healthy.json"))
     if r and r["devices"][0].get("fabric_info_version") != "v3":
