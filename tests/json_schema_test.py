@@ -106,14 +106,14 @@ def recordings():
 def c_table():
     """{key: kind} from cli_json_kinds in tools/cli.c, constants resolved by include/dmaconn.h."""
     with open(os.path.join(REPO, "include", "dmaconn.h")) as f:
-        consts = dict(re.findall(r'#define (DMACONN_PROP_\w+) "([^"]*)"', f.read()))
+        consts = dict(re.findall(r'#define (DMACONN_(?:PROP|PLACE)_\w+) "([^"]*)"', f.read()))
     with open(os.path.join(REPO, "tools", "cli.c")) as f:
         text = f.read()
     body = text[text.index("cli_json_kinds[] = {"):]
     body = body[:body.index("};")]
     kinds = {"CLI_JSON_INT": "integer", "CLI_JSON_NUMBER": "number", "CLI_JSON_BOOL": "boolean"}
     table = {}
-    for key, kind in re.findall(r'\{ (DMACONN_PROP_\w+|"[^"]*"), (CLI_JSON_\w+) \}', body):
+    for key, kind in re.findall(r'\{ (DMACONN_(?:PROP|PLACE)_\w+|"[^"]*"), (CLI_JSON_\w+) \}', body):
         table[consts[key] if key in consts else key.strip('"')] = kinds[kind]
     return table
 

@@ -72,4 +72,16 @@ int dc_format_fully_connected(const dmaconn_result *r);
  * (cuda/nvlink, or a pair's xgmi_links / xelink_links / nvlink_links), else -1. */
 int dc_format_links(const dmaconn_result *r, int i, int j);
 
+/* The placement of the input's NVIDIA GPUs (dmaconn_placement_detect):
+ * NULL without a cuda result, under --mpi (it describes this node only) or
+ * when it cannot be had.  The caller frees it. */
+dmaconn_placement *dc_format_placement(const struct dc_format_input *in);
+
+/* The device of p that is device i of r (the same PCI bus id), or -1. */
+int dc_format_place_index(const dmaconn_placement *p, const dmaconn_result *r, int i);
+
+/* The GPUDirect RDMA mechanism of the node: "dmabuf", "peermem", "none",
+ * or "unknown" (dma-buf unknown and no peer-memory module). */
+const char *dc_format_gdr_mechanism(const dmaconn_placement *p);
+
 #endif

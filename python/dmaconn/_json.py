@@ -22,6 +22,7 @@ PROPERTY_TYPES: Dict[str, type] = {
             "rank", "node", "local_ordinal",
             "nvlink_links", "nvlink_direct_links", "hops", "weight", "min_bandwidth_mbs", "max_bandwidth_mbs",
             "xgmi_links", "xelink_links", "mdfi_links",
+            "cpu_numa_node", "memory_numa_node", "c2c_links", "c2c_max_bw_mbs",
         ),
         int,
     ),
