@@ -479,8 +479,9 @@ DMACONN_EXTERN const char *dmaconn_placement_nic_property_value(const dmaconn_pl
 								 int k);
 
 /* Device i's NICs nearest first: the index of its rank-th NIC (0 <= rank <
- * nic_count), or -1.  Nearest: by path class (PIX, PXB, C2C, PHB, NODE, SYS),
- * then GPUDirect RDMA usable before not, then by name. */
+ * nic_count), or -1.  Nearest: by path class (PIX, PXB, C2C, PHB, NODE, SYS,
+ * then a pair without a known path), then GPUDirect RDMA usable before not,
+ * then by name. */
 DMACONN_EXTERN int dmaconn_placement_device_nic(const dmaconn_placement *p, int i, int rank);
 
 /* Facts of the pair (device i, NIC n): DMACONN_PROP_PATH, DMACONN_PLACE_GDR... */
@@ -505,8 +506,9 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 #define DMACONN_PLACE_DMABUF "dmabuf"
 #define DMACONN_PLACE_DMABUF_REASON "dmabuf_reason"
 #define DMACONN_PLACE_PEERMEM_MODULE "peermem_module"
-/* The farthest path class at which GPUDirect RDMA is used ("PXB", NCCL's
- * default; "C2C" counts as within it). */
+/* The farthest path class at which GPUDirect RDMA is used: "C2C", NCCL's
+ * default NCCL_NET_GDR_LEVEL (PATH_P2C with NCCL_NET_GDR_C2C=1): PIX, PXB
+ * and C2C are within it, PHB, NODE and SYS beyond. */
 #define DMACONN_PLACE_GDR_LEVEL "gdr_level"
 /* Why the node has no NIC: a DMACONN_NICS_REASON_* code, and its text. */
 #define DMACONN_PLACE_NICS_REASON "nics_reason"
@@ -514,7 +516,7 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 
 /*
  * Keys of a device, besides DMACONN_PROP_PCI_BUS_ID, DMACONN_PROP_UUID and
- * DMACONN_PROP_NUMA_NODE (the kernel's, "-1" without SRAT).
+ * DMACONN_PROP_NUMA_NODE (the kernel's, "-1" where it gives none).
  * CPU side: the CPU-bearing NUMA node local to the device, its CPUs in list
  * form ("0-55,112-167"), and where they come from ("sysfs": the device's
  * numa_node and local_cpulist; "nvml": NVML's affinity where sysfs says -1).
@@ -543,8 +545,9 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 #define DMACONN_PLACE_NUMACTL "numactl"
 #define DMACONN_PLACE_SLURM_CPU_BIND "slurm_cpu_bind"
 
-/* Keys of a NIC, besides DMACONN_PROP_NAME ("mlx5_0"), DMACONN_PROP_PCI_BUS_ID,
- * DMACONN_PROP_NUMA_NODE and DMACONN_PLACE_PCIE_ROOT. */
+/* Keys of a NIC, besides DMACONN_PROP_NAME ("mlx5_0"), DMACONN_PROP_PCI_BUS_ID
+ * (absent for a device without a PCI function: rxe, siw), DMACONN_PROP_NUMA_NODE
+ * and DMACONN_PLACE_PCIE_ROOT. */
 #define DMACONN_PLACE_NETDEV "netdev"         /* "ens1np0", comma-separated; absent without one */
 #define DMACONN_PLACE_LINK_LAYER "link_layer" /* port 1's: "InfiniBand", "Ethernet" */
 #define DMACONN_PLACE_PORT_STATE "port_state" /* port 1's: "ACTIVE", "DOWN", ... */
@@ -552,8 +555,10 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 /*
  * Keys of a (device, NIC) pair: DMACONN_PROP_PATH, the class of the path
  * (PIX, PXB, PHB, NODE, SYS, as `nvidia-smi topo -m`; C2C where the NIC
- * hangs off the CPU the GPU reaches over active NVLink-C2C, as NCCL counts
- * it), DMACONN_PLACE_PCIE_PATH (the PCIe class alone), DMACONN_PLACE_GDR
+ * hangs off the CPU the GPU reaches over active NVLink-C2C and no NIC is
+ * nearer over PCIe, as NCCL counts it; absent when either place in
+ * /sys/devices is unknown), DMACONN_PLACE_PCIE_PATH (the PCIe class alone),
+ * DMACONN_PLACE_GDR
  * (DMACONN_GDR_*), DMACONN_PLACE_GDR_MODULE (the peer-memory module when
  * gdr is "peermem") and, when gdr is "none", DMACONN_PROP_REASON (a
  * DMACONN_GDR_REASON_* code) with DMACONN_PROP_REASON_TEXT.

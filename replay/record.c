@@ -288,22 +288,10 @@ static void note_list(nvmlDevice_t h, int key, nvmlReturn_t rc, unsigned int siz
 		rc = NVML_ERROR_INSUFFICIENT_SIZE;
 	note_dev(h, key, rc, list);
 }
-static nvmlReturn_t r_nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_t h, unsigned int size, unsigned long *set,
-							  nvmlAffinityScope_t scope)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetCpuAffinityWithinScope(h, size, set, scope);
-	if (scope == NVML_AFFINITY_SCOPE_NODE)
-		note_list(h, REPLAY_D_CPUS, rc, size, set);
-	return rc;
-}
-static nvmlReturn_t r_nvmlDeviceGetMemoryAffinity(nvmlDevice_t h, unsigned int size, unsigned long *set,
-						  nvmlAffinityScope_t scope)
-{
-	nvmlReturn_t rc = n.live.nvmlDeviceGetMemoryAffinity(h, size, set, scope);
-	if (scope == NVML_AFFINITY_SCOPE_NODE)
-		note_list(h, REPLAY_D_MEMS, rc, size, set);
-	return rc;
-}
+WRAP(nvmlDeviceGetCpuAffinityWithinScope, (nvmlDevice_t h, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
+     (h, size, set, scope), scope == NVML_AFFINITY_SCOPE_NODE ? note_list(h, REPLAY_D_CPUS, rc, size, set) : (void)0)
+WRAP(nvmlDeviceGetMemoryAffinity, (nvmlDevice_t h, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
+     (h, size, set, scope), scope == NVML_AFFINITY_SCOPE_NODE ? note_list(h, REPLAY_D_MEMS, rc, size, set) : (void)0)
 WRAP(nvmlDeviceGetMinorNumber, (nvmlDevice_t h, unsigned int *minor), (h, minor),
      note_dev(h, REPLAY_D_MINOR, rc, minor))
 WRAP(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *mode), (h, mode),

@@ -64,91 +64,49 @@ static const struct dc_props *link_props(const dmaconn_placement *p, int i, int 
 						     : NULL;
 }
 
-const char *dmaconn_placement_get(const dmaconn_placement *p, const char *key)
-{
-	return dc_props_get(node_props(p), key);
-}
+/*
+ * The four accessors of one kind of facts, over its lookup (NULL out of
+ * range): NAME_get(p, ARGS..., key), NAME_property_count(p, ARGS...),
+ * _key(p, ARGS..., k) and _value(p, ARGS..., k).  ARGS names a macro giving
+ * the parameters after p (with their comma), so that the empty one is one.
+ */
+#define NO_ARGS
+#define DEVICE_ARGS , int i
+#define NIC_ARGS , int n
+#define LINK_ARGS , int i, int n
+#define ACCESSORS(get, count, key_at, value_at, ARGS, lookup)                  \
+	const char *get(const dmaconn_placement *p ARGS, const char *key)      \
+	{                                                                      \
+		return dc_props_get(lookup, key);                              \
+	}                                                                      \
+	int count(const dmaconn_placement *p ARGS)                             \
+	{                                                                      \
+		return dc_props_count(lookup);                                 \
+	}                                                                      \
+	const char *key_at(const dmaconn_placement *p ARGS, int k)             \
+	{                                                                      \
+		return dc_props_key_at(lookup, k);                             \
+	}                                                                      \
+	const char *value_at(const dmaconn_placement *p ARGS, int k)           \
+	{                                                                      \
+		return dc_props_value_at(lookup, k);                           \
+	}
 
-int dmaconn_placement_property_count(const dmaconn_placement *p)
-{
-	return dc_props_count(node_props(p));
-}
-
-const char *dmaconn_placement_property_key(const dmaconn_placement *p, int k)
-{
-	return dc_props_key_at(node_props(p), k);
-}
-
-const char *dmaconn_placement_property_value(const dmaconn_placement *p, int k)
-{
-	return dc_props_value_at(node_props(p), k);
-}
-
-const char *dmaconn_placement_device_get(const dmaconn_placement *p, int i, const char *key)
-{
-	return dc_props_get(device_props(p, i), key);
-}
-
-int dmaconn_placement_device_property_count(const dmaconn_placement *p, int i)
-{
-	return dc_props_count(device_props(p, i));
-}
-
-const char *dmaconn_placement_device_property_key(const dmaconn_placement *p, int i, int k)
-{
-	return dc_props_key_at(device_props(p, i), k);
-}
-
-const char *dmaconn_placement_device_property_value(const dmaconn_placement *p, int i, int k)
-{
-	return dc_props_value_at(device_props(p, i), k);
-}
-
-const char *dmaconn_placement_nic_get(const dmaconn_placement *p, int n, const char *key)
-{
-	return dc_props_get(nic_props(p, n), key);
-}
-
-int dmaconn_placement_nic_property_count(const dmaconn_placement *p, int n)
-{
-	return dc_props_count(nic_props(p, n));
-}
-
-const char *dmaconn_placement_nic_property_key(const dmaconn_placement *p, int n, int k)
-{
-	return dc_props_key_at(nic_props(p, n), k);
-}
-
-const char *dmaconn_placement_nic_property_value(const dmaconn_placement *p, int n, int k)
-{
-	return dc_props_value_at(nic_props(p, n), k);
-}
+ACCESSORS(dmaconn_placement_get, dmaconn_placement_property_count, dmaconn_placement_property_key,
+	  dmaconn_placement_property_value, NO_ARGS, node_props(p))
+ACCESSORS(dmaconn_placement_device_get, dmaconn_placement_device_property_count,
+	  dmaconn_placement_device_property_key, dmaconn_placement_device_property_value, DEVICE_ARGS,
+	  device_props(p, i))
+ACCESSORS(dmaconn_placement_nic_get, dmaconn_placement_nic_property_count, dmaconn_placement_nic_property_key,
+	  dmaconn_placement_nic_property_value, NIC_ARGS, nic_props(p, n))
+ACCESSORS(dmaconn_placement_link_get, dmaconn_placement_link_property_count, dmaconn_placement_link_property_key,
+	  dmaconn_placement_link_property_value, LINK_ARGS, link_props(p, i, n))
 
 int dmaconn_placement_device_nic(const dmaconn_placement *p, int i, int rank)
 {
 	if (!device_props(p, i) || rank < 0 || rank >= p->nnics)
 		return -1;
 	return p->order[(size_t)i * (size_t)p->nnics + (size_t)rank];
-}
-
-const char *dmaconn_placement_link_get(const dmaconn_placement *p, int i, int n, const char *key)
-{
-	return dc_props_get(link_props(p, i, n), key);
-}
-
-int dmaconn_placement_link_property_count(const dmaconn_placement *p, int i, int n)
-{
-	return dc_props_count(link_props(p, i, n));
-}
-
-const char *dmaconn_placement_link_property_key(const dmaconn_placement *p, int i, int n, int k)
-{
-	return dc_props_key_at(link_props(p, i, n), k);
-}
-
-const char *dmaconn_placement_link_property_value(const dmaconn_placement *p, int i, int n, int k)
-{
-	return dc_props_value_at(link_props(p, i, n), k);
 }
 
 int dmaconn_placement_warning_count(const dmaconn_placement *p)

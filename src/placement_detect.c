@@ -558,17 +558,11 @@ static void ctx_free(struct ctx *c)
 {
 	for (int i = 0; c->bus && i < c->p->n; i++)
 		free(c->bus[i]);
-	free(c->bus);
-	free(c->facts);
-	free(c->numa);
 	for (int k = 0; c->nics && k < c->nnics; k++)
 		free(c->nics[k].name);
-	free(c->nics);
-	free(c->chains);
-	free(c->node_cpus);
-	free(c->node_listed);
-	free(c->usable);
-	free(c->cls);
+	void *arrays[] = { c->bus, c->facts, c->numa, c->nics, c->chains, c->node_cpus, c->node_listed, c->usable, c->cls };
+	for (size_t k = 0; k < sizeof(arrays) / sizeof(arrays[0]); k++)
+		free(arrays[k]);
 }
 
 /* The devices in the runtime's order, from the backend's first view. */

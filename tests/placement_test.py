@@ -70,19 +70,26 @@ FACTS = {
             ["link 0 %d gdr=dmabuf" % k for k in range(4)],
     "x86-numa-unknown": ["device 0 cpu_source=nvml", "device 0 cpu_numa_node=1", "device 0 cpuset=56-111,168-223",
                          "device 0 numactl=--cpunodebind=1 --membind=1", "device 1 cpu_source=nvml"],
+    "rocm-transferbench-352": [
+        "node dmabuf=yes", order(0, "mlx5_0", "mlx5_1", "mlx5_8"), order(1, "mlx5_2", "mlx5_3"),
+        order(2, "mlx5_4", "mlx5_5"), order(3, "mlx5_6", "mlx5_7"), "device 0 pci_bus_id=0000:03:00.0",
+        "device 3 pci_bus_id=0003:03:00.0", "link 2 4 path=PIX", "link 2 4 gdr=dmabuf", "link 2 8 path=SYS",
+        "device 2 cpu_numa_node=1"],
     "no-nic": ["devices 1 nics 0", "node nics_reason=no_rdma_class", "device 0 cpuset=0-15"],
 }
 # Lines no answer may hold.
 NEVER = {
     "gb200-tray": ["device 0 cpu_numa_node=2", "numactl=--cpunodebind=2", "numactl=--cpunodebind=3"],
     "transferbench-352": [order(k, "mlx5_8") for k in range(4)],
+    "rocm-transferbench-352": [order(k, "mlx5_8") for k in range(4)] + ["peermem"],
 }
 
 
 def dump(binary, path):
+    kind = "rocm" if os.path.basename(path).startswith("rocm-") else "cuda"
     env = dict(os.environ, DMACONN_QUIET="1")
     env.pop("DMACONN_REPLAY", None)
-    p = subprocess.run([binary, "cuda", path], capture_output=True, text=True, env=env, timeout=60)
+    p = subprocess.run([binary, kind, path], capture_output=True, text=True, env=env, timeout=60)
     lines = [l for l in p.stdout.splitlines() if not l.startswith("test_placement:")]
     return p.returncode, lines, p.stderr
 

@@ -117,7 +117,7 @@ class Machine:
         self.files[base + "/ports/1/link_layer"] = link_layer + "\n"
         self.files[base + "/ports/1/state"] = state + "\n"
 
-    def write(self, name, description):
+    def write(self, name, description, nvml=True):
         doc = {
             "dmaconn_topology": 1,
             "description": description,
@@ -125,6 +125,8 @@ class Machine:
             "nvml": {"driver_version": "580.95.05", "cuda_driver_version": 13000, "devices": self.devices},
             "files": dict(sorted(self.files.items())),
         }
+        if not nvml:
+            del doc["pci_gpus"], doc["nvml"]
         with open(os.path.join(HERE, name + ".json"), "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
@@ -264,6 +266,31 @@ def main():
               affinity(SPR[1], "1"))
     m.nic("mlx5_0", "pci0000:a0", ["0000:a0:01.0"], "0000:a1:00.0", -1, netdev="ibp161s0")
     m.write("x86-numa-unknown", "x86, numa_node -1 (no proximity for the PCIe roots): NVML's affinity, socket 1")
+
+    # The TransferBench#352 board with AMD GPUs: the KFD topology of
+    # ../topologies-rocm/radeon-pcie-4.json, each GPU moved to a PCIe domain
+    # of its own (KFD's "domain"), amdgpu exporting dma-buf.
+    with open(os.path.join(HERE, "..", "topologies-rocm", "radeon-pcie-4.json")) as f:
+        kfd = json.load(f)["files"]
+    m = Machine(SPR, nvidia=None)
+    m.files["/sys/module/amdgpu/initstate"] = "live\n"
+    for path, text in kfd.items():
+        k = int(path.split("/")[7]) - 1
+        if k >= 0 and path.endswith("/properties") and "/io_links/" not in path and "/p2p_links/" not in path:
+            text = text.replace("location_id %d\n" % int(text.split("location_id ")[1].split()[0]),
+                                "location_id 768\n").replace("domain 0\n", "domain %d\n" % k)
+        m.files[path] = text
+    for k in range(4):
+        root = "pci%04x:00" % k
+        rp, up = "%04x:00:01.0" % k, "%04x:01:00.0" % k
+        m.function(root, [rp, up, "%04x:02:00.0" % k], "%04x:03:00.0" % k, k // 2)
+        for j in range(2):
+            m.nic("mlx5_%d" % (2 * k + j), root, [rp, up, "%04x:02:%02x.0" % (k, j + 1)], "%04x:%02x:00.0" % (k, 4 + j),
+                  k // 2, netdev="ibp%ds%d" % (k, j))
+    m.nic("mlx5_8", "pci0000:00", ["0000:00:02.0"], "0000:80:00.0", 0, netdev="eno1np0", link_layer="Ethernet")
+    m.write("rocm-transferbench-352", "TransferBench#352's board with 4 AMD GPUs (KFD topology), one PCIe domain "
+            "each with two back-end NICs; a front-end NIC on domain 0's root complex; amdgpu exports dma-buf",
+            nvml=False)
 
     # No RDMA device: no /sys/class/infiniband at all.
     m = Machine({0: "0-15"})
