@@ -186,9 +186,10 @@ def check_schema(v, name, doc, what):
 
 def check_python(build, name, replay, pl):
     """placement().as_dict() in a fresh interpreter is the CLI's "placement"."""
+    t = pl["device_type"]
     code = ("import json, sys, warnings, dmaconn\n"
             "warnings.simplefilter('ignore')\n"
-            "json.dump(dmaconn.placement('cuda').as_dict(), sys.stdout)\n")
+            "json.dump(dmaconn.placement(%r).as_dict(), sys.stdout)\n" % t)
     e = env()
     e.update({"PYTHONPATH": os.path.join(REPO, "python"), "DMACONN_REPLAY": os.path.join(REPO, replay),
               "DMACONN_LIBRARY": os.path.join(build, "libdmaconn.so.0")})
@@ -196,10 +197,10 @@ def check_python(build, name, replay, pl):
         return
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=120)
     got = json.loads(p.stdout) if p.returncode == 0 and p.stdout else None
-    check(got == pl, "%s: dmaconn.placement('cuda').as_dict() is --nics --json's placement%s" % (
-        name, "" if got is not None else ": " + p.stderr.strip()[-300:]))
+    check(got == pl, "%s: dmaconn.placement(%r).as_dict() is --nics --json's placement%s" % (
+        name, t, "" if got is not None else ": " + p.stderr.strip()[-300:]))
     # Typed values: the closest usable NIC as the JSON's first usable one.
-    code = ("import dmaconn, warnings\nwarnings.simplefilter('ignore')\np = dmaconn.placement('cuda')\n"
+    code = ("import dmaconn, warnings\nwarnings.simplefilter('ignore')\np = dmaconn.placement(%r)\n" % t +
             "print([(d.index, d.cpu_numa_node, len(d.cpus), (d.closest_nic() or None) and d.closest_nic().nic.name)"
             " for d in p.devices])\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=120)
@@ -366,8 +367,9 @@ def main():
     v = validator()
     for name, replay in PLACEMENTS.items():
         golden(name + "-nics", run(cli, "--replay", replay, "--nics"), update)
-        golden(name + "-topo", run(cli, "--replay", replay, "--topo", "-d", "cuda"), update)
         p = run(cli, "--replay", replay, "--nics", "--json")
+        t = json.loads(p.stdout).get("placement", {}).get("device_type", "cuda")
+        golden(name + "-topo", run(cli, "--replay", replay, "--topo", "-d", t), update)
         golden(name + "-nics-json", p, update)
         doc = json.loads(p.stdout)
         check_schema(v, name, doc, "--nics --json")
@@ -379,6 +381,8 @@ def main():
         check_facts(name, pl)
         check_bind_lines(name, cli, replay, pl, update)
         check_python(build, name, replay, pl)
+        if t != "cuda":
+            continue  # the formats describe the NVIDIA GPUs' NICs
         check_prometheus(cli, name, replay, pl)
         check_nfd(cli, name, replay, pl)
         check_nccl_xml(cli, name, replay, pl, None)

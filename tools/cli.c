@@ -70,7 +70,8 @@ static const char help_text[] =
 	"                          shows; -d selects the type)\n"
 	"      --nics              each GPU's RDMA NICs nearest first, with the GPUDirect\n"
 	"                          RDMA mechanism each can use (or why none), and its\n"
-	"                          CPUs, NUMA nodes and NVLink-C2C links\n"
+	"                          CPUs, NUMA nodes and NVLink-C2C links (of the first\n"
+	"                          vendor a bare run shows; -d selects the type)\n"
 	"      --bind DEVICE       the numactl and srun (Slurm CPU mask) prefixes that run\n"
 	"                          a process on the CPUs and memory local to DEVICE\n"
 	"                          (its index, UUID or PCI bus id)\n"
@@ -1074,6 +1075,23 @@ static int cli_topo(struct cli *c, int count, const dmaconn_device_type *types, 
 	return status;
 }
 
+/* The type --nics and --bind describe without -d: the first vendor whose
+ * devices a bare run shows (its driver loaded; under replay, devices in the
+ * recording), else cuda (whose placement still lists the NICs). */
+static dmaconn_device_type cli_place_type(const char *replay)
+{
+	static const dmaconn_device_type types[] = { DMACONN_DEVICE_CUDA, DMACONN_DEVICE_ROCM, DMACONN_DEVICE_XPU };
+	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++) {
+		dmaconn_placement *p = NULL;
+		int found = !replay ? cli_driver_loaded(types[k])
+				    : dmaconn_placement_detect(types[k], &p) == DMACONN_OK && dmaconn_placement_size(p) > 0;
+		dmaconn_placement_free(p);
+		if (found)
+			return types[k];
+	}
+	return DMACONN_DEVICE_CUDA;
+}
+
 /* --nics (bind NULL) or --bind DEVICE: the placement of type's devices. */
 static int cli_place(struct cli *c, dmaconn_device_type type, const char *bind, const char *replay)
 {
@@ -1796,7 +1814,7 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	} else if (a.explain) {
 		status = cli_explain(c, count, types, conns, a.type_name, type, a.conn);
 	} else if (a.nics || a.bind) {
-		status = cli_place(c, type, a.bind, replay);
+		status = cli_place(c, a.type_name ? type : cli_place_type(replay), a.bind, replay);
 	} else if (a.topo) {
 		status = a.type_name ? cli_one(c, type, "p2p", 1, replay) : cli_topo(c, count, types, conns, replay);
 	} else if (a.list) {

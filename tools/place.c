@@ -15,12 +15,6 @@ static const char *place_dev(const dmaconn_placement *p, int i, const char *key)
 	return dmaconn_placement_device_get(p, i, key);
 }
 
-/* "GPU" for cuda, "device" otherwise: the word the tables use. */
-static const char *place_noun(const dmaconn_placement *p)
-{
-	return dmaconn_placement_device_type(p) == DMACONN_DEVICE_CUDA ? "GPU" : "device";
-}
-
 /* The node's GPUDirect RDMA mechanisms, one line. */
 static void place_mechanisms(const dmaconn_placement *p)
 {
@@ -43,7 +37,7 @@ static void place_device_line(const dmaconn_placement *p, int i)
 	const char *mem = place_dev(p, i, DMACONN_PLACE_MEMORY_NUMA_NODE);
 	const char *mode = place_dev(p, i, DMACONN_PLACE_MEMORY_MODE);
 	const char *c2c = place_dev(p, i, DMACONN_PLACE_C2C_LINKS);
-	printf("%s%d %s: PCIe root %s; CPUs %s", place_noun(p), i, bus ? bus : "?", root ? root : "unknown",
+	printf("GPU%d %s: PCIe root %s; CPUs %s", i, bus ? bus : "?", root ? root : "unknown",
 	       cpus ? cpus : "unknown");
 	if (cpus && source)
 		printf(" (%s)", source);
@@ -142,9 +136,9 @@ static void place_nic_legend(const dmaconn_placement *p, int k)
 void cli_text_nics(const dmaconn_placement *p, const char *replay)
 {
 	int n = dmaconn_placement_size(p), nics = dmaconn_placement_nic_count(p);
-	printf("%s NICs%s%s%s: %d %s%s, %d NIC%s\n", dmaconn_device_type_name(dmaconn_placement_device_type(p)),
-	       replay ? " (replay of " : "", replay ? replay : "", replay ? ")" : "", n, place_noun(p),
-	       n == 1 ? "" : "s", nics, nics == 1 ? "" : "s");
+	printf("%s NICs%s%s%s: %d GPU%s, %d NIC%s\n", dmaconn_device_type_name(dmaconn_placement_device_type(p)),
+	       replay ? " (replay of " : "", replay ? replay : "", replay ? ")" : "", n, n == 1 ? "" : "s", nics,
+	       nics == 1 ? "" : "s");
 	if (!nics) {
 		const char *code = dmaconn_placement_get(p, DMACONN_PLACE_NICS_REASON);
 		const char *text = dmaconn_placement_get(p, DMACONN_PLACE_NICS_REASON_TEXT);
