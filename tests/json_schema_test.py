@@ -132,6 +132,17 @@ def tables_agree(r):
     if sorted(codes) != sorted(r.schema["$defs"]["reason"]["enum"]):
         r.problems.append("schema reason codes differ from include/dmaconn.h: %s"
                           % (set(codes) ^ set(r.schema["$defs"]["reason"]["enum"])))
+    # The placement's codes: a (device, NIC) pair's reason, the node's
+    # nics_reason and a device's memory_mode.
+    with open(os.path.join(REPO, "include", "dmaconn.h")) as f:
+        header = f.read()
+    defs = r.schema["$defs"]
+    for prefix, enum in (("GDR_REASON", defs["gdr_reason"]["enum"]),
+                         ("NICS_REASON", defs["placement"]["properties"]["nics_reason"]["enum"]),
+                         ("MEMORY", defs["placement_device"]["properties"]["memory_mode"]["enum"])):
+        codes = re.findall(r'#define DMACONN_%s_\w+ "([^"]*)"' % prefix, header)
+        if sorted(codes) != sorted(enum):
+            r.problems.append("schema DMACONN_%s_ codes differ from include/dmaconn.h: %s" % (prefix, set(codes) ^ set(enum)))
     c = c_table()
     if c != py:
         r.problems.append("tools/cli.c's table differs from dmaconn._json: %s" % (set(c.items()) ^ set(py.items())))
