@@ -68,10 +68,15 @@ struct ctx {
 	int *cls;                      /* n * nnics: enum path */
 };
 
+/* Sets key to value, cleaned as results hold text from outside (a NIC's
+ * name, a netdev, a kernel's line). */
 static void set(struct ctx *c, struct dc_props *props, const char *key, const char *value)
 {
-	if (value && dc_props_set(props, key, value) != 0)
+	int oom = 0;
+	char *clean = value ? dc_text_clean(value, &oom) : NULL;
+	if (oom || (value && dc_props_set(props, key, clean ? clean : value) != 0))
 		c->oom = 1;
+	free(clean);
 }
 
 static void setf(struct ctx *c, struct dc_props *props, const char *key, const char *fmt, ...)
@@ -408,10 +413,14 @@ static void link_props(struct ctx *c, int i, int k, int best)
 		char iommu[64];
 		char acs[400];
 		int a;
-		if (cls < 0 || cls > GDR_LEVEL) {
+		if (cls < 0) {
+			reason = DMACONN_GDR_REASON_PATH;
+			snprintf(text, sizeof(text), "no PCIe path is known (%s)",
+				 c->nics[k].bus[0] ? "a place not found in /sys/devices" : "the NIC has no PCI function");
+		} else if (cls > GDR_LEVEL) {
 			reason = DMACONN_GDR_REASON_PATH;
 			snprintf(text, sizeof(text), "the path is %s, beyond NCCL's default NCCL_NET_GDR_LEVEL (C2C: PIX, PXB "
-				 "and C2C)", cls >= 0 ? path_names[cls] : "unknown");
+				 "and C2C)", path_names[cls]);
 		} else if ((c->bus[i] && dc_host_iommu(&fs, c->bus[i], iommu, sizeof(iommu)) == 0 &&
 			    dc_host_iommu_translates(iommu)) ||
 			   (dc_host_iommu(&fs, c->nics[k].bus, iommu, sizeof(iommu)) == 0 && dc_host_iommu_translates(iommu))) {

@@ -69,12 +69,17 @@ FACTS = {
             ["link 0 %d path=C2C" % k for k in range(4)] + ["link 0 %d pcie_path=NODE" % k for k in range(4)] +
             ["link 0 %d gdr=dmabuf" % k for k in range(4)],
     "x86-numa-unknown": ["device 0 cpu_source=nvml", "device 0 cpu_numa_node=1", "device 0 cpuset=56-111,168-223",
-                         "device 0 numactl=--cpunodebind=1 --membind=1", "device 1 cpu_source=nvml"],
+                         "device 0 numactl=--cpunodebind=1 --membind=1", "device 1 cpu_source=nvml",
+                         "device 0 numa_node=-1", "nic 1 name=rxe0", "link 0 1 gdr=none",
+                         "link 0 1 reason=path_beyond_gdr_level", order(0, "mlx5_0", "rxe0")],
     "rocm-transferbench-352": [
         "node dmabuf=yes", order(0, "mlx5_0", "mlx5_1", "mlx5_8"), order(1, "mlx5_2", "mlx5_3"),
         order(2, "mlx5_4", "mlx5_5"), order(3, "mlx5_6", "mlx5_7"), "device 0 pci_bus_id=0000:03:00.0",
         "device 3 pci_bus_id=0003:03:00.0", "link 2 4 path=PIX", "link 2 4 gdr=dmabuf", "link 2 8 path=SYS",
         "device 2 cpu_numa_node=1"],
+    "xpu-arc-4": ["devices 4 nics 2", "node dmabuf=yes", "link 0 0 path=PIX", "link 0 0 gdr=dmabuf",
+                  "link 1 0 path=NODE", "link 1 0 reason=path_beyond_gdr_level", "link 2 1 path=PIX",
+                  "device 2 cpu_numa_node=1", order(1, "irdma0", "irdma1")],
     "no-nic": ["devices 1 nics 0", "node nics_reason=no_rdma_class", "device 0 cpuset=0-15"],
 }
 # Lines no answer may hold.
@@ -82,11 +87,13 @@ NEVER = {
     "gb200-tray": ["device 0 cpu_numa_node=2", "numactl=--cpunodebind=2", "numactl=--cpunodebind=3"],
     "transferbench-352": [order(k, "mlx5_8") for k in range(4)],
     "rocm-transferbench-352": [order(k, "mlx5_8") for k in range(4)] + ["peermem"],
+    "x86-numa-unknown": ["link 0 1 path=", "nic 1 pci_bus_id="],
 }
 
 
 def dump(binary, path):
-    kind = "rocm" if os.path.basename(path).startswith("rocm-") else "cuda"
+    base = os.path.basename(path)
+    kind = "rocm" if base.startswith("rocm-") else "xpu" if base.startswith("xpu-") else "cuda"
     env = dict(os.environ, DMACONN_QUIET="1")
     env.pop("DMACONN_REPLAY", None)
     p = subprocess.run([binary, kind, path], capture_output=True, text=True, env=env, timeout=60)

@@ -5,10 +5,12 @@
  * ("node KEY=VALUE", "device I KEY=VALUE", "nic N KEY=VALUE",
  * "link I N KEY=VALUE", "order I = NIC NIC ...", "warning TEXT"), which
  * tests/placement_test.py compares with the machine's expected answer.
- * The accessors' edges (NULL, out of range) are checked on the way.
+ * The accessors' edges (NULL, out of range) are checked on the way, and
+ * that libcuda was never loaded.  FILE "" detects the live machine.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "dmaconn.h"
@@ -114,6 +116,16 @@ int main(int argc, char **argv)
 	CHECK_INT(dmaconn_placement_device_type(p), type);
 	dmaconn_placement_free(p);
 	dmaconn_placement_free(NULL);
+	/* CUDA was never loaded into this process. */
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[512];
+	int cuda = 0;
+	while (maps && fgets(line, sizeof(line), maps))
+		cuda |= strstr(line, "libcuda.so") != NULL;
+	if (maps)
+		fclose(maps);
+	CHECK(maps != NULL);
+	CHECK(!cuda);
 	dmaconn_shutdown();
 	return check_done("test_placement");
 }

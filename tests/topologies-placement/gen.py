@@ -117,7 +117,7 @@ class Machine:
         self.files[base + "/ports/1/link_layer"] = link_layer + "\n"
         self.files[base + "/ports/1/state"] = state + "\n"
 
-    def write(self, name, description, nvml=True):
+    def write(self, name, description, nvml=True, level_zero=None):
         doc = {
             "dmaconn_topology": 1,
             "description": description,
@@ -127,6 +127,8 @@ class Machine:
         }
         if not nvml:
             del doc["pci_gpus"], doc["nvml"]
+        if level_zero:
+            doc["level_zero"] = level_zero
         with open(os.path.join(HERE, name + ".json"), "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
@@ -265,7 +267,12 @@ def main():
         m.gpu("NVIDIA H200", "pci0000:%02x" % top, ["0000:%02x:01.0" % top], "0000:%02x:00.0" % (top + 1), -1,
               affinity(SPR[1], "1"))
     m.nic("mlx5_0", "pci0000:a0", ["0000:a0:01.0"], "0000:a1:00.0", -1, netdev="ibp161s0")
-    m.write("x86-numa-unknown", "x86, numa_node -1 (no proximity for the PCIe roots): NVML's affinity, socket 1")
+    # Soft-RoCE over a netdev: a verbs device without a PCI function.
+    m.files["/sys/class/infiniband/rxe0/ports/1/link_layer"] = "Ethernet\n"
+    m.files["/sys/class/infiniband/rxe0/ports/1/state"] = "4: ACTIVE\n"
+    m.files["/sys/class/infiniband/rxe0/device/uevent"] = "DRIVER=rdma_rxe\n"
+    m.write("x86-numa-unknown", "x86, numa_node -1 (no proximity for the PCIe roots): NVML's affinity, socket 1; "
+            "a soft-RoCE device (rxe0) without a PCI function")
 
     # The TransferBench#352 board with AMD GPUs: the KFD topology of
     # ../topologies-rocm/radeon-pcie-4.json, each GPU moved to a PCIe domain
@@ -291,6 +298,23 @@ def main():
     m.write("rocm-transferbench-352", "TransferBench#352's board with 4 AMD GPUs (KFD topology), one PCIe domain "
             "each with two back-end NICs; a front-end NIC on domain 0's root complex; amdgpu exports dma-buf",
             nvml=False)
+
+    # Four Intel Arc A770 (../topologies-xpu/arc-pcie-4.json's Level Zero
+    # answers), two per socket behind a switch with a NIC each; xe loaded.
+    with open(os.path.join(HERE, "..", "topologies-xpu", "arc-pcie-4.json")) as f:
+        ze = json.load(f)["level_zero"]
+    m = Machine(SPR, nvidia=None)
+    m.files["/sys/module/xe/initstate"] = "live\n"
+    for k, bus in enumerate(["03", "1a", "83", "9c"]):
+        top = int(bus, 16) - 3
+        root = "pci0000:%02x" % top
+        rp, up = "0000:%02x:01.0" % top, "0000:%02x:00.0" % (top + 1)
+        m.function(root, [rp, up, "0000:%02x:00.0" % (top + 2)], "0000:%s:00.0" % bus, k // 2)
+        if k % 2 == 0:
+            m.nic("irdma%d" % (k // 2), root, [rp, up, "0000:%02x:01.0" % (top + 2)], "0000:%02x:00.0" % (top + 4),
+                  k // 2, netdev="ens%df0" % (top + 4), link_layer="Ethernet")
+    m.write("xpu-arc-4", "4 Intel Arc A770 (Level Zero), two per socket, an E810 (irdma) behind the first card's "
+            "switch on each socket; xe exports dma-buf", nvml=False, level_zero=ze)
 
     # No RDMA device: no /sys/class/infiniband at all.
     m = Machine({0: "0-15"})
