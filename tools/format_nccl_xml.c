@@ -218,22 +218,28 @@ static int xml_nic_ok(const dmaconn_placement *p, int n)
 	return 1;
 }
 
-/* The devices of the file into d (GPUs, then NICs where every device's
- * PCIe path is known); how many. */
+/* The devices of the file into d: the GPUs, and, where every GPU's PCIe
+ * path is known, each NIC whose bus id and PCIe path are (one without, as
+ * a verbs device over Ethernet, NCCL places itself); how many. */
 static int xml_devices(const dmaconn_result *r, const dmaconn_placement *p, const int *numa, const int *pi,
 		       struct xml_dev *d)
 {
-	int n = dmaconn_result_size(r), nics = p ? dmaconn_placement_nic_count(p) : 0, nested = p != NULL;
+	int n = dmaconn_result_size(r), nics = p ? dmaconn_placement_nic_count(p) : 0, nested = p != NULL, count = n;
 	for (int i = 0; i < n; i++) {
 		d[i] = (struct xml_dev){ .gpu = i, .nic = -1, .numa = numa[i] };
 		const char *path = pi[i] >= 0 ? dmaconn_placement_device_get(p, pi[i], DMACONN_PLACE_PCI_PATH) : NULL;
 		nested &= xml_chain(&d[i], path) == 0;
 	}
-	for (int k = 0; k < nics && nested; k++) {
-		struct xml_dev *e = &d[n + k];
+	if (!nested) {
+		for (int i = 0; i < n; i++)
+			d[i].depth = 0; /* flat: NCCL then reads no switch it could not */
+		return n;
+	}
+	for (int k = 0; k < nics; k++) {
+		struct xml_dev *e = &d[count];
 		*e = (struct xml_dev){ .gpu = -1, .nic = k, .numa = -1 };
-		nested &= xml_nic_ok(p, k) &&
-			  xml_chain(e, dmaconn_placement_nic_get(p, k, DMACONN_PLACE_PCI_PATH)) == 0;
+		if (!xml_nic_ok(p, k) || xml_chain(e, dmaconn_placement_nic_get(p, k, DMACONN_PLACE_PCI_PATH)) != 0)
+			continue;
 		/* Its NUMA node, else that of a GPU below the same root complex. */
 		const char *node = dmaconn_placement_nic_get(p, k, DMACONN_PROP_NUMA_NODE);
 		const char *root = dmaconn_placement_nic_get(p, k, DMACONN_PLACE_PCIE_ROOT);
@@ -243,12 +249,9 @@ static int xml_devices(const dmaconn_result *r, const dmaconn_placement *p, cons
 			if (g && !strcmp(g, root))
 				e->numa = numa[i];
 		}
+		count++;
 	}
-	if (nested)
-		return n + nics;
-	for (int i = 0; i < n; i++)
-		d[i].depth = 0; /* flat: NCCL then reads no switch NCCL could not */
-	return n;
+	return count;
 }
 
 /* One <cpu>: the devices of d (count) on NUMA node numa, each below its
