@@ -121,9 +121,9 @@ static int xml_chain(struct xml_dev *d, const char *path)
 	d->depth = 0;
 	if (!path)
 		return -1;
-	for (const char *at = path; *at && count < 16;) {
+	for (const char *at = path; *at;) {
 		size_t len = strcspn(at, ",");
-		if (len >= sizeof(bridges[0]))
+		if (len >= sizeof(bridges[0]) || count == 16)
 			return -1;
 		memcpy(bridges[count], at, len);
 		bridges[count][len] = '\0';
