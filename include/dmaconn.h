@@ -493,6 +493,11 @@ DMACONN_EXTERN const char *dmaconn_placement_link_property_key(const dmaconn_pla
 DMACONN_EXTERN const char *dmaconn_placement_link_property_value(const dmaconn_placement *p, int i,
 								  int n, int k);
 
+/* The class of the path between NICs a and b, as `nvidia-smi topo -m`'s NIC
+ * rows give it (PIX, PXB, PHB, NODE, SYS; a static string); NULL when a ==
+ * b, out of range, or a place is unknown. */
+DMACONN_EXTERN const char *dmaconn_placement_nic_path(const dmaconn_placement *p, int a, int b);
+
 /* Warnings raised while detecting, in order (also sent to the sink). */
 DMACONN_EXTERN int dmaconn_placement_warning_count(const dmaconn_placement *p);
 DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p, int k);
@@ -532,14 +537,19 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 #define DMACONN_MEMORY_ONLY "memory_only" /* NUMA mode: a CPU-less node of device memory */
 #define DMACONN_MEMORY_CDMM "cdmm"        /* coherent, but driver-managed: no NUMA node */
 #define DMACONN_MEMORY_NONE "none"        /* device memory not in the OS (PCIe devices) */
-/* NVLink-C2C (NVML field values): links present, active ("active" when
- * every link is, else "inactive"), per-link bandwidth in MB/s. */
+/* NVLink-C2C (NVML field values NVML_FI_DEV_C2C_LINK_COUNT, _GET_STATUS and
+ * _GET_MAX_BW, asked with scope 0): the links present, their status
+ * ("active", "inactive") and bandwidth in MB/s per link; the status and
+ * bandwidth only where there are links. */
 #define DMACONN_PLACE_C2C_LINKS "c2c_links"
 #define DMACONN_PLACE_C2C_STATUS "c2c_status"
 #define DMACONN_PLACE_C2C_MAX_BW_MBS "c2c_max_bw_mbs"
 /* The PCIe root complex, as Kubernetes DRA's resource.kubernetes.io/pcieRoot
- * spells it ("pci0000:00"); set for NICs too. */
+ * spells it ("pci0000:00"), and the bridges from the root port down to the
+ * device ("0000:15:01.0,0000:16:00.0,0000:17:00.0"); set for NICs too,
+ * absent where the device is not found in /sys/devices. */
 #define DMACONN_PLACE_PCIE_ROOT "pcie_root"
+#define DMACONN_PLACE_PCI_PATH "pci_path"
 /* A ready binding: numactl's arguments ("--cpunodebind=0 --membind=0") and
  * the value for Slurm's --cpu-bind ("mask_cpu:0x..."). */
 #define DMACONN_PLACE_NUMACTL "numactl"
@@ -551,6 +561,8 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 #define DMACONN_PLACE_NETDEV "netdev"         /* "ens1np0", comma-separated; absent without one */
 #define DMACONN_PLACE_LINK_LAYER "link_layer" /* port 1's: "InfiniBand", "Ethernet" */
 #define DMACONN_PLACE_PORT_STATE "port_state" /* port 1's: "ACTIVE", "DOWN", ... */
+#define DMACONN_PLACE_PORT_RATE "port_rate"   /* port 1's: "400 Gb/sec (4X NDR)" */
+#define DMACONN_PLACE_NODE_GUID "node_guid"   /* "a088:c203:00b2:3c4e" */
 
 /*
  * Keys of a (device, NIC) pair: DMACONN_PROP_PATH, the class of the path

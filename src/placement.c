@@ -24,6 +24,7 @@ void dmaconn_placement_free(dmaconn_placement *p)
 		dc_props_clear(&p->links[k]);
 	free(p->links);
 	free(p->order);
+	free(p->nic_paths);
 	dc_strings_clear(&p->warnings);
 	free(p);
 }
@@ -107,6 +108,13 @@ int dmaconn_placement_device_nic(const dmaconn_placement *p, int i, int rank)
 	if (!device_props(p, i) || rank < 0 || rank >= p->nnics)
 		return -1;
 	return p->order[(size_t)i * (size_t)p->nnics + (size_t)rank];
+}
+
+const char *dmaconn_placement_nic_path(const dmaconn_placement *p, int a, int b)
+{
+	if (!nic_props(p, a) || !nic_props(p, b) || a == b)
+		return NULL;
+	return p->nic_paths[(size_t)a * (size_t)p->nnics + (size_t)b];
 }
 
 int dmaconn_placement_warning_count(const dmaconn_placement *p)

@@ -13,6 +13,7 @@ struct dmaconn_placement {
 	struct dc_props *nics;    /* nnics */
 	struct dc_props *links;   /* n * nnics, device-major */
 	int *order;               /* n * nnics: each device's NICs, nearest first */
+	const char **nic_paths;   /* nnics * nnics: static class names, NULL unknown */
 	struct dc_strings warnings;
 };
 

@@ -287,7 +287,13 @@ static void read_nics(struct ctx *c)
 	if (count == -ENOMEM)
 		c->oom = 1;
 	if (count <= 0) {
-		int none = count == 0;
+		/* An empty class directory (ib_core loaded, no RDMA driver bound)
+		 * leaves no file for a recording: ib_core's own tells it. */
+		char state[32];
+		int none = count == 0 || (count == -ENOENT && read_line("/sys/module/ib_core/initstate", state,
+									  sizeof(state)) > 0);
+		if (count == 0)
+			(void)read_line("/sys/module/ib_core/initstate", state, sizeof(state));
 		set(c, &c->p->node, DMACONN_PLACE_NICS_REASON, none ? DMACONN_NICS_REASON_NONE : DMACONN_NICS_REASON_NO_CLASS);
 		set(c, &c->p->node, DMACONN_PLACE_NICS_REASON_TEXT,
 		    none ? CLASS_DIR " lists no RDMA device"
@@ -322,6 +328,21 @@ static void read_nics(struct ctx *c)
 	qsort(c->nics, (size_t)c->nnics, sizeof(*c->nics), nic_compare);
 }
 
+/* A function's place: its host bridge and the bridges from the root port
+ * down to it. */
+static void chain_props(struct ctx *c, struct dc_props *props, const struct dc_pci_chain *ch)
+{
+	char list[DC_HOST_DEPTH * (DC_HOST_NAME + 1)] = "";
+	size_t o = 0;
+	if (ch->depth < 2)
+		return;
+	set(c, props, DMACONN_PLACE_PCIE_ROOT, ch->name[0]);
+	for (int k = 1; k < ch->depth - 1; k++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", o ? "," : "", ch->name[k]);
+	if (o)
+		set(c, props, DMACONN_PLACE_PCI_PATH, list);
+}
+
 /* A NIC's own facts: its netdevs, port 1's link layer and state. */
 static void nic_props(struct ctx *c, int k)
 {
@@ -333,9 +354,7 @@ static void nic_props(struct ctx *c, int k)
 		set(c, props, DMACONN_PROP_PCI_BUS_ID, x->bus);
 	if (x->numa >= -1)
 		setf(c, props, DMACONN_PROP_NUMA_NODE, "%d", x->numa);
-	const struct dc_pci_chain *ch = &c->chains[c->p->n + k];
-	if (ch->depth > 0)
-		set(c, props, DMACONN_PLACE_PCIE_ROOT, ch->name[0]);
+	chain_props(c, props, &c->chains[c->p->n + k]);
 	char **net = NULL;
 	snprintf(path, sizeof(path), CLASS_DIR "/%s/device/net", x->name);
 	int nn = dc_list_dir(path, &net);
@@ -351,9 +370,16 @@ static void nic_props(struct ctx *c, int k)
 		set(c, props, DMACONN_PLACE_NETDEV, list);
 		dc_free_names(net, nn);
 	}
-	snprintf(path, sizeof(path), CLASS_DIR "/%s/ports/1/link_layer", x->name);
-	if (read_line(path, line, sizeof(line)) > 0)
-		set(c, props, DMACONN_PLACE_LINK_LAYER, line);
+	static const struct {
+		const char *file, *key;
+	} lines[] = { { "ports/1/link_layer", DMACONN_PLACE_LINK_LAYER },
+		      { "ports/1/rate", DMACONN_PLACE_PORT_RATE },
+		      { "node_guid", DMACONN_PLACE_NODE_GUID } };
+	for (size_t q = 0; q < sizeof(lines) / sizeof(lines[0]); q++) {
+		snprintf(path, sizeof(path), CLASS_DIR "/%s/%s", x->name, lines[q].file);
+		if (read_line(path, line, sizeof(line)) > 0)
+			set(c, props, lines[q].key, line);
+	}
 	snprintf(path, sizeof(path), CLASS_DIR "/%s/ports/1/state", x->name);
 	if (read_line(path, line, sizeof(line)) > 0) {
 		const char *colon = strchr(line, ':');
@@ -492,7 +518,12 @@ static void cpu_props(struct ctx *c, int i)
 			source = "sysfs";
 		node = node_has_cpus(c, numa) ? numa : source ? node_of_cpus(c, cpus) : -1;
 	}
-	if (!source && f->cpus_rc == 0) {
+	/* An empty answer is unknown, never "no CPU" (NVML 580 in a virtual
+	 * machine answers SUCCESS with every bit clear). */
+	int nvml_cpus = 0;
+	for (int w = 0; f->cpus_rc == 0 && w < DC_PLACE_CPU_WORDS; w++)
+		nvml_cpus |= f->cpus[w] != 0;
+	if (!source && nvml_cpus) {
 		memcpy(cpus, f->cpus, sizeof(cpus));
 		source = "nvml";
 		/* NVML's memory affinity names the node; else the one holding the CPUs. */
@@ -645,11 +676,18 @@ static int fill(struct ctx *c)
 	set(c, &p->node, DMACONN_PLACE_DMABUF_REASON, c->dmabuf_why);
 	set(c, &p->node, DMACONN_PLACE_PEERMEM_MODULE, c->peermem);
 	set(c, &p->node, DMACONN_PLACE_GDR_LEVEL, path_names[GDR_LEVEL]);
-	for (int k = 0; k < m; k++)
+	p->nic_paths = calloc((size_t)m * (size_t)m + 1, sizeof(*p->nic_paths));
+	if (!p->nic_paths)
+		return DMACONN_ENOMEM;
+	for (int k = 0; k < m; k++) {
 		nic_props(c, k);
+		for (int q = 0; q < m; q++) {
+			int cls = q == k ? -1 : pcie_class(&c->chains[n + k], &c->chains[n + q], c->nics[k].numa, c->nics[q].numa);
+			p->nic_paths[(size_t)k * (size_t)m + (size_t)q] = cls >= 0 ? path_names[cls] : NULL;
+		}
+	}
 	for (int i = 0; i < n; i++) {
-		if (c->chains[i].depth > 0)
-			set(c, &p->devices[i], DMACONN_PLACE_PCIE_ROOT, c->chains[i].name[0]);
+		chain_props(c, &p->devices[i], &c->chains[i]);
 		cpu_props(c, i);
 		if (p->type == DMACONN_DEVICE_CUDA)
 			memory_props(c, i);

@@ -80,6 +80,10 @@ FACTS = {
     "xpu-arc-4": ["devices 4 nics 2", "node dmabuf=yes", "link 0 0 path=PIX", "link 0 0 gdr=dmabuf",
                   "link 1 0 path=NODE", "link 1 0 reason=path_beyond_gdr_level", "link 2 1 path=PIX",
                   "device 2 cpu_numa_node=1", order(1, "irdma0", "irdma1")],
+    "h200-vm": ["devices 1 nics 0", "node nics_reason=no_rdma_nic", "device 0 numa_node=-1",
+                "device 0 cpuset=0-15", "device 0 cpu_source=sysfs", "device 0 cpu_numa_node=0",
+                "device 0 numactl=--cpunodebind=0 --membind=0", "device 0 slurm_cpu_bind=mask_cpu:0xffff",
+                "device 0 pcie_root=pci0000:00", "device 0 memory_mode=none"],
     "no-nic": ["devices 1 nics 0", "node nics_reason=no_rdma_class", "device 0 cpuset=0-15"],
 }
 # Lines no answer may hold.
@@ -88,6 +92,7 @@ NEVER = {
     "transferbench-352": [order(k, "mlx5_8") for k in range(4)],
     "rocm-transferbench-352": [order(k, "mlx5_8") for k in range(4)] + ["peermem"],
     "x86-numa-unknown": ["link 0 1 path=", "nic 1 pci_bus_id="],
+    "h200-vm": ["memory_numa_node", "c2c_"],
 }
 
 

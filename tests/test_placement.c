@@ -6,7 +6,8 @@
  * "link I N KEY=VALUE", "order I = NIC NIC ...", "warning TEXT"), which
  * tests/placement_test.py compares with the machine's expected answer.
  * The accessors' edges (NULL, out of range) are checked on the way, and
- * that libcuda was never loaded.  FILE "" detects the live machine.
+ * that libcuda was never loaded (under replay).  FILE "" detects the live
+ * machine.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,14 @@ int main(int argc, char **argv)
 	for (int k = 0; k < m; k++) {
 		snprintf(label, sizeof(label), "nic %d", k);
 		props(label, dmaconn_placement_nic_property_count(p, k), nic_key, nic_value, p, k, 0);
+		printf("nic %d paths =", k);
+		for (int q = 0; q < m; q++) {
+			const char *path = dmaconn_placement_nic_path(p, k, q);
+			printf(" %s", q == k ? "X" : path ? path : "-");
+		}
+		printf("\n");
+		CHECK(dmaconn_placement_nic_path(p, k, k) == NULL);
+		CHECK(dmaconn_placement_nic_path(p, k, m) == NULL);
 	}
 	for (int i = 0; i < n; i++) {
 		for (int k = 0; k < m; k++) {
@@ -125,7 +134,10 @@ int main(int argc, char **argv)
 	if (maps)
 		fclose(maps);
 	CHECK(maps != NULL);
-	CHECK(!cuda);
+	/* Live, NVML 580's nvmlInit_v2 maps libcuda itself (it never calls
+	 * cuInit): the check holds for replays. */
+	if (argv[2][0])
+		CHECK(!cuda);
 	dmaconn_shutdown();
 	return check_done("test_placement");
 }

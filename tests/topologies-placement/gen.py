@@ -115,6 +115,9 @@ class Machine:
         if netdev:
             self.files[base + "/device/net/%s/ifindex" % netdev] = "%d\n" % (len(self.files) % 97 + 2)
         self.files[base + "/ports/1/link_layer"] = link_layer + "\n"
+        self.files[base + "/ports/1/rate"] = ("400 Gb/sec (4X NDR)" if link_layer == "InfiniBand"
+                                              else "200 Gb/sec (4X HDR)") + "\n"
+        self.files[base + "/node_guid"] = "a088:c203:00%02x:%04x\n" % (len(self.pci_gpus), len(self.files) % 65536)
         self.files[base + "/ports/1/state"] = state + "\n"
 
     def write(self, name, description, nvml=True, level_zero=None):
@@ -315,6 +318,16 @@ def main():
                   k // 2, netdev="ens%df0" % (top + 4), link_layer="Ethernet")
     m.write("xpu-arc-4", "4 Intel Arc A770 (Level Zero), two per socket, an E810 (irdma) behind the first card's "
             "switch on each socket; xe exports dma-buf", nvml=False, level_zero=ze)
+
+    # The lead's H200 virtual machine: numa_node -1 everywhere, one node,
+    # NVML's affinity answered with every bit clear, no NUMA node id, no C2C
+    # field; ib_core loaded and /sys/class/infiniband empty.
+    m = Machine({0: "0-15"}, kernel="6.8.0-87-generic")
+    m.files["/sys/module/ib_core/initstate"] = "live\n"
+    m.gpu("NVIDIA H200", "pci0000:00", [], "0000:00:06.0", -1,
+          {"cpu_affinity": "", "memory_affinity": "", "numa_node_id": NS, "c2c_link_count": NS})
+    m.write("h200-vm", "1x H200 in a virtual machine (as read there): numa_node -1, NVML's CPU and memory affinity "
+            "all-zero, NumaNodeId and C2C not supported; /sys/class/infiniband present but empty")
 
     # No RDMA device: no /sys/class/infiniband at all.
     m = Machine({0: "0-15"})
