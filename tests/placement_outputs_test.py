@@ -274,18 +274,20 @@ def check_nfd(cli, name, replay, pl):
 
 
 def nccl_class(a, b):
-    """The class NCCL gives the path of two endpoints of the tree (their
-    ancestor lists, CPU first): PIX one switch in common, PXB several, PHB
-    only the CPU, SYS different CPUs."""
+    """The class NCCL gives the path between two endpoints of the tree (each
+    the list of its elements from the CPU down to its own <pci>), as
+    src/graph/paths.cc does: PHB through the CPU, PXB where the path goes
+    from one PCI switch to another, else PIX (one switch); SYS across CPUs."""
     if a[0] is not b[0]:
         return "SYS"
     common = 0
-    while common < min(len(a), len(b)) and a[common] is b[common]:
+    while common < min(len(a), len(b)) - 1 and a[common] is b[common]:
         common += 1
-    switches_a, switches_b = len(a) - common, len(b) - common
     if common == 1:
         return "PHB"
-    return "PIX" if switches_a + switches_b <= 1 else "PXB"
+    # Switches on the path: the common one and those below it on each side.
+    below = (len(a) - 1 - common) + (len(b) - 1 - common)
+    return "PIX" if below == 0 else "PXB"
 
 
 def check_nccl_xml(cli, name, replay, pl, gpus):

@@ -47,11 +47,6 @@
 #define NCCL_CLASS_NVSWITCH "0x068000"
 #define NCCL_CLASS_NIC "0x02"
 #define NCCL_CLASS_BRIDGE "0x060400"
-
-/* The bridges above a device (requested of the library; see the header). */
-#ifndef DMACONN_PLACE_PCI_PATH
-#define DMACONN_PLACE_PCI_PATH "pci_path"
-#endif
 #define NCCL_NVSWITCH_TARGET "ffffffff:ff:ff.0"
 
 static int xml_int(const dmaconn_result *r, int i, const char *key, int fallback)

@@ -120,7 +120,7 @@ static void place_nic_legend(const dmaconn_placement *p, int k)
 	} facts[] = {
 		{ DMACONN_PLACE_PCIE_ROOT, "; PCIe root " }, { DMACONN_PROP_NUMA_NODE, "; NUMA node " },
 		{ DMACONN_PLACE_LINK_LAYER, "; " },          { DMACONN_PLACE_PORT_STATE, ", port " },
-		{ DMACONN_PLACE_NETDEV, "; netdev " },
+		{ DMACONN_PLACE_PORT_RATE, ", " },           { DMACONN_PLACE_NETDEV, "; netdev " },
 	};
 	const char *name = dmaconn_placement_nic_get(p, k, DMACONN_PROP_NAME);
 	const char *bus = dmaconn_placement_nic_get(p, k, DMACONN_PROP_PCI_BUS_ID);

@@ -116,7 +116,8 @@ static void pair_line(const dmaconn_result *r, int i, int j, const struct topo_l
 }
 
 /* A --topo cell: the path of device i to device j (j >= n: NIC j - n), or
- * of NIC i - n to j; "X" on the diagonal, "-" where nothing is known. */
+ * of NIC i - n to j (a device, or NIC j - n); "X" on the diagonal, "-" where
+ * nothing is known. */
 static const char *topo_cell(const dmaconn_result *r, const dmaconn_placement *p, int n, int i, int j)
 {
 	const char *path = NULL;
@@ -128,6 +129,8 @@ static const char *topo_cell(const dmaconn_result *r, const dmaconn_placement *p
 		path = dmaconn_placement_link_get(p, i, j - n, DMACONN_PROP_PATH);
 	else if (j < n)
 		path = dmaconn_placement_link_get(p, j, i - n, DMACONN_PROP_PATH);
+	else
+		path = dmaconn_placement_nic_path(p, i - n, j - n);
 	return path ? path : "-";
 }
 
