@@ -22,7 +22,7 @@ static void place_mechanisms(const dmaconn_placement *p)
 	const char *why = dmaconn_placement_get(p, DMACONN_PLACE_DMABUF_REASON);
 	const char *module = dmaconn_placement_get(p, DMACONN_PLACE_PEERMEM_MODULE);
 	const char *level = dmaconn_placement_get(p, DMACONN_PLACE_GDR_LEVEL);
-	printf("GPUDirect RDMA: dma-buf %s%s%s%s; peer-memory module %s; used up to %s\n", dmabuf ? dmabuf : "unknown",
+	printf("GPUDirect RDMA: dma-buf %s%s%s%s; peer-memory module %s; paths up to %s (NCCL's default)\n", dmabuf ? dmabuf : "unknown",
 	       why ? " (" : "", why ? why : "", why ? ")" : "", module ? module : "none", level ? level : "?");
 }
 
