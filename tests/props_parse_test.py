@@ -63,6 +63,12 @@ ALLOWED_LINES = {
     "python/dmaconn/torch/_shim.py": {
         "return int(bool(getattr(": "PyTorch's C++ ABI flag",
     },
+    "tools/place.c": {
+        "strtol(arg, &end, 10)": "--bind's argument",
+    },
+    "python/dmaconn/_placement.py": {
+        "cpus.extend(range(int(low), int(high or low) + 1))": "a placement's cpuset (the kernel's CPU list form)",
+    },
     "tools/format_slurm_topology.c": {
         "strtoull(names[k] + p, NULL, 10)": "host names' numeric suffixes (hostlist ranges), not a property",
     },
