@@ -27,7 +27,8 @@
 
 #define CLASS_DIR "/sys/class/infiniband"
 #define NODE_DIR "/sys/devices/system/node"
-#define LIST_LEN 1024
+/* A CPU list's text: every other one of 4096 CPUs, "0,2,...,4094", takes 10 KiB. */
+#define LIST_LEN (DC_PLACE_CPU_WORDS * DC_LIST_BITS * 3)
 #define MAX_NICS 1024
 #define MAX_NODES (DC_PLACE_NODE_WORDS * DC_LIST_BITS)
 
@@ -59,6 +60,7 @@ struct ctx {
 	int nnics;
 	struct dc_pci_chain *chains;   /* n devices, then the NICs */
 	int nnodes;                    /* NUMA nodes listed (0: none readable) */
+	int node_dirs, last_dir;       /* node directories, the last one's id */
 	unsigned long (*node_cpus)[DC_PLACE_CPU_WORDS]; /* per node id < MAX_NODES */
 	unsigned char *node_listed;    /* per node id: 1 listed, 2 listed with CPUs */
 	const char *peermem;           /* the module loaded, or NULL */
@@ -115,6 +117,21 @@ static int read_line(const char *path, char *buf, size_t len)
 	return (int)strlen(buf);
 }
 
+/* A CPU list file (the kernel's list form) into mask: 1 with CPUs, 0
+ * without, -1 when unreadable, not a list, or cut short (longer than LIST_LEN:
+ * its beginning alone would name other CPUs). */
+static int read_list(const char *path, unsigned long *mask)
+{
+	char *buf = malloc(LIST_LEN);
+	int n = buf ? dc_read_file(path, buf, LIST_LEN) : -ENOMEM, count = 0;
+	if (n < 0 || dc_list_parse(buf, mask, DC_PLACE_CPU_WORDS) != 0)
+		count = -1;
+	for (int w = 0; count >= 0 && w < DC_PLACE_CPU_WORDS; w++)
+		count |= mask[w] != 0;
+	free(buf);
+	return count;
+}
+
 /* ------------------------------------------------------------ the host */
 
 /* The CPUs of each NUMA node (nodeN/cpulist; a memory-only node lists none). */
@@ -129,20 +146,19 @@ static void read_nodes(struct ctx *c)
 		count = count > 0 ? count : 0;
 	}
 	for (int k = 0; k < count && !c->oom; k++) {
-		char *end, path[300], list[LIST_LEN];
+		char *end, path[300];
 		if (strncmp(names[k], "node", 4) || names[k][4] < '0' || names[k][4] > '9')
 			continue;
 		long id = strtol(names[k] + 4, &end, 10);
 		if (*end || id >= MAX_NODES)
 			continue;
 		snprintf(path, sizeof(path), NODE_DIR "/%s/cpulist", names[k]);
-		if (read_line(path, list, sizeof(list)) < 0 ||
-		    dc_list_parse(list, c->node_cpus[id], DC_PLACE_CPU_WORDS) != 0)
+		c->node_dirs++;
+		c->last_dir = (int)id;
+		int cpus = read_list(path, c->node_cpus[id]);
+		if (cpus < 0)
 			continue;
-		c->node_listed[id] = 1;
-		for (int w = 0; w < DC_PLACE_CPU_WORDS; w++)
-			if (c->node_cpus[id][w])
-				c->node_listed[id] = 2;
+		c->node_listed[id] = cpus ? 2 : 1;
 		c->nnodes++;
 	}
 	if (count > 0)
@@ -507,14 +523,14 @@ static void cpu_props(struct ctx *c, int i)
 	struct dc_props *props = &c->p->devices[i];
 	const struct dc_place_facts *f = &c->facts[i];
 	unsigned long cpus[DC_PLACE_CPU_WORDS];
-	char list[LIST_LEN], path[200];
+	char path[200];
 	const char *source = NULL;
 	int node = -1, numa = c->numa[i];
 	if (numa >= -1)
 		setf(c, props, DMACONN_PROP_NUMA_NODE, "%d", numa);
 	if (numa >= 0 && c->bus[i]) {
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", c->bus[i]);
-		if (read_line(path, list, sizeof(list)) > 0 && dc_list_parse(list, cpus, DC_PLACE_CPU_WORDS) == 0)
+		if (read_list(path, cpus) > 0)
 			source = "sysfs";
 		node = node_has_cpus(c, numa) ? numa : source ? node_of_cpus(c, cpus) : -1;
 	}
@@ -536,20 +552,28 @@ static void cpu_props(struct ctx *c, int i)
 	if (!source && c->bus[i]) {
 		/* Without SRAT the kernel calls every CPU local. */
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", c->bus[i]);
-		if (read_line(path, list, sizeof(list)) > 0 && dc_list_parse(list, cpus, DC_PLACE_CPU_WORDS) == 0) {
+		if (read_list(path, cpus) > 0) {
 			source = "sysfs";
 			node = node_of_cpus(c, cpus);
 		}
 	}
-	if (source && dc_list_format(cpus, DC_PLACE_CPU_WORDS, list, sizeof(list)) > 0) {
+	/* The list after the numactl option naming it (the longest key's
+	 * value: numactl's --physcpubind=LIST). */
+	static const char physcpubind[] = "--physcpubind=";
+	char *bind = source ? malloc(sizeof(physcpubind) - 1 + LIST_LEN) : NULL;
+	char *list = bind ? bind + sizeof(physcpubind) - 1 : NULL;
+	if (source && !bind)
+		c->oom = 1;
+	if (bind && dc_list_format(cpus, DC_PLACE_CPU_WORDS, list, LIST_LEN) > 0) {
 		if (node >= 0)
 			setf(c, props, DMACONN_PLACE_CPU_NUMA_NODE, "%d", node);
 		set(c, props, DMACONN_PLACE_CPUSET, list);
 		set(c, props, DMACONN_PLACE_CPU_SOURCE, source);
+		memcpy(bind, physcpubind, sizeof(physcpubind) - 1);
 		if (node >= 0)
 			setf(c, props, DMACONN_PLACE_NUMACTL, "--cpunodebind=%d --membind=%d", node, node);
 		else
-			setf(c, props, DMACONN_PLACE_NUMACTL, "--physcpubind=%s", list);
+			set(c, props, DMACONN_PLACE_NUMACTL, bind);
 		/* Slurm's mask_cpu: hexadecimal, most significant digit first. */
 		char mask[DC_PLACE_CPU_WORDS * DC_LIST_BITS / 4 + 16] = "mask_cpu:0x";
 		size_t o = strlen(mask);
@@ -564,6 +588,7 @@ static void cpu_props(struct ctx *c, int i)
 		mask[o] = '\0';
 		set(c, props, DMACONN_PLACE_SLURM_CPU_BIND, mask);
 	}
+	free(bind);
 }
 
 /* The device's own memory and its C2C links (the vendor's facts). */
