@@ -410,14 +410,15 @@ static void nic_props(struct ctx *c, int k)
  * topo -m`: PIX through at most one switch (one bridge on each side of
  * their common function), PXB through more, PHB through their host bridge,
  * NODE between host bridges of one NUMA node, SYS across NUMA nodes.
- * -1 when a chain is unknown.
+ * -1 when a chain is unknown, or the host bridges differ and a NUMA node is
+ * unknown (see path_numa).
  */
 static int pcie_class(const struct dc_pci_chain *a, const struct dc_pci_chain *b, int numa_a, int numa_b)
 {
 	if (a->depth < 2 || b->depth < 2)
 		return -1;
 	if (strcmp(a->name[0], b->name[0]))
-		return numa_a == numa_b ? P_NODE : P_SYS;
+		return numa_a < 0 || numa_b < 0 ? -1 : numa_a == numa_b ? P_NODE : P_SYS;
 	int common = 1;
 	while (common < a->depth && common < b->depth && !strcmp(a->name[common], b->name[common]))
 		common++;
@@ -426,6 +427,14 @@ static int pcie_class(const struct dc_pci_chain *a, const struct dc_pci_chain *b
 	/* Bridges below the common function on each side. */
 	int below_a = a->depth - 1 - common, below_b = b->depth - 1 - common;
 	return below_a <= 1 && below_b <= 1 ? P_PIX : P_PXB;
+}
+
+/* A function's NUMA node for its path class: numa_node, or the machine's
+ * one node where the kernel gives none (-1); else unknown (-1): two
+ * functions without proximity may sit on different sockets. */
+static int path_numa(const struct ctx *c, int numa)
+{
+	return numa == -1 && c->node_dirs == 1 ? c->last_dir : numa < 0 ? -1 : numa;
 }
 
 static int c2c_active(const struct dc_place_facts *f)
@@ -455,7 +464,14 @@ static void link_props(struct ctx *c, int i, int k, int best)
 		char iommu[64];
 		char acs[400];
 		int a;
-		if (cls < 0) {
+		if (cls < 0 && c->chains[i].depth >= 2 && c->chains[p->n + k].depth >= 2) {
+			/* Different host bridges, a NUMA node unknown: NODE or SYS. */
+			reason = DMACONN_GDR_REASON_PATH;
+			snprintf(text, sizeof(text), "the path is NODE or SYS (other host bridges, no NUMA node known for %s), "
+				 "beyond NCCL's default NCCL_NET_GDR_LEVEL (C2C: PIX, PXB and C2C)",
+				 path_numa(c, c->numa[i]) >= 0 ? "the NIC"
+				 : path_numa(c, c->nics[k].numa) >= 0 ? "the device" : "the device and the NIC");
+		} else if (cls < 0) {
 			reason = DMACONN_GDR_REASON_PATH;
 			snprintf(text, sizeof(text), "no PCIe path is known (%s)",
 				 c->nics[k].bus[0] ? "a place not found in /sys/devices" : "the NIC has no PCI function");
@@ -707,7 +723,9 @@ static int fill(struct ctx *c)
 	for (int k = 0; k < m; k++) {
 		nic_props(c, k);
 		for (int q = 0; q < m; q++) {
-			int cls = q == k ? -1 : pcie_class(&c->chains[n + k], &c->chains[n + q], c->nics[k].numa, c->nics[q].numa);
+			int cls = q == k ? -1
+					 : pcie_class(&c->chains[n + k], &c->chains[n + q], path_numa(c, c->nics[k].numa),
+						      path_numa(c, c->nics[q].numa));
 			p->nic_paths[(size_t)k * (size_t)m + (size_t)q] = cls >= 0 ? path_names[cls] : NULL;
 		}
 	}
@@ -718,7 +736,8 @@ static int fill(struct ctx *c)
 			memory_props(c, i);
 		int best = P_SYS + 1;
 		for (int k = 0; k < m; k++) {
-			int cls = pcie_class(&c->chains[i], &c->chains[n + k], c->numa[i], c->nics[k].numa);
+			int cls = pcie_class(&c->chains[i], &c->chains[n + k], path_numa(c, c->numa[i]),
+					     path_numa(c, c->nics[k].numa));
 			c->cls[(size_t)i * (size_t)m + (size_t)k] = cls;
 			if (cls >= 0 && cls < best)
 				best = cls;
