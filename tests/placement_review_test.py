@@ -83,6 +83,14 @@ FACTS = {
     "visible-reordered": ["device 0 pci_bus_id=0000:93:00.0", "device 1 pci_bus_id=0000:13:00.0",
                           "order 0 = mlx5_1 mlx5_0", "order 1 = mlx5_0 mlx5_1"] +
     link(0, 1, "PIX", "dmabuf") + link(0, 0, "SYS", "none", FAR) + cpu_facts(0, SPR1, "sysfs", 1),
+    # A MIG instance named first sits where its GPU (GPU 1) does.
+    "mig": ["device 0 uuid=MIG-e81f4b09-2c6d-5a73-9b45-7d0e1f2a3c64", "device 0 pci_bus_id=0000:93:00.0",
+            "device 1 pci_bus_id=0000:13:00.0", "order 0 = mlx5_1 mlx5_0"] + link(0, 1, "PIX", "dmabuf") +
+    link(1, 0, "PIX", "dmabuf") + cpu_facts(0, SPR1, "sysfs", 1),
+    # ACS redirect off the path and switch ports without ACS leave GDR on;
+    # the NIC's translating IOMMU group turns it off.
+    "acs-iommu-review": link(0, 0, "PIX", "dmabuf") + link(1, 1, "PIX", "dmabuf") +
+    link(2, 2, "PIX", "none", "iommu_translating") + link(0, 1, "NODE", "none", FAR),
     # The GPU's numa_node is garbage: NODE or SYS to another host bridge is
     # unknown (both beyond the GDR level); the PIX NIC is still PIX.
     "hostile": ["devices 1 nics 69", "nic 0 name=badslot", "nic 68 name=nouevent", "nic 67 name=" + "n" * 200] +

@@ -129,6 +129,41 @@ def main():
         json.dump(doc, f, indent=1)
         f.write("\n")
 
+    # MIG: GPU 1 in MIG mode, CUDA_VISIBLE_DEVICES names its second
+    # instance, then GPU 0: the instance sits where its GPU does.
+    m = Machine(SPR, peermem=("nvidia_peermem",))
+    switch_pair(m, 0x10, 0, ["g0"], ["mlx5_0"], gpu_name="NVIDIA A100-SXM4-80GB")
+    switch_pair(m, 0x90, 1, ["g1"], ["mlx5_1"], gpu_name="NVIDIA A100-SXM4-80GB")
+    m.devices[1]["mig_mode"] = [1, 1]
+    m.devices[1]["mig_devices"] = [
+        {"uuid": "MIG-5c2a7d31-9e4b-5f60-8a17-3b9c0d4e2f18", "gpu_instance_id": 1, "compute_instance_id": 0},
+        {"uuid": "MIG-e81f4b09-2c6d-5a73-9b45-7d0e1f2a3c64", "gpu_instance_id": 2, "compute_instance_id": 0}]
+    m.write("mig", "GPU 1 in MIG mode with two instances; CUDA_VISIBLE_DEVICES names the second, then GPU 0")
+    with open(os.path.join(HERE, "mig.json")) as f:
+        doc = json.load(f)
+    doc["dmaconn_topology"] = 2
+    doc["environment"] = {"CUDA_VISIBLE_DEVICES": "MIG-e81f4b09-2c6d-5a73-9b45-7d0e1f2a3c64,0"}
+    with open(os.path.join(HERE, "mig.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+    # ACS read as root: redirect set on the root ports above the switches
+    # (not on the GPU-NIC path, which turns at the switch); the second
+    # switch's downstream ports have no ACS capability at all (nothing to
+    # redirect); the third pair's NIC is in a translating IOMMU group, the
+    # GPU's is identity.
+    m = Machine(SPR, peermem=("nvidia_peermem",))
+    switch_pair(m, 0x10, 0, ["g0"], ["mlx5_0"], nic_kw={"acs": {"0000:10:01.0": 0x1D}})
+    m.files["/sys/devices/pci0000:10/0000:10:01.0/config"] = m.files["/sys/devices/pci0000:10/0000:10:01.0/config"]
+    switch_pair(m, 0x30, 0, ["g1"], ["mlx5_1"])
+    for port in ("0000:32:00.0", "0000:32:01.0"):
+        m.files["/sys/devices/pci0000:30/0000:30:01.0/0000:31:00.0/%s/config" % port] = {"hex": "b31a" + "00" * 4094}
+    switch_pair(m, 0x90, 1, ["g2"], ["mlx5_2"])
+    m.files["/sys/bus/pci/devices/0000:93:00.0/iommu_group/type"] = "identity\n"
+    m.files["/sys/bus/pci/devices/0000:94:00.0/iommu_group/type"] = "DMA-FQ\n"
+    m.write("acs-iommu-review", "ACS redirect only above the switches, switch ports without ACS, a NIC in a "
+            "translating IOMMU group beside a GPU in an identity one; recorded as root")
+
     # Hostile files: garbage numa_node and local_cpulist, a NIC without
     # uevent, one whose PCI_SLOT_NAME is garbage, one with a 200-character
     # name, node1's cpulist garbage, 70 NICs in all.
