@@ -95,7 +95,8 @@ FACTS = {
     # unknown (both beyond the GDR level); the PIX NIC is still PIX.
     "hostile": ["devices 1 nics 69", "nic 0 name=badslot", "nic 68 name=nouevent", "nic 67 name=" + "n" * 200] +
     link(0, 1, "PIX", "dmabuf") + link(0, 67, "PIX", "dmabuf") + ["link 0 2 gdr=none", "link 0 2 reason=" + FAR] +
-    cpu_facts(0, SPR0, "nvml", 0),
+    cpu_facts(0, SPR0, "nvml", 0) +
+    ["nic 1 netdev=" + ",".join(sorted(["ibp20s0"] + ["ens20f0npf0vf%d" % v for v in range(80)]))],
 }
 NEVER = {
     "one-node-numa-minus-one": ["path=SYS", "paths = X SYS", "paths = SYS"],

@@ -180,6 +180,9 @@ def main():
     long_name = "n" * 200
     m.nic(long_name, "pci0000:10", ["0000:10:01.0", "0000:11:00.0", "0000:12:07.0"], "0000:1a:00.0", 0)
     m.files[base + "mlx5_1/ports/1/rate"] = "\x01\x7f junk\n"
+    # A PF in switchdev mode: its netdev and 80 VF representors.
+    for v in range(80):
+        m.files[base + "mlx5_0/device/net/ens20f0npf0vf%d/ifindex" % v] = "%d\n" % (100 + v)
     m.write("hostile", "Garbage numa_node, local_cpulist and node cpulist, NICs without uevent or with a "
             "garbage slot, a 200-character name, control characters, 70 NICs")
 
