@@ -375,15 +375,23 @@ static void nic_props(struct ctx *c, int k)
 	snprintf(path, sizeof(path), CLASS_DIR "/%s/device/net", x->name);
 	int nn = dc_list_dir(path, &net);
 	if (nn > 0) {
-		char list[512] = "";
-		size_t o = 0;
-		for (int i = 0; i < nn && o < sizeof(list); i++) {
-			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? "," : "", net[i]);
+		/* Every name, however many (a PF in switchdev mode lists its VF
+		 * representors). */
+		size_t len = 1, o = 0;
+		for (int i = 0; i < nn; i++)
+			len += strlen(net[i]) + 1;
+		char *list = malloc(len);
+		for (int i = 0; list && i < nn; i++) {
+			o += (size_t)snprintf(list + o, len - o, "%s%s", i ? "," : "", net[i]);
 			/* A file of the netdev shows its directory to a recording. */
 			snprintf(path, sizeof(path), CLASS_DIR "/%s/device/net/%s/ifindex", x->name, net[i]);
 			(void)read_line(path, line, sizeof(line));
 		}
-		set(c, props, DMACONN_PLACE_NETDEV, list);
+		if (list)
+			set(c, props, DMACONN_PLACE_NETDEV, list);
+		else
+			c->oom = 1;
+		free(list);
 		dc_free_names(net, nn);
 	}
 	static const struct {
