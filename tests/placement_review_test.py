@@ -79,6 +79,7 @@ FACTS = {
                                                "device 1 numa_node=-1"] + cpu_facts(1, range(32), "nvml", 0),
     "cpus-round-robin": cpu_facts(0, EVEN, "sysfs", 0) + cpu_facts(1, ODD, "sysfs", 1),
     "no-numa-long-affinity": cpu_facts(0, EVEN, "nvml"),
+    "two-node-no-proximity": cpu_facts(0, range(224), "sysfs") + ["device 0 numa_node=-1"],
     "cpus-above-1024": cpu_facts(0, [c for c in range(1024, 1152) if not 1100 <= c < 1110], "sysfs", 1),
     "visible-reordered": ["device 0 pci_bus_id=0000:93:00.0", "device 1 pci_bus_id=0000:13:00.0",
                           "order 0 = mlx5_1 mlx5_0", "order 1 = mlx5_0 mlx5_1"] +
@@ -101,6 +102,7 @@ FACTS = {
 NEVER = {
     "one-node-numa-minus-one": ["path=SYS", "paths = X SYS", "paths = SYS"],
     "no-numa-long-affinity": ["cpu_numa_node", "--cpunodebind"],
+    "two-node-no-proximity": ["cpu_numa_node", "--cpunodebind"],
     "hostile": ["device 0 numa_node=", "link 0 2 path=", "link 0 2 pcie_path=", "nic 0 pci_bus_id",
                 "nic 0 numa_node", "nic 68 pci_bus_id"],
 }

@@ -14,7 +14,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "topologies-placement"))
 import gen  # noqa: E402
-from gen import Machine, affinity, cpulist, SPR  # noqa: E402
+from gen import Machine, affinity, cpulist, SPR, NS  # noqa: E402
 
 gen.HERE = HERE  # Machine.write writes here
 
@@ -110,6 +110,14 @@ def main():
     m.gpu("NVIDIA H200", "pci0000:10", ["0000:10:01.0"], "0000:11:00.0", -1, affinity(nodes[0], "0"))
     m.write("no-numa-long-affinity", "No NUMA nodes listed, numa_node -1, NVML's affinity every even CPU below "
             "1024")
+
+    # Two sockets, no proximity for the GPU's root (numa_node -1,
+    # local_cpulist every CPU) and NVML's affinity all-zero (as in a virtual
+    # machine): the CPUs are both nodes', no node is the GPU's.
+    m = Machine(SPR)
+    m.gpu("NVIDIA H200", "pci0000:10", ["0000:10:01.0"], "0000:11:00.0", -1,
+          {"cpu_affinity": "", "memory_affinity": "", "numa_node_id": NS, "c2c_link_count": NS})
+    m.write("two-node-no-proximity", "2 sockets, numa_node -1 (local_cpulist every CPU), NVML's affinity all-zero")
 
     # CPUs above 1024 with holes: node 1 holds 1024-1151 without 1100-1109.
     big = {0: "0-127", 1: cpulist([c for c in range(1024, 1152) if not 1100 <= c < 1110])}
