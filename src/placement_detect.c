@@ -170,15 +170,18 @@ static int node_has_cpus(const struct ctx *c, long id)
 	return id >= 0 && id < MAX_NODES && c->node_listed && c->node_listed[id] == 2;
 }
 
-/* The CPU-bearing node holding the first CPU of mask, or -1. */
+/* The CPU-bearing node holding every CPU of mask, or -1 (CPUs of several
+ * nodes, as local_cpulist without proximity: no one node is the device's). */
 static int node_of_cpus(const struct ctx *c, const unsigned long *mask)
 {
 	for (int id = 0; c->node_listed && id < MAX_NODES; id++) {
-		if (c->node_listed[id] != 2)
-			continue;
-		for (int w = 0; w < DC_PLACE_CPU_WORDS; w++)
-			if (mask[w] & c->node_cpus[id][w])
-				return id;
+		int inside = c->node_listed[id] == 2, any = 0;
+		for (int w = 0; inside && w < DC_PLACE_CPU_WORDS; w++) {
+			inside = !(mask[w] & ~c->node_cpus[id][w]);
+			any |= (mask[w] & c->node_cpus[id][w]) != 0;
+		}
+		if (inside && any)
+			return id;
 	}
 	return -1;
 }
