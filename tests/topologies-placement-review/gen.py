@@ -172,6 +172,14 @@ def main():
     m.write("acs-iommu-review", "ACS redirect only above the switches, switch ports without ACS, a NIC in a "
             "translating IOMMU group beside a GPU in an identity one; recorded as root")
 
+    # 1030 verbs devices (soft-RoCE, no PCI function): more than the 1024
+    # the placement keeps.
+    m = Machine({0: "0-15"}, peermem=("nvidia_peermem",))
+    m.gpu("NVIDIA H200", "pci0000:00", ["0000:00:01.0"], "0000:01:00.0", 0, affinity("0-15", "0"))
+    for k in range(1030):
+        m.files[base + "rxe%04d/ports/1/state" % k] = "4: ACTIVE\n"
+    m.write("many-nics", "1030 soft-RoCE devices")
+
     # Hostile files: garbage numa_node and local_cpulist, a NIC without
     # uevent, one whose PCI_SLOT_NAME is garbage, one with a 200-character
     # name, node1's cpulist garbage, 70 NICs in all.
