@@ -299,6 +299,11 @@ static int nic_compare(const void *a, const void *b)
 	return strcmp(((const struct nic *)a)->name, ((const struct nic *)b)->name);
 }
 
+static int name_compare(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void read_nics(struct ctx *c)
 {
 	char **names = NULL;
@@ -319,6 +324,10 @@ static void read_nics(struct ctx *c)
 			 : "no " CLASS_DIR ": no RDMA device is registered (no RDMA driver loaded)");
 		return;
 	}
+	/* The first MAX_NICS by name, whatever order the directory lists. */
+	qsort(names, (size_t)count, sizeof(*names), name_compare);
+	if (count > MAX_NICS)
+		warn(c, "placement: %d RDMA devices in " CLASS_DIR ", the first %d by name kept", count, MAX_NICS);
 	c->nics = calloc((size_t)(count < MAX_NICS ? count : MAX_NICS), sizeof(*c->nics));
 	for (int k = 0; c->nics && k < count && c->nnics < MAX_NICS; k++) {
 		struct nic *x = &c->nics[c->nnics++];
