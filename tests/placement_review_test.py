@@ -83,6 +83,9 @@ FACTS = {
     # More NICs than kept: the first 1024 by name, and a warning ("~":
     # a line holding the text).
     "many-nics": ["devices 1 nics 1024", "nic 1023 name=rxe1023", "~warning placement: 1030 RDMA devices"],
+    # RCCL's GDR by peer memory: the amdkfd client.
+    "rocm-amdkfd-peermem": ["node dmabuf=no", "node peermem_module=amdkfd", "link 0 0 gdr=peermem",
+                            "link 0 0 gdr_module=amdkfd", "link 3 7 gdr=peermem", "link 0 8 reason=" + FAR],
     "cpus-above-1024": cpu_facts(0, [c for c in range(1024, 1152) if not 1100 <= c < 1110], "sysfs", 1),
     "visible-reordered": ["device 0 pci_bus_id=0000:93:00.0", "device 1 pci_bus_id=0000:13:00.0",
                           "order 0 = mlx5_1 mlx5_0", "order 1 = mlx5_0 mlx5_1"] +
@@ -121,7 +124,8 @@ def main():
     env = dict(os.environ, DMACONN_QUIET="1")
     env.pop("DMACONN_REPLAY", None)
     for name in names:
-        p = subprocess.run(wrapper + [binary, "cuda", os.path.join(DIR, name + ".json")], capture_output=True,
+        kind = "rocm" if name.startswith("rocm-") else "cuda"
+        p = subprocess.run(wrapper + [binary, kind, os.path.join(DIR, name + ".json")], capture_output=True,
                            text=True, env=env, timeout=300)
         lines = set(p.stdout.splitlines())
         missing = [f for f in FACTS[name] if f not in lines and

@@ -180,6 +180,18 @@ def main():
         m.files[base + "rxe%04d/ports/1/state" % k] = "4: ACTIVE\n"
     m.write("many-nics", "1030 soft-RoCE devices")
 
+    # ROCm on kernel 5.4 (no dma-buf import into RDMA) with the amdkfd
+    # peer-memory client (amdgpu-dkms beside MLNX_OFED), as RCCL finds it
+    # (/sys/kernel/mm/memory_peers/amdkfd/version): GDR by peer memory.
+    with open(os.path.join(HERE, "..", "topologies-placement", "rocm-transferbench-352.json")) as f:
+        doc = json.load(f)
+    doc["description"] = "rocm-transferbench-352 on kernel 5.4 with the amdkfd peer-memory client"
+    doc["files"]["/proc/sys/kernel/osrelease"] = "5.4.0-216-generic\n"
+    doc["files"]["/sys/kernel/mm/memory_peers/amdkfd/version"] = "1.0\n"
+    with open(os.path.join(HERE, "rocm-amdkfd-peermem.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
     # Hostile files: garbage numa_node and local_cpulist, a NIC without
     # uevent, one whose PCI_SLOT_NAME is garbage, one with a 200-character
     # name, node1's cpulist garbage, 70 NICs in all.
