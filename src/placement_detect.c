@@ -232,16 +232,23 @@ static int nvidia_module(int *major)
  */
 static void read_mechanisms(struct ctx *c)
 {
+	/* NCCL's files (net_ib), and RCCL's for AMD's amdkfd client (the
+	 * directory moved with the ib_peer_mem module). */
 	static const struct {
+		dmaconn_device_type type;
 		const char *file, *module;
 	} peermem[] = {
-		{ "/sys/module/nvidia_peermem/version", "nvidia_peermem" },
-		{ "/sys/kernel/mm/memory_peers/nv_mem/version", "nv_peer_mem" },
-		{ "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "nv_mem_nc" },
+		{ DMACONN_DEVICE_CUDA, "/sys/module/nvidia_peermem/version", "nvidia_peermem" },
+		{ DMACONN_DEVICE_CUDA, "/sys/kernel/mm/memory_peers/nv_mem/version", "nv_peer_mem" },
+		{ DMACONN_DEVICE_CUDA, "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "nv_mem_nc" },
+		{ DMACONN_DEVICE_ROCM, "/sys/kernel/mm/memory_peers/amdkfd/version", "amdkfd" },
+		{ DMACONN_DEVICE_ROCM, "/sys/kernel/memory_peers/amdkfd/version", "amdkfd" },
+		{ DMACONN_DEVICE_ROCM, "/sys/memory_peers/amdkfd/version", "amdkfd" },
 	};
 	char buf[64];
-	for (size_t k = 0; c->p->type == DMACONN_DEVICE_CUDA && !c->peermem && k < sizeof(peermem) / sizeof(peermem[0]);
-	     k++) {
+	for (size_t k = 0; !c->peermem && k < sizeof(peermem) / sizeof(peermem[0]); k++) {
+		if (peermem[k].type != c->p->type)
+			continue;
 		int r = dc_read_file(peermem[k].file, buf, sizeof(buf));
 		if (r >= 0 || r == -EFBIG)
 			c->peermem = peermem[k].module;
