@@ -16,18 +16,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIR = os.path.join(HERE, "topologies-placement-review")
-
-
-def kernel_list(cpus):
-    """The kernel's list form of a set of CPUs."""
-    out, cpus, i = [], sorted(cpus), 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        out.append("%d-%d" % (cpus[i], cpus[j]) if j > i else "%d" % cpus[i])
-        i = j + 1
-    return ",".join(out)
+sys.path.insert(0, os.path.join(HERE, "topologies-placement"))
+from gen import cpulist as kernel_list  # noqa: E402  (the kernel's list form of a set of CPUs)
 
 
 def slurm_mask(cpus):
