@@ -7,12 +7,16 @@ facts `nvidia-smi topo -m` and NCCL would give for the machine, written
 from its description (FACTS), and none of the lines in NEVER (claims that
 the files do not support).
 
-usage: placement_review_test.py TEST_PLACEMENT [WRAPPER...]  (WRAPPER: a
-command to run test_placement under, e.g. valgrind)
+Each machine is also recorded while replayed (`dmaconn --record`): the
+recording answers the same.
+
+usage: placement_review_test.py TEST_PLACEMENT DMACONN_CLI [WRAPPER...]
+(WRAPPER: a command to run test_placement under, e.g. valgrind)
 """
 import os
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIR = os.path.join(HERE, "topologies-placement-review")
@@ -105,7 +109,8 @@ NEVER = {
 
 
 def main():
-    binary, wrapper = sys.argv[1], sys.argv[2:]
+    binary, cli, wrapper = sys.argv[1], sys.argv[2], sys.argv[3:]
+    tmp = tempfile.mkdtemp(prefix="dmaconn-placement-review-")
     names = sorted(f[:-5] for f in os.listdir(DIR) if f.endswith(".json"))
     if set(names) != set(FACTS):
         print("FAIL machines and FACTS differ: %s" % sorted(set(names) ^ set(FACTS)))
@@ -121,6 +126,14 @@ def main():
         missing = [f for f in FACTS[name] if f not in lines and
                    not (f.startswith("~") and any(f[1:] in l for l in lines))]
         found = [l for l in sorted(lines) for bad in NEVER.get(name, []) if bad in l]
+        recording = os.path.join(tmp, name + ".json")
+        rec = subprocess.run([cli, "--record", recording], capture_output=True, text=True, timeout=300,
+                             env=dict(env, DMACONN_REPLAY=os.path.join(DIR, name + ".json")))
+        again = subprocess.run([binary, kind, recording], capture_output=True, text=True, env=env, timeout=300)
+        if rec.returncode or again.stdout != p.stdout:
+            missing.append("its recording answers otherwise (dmaconn --record exited %d)" % rec.returncode)
+        if os.path.exists(recording):
+            os.unlink(recording)
         if p.returncode or missing or found:
             failures += 1
             print("FAIL %s (rc %d)" % (name, p.returncode))
@@ -132,6 +145,7 @@ def main():
                 print("  " + p.stderr.strip()[-2000:].replace("\n", "\n  "))
         else:
             print("ok   %s (%d facts)" % (name, len(FACTS[name])))
+    os.rmdir(tmp)
     return 1 if failures else 0
 
 
