@@ -335,6 +335,13 @@ static void read_nics(struct ctx *c)
 	qsort(names, (size_t)count, sizeof(*names), name_compare);
 	if (count > MAX_NICS)
 		warn(c, "placement: %d RDMA devices in " CLASS_DIR ", the first %d by name kept", count, MAX_NICS);
+	for (int k = MAX_NICS; k < count; k++) {
+		/* A file of each left out shows it to a recording (its replay
+		 * then leaves out as many). */
+		char path[400], line[64];
+		snprintf(path, sizeof(path), CLASS_DIR "/%s/ports/1/state", names[k]);
+		(void)read_line(path, line, sizeof(line));
+	}
 	c->nics = calloc((size_t)(count < MAX_NICS ? count : MAX_NICS), sizeof(*c->nics));
 	for (int k = 0; c->nics && k < count && c->nnics < MAX_NICS; k++) {
 		struct nic *x = &c->nics[c->nnics++];
