@@ -71,6 +71,9 @@ FACTS = {
     "one-node-numa-minus-one": link(0, 0, "NODE", "none", FAR) + link(0, 1, "PHB", "none", FAR) +
     link(1, 0, "NODE") + link(1, 1, "NODE") + ["nic 0 paths = X NODE", "order 0 = mlx5_1 mlx5_0",
                                                "device 1 numa_node=-1"] + cpu_facts(1, range(32), "nvml", 0),
+    # One CPU-bearing node (the other is the GPU's memory): NODE, C2C.
+    "gh200-numa-nic-minus-one": ["link 0 0 path=C2C", "link 0 0 pcie_path=NODE", "link 0 0 gdr=dmabuf",
+                                 "device 0 memory_mode=memory_only", "device 0 cpu_numa_node=0"],
     "cpus-round-robin": cpu_facts(0, EVEN, "sysfs", 0) + cpu_facts(1, ODD, "sysfs", 1),
     "no-numa-long-affinity": cpu_facts(0, EVEN, "nvml"),
     "two-node-no-proximity": cpu_facts(0, range(224), "sysfs") + ["device 0 numa_node=-1"],

@@ -90,6 +90,15 @@ def main():
     m.gpu("NVIDIA L40S", "pci0000:60", ["0000:60:01.0"], "0000:61:00.0", -1, affinity("0-31", "0"))
     m.write("one-node-numa-minus-one", "One NUMA node; two NICs and one GPU with numa_node -1, one GPU with 0")
 
+    # GH200 in NUMA mode: one Grace (node 0, the one CPU-bearing node), the
+    # GPU's memory a CPU-less node (1); the NIC's root says numa_node -1:
+    # it can only hang off the one CPU, NODE over PCIe, C2C as NCCL counts.
+    m = Machine({0: "0-71", 1: ""}, kernel="6.8.0-1017-nvidia-64k", nvidia=gen.OPEN_580_ARM)
+    m.gpu("NVIDIA GH200 480GB", "pci0009:00", ["0009:00:00.0"], "0009:01:00.0", 0,
+          affinity("0-71", "0", numa_id=1, c2c=10, status=1, bw=45000))
+    m.nic("mlx5_0", "pci0000:00", ["0000:00:00.0"], "0000:01:00.0", -1, netdev="ibp1s0")
+    m.write("gh200-numa-nic-minus-one", "GH200 in NUMA mode (HBM node 1, CPU-less), a NIC whose numa_node is -1")
+
     # A 2-socket box with 512 CPUs numbered round robin (node 0 even, node 1
     # odd): the cpulists are longer than 1 KiB.
     even, odd = list(range(0, 1024, 2)), list(range(1, 1024, 2))
