@@ -60,7 +60,8 @@ struct ctx {
 	int nnics;
 	struct dc_pci_chain *chains;   /* n devices, then the NICs */
 	int nnodes;                    /* NUMA nodes listed (0: none readable) */
-	int node_dirs, last_dir;       /* node directories, the last one's id */
+	int node_dirs;                 /* node directories (nnodes: those read) */
+	int cpu_nodes, cpu_node;       /* nodes with CPUs, the last one's id */
 	unsigned long (*node_cpus)[DC_PLACE_CPU_WORDS]; /* per node id < MAX_NODES */
 	unsigned char *node_listed;    /* per node id: 1 listed, 2 listed with CPUs */
 	const char *peermem;           /* the module loaded, or NULL */
@@ -150,16 +151,21 @@ static void read_nodes(struct ctx *c)
 		if (strncmp(names[k], "node", 4) || names[k][4] < '0' || names[k][4] > '9')
 			continue;
 		long id = strtol(names[k] + 4, &end, 10);
-		if (*end || id >= MAX_NODES)
+		if (*end)
+			continue;
+		c->node_dirs++;
+		if (id >= MAX_NODES)
 			continue;
 		snprintf(path, sizeof(path), NODE_DIR "/%s/cpulist", names[k]);
-		c->node_dirs++;
-		c->last_dir = (int)id;
 		int cpus = read_list(path, c->node_cpus[id]);
 		if (cpus < 0)
 			continue;
 		c->node_listed[id] = cpus ? 2 : 1;
 		c->nnodes++;
+		if (cpus) {
+			c->cpu_nodes++;
+			c->cpu_node = (int)id;
+		}
 	}
 	if (count > 0)
 		dc_free_names(names, count);
@@ -464,11 +470,12 @@ static int pcie_class(const struct dc_pci_chain *a, const struct dc_pci_chain *b
 }
 
 /* A function's NUMA node for its path class: numa_node, or the machine's
- * one node where the kernel gives none (-1); else unknown (-1): two
- * functions without proximity may sit on different sockets. */
+ * one CPU-bearing node where the kernel gives none (-1; CPU-less nodes, a
+ * GPU's memory, are no socket to cross); else unknown (-1): two functions
+ * without proximity may sit on different sockets. */
 static int path_numa(const struct ctx *c, int numa)
 {
-	return numa == -1 && c->node_dirs == 1 ? c->last_dir : numa < 0 ? -1 : numa;
+	return numa == -1 && c->cpu_nodes == 1 && c->nnodes == c->node_dirs ? c->cpu_node : numa < 0 ? -1 : numa;
 }
 
 static int c2c_active(const struct dc_place_facts *f)
