@@ -306,16 +306,13 @@ WRAP(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m),
      note_dev(h, REPLAY_D_BAR1, rc, rc ? NULL : &m->bar1Total))
 WRAP(nvmlDeviceGetNumaNodeId, (nvmlDevice_t h, unsigned int *node), (h, node), note_dev(h, REPLAY_D_NUMA, rc, node))
 
-/* An affinity answer of the node scope, kept in the kernel's list form. */
+/* An affinity answer of the node scope (written in the kernel's list form). */
 static void note_list(nvmlDevice_t h, int key, nvmlReturn_t rc, unsigned int size, const unsigned long *set)
 {
-	char list[REPLAY_LIST_LEN];
 	unsigned long mask[REPLAY_LIST_WORDS] = { 0 };
 	if (!rc)
 		memcpy(mask, set, sizeof(*set) * (size < REPLAY_LIST_WORDS ? size : REPLAY_LIST_WORDS));
-	if (!rc && dc_list_format(mask, REPLAY_LIST_WORDS, list, sizeof(list)) < 0)
-		rc = NVML_ERROR_INSUFFICIENT_SIZE;
-	note_dev(h, key, rc, list);
+	note_dev(h, key, rc, mask);
 }
 WRAP(nvmlDeviceGetCpuAffinityWithinScope, (nvmlDevice_t h, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
      (h, size, set, scope), scope == NVML_AFFINITY_SCOPE_NODE ? note_list(h, REPLAY_D_CPUS, rc, size, set) : (void)0)

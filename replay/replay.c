@@ -104,7 +104,7 @@ struct nvmlDevice_st {
 	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc, minor_rc;
 	nvmlReturn_t cpus_rc, mems_rc, numa_rc, c2c_count_rc, c2c_status_rc, c2c_bw_rc;
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-	char cpus[REPLAY_LIST_LEN], mems[REPLAY_LIST_LEN]; /* affinity, the kernel's list form */
+	unsigned long cpus[REPLAY_LIST_WORDS], mems[REPLAY_LIST_WORDS]; /* affinity */
 	unsigned int numa, c2c_count, c2c_status, c2c_bw;
 	nvmlPciInfo_t pci;
 	int cc[2];
@@ -226,22 +226,25 @@ static json_t *pci_write(const struct fmt_ctx *c, const struct fmt_field *f, con
 
 static const struct fmt_custom pci_custom = { pci_read, pci_write };
 
-/* A set of CPUs or NUMA nodes in the kernel's list form ("0-55,112-167"). */
+/* A set of CPUs or NUMA nodes in the kernel's list form ("0-55,112-167"),
+ * kept as its mask (a list of any length the mask holds). */
 static int list_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
-	unsigned long mask[REPLAY_LIST_WORDS];
 	const char *s = json_string_value(v);
-	if (!s || strlen(s) >= f->size || dc_list_parse(s, mask, REPLAY_LIST_WORDS) != 0)
+	(void)f;
+	if (!s || dc_list_parse(s, out, REPLAY_LIST_WORDS) != 0)
 		return replay_bad(c->file, path, "expected a list such as \"0-55,112-167\" (members below %d) or an error object",
 				  REPLAY_LIST_WORDS * DC_LIST_BITS);
-	memcpy(out, s, strlen(s) + 1);
 	return 0;
 }
 
 static json_t *list_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
 {
+	char *list = malloc(REPLAY_LIST_LEN);
+	json_t *s = list && dc_list_format(in, REPLAY_LIST_WORDS, list, REPLAY_LIST_LEN) >= 0 ? json_string(list) : NULL;
 	(void)c, (void)f;
-	return json_string(in);
+	free(list);
+	return s;
 }
 
 static const struct fmt_custom list_custom = { list_read, list_write };
@@ -1058,12 +1061,10 @@ ANSWER(nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int *minorNumber
        minorNumber, d->minor_rc, *minorNumber = d->minor)
 ANSWER(nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int *node), DEVICE(nvmlDeviceGetNumaNodeId), node,
        d->numa_rc, *node = d->numa)
-/* An affinity mask of size words from its list; the format keeps the node
- * scope's answers only (the one dmaconn asks). */
-static void list_out(const char *list, unsigned int size, unsigned long *set)
+/* An affinity mask of size words; the format keeps the node scope's
+ * answers only (the one dmaconn asks). */
+static void list_out(const unsigned long *mask, unsigned int size, unsigned long *set)
 {
-	unsigned long mask[REPLAY_LIST_WORDS];
-	dc_list_parse(list, mask, REPLAY_LIST_WORDS);
 	memset(set, 0, sizeof(*set) * size);
 	memcpy(set, mask, sizeof(*set) * (size < REPLAY_LIST_WORDS ? size : REPLAY_LIST_WORDS));
 }
