@@ -78,6 +78,7 @@ ERRORS = ["UNINITIALIZED", "INVALID_ARGUMENT", "NOT_SUPPORTED", "NO_PERMISSION",
 SHAPE_ARGS = {"NONE": "", "SYS": "", "INDEX": "d", "DEV": "d", "DEV_MIG": "d", "LINK": "dl", "FIELDS": "dl",
               "PEER": "dp", "MIG_GPU": None, "MIG": None, "TEXT": None}
 NOT_APPLICABLE = {"nvmlDeviceGetMigMode", "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo",
+                  "nvmlDeviceGetGpuFabricInfo_v4",
                   "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetNvLinkRemoteDeviceType"}
 
 # Base machines: (name, topology file, extra environment).  The H100 node
@@ -96,7 +97,7 @@ MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS (src/backends/nvml_api.h)
 
 # ------------------------------------------------------------ the sources
 
-def nvml_functions(macro="NVML_FUNCTIONS"):
+def nvml_functions(macro):
     """[(name, required)] of an X-macro list of nvml_functions.h, in order."""
     return [(name, req) for name, req, _ in nvml_rows(macro)]
 
@@ -111,7 +112,7 @@ def nvml_rows(macro):
             re.findall(r"D\(X,\s*(nvml\w+),.*?,\s*([01]),\s*(\w+)\)", body)]
 
 
-ARGS = {name: SHAPE_ARGS[shape] for macro in ("NVML_FUNCTIONS", "NVML_MIG_FUNCTIONS")
+ARGS = {name: SHAPE_ARGS[shape] for macro in ("NVML_CORE_FUNCTIONS", "NVML_NEWEST_FUNCTIONS", "NVML_MIG_FUNCTIONS")
         for name, _, shape in nvml_rows(macro)}
 PER_LINK = {fn for fn, args in ARGS.items() if args == "dl"}
 
@@ -613,7 +614,7 @@ def main(argv):
     wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
     timeout = float(os.environ.get("DMACONN_TEST_TIMEOUT", "300" if wrapper else "60"))
 
-    all_functions = nvml_functions()
+    all_functions = nvml_functions("NVML_CORE_FUNCTIONS") + nvml_functions("NVML_NEWEST_FUNCTIONS")
     known = {fn for fn, _ in all_functions} | {fn for fn, _ in nvml_functions("NVML_MIG_FUNCTIONS")}
     called = called_functions()
     unknown = [fn for fn in called if fn not in ARGS or fn not in known]

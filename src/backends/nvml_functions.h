@@ -21,9 +21,8 @@
  */
 #define NVML_DROP_ARGS_(X, name, ret, params, required, args) X(name, ret, params, required)
 #define NVML_KEEP_ARGS_(X, name, ret, params, required, args) X(name, ret, params, required, args)
-#define NVML_FUNCTIONS(X) NVML_FUNCTIONS_(X, NVML_DROP_ARGS_)
-#define NVML_FUNCTIONS_ARGS(X) NVML_FUNCTIONS_(X, NVML_KEEP_ARGS_)
-#define NVML_FUNCTIONS_(X, D)                                                                  \
+#define NVML_CORE_FUNCTIONS(X) NVML_CORE_FUNCTIONS_(X, NVML_DROP_ARGS_)
+#define NVML_CORE_FUNCTIONS_(X, D)                                                                  \
 	D(X, nvmlInit_v2, nvmlReturn_t, (void), 1, NONE)                                             \
 	D(X, nvmlShutdown, nvmlReturn_t, (void), 0, NONE)                                            \
 	D(X, nvmlErrorString, const char *, (nvmlReturn_t), 0, TEXT)                                 \
@@ -58,6 +57,16 @@
 	D(X, nvmlDeviceGetMemoryAffinity, nvmlReturn_t,                                        \
 	  (nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t), 0, DEV)            \
 	D(X, nvmlDeviceGetNumaNodeId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, DEV)
+
+/* Functions only the newest nvml.h declares (13.5: typed fabric cliques);
+ * optional like the others, and proven against that header alone. */
+#define NVML_NEWEST_FUNCTIONS(X) NVML_NEWEST_FUNCTIONS_(X, NVML_DROP_ARGS_)
+#define NVML_NEWEST_FUNCTIONS_(X, D) \
+	D(X, nvmlDeviceGetGpuFabricInfo_v4, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_v4_t *), 0, DEV)
+
+/* The functions a replay answers and a recording keeps. */
+#define NVML_FUNCTIONS(X) NVML_CORE_FUNCTIONS(X) NVML_NEWEST_FUNCTIONS(X)
+#define NVML_FUNCTIONS_ARGS(X) NVML_CORE_FUNCTIONS_(X, NVML_KEEP_ARGS_) NVML_NEWEST_FUNCTIONS_(X, NVML_KEEP_ARGS_)
 
 /*
  * The MIG queries, all optional: a GPU in MIG mode lists its instances
