@@ -31,6 +31,20 @@ def host_id() -> str:
     return os.fsdecode(fn())
 
 
+def host_imex() -> Tuple[Optional[str], str]:
+    """Whether this node is ready for IMEX (C: dmaconn_host_imex): (None, what
+    was found) when it is, else (a reason code, what is missing).  An older
+    library that cannot tell gives ("unknown", why)."""
+    fn = getattr(_library.get(), "dmaconn_host_imex", None)
+    if fn is None:
+        return "unknown", "this libdmaconn cannot read IMEX readiness (no dmaconn_host_imex)"
+    fn.restype = ctypes.c_char_p
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    text = ctypes.create_string_buffer(1024)
+    reason = fn(text, len(text))
+    return (os.fsdecode(reason) if reason else None), text.value.decode("utf-8", "replace")
+
+
 def detect_node(device_type: Any, connection_type: str) -> _core.DMAConnectivity:
     """Detects over every device of the node, whatever CUDA_VISIBLE_DEVICES
     says, in PCI bus order (C: dmaconn_detect_node).  Neither cached nor
@@ -70,6 +84,9 @@ def rank_record(
     record: Record = {"host": host if host is not None else host_id(), "device_type": type_name,
                       "connection_type": connection_type, "matrix": [], "devices": [],
                       "warnings": [], "contribute": [], "view": None, "error": None}
+    if connection_type == "multicast":
+        reason, text = host_imex()
+        record["imex"] = {"reason": reason, "text": text}
     try:
         r = result if result is not None else _core.detect(device_type, connection_type)
     except Error as e:
@@ -125,6 +142,38 @@ def _domain(dev: Mapping[str, Any]) -> Optional[Tuple[str, str, int]]:
     return cluster.lower(), str(clique), links
 
 
+def _multicast_across(records: Sequence[Mapping[str, Any]], a: Tuple[int, int],
+                      b: Tuple[int, int]) -> Tuple[Optional[str], str, Optional[int]]:
+    """Multicast between GPUs a and b ((rank, local ordinal)) of different
+    nodes, as libdmaconn_mpi judges it: (None, "", None) when they can share
+    one multicast object, else (reason, text naming the rank, host and GPU
+    that caused it, the rank whose IMEX did or None).  The lower rank first."""
+    side = sorted([a, b])
+    devs = [records[r]["devices"][i] for r, i in side]
+    at = [f"rank {r} ({records[r]['host']}) GPU {i} ({d.get('pci_bus_id') or 'no bus id'})"
+          for (r, i), d in zip(side, devs)]
+    for k, d in enumerate(devs):
+        if str(d.get("multicast_supported")) != "1":
+            code = str(d.get("multicast_reason") or "unknown")
+            return code, f"{at[k]} cannot join a multicast object ({code})", None
+    clusters = [str(d.get("cluster_uuid") or "") for d in devs]
+    for k, cluster in enumerate(clusters):
+        if not cluster.strip("0-"):
+            return "different_cluster", f"{at[k]} is in no multi-node NVLink domain (cluster UUID " \
+                                        f"{cluster or 'unknown'})", None
+    if clusters[0].replace("-", "").lower() != clusters[1].replace("-", "").lower():
+        return "different_cluster", f"{at[0]} is in NVLink domain {clusters[0]}, {at[1]} in {clusters[1]}", None
+    cliques = [d.get("multicast_clique_id", d.get("clique_id")) for d in devs]
+    if None in cliques or str(cliques[0]) != str(cliques[1]):
+        names = ["unknown" if c is None else str(c) for c in cliques]
+        return "different_clique", f"{at[0]} is in multicast clique {names[0]}, {at[1]} in {names[1]}", None
+    for k, (r, _) in enumerate(side):
+        imex = records[r].get("imex") or {"reason": "unknown", "text": "its record says nothing of IMEX"}
+        if imex.get("reason"):
+            return str(imex["reason"]), f"{at[k]}: its node is not ready for IMEX: {imex.get('text', '')}", r
+    return None, "", None
+
+
 def global_matrix(records: Sequence[Mapping[str, Any]]) -> _core.DMAConnectivity:
     """The matrix over every rank's contributed devices, ranks in order.
 
@@ -134,7 +183,10 @@ def global_matrix(records: Sequence[Mapping[str, Any]]) -> _core.DMAConnectivity
     different hosts: connected when both GPUs completed NVSwitch fabric
     registration successfully in the same non-zero cluster UUID and clique,
     with the smaller switch-link count (1 for connections other than
-    nvlink).  Warnings are every rank's, prefixed "rank R (HOST): ".
+    nvlink); for multicast, when both GPUs can join a multicast object, in
+    one cluster UUID and multicast clique, with IMEX ready on both nodes
+    (the record's "imex"), every other cross-node pair carrying its reason
+    in ``pairs``.  Warnings are every rank's, prefixed "rank R (HOST): ".
     """
     if not records:
         raise ValueError("no records")
@@ -196,12 +248,33 @@ def global_matrix(records: Sequence[Mapping[str, Any]]) -> _core.DMAConnectivity
                     unmatched.setdefault(max(r, s), min(r, s))
                 else:
                     matrix[g][h] = found
-    for group in by_domain.values():
-        for g in group:
-            for h in group:
-                if records[owners[g][0]]["host"] != records[owners[h][0]]["host"]:
-                    links = min(domains[g][2], domains[h][2])
-                    matrix[g][h] = links if connection == "nvlink" else 1
+    pairs: List[Dict[str, Any]] = []
+    no_imex: Dict[str, int] = {}
+    if connection == "multicast":
+        # One NVLink domain, multicast on both GPUs and IMEX on both nodes;
+        # every 0 says why.
+        for g in range(n):
+            for h in range(n):
+                if records[owners[g][0]]["host"] == records[owners[h][0]]["host"]:
+                    continue
+                code, text, imex_of = _multicast_across(records, owners[g], owners[h])
+                if code is None:
+                    matrix[g][h] = 1
+                    continue
+                pairs.append({"from": g, "to": h, "reason": code, "reason_text": text})
+                if imex_of is not None:
+                    no_imex.setdefault(str(records[imex_of]["host"]), imex_of)
+    else:
+        for group in by_domain.values():
+            for g in group:
+                for h in group:
+                    if records[owners[g][0]]["host"] != records[owners[h][0]]["host"]:
+                        links = min(domains[g][2], domains[h][2])
+                        matrix[g][h] = links if connection == "nvlink" else 1
+    for host, r in no_imex.items():
+        imex = records[r].get("imex") or {}
+        warnings.append(f"rank {r} ({host}): not ready for IMEX ({imex.get('reason', 'unknown')}): "
+                        f"{imex.get('text', '')}; its GPUs are 0 in {label} to other nodes' GPUs")
 
     for host in nodes:
         copies = sorted(h for h in dup if records[owners[h][0]]["host"] == host)
@@ -227,4 +300,4 @@ def global_matrix(records: Sequence[Mapping[str, Any]]) -> _core.DMAConnectivity
         # Typed as libdmaconn_mpi's result reads in JSON (dmaconn._json).
         devices.append({"ordinal": g, "rank": r, "host": host, "node": nodes[host],
                         "local_ordinal": i, **own})
-    return _core.DMAConnectivity(device_type, connection, matrix, devices, [], warnings)
+    return _core.DMAConnectivity(device_type, connection, matrix, devices, pairs, warnings)

@@ -80,8 +80,11 @@ static int mpi_failed(const char *call, int code)
  *   u32 w, w times str                    warnings
  *   i32 view status, str view error       of dmaconn_detect_node
  *   u32 m, m times str, m*m u32           the node view: device keys, matrix (m = 0: none)
+ *   str imex, str imex text               dmaconn_host_imex() for "multicast" ("": ready, or not asked)
+ *   u32 k, k times (u32 i*n+j, str, str)  reason and reason text of the local matrix's zeros
+ *   u32 k, k times (u32 i*m+j, str, str)  the same of the node view's
  */
-static const unsigned char magic[4] = { 'D', 'M', 'C', '1' };
+static const unsigned char magic[4] = { 'D', 'M', 'C', '2' };
 
 struct wbuf {
 	unsigned char *p;
@@ -187,6 +190,11 @@ struct device {
 	char **keys, **values;
 };
 
+/* Why pairs of a matrix are 0: reason[i*n+j] and text[i*n+j], NULL where none. */
+struct reasons {
+	char **reason, **text;
+};
+
 struct contrib {
 	int readable;
 	int status;
@@ -202,6 +210,8 @@ struct contrib {
 	int m;
 	char **view_keys;
 	int *view_matrix;
+	char *imex, *imex_text;
+	struct reasons why, view_why; /* of matrix and view_matrix */
 };
 
 static void strv_free(char **v, int n)
@@ -211,8 +221,18 @@ static void strv_free(char **v, int n)
 	free(v);
 }
 
+static void reasons_free(struct reasons *w, int n)
+{
+	strv_free(w->reason, n * n);
+	strv_free(w->text, n * n);
+}
+
 static void contrib_free(struct contrib *c)
 {
+	reasons_free(&c->why, c->n);
+	reasons_free(&c->view_why, c->m);
+	free(c->imex);
+	free(c->imex_text);
 	free(c->host);
 	free(c->error);
 	free(c->matrix);
@@ -252,6 +272,33 @@ static char **get_strv(struct rbuf *r, int n)
 	for (int i = 0; i < n && !r->bad; i++)
 		v[i] = get_str(r);
 	return v;
+}
+
+/* The reasons of an n x n matrix's zeros: a count, then (index, reason, text). */
+static void get_reasons(struct rbuf *r, struct reasons *w, int n)
+{
+	int k = get_count(r, 12, (size_t)n * (size_t)n);
+	if (r->bad || k == 0)
+		return;
+	w->reason = calloc((size_t)n * (size_t)n + 1, sizeof(char *));
+	w->text = calloc((size_t)n * (size_t)n + 1, sizeof(char *));
+	if (!w->reason || !w->text) {
+		r->oom = r->bad = 1;
+		return;
+	}
+	for (int e = 0; e < k && !r->bad; e++) {
+		uint32_t at = get_u32(r);
+		char *reason = get_str(r), *text = get_str(r);
+		if (!r->bad && ((uint64_t)at >= (uint64_t)n * (uint64_t)n || w->reason[at]))
+			r->bad = 1;
+		if (r->bad) {
+			free(reason);
+			free(text);
+			return;
+		}
+		w->reason[at] = reason;
+		w->text[at] = text;
+	}
 }
 
 /* Parses one contribution; c->readable says whether it could. */
@@ -307,6 +354,10 @@ static void contrib_parse(struct contrib *c, const unsigned char *data, size_t l
 		if (!r.bad)
 			c->view_matrix = get_matrix(&r, m);
 	}
+	c->imex = get_str(&r);
+	c->imex_text = get_str(&r);
+	get_reasons(&r, &c->why, c->n);
+	get_reasons(&r, &c->view_why, c->m);
 	if (!r.bad && r.pos != r.len)
 		r.bad = 1;
 out:
@@ -337,6 +388,30 @@ static void put_matrix(struct wbuf *w, const dmaconn_result *r)
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
 			put_u32(w, (uint32_t)dmaconn_result_get(r, i, j));
+}
+
+/* Why r's zeros are 0, where it says. */
+static void put_reasons(struct wbuf *w, const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	uint32_t k = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			put_u32(w, k);
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++) {
+				const char *reason = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON);
+				if (i == j || dmaconn_result_get(r, i, j) != 0 || !reason)
+					continue;
+				if (!pass) {
+					k++;
+					continue;
+				}
+				put_u32(w, (uint32_t)(i * n + j));
+				put_str(w, reason);
+				put_str(w, dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON_TEXT));
+			}
+	}
 }
 
 /* Detects and serialises what this rank contributes. */
@@ -383,6 +458,14 @@ static void contribute(struct wbuf *w, dmaconn_device_type type, const char *con
 	for (int i = 0; i < m; i++)
 		put_str(w, result_key(view, i));
 	put_matrix(w, view);
+	/* Whether other nodes' GPUs may join this node's in a multicast
+	 * object: IMEX; asked for multicast only. */
+	char imex_text[MSG_SIZE] = "";
+	const char *imex = strcmp(connection, "multicast") ? NULL : dmaconn_host_imex(imex_text, sizeof(imex_text));
+	put_str(w, imex ? imex : "");
+	put_str(w, imex ? imex_text : "");
+	put_reasons(w, r);
+	put_reasons(w, view);
 	dmaconn_result_release(view);
 	dmaconn_result_release(r);
 }
@@ -414,9 +497,25 @@ static const char *dev_key(const struct contrib *c, int i)
 	return bus && *bus ? bus : NULL;
 }
 
+/* Why entry at of a matrix is 0, where its detection said. */
+struct why {
+	const char *reason, *text;
+};
+
+static struct why why_at(const struct reasons *w, size_t at)
+{
+	struct why y = { NULL, NULL };
+	if (w->reason) {
+		y.reason = w->reason[at];
+		y.text = w->text[at];
+	}
+	return y;
+}
+
 /* c's entry from device ka to device kb of its node: from its view of the
- * whole node, else its own matrix.  0 when it does not hold both. */
-static int view_entry(const struct contrib *c, const char *ka, const char *kb, int *value)
+ * whole node, else its own matrix, and why it is 0 (*why).  0 when it does
+ * not hold both. */
+static int view_entry(const struct contrib *c, const char *ka, const char *kb, int *value, struct why *why)
 {
 	int ia = -1, ib = -1;
 	if (c->m > 0) {
@@ -427,7 +526,9 @@ static int view_entry(const struct contrib *c, const char *ka, const char *kb, i
 				ib = i;
 		}
 		if (ia >= 0 && ib >= 0) {
-			*value = c->view_matrix[(size_t)ia * (size_t)c->m + (size_t)ib];
+			size_t at = (size_t)ia * (size_t)c->m + (size_t)ib;
+			*value = c->view_matrix[at];
+			*why = why_at(&c->view_why, at);
 			return 1;
 		}
 		return 0;
@@ -441,8 +542,35 @@ static int view_entry(const struct contrib *c, const char *ka, const char *kb, i
 	}
 	if (ia < 0 || ib < 0)
 		return 0;
-	*value = c->matrix[(size_t)ia * (size_t)c->n + (size_t)ib];
+	size_t at = (size_t)ia * (size_t)c->n + (size_t)ib;
+	*value = c->matrix[at];
+	*why = why_at(&c->why, at);
 	return 1;
+}
+
+/*
+ * The entry from device ka to kb of one node, held by ranks r and s: the
+ * view of either; for multicast, 1 only where both views that hold the pair
+ * say so (an AND of every verdict), *by the rank whose 0 it is.  0 when
+ * neither holds both.
+ */
+static int node_entry(const struct contrib *c, int r, int s, const char *ka, const char *kb, int multicast,
+		      int *value, struct why *why, int *by)
+{
+	int vr = 0, vs = 0;
+	struct why wr = { NULL, NULL }, ws = { NULL, NULL };
+	int hr = view_entry(&c[r], ka, kb, &vr, &wr);
+	int hs = (!hr || multicast) && view_entry(&c[s], ka, kb, &vs, &ws);
+	if (hr && (!hs || vr <= 0 || !multicast)) {
+		*value = vr;
+		*why = wr;
+		*by = r;
+	} else if (hs) {
+		*value = vs;
+		*why = ws;
+		*by = s;
+	}
+	return hr || hs;
 }
 
 static int nonzero_uuid(const char *u)
@@ -460,6 +588,11 @@ struct facts {
 	int in_domain;     /* its NVSwitch fabric is usable across nodes: node below */
 	struct dc_node node;
 	long switch_links;
+	/* cuda/multicast: its own capability and domain */
+	int multicast_ok;       /* multicast_supported is 1 */
+	const char *multicast_reason, *cluster, *multicast_clique;
+	int has_cluster;        /* a non-zero cluster UUID, in uuid */
+	unsigned char uuid[16];
 };
 
 /* A fabric cluster UUID as its 16 bytes; -1 unless 32 hex digits. */
@@ -496,6 +629,14 @@ static void find_facts(struct facts *f, const struct contrib *c, int r, int i)
 	f->switch_links = switch_links > 0 && switch_links <= INT_MAX ? (long)switch_links : 0;
 	if (clique && dmaconn_property_read_int(DMACONN_PROP_CLIQUE_ID, clique, &clique_id) != DMACONN_OK)
 		clique_id = -1;
+	const char *multicast = dev_get(&c[r], i, DMACONN_PROP_MULTICAST_SUPPORTED);
+	f->multicast_ok = multicast && !strcmp(multicast, "1");
+	f->multicast_reason = dev_get(&c[r], i, DMACONN_PROP_MULTICAST_REASON);
+	f->cluster = cluster;
+	f->has_cluster = cluster && nonzero_uuid(cluster) && parse_uuid(cluster, f->uuid) == 0;
+	f->multicast_clique = dev_get(&c[r], i, DMACONN_PROP_MULTICAST_CLIQUE_ID);
+	if (!f->multicast_clique)
+		f->multicast_clique = clique;
 	/* Registered with the fabric manager, successfully ("SUCCESS" from
 	 * writers that drop NVML's prefix), in a named domain. */
 	if (state && !strcmp(state, DMACONN_FABRIC_STATE_COMPLETED) && status &&
@@ -518,6 +659,82 @@ static int across_nodes(const struct assembly *a, const struct facts *fa, const 
 	if (strcmp(a->connection, "nvlink") != 0)
 		return 1;
 	return v > INT_MAX ? INT_MAX : (int)v;
+}
+
+/* ---------------------------------------------- multicast across nodes */
+
+static void textf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void textf(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Whether GPUs a and b, on different nodes, can join one multicast object:
+ * both can (multicast_supported), in one NVLink domain (the same non-zero
+ * cluster UUID and multicast clique), with IMEX ready on both nodes.  1, or
+ * 0 with the first cause in *code and, naming the rank, host and GPU that
+ * caused it, in text; *imex_of gets the rank whose node is not ready for
+ * IMEX when that is the cause (else -1).  The GPU of the lower rank is
+ * looked at first: (b, a) has the same verdict and reason.
+ */
+static int multicast_across(const struct contrib *c, const struct facts *a, const struct facts *b, const char **code,
+			    char *text, size_t len, int *imex_of)
+{
+	const struct facts *f[2] = { a->rank < b->rank ? a : b, a->rank < b->rank ? b : a };
+	int cause = -1; /* the GPU (0, 1) or its node that makes it 0 */
+	*imex_of = -1;
+	*code = NULL;
+	for (int k = 0; k < 2 && !*code; k++)
+		if (!f[k]->multicast_ok) {
+			*code = f[k]->multicast_reason && *f[k]->multicast_reason ? f[k]->multicast_reason
+										: DMACONN_REASON_UNKNOWN;
+			cause = k;
+		}
+	for (int k = 0; k < 2 && !*code; k++)
+		if (!f[k]->has_cluster) {
+			*code = DMACONN_REASON_DIFFERENT_CLUSTER;
+			cause = k;
+		}
+	if (!*code && memcmp(f[0]->uuid, f[1]->uuid, 16) != 0)
+		*code = DMACONN_REASON_DIFFERENT_CLUSTER;
+	else if (!*code && (!f[0]->multicast_clique || !f[1]->multicast_clique ||
+			    strcmp(f[0]->multicast_clique, f[1]->multicast_clique) != 0))
+		*code = DMACONN_REASON_DIFFERENT_CLIQUE;
+	for (int k = 0; k < 2 && !*code; k++) {
+		const struct contrib *t = &c[f[k]->rank];
+		if (t->imex && *t->imex) {
+			*code = t->imex;
+			cause = k;
+			*imex_of = f[k]->rank;
+		}
+	}
+	if (!*code)
+		return 1;
+	/* Only a 0 is put in words. */
+	char at[2][MSG_SIZE / 2];
+	for (int k = 0; k < 2; k++) {
+		const char *bus = dev_get(&c[f[k]->rank], f[k]->local, DMACONN_PROP_PCI_BUS_ID);
+		textf(at[k], sizeof(at[k]), "rank %d (%s) GPU %d (%s)", f[k]->rank, c[f[k]->rank].host, f[k]->local,
+		      bus && *bus ? bus : "no bus id");
+	}
+	if (*imex_of >= 0)
+		textf(text, len, "%s: its node is not ready for IMEX: %s", at[cause], c[*imex_of].imex_text);
+	else if (cause >= 0 && !f[cause]->multicast_ok)
+		textf(text, len, "%s cannot join a multicast object (%s)", at[cause], *code);
+	else if (cause >= 0)
+		textf(text, len, "%s is in no multi-node NVLink domain (cluster UUID %s)", at[cause],
+		      f[cause]->cluster && *f[cause]->cluster ? f[cause]->cluster : "unknown");
+	else if (!strcmp(*code, DMACONN_REASON_DIFFERENT_CLUSTER))
+		textf(text, len, "%s is in NVLink domain %s, %s in %s", at[0], f[0]->cluster, at[1], f[1]->cluster);
+	else
+		textf(text, len, "%s is in multicast clique %s, %s in %s", at[0],
+		      f[0]->multicast_clique ? f[0]->multicast_clique : "unknown", at[1],
+		      f[1]->multicast_clique ? f[1]->multicast_clique : "unknown");
+	return 0;
 }
 
 /* A warning about rank `about`: sent to the sink there, stored everywhere. */
@@ -548,10 +765,13 @@ static int assemble(dmaconn_builder *b, void *user_data)
 	const struct contrib *c = a->c;
 	int size = a->size, rc = DMACONN_EINVAL;
 	long total = 0;
-	int *first = calloc((size_t)size + 1, sizeof(int)); /* first global index of each rank */
-	int *node = calloc((size_t)size + 1, sizeof(int));  /* node number of each rank */
-	int *unmatched = calloc((size_t)size + 1, sizeof(int)); /* a lower rank it could not pair with, + 1 */
-	if (!first || !node || !unmatched) {
+	/* Per rank (per node for no_imex), in one block. */
+	size_t per = (size_t)size + 1;
+	int *first = calloc(4 * per, sizeof(int)); /* first global index of each rank */
+	int *node = first ? first + per : NULL;  /* node number of each rank */
+	int *unmatched = first ? first + 2 * per : NULL; /* a lower rank it could not pair with, + 1 */
+	int *no_imex = first ? first + 3 * per : NULL; /* per node: a rank whose IMEX made a 0, + 1 */
+	if (!first) {
 		rc = dmaconn_builder_fail(b, DMACONN_ENOMEM, "out of memory for %d ranks", size);
 		goto out;
 	}
@@ -609,30 +829,55 @@ static int assemble(dmaconn_builder *b, void *user_data)
 									    c[r].devs[i].values[p]);
 		}
 	}
+	int multicast = !strcmp(a->connection, "multicast");
 	for (int g = 0; g < n; g++) {
 		int r = owner[g], i = f[g].local;
 		for (int h = 0; h < n; h++) {
-			int s = owner[h], j = f[h].local, v = 0;
+			int s = owner[h], j = f[h].local, v = 0, by = r;
+			struct why why = { NULL, NULL };
+			char text[MSG_SIZE];
 			if (g == h)
 				continue;
 			if (r == s) {
 				v = c[r].matrix[(size_t)i * (size_t)c[r].n + (size_t)j];
+				why = why_at(&c[r].why, (size_t)i * (size_t)c[r].n + (size_t)j);
 			} else if (node[r] == node[s]) {
 				const char *ka = f[g].key, *kb = f[h].key;
 				if (ka && kb && !strcmp(ka, kb)) {
 					if (h > g && !dup[h])
 						dup[h] = g + 1; /* a second copy of device g */
-				} else if (!ka || !kb ||
-					   (!view_entry(&c[r], ka, kb, &v) && !view_entry(&c[s], ka, kb, &v))) {
+					why.reason = DMACONN_REASON_UNKNOWN;
+					why.text = "the same device, contributed by two ranks";
+				} else if (!ka || !kb || !node_entry(c, r, s, ka, kb, multicast, &v, &why, &by)) {
 					int lo = r < s ? r : s, hi = r < s ? s : r;
 					if (!unmatched[hi])
 						unmatched[hi] = lo + 1;
+					why.reason = DMACONN_REASON_UNKNOWN;
+					why.text = "neither rank on this node saw both devices";
 				}
+			} else if (multicast) {
+				const char *code = NULL;
+				int imex_of = -1;
+				v = multicast_across(c, &f[g], &f[h], &code, text, sizeof(text), &imex_of);
+				why.reason = code;
+				why.text = text;
+				by = -1;
+				if (imex_of >= 0 && !no_imex[node[imex_of]])
+					no_imex[node[imex_of]] = imex_of + 1;
 			} else if (f[g].in_domain && f[h].in_domain) {
 				v = across_nodes(a, &f[g], &f[h]);
 			}
-			if (v > 0)
+			if (v > 0) {
 				dmaconn_builder_set(b, g, h, v);
+			} else if (why.reason) {
+				char said[MSG_SIZE + 300];
+				if (by >= 0)
+					snprintf(said, sizeof(said), "rank %d (%s): %s", by, c[by].host,
+						 why.text ? why.text : "");
+				dmaconn_builder_set_pair_property(b, g, h, DMACONN_PROP_REASON, why.reason);
+				dmaconn_builder_set_pair_property(b, g, h, DMACONN_PROP_REASON_TEXT,
+								  by >= 0 ? said : why.text ? why.text : "");
+			}
 		}
 	}
 
@@ -676,6 +921,14 @@ static int assemble(dmaconn_builder *b, void *user_data)
 		     "own GPUs (CUDA_VISIBLE_DEVICES) or run one rank per node",
 		     c[r].host, copies, copies == 1 ? " is" : "s are", f[orig].key, r, s);
 	}
+	for (int k = 0; k < nodes; k++) {
+		if (!no_imex[k])
+			continue;
+		int r = no_imex[k] - 1;
+		note(b, a, r,
+		     "rank %d (%s): not ready for IMEX (%s): %s; its GPUs are 0 in %s to other nodes' GPUs", r,
+		     c[r].host, c[r].imex, c[r].imex_text, a->label);
+	}
 	for (int s = 0; s < size; s++) {
 		if (!unmatched[s])
 			continue;
@@ -690,8 +943,6 @@ static int assemble(dmaconn_builder *b, void *user_data)
 	rc = DMACONN_OK;
 out:
 	free(first);
-	free(node);
-	free(unmatched);
 	return rc;
 }
 
@@ -742,7 +993,7 @@ int dmaconn_mpi_detect(MPI_Comm comm, dmaconn_device_type type, const char *conn
 
 	int rc = DMACONN_OK, me = 0, size = 0, domain = 0, domain_size = 1;
 	struct wbuf w = { 0 };
-	unsigned char small[64];
+	unsigned char small[96];
 	int *lens = NULL, *displs = NULL;
 	unsigned char *all = NULL;
 	struct contrib *c = NULL;
@@ -767,8 +1018,8 @@ int dmaconn_mpi_detect(MPI_Comm comm, dmaconn_device_type type, const char *conn
 		put_str(&w, "?");
 		put_u32(&w, (uint32_t)domain);
 		put_str(&w, "out of memory");
-		for (int k = 0; k < 5; k++)
-			put_u32(&w, 0); /* n, warnings, view status, view error, m */
+		for (int k = 0; k < 9; k++)
+			put_u32(&w, 0); /* n, warnings, view status, view error, m, imex, its text, reasons, view's */
 	}
 
 	/* 3. Gather every contribution everywhere. */
