@@ -12,7 +12,7 @@
 set -u
 OUT=${OUT:-/tmp/dmaconn-placement}
 mkdir -p "$OUT"
-B=build-placement
+B=${B:-build-placement}
 # shellcheck source=tests/device/jansson.sh
 . tests/device/jansson.sh && dc_jansson
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DDMACONN_BUILD_TESTS=OFF -DCMAKE_PREFIX_PATH=$DEPS/usr \
