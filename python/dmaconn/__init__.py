@@ -95,9 +95,11 @@ def _fork_prepare():
 
     for module in sorted(set(_LAZY.values())):
         import_module(module, __name__)
-    from . import _core, _library
+    from . import _core, _json, _library, _placement
 
-    for lock in (_library._lock, _core._registry_lock):
+    # In the order the code nests them: property_types() loads the library
+    # under _json's lock.
+    for lock in (_json._types_lock, _placement._declare_lock, _library._lock, _core._registry_lock):
         lock.acquire()
         _fork_held.append(lock)
 
