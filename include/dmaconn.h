@@ -551,6 +551,19 @@ DMACONN_EXTERN int dmaconn_set_replay_file(const char *path);
  */
 typedef struct dmaconn_verify_result dmaconn_verify_result;
 
+/*
+ * The same check as a dmaconn_result (connection type "verify"), which the
+ * result's accessors, the CLI's JSON and the verdict cache's codec all read:
+ * device i has "pci_bus_id" as the CUDA driver names it (where known); the
+ * matrix is 1 where the pair passed, 0 otherwise; each pair i != j has
+ * "status" ("pass", "fail" or "no_peer") and then the helper's properties
+ * (those of dmaconn_verify_pair_get()); the warnings are the run's.  Errors
+ * as dmaconn_verify().  *out is a new reference the caller releases.  The
+ * dmaconn_verify_* functions below stay for existing callers; new code
+ * should use this one.
+ */
+DMACONN_EXTERN int dmaconn_verify_run(dmaconn_device_type type, int timeout_ms, dmaconn_result **out);
+
 typedef enum dmaconn_verify_status {
 	DMACONN_VERIFY_PASS = 0,    /* load, store and atomics checked */
 	DMACONN_VERIFY_FAIL = 1,    /* tried, and something was wrong */

@@ -3,20 +3,23 @@
  * "verification": what `dmaconn --record FILE --verify` proved on the node,
  * answered to cuda/verified under replay through the ops' verification():
  * {"devices": [bus ids in the verification's order], "pairs": [{"from": 0,
- * "to": 1, and the pair's properties: strings, or numbers kept as written}]}.
- * Recording a replay writes the section back unchanged.
+ * "to": 1, and the pair's properties}]}.  Values are strings (as every
+ * recording before the result codec wrote them), or numbers and booleans
+ * read as the codec reads them (src/codec.h: dc_codec_text).  Recording a
+ * replay writes the section back unchanged.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "pci.h"
 #include "replay_internal.h"
 
 #define VERIFY_MAX_DEVICES 4096
 #define VERIFY_MAX_PROPS   64
 
-/* The answer points into the section and into texts (the numbers as
- * written); block holds its pairs, bus ids, keys and values. */
+/* The answer points into the section and into texts (the numbers and
+ * booleans as text); block holds its pairs, bus ids, keys and values. */
 static struct {
 	json_t *section, *texts;
 	void *block;
@@ -97,7 +100,7 @@ int replay_verification_read(const char *file, json_t *value)
 			if (!json_is_string(val) && !json_is_number(val) && !json_is_boolean(val))
 				return replay_bad(file, replay_sub(p, path, key), "expected a string or a number");
 			if (!json_is_string(val)) {
-				char *text = json_dumps(val, JSON_ENCODE_ANY);
+				char *text = dc_codec_text(key, val);
 				val = text ? json_string(text) : NULL;
 				free(text);
 				if (json_array_append_new(vs.texts, val))

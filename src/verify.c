@@ -1225,3 +1225,45 @@ int dmaconn_verify(dmaconn_device_type type, int timeout_ms, dmaconn_verify_resu
 	dc_fail(DMACONN_OK, "%s", "");
 	return DMACONN_OK;
 }
+
+/* Copies the verification v into b: see dmaconn_verify_run(). */
+static int verify_to_result(dmaconn_builder *b, void *arg)
+{
+	static const char *const names[] = { "pass", "fail", "no_peer" };
+	const dmaconn_verify_result *v = arg;
+	int n = v->n, rc = dmaconn_builder_set_size(b, n);
+	for (int i = 0; i < n && rc == DMACONN_OK; i++) {
+		if (v->pci[i])
+			rc = dmaconn_builder_set_device_property(b, i, DMACONN_PROP_PCI_BUS_ID, v->pci[i]);
+		for (int j = 0; j < n && rc == DMACONN_OK; j++) {
+			if (i == j)
+				continue;
+			dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
+			const struct dc_props *p = pair_props(v, i, j);
+			rc = dmaconn_builder_set(b, i, j, st == DMACONN_VERIFY_PASS);
+			if (rc == DMACONN_OK)
+				rc = dmaconn_builder_set_pair_property(b, i, j, "status", names[st]);
+			for (int k = 0; k < dc_props_count(p) && rc == DMACONN_OK; k++)
+				rc = dmaconn_builder_set_pair_property(b, i, j, dc_props_key_at(p, k),
+								       dc_props_value_at(p, k));
+		}
+	}
+	/* Sent to the sink when the run made them. */
+	for (int k = 0; k < v->warnings.count && rc == DMACONN_OK; k++)
+		rc = dmaconn_builder_add_warning(b, dc_strings_at(&v->warnings, k));
+	return rc;
+}
+
+int dmaconn_verify_run(dmaconn_device_type type, int timeout_ms, dmaconn_result **out)
+{
+	if (!out)
+		return dc_fail(DMACONN_EINVAL, "NULL result pointer");
+	*out = NULL;
+	dmaconn_verify_result *v = NULL;
+	int rc = dmaconn_verify(type, timeout_ms, &v);
+	if (rc != DMACONN_OK)
+		return rc;
+	rc = dmaconn_result_build(type, "verify", verify_to_result, v, out);
+	dmaconn_verify_result_free(v);
+	return rc;
+}

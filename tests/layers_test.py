@@ -7,7 +7,8 @@ Layers, from the ground up (a file may include its own layer's headers and
 those of the layers it is allowed below it, nothing above):
 
   public     include/                      -- nothing of src/
-  shared     src/pci.*, src/linkmatrix.*   -- public only
+  shared     src/pci.*, src/linkmatrix.*,  -- public only
+             src/codec*.* (results as JSON)
   core       src/*.c|h, src/model, src/order, src/verify
                                            -- public, shared, the backend
                                               interface src/backends/backend.h
@@ -23,8 +24,8 @@ those of the layers it is allowed below it, nothing above):
 
 Calls: the core names no backend (no function defined in src/backends/ is
 called from a core file; the table src/backends/table.c is the one way in),
-and replay/ and tools/ call nothing of src/ but the shared PCI helpers and
-the loaders of the vendor tables.  Prints each violation; exits 1 if any.
+and replay/ and tools/ call nothing of src/ but the shared PCI helpers, the
+result codec and the loaders of the vendor tables.  Prints each violation; exits 1 if any.
 """
 import glob
 import os
@@ -35,7 +36,8 @@ from harness import finish
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-SHARED = {"src/pci.h", "src/linkmatrix.h"}
+SHARED = {"src/pci.h", "src/linkmatrix.h", "src/codec.h"}
+SHARED_SOURCES = {"src/pci.c", "src/linkmatrix.c", "src/codec.c", "src/codec_result.c"}
 TABLES = {"src/backends/%s" % h for h in ("nvml_api.h", "nvml_functions.h", "nvml_load.h", "ze_api.h",
                                           "ze_functions.h", "ze_load.h", "loader.h", "cuda_api.h",
                                           "rocm_smi_api.h")}
@@ -44,7 +46,7 @@ TABLES = {"src/backends/%s" % h for h in ("nvml_api.h", "nvml_functions.h", "nvm
 def layer(path):
     if path.startswith("include/"):
         return "public"
-    if path in SHARED or path in ("src/pci.c", "src/linkmatrix.c"):
+    if path in SHARED or path in SHARED_SOURCES:
         return "shared"
     if path.startswith("src/backends/"):
         return "backends"

@@ -9,9 +9,11 @@
  * without the helper.  Each key component, a corrupt, truncated, stale or
  * future entry, a symbolic link, a file or directory others may write, and
  * the switches each make it verify again (the fake driver then records
- * that it ran, and fails, so that no verdict replaces the good one).
+ * that it ran, and fails, so that no verdict replaces the good one).  An
+ * entry of the line-based format 1 is no entry, and is replaced.
  */
 #include <dirent.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -39,27 +41,6 @@ static void put(const char *rel, const char *text)
 	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
 	CHECK_INT(system(cmd), 0);
 	FILE *f = fopen(path, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
-/* The cache entry's text (empty when absent); its length. */
-static size_t read_entry(char *text, size_t len)
-{
-	FILE *f = fopen(entry, "r");
-	size_t n = f ? fread(text, 1, len - 1, f) : 0;
-	if (f)
-		fclose(f);
-	text[n] = '\0';
-	return n;
-}
-
-static void write_entry(const char *text)
-{
-	FILE *f = fopen(entry, "w");
 	CHECK(f != NULL);
 	if (f) {
 		fputs(text, f);
@@ -108,12 +89,19 @@ static int answered_from_cache(void)
 	return !ran && pass;
 }
 
+/* The measured figures of the last verification, as the helper wrote them. */
+static char gbps[64], latency[64];
+
 static void verify_and_store(void)
 {
 	dmaconn_clear_cache();
 	dmaconn_result *r = NULL;
 	CHECK_INT(dmaconn_detect_fresh(DMACONN_DEVICE_CUDA, "verified", &r), DMACONN_OK);
 	CHECK_INT(dmaconn_result_get(r, 0, 1), 1);
+	const char *g = dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_GBPS),
+		   *l = dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_LATENCY_US);
+	snprintf(gbps, sizeof(gbps), "%s", g ? g : "");
+	snprintf(latency, sizeof(latency), "%s", l ? l : "");
 	dmaconn_result_release(r);
 }
 
@@ -124,11 +112,17 @@ static void test_store_and_hit(void)
 	CHECK_INT(lstat(entry, &st), 0);
 	CHECK(S_ISREG(st.st_mode));
 	CHECK_INT((int)(st.st_mode & 077), 0);
-	/* Written whole (ends with "end") and renamed: no temporary file left. */
-	char text[65536];
-	size_t n = read_entry(text, sizeof(text));
-	CHECK(n > 4 && !strcmp(text + n - 4, "end\n"));
-	CHECK_CONTAINS(text, "key boot_id 0b5e5a1e");
+	/* Written whole (one JSON document and a newline) and renamed: no
+	 * temporary file left. */
+	FILE *f = fopen(entry, "r");
+	char text[65536] = "";
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+	CHECK(n > 4 && !strcmp(text + n - 2, "}\n"));
+	CHECK_CONTAINS(text, "{\"dmaconn_verified\":2,");
+	CHECK_CONTAINS(text, "\"boot_id 0b5e5a1e");
 	CHECK_CONTAINS(text, "GPU-bbbbbbbb");
 	DIR *d = opendir(cachedir);
 	int others = 0;
@@ -146,7 +140,10 @@ static void test_store_and_hit(void)
 	CHECK_INT(dmaconn_detect_passive(DMACONN_DEVICE_CUDA, "verified", &r), DMACONN_OK);
 	CHECK_INT(dmaconn_result_get(r, 0, 1), 1);
 	CHECK_STR(dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_VERIFIED), "pass");
-	CHECK(dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_GBPS) != NULL);
+	/* The figures read back as they were written. */
+	CHECK(gbps[0] && latency[0]);
+	CHECK_STR(dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_GBPS), gbps);
+	CHECK_STR(dmaconn_result_pair_get(r, 0, 1, DMACONN_PROP_LATENCY_US), latency);
 	CHECK_STR(dmaconn_result_device_get(r, 1, DMACONN_PROP_PCI_BUS_ID), "0000:1b:00.0");
 	dmaconn_result_release(r);
 	CHECK_INT(access(marker, F_OK), -1);
@@ -203,8 +200,12 @@ static void test_key_components(void)
 
 static void rewrite(const char *from, const char *to)
 {
-	char text[65536];
-	read_entry(text, sizeof(text));
+	FILE *f = fopen(entry, "r");
+	char text[65536] = "";
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = '\0';
 	char *at = strstr(text, from);
 	CHECK(at != NULL);
 	char out[70000];
@@ -212,32 +213,102 @@ static void rewrite(const char *from, const char *to)
 		snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
 	else
 		snprintf(out, sizeof(out), "%s", text);
-	write_entry(out);
+	f = fopen(entry, "w");
+	if (f) {
+		fputs(out, f);
+		fclose(f);
+	}
 }
 
 static void set_time(long long t)
 {
-	char text[65536];
-	read_entry(text, sizeof(text));
-	char *line = strstr(text, "\ntime ");
-	CHECK(line != NULL);
-	if (!line)
+	char now[64];
+	FILE *f = fopen(entry, "r");
+	char text[65536] = "";
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+	char *at = strstr(text, ",\"time\":");
+	CHECK(at != NULL);
+	if (!at)
 		return;
-	char *end = strchr(line + 1, '\n');
-	char out[70000];
-	snprintf(out, sizeof(out), "%.*s\ntime %lld%s", (int)(line - text), text, t, end);
-	write_entry(out);
+	at += strlen(",\"time\":");
+	snprintf(now, sizeof(now), "%.*s", (int)strspn(at, "0123456789"), at);
+	char then[80];
+	snprintf(then, sizeof(then), ",\"time\":%lld,", t);
+	char from[80];
+	snprintf(from, sizeof(from), ",\"time\":%s,", now);
+	rewrite(from, then);
+}
+
+/*
+ * The entry as format 1 wrote it (line-based, its values %XX-escaped) from
+ * the entry there is: what a cache directory holds after an update.
+ */
+static void as_format_1(void)
+{
+	json_t *e = json_load_file(entry, 0, NULL), *res = json_object_get(e, "result"), *v;
+	CHECK(e != NULL);
+	FILE *f = fopen(entry, "w");
+	if (!e || !f) {
+		json_decref(e);
+		if (f)
+			fclose(f);
+		return;
+	}
+	size_t k, n = json_array_size(json_object_get(res, "matrix"));
+	fprintf(f, "dmaconn-verified 1\ntime %lld\n", (long long)json_integer_value(json_object_get(e, "time")));
+	json_array_foreach(json_object_get(e, "key"), k, v) fprintf(f, "key %s\n", json_string_value(v));
+	fprintf(f, "size %zu\n", n);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (i != j)
+				fprintf(f, "value %zu %zu %lld\n", i, j,
+					(long long)json_integer_value(
+						json_array_get(json_array_get(json_object_get(res, "matrix"), i), j)));
+	json_array_foreach(json_object_get(res, "pairs"), k, v)
+	{
+		const char *key;
+		json_t *p;
+		json_object_foreach(v, key, p)
+			if (json_is_string(p))
+				fprintf(f, "pair %lld %lld %s %s\n", (long long)json_integer_value(json_object_get(v, "from")),
+					(long long)json_integer_value(json_object_get(v, "to")), key, json_string_value(p));
+	}
+	fputs("end\n", f);
+	fclose(f);
+	json_decref(e);
+}
+
+/* An entry of format 1 is no entry; the next verification replaces it. */
+static void test_format_1(void)
+{
+	verify_and_store();
+	as_format_1();
+	char text[256] = "";
+	FILE *f = fopen(entry, "r");
+	CHECK(f && fgets(text, sizeof(text), f));
+	if (f)
+		fclose(f);
+	CHECK_STR(text, "dmaconn-verified 1\n");
+	CHECK(!answered_from_cache());
+	verify_and_store();
+	CHECK(answered_from_cache());
 }
 
 static void test_bad_entries(void)
 {
-	/* Corrupt: a value out of range, an unknown record, garbage, truncated. */
-	const char *bad[][2] = { { "value 0 1 1", "value 0 1 7" },
-				 { "value 0 1 1", "bogus 0 1 1" },
-				 { "dmaconn-verified 1", "dmaconn-verified 2" },
-				 { "end\n", "" },
-				 { "size 2", "size 9" },
-				 { "value 1 0 1", "value 0 1 1" } };
+	/* Corrupt: a value out of range, another format, truncated, a size
+	 * the devices do not have, a pair twice, a value of no type, a
+	 * member twice. */
+	const char *bad[][2] = { { "\"matrix\":[[0,1],[1,0]]", "\"matrix\":[[0,1],[-1,0]]" },
+				 { "{\"dmaconn_verified\":2,", "{\"dmaconn_verified\":3," },
+				 { "}}\n", "}" },
+				 { "\"matrix\":[[0,1],[1,0]]", "\"matrix\":[[0,1,0],[1,0,0],[0,0,0]]" },
+				 { "{\"from\":1,\"to\":0,", "{\"from\":0,\"to\":1," },
+				 { "\"verified\":\"pass\"", "\"verified\":[\"pass\"]" },
+				 { "{\"dmaconn_verified\":2,", "{\"dmaconn_verified\":2,\"dmaconn_verified\":2," } };
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		verify_and_store();
 		CHECK(answered_from_cache());
@@ -264,28 +335,33 @@ static void test_bad_entries(void)
 	CHECK(answered_from_cache());
 
 	/* A file or a directory others may write is refused. */
-	static const struct {
-		int which; /* 0 the entry, 1 the cache directory, 2 the one above */
-		mode_t mode;
-		int cached;
-	} modes[] = { { 0, 0620, 0 }, { 0, 0604, 1 }, { 0, 0602, 0 }, { 0, 0600, 1 }, { 1, 0770, 0 },
-		      { 1, 0707, 0 }, { 1, 0700, 1 },
-		      /* So is a directory above it that others may write (they
-		       * could move the cache directory aside), unless it is
-		       * sticky, as /tmp is. */
-		      { 2, 0777, 0 }, { 2, 0775, 0 }, { 2, 01777, 1 } };
+	chmod(entry, 0620);
+	CHECK(!answered_from_cache());
+	chmod(entry, 0604);
+	CHECK(answered_from_cache());
+	chmod(entry, 0602);
+	CHECK(!answered_from_cache());
+	chmod(entry, 0600);
+	chmod(cachedir, 0770);
+	CHECK(!answered_from_cache());
+	chmod(cachedir, 0707);
+	CHECK(!answered_from_cache());
+	chmod(cachedir, 0700);
+	CHECK(answered_from_cache());
+
+	/* So is a directory above it that others may write (they could move
+	 * the cache directory aside), unless it is sticky, as /tmp is. */
 	char parent[4200];
 	snprintf(parent, sizeof(parent), "%s", cachedir);
 	*strrchr(parent, '/') = '\0';
 	struct stat pst;
 	CHECK_INT(stat(parent, &pst), 0);
-	const char *paths[] = { entry, cachedir, parent };
-	for (size_t k = 0; k < sizeof(modes) / sizeof(modes[0]); k++) {
-		chmod(paths[modes[k].which], modes[k].mode);
-		check_record(answered_from_cache() == modes[k].cached, __FILE__, __LINE__, "%s mode %o: %s",
-			     paths[modes[k].which], (unsigned)modes[k].mode,
-			     modes[k].cached ? "not answered from the cache" : "answered from the cache");
-	}
+	chmod(parent, 0777);
+	CHECK(!answered_from_cache());
+	chmod(parent, 0775);
+	CHECK(!answered_from_cache());
+	chmod(parent, 01777);
+	CHECK(answered_from_cache());
 	chmod(parent, pst.st_mode & 07777);
 	CHECK(answered_from_cache());
 }
@@ -341,6 +417,7 @@ int main(int argc, char **argv)
 	test_store_and_hit();
 	test_key_components();
 	test_bad_entries();
+	test_format_1();
 	test_switches();
 	dmaconn_shutdown();
 	return check_done("test_vcache");

@@ -203,6 +203,64 @@ static void test_no_peer(void)
 	dmaconn_verify_result_free(v);
 }
 
+/* dmaconn_verify_run(): the verification as a result, pair for pair what
+ * dmaconn_verify() says, with "status" first; its warnings sent once. */
+static void test_run_as_result(void)
+{
+	dmaconn_result *r = (dmaconn_result *)&r;
+	CHECK_INT(dmaconn_verify_run(DMACONN_DEVICE_ROCM, 0, &r), DMACONN_EUNAVAILABLE);
+	CHECK(r == NULL);
+	CHECK_INT(dmaconn_verify_run(DMACONN_DEVICE_CUDA, 0, NULL), DMACONN_EINVAL);
+	static const char *const names[] = { "pass", "fail", "no_peer" };
+	for (int scenario = 0; scenario < 2; scenario++) {
+		reset();
+		/* Two pairs without peer access; a node without a driver. */
+		setenv("FAKE_CUDA_DEVICES", "3", 1);
+		setenv(scenario ? "FAKE_CUDA_NO_DRIVER" : "FAKE_CUDA_NO_PEER", scenario ? "1" : "0-1,2-0", 1);
+		dmaconn_verify_result *v = verify(0);
+		int sent = nmsgs;
+		CHECK_INT(dmaconn_verify_run(DMACONN_DEVICE_CUDA, 0, &r), DMACONN_OK);
+		CHECK_INT(nmsgs, 2 * sent); /* once for each run */
+		CHECK_STR(dmaconn_result_connection_type(r), "verify");
+		CHECK_INT(dmaconn_result_device_type(r), DMACONN_DEVICE_CUDA);
+		int n = dmaconn_verify_size(v);
+		CHECK_INT(dmaconn_result_size(r), n);
+		CHECK_INT(n, scenario ? 0 : 3);
+		for (int i = 0; i < n; i++) {
+			CHECK(dmaconn_result_device_get(r, i, DMACONN_PROP_PCI_BUS_ID) != NULL);
+			for (int j = 0; j < n; j++) {
+				if (i == j) {
+					CHECK_INT(dmaconn_result_pair_property_count(r, i, j), 0);
+					continue;
+				}
+				dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
+				CHECK_INT(dmaconn_result_get(r, i, j), st == DMACONN_VERIFY_PASS);
+				CHECK_STR(dmaconn_result_pair_property_key(r, i, j, 0), "status");
+				CHECK_STR(dmaconn_result_pair_property_value(r, i, j, 0), names[st]);
+				int count = dmaconn_verify_pair_property_count(v, i, j);
+				CHECK_INT(dmaconn_result_pair_property_count(r, i, j), count + 1);
+				/* The same keys in the same order, the same values but
+				 * what each run measured. */
+				for (int k = 0; k < count; k++) {
+					const char *key = dmaconn_verify_pair_property_key(v, i, j, k);
+					CHECK_STR(dmaconn_result_pair_property_key(r, i, j, k + 1), key);
+					if (strcmp(key, "gbps") && strcmp(key, "latency_us"))
+						CHECK_STR(dmaconn_result_pair_property_value(r, i, j, k + 1),
+							  dmaconn_verify_pair_property_value(v, i, j, k));
+				}
+			}
+		}
+		if (!scenario)
+			CHECK_STR(dmaconn_result_pair_get(r, 0, 1, "status"), "no_peer");
+		CHECK_INT(dmaconn_result_warning_count(r), scenario ? 1 : 0);
+		CHECK_INT(dmaconn_result_warning_count(r), dmaconn_verify_warning_count(v));
+		for (int k = 0; k < dmaconn_verify_warning_count(v); k++)
+			CHECK_STR(dmaconn_result_warning(r, k), dmaconn_verify_warning(v, k));
+		dmaconn_result_release(r);
+		dmaconn_verify_result_free(v);
+	}
+}
+
 static void test_no_driver(void)
 {
 	reset();
@@ -834,6 +892,7 @@ int main(int argc, char **argv)
 	test_pass(2);
 	test_pass(4);
 	test_no_peer();
+	test_run_as_result();
 	test_no_driver();
 	test_access_denied();
 	test_corrupt();

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "../src/codec.h"
 #include "../src/mpi/dmaconn_mpi_cli.h"
 #include "check.h"
 #include "cli.h"
@@ -213,25 +215,9 @@ static json_t *cli_json_string(const char *s)
  * docs/dmaconn.schema.json): raised when a member changes meaning. */
 #define CLI_JSON_VERSION 1
 
-/* A property's value as JSON: as the library's property table types its
- * key (include/dmaconn_props.h), null where the value does not read as its
- * type; keys not declared (a user detector's) stay strings. */
-static json_t *cli_json_value(const char *key, const char *value)
-{
-	const char *json = dmaconn_property_json_type(dmaconn_property_type_of(key));
-	if (!value || !json || !strcmp(json, "string"))
-		return cli_json_string(value);
-	if (!strcmp(json, "integer")) {
-		long long v;
-		return dmaconn_property_read_int(key, value, &v) == DMACONN_OK ? json_integer(v) : json_null();
-	}
-	if (!strcmp(json, "number")) {
-		double v;
-		return dmaconn_property_read_number(key, value, &v) == DMACONN_OK ? json_real(v) : json_null();
-	}
-	int v;
-	return dmaconn_property_read_bool(key, value, &v) == DMACONN_OK ? json_boolean(v) : json_null();
-}
+/* Property values as the codec types them (src/codec.h), what is not UTF-8
+ * replaced. */
+static const struct dc_codec cli_codec = { 0, cli_utf8_fix };
 
 /* The document --json writes, made on first use: {"version", "dmaconn_version", ...}. */
 static json_t *cli_doc(struct cli *c)
@@ -327,56 +313,22 @@ static void cli_doc_write(struct cli *c)
 	cli_doc_drop(c);
 }
 
-/* Sets key to value unless key is already there (a repeated property
- * keeps its first value, as in the Python binding). */
-static void cli_json_first(json_t *obj, const char *key, const char *value)
-{
-	char *fixed = cli_utf8_fix(key);
-	const char *k = fixed ? fixed : key;
-	if (!json_object_get(obj, k))
-		json_object_set_new(obj, k, cli_json_value(key, value));
-	free(fixed);
-}
-
-static json_t *cli_json_warnings(int count, const char *(*get)(const void *, int), const void *from)
+/* r's warnings as a JSON array. */
+static json_t *cli_json_warnings(const dmaconn_result *r)
 {
 	json_t *a = json_array();
-	for (int k = 0; k < count; k++)
-		json_array_append_new(a, cli_json_string(get(from, k)));
+	for (int k = 0; k < dmaconn_result_warning_count(r); k++)
+		json_array_append_new(a, cli_json_string(dmaconn_result_warning(r, k)));
 	return a;
-}
-
-static const char *cli_result_warning(const void *r, int k)
-{
-	return dmaconn_result_warning(r, k);
-}
-
-static const char *cli_verify_warning(const void *v, int k)
-{
-	return dmaconn_verify_warning(v, k);
-}
-
-/* Device i's object ("ordinal" and its properties). */
-static json_t *cli_json_device(const dmaconn_result *r, int i)
-{
-	json_t *d = json_object();
-	json_object_set_new(d, "ordinal", json_integer(i));
-	for (int k = 0; k < dmaconn_result_device_property_count(r, i); k++)
-		cli_json_first(d, dmaconn_result_device_property_key(r, i, k),
-			       dmaconn_result_device_property_value(r, i, k));
-	return d;
 }
 
 /* A pair's properties as the members that follow "from" and "to" in its
  * object: "" or ",\"read\":\"OK\",...".  malloc'd; NULL when out of memory. */
 static char *cli_json_pair_members(const dmaconn_result *r, int i, int j)
 {
-	json_t *p = json_object();
-	json_object_set_new(p, "from", json_integer(i));
-	json_object_set_new(p, "to", json_integer(j));
-	for (int k = 0; k < dmaconn_result_pair_property_count(r, i, j); k++)
-		cli_json_first(p, dmaconn_result_pair_property_key(r, i, j, k),
-			       dmaconn_result_pair_property_value(r, i, j, k));
+	json_t *p = dc_codec_pair(&cli_codec, r, i, j);
+	if (!p)
+		return NULL;
 	json_object_del(p, "from");
 	json_object_del(p, "to");
 	char *text = json_dumps(p, CLI_JSON_FLAGS);
@@ -481,8 +433,8 @@ static void cli_json_write_result(const dmaconn_result *r)
 	for (int i = 0; i < n; i++) {
 		if (i)
 			putchar(',');
-		v = cli_json_device(r, i);
-		json_dumpf(v, stdout, CLI_JSON_FLAGS);
+		v = dc_codec_device(&cli_codec, r, i);
+		json_dumpf(v ? v : json_null(), stdout, CLI_JSON_FLAGS);
 		json_decref(v);
 	}
 	fputs("],\"pairs\":[", stdout);
@@ -504,7 +456,7 @@ static void cli_json_write_result(const dmaconn_result *r)
 	cli_pair_texts_free(&texts);
 	free(ids);
 	fputs("],\"warnings\":", stdout);
-	v = cli_json_warnings(dmaconn_result_warning_count(r), cli_result_warning, r);
+	v = cli_json_warnings(r);
 	json_dumpf(v, stdout, CLI_JSON_FLAGS);
 	json_decref(v);
 	putchar('}');
@@ -613,18 +565,17 @@ void cli_progress_end(void)
 
 static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 {
-	dmaconn_verify_result *v = NULL;
-	int rc = dmaconn_verify(type, timeout_ms, &v);
+	dmaconn_result *v = NULL;
+	int rc = dmaconn_verify_run(type, timeout_ms, &v);
 	cli_progress_end();
 	if (rc != DMACONN_OK) {
 		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
 		return EXIT_FAILED;
 	}
-	static const char *const names[] = { "pass", "fail", "no_peer" };
 	const char *tname = dmaconn_device_type_name(type);
-	int n = dmaconn_verify_size(v), failed = 0, checked = 0;
-	for (int k = 0; !c->quiet && k < dmaconn_verify_warning_count(v); k++)
-		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_verify_warning(v, k));
+	int n = dmaconn_result_size(v), failed = 0, checked = 0;
+	for (int k = 0; !c->quiet && k < dmaconn_result_warning_count(v); k++)
+		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_result_warning(v, k));
 	/* Nothing checked proves nothing: a missing or failing helper, or fewer
 	 * than two devices, must not read as a pass. */
 	char none[128] = "";
@@ -638,35 +589,31 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 		for (int j = 0; j < n; j++) {
 			if (i == j)
 				continue;
-			dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
-			failed += st == DMACONN_VERIFY_FAIL;
+			const char *st = dmaconn_result_pair_get(v, i, j, "status");
+			int pass = st && !strcmp(st, "pass");
+			failed += !st || !strcmp(st, "fail");
 			checked++;
 			if (c->json) {
-				json_t *p = json_object();
-				json_object_set_new(p, "from", json_integer(i));
-				json_object_set_new(p, "to", json_integer(j));
-				json_object_set_new(p, "status", json_string(names[st]));
-				for (int k = 0; k < dmaconn_verify_pair_property_count(v, i, j); k++)
-					cli_json_first(p, dmaconn_verify_pair_property_key(v, i, j, k),
-						       dmaconn_verify_pair_property_value(v, i, j, k));
-				json_array_append_new(pairs, p);
+				/* {"from", "to", "status", the helper's properties}. */
+				json_t *p = dc_codec_pair(&cli_codec, v, i, j);
+				json_array_append_new(pairs, p ? p : json_null());
 				continue;
 			}
-			const char *gbps = dmaconn_verify_pair_get(v, i, j, "gbps");
-			const char *lat = dmaconn_verify_pair_get(v, i, j, "latency_us");
-			const char *why = dmaconn_verify_pair_get(v, i, j, "reason");
-			printf("  GPU%d -> GPU%d: %s", i, j, names[st]);
-			if (st == DMACONN_VERIFY_PASS && gbps)
+			const char *gbps = dmaconn_result_pair_get(v, i, j, "gbps");
+			const char *lat = dmaconn_result_pair_get(v, i, j, "latency_us");
+			const char *why = dmaconn_result_pair_get(v, i, j, "reason");
+			printf("  GPU%d -> GPU%d: %s", i, j, st ? st : "fail");
+			if (pass && gbps)
 				printf(", %s GB/s", gbps);
-			if (st == DMACONN_VERIFY_PASS && lat)
+			if (pass && lat)
 				printf(", %s us one-way", lat);
-			if (st != DMACONN_VERIFY_PASS && why && *why)
+			if (!pass && why && *why)
 				printf(" (%s)", why);
 			putchar('\n');
 		}
 	}
 	if (c->json) {
-		json_t *w = cli_json_warnings(dmaconn_verify_warning_count(v), cli_verify_warning, v);
+		json_t *w = cli_json_warnings(v);
 		if (*none)
 			json_array_append_new(w, json_string(none));
 		json_t *o = json_object();
@@ -675,7 +622,7 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 		json_object_set_new(o, "warnings", w);
 		json_object_set_new(cli_doc(c), "verify", o);
 	}
-	dmaconn_verify_result_free(v);
+	dmaconn_result_release(v);
 	/* The run's outcome, as an error (with --json: "error" and
 	 * "exit_status", as every failure is). */
 	if (failed)

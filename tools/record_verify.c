@@ -13,12 +13,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../src/codec.h"
 #include "cli.h"
 #include "dmaconn.h"
 #include "record_verify.h"
 
 /* The section from cuda/verified's result: devices by bus id, every
- * off-diagonal pair with its properties.  NULL when out of memory. */
+ * off-diagonal pair with its properties.  NULL when out of memory or a
+ * value is not UTF-8. */
 static json_t *verification_section(const dmaconn_result *r)
 {
 	int n = dmaconn_result_size(r);
@@ -30,17 +32,14 @@ static json_t *verification_section(const dmaconn_result *r)
 		if (json_array_append_new(devs, json_string(bus ? bus : "")))
 			goto oom;
 	}
+	/* Each pair as the codec writes it, exactly: a value typed where it
+	 * reads back as the same text. */
+	static const struct dc_codec exact = { DC_CODEC_EXACT, NULL };
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			json_t *p = json_pack("{s:i, s:i}", "from", i, "to", j);
-			if (!p || json_array_append_new(pairs, p))
+			json_t *p = i != j ? dc_codec_pair(&exact, r, i, j) : NULL;
+			if (i != j && (!p || json_array_append_new(pairs, p)))
 				goto oom;
-			for (int k = 0; k < dmaconn_result_pair_property_count(r, i, j); k++)
-				if (json_object_set_new(p, dmaconn_result_pair_property_key(r, i, j, k),
-							json_string(dmaconn_result_pair_property_value(r, i, j, k))))
-					goto oom;
 		}
 	if (json_object_set_new(sec, "devices", devs) || json_object_set_new(sec, "pairs", pairs))
 		goto oom_set;

@@ -11,24 +11,18 @@
  * so an entry lives at most DC_VCACHE_MAX_AGE seconds.
  *
  * The file is DMACONN_CACHE_DIR, else $XDG_CACHE_HOME/dmaconn, else
- * ~/.cache/dmaconn, then "verified"; its text is line-based (below).  As ssh
+ * ~/.cache/dmaconn, then "verified".  As ssh
  * does, a directory or file that is a symbolic link, is not ours, or that
  * others may write, is refused, and so is a directory above it that others
  * may write, unless sticky (dc_vcache_parents_ok); an entry is written to a
  * temporary file and renamed.  Anything unexpected means "no entry": verifying again is always
  * safe.
  *
- *   dmaconn-verified 1
- *   time <seconds since the epoch>
- *   key <line>          (one per key component)
- *   size <n>
- *   device <i> <key> <value>
- *   value <i> <j> <value>
- *   pair <i> <j> <key> <value>
- *   warning <value>
- *   end
- * Values are %XX-escaped where they are not printable ASCII other than
- * space and '%'.
+ * The entry is JSON: {"dmaconn_verified": 2, "time": <seconds since the
+ * epoch>, "key": [<line>, ...] (one per key component), "result": <the
+ * result in the codec's form (src/codec.h), values exact>}.  An entry of
+ * the line-based format 1 does not parse: no entry, and the next
+ * verification replaces it.  Without Jansson there is no cache.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -41,6 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef DMACONN_HAVE_JANSSON
+#include "codec.h"
+#endif
 #include "internal.h"
 #include "pci.h"
 #include "sysfs.h"
@@ -319,15 +316,87 @@ char *dc_vcache_key(void)
 
 /* ------------------------------------------------------------ encoding */
 
-static void dc_vcache_put(FILE *f, const char *s)
+#define DC_VCACHE_FORMAT 2
+
+#ifdef DMACONN_HAVE_JANSSON
+/* The entry's text: its key one component a line, r exact.  NULL when out
+ * of memory or r holds text that is not UTF-8 (nothing is cached then). */
+static char *dc_vcache_encode(const char *key, const dmaconn_result *r)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p <= ' ' || *p == '%' || *p >= 0x7f)
-			fprintf(f, "%%%02X", *p);
-		else
-			fputc(*p, f);
+	static const struct dc_codec exact = { DC_CODEC_EXACT, NULL };
+	json_t *lines = json_array(), *res = dc_codec_result(&exact, r);
+	int bad = !lines || !res;
+	for (const char *p = key; !bad && *p;) {
+		size_t n = strcspn(p, "\n");
+		bad = json_array_append_new(lines, json_stringn(p, n)) != 0;
+		p += n + (p[n] == '\n');
 	}
+	json_t *e = bad ? NULL
+			: json_pack("{s:i, s:I, s:O, s:O}", "dmaconn_verified", DC_VCACHE_FORMAT, "time",
+				    (json_int_t)time(NULL), "key", lines, "result", res);
+	json_decref(lines);
+	json_decref(res);
+	char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+	json_decref(e);
+	return text;
 }
+
+/* Whether an entry's "key" is key, line for line. */
+static int dc_vcache_key_is(const json_t *lines, const char *key)
+{
+	size_t k = 0;
+	const char *p = key;
+	if (!json_is_array(lines))
+		return 0;
+	for (; *p; k++) {
+		size_t n = strcspn(p, "\n");
+		const json_t *line = json_array_get(lines, k);
+		if (!json_is_string(line) || json_string_length(line) != n || memcmp(json_string_value(line), p, n))
+			return 0;
+		p += n + (p[n] == '\n');
+	}
+	return k == json_array_size(lines);
+}
+
+/* Fills b from the entry text if it is of this format, for key, fresh and
+ * whole: 0; -1 otherwise, b untouched. */
+static int dc_vcache_decode(const char *text, const char *key, dmaconn_builder *b)
+{
+	json_t *e = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	const json_t *format = json_object_get(e, "dmaconn_verified"), *when = json_object_get(e, "time"),
+		     *res = json_object_get(e, "result");
+	long long now = (long long)time(NULL), t = json_is_integer(when) ? json_integer_value(when) : -1;
+	int rc = -1, unavailable = 0;
+	char why[160];
+	/* The header first (format, key, age), then the result, checked whole
+	 * before anything is set. */
+	if (json_is_integer(format) && json_integer_value(format) == DC_VCACHE_FORMAT &&
+	    dc_vcache_key_is(json_object_get(e, "key"), key) && t >= 0 && t <= now &&
+	    now - t <= DC_VCACHE_MAX_AGE && json_array_size(json_object_get(res, "matrix")) <= DC_VCACHE_MAX_GPUS &&
+	    dc_codec_read(res, b, &unavailable, why, sizeof(why)) == 0) {
+		if (unavailable)
+			dc_builder_unavailable(b);
+		rc = 0;
+	}
+	json_decref(e);
+	return rc;
+}
+#else
+static char *dc_vcache_encode(const char *key, const dmaconn_result *r)
+{
+	(void)key;
+	(void)r;
+	return NULL;
+}
+
+static int dc_vcache_decode(const char *text, const char *key, dmaconn_builder *b)
+{
+	(void)text;
+	(void)key;
+	(void)b;
+	return -1;
+}
+#endif
 
 /* --------------------------------------------------------------- store */
 
@@ -336,60 +405,25 @@ int dc_vcache_store(const char *key, const dmaconn_result *r)
 	char dir[PATH_MAX], tmp[PATH_MAX + 32], path[PATH_MAX + 16];
 	if (!key || dc_vcache_dir(dir, sizeof(dir)) != 0)
 		return -1;
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+	char *text = dc_vcache_encode(key, r);
+	if (!text)
 		return -1;
-	if (!dc_vcache_dir_ok(dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/verified", dir);
-	snprintf(tmp, sizeof(tmp), "%s/.verified.XXXXXX", dir);
-	int fd = mkstemp(tmp);
-	if (fd < 0)
-		return -1;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		unlink(tmp);
+	int fd = -1;
+	if ((mkdir(dir, 0700) == 0 || errno == EEXIST) && dc_vcache_dir_ok(dir)) {
+		snprintf(path, sizeof(path), "%s/verified", dir);
+		snprintf(tmp, sizeof(tmp), "%s/.verified.XXXXXX", dir);
+		fd = mkstemp(tmp);
+	}
+	if (fd < 0) {
+		free(text);
 		return -1;
 	}
-	fprintf(f, "dmaconn-verified 1\ntime %lld\n", (long long)time(NULL));
-	for (const char *p = key; *p;) {
-		size_t n = strcspn(p, "\n");
-		fprintf(f, "key ");
-		fwrite(p, 1, n, f);
-		fputc('\n', f);
-		p += n + (p[n] == '\n');
-	}
-	int n = dmaconn_result_size(r);
-	fprintf(f, "size %d\n", n);
-	for (int i = 0; i < n; i++) {
-		for (int k = 0; k < dmaconn_result_device_property_count(r, i); k++) {
-			fprintf(f, "device %d ", i);
-			dc_vcache_put(f, dmaconn_result_device_property_key(r, i, k));
-			fputc(' ', f);
-			dc_vcache_put(f, dmaconn_result_device_property_value(r, i, k));
-			fputc('\n', f);
-		}
-		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			fprintf(f, "value %d %d %d\n", i, j, dmaconn_result_get(r, i, j));
-			for (int k = 0; k < dmaconn_result_pair_property_count(r, i, j); k++) {
-				fprintf(f, "pair %d %d ", i, j);
-				dc_vcache_put(f, dmaconn_result_pair_property_key(r, i, j, k));
-				fputc(' ', f);
-				dc_vcache_put(f, dmaconn_result_pair_property_value(r, i, j, k));
-				fputc('\n', f);
-			}
-		}
-	}
-	for (int k = 0; k < dmaconn_result_warning_count(r); k++) {
-		fputs("warning ", f);
-		dc_vcache_put(f, dmaconn_result_warning(r, k));
-		fputc('\n', f);
-	}
-	fputs("end\n", f);
-	int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
-	bad |= fclose(f) != 0;
+	size_t len = strlen(text);
+	text[len++] = '\n'; /* over the NUL: written by length */
+	int bad = write(fd, text, len) != (ssize_t)len;
+	free(text);
+	bad |= fsync(fd) != 0;
+	bad |= close(fd) != 0;
 	if (bad || rename(tmp, path) != 0) {
 		unlink(tmp);
 		return -1;
@@ -429,128 +463,12 @@ static char *dc_vcache_read(void)
 	return text;
 }
 
-static int dc_vcache_index(const char *s, int n, int *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < 0 || v >= n)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
 int dc_vcache_load(const char *key, dmaconn_builder *b)
 {
 	if (!key)
 		return -1;
 	char *text = dc_vcache_read();
-	if (!text)
-		return -1;
-	int rc = -1, n = -1, ended = 0;
-	size_t keylen = 0, want = strlen(key);
-	long long when = -1;
-	char *save = NULL;
-	char *line = strtok_r(text, "\n", &save);
-	if (!line || strcmp(line, "dmaconn-verified 1") != 0)
-		goto out;
-	/* Header first, checked whole before anything is built. */
-	while ((line = strtok_r(NULL, "\n", &save))) {
-		if (!strncmp(line, "time ", 5)) {
-			char *end;
-			when = strtoll(line + 5, &end, 10);
-			if (*end)
-				goto out;
-		} else if (!strncmp(line, "key ", 4)) {
-			size_t l = strlen(line + 4);
-			if (keylen + l + 1 > want || strncmp(key + keylen, line + 4, l) != 0 ||
-			    key[keylen + l] != '\n')
-				goto out;
-			keylen += l + 1;
-		} else if (!strncmp(line, "size ", 5)) {
-			if (dc_vcache_index(line + 5, DC_VCACHE_MAX_GPUS + 1, &n) != 0)
-				goto out;
-			break;
-		} else {
-			goto out;
-		}
-	}
-	long long now = (long long)time(NULL);
-	if (n < 0 || keylen != want || when < 0 || when > now || now - when > DC_VCACHE_MAX_AGE)
-		goto out;
-	/* The body: parse all of it, then commit to the builder. */
-	char *body = save;
-	size_t bodylen = body ? strlen(body) : 0;
-	/* Every pair's value exactly once: a size that does not match the
-	 * values is corrupt, not a node of unverified devices. */
-	unsigned char *seen = calloc((size_t)n * (size_t)n + 1, 1);
-	int values = 0;
-	if (!seen)
-		goto out;
-	for (int pass = 0; pass < 2; pass++) {
-		char *copy = NULL;
-		if (pass == 0) {
-			if (!(copy = strndup(body ? body : "", bodylen)))
-				goto out;
-		}
-		char *s2 = NULL, *cur = pass == 0 ? copy : body;
-		if (pass == 1 && dmaconn_builder_set_size(b, n) != DMACONN_OK)
-			goto out;
-		ended = 0;
-		for (char *l = strtok_r(cur, "\n", &s2); l; l = strtok_r(NULL, "\n", &s2)) {
-			char *f[6] = { 0 };
-			int nf = 0;
-			char *s3 = NULL;
-			for (char *t = strtok_r(l, " ", &s3); t && nf < 6; t = strtok_r(NULL, " ", &s3))
-				f[nf++] = t;
-			int i, j, ok = 1;
-			if (ended) {
-				ok = 0;
-			} else if (nf == 1 && !strcmp(f[0], "end")) {
-				ended = 1;
-			} else if (nf == 4 && !strcmp(f[0], "device")) {
-				ok = dc_vcache_index(f[1], n, &i) == 0 && dc_percent_decode(f[2]) == 0 &&
-				     dc_percent_decode(f[3]) == 0;
-				if (ok && pass)
-					dmaconn_builder_set_device_property(b, i, f[2], f[3]);
-			} else if (nf == 4 && !strcmp(f[0], "value")) {
-				int v;
-				ok = dc_vcache_index(f[1], n, &i) == 0 && dc_vcache_index(f[2], n, &j) == 0 &&
-				     i != j && dc_vcache_index(f[3], 2, &v) == 0;
-				if (ok && !pass) {
-					ok = !seen[(size_t)i * (size_t)n + (size_t)j];
-					seen[(size_t)i * (size_t)n + (size_t)j] = 1;
-					values++;
-				}
-				if (ok && pass)
-					dmaconn_builder_set(b, i, j, v);
-			} else if (nf == 5 && !strcmp(f[0], "pair")) {
-				ok = dc_vcache_index(f[1], n, &i) == 0 && dc_vcache_index(f[2], n, &j) == 0 &&
-				     i != j && dc_percent_decode(f[3]) == 0 && dc_percent_decode(f[4]) == 0;
-				if (ok && pass)
-					dmaconn_builder_set_pair_property(b, i, j, f[3], f[4]);
-			} else if (nf == 2 && !strcmp(f[0], "warning")) {
-				ok = dc_percent_decode(f[1]) == 0;
-				if (ok && pass)
-					dmaconn_builder_add_warning(b, f[1]);
-			} else {
-				ok = 0;
-			}
-			if (!ok) {
-				free(copy);
-				free(seen);
-				goto out; /* only possible in pass 0 */
-			}
-		}
-		free(copy);
-		if (!ended || values != n * (n - 1)) {
-			free(seen);
-			goto out;
-		}
-	}
-	free(seen);
-	rc = 0;
-out:
+	int rc = text ? dc_vcache_decode(text, key, b) : -1;
 	free(text);
 	return rc;
 }

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The JSON form of a result: see codec.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+
+/*
+ * The typed keys.  Until the properties are declared once (key, type,
+ * unit, doc), this table is where their JSON type comes from; Python's
+ * dmaconn._json and docs/dmaconn.schema.json say the same
+ * (tests/json_schema_test.py checks the three agree).  dc_prop_kind() is
+ * the one way in.
+ */
+static const struct {
+	const char *key;
+	enum dc_prop_kind kind;
+} dc_codec_kinds[] = {
+	{ DMACONN_PROP_NVML_INDEX, DC_PROP_INT },
+	{ DMACONN_PROP_MINOR_NUMBER, DC_PROP_INT },
+	{ DMACONN_PROP_NVLINK_ACTIVE_LINKS, DC_PROP_INT },
+	{ DMACONN_PROP_NVLINK_SWITCH_LINKS, DC_PROP_INT },
+	{ DMACONN_PROP_CLIQUE_ID, DC_PROP_INT },
+	{ DMACONN_PROP_NUMA_NODE, DC_PROP_INT },
+	{ DMACONN_PROP_KFD_NODE, DC_PROP_INT },
+	{ DMACONN_PROP_GFX_TARGET_VERSION, DC_PROP_INT },
+	{ DMACONN_PROP_PARTITION, DC_PROP_INT },
+	{ DMACONN_PROP_PARTITIONS, DC_PROP_INT },
+	{ DMACONN_PROP_LEVEL_ZERO_DRIVER, DC_PROP_INT },
+	{ DMACONN_PROP_LEVEL_ZERO_INDEX, DC_PROP_INT },
+	{ DMACONN_PROP_TILE, DC_PROP_INT },
+	{ DMACONN_PROP_TILES, DC_PROP_INT },
+	{ DMACONN_PROP_RANK, DC_PROP_INT },
+	{ DMACONN_PROP_NODE, DC_PROP_INT },
+	{ DMACONN_PROP_LOCAL_ORDINAL, DC_PROP_INT },
+	{ DMACONN_PROP_NVLINK_LINKS, DC_PROP_INT },
+	{ DMACONN_PROP_NVLINK_DIRECT_LINKS, DC_PROP_INT },
+	{ DMACONN_PROP_HOPS, DC_PROP_INT },
+	{ DMACONN_PROP_WEIGHT, DC_PROP_INT },
+	{ DMACONN_PROP_MIN_BANDWIDTH_MBS, DC_PROP_INT },
+	{ DMACONN_PROP_MAX_BANDWIDTH_MBS, DC_PROP_INT },
+	{ DMACONN_PROP_XGMI_LINKS, DC_PROP_INT },
+	{ DMACONN_PROP_XELINK_LINKS, DC_PROP_INT },
+	{ DMACONN_PROP_MDFI_LINKS, DC_PROP_INT },
+	{ "performance_rank", DC_PROP_INT }, /* dmaconn_verify() */
+	{ DMACONN_PROP_NVLINK_GBPS, DC_PROP_NUMBER },
+	{ DMACONN_PROP_XELINK_GBPS, DC_PROP_NUMBER },
+	{ DMACONN_PROP_GBPS, DC_PROP_NUMBER },
+	{ DMACONN_PROP_LATENCY_US, DC_PROP_NUMBER },
+	{ DMACONN_PROP_ENABLED, DC_PROP_BOOL },
+	{ DMACONN_PROP_COHERENT, DC_PROP_BOOL },
+	{ DMACONN_PROP_ATOMICS_32, DC_PROP_BOOL },
+	{ DMACONN_PROP_ATOMICS_64, DC_PROP_BOOL },
+	{ DMACONN_PROP_PEER_DMA, DC_PROP_BOOL },
+	{ "can_access_peer", DC_PROP_BOOL },  /* dmaconn_verify() */
+	{ "access_supported", DC_PROP_BOOL }, /* dmaconn_verify() */
+	{ "native_atomics", DC_PROP_BOOL },   /* dmaconn_verify() */
+};
+
+enum dc_prop_kind dc_prop_kind(const char *key)
+{
+	for (size_t k = 0; key && k < sizeof(dc_codec_kinds) / sizeof(dc_codec_kinds[0]); k++)
+		if (!strcmp(dc_codec_kinds[k].key, key))
+			return dc_codec_kinds[k].kind;
+	return DC_PROP_STRING;
+}
+
+/* ------------------------------------------------------------- values */
+
+json_t *dc_codec_string(const struct dc_codec *c, const char *s)
+{
+	char *fixed = c && c->fix ? c->fix(s) : NULL;
+	json_t *v = json_string(fixed ? fixed : s);
+	free(fixed);
+	return v;
+}
+
+/* The fewest digits of v that read back as v, without an exponent where
+ * that is short enough. */
+static void dc_codec_real_text(double v, char *buf, size_t len)
+{
+	int plain = v == 0 || (fabs(v) >= 1e-4 && fabs(v) < 1e15);
+	for (int prec = plain ? 0 : 1; prec <= 17; prec++) {
+		snprintf(buf, len, plain ? "%.*f" : "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+/* Whether text is a whole C integer (no blank before, nothing after). */
+static int dc_codec_int(const char *text, long long *out)
+{
+	char *end = NULL;
+	if (!*text || *text == ' ' || (*text >= '\t' && *text <= '\r'))
+		return 0;
+	errno = 0;
+	*out = strtoll(text, &end, 10);
+	return !*end && !errno;
+}
+
+static int dc_codec_number(const char *text, double *out)
+{
+	char *end = NULL;
+	if (!*text || *text == ' ' || (*text >= '\t' && *text <= '\r'))
+		return 0;
+	errno = 0;
+	*out = strtod(text, &end);
+	return !*end && !errno && isfinite(*out);
+}
+
+/* 1 true, 0 false, -1 neither; exact: only as results write them. */
+static int dc_codec_bool(const char *text, int exact)
+{
+	if (!strcmp(text, "yes") || (!exact && (!strcmp(text, "true") || !strcmp(text, "1"))))
+		return 1;
+	if (!strcmp(text, "no") || (!exact && (!strcmp(text, "false") || !strcmp(text, "0"))))
+		return 0;
+	return -1;
+}
+
+json_t *dc_codec_value(const struct dc_codec *c, const char *key, const char *text)
+{
+	int exact = c && (c->flags & DC_CODEC_EXACT);
+	enum dc_prop_kind kind = dc_prop_kind(key);
+	if (!text)
+		return json_null();
+	/* The typed value, and the text it reads back as. */
+	json_t *typed = NULL;
+	char back[64] = "";
+	long long i;
+	double d;
+	int b;
+	if (kind == DC_PROP_INT && dc_codec_int(text, &i)) {
+		typed = json_integer(i);
+		snprintf(back, sizeof(back), "%lld", i);
+	} else if (kind == DC_PROP_NUMBER && dc_codec_number(text, &d)) {
+		typed = json_real(d);
+		dc_codec_real_text(d, back, sizeof(back));
+	} else if (kind == DC_PROP_BOOL && (b = dc_codec_bool(text, exact)) >= 0) {
+		typed = json_boolean(b);
+		snprintf(back, sizeof(back), "%s", text); /* exact: "yes" or "no" */
+	}
+	if (typed && (!exact || !strcmp(back, text)))
+		return typed;
+	json_decref(typed);
+	if (kind != DC_PROP_STRING && !exact)
+		return json_null();
+	return dc_codec_string(exact ? NULL : c, text);
+}
+
+char *dc_codec_text(const char *key, const json_t *value)
+{
+	char buf[64];
+	if (json_is_string(value))
+		return strdup(json_string_value(value));
+	if (json_is_integer(value))
+		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(value));
+	else if (json_is_real(value))
+		dc_codec_real_text(json_real_value(value), buf, sizeof(buf));
+	else if (json_is_boolean(value))
+		snprintf(buf, sizeof(buf), "%s",
+			 dc_prop_kind(key) == DC_PROP_BOOL ? (json_is_true(value) ? "yes" : "no")
+							   : (json_is_true(value) ? "true" : "false"));
+	else
+		return NULL;
+	return strdup(buf);
+}
+
+int dc_codec_set_first(const struct dc_codec *c, json_t *obj, const char *key, const char *value)
+{
+	int exact = c && (c->flags & DC_CODEC_EXACT);
+	char *fixed = !exact && c && c->fix ? c->fix(key) : NULL;
+	const char *k = fixed ? fixed : key;
+	int rc = 0;
+	if (!json_object_get(obj, k))
+		rc = json_object_set_new(obj, k, dc_codec_value(c, key, value));
+	free(fixed);
+	return rc;
+}
