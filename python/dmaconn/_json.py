@@ -1,59 +1,79 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Typed property values, as the C tool's ``--json`` writes them.
 
-The table matches ``dc_codec_kinds`` in src/codec.c and the property types in
-docs/dmaconn.schema.json (tests/json_schema_test.py checks all three): keys
-listed here read as int, float or bool, ``None`` where the value is unknown or
-does not read as its type; every other key (a user detector's included) stays
-a string.
+The types are the library's property table (``DMACONN_PROPERTIES`` in
+include/dmaconn_props.h), asked through ctypes, and the library reads each
+value: a typed key's value is an int, float or bool, ``None`` where it is
+unknown or does not read as its type; every other key (a user detector's
+included) stays a string.
 """
 
-import math
-from typing import Any, Dict, Optional
+import ctypes
+import threading
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from . import _library
 
 JSON_VERSION = 1  # the "version" member of the document (docs/json-output.md)
 
-PROPERTY_TYPES: Dict[str, type] = {
-    **dict.fromkeys(
-        (
-            "nvml_index", "minor_number", "nvlink_active_links", "nvlink_switch_links", "clique_id",
-            "numa_node", "kfd_node", "gfx_target_version", "partition", "partitions",
-            "level_zero_driver", "level_zero_index", "tile", "tiles",
-            "rank", "node", "local_ordinal",
-            "nvlink_links", "nvlink_direct_links", "hops", "weight", "min_bandwidth_mbs", "max_bandwidth_mbs",
-            "xgmi_links", "xelink_links", "mdfi_links",
-            "performance_rank",  # dmaconn.verify()
-        ),
-        int,
-    ),
-    **dict.fromkeys(("nvlink_gbps", "xelink_gbps", "gbps", "latency_us"), float),
-    **dict.fromkeys(("enabled", "coherent", "atomics_32", "atomics_64", "peer_dma"), bool),
-    **dict.fromkeys(("can_access_peer", "access_supported", "native_atomics"), bool),  # dmaconn.verify()
-}
+# The JSON type of each declared key whose values are not strings, made on
+# first use from the library's table.
+_types: Optional[Dict[str, type]] = None
+_types_lock = threading.Lock()
+_PYTHON_TYPES = {"integer": int, "number": float, "boolean": bool}
 
 
-def _is_c_int(text: str) -> bool:
-    body = text[1:] if text[:1] in "+-" else text
-    return body.isascii() and body.isdigit()
+def property_types() -> Dict[str, type]:
+    """{key: int, float or bool} for the declared keys that are not strings."""
+    global _types
+    if _types is not None:
+        return _types
+    with _types_lock:
+        if _types is None:
+            lib = _library.get()
+            table: Dict[str, type] = {}
+            for k in range(lib.dmaconn_property_count()):
+                key = lib.dmaconn_property_key(k)
+                json_type = lib.dmaconn_property_json_type(lib.dmaconn_property_type_of(key))
+                if json_type and json_type.decode() in _PYTHON_TYPES:
+                    table[key.decode()] = _PYTHON_TYPES[json_type.decode()]
+            _types = table
+        return _types
+
+
+def _read(reader: Callable[..., int], key: str, value: str, out: Any) -> Any:
+    if reader(key.encode(), value.encode("utf-8", "surrogateescape"), ctypes.byref(out)) != 0:
+        return None
+    return out.value
+
+
+# Values read, by (key, text): a result repeats the same few across its
+# devices and pairs.  Bounded; dropped whole when full.
+_read_cache: Dict[Tuple[str, str], Any] = {}
+_READ_CACHE_MAX = 4096
 
 
 def typed_value(key: str, value: Optional[str]) -> Any:
     """A property's value with the type its key has in JSON."""
-    kind = PROPERTY_TYPES.get(key)
+    kind = property_types().get(key)
     if kind is None or value is None:
         return value
+    try:
+        return _read_cache[(key, value)]
+    except KeyError:
+        pass
+    typed = _typed(kind, key, value)
+    if len(_read_cache) >= _READ_CACHE_MAX:
+        _read_cache.clear()
+    _read_cache[(key, value)] = typed
+    return typed
+
+
+def _typed(kind: type, key: str, value: str) -> Any:
+    lib = _library.get()
     if kind is int:
-        return int(value) if _is_c_int(value) and -(2**63) <= int(value) < 2**63 else None
+        return _read(lib.dmaconn_property_read_int, key, value, ctypes.c_longlong())
     if kind is float:
-        if not value or value[0].isspace() or value != value.strip():
-            return None
-        try:
-            number = float(value)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    if value in ("yes", "true", "1"):
-        return True
-    if value in ("no", "false", "0"):
-        return False
-    return None
+        return _read(lib.dmaconn_property_read_number, key, value, ctypes.c_double())
+    flag = _read(lib.dmaconn_property_read_bool, key, value, ctypes.c_int())
+    return None if flag is None else bool(flag)
