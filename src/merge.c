@@ -7,8 +7,8 @@
  * MPI and no other process: every rank merges the same records alike.
  *
  * A record (dmaconn_rank_record() writes it; Python's rank_record() adds
- * its own choices to it):
- *   {"host": dmaconn_host_id(), "domain": MPI's shared-memory domain (absent
+ * its own choices to it; hand-made ones lack "dmaconn_record"):
+ *   {"dmaconn_record": 1 (the format), "host": dmaconn_host_id(), "domain": MPI's shared-memory domain (absent
  *    without MPI: the host alone names the node), "device_type",
  *    "connection_type", "error": the detection's error or null,
  *    "matrix", "devices": [{properties}], "warnings",
@@ -31,6 +31,7 @@
 #include "linkmatrix.h"
 
 #define MSG_SIZE 1024
+#define DC_MERGE_VERSION 1 /* "dmaconn_record": another is unreadable */
 #define MAX_DEVICES 65536
 
 /* ------------------------------------------------------- a rank's record */
@@ -110,7 +111,8 @@ int dmaconn_rank_record(dmaconn_device_type type, const char *connection, unsign
 	if (!json || !type_name || !connection || !*connection)
 		return DMACONN_EINVAL;
 	json_t *rec = json_object();
-	int bad = !rec || dc_merge_put(rec, "host", json_string(dmaconn_host_id()));
+	int bad = !rec || dc_merge_put(rec, "dmaconn_record", json_integer(DC_MERGE_VERSION));
+	bad |= dc_merge_put(rec, "host", json_string(dmaconn_host_id()));
 	if (!bad && domain >= 0)
 		bad = dc_merge_put(rec, "domain", json_integer(domain));
 	bad |= dc_merge_put(rec, "device_type", json_string(type_name));
@@ -288,7 +290,8 @@ static void dc_merge_read(struct contrib *c, const char *text, dmaconn_device_ty
 	const json_t *devs = json_object_get(rec, "devices"), *contribute = json_object_get(rec, "contribute");
 	const char *t = json_string_value(json_object_get(rec, "device_type"));
 	const char *conn = json_string_value(json_object_get(rec, "connection_type"));
-	if (!json_is_object(rec) || !(c->host = dc_merge_dup(json_object_get(rec, "host"))) ||
+	const json_t *version = json_object_get(rec, "dmaconn_record");
+	if (!json_is_object(rec) || (version && json_integer_value(version) != DC_MERGE_VERSION) || !(c->host = dc_merge_dup(json_object_get(rec, "host"))) ||
 	    (t && strcmp(t, dmaconn_device_type_name(type))) || (conn && strcmp(conn, connection)))
 		goto bad;
 	if (json_is_integer(domain) && json_integer_value(domain) >= 0 && json_integer_value(domain) <= INT_MAX)
