@@ -58,6 +58,24 @@ static void device(const struct nvml_api *a, unsigned int i, unsigned int count)
 			a->nvmlDeviceGetNvLinkRemoteDeviceType(h, l, &type);
 		a->nvmlDeviceGetNvLinkRemotePciInfo_v2(h, l, &pci);
 	}
+	/* Placement: affinity masks of every size (the node scope and another),
+	 * the memory's NUMA node and the C2C fields. */
+	unsigned long set[70];
+	for (unsigned int words = 1; words <= 70; words += 23) {
+		for (nvmlAffinityScope_t scope = 0; scope <= 2; scope++) {
+			if (a->nvmlDeviceGetCpuAffinityWithinScope)
+				a->nvmlDeviceGetCpuAffinityWithinScope(h, words, set, scope);
+			if (a->nvmlDeviceGetMemoryAffinity)
+				a->nvmlDeviceGetMemoryAffinity(h, words, set, scope);
+		}
+	}
+	if (a->nvmlDeviceGetNumaNodeId)
+		a->nvmlDeviceGetNumaNodeId(h, &u);
+	nvmlFieldValue_t c2c[3] = { { .fieldId = NVML_FI_DEV_C2C_LINK_COUNT },
+				    { .fieldId = NVML_FI_DEV_C2C_LINK_GET_STATUS },
+				    { .fieldId = NVML_FI_DEV_C2C_LINK_GET_MAX_BW } };
+	if (a->nvmlDeviceGetFieldValues)
+		a->nvmlDeviceGetFieldValues(h, 3, c2c);
 	nvmlFieldValue_t fv[NVML_NVLINK_MAX_LINKS * 3 + 3];
 	memset(fv, 0, sizeof(fv));
 	for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {

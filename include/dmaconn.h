@@ -297,7 +297,7 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 	X(STRING, 0, "string", "string")    /* text */                                  \
 	X(INT, 1, "int", "integer")         /* decimal integer */                       \
 	X(NUMBER, 2, "number", "number")    /* decimal number, finite */                \
-	X(BOOL, 3, "bool", "boolean")       /* "yes"/"true", "no"/"false" */            \
+	X(BOOL, 3, "bool", "boolean")       /* "yes"/"true"/"1", "no"/"false"/"0" */    \
 	X(HEX, 4, "hex", "string")          /* hexadecimal integer, "0x" optional */    \
 	X(LIST, 5, "list", "string")        /* decimal integers: "3,7" */               \
 	X(VERSION, 6, "version", "string")  /* decimal integers: "9.0" */               \
@@ -455,6 +455,177 @@ DMACONN_EXTERN int dmaconn_result_pair_verified(const dmaconn_result *r, int i, 
 #define DMACONN_REASON_LINK_DISABLED "link_disabled"         /* rocm: the kernel's link is disabled */
 #define DMACONN_REASON_NO_XELINK "no_xelink"                 /* xpu: no XeLink edge */
 #define DMACONN_REASON_UNKNOWN "unknown"                     /* nothing known explains it */
+
+/* ------------------------------------------------------------------------ */
+/* Placement: NICs, CPUs and memory near each device                        */
+
+/*
+ * Where to place work beside each device of a type: the RDMA-capable NICs
+ * (every device of /sys/class/infiniband: InfiniBand, RoCE, EFA and other
+ * verbs devices) sorted nearest first with the GPUDirect RDMA mechanism each
+ * could use, and the CPUs and NUMA nodes local to the device, with its
+ * NVLink-C2C links.  Read from sysfs and NVML (a replay file's "files" and
+ * "nvml" sections when one is replayed); CUDA is never initialised and no
+ * root is needed: what cannot be read is said (a reason), never assumed.
+ *
+ * Devices are in the runtime's order, as dmaconn_detect() numbers them (the
+ * same visibility variables apply).  On success *out holds a new placement
+ * that the caller owns and frees with dmaconn_placement_free(); it is not
+ * cached.  Errors: DMACONN_EINVAL, DMACONN_EREPLAY (the replay file is
+ * unusable), DMACONN_ENOMEM.  A vendor library that does not answer is not
+ * an error: its facts are missing and a warning says why.
+ */
+typedef struct dmaconn_placement dmaconn_placement;
+
+DMACONN_EXTERN int dmaconn_placement_detect(dmaconn_device_type type, dmaconn_placement **out);
+/* Frees p; accepts NULL. */
+DMACONN_EXTERN void dmaconn_placement_free(dmaconn_placement *p);
+
+/* Accessors.  Strings they return belong to p and live as long as it does;
+ * an index out of range gives NULL (or 0 for a count, -1 for an index). */
+DMACONN_EXTERN dmaconn_device_type dmaconn_placement_device_type(const dmaconn_placement *p);
+/* N, the number of devices. */
+DMACONN_EXTERN int dmaconn_placement_size(const dmaconn_placement *p);
+/* The number of NICs of the node (0: see DMACONN_PLACE_NICS_REASON). */
+DMACONN_EXTERN int dmaconn_placement_nic_count(const dmaconn_placement *p);
+
+/* Facts of the node (DMACONN_PLACE_* keys below), in a stable order. */
+DMACONN_EXTERN const char *dmaconn_placement_get(const dmaconn_placement *p, const char *key);
+DMACONN_EXTERN int dmaconn_placement_property_count(const dmaconn_placement *p);
+DMACONN_EXTERN const char *dmaconn_placement_property_key(const dmaconn_placement *p, int k);
+DMACONN_EXTERN const char *dmaconn_placement_property_value(const dmaconn_placement *p, int k);
+
+/* Facts of device i (0 <= i < N). */
+DMACONN_EXTERN const char *dmaconn_placement_device_get(const dmaconn_placement *p, int i,
+							const char *key);
+DMACONN_EXTERN int dmaconn_placement_device_property_count(const dmaconn_placement *p, int i);
+DMACONN_EXTERN const char *dmaconn_placement_device_property_key(const dmaconn_placement *p, int i,
+								  int k);
+DMACONN_EXTERN const char *dmaconn_placement_device_property_value(const dmaconn_placement *p, int i,
+								    int k);
+
+/* Facts of NIC n (0 <= n < dmaconn_placement_nic_count()); NICs are in the
+ * order of their names. */
+DMACONN_EXTERN const char *dmaconn_placement_nic_get(const dmaconn_placement *p, int n,
+						     const char *key);
+DMACONN_EXTERN int dmaconn_placement_nic_property_count(const dmaconn_placement *p, int n);
+DMACONN_EXTERN const char *dmaconn_placement_nic_property_key(const dmaconn_placement *p, int n,
+							       int k);
+DMACONN_EXTERN const char *dmaconn_placement_nic_property_value(const dmaconn_placement *p, int n,
+								 int k);
+
+/* Device i's NICs nearest first: the index of its rank-th NIC (0 <= rank <
+ * nic_count), or -1.  Nearest: by path class (PIX, PXB, C2C, PHB, NODE, SYS,
+ * then a pair without a known path), then GPUDirect RDMA usable before not,
+ * then by name. */
+DMACONN_EXTERN int dmaconn_placement_device_nic(const dmaconn_placement *p, int i, int rank);
+
+/* Facts of the pair (device i, NIC n): DMACONN_PROP_PATH, DMACONN_PLACE_GDR... */
+DMACONN_EXTERN const char *dmaconn_placement_link_get(const dmaconn_placement *p, int i, int n,
+						      const char *key);
+DMACONN_EXTERN int dmaconn_placement_link_property_count(const dmaconn_placement *p, int i, int n);
+DMACONN_EXTERN const char *dmaconn_placement_link_property_key(const dmaconn_placement *p, int i,
+								int n, int k);
+DMACONN_EXTERN const char *dmaconn_placement_link_property_value(const dmaconn_placement *p, int i,
+								  int n, int k);
+
+/* The class of the path between NICs a and b, as `nvidia-smi topo -m`'s NIC
+ * rows give it (PIX, PXB, PHB, NODE, SYS; a static string); NULL when a ==
+ * b, out of range, or a place is unknown. */
+DMACONN_EXTERN const char *dmaconn_placement_nic_path(const dmaconn_placement *p, int a, int b);
+
+/* Warnings raised while detecting, in order (also sent to the sink). */
+DMACONN_EXTERN int dmaconn_placement_warning_count(const dmaconn_placement *p);
+DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p, int k);
+
+/*
+ * Keys of the node.  The GPUDirect RDMA mechanisms, judged without CUDA
+ * (docs/placement.md gives the rules): DMACONN_PLACE_DMABUF "yes", "no" or
+ * "unknown" with DMACONN_PLACE_DMABUF_REASON (one line); the peer-memory
+ * module loaded, if any ("nvidia_peermem", "nv_peer_mem", "nv_mem_nc").
+ */
+#define DMACONN_PLACE_DMABUF "dmabuf"
+#define DMACONN_PLACE_DMABUF_REASON "dmabuf_reason"
+#define DMACONN_PLACE_PEERMEM_MODULE "peermem_module"
+/* The farthest path class at which GPUDirect RDMA is used: "C2C", NCCL's
+ * default NCCL_NET_GDR_LEVEL (PATH_P2C with NCCL_NET_GDR_C2C=1): PIX, PXB
+ * and C2C are within it, PHB, NODE and SYS beyond. */
+#define DMACONN_PLACE_GDR_LEVEL "gdr_level"
+/* Why the node has no NIC: a DMACONN_NICS_REASON_* code, and its text. */
+#define DMACONN_PLACE_NICS_REASON "nics_reason"
+#define DMACONN_PLACE_NICS_REASON_TEXT "nics_reason_text"
+
+/*
+ * Keys of a device, besides DMACONN_PROP_PCI_BUS_ID, DMACONN_PROP_UUID and
+ * DMACONN_PROP_NUMA_NODE (the kernel's, "-1" where it gives none).
+ * CPU side: the CPU-bearing NUMA node local to the device, its CPUs in list
+ * form ("0-55,112-167"), and where they come from ("sysfs": the device's
+ * numa_node and local_cpulist; "nvml": NVML's affinity where sysfs says -1).
+ */
+#define DMACONN_PLACE_CPU_NUMA_NODE "cpu_numa_node"
+#define DMACONN_PLACE_CPUSET "cpuset"
+#define DMACONN_PLACE_CPU_SOURCE "cpu_source"        /* "sysfs", "nvml" */
+/* The device's own memory as the kernel shows it: the NUMA node of its
+ * memory and the mode, DMACONN_MEMORY_* (a "memory_only" node is never a CPU
+ * binding target). */
+#define DMACONN_PLACE_MEMORY_NUMA_NODE "memory_numa_node"
+#define DMACONN_PLACE_MEMORY_MODE "memory_mode"
+#define DMACONN_MEMORY_ONLY "memory_only" /* NUMA mode: a CPU-less node of device memory */
+#define DMACONN_MEMORY_CDMM "cdmm"        /* coherent, but driver-managed: no NUMA node */
+#define DMACONN_MEMORY_NONE "none"        /* device memory not in the OS (PCIe devices) */
+/* NVLink-C2C (NVML field values NVML_FI_DEV_C2C_LINK_COUNT, _GET_STATUS and
+ * _GET_MAX_BW, asked with scope 0): the links present, their status
+ * ("active", "inactive") and bandwidth in MB/s per link; the status and
+ * bandwidth only where there are links. */
+#define DMACONN_PLACE_C2C_LINKS "c2c_links"
+#define DMACONN_PLACE_C2C_STATUS "c2c_status"
+#define DMACONN_PLACE_C2C_MAX_BW_MBS "c2c_max_bw_mbs"
+/* The PCIe root complex, as Kubernetes DRA's resource.kubernetes.io/pcieRoot
+ * spells it ("pci0000:00"), and the bridges from the root port down to the
+ * device ("0000:15:01.0,0000:16:00.0,0000:17:00.0"); set for NICs too,
+ * absent where the device is not found in /sys/devices. */
+#define DMACONN_PLACE_PCIE_ROOT "pcie_root"
+#define DMACONN_PLACE_PCI_PATH "pci_path"
+/* A ready binding: numactl's arguments ("--cpunodebind=0 --membind=0") and
+ * the value for Slurm's --cpu-bind ("mask_cpu:0x..."). */
+#define DMACONN_PLACE_NUMACTL "numactl"
+#define DMACONN_PLACE_SLURM_CPU_BIND "slurm_cpu_bind"
+
+/* Keys of a NIC, besides DMACONN_PROP_NAME ("mlx5_0"), DMACONN_PROP_PCI_BUS_ID
+ * (absent for a device without a PCI function: rxe, siw), DMACONN_PROP_NUMA_NODE
+ * and DMACONN_PLACE_PCIE_ROOT. */
+#define DMACONN_PLACE_NETDEV "netdev"         /* "ens1np0", comma-separated; absent without one */
+#define DMACONN_PLACE_LINK_LAYER "link_layer" /* port 1's: "InfiniBand", "Ethernet" */
+#define DMACONN_PLACE_PORT_STATE "port_state" /* port 1's: "ACTIVE", "DOWN", ... */
+#define DMACONN_PLACE_PORT_RATE "port_rate"   /* port 1's: "400 Gb/sec (4X NDR)" */
+#define DMACONN_PLACE_NODE_GUID "node_guid"   /* "a088:c203:00b2:3c4e" */
+
+/*
+ * Keys of a (device, NIC) pair: DMACONN_PROP_PATH, the class of the path
+ * (PIX, PXB, PHB, NODE, SYS, as `nvidia-smi topo -m`; C2C where the NIC
+ * hangs off the CPU the GPU reaches over active NVLink-C2C and no NIC is
+ * nearer over PCIe, as NCCL counts it; absent when either place in
+ * /sys/devices is unknown), DMACONN_PLACE_PCIE_PATH (the PCIe class alone),
+ * DMACONN_PLACE_GDR
+ * (DMACONN_GDR_*), DMACONN_PLACE_GDR_MODULE (the peer-memory module when
+ * gdr is "peermem") and, when gdr is "none", DMACONN_PROP_REASON (a
+ * DMACONN_GDR_REASON_* code) with DMACONN_PROP_REASON_TEXT.
+ */
+#define DMACONN_PLACE_PCIE_PATH "pcie_path"
+#define DMACONN_PLACE_GDR "gdr"
+#define DMACONN_PLACE_GDR_MODULE "gdr_module"
+#define DMACONN_GDR_DMABUF "dmabuf"
+#define DMACONN_GDR_PEERMEM "peermem"
+#define DMACONN_GDR_NONE "none"
+#define DMACONN_GDR_REASON_NO_MECHANISM "no_gdr_mechanism"  /* no dmabuf, no peer-memory module */
+#define DMACONN_GDR_REASON_UNKNOWN "gdr_mechanism_unknown"  /* dmabuf unknown, no module */
+#define DMACONN_GDR_REASON_PATH "path_beyond_gdr_level"     /* farther than DMACONN_PLACE_GDR_LEVEL */
+#define DMACONN_GDR_REASON_ACS_REDIRECT "acs_redirect"      /* a bridge of the path redirects */
+#define DMACONN_GDR_REASON_ACS_UNKNOWN "acs_unknown"        /* a bridge's ACS unreadable (no root) */
+#define DMACONN_GDR_REASON_IOMMU "iommu_translating"        /* the GPU's IOMMU group translates DMA */
+/* DMACONN_PLACE_NICS_REASON's codes. */
+#define DMACONN_NICS_REASON_NONE "no_rdma_nic"              /* /sys/class/infiniband is empty */
+#define DMACONN_NICS_REASON_NO_CLASS "no_rdma_class"        /* no /sys/class/infiniband at all */
 
 /* ------------------------------------------------------------------------ */
 /* Detectors                                                                 */

@@ -114,6 +114,11 @@
 	X(LATENCY_US, "latency_us", NUMBER, PAIR, "us", "measured 4-byte copy latency") \
 	X(PCIE_BRIDGES, "pcie_bridges", STRING, PAIR, "", "the bridges between the pair, from sysfs") \
 	X(ACS_REDIRECT, "acs_redirect", STRING, PAIR, "", "bridges of the path redirecting peer requests") \
+	/* Pairs of dmaconn_verify() (dmaconn.h, "Verification"). */ \
+	X(CAN_ACCESS_PEER, "can_access_peer", BOOL, PAIR, "", "the CUDA driver grants peer access") \
+	X(ACCESS_SUPPORTED, "access_supported", BOOL, PAIR, "", "the driver's peer access attribute") \
+	X(NATIVE_ATOMICS, "native_atomics", BOOL, PAIR, "", "the driver's native atomics attribute") \
+	X(PERFORMANCE_RANK, "performance_rank", INT, PAIR, "", "the driver's relative performance of the link") \
 	/* Why a pair is 0 (dmaconn.h, "Why a pair is 0"). */ \
 	X(REASON, "reason", STRING, PAIR, "", "a DMACONN_REASON_ code") \
 	X(REASON_TEXT, "reason_text", STRING, PAIR, "", "one line for people")
@@ -205,6 +210,10 @@
 #define DMACONN_PROP_LATENCY_US "latency_us"
 #define DMACONN_PROP_PCIE_BRIDGES "pcie_bridges"
 #define DMACONN_PROP_ACS_REDIRECT "acs_redirect"
+#define DMACONN_PROP_CAN_ACCESS_PEER "can_access_peer"
+#define DMACONN_PROP_ACCESS_SUPPORTED "access_supported"
+#define DMACONN_PROP_NATIVE_ATOMICS "native_atomics"
+#define DMACONN_PROP_PERFORMANCE_RANK "performance_rank"
 #define DMACONN_PROP_REASON "reason"
 #define DMACONN_PROP_REASON_TEXT "reason_text"
 /* END GENERATED */

@@ -275,6 +275,23 @@ WRAP(nvmlDeviceGetMigMode, (nvmlDevice_t h, unsigned int *current, unsigned int 
      note_dev(h, REPLAY_D_MIG, rc, rc ? NULL : ((unsigned int[2]){ *current, *pending })))
 WRAP(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m),
      note_dev(h, REPLAY_D_BAR1, rc, rc ? NULL : &m->bar1Total))
+WRAP(nvmlDeviceGetNumaNodeId, (nvmlDevice_t h, unsigned int *node), (h, node), note_dev(h, REPLAY_D_NUMA, rc, node))
+
+/* An affinity answer of the node scope, kept in the kernel's list form. */
+static void note_list(nvmlDevice_t h, int key, nvmlReturn_t rc, unsigned int size, const unsigned long *set)
+{
+	char list[REPLAY_LIST_LEN];
+	unsigned long mask[REPLAY_LIST_WORDS] = { 0 };
+	if (!rc)
+		memcpy(mask, set, sizeof(*set) * (size < REPLAY_LIST_WORDS ? size : REPLAY_LIST_WORDS));
+	if (!rc && dc_list_format(mask, REPLAY_LIST_WORDS, list, sizeof(list)) < 0)
+		rc = NVML_ERROR_INSUFFICIENT_SIZE;
+	note_dev(h, key, rc, list);
+}
+WRAP(nvmlDeviceGetCpuAffinityWithinScope, (nvmlDevice_t h, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
+     (h, size, set, scope), scope == NVML_AFFINITY_SCOPE_NODE ? note_list(h, REPLAY_D_CPUS, rc, size, set) : (void)0)
+WRAP(nvmlDeviceGetMemoryAffinity, (nvmlDevice_t h, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
+     (h, size, set, scope), scope == NVML_AFFINITY_SCOPE_NODE ? note_list(h, REPLAY_D_MEMS, rc, size, set) : (void)0)
 WRAP(nvmlDeviceGetMinorNumber, (nvmlDevice_t h, unsigned int *minor), (h, minor),
      note_dev(h, REPLAY_D_MINOR, rc, minor))
 WRAP(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *mode), (h, mode),
@@ -323,6 +340,8 @@ static nvmlReturn_t r_nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFi
 		x = key == REPLAY_L_STATE ? x != 0 : x;
 		if (key >= 0) {
 			note_link(h, v->scopeId, key, erc, &x, true);
+		} else if (id >= NVML_FI_DEV_C2C_LINK_COUNT && id <= NVML_FI_DEV_C2C_LINK_GET_MAX_BW) {
+			note_dev(h, REPLAY_D_C2C_COUNT + (int)(id - NVML_FI_DEV_C2C_LINK_COUNT), erc, &x);
 		} else if (id == NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT && !erc) {
 			LOCK();
 			if (dev_of(h))

@@ -102,7 +102,10 @@ struct nvmlDevice_st {
 	unsigned int index;
 	nvmlReturn_t handle_rc; /* the device is an error object */
 	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc, minor_rc;
+	nvmlReturn_t cpus_rc, mems_rc, numa_rc, c2c_count_rc, c2c_status_rc, c2c_bw_rc;
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+	char cpus[REPLAY_LIST_LEN], mems[REPLAY_LIST_LEN]; /* affinity, the kernel's list form */
+	unsigned int numa, c2c_count, c2c_status, c2c_bw;
 	nvmlPciInfo_t pci;
 	int cc[2];
 	unsigned int mig[2], virt, minor, nlinks, np2p, nmig;
@@ -223,6 +226,26 @@ static json_t *pci_write(const struct fmt_ctx *c, const struct fmt_field *f, con
 
 static const struct fmt_custom pci_custom = { pci_read, pci_write };
 
+/* A set of CPUs or NUMA nodes in the kernel's list form ("0-55,112-167"). */
+static int list_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	unsigned long mask[REPLAY_LIST_WORDS];
+	const char *s = json_string_value(v);
+	if (!s || strlen(s) >= f->size || dc_list_parse(s, mask, REPLAY_LIST_WORDS) != 0)
+		return replay_bad(c->file, path, "expected a list such as \"0-55,112-167\" (members below %d) or an error object",
+				  REPLAY_LIST_WORDS * DC_LIST_BITS);
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
+static json_t *list_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	(void)c, (void)f;
+	return json_string(in);
+}
+
+static const struct fmt_custom list_custom = { list_read, list_write };
+
 #define LINK(key, kind, m, ...) FMT_FIELD(key, kind, struct link, m, FMT_RC(struct link, m##_rc, NS), __VA_ARGS__)
 const struct fmt_field replay_link_fields[] = {
 	LINK("state", FMT_UINT, state, .max = 1, .msg = "expected 0, 1 or an error object"),
@@ -282,6 +305,13 @@ const struct fmt_field replay_dev_fields[] = {
 	DEV("bar1_total", FMT_UINT, bar1, NS, .max = LLONG_MAX),
 	DEV("virtualization_mode", FMT_UINT, virt, NS, FMT_U32),
 	DEV("minor_number", FMT_UINT, minor, NS, FMT_U32),
+	/* Placement: affinity (node scope), the memory's NUMA node, C2C. */
+	DEV("cpu_affinity", FMT_CUSTOM, cpus, NS, .aux = &list_custom),
+	DEV("memory_affinity", FMT_CUSTOM, mems, NS, .aux = &list_custom),
+	DEV("numa_node_id", FMT_UINT, numa, NS, FMT_U32),
+	DEV("c2c_link_count", FMT_UINT, c2c_count, NS, FMT_U32),
+	DEV("c2c_link_status", FMT_UINT, c2c_status, NS, FMT_U32),
+	DEV("c2c_link_max_bw", FMT_UINT, c2c_bw, NS, FMT_U32),
 	/* The device itself: its links, peers and MIG instances. */
 	WHOLE("nvlink", nvlink_read),
 	WHOLE("p2p", p2p_read),
@@ -933,6 +963,24 @@ ANSWER(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t device, nvmlBAR1Memory_t *bar1
        bar1, d->bar1_rc, (bar1->bar1Total = bar1->bar1Free = d->bar1, bar1->bar1Used = 0))
 ANSWER(nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int *minorNumber), DEVICE(nvmlDeviceGetMinorNumber),
        minorNumber, d->minor_rc, *minorNumber = d->minor)
+ANSWER(nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int *node), DEVICE(nvmlDeviceGetNumaNodeId), node,
+       d->numa_rc, *node = d->numa)
+/* An affinity mask of size words from its list; the format keeps the node
+ * scope's answers only (the one dmaconn asks). */
+static void list_out(const char *list, unsigned int size, unsigned long *set)
+{
+	unsigned long mask[REPLAY_LIST_WORDS];
+	dc_list_parse(list, mask, REPLAY_LIST_WORDS);
+	memset(set, 0, sizeof(*set) * size);
+	memcpy(set, mask, sizeof(*set) * (size < REPLAY_LIST_WORDS ? size : REPLAY_LIST_WORDS));
+}
+ANSWER(nvmlDeviceGetCpuAffinityWithinScope,
+       (nvmlDevice_t device, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
+       DEVICE(nvmlDeviceGetCpuAffinityWithinScope), size && set && scope <= 1,
+       scope == NVML_AFFINITY_SCOPE_NODE ? d->cpus_rc : NS, list_out(d->cpus, size, set))
+ANSWER(nvmlDeviceGetMemoryAffinity, (nvmlDevice_t device, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
+       DEVICE(nvmlDeviceGetMemoryAffinity), size && set && scope <= 1,
+       scope == NVML_AFFINITY_SCOPE_NODE ? d->mems_rc : NS, list_out(d->mems, size, set))
 ANSWER(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t device, nvmlGpuVirtualizationMode_t *mode),
        DEVICE(nvmlDeviceGetVirtualizationMode), mode, d->virt_rc, *mode = (nvmlGpuVirtualizationMode_t)d->virt)
 /* The caller's struct may be a v2 one (a prefix of v3): no byte past it is written. */
@@ -1000,6 +1048,10 @@ static nvmlReturn_t field_value(const struct nvmlDevice_st *d, unsigned int id, 
 {
 	const struct link *l = link_of(d, ln);
 	bool count = id == NVML_FI_DEV_NVLINK_LINK_COUNT, to_switch = id == NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
+	if (id == NVML_FI_DEV_C2C_LINK_COUNT || id == NVML_FI_DEV_C2C_LINK_GET_STATUS || id == NVML_FI_DEV_C2C_LINK_GET_MAX_BW) {
+		*x = id == NVML_FI_DEV_C2C_LINK_COUNT ? d->c2c_count : id == NVML_FI_DEV_C2C_LINK_GET_STATUS ? d->c2c_status : d->c2c_bw;
+		return id == NVML_FI_DEV_C2C_LINK_COUNT ? d->c2c_count_rc : id == NVML_FI_DEV_C2C_LINK_GET_STATUS ? d->c2c_status_rc : d->c2c_bw_rc;
+	}
 	if (count || to_switch) {
 		for (unsigned int i = 0; d->has_nvlink && i < d->nlinks; i++)
 			*x += count ? d->links[i].state_rc != NVML_ERROR_INVALID_ARGUMENT
@@ -1026,7 +1078,7 @@ static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int val
 		unsigned int x = 0, id = v->fieldId;
 		if (id != NVML_FI_DEV_NVLINK_LINK_COUNT && id != NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT &&
 		    id != NVML_FI_DEV_NVLINK_GET_SPEED && id != NVML_FI_DEV_NVLINK_GET_STATE &&
-		    id != NVML_FI_DEV_NVLINK_GET_VERSION) {
+		    id != NVML_FI_DEV_NVLINK_GET_VERSION && (id < NVML_FI_DEV_C2C_LINK_COUNT || id > NVML_FI_DEV_C2C_LINK_GET_MAX_BW)) {
 			/* A field the format does not describe: NVML leaves the rest
 			 * of the entry alone for ids it does not know. */
 			v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;

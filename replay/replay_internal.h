@@ -36,8 +36,11 @@ enum { REPLAY_P_ANCESTOR = REPLAY_P2P_CAPS };
 enum { REPLAY_M_UUID, REPLAY_M_GI, REPLAY_M_CI };
 enum {
 	REPLAY_D_NAME, REPLAY_D_UUID, REPLAY_D_PCI, REPLAY_D_CC, REPLAY_D_MIG, REPLAY_D_FABRIC, REPLAY_D_BAR1, REPLAY_D_VIRT,
-	REPLAY_D_MINOR
+	REPLAY_D_MINOR, REPLAY_D_CPUS, REPLAY_D_MEMS, REPLAY_D_NUMA, REPLAY_D_C2C_COUNT, REPLAY_D_C2C_STATUS, REPLAY_D_C2C_BW
 };
+/* A CPU or node set in the kernel's list form: its text, and its mask's words. */
+#define REPLAY_LIST_LEN 1024
+#define REPLAY_LIST_WORDS 64
 enum { REPLAY_S_DRIVER, REPLAY_S_NVML, REPLAY_S_CUDA, REPLAY_S_CONF, REPLAY_S_COUNT };
 extern const struct fmt_field replay_link_fields[], replay_p2p_fields[], replay_mig_fields[], replay_dev_fields[],
 	replay_sys_fields[];

@@ -9,55 +9,24 @@
 #include "codec.h"
 
 /*
- * The typed keys.  Until the properties are declared once (key, type,
- * unit, doc), this table is where their JSON type comes from; Python's
- * dmaconn._json and docs/dmaconn.schema.json say the same
- * (tests/json_schema_test.py checks the three agree).  dc_prop_kind() is
- * the one way in.
+ * The JSON type of every declared key, from the one table
+ * (include/dmaconn_props.h): the library's typed getters, Python's typing and
+ * docs/dmaconn.schema.json follow the same rows.  Hexadecimal, list, version
+ * and int_string values are strings in JSON.  dc_prop_kind() is the one way
+ * in; the codec is built into components that do not link libdmaconn, so it
+ * reads the table itself rather than through dmaconn_property_type_of().
  */
 static const struct {
 	const char *key;
 	enum dc_prop_kind kind;
 } dc_codec_kinds[] = {
-	{ DMACONN_PROP_NVML_INDEX, DC_PROP_INT },
-	{ DMACONN_PROP_MINOR_NUMBER, DC_PROP_INT },
-	{ DMACONN_PROP_NVLINK_ACTIVE_LINKS, DC_PROP_INT },
-	{ DMACONN_PROP_NVLINK_SWITCH_LINKS, DC_PROP_INT },
-	{ DMACONN_PROP_CLIQUE_ID, DC_PROP_INT },
-	{ DMACONN_PROP_NUMA_NODE, DC_PROP_INT },
-	{ DMACONN_PROP_KFD_NODE, DC_PROP_INT },
-	{ DMACONN_PROP_GFX_TARGET_VERSION, DC_PROP_INT },
-	{ DMACONN_PROP_PARTITION, DC_PROP_INT },
-	{ DMACONN_PROP_PARTITIONS, DC_PROP_INT },
-	{ DMACONN_PROP_LEVEL_ZERO_DRIVER, DC_PROP_INT },
-	{ DMACONN_PROP_LEVEL_ZERO_INDEX, DC_PROP_INT },
-	{ DMACONN_PROP_TILE, DC_PROP_INT },
-	{ DMACONN_PROP_TILES, DC_PROP_INT },
-	{ DMACONN_PROP_RANK, DC_PROP_INT },
-	{ DMACONN_PROP_NODE, DC_PROP_INT },
-	{ DMACONN_PROP_LOCAL_ORDINAL, DC_PROP_INT },
-	{ DMACONN_PROP_NVLINK_LINKS, DC_PROP_INT },
-	{ DMACONN_PROP_NVLINK_DIRECT_LINKS, DC_PROP_INT },
-	{ DMACONN_PROP_HOPS, DC_PROP_INT },
-	{ DMACONN_PROP_WEIGHT, DC_PROP_INT },
-	{ DMACONN_PROP_MIN_BANDWIDTH_MBS, DC_PROP_INT },
-	{ DMACONN_PROP_MAX_BANDWIDTH_MBS, DC_PROP_INT },
-	{ DMACONN_PROP_XGMI_LINKS, DC_PROP_INT },
-	{ DMACONN_PROP_XELINK_LINKS, DC_PROP_INT },
-	{ DMACONN_PROP_MDFI_LINKS, DC_PROP_INT },
-	{ "performance_rank", DC_PROP_INT }, /* dmaconn_verify() */
-	{ DMACONN_PROP_NVLINK_GBPS, DC_PROP_NUMBER },
-	{ DMACONN_PROP_XELINK_GBPS, DC_PROP_NUMBER },
-	{ DMACONN_PROP_GBPS, DC_PROP_NUMBER },
-	{ DMACONN_PROP_LATENCY_US, DC_PROP_NUMBER },
-	{ DMACONN_PROP_ENABLED, DC_PROP_BOOL },
-	{ DMACONN_PROP_COHERENT, DC_PROP_BOOL },
-	{ DMACONN_PROP_ATOMICS_32, DC_PROP_BOOL },
-	{ DMACONN_PROP_ATOMICS_64, DC_PROP_BOOL },
-	{ DMACONN_PROP_PEER_DMA, DC_PROP_BOOL },
-	{ "can_access_peer", DC_PROP_BOOL },  /* dmaconn_verify() */
-	{ "access_supported", DC_PROP_BOOL }, /* dmaconn_verify() */
-	{ "native_atomics", DC_PROP_BOOL },   /* dmaconn_verify() */
+#define DC_CODEC_KIND_(name, key, type, scope, unit, doc) \
+	{ key, DMACONN_TYPE_##type == DMACONN_TYPE_INT	  ? DC_PROP_INT :    \
+	       DMACONN_TYPE_##type == DMACONN_TYPE_NUMBER ? DC_PROP_NUMBER : \
+	       DMACONN_TYPE_##type == DMACONN_TYPE_BOOL	  ? DC_PROP_BOOL :   \
+							    DC_PROP_STRING },
+	DMACONN_PROPERTIES(DC_CODEC_KIND_)
+#undef DC_CODEC_KIND_
 };
 
 enum dc_prop_kind dc_prop_kind(const char *key)

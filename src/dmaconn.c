@@ -1320,6 +1320,12 @@ int dc_record_run(void)
 						       DMACONN_OK)
 					dmaconn_result_release(r);
 			}
+		/* What dmaconn_placement_detect() reads besides (NICs, NUMA nodes). */
+		for (const struct dc_backend *const *be = dc_backends; *be; be++) {
+			dmaconn_placement *pl = NULL;
+			if (dmaconn_placement_detect((*be)->type, &pl) == DMACONN_OK)
+				dmaconn_placement_free(pl);
+		}
 		backends_reset();
 		dc_ok();
 	}

@@ -2,6 +2,7 @@
 #include "pci.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int dc_hexval(int c)
@@ -122,4 +123,62 @@ void dc_uuid_format(const unsigned char u[16], char out[DC_UUID_TEXT_SIZE])
 		out[o++] = hex[u[i] & 15];
 	}
 	out[o] = '\0';
+}
+
+int dc_list_parse(const char *s, unsigned long *mask, int words)
+{
+	memset(mask, 0, sizeof(*mask) * (size_t)words);
+	const char *p = s;
+	long max = (long)words * DC_LIST_BITS;
+	while (*p && *p != '\n') {
+		char *end;
+		if (*p < '0' || *p > '9')
+			return -1;
+		long a = strtol(p, &end, 10), b = a;
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				return -1;
+			b = strtol(end + 1, &end, 10);
+		}
+		if (a > b || b >= max)
+			return -1;
+		for (long k = a; k <= b; k++)
+			mask[k / DC_LIST_BITS] |= 1ul << (k % DC_LIST_BITS);
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -1;
+	}
+	return 0;
+}
+
+static int list_has(const unsigned long *mask, long k)
+{
+	return (mask[k / DC_LIST_BITS] >> (k % DC_LIST_BITS)) & 1ul;
+}
+
+int dc_list_format(const unsigned long *mask, int words, char *out, size_t len)
+{
+	long max = (long)words * DC_LIST_BITS;
+	size_t o = 0;
+	int count = 0;
+	if (len == 0)
+		return -1;
+	out[0] = '\0';
+	for (long k = 0; k < max; k++) {
+		if (!list_has(mask, k))
+			continue;
+		long e = k;
+		while (e + 1 < max && list_has(mask, e + 1))
+			e++;
+		int w = e > k ? snprintf(out + o, len - o, "%s%ld-%ld", o ? "," : "", k, e)
+			      : snprintf(out + o, len - o, "%s%ld", o ? "," : "", k);
+		if (w < 0 || (size_t)w >= len - o)
+			return -1;
+		o += (size_t)w;
+		count += (int)(e - k + 1);
+		k = e;
+	}
+	return count;
 }

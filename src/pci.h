@@ -33,4 +33,17 @@ int dc_pci_compare(const struct dc_pci *a, const struct dc_pci *b);
 #define DC_UUID_TEXT_SIZE 37
 void dc_uuid_format(const unsigned char u[16], char out[DC_UUID_TEXT_SIZE]);
 
+/*
+ * Sets of CPUs or NUMA nodes as the kernel lists them ("0-55,112-167", the
+ * form of local_cpulist and nodeN/cpulist) and as NVML's affinity masks hold
+ * them (words of unsigned long, bit k of word w = member w * bits + k).
+ * dc_list_parse() sets the members of s in mask (zeroed first; a trailing
+ * newline allowed); 0, or -1 when s is malformed or names a member beyond
+ * the mask.  dc_list_format() writes mask's members in that form (empty
+ * for none); how many, or -1 when out is too small.
+ */
+#define DC_LIST_BITS (8 * (int)sizeof(unsigned long))
+int dc_list_parse(const char *s, unsigned long *mask, int words);
+int dc_list_format(const unsigned long *mask, int words, char *out, size_t len);
+
 #endif

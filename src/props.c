@@ -163,9 +163,9 @@ int dmaconn_property_read_bool(const char *key, const char *value, int *out)
 {
 	if (!key || !value || !out || dmaconn_property_type_of(key) != DMACONN_TYPE_BOOL)
 		return DMACONN_EINVAL;
-	if (!strcmp(value, "yes") || !strcmp(value, "true"))
+	if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "1"))
 		*out = 1;
-	else if (!strcmp(value, "no") || !strcmp(value, "false"))
+	else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0"))
 		*out = 0;
 	else
 		return DMACONN_EINVAL;

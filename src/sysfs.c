@@ -267,3 +267,15 @@ int dc_list_dir(const char *path, char ***names)
 	return count;
 }
 #endif
+
+int dc_sysfs_numa_node(const char *bus_id)
+{
+	char path[96], buf[32], *end;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", bus_id);
+	if (dc_read_file(path, buf, sizeof(buf)) <= 0)
+		return -2;
+	long node = strtol(buf, &end, 10);
+	if (end == buf || (*end && *end != '\n') || node < -1 || node > 65535)
+		return -2;
+	return (int)node;
+}

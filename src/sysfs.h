@@ -37,6 +37,11 @@ int dc_read_file(const char *path, char *buf, size_t len);
 int dc_list_dir(const char *path, char ***names);
 void dc_free_names(char **names, int count);
 
+/* The kernel's NUMA node of PCI function bus_id ("dddd:bb:dd.f"), read
+ * through dc_read_file(): the node, -1 when the kernel gives none (no SRAT),
+ * -2 when unreadable. */
+int dc_sysfs_numa_node(const char *bus_id);
+
 /* The same on the file system only, below root ("" or NULL for "/"); what
  * the recorder uses.  dc_read_file() and dc_list_dir() are part of
  * libdmaconn only (they consult the replay), these of both libraries. */

@@ -90,6 +90,9 @@ ARGS = {
     "nvmlSystemGetConfComputeState": "",
     # The /dev/nvidiaN of a GPU (a device property): unknown when it fails.
     "nvmlDeviceGetMinorNumber": "d",
+    # Placement facts (dmaconn_placement): a failure leaves them unknown.
+    "nvmlDeviceGetCpuAffinityWithinScope": "d", "nvmlDeviceGetMemoryAffinity": "d",
+    "nvmlDeviceGetNumaNodeId": "d",
     # The MIG queries (NVML_MIG_FUNCTIONS): the base machines have no GPU in
     # MIG mode, so the detectors never ask them there.
     "nvmlDeviceGetMaxMigDeviceCount": None, "nvmlDeviceGetMigDeviceHandleByIndex": None,
@@ -394,7 +397,8 @@ def positions(kind, ndev, nlinks):
 
 # Facts behind the reasons only: swept on one base, they leave every matrix as is.
 FACT_FUNCTIONS = {"nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetVirtualizationMode", "nvmlSystemGetConfComputeState",
-                  "nvmlDeviceGetMinorNumber"}
+                  "nvmlDeviceGetMinorNumber", "nvmlDeviceGetCpuAffinityWithinScope", "nvmlDeviceGetMemoryAffinity",
+                  "nvmlDeviceGetNumaNodeId"}
 
 
 def fault_cases(bases, functions):

@@ -165,6 +165,11 @@ def python_agrees(r, recordings_to_compare, helper):
     p = subprocess.run([sys.executable, "-c", PY_VERIFY], env=env_for(dict(base, DMACONN_VERIFY_HELPER=helper)),
                        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     doc = r.run(["--verify", "-d", "cuda", "--json", "-q"], {"DMACONN_VERIFY_HELPER": helper})
+    # The helper's "1" and "0" are booleans, its rank an integer (the schema says so too).
+    first = ((doc or {}).get("verify") or {}).get("pairs") or [{}]
+    if (first[0].get("can_access_peer") is not True or first[0].get("native_atomics") is not True
+            or first[0].get("performance_rank") != 0 or first[0].get("gbps") != 393.7):
+        r.problems.append("--verify's pair is not typed: %s" % first[0])
     if p.returncode != 0 or doc is None or json.loads(p.stdout) != doc.get("verify"):
         r.problems.append("python and the CLI differ on --verify: %s / %s / %s"
                           % (p.stdout.decode()[:400], p.stderr.decode()[-400:], doc))

@@ -65,6 +65,9 @@ static const unsigned char fn_args[FN_COUNT] = {
 	[FN_nvmlDeviceGetMigMode] = ARG_DEV,
 	[FN_nvmlDeviceGetBAR1MemoryInfo] = ARG_DEV,
 	[FN_nvmlDeviceGetVirtualizationMode] = ARG_DEV,
+	[FN_nvmlDeviceGetCpuAffinityWithinScope] = ARG_DEV,
+	[FN_nvmlDeviceGetMemoryAffinity] = ARG_DEV,
+	[FN_nvmlDeviceGetNumaNodeId] = ARG_DEV,
 	[FN_nvmlDeviceGetGpuFabricInfoV] = ARG_DEV,
 	[FN_nvmlDeviceGetGpuFabricInfo] = ARG_DEV,
 	[FN_nvmlDeviceGetNvLinkState] = ARG_DEV | ARG_LINK,
@@ -399,6 +402,11 @@ DEVICE_CALL(nvmlDeviceGetGpuFabricInfoV, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_
 DEVICE_CALL(nvmlDeviceGetGpuFabricInfo, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_t *i), (h, i))
 DEVICE_CALL(nvmlDeviceGetBAR1MemoryInfo, -1, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m))
 DEVICE_CALL(nvmlDeviceGetVirtualizationMode, -1, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *m), (h, m))
+DEVICE_CALL(nvmlDeviceGetCpuAffinityWithinScope, -1,
+	    (nvmlDevice_t h, unsigned int n, unsigned long *s, nvmlAffinityScope_t c), (h, n, s, c))
+DEVICE_CALL(nvmlDeviceGetMemoryAffinity, -1, (nvmlDevice_t h, unsigned int n, unsigned long *s, nvmlAffinityScope_t c),
+	    (h, n, s, c))
+DEVICE_CALL(nvmlDeviceGetNumaNodeId, -1, (nvmlDevice_t h, unsigned int *n), (h, n))
 DEVICE_CALL(nvmlDeviceGetNvLinkState, l, (nvmlDevice_t h, unsigned int l, nvmlEnableState_t *s), (h, l, s))
 DEVICE_CALL(nvmlDeviceGetNvLinkVersion, l, (nvmlDevice_t h, unsigned int l, unsigned int *v), (h, l, v))
 DEVICE_CALL(nvmlDeviceGetNvLinkRemoteDeviceType, l,

@@ -242,7 +242,13 @@ static void readers(void)
 	CHECK_INT(flag, 1);
 	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "no", &flag), DMACONN_OK);
 	CHECK_INT(flag, 0);
-	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "1", &flag), DMACONN_EINVAL);
+	/* "1"/"0": as dmaconn_verify_pair_get gives can_access_peer. */
+	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_CAN_ACCESS_PEER, "1", &flag), DMACONN_OK);
+	CHECK_INT(flag, 1);
+	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "0", &flag), DMACONN_OK);
+	CHECK_INT(flag, 0);
+	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "2", &flag), DMACONN_EINVAL);
+	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "01", &flag), DMACONN_EINVAL);
 	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_READ_ADVERTISED, "yes", &flag), DMACONN_EINVAL);
 	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_NVLINK_DOWN_LINKS, "5,,6", NULL, 0, &count), DMACONN_EINVAL);
 	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_NVLINK_DOWN_LINKS, ",5", NULL, 0, &count), DMACONN_EINVAL);

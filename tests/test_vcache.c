@@ -48,6 +48,27 @@ static void put(const char *rel, const char *text)
 	}
 }
 
+/* The cache entry's text (empty when absent); its length. */
+static size_t read_entry(char *text, size_t len)
+{
+	FILE *f = fopen(entry, "r");
+	size_t n = f ? fread(text, 1, len - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+	return n;
+}
+
+static void write_entry(const char *text)
+{
+	FILE *f = fopen(entry, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 static void node_as_recorded(void)
 {
 	put("proc/sys/kernel/random/boot_id", "0b5e5a1e-0000-4000-8000-000000000001\n");
@@ -114,12 +135,8 @@ static void test_store_and_hit(void)
 	CHECK_INT((int)(st.st_mode & 077), 0);
 	/* Written whole (one JSON document and a newline) and renamed: no
 	 * temporary file left. */
-	FILE *f = fopen(entry, "r");
-	char text[65536] = "";
-	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	text[n] = '\0';
+	char text[65536];
+	size_t n = read_entry(text, sizeof(text));
 	CHECK(n > 4 && !strcmp(text + n - 2, "}\n"));
 	CHECK_CONTAINS(text, "{\"dmaconn_verified\":2,");
 	CHECK_CONTAINS(text, "\"boot_id 0b5e5a1e");
@@ -200,12 +217,8 @@ static void test_key_components(void)
 
 static void rewrite(const char *from, const char *to)
 {
-	FILE *f = fopen(entry, "r");
-	char text[65536] = "";
-	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	text[n] = '\0';
+	char text[65536];
+	read_entry(text, sizeof(text));
 	char *at = strstr(text, from);
 	CHECK(at != NULL);
 	char out[70000];
@@ -213,22 +226,14 @@ static void rewrite(const char *from, const char *to)
 		snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
 	else
 		snprintf(out, sizeof(out), "%s", text);
-	f = fopen(entry, "w");
-	if (f) {
-		fputs(out, f);
-		fclose(f);
-	}
+	write_entry(out);
 }
 
 static void set_time(long long t)
 {
 	char now[64];
-	FILE *f = fopen(entry, "r");
-	char text[65536] = "";
-	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	text[n] = '\0';
+	char text[65536];
+	read_entry(text, sizeof(text));
 	char *at = strstr(text, ",\"time\":");
 	CHECK(at != NULL);
 	if (!at)
@@ -286,12 +291,9 @@ static void test_format_1(void)
 {
 	verify_and_store();
 	as_format_1();
-	char text[256] = "";
-	FILE *f = fopen(entry, "r");
-	CHECK(f && fgets(text, sizeof(text), f));
-	if (f)
-		fclose(f);
-	CHECK_STR(text, "dmaconn-verified 1\n");
+	char text[65536];
+	read_entry(text, sizeof(text));
+	CHECK(!strncmp(text, "dmaconn-verified 1\n", 19));
 	CHECK(!answered_from_cache());
 	verify_and_store();
 	CHECK(answered_from_cache());
@@ -335,33 +337,28 @@ static void test_bad_entries(void)
 	CHECK(answered_from_cache());
 
 	/* A file or a directory others may write is refused. */
-	chmod(entry, 0620);
-	CHECK(!answered_from_cache());
-	chmod(entry, 0604);
-	CHECK(answered_from_cache());
-	chmod(entry, 0602);
-	CHECK(!answered_from_cache());
-	chmod(entry, 0600);
-	chmod(cachedir, 0770);
-	CHECK(!answered_from_cache());
-	chmod(cachedir, 0707);
-	CHECK(!answered_from_cache());
-	chmod(cachedir, 0700);
-	CHECK(answered_from_cache());
-
-	/* So is a directory above it that others may write (they could move
-	 * the cache directory aside), unless it is sticky, as /tmp is. */
+	static const struct {
+		int which; /* 0 the entry, 1 the cache directory, 2 the one above */
+		mode_t mode;
+		int cached;
+	} modes[] = { { 0, 0620, 0 }, { 0, 0604, 1 }, { 0, 0602, 0 }, { 0, 0600, 1 }, { 1, 0770, 0 },
+		      { 1, 0707, 0 }, { 1, 0700, 1 },
+		      /* So is a directory above it that others may write (they
+		       * could move the cache directory aside), unless it is
+		       * sticky, as /tmp is. */
+		      { 2, 0777, 0 }, { 2, 0775, 0 }, { 2, 01777, 1 } };
 	char parent[4200];
 	snprintf(parent, sizeof(parent), "%s", cachedir);
 	*strrchr(parent, '/') = '\0';
 	struct stat pst;
 	CHECK_INT(stat(parent, &pst), 0);
-	chmod(parent, 0777);
-	CHECK(!answered_from_cache());
-	chmod(parent, 0775);
-	CHECK(!answered_from_cache());
-	chmod(parent, 01777);
-	CHECK(answered_from_cache());
+	const char *paths[] = { entry, cachedir, parent };
+	for (size_t k = 0; k < sizeof(modes) / sizeof(modes[0]); k++) {
+		chmod(paths[modes[k].which], modes[k].mode);
+		check_record(answered_from_cache() == modes[k].cached, __FILE__, __LINE__, "%s mode %o: %s",
+			     paths[modes[k].which], (unsigned)modes[k].mode,
+			     modes[k].cached ? "not answered from the cache" : "answered from the cache");
+	}
 	chmod(parent, pst.st_mode & 07777);
 	CHECK(answered_from_cache());
 }

@@ -17,6 +17,27 @@ struct dc_view {
 	dmaconn_detector_fn detect;
 };
 
+/*
+ * What a vendor library says about where a device sits (dmaconn_placement,
+ * src/placement.c): the CPUs and NUMA nodes it calls local, the NUMA node
+ * of the device's own memory and its NVLink-C2C links.  Each *_rc is the
+ * vendor's status of the answer (0: it answered; -1: never asked).
+ */
+#define DC_PLACE_CPU_WORDS 64 /* 4096 CPUs */
+#define DC_PLACE_NODE_WORDS 16 /* 1024 NUMA nodes */
+struct dc_place_facts {
+	int cpus_rc;
+	unsigned long cpus[DC_PLACE_CPU_WORDS];
+	int mems_rc;
+	unsigned long mems[DC_PLACE_NODE_WORDS];
+	int numa_id_rc;
+	unsigned int numa_id;          /* the NUMA node of the device's memory */
+	int c2c_rc;                    /* the link count's */
+	unsigned int c2c_links;
+	int c2c_status_rc, c2c_bw_rc;
+	unsigned int c2c_status, c2c_bw; /* 1 active; MB/s per link */
+};
+
 struct dc_backend {
 	const char *name; /* "nvml", "kfd", "level_zero" */
 	dmaconn_device_type type;
@@ -38,6 +59,12 @@ struct dc_backend {
 	void (*forget)(void);
 	/* Forgets what was discovered and unloads the vendor library. */
 	void (*shutdown)(void);
+	/* The facts of the n devices at PCI addresses bus_ids (a runtime's
+	 * order, "dddd:bb:dd.f") from the backend's discovery; a device it
+	 * does not know keeps out[i] untouched.  NULL for a backend without
+	 * any.  Returns the kernel's NUMA node of each in numa[i] as discovery
+	 * read it (dc_sysfs_numa_node), or leaves it. */
+	void (*place)(const char *const *bus_ids, int n, struct dc_place_facts *out, int *numa);
 };
 
 /* Every backend, in registration order, NULL-terminated (table.c). */
@@ -47,11 +74,13 @@ extern const struct dc_backend *const dc_backends[];
 #define DC_VIEWS(v) .views = (v), .nviews = (int)(sizeof(v) / sizeof((v)[0]))
 
 /* The descriptor var of backend `name`, whose functions are prefix##_discover,
- * _fork, _forget and _shutdown and whose views are the array `views`. */
-#define DC_BACKEND(var, name_, type_, prefix, views_)                                                      \
-	const struct dc_backend var = { .name = (name_), .type = (type_), .discover = prefix##_discover,  \
-					DC_VIEWS(views_), .atfork = prefix##_fork, .forget = prefix##_forget, \
-					.shutdown = prefix##_shutdown }
+ * _fork, _forget and _shutdown and whose views are the array `views`;
+ * DC_BACKEND_FIELDS for a descriptor that sets more (.place). */
+#define DC_BACKEND_FIELDS(name_, type_, prefix, views_)                                          \
+	.name = (name_), .type = (type_), .discover = prefix##_discover, DC_VIEWS(views_),       \
+	.atfork = prefix##_fork, .forget = prefix##_forget, .shutdown = prefix##_shutdown
+#define DC_BACKEND(var, name_, type_, prefix, views_) \
+	const struct dc_backend var = { DC_BACKEND_FIELDS(name_, type_, prefix, views_) }
 
 /* An atfork of a backend whose state is guarded by locks: taken in the order
  * given before fork, released in reverse after it (dmaconn.c). */

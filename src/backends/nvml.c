@@ -219,6 +219,16 @@ struct identity_job {
 };
 
 static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t type_rc[DC_MAX_LINKS]);
+static void query_place(nvmlDevice_t h, struct dc_place_facts *p);
+
+/* The kernel's NUMA node of the GPU (a replay: as recorded), read once per
+ * discovery for every view and the placement. */
+static void set_numa_of(struct dc_gpu *g)
+{
+	char bus[DC_PCI_BUS_ID_SIZE];
+	dc_pci_format(&g->pci, bus);
+	g->numa_node = dc_sysfs_numa_node(bus);
+}
 
 /* Handle, PCI address, UUID, name and compute capability of NVML device i. */
 static void identify(void *ctx, int idx)
@@ -256,6 +266,7 @@ static void identify(void *ctx, int idx)
 	}
 	dc_copy_text(g->uuid, sizeof(g->uuid), uuid, sizeof(uuid));
 	dc_copy_text(g->name, sizeof(g->name), name, sizeof(name));
+	set_numa_of(g);
 	g->cc_major = g->cc_minor = -1;
 	if (nvml.nvmlDeviceGetCudaComputeCapability) {
 		r = nvml.nvmlDeviceGetCudaComputeCapability(h, &g->cc_major, &g->cc_minor);
@@ -269,6 +280,7 @@ static void identify(void *ctx, int idx)
 	/* Its /dev/nvidiaN, which need not be its index: unknown when not answered. */
 	struct dc_device *d = &job->m->devices[i];
 	d->minor_known = nvml.nvmlDeviceGetMinorNumber && nvml.nvmlDeviceGetMinorNumber(h, &d->minor) == NVML_SUCCESS;
+	query_place(h, &d->place);
 	job->m->handles[i] = h;
 	/* The links, fabric and MIG mode in the same pass: a GPU's first NVLink
 	 * query costs milliseconds in the driver, better spent while the other
@@ -382,8 +394,10 @@ static struct dc_model *fallback_model(const char *why)
 	struct dc_model *m = dc_model_new(n, 0);
 	if (m)
 		m->found = found;
-	for (int i = 0; m && i < n; i++)
+	for (int i = 0; m && i < n; i++) {
 		m->ids[i].pci = pcis[i];
+		set_numa_of(&m->ids[i]);
+	}
 	free(pcis);
 	if (m)
 		snprintf(m->why, sizeof(m->why), "%s", why);
@@ -594,6 +608,36 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_device *dev, i
 
 
 
+/* Where the GPU sits (dmaconn_placement): the CPUs and memory nodes NVML
+ * calls local (node scope), its memory's NUMA node, its C2C links. */
+static void query_place(nvmlDevice_t h, struct dc_place_facts *p)
+{
+	p->cpus_rc = p->mems_rc = p->numa_id_rc = p->c2c_rc = p->c2c_status_rc = p->c2c_bw_rc = -1;
+	if (nvml.nvmlDeviceGetCpuAffinityWithinScope)
+		p->cpus_rc = nvml.nvmlDeviceGetCpuAffinityWithinScope(h, DC_PLACE_CPU_WORDS, p->cpus,
+								      NVML_AFFINITY_SCOPE_NODE);
+	if (nvml.nvmlDeviceGetMemoryAffinity)
+		p->mems_rc = nvml.nvmlDeviceGetMemoryAffinity(h, DC_PLACE_NODE_WORDS, p->mems,
+							      NVML_AFFINITY_SCOPE_NODE);
+	if (nvml.nvmlDeviceGetNumaNodeId)
+		p->numa_id_rc = nvml.nvmlDeviceGetNumaNodeId(h, &p->numa_id);
+	if (!nvml.nvmlDeviceGetFieldValues)
+		return;
+	nvmlFieldValue_t fv[3];
+	memset(fv, 0, sizeof(fv));
+	fv[0].fieldId = NVML_FI_DEV_C2C_LINK_COUNT;
+	fv[1].fieldId = NVML_FI_DEV_C2C_LINK_GET_STATUS;
+	fv[2].fieldId = NVML_FI_DEV_C2C_LINK_GET_MAX_BW;
+	if (nvml.nvmlDeviceGetFieldValues(h, 3, fv) != NVML_SUCCESS)
+		return;
+	int *rc[3] = { &p->c2c_rc, &p->c2c_status_rc, &p->c2c_bw_rc };
+	unsigned int *val[3] = { &p->c2c_links, &p->c2c_status, &p->c2c_bw };
+	for (int k = 0; k < 3; k++) {
+		*rc[k] = fv[k].nvmlReturn;
+		*val[k] = fv[k].nvmlReturn == NVML_SUCCESS ? fv[k].value.uiVal : 0;
+	}
+}
+
 /* What bears on peer access over PCIe: BAR1 size and virtualization mode
  * (optional; a failing query leaves the fact unknown). */
 static void query_host_facts(nvmlDevice_t h, struct dc_device *f)
@@ -756,18 +800,13 @@ static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_f
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_CLIQUE_ID, buf);
 }
 
-/* The GPU's NUMA node as the kernel gives it (a replay: as recorded), where
- * it gives one (-1: none). */
-static void set_numa_node(dmaconn_builder *b, int ordinal, const char *bus)
+/* The GPU's NUMA node as discovery read it, where the kernel gives one. */
+static void set_numa_node(dmaconn_builder *b, int ordinal, const struct dc_gpu *g)
 {
-	char path[96], buf[32], *end;
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", bus);
-	if (dc_read_file(path, buf, sizeof(buf)) <= 0)
+	char buf[32];
+	if (g->numa_node < 0)
 		return;
-	long node = strtol(buf, &end, 10);
-	if (end == buf || (*end && *end != '\n') || node < 0 || node > 65535)
-		return;
-	snprintf(buf, sizeof(buf), "%ld", node);
+	snprintf(buf, sizeof(buf), "%d", g->numa_node);
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NUMA_NODE, buf);
 }
 
@@ -781,7 +820,7 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, g->name);
 		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, bus);
 		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, g->uuid);
-		set_numa_node(b, ordinal, bus);
+		set_numa_node(b, ordinal, g);
 		if (s->m->vendor_ok) {
 			snprintf(num, sizeof(num), "%d", slot->index);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVML_INDEX, num);
@@ -807,7 +846,7 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, g->name);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, bus);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MIG_PARENT_UUID, g->uuid);
-			set_numa_node(b, ordinal, bus);
+			set_numa_node(b, ordinal, g);
 		}
 	}
 }
@@ -1468,4 +1507,26 @@ static const struct dc_view dc_nvml_views[] = {
 	{ "p2p", dc_nvml_detect_p2p },
 };
 
-DC_BACKEND(dc_backend_nvml, "nvml", DMACONN_DEVICE_CUDA, dc_nvml, dc_nvml_views);
+/* dc_backend.place: the facts discovery read for the GPUs at bus_ids (a MIG
+ * instance's are its GPU's). */
+static void dc_nvml_place(const char *const *bus_ids, int n, struct dc_place_facts *out, int *numa)
+{
+	struct dc_model *m = model_get();
+	for (int i = 0; m && i < n; i++) {
+		struct dc_pci pci;
+		if (!bus_ids[i] || dc_pci_parse(bus_ids[i], strlen(bus_ids[i]), &pci) != 0)
+			continue;
+		for (int k = 0; k < m->n; k++) {
+			if (!dc_pci_equal(&m->ids[k].pci, &pci))
+				continue;
+			if (m->devices)
+				out[i] = m->devices[k].place;
+			numa[i] = m->ids[k].numa_node;
+			break;
+		}
+	}
+	dc_model_release(m);
+}
+
+const struct dc_backend dc_backend_nvml = { DC_BACKEND_FIELDS("nvml", DMACONN_DEVICE_CUDA, dc_nvml, dc_nvml_views),
+					    .place = dc_nvml_place };

@@ -242,6 +242,12 @@ enum {
 #define NVML_FI_DEV_NVLINK_GET_SPEED 164
 #define NVML_FI_DEV_NVLINK_GET_STATE 165
 #define NVML_FI_DEV_NVLINK_GET_VERSION 166
+#define NVML_FI_DEV_C2C_LINK_COUNT 170
+#define NVML_FI_DEV_C2C_LINK_GET_STATUS 171
+#define NVML_FI_DEV_C2C_LINK_GET_MAX_BW 172
+
+typedef unsigned int nvmlAffinityScope_t;
+#define NVML_AFFINITY_SCOPE_NODE 0
 
 #include "nvml_functions.h"
 

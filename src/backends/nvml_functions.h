@@ -38,7 +38,12 @@
 	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *), 0)                        \
 	X(nvmlDeviceGetBAR1MemoryInfo, nvmlReturn_t, (nvmlDevice_t, nvmlBAR1Memory_t *), 0) \
 	X(nvmlDeviceGetVirtualizationMode, nvmlReturn_t, (nvmlDevice_t, nvmlGpuVirtualizationMode_t *), 0) \
-	X(nvmlSystemGetConfComputeState, nvmlReturn_t, (nvmlConfComputeSystemState_t *), 0)
+	X(nvmlSystemGetConfComputeState, nvmlReturn_t, (nvmlConfComputeSystemState_t *), 0) \
+	X(nvmlDeviceGetCpuAffinityWithinScope, nvmlReturn_t,                                \
+	  (nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t), 0)            \
+	X(nvmlDeviceGetMemoryAffinity, nvmlReturn_t,                                        \
+	  (nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t), 0)            \
+	X(nvmlDeviceGetNumaNodeId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)
 
 /*
  * The MIG queries, all optional: a GPU in MIG mode lists its instances

@@ -231,3 +231,32 @@ int dc_host_vm(const struct dc_fs *fs, char *out, size_t len)
 		snprintf(out, len, "the CPU's hypervisor flag");
 	return vm || flag;
 }
+
+/* The index of function name in chain c, or -1. */
+static int chain_index(const struct dc_pci_chain *c, const char *name)
+{
+	for (int k = 1; k < c->depth; k++)
+		if (!strcmp(c->name[k], name))
+			return k;
+	return -1;
+}
+
+int dc_host_path_acs(const struct dc_fs *fs, const struct dc_pci_chain *a, const struct dc_pci_chain *b, char *out,
+		     size_t len)
+{
+	const char *path[2 * DC_HOST_DEPTH];
+	int np = dc_host_path(a, b, path, 2 * DC_HOST_DEPTH), unknown = 0;
+	size_t o = 0;
+	out[0] = '\0';
+	for (int k = 0; k < np; k++) {
+		const struct dc_pci_chain *c = chain_index(a, path[k]) >= 0 ? a : b;
+		char dir[1024];
+		unsigned int ctrl = 0;
+		dc_host_dir(c, chain_index(c, path[k]), dir, sizeof(dir));
+		int rc = dc_host_acs(fs, dir, &ctrl);
+		if (rc == 1 && o < len)
+			o += (size_t)snprintf(out + o, len - o, "%s%s", o ? " " : "", path[k]);
+		unknown |= rc < 0;
+	}
+	return o ? 1 : unknown ? -1 : 0;
+}

@@ -44,6 +44,12 @@ int dc_host_path(const struct dc_pci_chain *a, const struct dc_pci_chain *b, con
  * the first 256 bytes cannot be read (without root) or is malformed. */
 int dc_host_acs(const struct dc_fs *fs, const char *dir, unsigned int *ctrl);
 
+/* PCIe ACS on the bridges between two chained devices (dc_host_path's):
+ * 1 when one redirects (their names, space-separated, in out), else -1 when
+ * one's ACS cannot be read (without root), else 0. */
+int dc_host_path_acs(const struct dc_fs *fs, const struct dc_pci_chain *a, const struct dc_pci_chain *b, char *out,
+		     size_t len);
+
 /* The sysfs directory of chain c's k-th element (k < c->depth). */
 void dc_host_dir(const struct dc_pci_chain *c, int k, char *out, size_t len);
 

@@ -24,8 +24,15 @@ struct dc_model *dc_model_new(int n, int with_facts)
 		dc_model_release(m);
 		return NULL;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		m->ids[i].cc_major = m->ids[i].cc_minor = -1;
+		m->ids[i].numa_node = -2;
+		if (m->devices) {
+			/* Placement facts never asked (a device that failed early). */
+			struct dc_place_facts *f = &m->devices[i].place;
+			f->cpus_rc = f->mems_rc = f->numa_id_rc = f->c2c_rc = f->c2c_status_rc = f->c2c_bw_rc = -1;
+		}
+	}
 	return m;
 }
 

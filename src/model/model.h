@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "../backends/backend.h"
 #include "../linkmatrix.h"
 #include "../order/order.h"
 
@@ -85,6 +86,7 @@ struct dc_device {
 	unsigned int virt;             /* NVML's virtualization mode */
 	int minor_known;
 	unsigned int minor;            /* the N of its /dev/nvidiaN */
+	struct dc_place_facts place;   /* CPU and memory affinity, C2C (backend.h) */
 };
 
 /* What the vendor says about the ordered pair of devices (a, b). */

@@ -13,6 +13,7 @@ struct dc_gpu {
 	char name[DC_NAME_SIZE];
 	struct dc_pci pci;
 	int cc_major, cc_minor; /* -1 when unknown */
+	int numa_node;          /* dc_sysfs_numa_node(): -1 none, -2 unread */
 };
 
 enum { DC_SLOT_MIG = -1, DC_SLOT_UNKNOWN = -2 };

@@ -45,6 +45,8 @@
 	C(NVML_VALUE_TYPE_UNSIGNED_INT) C(NVML_FI_DEV_NVLINK_LINK_COUNT)                \
 	C(NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT) C(NVML_FI_DEV_NVLINK_GET_SPEED)    \
 	C(NVML_FI_DEV_NVLINK_GET_STATE) C(NVML_FI_DEV_NVLINK_GET_VERSION)               \
+	C(NVML_FI_DEV_C2C_LINK_COUNT) C(NVML_FI_DEV_C2C_LINK_GET_STATUS)                \
+	C(NVML_FI_DEV_C2C_LINK_GET_MAX_BW) C(NVML_AFFINITY_SCOPE_NODE)                  \
 	C(NVML_CC_SYSTEM_FEATURE_DISABLED) C(NVML_CC_SYSTEM_FEATURE_ENABLED)            \
 	C(NVML_GPU_VIRTUALIZATION_MODE_NONE) C(NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH) \
 	C(NVML_GPU_VIRTUALIZATION_MODE_VGPU) C(NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU)  \
@@ -59,7 +61,7 @@
 	C(NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY) C(NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY) \
 	S(nvmlReturn_t) S(nvmlDevice_t) S(nvmlEnableState_t) S(nvmlIntNvLinkDeviceType_t) \
 	S(nvmlGpuTopologyLevel_t) S(nvmlGpuP2PStatus_t) S(nvmlGpuP2PCapsIndex_t)        \
-	S(nvmlGpuFabricState_t) S(nvmlPciInfo_t) S(nvmlGpuFabricInfo_t)                 \
+	S(nvmlGpuFabricState_t) S(nvmlAffinityScope_t) S(nvmlPciInfo_t) S(nvmlGpuFabricInfo_t)                 \
 	S(nvmlGpuFabricInfo_v2_t) S(nvmlGpuFabricInfo_v3_t) S(nvmlValue_t)              \
 	S(nvmlFieldValue_t) S(nvmlBAR1Memory_t) S(nvmlConfComputeSystemState_t)        \
 	S(nvmlGpuVirtualizationMode_t)                                                  \
