@@ -33,6 +33,7 @@ static void device(const struct nvml_api *a, unsigned int i, unsigned int count)
 	nvmlGpuFabricInfo_v3_t v3 = { .version = nvmlGpuFabricInfo_v3 };
 	nvmlGpuFabricInfo_v3_t v2 = { .version = nvmlGpuFabricInfo_v2 };
 	nvmlGpuFabricInfo_t f1;
+	nvmlGpuFabricInfo_v4_t f4;
 	if (a->nvmlDeviceGetHandleByIndex_v2(i, &h) != NVML_SUCCESS)
 		return;
 	a->nvmlDeviceGetName(h, buf, sizeof(buf));
@@ -48,6 +49,8 @@ static void device(const struct nvml_api *a, unsigned int i, unsigned int count)
 	}
 	if (a->nvmlDeviceGetGpuFabricInfo)
 		a->nvmlDeviceGetGpuFabricInfo(h, &f1);
+	if (a->nvmlDeviceGetGpuFabricInfo_v4)
+		a->nvmlDeviceGetGpuFabricInfo_v4(h, &f4);
 	for (unsigned int l = 0; l <= MAX_LINKS; l++) {
 		nvmlEnableState_t st;
 		nvmlIntNvLinkDeviceType_t type;

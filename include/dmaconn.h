@@ -303,7 +303,10 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 	X(VERSION, 6, "version", "string")  /* decimal integers: "9.0" */               \
 	/* a decimal integer that version 1 of the JSON document writes as a            \
 	 * string, as it always has */                                                  \
-	X(INT_STRING, 7, "int_string", "string")
+	X(INT_STRING, 7, "int_string", "string")                                         \
+	/* typed cliques, "type:id" comma-separated ("multicast_pointer:7");          \
+	 * in JSON a list of {"type", "id"} */                                          \
+	X(CLIQUES, 8, "cliques", "array")
 
 typedef enum dmaconn_property_type {
 #define DMACONN_PROPERTY_TYPE_ENUM_(name, value, text, json) DMACONN_TYPE_##name = value,
@@ -425,7 +428,13 @@ DMACONN_EXTERN int dmaconn_result_pair_verified(const dmaconn_result *r, int i, 
  * virtual machine, ACS redirection, IOMMU translation, BAR1), then the
  * status itself (CNS, TNS, GNS, NS), then NVLink (down links, none).  The
  * rocm codes come from the KFD topology's links, the xpu ones from Level
- * Zero's peer properties and fabric.
+ * Zero's peer properties and fabric.  cuda/multicast gives the first cause
+ * of GPU i, then of GPU j (each GPU's own is its multicast_reason), in this
+ * order: MIG, compute capability below 9.0 (gpu_not_supported), a driver
+ * without the multicast API, confidential computing, the NVSwitch fabric
+ * (not started, in progress, failed with its status named, no NVSwitch),
+ * its health (route unhealthy, incorrect configuration); then for two
+ * capable GPUs, another cluster UUID or multicast clique (different_clique).
  */
 #define DMACONN_REASON_NOT_VERIFIED "not_verified"           /* no (valid) cached verdict */
 #define DMACONN_REASON_NOT_RECORDED "not_verified_in_recording" /* replay without a verdict */
@@ -454,6 +463,10 @@ DMACONN_EXTERN int dmaconn_result_pair_verified(const dmaconn_result *r, int i, 
 #define DMACONN_REASON_PCIE_ATOMICS "pcie_atomics_not_routed" /* rocm: no PCIe atomics on the path */
 #define DMACONN_REASON_LINK_DISABLED "link_disabled"         /* rocm: the kernel's link is disabled */
 #define DMACONN_REASON_NO_XELINK "no_xelink"                 /* xpu: no XeLink edge */
+#define DMACONN_REASON_NO_NVSWITCH "no_nvswitch"             /* multicast: not NVSwitch-attached */
+#define DMACONN_REASON_FABRIC_NOT_STARTED "fabric_not_started" /* multicast: fabric manager not started */
+#define DMACONN_REASON_DIFFERENT_CLIQUE "different_clique"   /* multicast: another cluster or clique */
+#define DMACONN_REASON_DRIVER_WITHOUT_MULTICAST "driver_without_multicast" /* multicast: driver before R530 */
 #define DMACONN_REASON_UNKNOWN "unknown"                     /* nothing known explains it */
 
 /* ------------------------------------------------------------------------ */

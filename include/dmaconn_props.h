@@ -49,6 +49,13 @@
 	X(IOMMU_GROUP_TYPE, "iommu_group_type", STRING, DEVICE, "", "the kernel's: \"DMA\", \"DMA-FQ\", \"identity\"") \
 	X(HYPERVISOR, "hypervisor", STRING, DEVICE, "", "what shows the node is a virtual machine") \
 	X(NUMA_NODE, "numa_node", INT, DEVICE, "", "the kernel's NUMA node of the GPU (sysfs)") \
+	/* cuda/multicast: NVLink SHARP multicast objects, judged from NVML \
+	 * alone (dmaconn.h, "Why a pair is 0", for the order of causes). */ \
+	X(MULTICAST_SUPPORTED, "multicast_supported", INT, DEVICE, "", "1 or 0: the GPU can join a multicast object") \
+	X(MULTICAST_REASON, "multicast_reason", STRING, DEVICE, "", "with multicast_supported 0: a DMACONN_REASON_ code") \
+	X(FABRIC_INFO_VERSION, "fabric_info_version", STRING, DEVICE, "", "the fabric struct the driver answered: \"v4\", \"v3\", \"v2\", \"v1\"") \
+	X(FABRIC_CLIQUES, "fabric_cliques", CLIQUES, DEVICE, "", "v4's typed cliques: unicast_pointer, multicast_pointer, unicast_logical_endpoint, multicast_logical_endpoint") \
+	X(MULTICAST_CLIQUE_ID, "multicast_clique_id", INT, DEVICE, "", "the clique multicast follows: v4's first multicast_pointer, else multicast_logical_endpoint, else clique_id") \
 	/* rocm devices (KFD). */ \
 	X(KFD_NODE, "kfd_node", INT, DEVICE, "", "the KFD topology's node") \
 	X(KFD_NAME, "kfd_name", STRING, DEVICE, "", "the KFD topology's name of the node") \
@@ -150,6 +157,11 @@
 #define DMACONN_PROP_IOMMU_GROUP_TYPE "iommu_group_type"
 #define DMACONN_PROP_HYPERVISOR "hypervisor"
 #define DMACONN_PROP_NUMA_NODE "numa_node"
+#define DMACONN_PROP_MULTICAST_SUPPORTED "multicast_supported"
+#define DMACONN_PROP_MULTICAST_REASON "multicast_reason"
+#define DMACONN_PROP_FABRIC_INFO_VERSION "fabric_info_version"
+#define DMACONN_PROP_FABRIC_CLIQUES "fabric_cliques"
+#define DMACONN_PROP_MULTICAST_CLIQUE_ID "multicast_clique_id"
 #define DMACONN_PROP_KFD_NODE "kfd_node"
 #define DMACONN_PROP_KFD_NAME "kfd_name"
 #define DMACONN_PROP_GFX_TARGET_VERSION "gfx_target_version"

@@ -220,10 +220,12 @@ static nvmlReturn_t r_nvmlDeviceGetUUID(nvmlDevice_t h, char *buf, unsigned int 
 
 /* The fabric as the v3 struct the reader reads; older structs lack the
  * last `lacks` keys (health_summary, then health_mask). */
-static void note_fabric(nvmlDevice_t h, nvmlReturn_t rc, const nvmlGpuFabricInfo_v3_t *f, int lacks)
+static void note_fabric(nvmlDevice_t h, nvmlReturn_t rc, const struct replay_fabric *f, int lacks)
 {
 	static const char *const last[] = { "health_summary", "health_mask" };
 	json_t *o = rc ? NULL : fmt_json(F, &replay_dev_fields[REPLAY_D_FABRIC], f);
+	if (o && !f->cliques.v4)
+		json_object_del(o, "cliques");
 	for (int k = 0; o && k < lacks; k++)
 		json_object_del(o, last[k]);
 	LOCK();
@@ -238,23 +240,50 @@ static void note_fabric(nvmlDevice_t h, nvmlReturn_t rc, const nvmlGpuFabricInfo
 static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t h, nvmlGpuFabricInfo_v3_t *v)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfoV(h, v);
-	nvmlGpuFabricInfo_v3_t x = { 0 };
+	struct replay_fabric x;
+	memset(&x, 0, sizeof(x));
 	bool v3 = !rc && v->version == nvmlGpuFabricInfo_v3;
 	if (!rc)
-		memcpy(&x, v, v3 ? sizeof(x) : sizeof(nvmlGpuFabricInfo_v2_t));
+		memcpy(&x.v3, v, v3 ? sizeof(x.v3) : sizeof(nvmlGpuFabricInfo_v2_t));
 	/* A version the driver does not know is no fact about the GPU. */
 	if (rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
 		note_fabric(h, rc, &x, !v3);
 	return rc;
 }
 
+/* v4 as the v3 keys (clique_id: the first unicast pointer clique, as NVML
+ * maps it) and "cliques"; a driver without v4 is no fact about the GPU. */
+static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfo_v4(nvmlDevice_t h, nvmlGpuFabricInfo_v4_t *v)
+{
+	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfo_v4(h, v);
+	if (rc && rc != NVML_ERROR_NOT_SUPPORTED)
+		return rc;
+	struct replay_fabric f;
+	memset(&f, 0, sizeof(f));
+	if (!rc) {
+		unsigned int k = v->numCliques > NVML_GPU_FABRIC_CLIQUE_MAX ? NVML_GPU_FABRIC_CLIQUE_MAX : v->numCliques;
+		memcpy(f.v3.clusterUuid, v->clusterUuid, sizeof(f.v3.clusterUuid));
+		f.v3.status = v->status, f.v3.state = v->state;
+		f.v3.healthMask = v->healthMask, f.v3.healthSummary = v->healthSummary;
+		for (unsigned int c = k; c-- > 0;)
+			if (v->cliques[c].type == NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER)
+				f.v3.cliqueId = v->cliques[c].id;
+		f.cliques.v4 = true;
+		f.cliques.n = k;
+		memcpy(f.cliques.c, v->cliques, k * sizeof(f.cliques.c[0]));
+	}
+	note_fabric(h, rc, &f, 0);
+	return rc;
+}
+
 static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfo(nvmlDevice_t h, nvmlGpuFabricInfo_t *f)
 {
 	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfo(h, f);
-	nvmlGpuFabricInfo_v3_t x = { 0 };
+	struct replay_fabric x;
+	memset(&x, 0, sizeof(x));
 	if (!rc) {
-		memcpy(x.clusterUuid, f->clusterUuid, sizeof(x.clusterUuid));
-		x.status = f->status, x.cliqueId = f->cliqueId, x.state = f->state;
+		memcpy(x.v3.clusterUuid, f->clusterUuid, sizeof(x.v3.clusterUuid));
+		x.v3.status = f->status, x.v3.cliqueId = f->cliqueId, x.v3.state = f->state;
 	}
 	note_fabric(h, rc, &x, 2);
 	return rc;

@@ -109,7 +109,7 @@ struct nvmlDevice_st {
 	nvmlPciInfo_t pci;
 	int cc[2];
 	unsigned int mig[2], virt, minor, nlinks, np2p, nmig;
-	nvmlGpuFabricInfo_v3_t fabric;
+	struct replay_fabric fabric;
 	unsigned long long bar1;
 	bool has_nvlink;
 	struct link *links;
@@ -274,7 +274,99 @@ const struct fmt_field replay_mig_fields[] = {
 	{ .key = NULL },
 };
 
-#define FABRIC(key, kind, m, ...) FMT_FIELD(key, kind, nvmlGpuFabricInfo_v3_t, m, __VA_ARGS__)
+static const struct replay_name clique_type_names[] = {
+	{ "unicast_pointer", NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER },
+	{ "multicast_pointer", NVML_GPU_FABRIC_CLIQUE_TYPE_MULTICAST_POINTER },
+	{ "unicast_logical_endpoint", NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT },
+	{ "multicast_logical_endpoint", NVML_GPU_FABRIC_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT },
+	{ NULL, 0 },
+};
+
+/* A clique's type: a name NVML gives it, or a number (a type named later). */
+static int clique_type_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path,
+			    void *out)
+{
+	int *type = out;
+	long long n;
+	(void)f;
+	if (json_is_string(v) && !replay_value_of(clique_type_names, json_string_value(v), type))
+		return 0;
+	if (!json_is_integer(v))
+		return replay_bad(c->file, path, "expected \"unicast_pointer\", \"multicast_pointer\", "
+				  "\"unicast_logical_endpoint\", \"multicast_logical_endpoint\" or a number 0-255");
+	if (replay_get_int(c->file, v, path, 0, 255, &n))
+		return -1;
+	*type = (int)n;
+	return 0;
+}
+
+static json_t *clique_type_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	const char *name = replay_name_of(clique_type_names, *(const int *)in);
+	(void)c;
+	(void)f;
+	return name ? json_string(name) : json_integer(*(const int *)in);
+}
+
+static const struct fmt_custom clique_type_custom = { clique_type_read, clique_type_write };
+
+/* One of v4's cliques: {"type": NAME or a number, "id": N}. */
+struct clique_entry {
+	int type;
+	unsigned int id;
+};
+static const struct fmt_field clique_fields[] = {
+	FMT_FIELD("type", FMT_CUSTOM, struct clique_entry, type, .flags = FMT_REQ, .aux = &clique_type_custom),
+	FMT_FIELD("id", FMT_UINT, struct clique_entry, id, .flags = FMT_REQ, FMT_U32),
+	{ .key = NULL },
+};
+
+/* "cliques": v4's typed cliques, at most NVML_GPU_FABRIC_CLIQUE_MAX. */
+static int cliques_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
+{
+	char p[PATH_LEN];
+	struct replay_cliques *cl = out;
+	(void)f;
+	if (!json_is_array(v))
+		return replay_bad(c->file, path, "expected an array of {\"type\", \"id\"} objects");
+	if (json_array_size(v) > NVML_GPU_FABRIC_CLIQUE_MAX)
+		return replay_bad(c->file, path, "more than %d cliques", NVML_GPU_FABRIC_CLIQUE_MAX);
+	cl->v4 = true;
+	cl->n = 0;
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		struct clique_entry e = { 0, 0 };
+		json_t *o = json_array_get(v, i);
+		replay_item(p, path, i);
+		if (!json_is_object(o))
+			return replay_bad(c->file, p, "expected an object with \"type\" and \"id\"");
+		if (fmt_read(c, clique_fields, o, p, &e))
+			return -1;
+		cl->c[cl->n].type = (unsigned char)e.type;
+		cl->c[cl->n++].id = e.id;
+	}
+	return 0;
+}
+
+static json_t *cliques_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	const struct replay_cliques *cl = in;
+	json_t *a = json_array();
+	bool oom = !a;
+	(void)f;
+	for (unsigned int i = 0; a && i < cl->n && i < NVML_GPU_FABRIC_CLIQUE_MAX; i++) {
+		struct clique_entry e = { cl->c[i].type, cl->c[i].id };
+		replay_append(&oom, a, fmt_write(c, clique_fields, &e));
+	}
+	if (oom) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
+static const struct fmt_custom cliques_custom = { cliques_read, cliques_write };
+
+#define FABRIC(key, kind, m, ...) FMT_FIELD(key, kind, struct replay_fabric, v3.m, __VA_ARGS__)
 static const struct fmt_field fabric_fields[] = {
 	FABRIC("state", FMT_UINT, state, .flags = FMT_REQ, .min = NVML_GPU_FABRIC_STATE_NOT_SUPPORTED,
 	       .max = NVML_GPU_FABRIC_STATE_COMPLETED),
@@ -283,6 +375,7 @@ static const struct fmt_field fabric_fields[] = {
 	FABRIC("clique_id", FMT_UINT, cliqueId, FMT_U32),
 	FABRIC("health_mask", FMT_UINT, healthMask, FMT_U32),
 	FABRIC("health_summary", FMT_UINT, healthSummary, FMT_U32),
+	FMT_FIELD("cliques", FMT_CUSTOM, struct replay_fabric, cliques, .aux = &cliques_custom),
 	{ .key = NULL },
 };
 
@@ -995,11 +1088,31 @@ ANSWER(nvmlDeviceGetGpuFabricInfoV, (nvmlDevice_t device, nvmlGpuFabricInfo_v3_t
        DEVICE(nvmlDeviceGetGpuFabricInfoV), info,
        info->version != nvmlGpuFabricInfo_v2 && info->version != nvmlGpuFabricInfo_v3 ? NVML_ERROR_ARGUMENT_VERSION_MISMATCH
 										      : d->fabric_rc,
-       fabric_out(&d->fabric, info))
+       fabric_out(&d->fabric.v3, info))
 ANSWER(nvmlDeviceGetGpuFabricInfo, (nvmlDevice_t device, nvmlGpuFabricInfo_t *info), DEVICE(nvmlDeviceGetGpuFabricInfo),
        info, d->fabric_rc,
-       *info = ((nvmlGpuFabricInfo_t){ { 0 }, d->fabric.status, d->fabric.cliqueId, d->fabric.state });
-       memcpy(info->clusterUuid, d->fabric.clusterUuid, sizeof(info->clusterUuid)))
+       *info = ((nvmlGpuFabricInfo_t){ { 0 }, d->fabric.v3.status, d->fabric.v3.cliqueId, d->fabric.v3.state });
+       memcpy(info->clusterUuid, d->fabric.v3.clusterUuid, sizeof(info->clusterUuid)))
+
+/* v4 answers a fabric that lists "cliques"; a device without a fabric (an
+ * error object) the same error; any other: FUNCTION_NOT_FOUND, as a driver
+ * that predates v4. */
+static void fabric_v4_out(const struct replay_fabric *f, nvmlGpuFabricInfo_v4_t *info)
+{
+	memset(info, 0, sizeof(*info));
+	memcpy(info->clusterUuid, f->v3.clusterUuid, sizeof(info->clusterUuid));
+	info->status = f->v3.status;
+	info->state = f->v3.state;
+	info->healthMask = f->v3.healthMask;
+	info->healthSummary = f->v3.healthSummary;
+	info->numCliques = f->cliques.n;
+	memcpy(info->cliques, f->cliques.c, f->cliques.n * sizeof(info->cliques[0]));
+}
+
+ANSWER(nvmlDeviceGetGpuFabricInfo_v4, (nvmlDevice_t device, nvmlGpuFabricInfo_v4_t *info),
+       DEVICE(nvmlDeviceGetGpuFabricInfo_v4), info,
+       d->fabric_rc ? d->fabric_rc : d->fabric.cliques.v4 ? NVML_SUCCESS : NVML_ERROR_FUNCTION_NOT_FOUND,
+       fabric_v4_out(&d->fabric, info))
 ANSWER(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive),
        LINK_OF(nvmlDeviceGetNvLinkState), isActive, l->state_rc, *isActive = l->state)
 ANSWER(nvmlDeviceGetNvLinkVersion, (nvmlDevice_t device, unsigned int link, unsigned int *version),

@@ -42,6 +42,18 @@ enum {
 #define REPLAY_LIST_LEN 1024
 #define REPLAY_LIST_WORDS 64
 enum { REPLAY_S_DRIVER, REPLAY_S_NVML, REPLAY_S_CUDA, REPLAY_S_CONF, REPLAY_S_COUNT };
+/* A device's "fabric": the v3 answer, and v4's typed cliques where the
+ * object lists "cliques" (else v4 answers FUNCTION_NOT_FOUND, as a driver
+ * without it: recordings made before v4 replay as they did). */
+struct replay_fabric {
+	nvmlGpuFabricInfo_v3_t v3;
+	struct replay_cliques {
+		bool v4; /* "cliques" given */
+		unsigned int n;
+		nvmlGpuFabricClique_v1_t c[NVML_GPU_FABRIC_CLIQUE_MAX];
+	} cliques;
+};
+
 extern const struct fmt_field replay_link_fields[], replay_p2p_fields[], replay_mig_fields[], replay_dev_fields[],
 	replay_sys_fields[];
 extern const struct replay_name replay_ancestor_names[];

@@ -24,6 +24,7 @@ static const struct {
 	{ key, DMACONN_TYPE_##type == DMACONN_TYPE_INT	  ? DC_PROP_INT :    \
 	       DMACONN_TYPE_##type == DMACONN_TYPE_NUMBER ? DC_PROP_NUMBER : \
 	       DMACONN_TYPE_##type == DMACONN_TYPE_BOOL	  ? DC_PROP_BOOL :   \
+	       DMACONN_TYPE_##type == DMACONN_TYPE_CLIQUES ? DC_PROP_CLIQUES : \
 							    DC_PROP_STRING },
 	DMACONN_PROPERTIES(DC_CODEC_KIND_)
 #undef DC_CODEC_KIND_
@@ -90,6 +91,34 @@ static int dc_codec_bool(const char *text, int exact)
 	return -1;
 }
 
+/* Typed cliques, "multicast_pointer:7,unicast_pointer:5", as [{"type":
+ * "multicast_pointer", "id": 7}, ...]; NULL when text reads otherwise (or
+ * out of memory). */
+static json_t *dc_codec_cliques(const char *text)
+{
+	json_t *a = json_array();
+	const char *at = text;
+	while (a && *at) {
+		const char *colon = strchr(at, ':');
+		char *end = NULL;
+		if (!colon || colon == at || colon - at >= 64 || colon[1] < '0' || colon[1] > '9')
+			break;
+		errno = 0;
+		unsigned long long id = strtoull(colon + 1, &end, 10);
+		if (errno || id > 4294967295ULL || (*end && *end != ',') || (*end == ',' && !end[1]))
+			break;
+		json_t *type = json_stringn(at, (size_t)(colon - at));
+		json_t *e = type ? json_pack("{s:o,s:I}", "type", type, "id", (json_int_t)id) : NULL;
+		if (!e || json_array_append_new(a, e) != 0)
+			break;
+		at = *end ? end + 1 : end;
+	}
+	if (a && !*at)
+		return a;
+	json_decref(a);
+	return NULL;
+}
+
 json_t *dc_codec_value(const struct dc_codec *c, const char *key, const char *text)
 {
 	int exact = c && (c->flags & DC_CODEC_EXACT);
@@ -102,6 +131,13 @@ json_t *dc_codec_value(const struct dc_codec *c, const char *key, const char *te
 	long long i;
 	double d;
 	int b;
+	if (kind == DC_PROP_CLIQUES) {
+		/* What is stored keeps the text, which reads back as it is. */
+		if (exact)
+			return dc_codec_string(NULL, text);
+		typed = dc_codec_cliques(text);
+		return typed ? typed : json_null();
+	}
 	if (kind == DC_PROP_INT && dc_codec_int(text, &i)) {
 		typed = json_integer(i);
 		snprintf(back, sizeof(back), "%lld", i);

@@ -23,7 +23,8 @@ enum dc_prop_kind {
 	DC_PROP_STRING,
 	DC_PROP_INT,
 	DC_PROP_NUMBER,
-	DC_PROP_BOOL /* "yes"/"no" in results ("1"/"0" from the verify helper) */
+	DC_PROP_BOOL, /* "yes"/"no" in results ("1"/"0" from the verify helper) */
+	DC_PROP_CLIQUES /* "type:id,..." in results, [{"type", "id"}, ...] in JSON */
 };
 
 /* The JSON type of the property key (DC_PROP_STRING for any key not typed). */

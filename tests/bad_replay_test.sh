@@ -34,6 +34,8 @@ check $D/uuid-type.json "dmaconn: $D/uuid-type.json: nvml.devices[0].uuid: expec
 check $D/busid.json "dmaconn: $D/busid.json: nvml.devices[0].pci.bus_id: \"zz\" is not a PCI bus id"
 check $D/repeat.json "dmaconn: $D/repeat.json: nvml.devices[0].nvlink[0].repeat: 100000 is out of range (1 to 64)"
 check $D/errname.json "dmaconn: $D/errname.json: nvml.init: unknown NVML return code \"NOT_AN_ERROR\""
+check $D/clique-type.json "dmaconn: $D/clique-type.json: nvml.devices[0].fabric.cliques[0].type: expected \"unicast_pointer\", \"multicast_pointer\", \"unicast_logical_endpoint\", \"multicast_logical_endpoint\" or a number 0-255"
+check $D/clique-many.json "dmaconn: $D/clique-many.json: nvml.devices[0].fabric.cliques: more than 64 cliques"
 # Version 2's compact peers: rows of indices into nvml.p2p_answers.
 check $D/p2p-row-short.json "dmaconn: $D/p2p-row-short.json: nvml.devices[0].p2p_row: 1 peers, but 2 devices are listed"
 check $D/p2p-row-index.json "dmaconn: $D/p2p-row-index.json: nvml.devices[0].p2p_row: answer 1, but nvml.p2p_answers has 1"

@@ -79,7 +79,7 @@ ARGS = {
     "nvmlDeviceGetHandleByIndex_v2": "d", "nvmlDeviceGetName": "d", "nvmlDeviceGetUUID": "d",
     "nvmlDeviceGetPciInfo_v3": "d", "nvmlDeviceGetCudaComputeCapability": "d",
     "nvmlDeviceGetMigMode": "d", "nvmlDeviceGetGpuFabricInfoV": "d",
-    "nvmlDeviceGetGpuFabricInfo": "d",
+    "nvmlDeviceGetGpuFabricInfo": "d", "nvmlDeviceGetGpuFabricInfo_v4": "d",
     "nvmlDeviceGetNvLinkState": "dl", "nvmlDeviceGetNvLinkVersion": "dl",
     "nvmlDeviceGetNvLinkRemoteDeviceType": "dl", "nvmlDeviceGetNvLinkRemotePciInfo_v2": "dl",
     "nvmlDeviceGetFieldValues": "dl",
@@ -103,6 +103,7 @@ PER_LINK = {"nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkVersion",
             "nvmlDeviceGetNvLinkRemoteDeviceType", "nvmlDeviceGetNvLinkRemotePciInfo_v2",
             "nvmlDeviceGetFieldValues"}
 NOT_APPLICABLE = {"nvmlDeviceGetMigMode", "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo",
+                  "nvmlDeviceGetGpuFabricInfo_v4",
                   "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetNvLinkRemoteDeviceType"}
 
 # Base machines: (name, topology file, extra environment).  The H100 node
@@ -121,7 +122,7 @@ MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS (src/backends/nvml_api.h)
 
 # ------------------------------------------------------------ the sources
 
-def nvml_functions(macro="NVML_FUNCTIONS"):
+def nvml_functions(macro):
     """[(name, required)] of an X-macro list of nvml_functions.h, in order."""
     with open(NVML_FUNCTIONS_H) as f:
         text = f.read().replace("\\\n", " ")
@@ -632,7 +633,7 @@ def main(argv):
     wrapper = shlex.split(os.environ.get("DMACONN_TEST_WRAPPER", ""))
     timeout = float(os.environ.get("DMACONN_TEST_TIMEOUT", "300" if wrapper else "60"))
 
-    all_functions = nvml_functions()
+    all_functions = nvml_functions("NVML_CORE_FUNCTIONS") + nvml_functions("NVML_NEWEST_FUNCTIONS")
     known = {fn for fn, _ in all_functions} | {fn for fn, _ in nvml_functions("NVML_MIG_FUNCTIONS")}
     called = called_functions()
     unknown = [fn for fn in called if fn not in ARGS or fn not in known]

@@ -119,7 +119,7 @@ def tables_agree(r):
     sys.path.insert(0, os.path.join(REPO, "python"))
     os.environ.setdefault("DMACONN_LIBRARY", os.path.join(r.build, "libdmaconn.so.0"))
     from dmaconn._json import property_types
-    py = {k: {int: "integer", float: "number", bool: "boolean"}[t] for k, t in property_types().items()}
+    py = {k: {int: "integer", float: "number", bool: "boolean", list: "array"}[t] for k, t in property_types().items()}
     if not py:
         r.problems.append("dmaconn._json.property_types() is empty")
     for where in ("device", "pair"):

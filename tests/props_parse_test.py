@@ -25,6 +25,8 @@ ALLOWED_FILES = {
     "src/props.c": "the one reader of property values",
     "src/codec.c": "the result codec (built also into the replay component, which cannot call src/props.c)",
     "src/sysfs.c": "vendor text: sysfs files",
+    "src/pci.c": "vendor text: the kernel's CPU lists (local_cpulist, node cpulist)",
+    "src/placement_detect.c": "vendor text: sysfs node names, the kernel's and the driver's versions",
     "src/backends/kfd.c": "vendor text: the KFD topology in sysfs",
     "src/backends/nvml.c": "vendor text: the GPU's numa_node in sysfs",
     "src/backends/level_zero.c": "vendor text: sysfs of Intel GPUs",
@@ -59,6 +61,9 @@ ALLOWED_LINES = {
     },
     "python/dmaconn/torch/_shim.py": {
         "return int(bool(getattr(": "PyTorch's C++ ABI flag",
+    },
+    "python/dmaconn/_json.py": {
+        "number = int(ident)": "fabric_cliques' ids, as the codec reads them (no C reader for a list of pairs)",
     },
     "python/dmaconn/_multinode.py": {
         "[int(i) for i in devices]": "the caller's device indices",

@@ -70,6 +70,7 @@ static const unsigned char fn_args[FN_COUNT] = {
 	[FN_nvmlDeviceGetNumaNodeId] = ARG_DEV,
 	[FN_nvmlDeviceGetGpuFabricInfoV] = ARG_DEV,
 	[FN_nvmlDeviceGetGpuFabricInfo] = ARG_DEV,
+	[FN_nvmlDeviceGetGpuFabricInfo_v4] = ARG_DEV,
 	[FN_nvmlDeviceGetNvLinkState] = ARG_DEV | ARG_LINK,
 	[FN_nvmlDeviceGetNvLinkVersion] = ARG_DEV | ARG_LINK,
 	[FN_nvmlDeviceGetNvLinkRemoteDeviceType] = ARG_DEV | ARG_LINK,
@@ -400,6 +401,7 @@ DEVICE_CALL(nvmlDeviceGetMinorNumber, -1, (nvmlDevice_t h, unsigned int *m), (h,
 DEVICE_CALL(nvmlDeviceGetMigMode, -1, (nvmlDevice_t h, unsigned int *a, unsigned int *b), (h, a, b))
 DEVICE_CALL(nvmlDeviceGetGpuFabricInfoV, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_v3_t *i), (h, i))
 DEVICE_CALL(nvmlDeviceGetGpuFabricInfo, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_t *i), (h, i))
+DEVICE_CALL(nvmlDeviceGetGpuFabricInfo_v4, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_v4_t *i), (h, i))
 DEVICE_CALL(nvmlDeviceGetBAR1MemoryInfo, -1, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m))
 DEVICE_CALL(nvmlDeviceGetVirtualizationMode, -1, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *m), (h, m))
 DEVICE_CALL(nvmlDeviceGetCpuAffinityWithinScope, -1,

@@ -128,9 +128,9 @@ int main(void)
 	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_ROCM, "ring", ring, &n), DMACONN_EEXIST);
 	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_CUDA, "nvlink", ring, &n), DMACONN_EEXIST);
 	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_ROCM, "x", NULL, NULL), DMACONN_EINVAL);
-	dmaconn_device_type types[8];
-	const char *conns[8];
-	int count = dmaconn_list_detectors(types, conns, 8);
+	dmaconn_device_type types[16];
+	const char *conns[16];
+	int count = dmaconn_list_detectors(types, conns, 16);
 	CHECK(count >= 2);
 	CHECK_INT(types[0], DMACONN_DEVICE_CUDA);
 	CHECK_STR(conns[0], "nvlink");

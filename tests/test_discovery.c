@@ -22,7 +22,7 @@ static void detect_all(void)
 	dmaconn_device_type types[16];
 	const char *conns[16];
 	int n = dmaconn_list_detectors(types, conns, 16);
-	CHECK_INT(n, 7);
+	CHECK_INT(n, 8);
 	for (int k = 0; k < n && k < 16; k++) {
 		dmaconn_result *r = NULL;
 		/* Passive: cuda/verified must not run its helper here. */

@@ -634,6 +634,16 @@ static int cli_verify(struct cli *c, dmaconn_device_type type, int timeout_ms)
 
 /* ------------------------------------------------------------- detection */
 
+/* --topo's multicast section under the cuda table. */
+static void cli_topo_multicast(void)
+{
+	dmaconn_result *mc = NULL;
+	if (dmaconn_detect_passive(DMACONN_DEVICE_CUDA, "multicast", &mc) != DMACONN_OK)
+		return;
+	cli_text_topo_multicast(mc);
+	dmaconn_result_release(mc);
+}
+
 /* One result, after *printed others; *printed counts it. */
 static void cli_print(struct cli *c, dmaconn_result *r, int topo, const char *replay, int *printed)
 {
@@ -653,7 +663,9 @@ static void cli_print(struct cli *c, dmaconn_result *r, int topo, const char *re
 			putchar('\n');
 		if (topo)
 			cli_text_topo(r, replay);
-		else
+		if (topo && dmaconn_result_device_type(r) == DMACONN_DEVICE_CUDA)
+			cli_topo_multicast();
+		if (!topo)
 			cli_text_result(r, replay);
 	}
 	++*printed;

@@ -102,6 +102,13 @@ def schema(rows):
         new = {k: old[k] for k in FIXED_HEAD[where]}
         for r in typed:
             new[r["key"]] = {"type": [r["json"], "null"], "description": describe(r)}
+            if r["json"] == "array":  # typed cliques: [{"type", "id"}]
+                new[r["key"]]["items"] = {
+                    "type": "object",
+                    "properties": {"type": {"type": "string"}, "id": {"type": "integer", "minimum": 0}},
+                    "required": ["type", "id"],
+                    "additionalProperties": False,
+                }
         new.update({k: old[k] for k in FIXED_TAIL[where]})
         doc["$defs"][where]["properties"] = new
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

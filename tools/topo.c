@@ -155,3 +155,44 @@ void cli_text_topo(const dmaconn_result *r, const char *replay)
 	if (lg->status)
 		puts(lg->status);
 }
+
+void cli_text_topo_multicast(const dmaconn_result *mc)
+{
+	int n = dmaconn_result_size(mc);
+	if (n == 0)
+		return;
+	puts("\nMulticast (cuda/multicast: one NVLink SHARP object, as symmetric memory needs):");
+	/* Its warning is the table's (NVML unusable, a query failed): said once, there. */
+	if (dmaconn_result_warning_count(mc) > 0) {
+		puts("  not determined (see the warning above)");
+		return;
+	}
+	for (int d = 0; d < n; d++) {
+		const char *ok = dmaconn_result_device_get(mc, d, DMACONN_PROP_MULTICAST_SUPPORTED);
+		const char *why = dmaconn_result_device_get(mc, d, DMACONN_PROP_MULTICAST_REASON);
+		/* A GPU's own cause is the reason of each of its pairs. */
+		const char *text = n > 1 ? dmaconn_result_pair_get(mc, d, (d + 1) % n, DMACONN_PROP_REASON_TEXT) : NULL;
+		const char *cluster = dmaconn_result_device_get(mc, d, DMACONN_PROP_CLUSTER_UUID);
+		const char *clique = dmaconn_result_device_get(mc, d, DMACONN_PROP_MULTICAST_CLIQUE_ID);
+		if (ok && !strcmp(ok, "1"))
+			printf("  GPU%d: yes (cluster %s, clique %s)\n", d, cluster ? cluster : "?", clique ? clique : "?");
+		else
+			printf("  GPU%d: no%s%s%s%s\n", d, why ? ", " : "", why ? why : "", text && why ? ": " : "",
+			       text && why ? text : "");
+	}
+	/* The groups of GPUs one object can join: 1 is an equivalence there. */
+	for (int d = 0; d < n; d++) {
+		int lowest = 1, size = 0;
+		for (int j = 0; j < d && lowest; j++)
+			lowest = !dmaconn_result_get(mc, d, j);
+		for (int j = d + 1; j < n && lowest; j++)
+			size += dmaconn_result_get(mc, d, j) != 0;
+		if (!lowest || !size)
+			continue;
+		printf("  one object can join GPUs %d", d);
+		for (int j = d + 1; j < n; j++)
+			if (dmaconn_result_get(mc, d, j))
+				printf(",%d", j);
+		putchar('\n');
+	}
+}

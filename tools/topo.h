@@ -10,4 +10,8 @@
  * then one line per ordered pair; replay names the file replayed, or NULL. */
 void cli_text_topo(const dmaconn_result *r, const char *replay);
 
+/* After a cuda table: each GPU's multicast capability (or its reason) and
+ * the groups of GPUs one multicast object can join, from cuda/multicast. */
+void cli_text_topo_multicast(const dmaconn_result *mc);
+
 #endif

@@ -10,7 +10,7 @@ included) stays a string.
 
 import ctypes
 import threading
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _library
 
@@ -20,11 +20,11 @@ JSON_VERSION = 1  # the "version" member of the document (docs/json-output.md)
 # first use from the library's table.
 _types: Optional[Dict[str, type]] = None
 _types_lock = threading.Lock()
-_PYTHON_TYPES = {"integer": int, "number": float, "boolean": bool}
+_PYTHON_TYPES = {"integer": int, "number": float, "boolean": bool, "array": list}
 
 
 def property_types() -> Dict[str, type]:
-    """{key: int, float or bool} for the declared keys that are not strings."""
+    """{key: int, float, bool or list} for the declared keys that are not strings."""
     global _types
     if _types is not None:
         return _types
@@ -63,14 +63,33 @@ def typed_value(key: str, value: Optional[str]) -> Any:
     except KeyError:
         pass
     typed = _typed(kind, key, value)
+    if kind is list:
+        return typed  # a new list each time: callers may change it
     if len(_read_cache) >= _READ_CACHE_MAX:
         _read_cache.clear()
     _read_cache[(key, value)] = typed
     return typed
 
 
+def _cliques(value: str) -> Optional[List[Dict[str, Any]]]:
+    """Typed cliques, "multicast_pointer:7,unicast_pointer:5", as a list of
+    {"type", "id"} (the CLI's JSON); None where the text reads otherwise."""
+    out: List[Dict[str, Any]] = []
+    for entry in value.split(",") if value else []:
+        kind, sep, ident = entry.partition(":")
+        if not sep or not kind or len(kind) >= 64 or not ident.isascii() or not ident.isdigit():
+            return None
+        number = int(ident)  # the ids of fabric_cliques, checked as digits above
+        if number > 0xFFFFFFFF:
+            return None
+        out.append({"type": kind, "id": number})
+    return out
+
+
 def _typed(kind: type, key: str, value: str) -> Any:
     lib = _library.get()
+    if kind is list:
+        return _cliques(value)
     if kind is int:
         return _read(lib.dmaconn_property_read_int, key, value, ctypes.c_longlong())
     if kind is float:

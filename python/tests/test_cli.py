@@ -71,7 +71,10 @@ class OutputTest(unittest.TestCase):
         self.assertTrue(
             any(line.startswith("  GPU0 -> GPU1: DMA yes; read OK, write OK, atomics OK, nvlink OK") for line in lines)
         )
-        self.assertEqual(lines[-1], "NS = not supported; U = unknown.")
+        self.assertIn("NS = not supported; U = unknown.", lines)
+        at = lines.index("NS = not supported; U = unknown.")
+        self.assertEqual(lines[at + 2], "Multicast (cuda/multicast: one NVLink SHARP object, as symmetric memory needs):")
+        self.assertEqual(len(lines), at + 5)  # one line per GPU
 
     def test_quiet(self) -> None:
         for args, env in [(["-q"], {}), ([], {"DMACONN_QUIET": "1"})]:

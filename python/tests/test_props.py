@@ -21,7 +21,7 @@ class TableTest(unittest.TestCase):
             key = lib.dmaconn_property_key(k)
             json_type = lib.dmaconn_property_json_type(lib.dmaconn_property_type_of(key)).decode()
             if json_type != "string":
-                want[key.decode()] = {"integer": int, "number": float, "boolean": bool}[json_type]
+                want[key.decode()] = {"integer": int, "number": float, "boolean": bool, "array": list}[json_type]
         self.assertEqual(_json.property_types(), want)
         self.assertGreater(len(want), 30)
         self.assertIs(want["nvml_index"], int)

@@ -53,6 +53,7 @@ CUDA, HIP, XPU = 1, 6, 12
 BUILTIN = [
     ("cuda", "nvlink"),
     ("cuda", "p2p"),
+    ("cuda", "multicast"),
     ("rocm", "infinity_fabric"),
     ("rocm", "p2p"),
     ("xpu", "p2p"),
@@ -158,6 +159,7 @@ class PairsTest(unittest.TestCase):
             got,
             [
                 ("CUDA", "p2p", "cuda"),
+                ("CUDA", "multicast", "cuda"),
                 ("HIP", "infinity_fabric", "rocm"),
                 ("HIP", "p2p", "rocm"),
                 ("XPU", "p2p", "xpu"),
@@ -219,7 +221,8 @@ class PairsTest(unittest.TestCase):
         pairs = _pairs.plan(BUILTIN, rocm=False)
         kept = _pairs.select(pairs, _pairs.parse_exclude("hip/p2p,xpu/*"))
         self.assertEqual(
-            [(p.torch_type, p.connection) for p in kept], [("CUDA", "p2p"), ("HIP", "infinity_fabric")]
+            [(p.torch_type, p.connection) for p in kept],
+            [("CUDA", "p2p"), ("CUDA", "multicast"), ("HIP", "infinity_fabric")],
         )
         self.assertEqual(_pairs.select(pairs, _pairs.parse_exclude("*")), [])
 
@@ -334,6 +337,14 @@ class FallbackTest(_Child):
         self.assertTrue(out["steps"][4]["same_device_type"])
         self.assertEqual(len(out["warnings"]), 1)
 
+    def test_cuda_multicast(self) -> None:
+        two = str(REPO / "tests" / "topologies-multicast" / "two-cliques.json")
+        out = self.child([["detect", "CUDA", "multicast", True, "cuda", "multicast"]], two)
+        step = out["steps"][0]
+        self.assertEqual(step["matrix"], step["dmaconn"])
+        self.assertEqual(step["matrix"], [[int(i != j and i // 4 == j // 4) for j in range(8)] for i in range(8)])
+        self.assertEqual(step["connection_type"], "multicast")
+
     def test_xpu(self) -> None:
         out = self.child([["detect", "XPU", "xelink", True, "xpu", "xelink"]], AURORA)
         step = out["steps"][0]
@@ -362,6 +373,7 @@ class RegisterTest(_Child):
             self.calls(out),
             [
                 [CUDA, "p2p", DC_CUDA, "p2p"],
+                [CUDA, "multicast", DC_CUDA, "multicast"],
                 [CUDA, "verified", DC_CUDA, "verified"],
                 [HIP, "infinity_fabric", DC_ROCM, "infinity_fabric"],
                 [HIP, "p2p", DC_ROCM, "p2p"],
@@ -376,6 +388,7 @@ class RegisterTest(_Child):
             out["registered"],
             [
                 ["CUDA", "p2p"],
+                ["CUDA", "multicast"],
                 ["CUDA", "verified"],
                 ["HIP", "infinity_fabric"],
                 ["HIP", "p2p"],
@@ -408,7 +421,9 @@ class RegisterTest(_Child):
             DMACONN_TORCH_EXCLUDE="all",
         )
         self.assertEqual(
-            self.calls(out), [[CUDA, "p2p", DC_CUDA, "p2p"], [CUDA, "verified", DC_CUDA, "verified"]]
+            self.calls(out),
+            [[CUDA, "p2p", DC_CUDA, "p2p"], [CUDA, "multicast", DC_CUDA, "multicast"],
+             [CUDA, "verified", DC_CUDA, "verified"]],
         )
 
     def test_exclude_argument(self) -> None:
@@ -419,6 +434,7 @@ class RegisterTest(_Child):
         self.assertEqual(
             self.calls(out),
             [
+                [CUDA, "multicast", DC_CUDA, "multicast"],
                 [CUDA, "verified", DC_CUDA, "verified"],
                 [HIP, "infinity_fabric", DC_ROCM, "infinity_fabric"],
                 [XPU, "p2p", DC_XPU, "p2p"],

@@ -437,10 +437,50 @@ static void fabric_set(struct dc_fabric_facts *f, nvmlGpuFabricState_t state, nv
 	f->clique = clique;
 }
 
+/* v4: typed cliques; legacy clique_id is its first unicast pointer clique. */
+static nvmlReturn_t query_fabric_v4(nvmlDevice_t h, struct dc_fabric_facts *f)
+{
+	nvmlGpuFabricInfo_v4_t v;
+	memset(&v, 0, sizeof(v));
+	nvmlReturn_t r = nvml.nvmlDeviceGetGpuFabricInfo_v4(h, &v);
+	if (r != NVML_SUCCESS)
+		return r;
+	unsigned int n = v.numCliques > NVML_GPU_FABRIC_CLIQUE_MAX ? NVML_GPU_FABRIC_CLIQUE_MAX : v.numCliques;
+	unsigned int unicast = 0;
+	int found = 0;
+	for (unsigned int c = 0; c < n; c++) {
+		f->cliques[c].type = v.cliques[c].type;
+		f->cliques[c].id = v.cliques[c].id;
+		if (!found && v.cliques[c].type == NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER) {
+			unicast = v.cliques[c].id;
+			found = 1;
+		}
+	}
+	f->ncliques = (int)n;
+	fabric_set(f, v.state, v.status, v.clusterUuid, unicast);
+	f->health_known = f->summary_known = 1;
+	f->health_mask = v.healthMask;
+	f->health_summary = v.healthSummary;
+	f->version = 4;
+	return r;
+}
+
 static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 {
 	memset(f, 0, sizeof(*f));
 	nvmlReturn_t r = NVML_ERROR_NOT_SUPPORTED;
+	/* A device without a fabric says so in any version; another failure
+	 * (a driver without v4) falls back to the versioned query. */
+	if (nvml.nvmlDeviceGetGpuFabricInfo_v4) {
+		r = query_fabric_v4(h, f);
+		if (r == NVML_SUCCESS || r == NVML_ERROR_NOT_SUPPORTED) {
+			f->known = r == NVML_SUCCESS;
+			f->mc_clique = dc_fabric_mc_clique(f);
+			return r;
+		}
+		memset(f, 0, sizeof(*f));
+		r = NVML_ERROR_NOT_SUPPORTED;
+	}
 	if (nvml.nvmlDeviceGetGpuFabricInfoV) {
 		nvmlGpuFabricInfo_v3_t v;
 		memset(&v, 0, sizeof(v));
@@ -458,6 +498,7 @@ static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 			f->health_mask = v.healthMask;
 			f->summary_known = v.version == nvmlGpuFabricInfo_v3;
 			f->health_summary = f->summary_known ? v.healthSummary : 0;
+			f->version = f->summary_known ? 3 : 2;
 		}
 	} else if (nvml.nvmlDeviceGetGpuFabricInfo) {
 		nvmlGpuFabricInfo_t v;
@@ -465,8 +506,10 @@ static nvmlReturn_t query_fabric(nvmlDevice_t h, struct dc_fabric_facts *f)
 		r = nvml.nvmlDeviceGetGpuFabricInfo(h, &v);
 		if (r == NVML_SUCCESS)
 			fabric_set(f, v.state, v.status, v.clusterUuid, v.cliqueId);
+		f->version = 1;
 	}
 	f->known = r == NVML_SUCCESS;
+	f->mc_clique = dc_fabric_mc_clique(f);
 	return r;
 }
 
@@ -1049,23 +1092,29 @@ static int view_reasons(dmaconn_builder *b, const struct session *s)
 	return DMACONN_OK;
 }
 
+static int multicast_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m);
+
 /* Runs a view body over an open session with its scratch arrays, then
  * gives the host's reasons for what it found. */
 static int nvml_view(dmaconn_builder *b, const char *label,
 		     int (*body)(dmaconn_builder *, const struct session *, struct dc_node *, int *))
 {
 	struct session s = { .label = label };
+	/* cuda/multicast gives its own reasons (dc_reasons_multicast). */
+	int multicast = body == multicast_body;
 	int rc = session_begin(b, &s);
 	if (rc <= 0) {
 		session_free(&s);
-		if (rc == 0)
+		if (rc == 0 && multicast)
+			dc_reasons_multicast(b, NULL);
+		else if (rc == 0)
 			dc_reasons_cuda(b, NULL);
 		return rc < 0 ? rc : DMACONN_OK;
 	}
 	struct dc_node *nodes = calloc((size_t)s.nslots + 1, sizeof(*nodes));
 	int *m = calloc(dc_pair_index(s.nslots, 0, s.nslots) + 1, sizeof(int));
 	rc = nodes && m ? body(b, &s, nodes, m) : dc_fail(DMACONN_ENOMEM, "out of memory");
-	if (rc == DMACONN_OK)
+	if (rc == DMACONN_OK && !multicast)
 		rc = view_reasons(b, &s);
 	free(nodes);
 	free(m);
@@ -1409,6 +1458,20 @@ static void p2p_device_facts(dmaconn_builder *b, const struct session *s, int i)
 						    s->m->cc_on ? "on" : "off");
 }
 
+/* The confidential computing state, asked once (peer_lock held). */
+static void ask_cc(struct dc_model *model)
+{
+	if (!model->cc_known && nvml.nvmlSystemGetConfComputeState) {
+		nvmlConfComputeSystemState_t cc;
+		memset(&cc, 0, sizeof(cc));
+		if (nvml.nvmlSystemGetConfComputeState(&cc) == NVML_SUCCESS) {
+			model->cc_known = 1;
+			model->cc_on = cc.ccFeature == NVML_CC_SYSTEM_FEATURE_ENABLED;
+			model->cc_feature = cc.ccFeature;
+		}
+	}
+}
+
 /* Asks NVML what the model lacks about the visible pairs (peer_lock held):
  * capabilities by row, PCIe paths by pair. */
 static int p2p_fill(struct p2p_job *job)
@@ -1421,14 +1484,7 @@ static int p2p_fill(struct p2p_job *job)
 		return -1;
 	if (!(job->path_pairs = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*job->path_pairs))))
 		return -1;
-	if (!model->cc_known && nvml.nvmlSystemGetConfComputeState) {
-		nvmlConfComputeSystemState_t cc;
-		memset(&cc, 0, sizeof(cc));
-		if (nvml.nvmlSystemGetConfComputeState(&cc) == NVML_SUCCESS) {
-			model->cc_known = 1;
-			model->cc_on = cc.ccFeature == NVML_CC_SYSTEM_FEATURE_ENABLED;
-		}
-	}
+	ask_cc(model);
 	parallel_for(n, p2p_row, job);
 	for (int i = 0; nvml.nvmlDeviceGetTopologyCommonAncestor && i < n; i++)
 		for (int j = i + 1; j < n; j++)
@@ -1502,9 +1558,168 @@ static int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
 	return nvml_view(b, "cuda/p2p", p2p_body);
 }
 
+/* ------------------------------------------------------------ multicast */
+
+/* The first driver branch with CUDA's multicast objects (CUDA 12.1). */
+#define MC_DRIVER_BRANCH 530
+
+/*
+ * Whether the driver has the multicast API, from NVML alone: the version
+ * nvmlSystemGetDriverVersion reports (read from the kernel driver; unlike
+ * nvmlSystemGetCudaDriverVersion, it loads no libcuda), else the presence of
+ * nvmlDeviceGetGpuFabricInfoV (R550 on).  Asked once (peer_lock held).
+ */
+static int mc_driver(struct dc_model *model, char *text, size_t len)
+{
+	if (!model->driver_asked) {
+		model->driver_rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+		if (nvml.nvmlSystemGetDriverVersion)
+			model->driver_rc = (int)nvml.nvmlSystemGetDriverVersion(model->driver, sizeof(model->driver));
+		model->driver[sizeof(model->driver) - 1] = '\0';
+		model->driver_asked = 1;
+	}
+	if (model->driver_rc == NVML_SUCCESS) {
+		char *end;
+		long branch = strtol(model->driver, &end, 10);
+		if (end != model->driver && branch >= MC_DRIVER_BRANCH)
+			return 1;
+		snprintf(text, len, "driver %.40s predates R%d (CUDA 12.1), the first with multicast objects",
+			 model->driver, MC_DRIVER_BRANCH);
+		return 0;
+	}
+	if (nvml.nvmlDeviceGetGpuFabricInfoV)
+		return 1;
+	char err[256];
+	describe((nvmlReturn_t)model->driver_rc, err, sizeof(err));
+	snprintf(text, len, "the driver version is unknown (nvmlSystemGetDriverVersion: %s), so whether it has "
+		 "multicast objects (R%d on) is too", err, MC_DRIVER_BRANCH);
+	return 0;
+}
+
+/* The v4 and multicast facts of a device's fabric registration. */
+static void mc_fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_fabric_facts *f)
+{
+	char buf[DC_FABRIC_CLIQUES * 40];
+	if (!f->known)
+		return;
+	snprintf(buf, sizeof(buf), "v%d", f->version);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_INFO_VERSION, buf);
+	if (f->version == 4) {
+		size_t o = 0;
+		buf[0] = '\0';
+		for (int c = 0; c < f->ncliques && o < sizeof(buf); c++) {
+			const char *type = dc_clique_type_name(f->cliques[c].type);
+			if (type)
+				o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s:%u", o ? "," : "", type,
+						      f->cliques[c].id);
+			else
+				o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%u:%u", o ? "," : "",
+						      f->cliques[c].type, f->cliques[c].id);
+		}
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_FABRIC_CLIQUES, buf);
+	}
+	if (f->state != DC_FABRIC_COMPLETED)
+		return;
+	snprintf(buf, sizeof(buf), "%u", f->mc_clique);
+	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MULTICAST_CLIQUE_ID, buf);
+}
+
+/* GPU i's multicast capability, its properties and its cause (NULL: capable). */
+static const char *mc_device(dmaconn_builder *b, const struct session *s, int i, int driver, const char *driver_text,
+			     char *text, size_t len)
+{
+	const struct dc_slot *slot = &s->slots[i];
+	struct dc_mc_facts facts;
+	memset(&facts, 0, sizeof(facts));
+	facts.mig = 1;
+	facts.cc_major = facts.cc_minor = -1;
+	if (slot->index >= 0) {
+		const struct dc_device *f = &s->m->devices[slot->index];
+		const struct dc_gpu *g = &s->m->ids[slot->index];
+		char num[16];
+		facts.mig = f->mig_known && f->mig;
+		facts.cc_major = g->cc_major;
+		facts.cc_minor = g->cc_minor;
+		facts.driver = driver;
+		facts.driver_text = driver_text;
+		/* Any mode but disabled: none documents multicast across GPUs. */
+		facts.cc_on = s->m->cc_known && s->m->cc_feature != NVML_CC_SYSTEM_FEATURE_DISABLED;
+		facts.cc_feature = s->m->cc_feature;
+		facts.switch_links = dc_switch_links(&f->node);
+		facts.fabric = (struct dc_mc_fabric){ f->fabric.known, f->fabric.state, f->fabric.status,
+						      f->fabric.health_known, f->fabric.health_mask };
+		facts.status = nvml_return_name((nvmlReturn_t)f->fabric.status);
+		if (f->mig_known)
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_MIG, f->mig ? "enabled" : "disabled");
+		if (!facts.mig) {
+			fabric_properties(b, i, &f->fabric);
+			mc_fabric_properties(b, i, &f->fabric);
+			snprintf(num, sizeof(num), "%d", facts.switch_links);
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_NVLINK_SWITCH_LINKS, num);
+		}
+		if (s->m->cc_known)
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_CONFIDENTIAL_COMPUTING,
+							    s->m->cc_on ? "on" : "off");
+	}
+	const char *code = dc_multicast_cause(&facts, i, text, len);
+	dmaconn_builder_set_device_property(b, i, DMACONN_PROP_MULTICAST_SUPPORTED, code ? "0" : "1");
+	if (code)
+		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_MULTICAST_REASON, code);
+	return code;
+}
+
+/* The fabric of a capable GPU (a GPU of the model: MIG instances are not). */
+static const struct dc_fabric_facts *mc_fabric(const struct session *s, int i)
+{
+	return &s->m->devices[s->slots[i].index].fabric;
+}
+
+/* Pairs of capable GPUs in one cluster and multicast clique: 1. */
+static int multicast_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
+{
+	int n = s->nslots;
+	(void)nodes;
+	(void)m;
+	for (int i = 0; i < n; i++) {
+		int index = s->slots[i].index;
+		if (index >= 0 && s->m->devices[index].failed) {
+			dmaconn_builder_warn(b, "%s: %s; assuming no multicast", s->label, s->m->devices[index].why);
+			dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
+			dc_reasons_multicast(b, NULL);
+			return DMACONN_OK;
+		}
+	}
+	struct dc_mc_cause *cause = calloc((size_t)n + 1, sizeof(*cause));
+	if (!cause)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	char driver_text[DC_MC_TEXT];
+	pthread_mutex_lock(&peer_lock);
+	ask_cc(s->m);
+	int driver = mc_driver(s->m, driver_text, sizeof(driver_text));
+	pthread_mutex_unlock(&peer_lock);
+	for (int i = 0; i < n; i++)
+		cause[i].code = mc_device(b, s, i, driver, driver_text, cause[i].text, sizeof(cause[i].text));
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (i != j && !cause[i].code && !cause[j].code &&
+			    mc_fabric(s, i)->mc_clique == mc_fabric(s, j)->mc_clique &&
+			    !memcmp(mc_fabric(s, i)->cluster, mc_fabric(s, j)->cluster, sizeof(mc_fabric(s, i)->cluster)))
+				dmaconn_builder_set(b, i, j, 1);
+	dc_reasons_multicast(b, cause);
+	free(cause);
+	return DMACONN_OK;
+}
+
+static int dc_nvml_detect_multicast(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	return nvml_view(b, "cuda/multicast", multicast_body);
+}
+
 static const struct dc_view dc_nvml_views[] = {
 	{ "nvlink", dc_nvml_detect_nvlink },
 	{ "p2p", dc_nvml_detect_p2p },
+	{ "multicast", dc_nvml_detect_multicast },
 };
 
 /* dc_backend.place: the facts discovery read for the GPUs at bus_ids (a MIG

@@ -173,6 +173,29 @@ typedef struct {
 	unsigned char healthSummary;
 } nvmlGpuFabricInfo_v3_t;
 
+/* nvmlGpuFabricInfo_v4_t (nvmlDeviceGetGpuFabricInfo_v4, no version field):
+ * typed cliques, sorted by type then id. */
+#define NVML_GPU_FABRIC_CLIQUE_MAX 64
+#define NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER 0
+#define NVML_GPU_FABRIC_CLIQUE_TYPE_MULTICAST_POINTER 1
+#define NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT 2
+#define NVML_GPU_FABRIC_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT 3
+
+typedef struct {
+	unsigned char type;
+	unsigned int id;
+} nvmlGpuFabricClique_v1_t;
+
+typedef struct {
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	nvmlGpuFabricClique_v1_t cliques[NVML_GPU_FABRIC_CLIQUE_MAX];
+	unsigned int numCliques;
+	nvmlGpuFabricState_t state;
+	unsigned int healthMask;
+	unsigned char healthSummary;
+} nvmlGpuFabricInfo_v4_t;
+
 #define NVML_STRUCT_VERSION(data, ver) \
 	(unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
 #define nvmlGpuFabricInfo_v2 NVML_STRUCT_VERSION(GpuFabricInfo, 2)
@@ -231,6 +254,9 @@ enum {
 #define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY 6
 #define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION 8
 #define NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION 0xf
+#define NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_UNHEALTHY 0x3
+#define NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_TRUE 1
+#define NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE 1
 #define NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED 0
 #define NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY 1
 #define NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY 2

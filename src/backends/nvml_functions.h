@@ -9,7 +9,7 @@
  * may call.  A required function missing from the library makes NVML unusable;
  * an optional one stays NULL and its caller falls back.
  */
-#define NVML_FUNCTIONS(X)                                                                  \
+#define NVML_CORE_FUNCTIONS(X)                                                             \
 	X(nvmlInit_v2, nvmlReturn_t, (void), 1)                                             \
 	X(nvmlShutdown, nvmlReturn_t, (void), 0)                                            \
 	X(nvmlErrorString, const char *, (nvmlReturn_t), 0)                                 \
@@ -44,6 +44,14 @@
 	X(nvmlDeviceGetMemoryAffinity, nvmlReturn_t,                                        \
 	  (nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t), 0)            \
 	X(nvmlDeviceGetNumaNodeId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)
+
+/* Functions only the newest nvml.h declares (13.5: typed fabric cliques);
+ * optional like the others, and proven against that header alone. */
+#define NVML_NEWEST_FUNCTIONS(X) \
+	X(nvmlDeviceGetGpuFabricInfo_v4, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_v4_t *), 0)
+
+/* The functions a replay answers and a recording keeps. */
+#define NVML_FUNCTIONS(X) NVML_CORE_FUNCTIONS(X) NVML_NEWEST_FUNCTIONS(X)
 
 /*
  * The MIG queries, all optional: a GPU in MIG mode lists its instances

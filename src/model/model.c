@@ -64,3 +64,20 @@ void dc_copy_text(char *dst, size_t len, const char *src, size_t srclen)
 	memcpy(dst, src, n);
 	dst[n] = '\0';
 }
+
+unsigned int dc_fabric_mc_clique(const struct dc_fabric_facts *f)
+{
+	static const unsigned char order[] = { DC_CLIQUE_MULTICAST_POINTER, DC_CLIQUE_MULTICAST_LOGICAL_ENDPOINT };
+	for (size_t k = 0; f->version == 4 && k < sizeof(order); k++)
+		for (int c = 0; c < f->ncliques; c++)
+			if (f->cliques[c].type == order[k])
+				return f->cliques[c].id;
+	return f->clique;
+}
+
+const char *dc_clique_type_name(unsigned int type)
+{
+	static const char *const names[] = { "unicast_pointer", "multicast_pointer", "unicast_logical_endpoint",
+					     "multicast_logical_endpoint" };
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;
+}

@@ -38,6 +38,15 @@ enum dc_fabric_state {
 	DC_FABRIC_COMPLETED = 3
 };
 
+/* v4's clique types (NVIDIA's numbering). */
+enum dc_clique_type {
+	DC_CLIQUE_UNICAST_POINTER = 0,
+	DC_CLIQUE_MULTICAST_POINTER = 1,
+	DC_CLIQUE_UNICAST_LOGICAL_ENDPOINT = 2,
+	DC_CLIQUE_MULTICAST_LOGICAL_ENDPOINT = 3
+};
+#define DC_FABRIC_CLIQUES 64
+
 struct dc_fabric_facts {
 	int known;          /* the vendor answered */
 	unsigned int state; /* enum dc_fabric_state, or a value it does not name */
@@ -46,8 +55,15 @@ struct dc_fabric_facts {
 	unsigned int clique;
 	int health_known;   /* health_mask read (a v2 or v3 answer) */
 	unsigned int health_mask;
-	int summary_known;  /* health_summary read (a v3 answer) */
+	int summary_known;  /* health_summary read (a v3 or v4 answer) */
 	unsigned char health_summary;
+	int version;        /* the struct answered: 4, 3, 2, or 1 (the legacy one) */
+	int ncliques;       /* v4's typed cliques, sorted by type then id */
+	struct dc_clique {
+		unsigned char type; /* enum dc_clique_type, or a value it does not name */
+		unsigned int id;
+	} cliques[DC_FABRIC_CLIQUES];
+	unsigned int mc_clique; /* the clique multicast follows (see dc_fabric_mc_clique) */
 };
 
 /* Peer capability, as nvidia-smi's legend names it (OK, CNS, GNS, TNS, DR,
@@ -111,8 +127,20 @@ struct dc_model {
 	void **handles;                /* the backend's per-device handles */
 	struct dc_peer *peers;         /* n*n, NULL until a view needs them */
 	int cc_known;                  /* confidential computing state read */
-	unsigned int cc_on;
+	unsigned int cc_on;            /* ccFeature ENABLED (peer access) */
+	unsigned int cc_feature;       /* NVML's ccFeature: 0 disabled, 1 enabled, 2 bare-metal secure AI */
+	int driver_asked;              /* the driver version below asked (multicast view) */
+	int driver_rc;                 /* its vendor status */
+	char driver[80];               /* "580.65.06" */
 };
+
+/* The clique a device's multicast objects follow: v4's first multicast
+ * pointer clique, else its first multicast logical-endpoint clique, else
+ * the legacy clique id. */
+unsigned int dc_fabric_mc_clique(const struct dc_fabric_facts *f);
+
+/* "unicast_pointer", ...; NULL for a type NVIDIA has not named. */
+const char *dc_clique_type_name(unsigned int type);
 
 /* Copies the text src (at most srclen bytes, up to a NUL) into dst of len
  * bytes, NUL-terminated, cut where needed at a UTF-8 character boundary. */

@@ -272,16 +272,17 @@ static int dc_host_cause(struct dc_host_facts *h, int i, int j, const struct dc_
 	return 0;
 }
 
-/* The NVSwitch fabric's health mask fields that stop traffic, named. */
-static int dc_fabric_unhealthy(unsigned int mask, const char *summary, char *out, size_t len)
+/* The NVSwitch fabric's health mask fields that stop traffic, named (all
+ * 0: only route unhealthy and incorrect configuration, what stops multicast). */
+static int dc_fabric_unhealthy(unsigned int mask, const char *summary, char *out, size_t len, int all)
 {
 	size_t o = 0;
 	out[0] = '\0';
 	if (((mask >> 4) & 3) == 1)
 		o += (size_t)snprintf(out + o, len - o, "%sroute unhealthy", o ? ", " : "");
-	if (((mask >> 2) & 3) == 1 && o < len)
+	if (all && ((mask >> 2) & 3) == 1 && o < len)
 		o += (size_t)snprintf(out + o, len - o, "%sroute recovery in progress", o ? ", " : "");
-	if (((mask >> 6) & 3) == 1 && o < len)
+	if (all && ((mask >> 6) & 3) == 1 && o < len)
 		o += (size_t)snprintf(out + o, len - o, "%saccess timeout recovery in progress", o ? ", " : "");
 	unsigned int conf = (mask >> 8) & 0xf;
 	static const char *const confs[] = { "", "", "incorrect system GUID", "incorrect chassis serial number",
@@ -290,7 +291,7 @@ static int dc_fabric_unhealthy(unsigned int mask, const char *summary, char *out
 	if (conf >= 2 && o < len)
 		o += (size_t)snprintf(out + o, len - o, "%sincorrect configuration: %s", o ? ", " : "",
 				      conf < 8 ? confs[conf] : "unknown");
-	if (summary && !strcmp(summary, "unhealthy") && o < len)
+	if (all && summary && !strcmp(summary, "unhealthy") && o < len)
 		o += (size_t)snprintf(out + o, len - o, "%ssummary unhealthy", o ? ", " : "");
 	return o > 0;
 }
@@ -374,7 +375,7 @@ static int dc_reason_device(struct dc_reasons *x, int d)
 		} else if (dmaconn_result_device_int(r, d, DMACONN_PROP_FABRIC_HEALTH_MASK, &mask_bits) == DMACONN_OK &&
 			   dc_fabric_unhealthy((unsigned int)mask_bits,
 						       dmaconn_result_device_get(r, d, DMACONN_PROP_FABRIC_HEALTH_SUMMARY),
-						       bad, sizeof(bad))) {
+						       bad, sizeof(bad), 1)) {
 			code = DMACONN_REASON_FABRIC_UNHEALTHY;
 			snprintf(text, sizeof(text), "GPU %d: the NVSwitch fabric is unhealthy (health mask %s: %s)",
 				 d, mask, bad);
@@ -869,4 +870,147 @@ void dc_reasons_vendor(dmaconn_builder *b, int rocm, int p2p)
 			else
 				dc_reason_xpu_pair(b, i, j, p2p);
 		}
+}
+
+/* ------------------------------------------------------------ multicast */
+
+/* NVML's fabric states (enum dc_fabric_state of model.h). */
+enum { DC_MC_NOT_SUPPORTED, DC_MC_NOT_STARTED, DC_MC_IN_PROGRESS, DC_MC_COMPLETED };
+
+const char *dc_multicast_cause(const struct dc_mc_facts *f, int d, char *text, size_t len)
+{
+	static const char *const states[] = { "not supported", "not started", "in progress", "completed" };
+	const struct dc_mc_fabric *fb = &f->fabric;
+	char bad[200];
+	if (f->mig) {
+		snprintf(text, len, "GPU %d is in MIG mode: MIG instances cannot join a multicast object", d);
+		return DMACONN_REASON_MIG;
+	}
+	if (f->cc_major < 9) {
+		if (f->cc_major < 0)
+			snprintf(text, len, "GPU %d: NVML gives no compute capability; multicast objects need 9.0 "
+				 "(Hopper) or newer", d);
+		else
+			snprintf(text, len, "GPU %d has compute capability %d.%d; multicast objects need 9.0 (Hopper) "
+				 "or newer", d, f->cc_major, f->cc_minor);
+		return DMACONN_REASON_GPU_NOT_SUPPORTED;
+	}
+	if (!f->driver) {
+		snprintf(text, len, "GPU %d: %s", d, f->driver_text);
+		return DMACONN_REASON_DRIVER_WITHOUT_MULTICAST;
+	}
+	if (f->cc_on) {
+		snprintf(text, len, "confidential computing is on (NVML ccFeature %u): no confidential computing "
+			 "mode lets GPUs share a multicast object (GPU %d)", f->cc_feature, d);
+		return DMACONN_REASON_CONFIDENTIAL_COMPUTING;
+	}
+	if (fb->known && fb->state == DC_MC_NOT_STARTED) {
+		snprintf(text, len, "GPU %d is not registered with the NVSwitch fabric (state not started: is the "
+			 "fabric manager running?)", d);
+		return DMACONN_REASON_FABRIC_NOT_STARTED;
+	}
+	if (fb->known && fb->state == DC_MC_IN_PROGRESS) {
+		snprintf(text, len, "GPU %d: NVSwitch fabric registration is still in progress", d);
+		return DMACONN_REASON_FABRIC_IN_PROGRESS;
+	}
+	if (fb->known && fb->state == DC_MC_COMPLETED && fb->status != 0) {
+		snprintf(text, len, "GPU %d: NVSwitch fabric registration failed (%s)", d,
+			 f->status ? f->status : "unknown status");
+		return DMACONN_REASON_FABRIC_FAILED;
+	}
+	if (fb->known && fb->state > DC_MC_COMPLETED) {
+		snprintf(text, len, "GPU %d: NVML reports an unknown fabric state %u", d, fb->state);
+		return DMACONN_REASON_FABRIC_FAILED;
+	}
+	if (!fb->known || fb->state == DC_MC_NOT_SUPPORTED || f->switch_links <= 0) {
+		snprintf(text, len, "GPU %d is not attached to an NVSwitch (%d active NVLinks to NVSwitches, fabric "
+			 "%s): PCIe and NVLink bridges carry no multicast", d, f->switch_links < 0 ? 0 : f->switch_links,
+			 !fb->known ? "unknown to NVML" : states[fb->state < 4 ? fb->state : 0]);
+		return DMACONN_REASON_NO_NVSWITCH;
+	}
+	if (fb->health_known && dc_fabric_unhealthy(fb->health_mask, NULL, bad, sizeof(bad), 0)) {
+		snprintf(text, len, "GPU %d: the NVSwitch fabric is unhealthy (health mask 0x%x: %s)", d, fb->health_mask,
+			 bad);
+		return DMACONN_REASON_FABRIC_UNHEALTHY;
+	}
+	return NULL;
+}
+
+/* Each device's multicast domain (cluster UUID and clique, as its
+ * properties name them) as a small number: equal numbers, equal domains. */
+static void dc_mc_domains(const dmaconn_result *r, int n, int *dom, const char **uuid, const char **clique)
+{
+	for (int d = 0; d < n; d++) {
+		uuid[d] = dmaconn_result_device_get(r, d, DMACONN_PROP_CLUSTER_UUID);
+		clique[d] = dmaconn_result_device_get(r, d, DMACONN_PROP_MULTICAST_CLIQUE_ID);
+		uuid[d] = uuid[d] ? uuid[d] : "?";
+		clique[d] = clique[d] ? clique[d] : "?";
+		/* The first device of its domain numbers it; most share their
+		 * predecessor's, asked first. */
+		dom[d] = d;
+		for (int k = 0; k < d && dom[d] == d; k++) {
+			int e = k == 0 ? d - 1 : k - 1;
+			if (!strcmp(uuid[e], uuid[d]) && !strcmp(clique[e], clique[d]))
+				dom[d] = dom[e];
+		}
+	}
+}
+
+void dc_reasons_multicast(dmaconn_builder *b, const struct dc_mc_cause *cause)
+{
+	const dmaconn_result *r = b->r;
+	int n = r ? dmaconn_result_size(r) : 0;
+	if (n < 2)
+		return;
+	struct dc_reason *dev = calloc((size_t)n, sizeof(*dev));
+	int *dom = calloc((size_t)n, sizeof(*dom));
+	const char **uuid = calloc((size_t)n, sizeof(*uuid)), **clique = calloc((size_t)n, sizeof(*clique));
+	struct dc_reason undetermined = { NULL, NULL }, last = { NULL, NULL };
+	const char *keys[2] = { dc_builder_intern(b, DMACONN_PROP_REASON), dc_builder_intern(b, DMACONN_PROP_REASON_TEXT) };
+	int last_d[2] = { -1, -1 }; /* the domains `last` names */
+	char buf[400];
+	int ok = dev && dom && uuid && clique && keys[0] && keys[1];
+	if (ok && dmaconn_result_warning_count(r) > 0) {
+		snprintf(buf, sizeof(buf), "not determined: %.240s", dmaconn_result_warning(r, 0));
+		ok = dc_reason_intern(b, &undetermined, DMACONN_REASON_UNKNOWN, buf) == 0;
+	}
+	for (int d = 0; ok && cause && d < n; d++)
+		if (cause[d].code)
+			ok = dc_reason_intern(b, &dev[d], cause[d].code, cause[d].text) == 0;
+	if (ok)
+		dc_mc_domains(r, n, dom, uuid, clique);
+	const int *m = dmaconn_result_matrix(r);
+	for (int i = 0; ok && i < n; i++) {
+		for (int j = 0; ok && j < n; j++) {
+			if (i == j || m[(size_t)i * (size_t)n + (size_t)j] != 0)
+				continue;
+			const struct dc_reason *why = dev[i].code ? &dev[i] : dev[j].code ? &dev[j] : NULL;
+			if (!why && undetermined.code) {
+				why = &undetermined;
+			} else if (!why) {
+				/* Made once per ordered pair of domains in a row. */
+				if (!last.code || last_d[0] != dom[i] || last_d[1] != dom[j]) {
+					int differ = dom[i] != dom[j];
+					if (differ)
+						snprintf(buf, sizeof(buf), "different NVLink multicast domains: cluster %s "
+							 "clique %s and cluster %s clique %s", uuid[i], clique[i], uuid[j],
+							 clique[j]);
+					else
+						snprintf(buf, sizeof(buf), "nothing known explains it");
+					ok = dc_reason_intern(b, &last, differ ? DMACONN_REASON_DIFFERENT_CLIQUE
+									   : DMACONN_REASON_UNKNOWN, buf) == 0;
+					last_d[0] = dom[i], last_d[1] = dom[j];
+				}
+				why = &last;
+			}
+			const char *values[2] = { why->code, why->text };
+			ok = ok && dc_builder_set_pair_list(b, i, j, keys, values, 2) == DMACONN_OK;
+		}
+	}
+	if (!ok)
+		b->oom = 1;
+	free(dev);
+	free(dom);
+	free(uuid);
+	free(clique);
 }

@@ -14,12 +14,22 @@
 #include "nvml_abi_items.h"
 #include "nvml_functions.h"
 
-NVML_ALL_FUNCTIONS(ABI_SAME_PROTOTYPE)
+NVML_CORE_FUNCTIONS(ABI_SAME_PROTOTYPE)
+NVML_MIG_FUNCTIONS(ABI_SAME_PROTOTYPE)
+#ifdef DMACONN_NVML_NEWEST
+NVML_NEWEST_FUNCTIONS(ABI_SAME_PROTOTYPE)
+#endif
 
 static const struct abi_item abi_real[] = { NVML_ABI_ITEMS(ABI_CONSTANT, ABI_SIZE, ABI_OFFSET) };
 static const struct abi_item abi_real_maxima[] = { NVML_ABI_MAXIMA(ABI_CONSTANT) };
 #ifdef DMACONN_NVML_NEWEST
-static const struct abi_item abi_real_newest[] = { NVML_ABI_NEWEST_ITEMS(ABI_CONSTANT) };
+static const struct abi_item abi_real_newest[] = { NVML_ABI_NEWEST_ITEMS(ABI_CONSTANT, ABI_SIZE, ABI_OFFSET) };
+#endif
+
+#ifdef DMACONN_NVML_NEWEST
+#define NEWEST_COUNT NVML_NEWEST_FUNCTIONS(ABI_COUNT)
+#else
+#define NEWEST_COUNT
 #endif
 
 extern const struct abi_item abi_ours[], abi_ours_maxima[], abi_ours_newest[];
@@ -58,5 +68,6 @@ int main(void)
 #endif
 	char what[160];
 	snprintf(what, sizeof(what), "NVML_API_VERSION %d; nvml.h of %s", NVML_API_VERSION, header);
-	return abi_done("nvml", n + extra + ABI_COUNT_OF(abi_real_maxima), bad, 0 NVML_ALL_FUNCTIONS(ABI_COUNT), what);
+	return abi_done("nvml", n + extra + ABI_COUNT_OF(abi_real_maxima), bad,
+			0 NVML_CORE_FUNCTIONS(ABI_COUNT) NVML_MIG_FUNCTIONS(ABI_COUNT) NEWEST_COUNT, what);
 }

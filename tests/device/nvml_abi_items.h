@@ -57,6 +57,9 @@
 	C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY)                    \
 	C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION)                    \
 	C(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION)                    \
+	C(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_UNHEALTHY)                            \
+	C(NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_TRUE)                             \
+	C(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE)                     \
 	C(NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED) C(NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY) \
 	C(NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY) C(NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY) \
 	S(nvmlReturn_t) S(nvmlDevice_t) S(nvmlEnableState_t) S(nvmlIntNvLinkDeviceType_t) \
@@ -93,5 +96,16 @@
  * at least the header's, so that nothing a driver of it reports is cut off.
  */
 #define NVML_ABI_MAXIMA(C) C(NVML_NVLINK_MAX_LINKS)
-/* Constants only the newest header declares; compared against it alone. */
-#define NVML_ABI_NEWEST_ITEMS(C) C(NVML_NVLINK_VERSION_6_0)
+/* Items only the newest header declares; compared against it alone. */
+#define NVML_ABI_NEWEST_ITEMS(C, S, O)                                                  \
+	C(NVML_NVLINK_VERSION_6_0) C(NVML_GPU_FABRIC_CLIQUE_MAX)                        \
+	C(NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER)                                  \
+	C(NVML_GPU_FABRIC_CLIQUE_TYPE_MULTICAST_POINTER)                                \
+	C(NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT)                         \
+	C(NVML_GPU_FABRIC_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT)                       \
+	S(nvmlGpuFabricClique_v1_t) S(nvmlGpuFabricInfo_v4_t)                           \
+	O(nvmlGpuFabricClique_v1_t, type) O(nvmlGpuFabricClique_v1_t, id)               \
+	O(nvmlGpuFabricInfo_v4_t, clusterUuid) O(nvmlGpuFabricInfo_v4_t, status)        \
+	O(nvmlGpuFabricInfo_v4_t, cliques) O(nvmlGpuFabricInfo_v4_t, numCliques)        \
+	O(nvmlGpuFabricInfo_v4_t, state) O(nvmlGpuFabricInfo_v4_t, healthMask)          \
+	O(nvmlGpuFabricInfo_v4_t, healthSummary)

@@ -6,4 +6,4 @@
 const struct abi_item abi_ours[] = { NVML_ABI_ITEMS(ABI_CONSTANT, ABI_SIZE, ABI_OFFSET) };
 const size_t abi_ours_count = ABI_COUNT_OF(abi_ours);
 const struct abi_item abi_ours_maxima[] = { NVML_ABI_MAXIMA(ABI_CONSTANT) };
-const struct abi_item abi_ours_newest[] = { NVML_ABI_NEWEST_ITEMS(ABI_CONSTANT) };
+const struct abi_item abi_ours_newest[] = { NVML_ABI_NEWEST_ITEMS(ABI_CONSTANT, ABI_SIZE, ABI_OFFSET) };

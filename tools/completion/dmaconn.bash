@@ -20,7 +20,7 @@ _dmaconn()
 		done
 		local conns
 		conns=$("${COMP_WORDS[0]}" --list 2>/dev/null | awk -v t="$type" 't == "" || $1 == t { print $2 }')
-		COMPREPLY=($(compgen -W "${conns:-nvlink p2p infinity_fabric xelink}" -- "$cur"))
+		COMPREPLY=($(compgen -W "${conns:-nvlink p2p multicast infinity_fabric xelink}" -- "$cur"))
 		return
 		;;
 	--record | --replay)

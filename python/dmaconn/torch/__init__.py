@@ -10,8 +10,9 @@
 Importing this module registers, through a small C++ shim built once against
 the installed PyTorch (shim.cpp), a c10d detector answered by libdmaconn for
 each of (HIP, "infinity_fabric"), (HIP, "p2p"), (XPU, "xelink"),
-(XPU, "p2p"), (CUDA, "p2p") and (CUDA, "verified") where dmaconn has such a
-detector; on a ROCm build of PyTorch (torch.version.hip set) the AMD
+(XPU, "p2p"), (CUDA, "p2p"), (CUDA, "multicast") (can the GPUs share an
+NVLink SHARP multicast object, as symmetric memory needs) and
+(CUDA, "verified") where dmaconn has such a detector; on a ROCm build of PyTorch (torch.version.hip set) the AMD
 detectors are also registered as (CUDA, "infinity_fabric") and
 (CUDA, "p2p"), and NVIDIA's are not.  PyTorch's own (CUDA, "nvlink") is never
 replaced.  CUDA is never initialised.

@@ -34,6 +34,7 @@ _BY_DMACONN = {
     ("xpu", "xelink"): "XPU",
     ("xpu", "p2p"): "XPU",
     ("cuda", "p2p"): "CUDA",
+    ("cuda", "multicast"): "CUDA",
     ("cuda", "verified"): "CUDA",
 }
 
