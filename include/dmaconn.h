@@ -172,6 +172,22 @@ DMACONN_EXTERN int dmaconn_detect_node(dmaconn_device_type type, const char *con
 DMACONN_EXTERN const char *dmaconn_host_id(void);
 
 /*
+ * Whether this node may share GPU memory with other nodes' GPUs through
+ * NVIDIA IMEX, what multi-node multicast (and every fabric handle) needs:
+ * NULL when the driver registered the "nvidia-caps-imex-channels"
+ * character device (/proc/devices) and a channel device
+ * (/dev/nvidia-caps-imex-channels/channelN) exists that the caller may
+ * open for reading and writing; otherwise the reason, never NULL then:
+ * DMACONN_REASON_IMEX_MODULE_MISSING, DMACONN_REASON_IMEX_CHANNEL_MISSING or
+ * DMACONN_REASON_IMEX_CHANNEL_NO_PERMISSION (a static string).  text, when
+ * not NULL, gets one line saying what was found (the channel, or what is
+ * missing).  Read afresh on each call, below DMACONN_SYSFS_ROOT or from a
+ * replay's "files"; dmaconn_record() keeps what it read.  Whether IMEX is
+ * needed at all is the caller's question: within one node it never is.
+ */
+DMACONN_EXTERN const char *dmaconn_host_imex(char *text, size_t len);
+
+/*
  * The multi-node merge (docs/multinode.md), the one that libdmaconn_mpi
  * and Python's dmaconn.global_matrix() use: each rank writes a record of
  * what it detects, the job gathers the records by any means, and every
@@ -467,6 +483,12 @@ DMACONN_EXTERN int dmaconn_result_pair_verified(const dmaconn_result *r, int i, 
 #define DMACONN_REASON_FABRIC_NOT_STARTED "fabric_not_started" /* multicast: fabric manager not started */
 #define DMACONN_REASON_DIFFERENT_CLIQUE "different_clique"   /* multicast: another cluster or clique */
 #define DMACONN_REASON_DRIVER_WITHOUT_MULTICAST "driver_without_multicast" /* multicast: driver before R530 */
+/* Multi-node multicast (cuda/multicast under libdmaconn_mpi): a pair of
+ * different nodes, named with the rank, host and bus id that caused it. */
+#define DMACONN_REASON_DIFFERENT_CLUSTER "different_cluster" /* not one cluster UUID (or none) */
+#define DMACONN_REASON_IMEX_MODULE_MISSING "imex_module_missing" /* no nvidia-caps-imex-channels */
+#define DMACONN_REASON_IMEX_CHANNEL_MISSING "imex_channel_missing" /* no channel device */
+#define DMACONN_REASON_IMEX_CHANNEL_NO_PERMISSION "imex_channel_no_permission" /* may not open it */
 #define DMACONN_REASON_UNKNOWN "unknown"                     /* nothing known explains it */
 
 /* ------------------------------------------------------------------------ */

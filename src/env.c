@@ -212,6 +212,9 @@ int dmaconn_record(const char *path)
 	recorder = ops;
 	pthread_mutex_unlock(&replay_lock);
 	rc = dc_record_run();
+	/* What multi-node detection asks of the node, which no detector reads. */
+	if (rc == DMACONN_OK)
+		dmaconn_host_imex(NULL, 0);
 	pthread_mutex_lock(&replay_lock);
 	recorder = NULL;
 	pthread_mutex_unlock(&replay_lock);

@@ -13,8 +13,11 @@
  *    "connection_type", "error": the detection's error or null,
  *    "matrix", "devices": [{properties}], "warnings",
  *    "contribute": the local ordinals contributed (absent: all),
- *    "view": null, {"keys": [uuid or bus id], "matrix"} of
- *    dmaconn_detect_node(), or {"error"}}
+ *    "pairs": [{"from", "to", "reason", "reason_text"}] of the matrix's
+ *    zeros that say why, "view": null, {"keys": [uuid or bus id], "matrix",
+ *    "pairs"} of dmaconn_detect_node(), or {"error"},
+ *    "imex": {"reason": null or a code, "text"} of dmaconn_host_imex(),
+ *    for multicast (absent: not known, a cause of its own)}
  * Property values are the result codec's (src/codec.h): typed where their
  * key is, read back to the result's text here.
  */
@@ -56,6 +59,24 @@ static json_t *dc_merge_matrix(const dmaconn_result *r)
 	return m;
 }
 
+/* Why r's zeros are 0, where it says: [{"from", "to", "reason", "reason_text"}]. */
+static json_t *dc_merge_reasons(const dmaconn_result *r)
+{
+	int n = dmaconn_result_size(r);
+	json_t *pairs = json_array();
+	for (int i = 0; pairs && i < n; i++)
+		for (int j = 0; pairs && j < n; j++) {
+			const char *reason = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON);
+			const char *text = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON_TEXT);
+			if (i == j || dmaconn_result_get(r, i, j) != 0 || !reason)
+				continue;
+			if (json_array_append_new(pairs, json_pack("{s:i, s:i, s:s, s:s}", "from", i, "to", j, "reason",
+								   reason, "reason_text", text ? text : "")))
+				json_decref(pairs), pairs = NULL;
+		}
+	return pairs;
+}
+
 /* The rank's own result: matrix, devices (no "ordinal"), warnings. */
 static int dc_merge_put_result(json_t *rec, const dmaconn_result *r)
 {
@@ -64,6 +85,7 @@ static int dc_merge_put_result(json_t *rec, const dmaconn_result *r)
 	int bad = dc_merge_put(rec, "matrix", dc_merge_matrix(r));
 	bad |= dc_merge_put(rec, "devices", devices);
 	bad |= dc_merge_put(rec, "warnings", warnings);
+	bad |= dc_merge_put(rec, "pairs", dc_merge_reasons(r));
 	for (int i = 0; !bad && i < dmaconn_result_size(r); i++) {
 		json_t *d = dc_codec_device(&exact, r, i);
 		bad = !d || json_object_del(d, "ordinal") || json_array_append_new(devices, d);
@@ -95,6 +117,7 @@ static json_t *dc_merge_view(dmaconn_device_type type, const char *connection)
 	bad |= dc_merge_put(view, "keys", keys);
 	keys = NULL;
 	bad |= dc_merge_put(view, "matrix", dc_merge_matrix(v));
+	bad |= dc_merge_put(view, "pairs", dc_merge_reasons(v));
 	dmaconn_result_release(v);
 	json_decref(keys);
 	if (bad)
@@ -117,6 +140,14 @@ int dmaconn_rank_record(dmaconn_device_type type, const char *connection, unsign
 		bad = dc_merge_put(rec, "domain", json_integer(domain));
 	bad |= dc_merge_put(rec, "device_type", json_string(type_name));
 	bad |= dc_merge_put(rec, "connection_type", json_string(connection));
+	/* Whether other nodes' GPUs may join this node's in a multicast
+	 * object: IMEX; asked for multicast only. */
+	if (!bad && !strcmp(connection, "multicast")) {
+		char text[MSG_SIZE] = "";
+		const char *reason = dmaconn_host_imex(text, sizeof(text));
+		bad = dc_merge_put(rec, "imex", json_pack("{s:o, s:s}", "reason", reason ? json_string(reason) : json_null(),
+							  "text", text));
+	}
 	dmaconn_result *r = NULL;
 	if (!bad && dmaconn_detect(type, connection, &r) != DMACONN_OK) {
 		bad = dc_merge_put(rec, "error", json_string(dmaconn_last_error()));
@@ -149,6 +180,11 @@ struct device {
 	char **keys, **values;
 };
 
+/* Why pairs of a matrix are 0: reason[i*n+j] and text[i*n+j], NULL where none. */
+struct reasons {
+	char **reason, **text;
+};
+
 struct contrib {
 	int readable;
 	int status; /* 0, or 1 when the rank's detection failed */
@@ -165,6 +201,8 @@ struct contrib {
 	int m;
 	char **view_keys;
 	int *view_matrix;
+	char *imex, *imex_text; /* imex NULL: ready (or not asked) */
+	struct reasons why, view_why; /* of matrix and view_matrix */
 };
 
 static void dc_merge_strv_free(char **v, int n)
@@ -174,8 +212,18 @@ static void dc_merge_strv_free(char **v, int n)
 	free(v);
 }
 
+static void dc_merge_reasons_free(struct reasons *w, int n)
+{
+	dc_merge_strv_free(w->reason, n * n);
+	dc_merge_strv_free(w->text, n * n);
+}
+
 static void dc_merge_contrib_free(struct contrib *c)
 {
+	dc_merge_reasons_free(&c->why, c->n);
+	dc_merge_reasons_free(&c->view_why, c->m);
+	free(c->imex);
+	free(c->imex_text);
 	free(c->host);
 	free(c->error);
 	free(c->matrix);
@@ -239,6 +287,38 @@ static char **dc_merge_read_strv(const json_t *a, int *count)
 	return v;
 }
 
+/* The reasons of an n x n matrix's zeros ([{"from", "to", "reason",
+ * "reason_text"}], absent: none); -1 when they are not that. */
+static int dc_merge_read_reasons(struct reasons *w, const json_t *pairs, int n)
+{
+	if (!pairs || json_is_null(pairs) || (json_is_array(pairs) && !json_array_size(pairs)))
+		return 0;
+	if (!json_is_array(pairs) || json_array_size(pairs) > (size_t)n * (size_t)n)
+		return -1;
+	w->reason = calloc((size_t)n * (size_t)n + 1, sizeof(char *));
+	w->text = calloc((size_t)n * (size_t)n + 1, sizeof(char *));
+	if (!w->reason || !w->text)
+		return -1;
+	size_t k;
+	const json_t *p;
+	json_array_foreach((json_t *)pairs, k, p) {
+		const json_t *from = json_object_get(p, "from"), *to = json_object_get(p, "to");
+		const json_t *reason = json_object_get(p, "reason"), *text = json_object_get(p, "reason_text");
+		if (!json_is_integer(from) || !json_is_integer(to) || !json_is_string(reason) ||
+		    (text && !json_is_string(text)) || json_integer_value(from) < 0 || json_integer_value(from) >= n ||
+		    json_integer_value(to) < 0 || json_integer_value(to) >= n)
+			return -1;
+		size_t at = (size_t)json_integer_value(from) * (size_t)n + (size_t)json_integer_value(to);
+		if (w->reason[at])
+			return -1;
+		w->reason[at] = dc_merge_dup(reason);
+		w->text[at] = text ? dc_merge_dup(text) : strdup("");
+		if (!w->reason[at] || !w->text[at])
+			return -1;
+	}
+	return 0;
+}
+
 static int dc_merge_read_device(struct device *d, const json_t *props)
 {
 	if (!json_is_object(props))
@@ -277,7 +357,27 @@ static int dc_merge_read_view(struct contrib *c, const json_t *view)
 		return -1;
 	c->m = m;
 	c->view_matrix = dc_merge_read_matrix(json_object_get(view, "matrix"), m);
-	return c->view_matrix ? 0 : -1;
+	return c->view_matrix ? dc_merge_read_reasons(&c->view_why, json_object_get(view, "pairs"), m) : -1;
+}
+
+/* IMEX readiness: {"reason": null or a code, "text"}; absent: not known. */
+static int dc_merge_read_imex(struct contrib *c, const json_t *imex)
+{
+	const json_t *reason = json_object_get(imex, "reason"), *text = json_object_get(imex, "text");
+	if (!imex || json_is_null(imex)) {
+		c->imex = strdup(DMACONN_REASON_UNKNOWN);
+		c->imex_text = strdup("its record says nothing of IMEX");
+		return c->imex && c->imex_text ? 0 : -1;
+	}
+	if (!json_is_object(imex) || (reason && !json_is_null(reason) && !json_is_string(reason)) ||
+	    (text && !json_is_string(text)))
+		return -1;
+	if (json_is_string(reason) && *json_string_value(reason)) {
+		c->imex = dc_merge_dup(reason);
+		c->imex_text = text ? dc_merge_dup(text) : strdup("");
+		return c->imex && c->imex_text ? 0 : -1;
+	}
+	return 0;
 }
 
 /* Reads one record; c->readable says whether it could. */
@@ -337,7 +437,9 @@ static void dc_merge_read(struct contrib *c, const char *text, dmaconn_device_ty
 		}
 	}
 	free(seen);
-	if (!ok || dc_merge_read_view(c, json_object_get(rec, "view")))
+	if (!ok || dc_merge_read_view(c, json_object_get(rec, "view")) ||
+	    dc_merge_read_reasons(&c->why, json_object_get(rec, "pairs"), n) ||
+	    dc_merge_read_imex(c, json_object_get(rec, "imex")))
 		goto bad;
 	c->readable = 1;
 	goto out;
@@ -375,9 +477,25 @@ static const char *dev_key(const struct contrib *c, int i)
 	return bus && *bus ? bus : NULL;
 }
 
+/* Why entry at of a matrix is 0, where its detection said. */
+struct why {
+	const char *reason, *text;
+};
+
+static struct why why_at(const struct reasons *w, size_t at)
+{
+	struct why y = { NULL, NULL };
+	if (w->reason) {
+		y.reason = w->reason[at];
+		y.text = w->text[at];
+	}
+	return y;
+}
+
 /* c's entry from device ka to device kb of its node: from its view of the
- * whole node, else its own matrix.  0 when it does not hold both. */
-static int view_entry(const struct contrib *c, const char *ka, const char *kb, int *value)
+ * whole node, else its own matrix, and why it is 0 (*why).  0 when it does
+ * not hold both. */
+static int view_entry(const struct contrib *c, const char *ka, const char *kb, int *value, struct why *why)
 {
 	int ia = -1, ib = -1;
 	if (c->m > 0) {
@@ -388,7 +506,9 @@ static int view_entry(const struct contrib *c, const char *ka, const char *kb, i
 				ib = i;
 		}
 		if (ia >= 0 && ib >= 0) {
-			*value = c->view_matrix[(size_t)ia * (size_t)c->m + (size_t)ib];
+			size_t at = (size_t)ia * (size_t)c->m + (size_t)ib;
+			*value = c->view_matrix[at];
+			*why = why_at(&c->view_why, at);
 			return 1;
 		}
 		return 0;
@@ -402,8 +522,35 @@ static int view_entry(const struct contrib *c, const char *ka, const char *kb, i
 	}
 	if (ia < 0 || ib < 0)
 		return 0;
-	*value = c->matrix[(size_t)ia * (size_t)c->n + (size_t)ib];
+	size_t at = (size_t)ia * (size_t)c->n + (size_t)ib;
+	*value = c->matrix[at];
+	*why = why_at(&c->why, at);
 	return 1;
+}
+
+/*
+ * The entry from device ka to kb of one node, held by ranks r and s: the
+ * view of either; for multicast, 1 only where both views that hold the pair
+ * say so (an AND of every verdict), *by the rank whose 0 it is.  0 when
+ * neither holds both.
+ */
+static int node_entry(const struct contrib *c, int r, int s, const char *ka, const char *kb, int multicast,
+		      int *value, struct why *why, int *by)
+{
+	int vr = 0, vs = 0;
+	struct why wr = { NULL, NULL }, ws = { NULL, NULL };
+	int hr = view_entry(&c[r], ka, kb, &vr, &wr);
+	int hs = (!hr || multicast) && view_entry(&c[s], ka, kb, &vs, &ws);
+	if (hr && (!hs || vr <= 0 || !multicast)) {
+		*value = vr;
+		*why = wr;
+		*by = r;
+	} else if (hs) {
+		*value = vs;
+		*why = ws;
+		*by = s;
+	}
+	return hr || hs;
 }
 
 static int nonzero_uuid(const char *u)
@@ -421,6 +568,11 @@ struct facts {
 	int in_domain;     /* its NVSwitch fabric is usable across nodes: node below */
 	struct dc_node node;
 	long switch_links;
+	/* cuda/multicast: its own capability and domain */
+	int multicast_ok;       /* multicast_supported is 1 */
+	const char *multicast_reason, *cluster, *multicast_clique;
+	int has_cluster;        /* a non-zero cluster UUID, in uuid */
+	unsigned char uuid[16];
 };
 
 /* A fabric cluster UUID as its 16 bytes; -1 unless 32 hex digits. */
@@ -440,6 +592,15 @@ static int parse_uuid(const char *s, unsigned char out[16])
 	return nibbles == 32 ? 0 : -1;
 }
 
+/* A flag's value is set: "1", or yes/true as its key's type reads. */
+static int dc_merge_flag(const char *key, const char *value)
+{
+	long long v = 0;
+	int b = 0;
+	return value && (!strcmp(value, "1") || (dmaconn_property_read_int(key, value, &v) == DMACONN_OK && v == 1) ||
+			 (dmaconn_property_read_bool(key, value, &b) == DMACONN_OK && b));
+}
+
 static void find_facts(struct facts *f, const struct contrib *c, int r, int i)
 {
 	const char *state = dev_get(&c[r], i, DMACONN_PROP_FABRIC_STATE);
@@ -455,6 +616,13 @@ static void find_facts(struct facts *f, const struct contrib *c, int r, int i)
 	if (links && dmaconn_property_read_int(DMACONN_PROP_NVLINK_SWITCH_LINKS, links, &switch_links) != DMACONN_OK)
 		switch_links = 0;
 	f->switch_links = switch_links > 0 && switch_links <= INT_MAX ? (long)switch_links : 0;
+	f->multicast_ok = dc_merge_flag(DMACONN_PROP_MULTICAST_SUPPORTED, dev_get(&c[r], i, DMACONN_PROP_MULTICAST_SUPPORTED));
+	f->multicast_reason = dev_get(&c[r], i, DMACONN_PROP_MULTICAST_REASON);
+	f->cluster = cluster;
+	f->has_cluster = cluster && nonzero_uuid(cluster) && parse_uuid(cluster, f->uuid) == 0;
+	f->multicast_clique = dev_get(&c[r], i, DMACONN_PROP_MULTICAST_CLIQUE_ID);
+	if (!f->multicast_clique)
+		f->multicast_clique = clique;
 	if (clique && dmaconn_property_read_int(DMACONN_PROP_CLIQUE_ID, clique, &clique_id) != DMACONN_OK)
 		clique_id = -1;
 	/* Registered with the fabric manager, successfully ("SUCCESS" from
@@ -479,6 +647,82 @@ static int across_nodes(const struct assembly *a, const struct facts *fa, const 
 	if (strcmp(a->connection, "nvlink") != 0)
 		return 1;
 	return v > INT_MAX ? INT_MAX : (int)v;
+}
+
+/* ---------------------------------------------- multicast across nodes */
+
+static void textf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void textf(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Whether GPUs a and b, on different nodes, can join one multicast object:
+ * both can (multicast_supported), in one NVLink domain (the same non-zero
+ * cluster UUID and multicast clique), with IMEX ready on both nodes.  1, or
+ * 0 with the first cause in *code and, naming the rank, host and GPU that
+ * caused it, in text; *imex_of gets the rank whose node is not ready for
+ * IMEX when that is the cause (else -1).  The GPU of the lower rank is
+ * looked at first: (b, a) has the same verdict and reason.
+ */
+static int multicast_across(const struct contrib *c, const struct facts *a, const struct facts *b, const char **code,
+			    char *text, size_t len, int *imex_of)
+{
+	const struct facts *f[2] = { a->rank < b->rank ? a : b, a->rank < b->rank ? b : a };
+	int cause = -1; /* the GPU (0, 1) or its node that makes it 0 */
+	*imex_of = -1;
+	*code = NULL;
+	for (int k = 0; k < 2 && !*code; k++)
+		if (!f[k]->multicast_ok) {
+			*code = f[k]->multicast_reason && *f[k]->multicast_reason ? f[k]->multicast_reason
+										: DMACONN_REASON_UNKNOWN;
+			cause = k;
+		}
+	for (int k = 0; k < 2 && !*code; k++)
+		if (!f[k]->has_cluster) {
+			*code = DMACONN_REASON_DIFFERENT_CLUSTER;
+			cause = k;
+		}
+	if (!*code && memcmp(f[0]->uuid, f[1]->uuid, 16) != 0)
+		*code = DMACONN_REASON_DIFFERENT_CLUSTER;
+	else if (!*code && (!f[0]->multicast_clique || !f[1]->multicast_clique ||
+			    strcmp(f[0]->multicast_clique, f[1]->multicast_clique) != 0))
+		*code = DMACONN_REASON_DIFFERENT_CLIQUE;
+	for (int k = 0; k < 2 && !*code; k++) {
+		const struct contrib *t = &c[f[k]->rank];
+		if (t->imex && *t->imex) {
+			*code = t->imex;
+			cause = k;
+			*imex_of = f[k]->rank;
+		}
+	}
+	if (!*code)
+		return 1;
+	/* Only a 0 is put in words. */
+	char at[2][MSG_SIZE / 2];
+	for (int k = 0; k < 2; k++) {
+		const char *bus = dev_get(&c[f[k]->rank], f[k]->local, DMACONN_PROP_PCI_BUS_ID);
+		textf(at[k], sizeof(at[k]), "rank %d (%s) GPU %d (%s)", f[k]->rank, c[f[k]->rank].host, f[k]->local,
+		      bus && *bus ? bus : "no bus id");
+	}
+	if (*imex_of >= 0)
+		textf(text, len, "%s: its node is not ready for IMEX: %s", at[cause], c[*imex_of].imex_text);
+	else if (cause >= 0 && !f[cause]->multicast_ok)
+		textf(text, len, "%s cannot join a multicast object (%s)", at[cause], *code);
+	else if (cause >= 0)
+		textf(text, len, "%s is in no multi-node NVLink domain (cluster UUID %s)", at[cause],
+		      f[cause]->cluster && *f[cause]->cluster ? f[cause]->cluster : "unknown");
+	else if (!strcmp(*code, DMACONN_REASON_DIFFERENT_CLUSTER))
+		textf(text, len, "%s is in NVLink domain %s, %s in %s", at[0], f[0]->cluster, at[1], f[1]->cluster);
+	else
+		textf(text, len, "%s is in multicast clique %s, %s in %s", at[0],
+		      f[0]->multicast_clique ? f[0]->multicast_clique : "unknown", at[1],
+		      f[1]->multicast_clique ? f[1]->multicast_clique : "unknown");
+	return 0;
 }
 
 /* A warning about rank `about`: sent to the sink there, stored everywhere. */
@@ -509,10 +753,13 @@ static int assemble(dmaconn_builder *b, void *user_data)
 	const struct contrib *c = a->c;
 	int size = a->size, rc = DMACONN_EINVAL;
 	long total = 0;
-	int *first = calloc((size_t)size + 1, sizeof(int)); /* first global index of each rank */
-	int *node = calloc((size_t)size + 1, sizeof(int));  /* node number of each rank */
-	int *unmatched = calloc((size_t)size + 1, sizeof(int)); /* a lower rank it could not pair with, + 1 */
-	if (!first || !node || !unmatched) {
+	/* Per rank (per node for no_imex), in one block. */
+	size_t per = (size_t)size + 1;
+	int *first = calloc(4 * per, sizeof(int)); /* first global index of each rank */
+	int *node = first ? first + per : NULL;  /* node number of each rank */
+	int *unmatched = first ? first + 2 * per : NULL; /* a lower rank it could not pair with, + 1 */
+	int *no_imex = first ? first + 3 * per : NULL; /* per node: a rank whose IMEX made a 0, + 1 */
+	if (!first) {
 		rc = dmaconn_builder_fail(b, DMACONN_ENOMEM, "out of memory for %d ranks", size);
 		goto out;
 	}
@@ -570,30 +817,55 @@ static int assemble(dmaconn_builder *b, void *user_data)
 									    c[r].devs[i].values[p]);
 		}
 	}
+	int multicast = !strcmp(a->connection, "multicast");
 	for (int g = 0; g < n; g++) {
 		int r = owner[g], i = f[g].local;
 		for (int h = 0; h < n; h++) {
-			int s = owner[h], j = f[h].local, v = 0;
+			int s = owner[h], j = f[h].local, v = 0, by = r;
+			struct why why = { NULL, NULL };
+			char text[MSG_SIZE];
 			if (g == h)
 				continue;
 			if (r == s) {
 				v = c[r].matrix[(size_t)i * (size_t)c[r].n + (size_t)j];
+				why = why_at(&c[r].why, (size_t)i * (size_t)c[r].n + (size_t)j);
 			} else if (node[r] == node[s]) {
 				const char *ka = f[g].key, *kb = f[h].key;
 				if (ka && kb && !strcmp(ka, kb)) {
 					if (h > g && !dup[h])
 						dup[h] = g + 1; /* a second copy of device g */
-				} else if (!ka || !kb ||
-					   (!view_entry(&c[r], ka, kb, &v) && !view_entry(&c[s], ka, kb, &v))) {
+					why.reason = DMACONN_REASON_UNKNOWN;
+					why.text = "the same device, contributed by two ranks";
+				} else if (!ka || !kb || !node_entry(c, r, s, ka, kb, multicast, &v, &why, &by)) {
 					int lo = r < s ? r : s, hi = r < s ? s : r;
 					if (!unmatched[hi])
 						unmatched[hi] = lo + 1;
+					why.reason = DMACONN_REASON_UNKNOWN;
+					why.text = "neither rank on this node saw both devices";
 				}
+			} else if (multicast) {
+				const char *code = NULL;
+				int imex_of = -1;
+				v = multicast_across(c, &f[g], &f[h], &code, text, sizeof(text), &imex_of);
+				why.reason = code;
+				why.text = text;
+				by = -1;
+				if (imex_of >= 0 && !no_imex[node[imex_of]])
+					no_imex[node[imex_of]] = imex_of + 1;
 			} else if (f[g].in_domain && f[h].in_domain) {
 				v = across_nodes(a, &f[g], &f[h]);
 			}
-			if (v > 0)
+			if (v > 0) {
 				dmaconn_builder_set(b, g, h, v);
+			} else if (why.reason) {
+				char said[MSG_SIZE + 300];
+				if (by >= 0)
+					snprintf(said, sizeof(said), "rank %d (%s): %s", by, c[by].host,
+						 why.text ? why.text : "");
+				dmaconn_builder_set_pair_property(b, g, h, DMACONN_PROP_REASON, why.reason);
+				dmaconn_builder_set_pair_property(b, g, h, DMACONN_PROP_REASON_TEXT,
+								  by >= 0 ? said : why.text ? why.text : "");
+			}
 		}
 	}
 
@@ -637,6 +909,14 @@ static int assemble(dmaconn_builder *b, void *user_data)
 		     "own GPUs (CUDA_VISIBLE_DEVICES) or run one rank per node",
 		     c[r].host, copies, copies == 1 ? " is" : "s are", f[orig].key, r, s);
 	}
+	for (int k = 0; k < nodes; k++) {
+		if (!no_imex[k])
+			continue;
+		int r = no_imex[k] - 1;
+		note(b, a, r,
+		     "rank %d (%s): not ready for IMEX (%s): %s; its GPUs are 0 in %s to other nodes' GPUs", r,
+		     c[r].host, c[r].imex, c[r].imex_text, a->label);
+	}
 	for (int s = 0; s < size; s++) {
 		if (!unmatched[s])
 			continue;
@@ -651,8 +931,6 @@ static int assemble(dmaconn_builder *b, void *user_data)
 	rc = DMACONN_OK;
 out:
 	free(first);
-	free(node);
-	free(unmatched);
 	return rc;
 }
 

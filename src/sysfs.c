@@ -266,6 +266,35 @@ int dc_list_dir(const char *path, char ***names)
 	*names = all;
 	return count;
 }
+
+#define DC_ACCESS_OK "access: ok"
+
+int dc_access(const char *path)
+{
+	char answer[256];
+	const struct dmaconn_replay_ops *ops = NULL;
+	if (replaying(&ops)) {
+		int n = dc_read_file(path, answer, sizeof(answer));
+		if (n < 0 && n != -EFBIG)
+			return n;
+		answer[strcspn(answer, "\n")] = '\0';
+		return !strcmp(answer, DC_ACCESS_OK) ? 0 : -EACCES;
+	}
+	char full[4096];
+	int rc = join_root(live_root(), path, full, sizeof(full));
+	if (rc)
+		return rc;
+	/* As open(2) would judge it: the effective ids. */
+	rc = faccessat(AT_FDCWD, full, R_OK | W_OK, AT_EACCESS) == 0 ? 0 : -errno;
+	if (rc == -ENOENT || rc == -ENOTDIR)
+		return -ENOENT;
+	if (rc == 0)
+		snprintf(answer, sizeof(answer), "%s\n", DC_ACCESS_OK);
+	else
+		snprintf(answer, sizeof(answer), "access: denied (%s)\n", strerror(-rc));
+	dc_record_file(path, answer, strlen(answer));
+	return rc ? -EACCES : 0;
+}
 #endif
 
 int dc_sysfs_numa_node(const char *bus_id)

@@ -42,6 +42,14 @@ void dc_free_names(char **names, int count);
  * -2 when unreadable. */
 int dc_sysfs_numa_node(const char *bus_id);
 
+/* Whether the caller may open path (a device node: it is never opened) for
+ * reading and writing: 0, or a negative errno (-ENOENT when it does not
+ * exist, -EACCES when it may not be opened so).  A device node cannot be
+ * kept as contents, so its "files" entry holds the answer instead: "access:
+ * ok", or "access: denied" and why; a recording writes it so, and a replay
+ * reads any other contents as denied. */
+int dc_access(const char *path);
+
 /* The same on the file system only, below root ("" or NULL for "/"); what
  * the recorder uses.  dc_read_file() and dc_list_dir() are part of
  * libdmaconn only (they consult the replay), these of both libraries. */

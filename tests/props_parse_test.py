@@ -25,6 +25,7 @@ ALLOWED_FILES = {
     "src/props.c": "the one reader of property values",
     "src/codec.c": "the result codec (built also into the replay component, which cannot call src/props.c)",
     "src/sysfs.c": "vendor text: sysfs files",
+    "src/model/imex.c": "vendor text: /proc/devices",
     "src/pci.c": "vendor text: the kernel's CPU lists (local_cpulist, node cpulist)",
     "src/placement_detect.c": "vendor text: sysfs node names, the kernel's and the driver's versions",
     "src/backends/kfd.c": "vendor text: the KFD topology in sysfs",

@@ -58,7 +58,7 @@ _LAZY = {
         ),
         "._errors",
     ),
-    **dict.fromkeys(("detect_node", "global_matrix", "host_id", "rank_record"), "._multinode"),
+    **dict.fromkeys(("detect_node", "global_matrix", "host_id", "host_imex", "rank_record"), "._multinode"),
 }
 
 __all__ = sorted(_LAZY)

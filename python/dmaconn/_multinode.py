@@ -14,7 +14,7 @@ import ctypes
 import json
 import os
 import socket
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from . import _core, _library
 from ._errors import Error
@@ -31,6 +31,20 @@ def host_id() -> str:
     fn.restype = ctypes.c_char_p
     fn.argtypes = []
     return os.fsdecode(fn())
+
+
+def host_imex() -> Tuple[Optional[str], str]:
+    """Whether this node is ready for IMEX (C: dmaconn_host_imex): (None, what
+    was found) when it is, else (a reason code, what is missing).  An older
+    library that cannot tell gives ("unknown", why)."""
+    fn = getattr(_library.get(), "dmaconn_host_imex", None)
+    if fn is None:
+        return "unknown", "this libdmaconn cannot read IMEX readiness (no dmaconn_host_imex)"
+    fn.restype = ctypes.c_char_p
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    text = ctypes.create_string_buffer(1024)
+    reason = fn(text, len(text))
+    return (os.fsdecode(reason) if reason else None), text.value.decode("utf-8", "replace")
 
 
 def detect_node(device_type: Any, connection_type: str) -> _core.DMAConnectivity:
@@ -92,6 +106,9 @@ def rank_record(
         if any(i < 0 or i >= n for i in chosen) or len(set(chosen)) != len(chosen):
             raise ValueError(f"devices {chosen} are not distinct ordinals below {n}")
         record["contribute"] = chosen
+    if connection_type == "multicast" and "imex" not in record:  # not the library's record
+        reason, text = host_imex()
+        record["imex"] = {"reason": reason, "text": text}
     if host is not None:
         record["host"] = host
     return record

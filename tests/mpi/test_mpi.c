@@ -11,6 +11,8 @@
  *   contains TEXT            some warning contains TEXT
  *   prop I KEY VALUE         device I has KEY = VALUE (VALUE: the rest of the line)
  *   noprop I KEY             device I has no KEY
+ *   pair I J KEY VALUE       pair I -> J has KEY = VALUE (VALUE: the rest of the line)
+ *   pairs KEY K              exactly K pairs have KEY
  *
  * Also checked on every run: the result is identical on every rank; each
  * of its warnings reached exactly one rank's warning sink; a second call
@@ -27,7 +29,7 @@
 #include "dmaconn_mpi.h"
 
 #define MAX_DEVICES 256
-#define MAX_LINES 512
+#define MAX_LINES 16384
 
 static int rank_, failures;
 
@@ -132,6 +134,11 @@ static uint64_t digest(const dmaconn_result *r)
 		}
 	for (int k = 0; k < dmaconn_result_warning_count(r); k++)
 		h = fnv(h, dmaconn_result_warning(r, k));
+	for (int i = 0; i < n * n; i++)
+		for (int k = 0; k < dmaconn_result_pair_property_count(r, i / n, i % n); k++) {
+			h = fnv(h, dmaconn_result_pair_property_key(r, i / n, i % n, k));
+			h = fnv(h, dmaconn_result_pair_property_value(r, i / n, i % n, k));
+		}
 	return h;
 }
 
@@ -171,6 +178,27 @@ static void check(const dmaconn_result *r, const struct expect *e)
 				failf("device %d has %s = '%s', expected none", i, key, got);
 			else if (!absent && (!got || strcmp(got, want)))
 				failf("device %d: %s = '%s', expected '%s'", i, key, got ? got : "(none)", want);
+		} else if (!strncmp(line, "pair ", 5)) {
+			int i = 0, j = 0, len = 0;
+			char key[128] = "";
+			if (sscanf(line + 5, "%d %d %127s %n", &i, &j, key, &len) < 3) {
+				failf("bad expectation '%s'", line);
+				continue;
+			}
+			const char *want = line + 5 + len, *got = dmaconn_result_pair_get(r, i, j, key);
+			if (!got || strcmp(got, want))
+				failf("pair %d -> %d: %s = '%s', expected '%s'", i, j, key, got ? got : "(none)", want);
+		} else if (!strncmp(line, "pairs ", 6)) {
+			char key[128] = "";
+			int want = 0, got = 0;
+			if (sscanf(line + 6, "%127s %d", key, &want) < 2) {
+				failf("bad expectation '%s'", line);
+				continue;
+			}
+			for (int i = 0; i < n * n; i++)
+				got += dmaconn_result_pair_get(r, i / n, i % n, key) != NULL;
+			if (got != want)
+				failf("%d pairs have %s, expected %d", got, key, want);
 		} else {
 			failf("unknown expectation '%s'", line);
 		}

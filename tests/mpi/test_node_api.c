@@ -13,6 +13,9 @@
  *                                         kept in it and none sent to the sink
  *   test_node_api fabric STATE STATUS UUID CLIQUE
  *                                         every device has these properties ("-": absent)
+ *   test_node_api imex REASON TEXT [FILE] dmaconn_host_imex() gives REASON ("ready": NULL)
+ *                                         and a text containing TEXT, twice; with FILE,
+ *                                         after dmaconn_record(FILE)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +152,20 @@ static void fabric(char **want)
 	dmaconn_result_release(r);
 }
 
+static void imex(const char *reason, const char *text, const char *record)
+{
+	if (record)
+		CHECK(dmaconn_record(record) == DMACONN_OK);
+	for (int k = 0; k < 2; k++) {
+		char got[512] = "unset";
+		const char *why = dmaconn_host_imex(got, sizeof(got));
+		CHECK_STR(why ? why : "ready", reason);
+		if (!strstr(got, text))
+			CHECK_STR(got, text);
+	}
+	CHECK(dmaconn_host_imex(NULL, 0) == dmaconn_host_imex(NULL, 5));
+}
+
 int main(int argc, char **argv)
 {
 	dmaconn_set_warning_handler(count_warning, NULL);
@@ -160,6 +177,8 @@ int main(int argc, char **argv)
 		node(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	else if (argc == 6 && !strcmp(argv[1], "fabric"))
 		fabric(argv + 2);
+	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "imex"))
+		imex(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	else {
 		fprintf(stderr, "usage: see the comment at the top of test_node_api.c\n");
 		return 2;
