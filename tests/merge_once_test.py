@@ -23,9 +23,12 @@ from harness import Report  # noqa: E402
 HOME = "src/merge.c"
 # What only a merge says (its warnings), as written in the source.
 WORDS = ["contributed by more than one rank", "but neither saw both", "its contribution cannot be read",
-         "it contributes no devices", "detecting every device of its node failed"]
+         "it contributes no devices", "detecting every device of its node failed",
+         "its node is not ready for IMEX", "is in no multi-node NVLink domain",
+         "its GPUs are 0 in"]
 # The facts of the cross-node rule, by key and by constant.
-FACTS = r"\b(fabric_state|fabric_status|cluster_uuid|clique_id|FABRIC_STATE|FABRIC_STATUS|CLUSTER_UUID|CLIQUE_ID)\b"
+FACTS = (r"\b(fabric_state|fabric_status|cluster_uuid|clique_id|multicast_clique_id|FABRIC_STATE|FABRIC_STATUS|"
+         r"CLUSTER_UUID|CLIQUE_ID|MULTICAST_CLIQUE_ID)\b")
 # Where those facts may be named: the merge, discovery, the declarations,
 # and the outputs that print them as they are (no rule).
 FACT_PLACES = (HOME, "src/backends/", "include/", "src/model/", "src/props.c", "tools/format_dot.c",
