@@ -7,7 +7,7 @@
  * written at start-up (and loaded then, so that a --replay argument cannot
  * make the component read some other file), NVML, the verify helper and the
  * MPI component point at nothing, the working directory is a fresh empty
- * one, standard output goes to /dev/null, and inputs that could name
+ * one, standard input and output are /dev/null, and inputs that could name
  * --record are skipped (it writes files).
  */
 #include <stdint.h>
@@ -75,6 +75,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	int null = open("/dev/null", O_WRONLY);
 	if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
+		abort();
+	close(null);
+	/* --format slurm-topology reads standard input: an empty one. */
+	null = open("/dev/null", O_RDONLY);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0)
 		abort();
 	close(null);
 	reset_environment();

@@ -322,7 +322,10 @@ DMACONN_EXTERN int dmaconn_result_pair_lists(const dmaconn_result *r, unsigned i
 	X(INT_STRING, 7, "int_string", "string")                                         \
 	/* typed cliques, "type:id" comma-separated ("multicast_pointer:7");          \
 	 * in JSON a list of {"type", "id"} */                                          \
-	X(CLIQUES, 8, "cliques", "array")
+	X(CLIQUES, 8, "cliques", "array")                                              \
+	/* values of numbered items, as runs of items with one value:                  \
+	 * "0-4:53125,5:26562" */                                                       \
+	X(RUNS, 9, "runs", "string")
 
 typedef enum dmaconn_property_type {
 #define DMACONN_PROPERTY_TYPE_ENUM_(name, value, text, json) DMACONN_TYPE_##name = value,
@@ -371,6 +374,11 @@ DMACONN_EXTERN int dmaconn_property_read_number(const char *key, const char *val
 DMACONN_EXTERN int dmaconn_property_read_bool(const char *key, const char *value, int *out);
 DMACONN_EXTERN int dmaconn_property_read_list(const char *key, const char *value, long long *out,
 					      int max, int *count);
+/* DMACONN_TYPE_RUNS ("0-4:53125,5:26562"): out[k] gets item k's value, 0 for
+ * an item the text does not name, for k below `max`; *count gets one more
+ * than the highest item named (0 for ""). Items must ascend; values >= 0. */
+DMACONN_EXTERN int dmaconn_property_read_runs(const char *key, const char *value, long long *out, int max,
+					      int *count);
 
 /*
  * Typed getters: the property `key` of device i (or of the pair i -> j),

@@ -43,6 +43,7 @@
 	X(FABRIC_HEALTH_SUMMARY, "fabric_health_summary", STRING, DEVICE, "", "\"healthy\", \"unhealthy\", ...") \
 	X(NVLINK_INACTIVE_LINKS, "nvlink_inactive_links", LIST, DEVICE, "", "\"3,7\": links not active") \
 	X(NVLINK_DOWN_LINKS, "nvlink_down_links", LIST, DEVICE, "", "\"5,11\": inactive links another GPU of its model has active (down)") \
+	X(NVLINK_SPEEDS_MBPS, "nvlink_speeds_mbps", RUNS, DEVICE, "MB/s", "NVML's speed of each active link per direction, as runs of links at one speed: \"0-4:53125,5:26562\"") \
 	X(BAR1_MIB, "bar1_mib", INT_STRING, DEVICE, "MiB", "BAR1 size") \
 	X(VIRTUALIZATION_MODE, "virtualization_mode", STRING, DEVICE, "", "\"none\", \"passthrough\", \"vgpu\", ...") \
 	X(CONFIDENTIAL_COMPUTING, "confidential_computing", STRING, DEVICE, "", "\"on\", \"off\"") \
@@ -151,6 +152,7 @@
 #define DMACONN_PROP_FABRIC_HEALTH_SUMMARY "fabric_health_summary"
 #define DMACONN_PROP_NVLINK_INACTIVE_LINKS "nvlink_inactive_links"
 #define DMACONN_PROP_NVLINK_DOWN_LINKS "nvlink_down_links"
+#define DMACONN_PROP_NVLINK_SPEEDS_MBPS "nvlink_speeds_mbps"
 #define DMACONN_PROP_BAR1_MIB "bar1_mib"
 #define DMACONN_PROP_VIRTUALIZATION_MODE "virtualization_mode"
 #define DMACONN_PROP_CONFIDENTIAL_COMPUTING "confidential_computing"

@@ -172,6 +172,52 @@ int dmaconn_property_read_bool(const char *key, const char *value, int *out)
 	return DMACONN_OK;
 }
 
+/* One run "A:V" or "A-B:V" at *p: 0 with the items and value, p moved past
+ * it and its comma, or -1. */
+static int dc_prop_run(const char **p, long long *a, long long *b, long long *v)
+{
+	char item[64];
+	size_t len = strcspn(*p, ",");
+	if (len == 0 || len >= sizeof(item) || ((*p)[len] == ',' && !(*p)[len + 1]))
+		return -1;
+	memcpy(item, *p, len);
+	item[len] = '\0';
+	char *colon = strchr(item, ':'), *dash = strchr(item, '-');
+	if (!colon || (dash && dash > colon))
+		return -1;
+	*colon = '\0';
+	if (dash)
+		*dash = '\0';
+	if (dc_prop_integer(item, 10, a) || dc_prop_integer(dash ? dash + 1 : item, 10, b) ||
+	    dc_prop_integer(colon + 1, 10, v) || *a < 0 || *b < *a || *b >= INT_MAX || *v < 0)
+		return -1;
+	*p += len + ((*p)[len] == ',');
+	return 0;
+}
+
+int dmaconn_property_read_runs(const char *key, const char *value, long long *out, int max, int *count)
+{
+	if (!key || !value || !count || max < 0 || (max > 0 && !out) ||
+	    dmaconn_property_type_of(key) != DMACONN_TYPE_RUNS)
+		return DMACONN_EINVAL;
+	/* Checked whole before anything is written. */
+	long long a, b, v, last = -1;
+	for (const char *p = value; *p;) {
+		if (dc_prop_run(&p, &a, &b, &v) || a <= last)
+			return DMACONN_EINVAL;
+		last = b;
+	}
+	for (int k = 0; k < max; k++)
+		out[k] = 0;
+	for (const char *p = value; *p;) {
+		(void)dc_prop_run(&p, &a, &b, &v);
+		for (long long k = a; k <= b && k < max; k++)
+			out[k] = v;
+	}
+	*count = (int)(last + 1);
+	return DMACONN_OK;
+}
+
 int dmaconn_property_read_list(const char *key, const char *value, long long *out, int max, int *count)
 {
 	if (!key || !value || !count || max < 0 || (max > 0 && !out))

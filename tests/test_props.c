@@ -242,6 +242,32 @@ static void readers(void)
 	CHECK_INT(flag, 1);
 	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "no", &flag), DMACONN_OK);
 	CHECK_INT(flag, 0);
+	/* Runs of links at one speed (nvlink_speeds_mbps). */
+	{
+		long long sp[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+		int n = -1;
+		CHECK_INT(dmaconn_property_read_runs(DMACONN_PROP_NVLINK_SPEEDS_MBPS, "0-2:53125,4:26562,6-9:1", sp, 8, &n),
+			  DMACONN_OK);
+		CHECK_INT(n, 10);
+		CHECK_INT((int)sp[0], 53125);
+		CHECK_INT((int)sp[2], 53125);
+		CHECK_INT((int)sp[3], 0);
+		CHECK_INT((int)sp[4], 26562);
+		CHECK_INT((int)sp[5], 0);
+		CHECK_INT((int)sp[7], 1);
+		CHECK_INT(dmaconn_property_read_runs(DMACONN_PROP_NVLINK_SPEEDS_MBPS, "", sp, 8, &n), DMACONN_OK);
+		CHECK_INT(n, 0);
+		CHECK_INT((int)sp[0], 0);
+		static const char *const bad[] = { "3-1:5", "1:5,1:6", "2:5,1:6", "1:-5", "1-:5", ":5", "1:5,", "1",
+						   "1:5:6", "a:5", "1:0x5", " 1:5", "1-2-3:4", "1:99999999999999999999" };
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			sp[0] = 77;
+			CHECK_INT(dmaconn_property_read_runs(DMACONN_PROP_NVLINK_SPEEDS_MBPS, bad[k], sp, 8, &n),
+				  DMACONN_EINVAL);
+			CHECK_INT((int)sp[0], 77);
+		}
+		CHECK_INT(dmaconn_property_read_runs(DMACONN_PROP_NVLINK_DOWN_LINKS, "1:5", sp, 8, &n), DMACONN_EINVAL);
+	}
 	/* "1"/"0": as dmaconn_verify_pair_get gives can_access_peer. */
 	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_CAN_ACCESS_PEER, "1", &flag), DMACONN_OK);
 	CHECK_INT(flag, 1);

@@ -26,6 +26,9 @@
 
 enum { CHECK_OK = 0, CHECK_WARNING = 1, CHECK_CRITICAL = 2, CHECK_UNKNOWN = 3 };
 
+/* Links read per device: above NVML_NVLINK_MAX_LINKS (36 in the newest nvml.h). */
+#define NVLINK_MAX_LINKS_CHECKED 64
+
 static const char *const check_state_names[] = { "OK", "WARNING", "CRITICAL", "UNKNOWN" };
 
 /* The order findings are listed and the exit status chosen in: what is
@@ -38,17 +41,24 @@ static int check_rank(int state)
 
 static const char check_help[] =
 	"Usage: dmaconn check --expect FILE [-d TYPE -c CONNECTION] [--match position|identity]\n"
-	"                     [--verify] [--replay FILE] [--json | -q]\n"
+	"                     [--verify] [--expect-multicast] [--replay FILE] [--json | -q]\n"
 	"       dmaconn check --expect-links N | --fully-connected [-d TYPE -c CONNECTION]\n"
+	"       dmaconn check [--expect-multicast]\n"
 	"\n"
 	"Compares this node with FILE, what `dmaconn --json` printed on a good node\n"
 	"(every detector in it, or the one -d/-c names): the device count, models,\n"
 	"every matrix entry, link speeds where known, NVSwitch fabric state, and\n"
 	"verified pairs when FILE has them (from the verdict cache, or --verify).\n"
+	"Every mode, and `dmaconn check` alone, also applies NVIDIA's NVLink health\n"
+	"rules to the NVIDIA GPUs: each active link at its generation's speed, the\n"
+	"NVSwitch fabric registered and healthy, no link down that a GPU of the same\n"
+	"model has active (with --expect, the file says which links count).\n"
 	"Exit status and first line as a Nagios plugin: 0 OK, 1 WARNING (fabric\n"
-	"registration in progress, an extra device), 2 CRITICAL (a missing GPU, fewer\n"
-	"links, a lost pair, failed verification), 3 UNKNOWN (detection could not run,\n"
-	"verification absent, a bad FILE or usage); then one line per finding.\n"
+	"registration in progress, bandwidth degraded, an extra device), 2 CRITICAL\n"
+	"(a missing GPU, fewer links, a link below its generation's speed, a lost\n"
+	"pair, no multicast where expected, failed verification), 3 UNKNOWN\n"
+	"(detection could not run, verification absent, a bad FILE or usage); then\n"
+	"one line per finding.\n"
 	"\n"
 	"      --expect FILE        the good node's `dmaconn --json` output\n"
 	"      --match position     devices paired by position and model (default:\n"
@@ -57,6 +67,8 @@ static const char check_help[] =
 	"      --expect-links N     every pair has at least N links (default -d cuda\n"
 	"                           -c nvlink)\n"
 	"      --fully-connected    every pair has connectivity\n"
+	"      --expect-multicast   every pair of NVIDIA GPUs can join one multicast\n"
+	"                           object (cuda/multicast)\n"
 	"      --verify             verify the pairs FILE has verdicts for, now\n"
 	"      --replay FILE        check a recorded node instead of this one\n"
 	"      --json               the report as one JSON object: status, exit_code,\n"
@@ -79,6 +91,8 @@ struct check {
 	char detectors[256];     /* the pairs compared, for the OK line */
 	char *fatal;             /* what stopped the check (UNKNOWN), or NULL */
 	int usage;               /* fatal is a usage error */
+	int health;              /* NVIDIA's NVLink health rules applied (once) */
+	int health_only;         /* nothing else asked: the OK line says so */
 };
 
 /* Every name in the report comes from the node, a file or the command
@@ -1095,11 +1109,12 @@ static void check_pair(struct check *c, const dmaconn_result *r, const char *lab
  * said since finding `first`), said before them: "cuda: GPU 3
  * (0000:5d:00.0): links 5 and 11 down" ("links 0-17" for a run).  Only
  * where the findings are CRITICAL: a GPU whose links were already down on
- * the good node adds nothing to a report that is otherwise OK.
+ * the good node adds nothing to a report that is otherwise OK; `always`
+ * (no good node to say so): CRITICAL in any case, as NVIDIA's rule has it.
  */
-static void check_links_down(struct check *c, const char *tname, const dmaconn_result *r, int first)
+static void check_links_down(struct check *c, const char *tname, const dmaconn_result *r, int first, int always)
 {
-	int critical = 0, before = c->nf;
+	int critical = always, before = c->nf;
 	for (int k = first; k < c->nf; k++)
 		critical |= c->f[k].state == CHECK_CRITICAL;
 	for (int i = 0; critical && i < dmaconn_result_size(r); i++) {
@@ -1133,12 +1148,146 @@ static void check_links_down(struct check *c, const char *tname, const dmaconn_r
 		check_say(c, CHECK_CRITICAL, "%s: %s: link%s %s down%s", tname, check_gpu(g, sizeof(g), i, &d),
 			  n == 1 ? "" : "s", text, none ? ", none active" : "");
 	}
-	/* Move the new lines [before, nf) ahead of [first, before). */
+	/* Move the new lines [before, nf) ahead of [first, before), and index
+	 * them again where they now are (a line said again is looked up). */
 	for (int k = before; k < c->nf; k++) {
 		struct finding f = c->f[k];
 		memmove(c->f + first + 1, c->f + first, (size_t)(k - first) * sizeof(*c->f));
 		c->f[first++] = f;
 	}
+	if (before < c->nf && first < c->nf) {
+		memset(c->seen, 0, c->nseen * sizeof(*c->seen));
+		for (int k = 0; k < c->nf; k++)
+			c->seen[check_slot(c, c->f[k].text)] = k + 1;
+	}
+}
+
+/* ------------------------------------------------------- NVLink health */
+
+/*
+ * NVML's speed of a healthy link of each NVLink generation, MB/s per
+ * direction (NVML_FI_DEV_NVLINK_GET_SPEED; nvidia-smi nvlink -s shows it in
+ * GB/s), by the GPU's compute capability: NVIDIA's health validation rule
+ * (nvlink_bandwidth_count_speed: GB200 and GB300 53125, H100 26562), and
+ * what V100 and Turing (25.781 GB/s), A100 (25 GB/s) and GA102 boards
+ * (14.062 GB/s) report.  A generation not listed is not judged.
+ */
+static const struct {
+	const char *cc;
+	unsigned int mbps;
+} check_link_rates[] = {
+	{ "7.0", 25781 }, { "7.5", 25781 }, { "8.0", 25000 },  { "8.6", 14062 },
+	{ "9.0", 26562 }, { "10.0", 53125 }, { "10.3", 53125 },
+};
+
+/* The speed rule on GPU i: each active link NVML gives a speed for
+ * (nvlink_speeds_mbps, "0-4:53125,5:26562,...") at its generation's rate. */
+static void check_link_speeds(struct check *c, const char *tname, const dmaconn_result *r, int i)
+{
+	const char *list = dmaconn_result_device_get(r, i, DMACONN_PROP_NVLINK_SPEEDS_MBPS);
+	const char *cc = dmaconn_result_device_get(r, i, DMACONN_PROP_COMPUTE_CAPABILITY);
+	unsigned int rate = 0;
+	for (size_t k = 0; cc && k < sizeof(check_link_rates) / sizeof(check_link_rates[0]); k++)
+		if (!strcmp(cc, check_link_rates[k].cc))
+			rate = check_link_rates[k].mbps;
+	if (!list || !rate)
+		return;
+	char slow[512] = "", g[96];
+	size_t o = 0;
+	int runs = 0, n = 0;
+	long long mbps[NVLINK_MAX_LINKS_CHECKED];
+	if (dmaconn_property_read_runs(DMACONN_PROP_NVLINK_SPEEDS_MBPS, list, mbps, NVLINK_MAX_LINKS_CHECKED, &n) !=
+	    DMACONN_OK)
+		return;
+	if (n > NVLINK_MAX_LINKS_CHECKED)
+		n = NVLINK_MAX_LINKS_CHECKED;
+	/* Runs of links at one speed below the rate, as "links 5-6 at 26562". */
+	for (int a = 0; a < n && o < sizeof(slow);) {
+		int b = a;
+		while (b + 1 < n && mbps[b + 1] == mbps[a])
+			b++;
+		if (mbps[a] > 0 && mbps[a] < rate) {
+			o += (size_t)snprintf(slow + o, sizeof(slow) - o, "%s%s %d", runs ? ", " : "",
+					      b > a ? "links" : "link", a);
+			if (b > a && o < sizeof(slow))
+				o += (size_t)snprintf(slow + o, sizeof(slow) - o, "-%d", b);
+			if (o < sizeof(slow))
+				o += (size_t)snprintf(slow + o, sizeof(slow) - o, " at %lld", mbps[a]);
+			runs++;
+		}
+		a = b + 1;
+	}
+	if (!runs)
+		return;
+	struct dev d = check_node_dev(r, i);
+	check_say(c, CHECK_CRITICAL, "%s: %s: %s MB/s, below the %u MB/s of its NVLink generation (compute "
+		  "capability %s)", tname, check_gpu(g, sizeof(g), i, &d), slow, rate, cc);
+}
+
+/* The NVSwitch fabric's registration status and health mask of GPU i (the
+ * mask's fields as nvml.h lays them out: 2 bits each from bit 0, degraded
+ * bandwidth, route recovery, route unhealthy, access timeout recovery, then
+ * 4 bits of incorrect configuration). */
+static void check_fabric_health(struct check *c, const char *tname, const dmaconn_result *r, int i)
+{
+	struct dev d = check_node_dev(r, i);
+	const char *status = dmaconn_result_device_get(r, i, DMACONN_PROP_FABRIC_STATUS);
+	const char *mask_text = dmaconn_result_device_get(r, i, DMACONN_PROP_FABRIC_HEALTH_MASK);
+	const char *summary = dmaconn_result_device_get(r, i, DMACONN_PROP_FABRIC_HEALTH_SUMMARY);
+	char g[96], sum[64] = "";
+	check_gpu(g, sizeof(g), i, &d);
+	if (!strcmp(d.fabric, "completed") && status && strcmp(status, "NVML_SUCCESS"))
+		check_say(c, CHECK_CRITICAL, "%s: %s: NVSwitch fabric registration completed with %s", tname, g, status);
+	if (!mask_text || !strcmp(d.fabric, "not_supported"))
+		return;
+	long long mask_value = 0;
+	if (dmaconn_result_device_int(r, i, DMACONN_PROP_FABRIC_HEALTH_MASK, &mask_value) != DMACONN_OK)
+		return;
+	unsigned long mask = (unsigned long)mask_value;
+	unsigned int conf = (unsigned int)(mask >> 8) & 0xf;
+	static const char *const confs[] = { "", "", "incorrect system GUID", "incorrect chassis serial number",
+					     "no partition", "insufficient NVLinks", "incompatible GPU firmware",
+					     "invalid location", "GPU state invalid" };
+	if (summary)
+		snprintf(sum, sizeof(sum), ", summary %s", summary);
+	if (((mask >> 4) & 3) == 1)
+		check_say(c, CHECK_CRITICAL, "%s: %s: NVSwitch fabric route unhealthy (health mask %s%s)", tname, g,
+			  mask_text, sum);
+	if (conf >= 2)
+		check_say(c, CHECK_CRITICAL, "%s: %s: NVSwitch fabric incorrectly configured: %s (health mask %s%s)",
+			  tname, g, conf < sizeof(confs) / sizeof(confs[0]) ? confs[conf] : "unknown", mask_text, sum);
+	if ((mask & 3) == 1)
+		check_say(c, CHECK_WARNING, "%s: %s: NVSwitch fabric bandwidth degraded (health mask %s%s)", tname, g,
+			  mask_text, sum);
+	if (((mask >> 2) & 3) == 1 || ((mask >> 6) & 3) == 1)
+		check_say(c, CHECK_WARNING, "%s: %s: NVSwitch fabric %s in progress (health mask %s%s)", tname, g,
+			  ((mask >> 2) & 3) == 1 ? "route recovery" : "access timeout recovery", mask_text, sum);
+}
+
+/*
+ * NVIDIA's NVLink health rules on the NVIDIA GPUs of result r, once per
+ * check: link speed, the fabric's status and health, and (without a good
+ * node's file, which says which links count) links down that a GPU of the
+ * same model has active, and the fabric registered.  A GPU whose links are
+ * all inactive where no GPU of its model has one active (a PCIe card
+ * without a bridge) has no NVLink finding: from NVML alone it cannot be
+ * told from a bridged card that lost every link, which --expect tells.
+ */
+static void check_health(struct check *c, const char *tname, const dmaconn_result *r, int expect, int first)
+{
+	dmaconn_device_type type;
+	if (c->health || dmaconn_device_type_parse(tname, &type) != DMACONN_OK || type != DMACONN_DEVICE_CUDA ||
+	    !strcmp(dmaconn_result_connection_type(r), DMACONN_PROP_VERIFIED))
+		return;
+	c->health = 1;
+	for (int i = 0; i < dmaconn_result_size(r); i++) {
+		if (!expect)
+			check_fabric(c, tname, r, i, "");
+		check_fabric_health(c, tname, r, i);
+		check_link_speeds(c, tname, r, i);
+	}
+	if (!expect)
+		check_links_down(c, tname, r, first, 1);
 }
 
 /* ---------------------------------------------------------- comparisons */
@@ -1323,7 +1472,8 @@ static void check_against(struct check *c, const struct expected *e, int identit
 		check_verdicts(c, e, r, nd, map, label, verify);
 	else
 		check_matrix(c, e, r, nd, map, label);
-	check_links_down(c, e->type, r, first);
+	check_links_down(c, e->type, r, first, 0);
+	check_health(c, e->type, r, 1, first);
 out:
 	free(map);
 	free(used);
@@ -1355,7 +1505,74 @@ static void check_rule(struct check *c, const char *tname, const char *conn, int
 				continue;
 			check_pair(c, r, label, i, j, want, got, sym, links > 0 ? "at least " : NULL);
 		}
-	check_links_down(c, tname, r, first);
+	check_links_down(c, tname, r, first, 0);
+	check_health(c, tname, r, 0, first);
+	dmaconn_result_release(r);
+}
+
+/* `dmaconn check` with no rule but NVIDIA's: the health rules on the
+ * detector -d/-c names (cuda/nvlink by default). */
+static void check_node(struct check *c, const char *tname, const char *conn)
+{
+	dmaconn_result *r = check_detect(c, tname, conn, 0);
+	if (!r)
+		return;
+	if (dmaconn_result_size(r) == 0)
+		check_say(c, CHECK_UNKNOWN, "%s/%s: no devices found: nothing to check", tname, conn);
+	check_health(c, tname, r, 0, c->nf);
+	dmaconn_result_release(r);
+}
+
+/* --expect-multicast: every pair of NVIDIA GPUs can join one multicast
+ * object.  The pairs that cannot are said with their reason, one line per
+ * reason (a GPU's own fault is the reason of each of its pairs): its first
+ * pair and how many more. */
+static void check_multicast(struct check *c)
+{
+	dmaconn_result *r = check_detect(c, "cuda", "multicast", 0);
+	if (!r)
+		return;
+	int n = dmaconn_result_size(r), ngroups = 0;
+	if (n == 0)
+		check_say(c, CHECK_UNKNOWN, "cuda/multicast: no devices found: nothing to check");
+	struct mc_group {
+		const char *text; /* the reason's text, interned by the result */
+		int i, j, sym, count;
+	} *groups = calloc((size_t)n * (size_t)n + 1, sizeof(*groups));
+	if (!groups) {
+		check_say(c, CHECK_UNKNOWN, "out of memory");
+		dmaconn_result_release(r);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			int got = dmaconn_result_get(r, i, j), sym = got == dmaconn_result_get(r, j, i);
+			if (i == j || got > 0 || (sym && j < i))
+				continue;
+			const char *text = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON_TEXT);
+			int g = 0;
+			while (g < ngroups && groups[g].text != text &&
+			       (!text || !groups[g].text || strcmp(groups[g].text, text)))
+				g++;
+			if (g == ngroups)
+				groups[ngroups++] = (struct mc_group){ text, i, j, sym, 0 };
+			groups[g].count++;
+		}
+	char ga[96], gb[96], more[64] = "";
+	for (int g = 0; g < ngroups; g++) {
+		int i = groups[g].i, j = groups[g].j;
+		struct dev a = check_node_dev(r, i), b = check_node_dev(r, j);
+		const char *code = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_REASON), *text = groups[g].text;
+		if (groups[g].count > 1)
+			snprintf(more, sizeof(more), " and %d more pair%s", groups[g].count - 1,
+				 groups[g].count == 2 ? "" : "s");
+		else
+			more[0] = '\0';
+		check_say(c, CHECK_CRITICAL, "cuda/multicast %s %s %s%s: multicast expected, found 0 (%s%s%s)",
+			  check_gpu(ga, sizeof(ga), i, &a), groups[g].sym ? "<->" : "->", check_gpu(gb, sizeof(gb), j, &b),
+			  more, code ? code : "no reason given", text ? ": " : "", text ? text : "");
+	}
+	free(groups);
 	dmaconn_result_release(r);
 }
 
@@ -1400,6 +1617,9 @@ static void check_summary(const struct check *c, int worst, char *buf, size_t le
 {
 	if (c->fatal)
 		snprintf(buf, len, "%s", c->fatal);
+	else if (worst < 0 && c->health_only)
+		snprintf(buf, len, "%d device%s healthy (%s: NVLink health rules)", c->devices, c->devices == 1 ? "" : "s",
+			 c->detectors);
 	else if (worst < 0)
 		snprintf(buf, len, "%d device%s as expected (%s)", c->devices, c->devices == 1 ? "" : "s", c->detectors);
 	else if (c->nf > 1)
@@ -1657,7 +1877,7 @@ int dc_check_main(int argc, char **argv)
 		{ "connection", required_argument, NULL, 'c' },
 		{ "match", required_argument, NULL, 'm' },
 		{ "expect-links", required_argument, NULL, 'L' },
-		{ "fully-connected", no_argument, NULL, 'F' },
+		{ "fully-connected", no_argument, NULL, 'F' }, { "expect-multicast", no_argument, NULL, 'M' },
 		{ "verify", no_argument, NULL, 'v' },
 		{ "replay", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
@@ -1666,7 +1886,7 @@ int dc_check_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL, *tname = NULL, *conn = NULL, *replay = NULL;
-	int identity = 0, links = 0, full = 0, verify = 0, json = 0, quiet = 0, help = 0, opt;
+	int identity = 0, links = 0, full = 0, multicast = 0, verify = 0, json = 0, quiet = 0, help = 0, opt;
 	struct check c = { 0 };
 	optind = 0;
 	opterr = 0;
@@ -1702,6 +1922,9 @@ int dc_check_main(int argc, char **argv)
 		case 'F':
 			full = 1;
 			break;
+		case 'M':
+			multicast = 1;
+			break;
 		case 'v':
 			verify = 1;
 			break;
@@ -1735,8 +1958,6 @@ int dc_check_main(int argc, char **argv)
 		;
 	else if (optind < argc)
 		check_usage(&c, "unexpected argument '%s'", argv[optind]);
-	else if (!file && !links && !full)
-		check_usage(&c, "give --expect FILE, --expect-links N or --fully-connected");
 	else if (!tname != !conn)
 		check_usage(&c, "-d and -c go together");
 	else if (verify && !file)
@@ -1750,6 +1971,13 @@ int dc_check_main(int argc, char **argv)
 		if (!file || check_file(&c, file, tname, conn, identity, verify) == CHECK_OK) {
 			if (links || full)
 				check_rule(&c, tname ? tname : "cuda", conn ? conn : "nvlink", links, full);
+			if (!file && !links && !full) {
+				/* NVIDIA's rules alone (and multicast where asked). */
+				c.health_only = !multicast;
+				check_node(&c, tname ? tname : "cuda", conn ? conn : "nvlink");
+			}
+			if (multicast)
+				check_multicast(&c);
 		}
 	}
 	int state = check_report(&c, json, quiet);

@@ -60,7 +60,8 @@ static const char help_text[] =
 	"  -a, --all               every registered detector, drivers loaded or not\n"
 	"  -j, --json              one JSON object on standard output, errors included\n"
 	"  -f, --format FORMAT     text (the default), json (as --json), dot, prometheus,\n"
-	"                          nfd, slurm or nccl-xml; see --format help\n"
+	"                          nfd, slurm or nccl-xml; slurm-topology [FILE...]\n"
+	"                          reads nodes' --json documents; see --format help\n"
 	"  -l, --list              list the registered detectors\n"
 	"  -t, --topo              a `nvidia-smi topo -m`-like table with each pair's\n"
 	"                          peer capabilities (p2p of each vendor a bare run\n"
@@ -1244,6 +1245,8 @@ struct cli_args {
 	const char *type_name, *conn, *record_path, *replay, *format;
 	int json, list, topo, verify, timeout_ms, mpi, quiet, all, help, version;
 	int no_cache, explain, format_help;
+	char *const *files; /* --format slurm-topology: its documents */
+	int nfiles;
 };
 
 /*
@@ -1406,10 +1409,13 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 				cli_stray(why, len, argv[k], 0);
 	if (*why)
 		return;
-	if (optind < argc) {
+	const struct dc_format *reader = a->format ? dc_format_find(a->format) : NULL;
+	if (optind < argc && !(reader && dc_format_reads_documents(reader))) {
 		cli_stray(why, len, argv[optind], 0);
 		return;
 	}
+	a->files = argv + optind;
+	a->nfiles = argc - optind;
 	if (a->format && !strcmp(a->format, "json"))
 		a->json = 1;
 	a->format_help = a->format && !strcmp(a->format, "help");
@@ -1430,6 +1436,13 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	}
 	if (f && f->write && a->json) {
 		snprintf(why, len, "--format %s and --json exclude each other", f->name);
+		return;
+	}
+	if (f && dc_format_reads_documents(f) &&
+	    (a->type_name || a->conn || a->all || a->replay || a->mpi || a->topo || a->verify || a->list ||
+	     a->explain || a->record_path || a->timeout_ms || a->no_cache)) {
+		snprintf(why, len, "--format %s reads dmaconn --json documents (files, else standard input): no "
+			 "detection option goes with it", f->name);
 		return;
 	}
 	if (f && f->write && (a->topo || a->verify || a->list || a->explain || a->record_path)) {
@@ -1532,7 +1545,7 @@ static int cli_run(struct cli *c, int argc, char **argv)
 		json_t *list = c->json ? json_array() : NULL;
 		for (const struct dc_format *f = dc_formats; f->name; f++) {
 			if (!list) {
-				printf("%-12s %s\n", f->name, f->help);
+				printf("%-14s %s\n", f->name, f->help);
 				continue;
 			}
 			json_t *o = json_object();
@@ -1551,6 +1564,10 @@ static int cli_run(struct cli *c, int argc, char **argv)
 		 * autodetection does: CUDA_VISIBLE_DEVICES and the like (a job's,
 		 * a rank's) leave no GPU of it out. */
 		c->node = c->format && !strcmp(c->format->name, "slurm");
+		if (c->format && dc_format_reads_documents(c->format)) {
+			struct dc_format_input in = { .files = a.files, .nfiles = a.nfiles };
+			return c->format->write(stdout, stderr, &in) ? EXIT_FAILED : 0;
+		}
 	}
 	/* Warnings are said by this program, per result shown (a bare run
 	 * leaves some results out, and the MPI path gathers every rank's). */

@@ -27,6 +27,11 @@ int dc_format_describes_job(const struct dc_format *f)
 	return !strcmp(f->name, "prometheus") || !strcmp(f->name, "dot");
 }
 
+int dc_format_reads_documents(const struct dc_format *f)
+{
+	return !strcmp(f->name, "slurm-topology");
+}
+
 const char *dc_format_device(const dmaconn_result *r, int i, const char *key)
 {
 	const char *v = dmaconn_result_device_get(r, i, key);

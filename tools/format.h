@@ -20,6 +20,8 @@ struct dc_format_input {
 	double seconds;        /* wall time of the detection */
 	int mpi;               /* results span every rank of an MPI job */
 	const char *error;     /* why some detection failed, or NULL */
+	char *const *files;    /* slurm-topology: the documents to read ("-" or none: standard input) */
+	int nfiles;
 };
 
 /* A format's writer: the document on out; 0, or 1 when the results cannot
@@ -33,7 +35,9 @@ typedef int (*dc_format_fn)(FILE *out, FILE *err, const struct dc_format_input *
 	X(nccl_xml, "nccl-xml", "an NCCL topology file of this node (NCCL_TOPO_FILE)") \
 	X(nfd, "nfd", "a node-feature-discovery feature file (features.d)")            \
 	X(prometheus, "prometheus", "node_exporter textfile collector metrics")        \
-	X(slurm, "slurm", "gres.conf lines with Links= per GPU")
+	X(slurm, "slurm", "gres.conf lines with Links= per GPU")                        \
+	X(slurm_topology, "slurm-topology",                                              \
+	  "topology.conf blocks per NVLink domain, from many nodes' --json files")
 
 #define DC_FORMAT_DECLARE(id, name, help) \
 	int dc_format_##id(FILE *out, FILE *err, const struct dc_format_input *in);
@@ -55,6 +59,10 @@ const struct dc_format *dc_format_find(const char *name);
  * from every rank's devices) rather than each node (each node's first
  * rank writes its own). */
 int dc_format_describes_job(const struct dc_format *f);
+
+/* Whether the format reads `dmaconn --json` documents (files given as
+ * arguments, else standard input) instead of detecting. */
+int dc_format_reads_documents(const struct dc_format *f);
 
 /* Helpers for the writers. */
 

@@ -52,23 +52,31 @@ static int nfd_min_links(const dmaconn_result *r)
 	return min;
 }
 
+/* GPU i's clique: the one multicast follows where cuda/multicast (mc, in
+ * the same CUDA order) names it (v4's multicast clique), else clique_id. */
+static const char *nfd_clique(const dmaconn_result *r, const dmaconn_result *mc, int i)
+{
+	const char *v = mc && i < dmaconn_result_size(mc) ? dc_format_device(mc, i, DMACONN_PROP_MULTICAST_CLIQUE_ID) : "";
+	return *v ? v : dc_format_device(r, i, DMACONN_PROP_CLIQUE_ID);
+}
+
 /* The NVSwitch fabric's state and clique that every GPU shares; where
  * they differ, the state of the GPU that holds the others back (failed,
  * then in_progress, then not_started) or "mixed"; none where unknown.  The
- * clique is cluster_uuid.clique_id, as GPU feature discovery spells
- * nvidia.com/gpu.clique, and only for a real NVLink domain (a cluster UUID
- * other than zero). */
-static void nfd_fabric(FILE *out, const char *type, const dmaconn_result *r)
+ * clique is cluster_uuid.clique, as GPU feature discovery spells
+ * nvidia.com/gpu.clique, the multicast clique where one is known, and only
+ * for a real NVLink domain (a cluster UUID other than zero). */
+static void nfd_fabric(FILE *out, const char *type, const dmaconn_result *r, const dmaconn_result *mc)
 {
 	int n = dmaconn_result_size(r);
 	const char *state = n ? dc_format_device(r, 0, DMACONN_PROP_FABRIC_STATE) : "";
 	const char *cluster = n ? dc_format_device(r, 0, DMACONN_PROP_CLUSTER_UUID) : "";
-	const char *clique = n ? dc_format_device(r, 0, DMACONN_PROP_CLIQUE_ID) : "";
+	const char *clique = n ? nfd_clique(r, mc, 0) : "";
 	int same_state = 1, same_clique = *cluster && *clique && strspn(cluster, "0-") != strlen(cluster);
 	for (int i = 1; i < n; i++) {
 		same_state &= !strcmp(state, dc_format_device(r, i, DMACONN_PROP_FABRIC_STATE));
 		same_clique &= !strcmp(cluster, dc_format_device(r, i, DMACONN_PROP_CLUSTER_UUID)) &&
-			       !strcmp(clique, dc_format_device(r, i, DMACONN_PROP_CLIQUE_ID));
+			       !strcmp(clique, nfd_clique(r, mc, i));
 	}
 	/* GPUs that differ: the one that holds the others back. */
 	static const char *const worst[] = { "failed", "in_progress", "not_started" };
@@ -101,7 +109,9 @@ int dc_format_nfd(FILE *out, FILE *err, const struct dc_format_input *in)
 		if (first) {
 			snprintf(num, sizeof(num), "%d", dmaconn_result_size(r));
 			nfd_label(out, type, "devices", num);
-			nfd_fabric(out, type, r);
+			nfd_fabric(out, type, r,
+				   dmaconn_result_device_type(r) == DMACONN_DEVICE_CUDA
+					   ? dc_format_result(in, DMACONN_DEVICE_CUDA, "multicast") : NULL);
 		}
 		if (!strcmp(conn, "verified") && dmaconn_result_size(r) &&
 		    dmaconn_result_pair_get(r, 0, dmaconn_result_size(r) > 1, DMACONN_PROP_VERIFIED) &&

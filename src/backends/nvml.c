@@ -562,25 +562,47 @@ static int remote_of(nvmlDevice_t h, const char *bus, unsigned int l, struct dc_
 
 enum { LINK_ABSENT, LINK_DOWN, LINK_UP };
 
+/* NVML's speed of link l of device h in MB/s, 0 where it gives none. */
+static unsigned int link_speed(nvmlDevice_t h, unsigned int l)
+{
+	nvmlFieldValue_t fv;
+	memset(&fv, 0, sizeof(fv));
+	fv.fieldId = NVML_FI_DEV_NVLINK_GET_SPEED;
+	fv.scopeId = l;
+	if (!nvml.nvmlDeviceGetFieldValues || nvml.nvmlDeviceGetFieldValues(h, 1, &fv) != NVML_SUCCESS ||
+	    fv.nvmlReturn != NVML_SUCCESS)
+		return 0;
+	return fv.value.uiVal;
+}
+
 /*
- * The state of every link of device h in one nvmlDeviceGetFieldValues round
- * trip, plus its count of links to NVSwitches.  Returns the number of link
- * indices answered (states[] filled), or -1 when the batch cannot be trusted
- * and the caller must ask link by link (which names any error precisely).
+ * The state and speed of every link of device h in one
+ * nvmlDeviceGetFieldValues round trip, plus its count of links to
+ * NVSwitches.  Returns the number of link indices answered (states[] filled;
+ * speeds[] in MB/s, 0 where NVML gave none), or -1 when the batch cannot be
+ * trusted and the caller must ask link by link (which names any error
+ * precisely).
  */
-static int batch_states(nvmlDevice_t h, int states[NVML_NVLINK_MAX_LINKS], int *switch_links)
+static int batch_states(nvmlDevice_t h, int states[NVML_NVLINK_MAX_LINKS], unsigned int speeds[NVML_NVLINK_MAX_LINKS],
+			int *switch_links)
 {
 	if (!nvml.nvmlDeviceGetFieldValues)
 		return -1;
-	nvmlFieldValue_t fv[NVML_NVLINK_MAX_LINKS + 1];
+	nvmlFieldValue_t fv[2 * NVML_NVLINK_MAX_LINKS + 1];
 	memset(fv, 0, sizeof(fv));
 	for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
 		fv[l].fieldId = NVML_FI_DEV_NVLINK_GET_STATE;
 		fv[l].scopeId = l;
+		fv[NVML_NVLINK_MAX_LINKS + 1 + l].fieldId = NVML_FI_DEV_NVLINK_GET_SPEED;
+		fv[NVML_NVLINK_MAX_LINKS + 1 + l].scopeId = l;
 	}
 	fv[NVML_NVLINK_MAX_LINKS].fieldId = NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
-	if (nvml.nvmlDeviceGetFieldValues(h, NVML_NVLINK_MAX_LINKS + 1, fv) != NVML_SUCCESS)
+	if (nvml.nvmlDeviceGetFieldValues(h, 2 * NVML_NVLINK_MAX_LINKS + 1, fv) != NVML_SUCCESS)
 		return -1;
+	for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		const nvmlFieldValue_t *sp = &fv[NVML_NVLINK_MAX_LINKS + 1 + l];
+		speeds[l] = sp->nvmlReturn == NVML_SUCCESS ? sp->value.uiVal : 0;
+	}
 	int n = 0;
 	for (; n < NVML_NVLINK_MAX_LINKS; n++) {
 		nvmlReturn_t r = fv[n].nvmlReturn;
@@ -605,7 +627,9 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_device *dev, i
 {
 	struct dc_node *node = &dev->node;
 	int states[NVML_NVLINK_MAX_LINKS], switch_links = -1;
-	int n = batch ? batch_states(h, states, &switch_links) : -1;
+	unsigned int speeds[NVML_NVLINK_MAX_LINKS] = { 0 };
+	int n = batch ? batch_states(h, states, speeds, &switch_links) : -1;
+	int ask_speed = n < 0; /* link by link, as the states */
 	if (n < 0) {
 		for (n = 0; n < NVML_NVLINK_MAX_LINKS; n++) {
 			nvmlEnableState_t active = NVML_FEATURE_DISABLED;
@@ -626,6 +650,8 @@ static int query_links(nvmlDevice_t h, const char *bus, struct dc_device *dev, i
 		up += states[l] == LINK_UP;
 		if (states[l] == LINK_UP && l < 64)
 			dev->up |= 1ULL << l;
+		if (states[l] == LINK_UP && l < DC_MAX_LINKS)
+			dev->speed[l] = ask_speed ? link_speed(h, (unsigned int)l) : speeds[l];
 		if (states[l] == LINK_DOWN && down < DC_MAX_LINKS)
 			dev->down[down++] = (unsigned char)l;
 	}
@@ -981,6 +1007,30 @@ static int session_begin(dmaconn_builder *b, struct session *s)
 	return 0;
 }
 
+/* NVML's speed of each active link that has one, as runs of links at one
+ * speed: "0-17:26562", "0-4:53125,5:26562,6-17:53125". */
+static void set_link_speeds(dmaconn_builder *b, int ordinal, const struct dc_device *f)
+{
+	char list[DC_MAX_LINKS * 20];
+	size_t o = 0;
+	for (int l = 0; l < DC_MAX_LINKS && o + 24 < sizeof(list);) {
+		int run = l;
+		if (!f->speed[l]) {
+			l++;
+			continue;
+		}
+		while (run + 1 < DC_MAX_LINKS && f->speed[run + 1] == f->speed[l])
+			run++;
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%d", o ? "," : "", l);
+		if (run > l)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "-%d", run);
+		o += (size_t)snprintf(list + o, sizeof(list) - o, ":%u", f->speed[l]);
+		l = run + 1;
+	}
+	if (o)
+		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_SPEEDS_MBPS, list);
+}
+
 /* The apply phase: properties and warnings of GPU `ordinal`, in order. */
 static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, const struct dc_device *f)
 {
@@ -1032,6 +1082,7 @@ static void apply_gpu(dmaconn_builder *b, const struct session *s, int ordinal, 
 			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u", k ? "," : "", f->down[k]);
 		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVLINK_INACTIVE_LINKS, list);
 	}
+	set_link_speeds(b, ordinal, f);
 
 	const struct dc_fabric_facts *fb = &f->fabric;
 	if (!fb->known || fb->state == DC_FABRIC_NOT_SUPPORTED || node->switch_usable || sw == 0)

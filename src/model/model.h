@@ -96,6 +96,7 @@ struct dc_device {
 	int ndown;                     /* links the GPU has that are not active */
 	unsigned char down[DC_MAX_LINKS];
 	unsigned long long up;         /* which of links 0-63 are active (links_read) */
+	unsigned int speed[DC_MAX_LINKS]; /* per active link: NVML's speed in MB/s, 0 unknown */
 	int bar1_known;
 	unsigned long long bar1_total; /* bytes */
 	int virt_known;
