@@ -585,7 +585,8 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
  * Keys of the node.  The GPUDirect RDMA mechanisms, judged without CUDA
  * (docs/placement.md gives the rules): DMACONN_PLACE_DMABUF "yes", "no" or
  * "unknown" with DMACONN_PLACE_DMABUF_REASON (one line); the peer-memory
- * module loaded, if any ("nvidia_peermem", "nv_peer_mem", "nv_mem_nc").
+ * module loaded, if any ("nvidia_peermem", "nv_peer_mem", "nv_mem_nc";
+ * rocm: "amdkfd").
  */
 #define DMACONN_PLACE_DMABUF "dmabuf"
 #define DMACONN_PLACE_DMABUF_REASON "dmabuf_reason"

@@ -139,22 +139,11 @@ static void note_pair(nvmlDevice_t h1, nvmlDevice_t h2, int key, nvmlReturn_t rc
 	note(p, &replay_p2p_fields[key], rc, v);
 }
 
-/* The wrapper of fn: the live call, then `keep` notes its answer. */
-#define WRAP(fn, params, args, keep)               \
-	static nvmlReturn_t r_##fn params          \
-	{                                          \
-		nvmlReturn_t rc = n.live.fn args;  \
-		keep;                              \
-		return rc;                         \
-	}
-
-static nvmlReturn_t r_nvmlInit_v2(void)
+static void note_init(nvmlReturn_t rc)
 {
-	nvmlReturn_t rc = n.live.nvmlInit_v2();
 	LOCK();
 	replay_note(n.top, "init", json_string("SUCCESS"), rc ? json_string(F->name(rc)) : NULL);
 	UNLOCK();
-	return rc;
 }
 
 static const char *r_nvmlErrorString(nvmlReturn_t rc)
@@ -162,12 +151,11 @@ static const char *r_nvmlErrorString(nvmlReturn_t rc)
 	return n.live.nvmlErrorString(rc);
 }
 
-static nvmlReturn_t r_nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *h)
+static void note_handle(nvmlReturn_t rc, unsigned int i, nvmlDevice_t *h)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetHandleByIndex_v2(i, h);
 	/* Past the last device: what the replay answers past its list. */
 	if (i >= REPLAY_MAX_DEVICES || rc == NVML_ERROR_INVALID_ARGUMENT || (!rc && !*h))
-		return rc;
+		return;
 	LOCK();
 	struct rdev *d = &n.devs[i];
 	if (rc == NVML_SUCCESS) {
@@ -182,16 +170,14 @@ static nvmlReturn_t r_nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t
 	}
 	n.ndevs = i >= n.ndevs ? i + 1 : n.ndevs;
 	UNLOCK();
-	return rc;
 }
 
 /* MIG: the instances found (an index NVML answers NOT_FOUND has none) and
  * their UUIDs and instance ids, as "mig_devices" of their GPU. */
-static nvmlReturn_t r_nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsigned int k, nvmlDevice_t *mig)
+static void note_mig_handle(nvmlReturn_t rc, nvmlDevice_t h, nvmlDevice_t *mig)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetMigDeviceHandleByIndex(h, k, mig);
 	if (rc || !*mig)
-		return rc;
+		return;
 	LOCK();
 	struct rdev *d = dev_of(h);
 	size_t at = d && (d->migs || (d->migs = json_array())) ? json_array_size(d->migs) : SIZE_MAX;
@@ -202,12 +188,10 @@ static nvmlReturn_t r_nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsign
 		replay_append(&replay_rec_oom, d->migs, json_object());
 	}
 	UNLOCK();
-	return rc;
 }
 
-static nvmlReturn_t r_nvmlDeviceGetUUID(nvmlDevice_t h, char *buf, unsigned int len)
+static void note_uuid(nvmlReturn_t rc, nvmlDevice_t h, const char *buf)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetUUID(h, buf, len);
 	LOCK();
 	json_t *m = mig_obj(h);
 	UNLOCK();
@@ -215,7 +199,6 @@ static nvmlReturn_t r_nvmlDeviceGetUUID(nvmlDevice_t h, char *buf, unsigned int 
 		note_mig(h, REPLAY_M_UUID, rc, buf);
 	else
 		note_dev(h, REPLAY_D_UUID, rc, buf);
-	return rc;
 }
 
 /* The fabric as the v3 struct the reader reads; older structs lack the
@@ -237,9 +220,8 @@ static void note_fabric(nvmlDevice_t h, nvmlReturn_t rc, const struct replay_fab
 	UNLOCK();
 }
 
-static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t h, nvmlGpuFabricInfo_v3_t *v)
+static void note_fabric_v(nvmlReturn_t rc, nvmlDevice_t h, const nvmlGpuFabricInfo_v3_t *v)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfoV(h, v);
 	struct replay_fabric x;
 	memset(&x, 0, sizeof(x));
 	bool v3 = !rc && v->version == nvmlGpuFabricInfo_v3;
@@ -248,16 +230,14 @@ static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t h, nvmlGpuFabricI
 	/* A version the driver does not know is no fact about the GPU. */
 	if (rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
 		note_fabric(h, rc, &x, !v3);
-	return rc;
 }
 
 /* v4 as the v3 keys (clique_id: the first unicast pointer clique, as NVML
  * maps it) and "cliques"; a driver without v4 is no fact about the GPU. */
-static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfo_v4(nvmlDevice_t h, nvmlGpuFabricInfo_v4_t *v)
+static void note_fabric_v4(nvmlReturn_t rc, nvmlDevice_t h, const nvmlGpuFabricInfo_v4_t *v)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfo_v4(h, v);
 	if (rc && rc != NVML_ERROR_NOT_SUPPORTED)
-		return rc;
+		return;
 	struct replay_fabric f;
 	memset(&f, 0, sizeof(f));
 	if (!rc) {
@@ -273,12 +253,10 @@ static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfo_v4(nvmlDevice_t h, nvmlGpuFabri
 		memcpy(f.cliques.c, v->cliques, k * sizeof(f.cliques.c[0]));
 	}
 	note_fabric(h, rc, &f, 0);
-	return rc;
 }
 
-static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfo(nvmlDevice_t h, nvmlGpuFabricInfo_t *f)
+static void note_fabric_v1(nvmlReturn_t rc, nvmlDevice_t h, const nvmlGpuFabricInfo_t *f)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetGpuFabricInfo(h, f);
 	struct replay_fabric x;
 	memset(&x, 0, sizeof(x));
 	if (!rc) {
@@ -286,78 +264,31 @@ static nvmlReturn_t r_nvmlDeviceGetGpuFabricInfo(nvmlDevice_t h, nvmlGpuFabricIn
 		x.v3.status = f->status, x.v3.cliqueId = f->cliqueId, x.v3.state = f->state;
 	}
 	note_fabric(h, rc, &x, 2);
-	return rc;
 }
 
-WRAP(nvmlShutdown, (void), (), (void)0)
-WRAP(nvmlSystemGetDriverVersion, (char *buf, unsigned int len), (buf, len), note_top(REPLAY_S_DRIVER, rc, buf))
-WRAP(nvmlSystemGetNVMLVersion, (char *buf, unsigned int len), (buf, len), note_top(REPLAY_S_NVML, rc, buf))
-WRAP(nvmlSystemGetCudaDriverVersion_v2, (int *v), (v), note_top(REPLAY_S_CUDA, rc, v))
-WRAP(nvmlDeviceGetCount_v2, (unsigned int *count), (count), note_top(REPLAY_S_COUNT, rc, count))
-WRAP(nvmlSystemGetConfComputeState, (nvmlConfComputeSystemState_t *cc), (cc), note_top(REPLAY_S_CONF, rc, cc))
-WRAP(nvmlDeviceGetName, (nvmlDevice_t h, char *buf, unsigned int len), (h, buf, len),
-     note_dev(h, REPLAY_D_NAME, rc, buf))
-WRAP(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t h, nvmlPciInfo_t *pci), (h, pci), note_dev(h, REPLAY_D_PCI, rc, pci))
-WRAP(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t h, int *major, int *minor), (h, major, minor),
-     note_dev(h, REPLAY_D_CC, rc, rc ? NULL : ((int[2]){ *major, *minor })))
-WRAP(nvmlDeviceGetMigMode, (nvmlDevice_t h, unsigned int *current, unsigned int *pending), (h, current, pending),
-     note_dev(h, REPLAY_D_MIG, rc, rc ? NULL : ((unsigned int[2]){ *current, *pending })))
-WRAP(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m),
-     note_dev(h, REPLAY_D_BAR1, rc, rc ? NULL : &m->bar1Total))
-WRAP(nvmlDeviceGetNumaNodeId, (nvmlDevice_t h, unsigned int *node), (h, node), note_dev(h, REPLAY_D_NUMA, rc, node))
-
-/* An affinity answer of the node scope, kept in the kernel's list form. */
+/* An affinity answer of the node scope, kept as its mask (written in the
+ * kernel's list form). */
 static void note_list(nvmlDevice_t h, int key, nvmlReturn_t rc, unsigned int size, const unsigned long *set)
 {
-	char list[REPLAY_LIST_LEN];
 	unsigned long mask[REPLAY_LIST_WORDS] = { 0 };
 	if (!rc)
 		memcpy(mask, set, sizeof(*set) * (size < REPLAY_LIST_WORDS ? size : REPLAY_LIST_WORDS));
-	if (!rc && dc_list_format(mask, REPLAY_LIST_WORDS, list, sizeof(list)) < 0)
-		rc = NVML_ERROR_INSUFFICIENT_SIZE;
-	note_dev(h, key, rc, list);
+	note_dev(h, key, rc, mask);
 }
-WRAP(nvmlDeviceGetCpuAffinityWithinScope, (nvmlDevice_t h, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
-     (h, size, set, scope), scope == NVML_AFFINITY_SCOPE_NODE ? note_list(h, REPLAY_D_CPUS, rc, size, set) : (void)0)
-WRAP(nvmlDeviceGetMemoryAffinity, (nvmlDevice_t h, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
-     (h, size, set, scope), scope == NVML_AFFINITY_SCOPE_NODE ? note_list(h, REPLAY_D_MEMS, rc, size, set) : (void)0)
-WRAP(nvmlDeviceGetMinorNumber, (nvmlDevice_t h, unsigned int *minor), (h, minor),
-     note_dev(h, REPLAY_D_MINOR, rc, minor))
-WRAP(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *mode), (h, mode),
-     note_dev(h, REPLAY_D_VIRT, rc, mode))
-WRAP(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t h, unsigned int *count), (h, count), (void)0)
-WRAP(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, (nvmlDevice_t mig, nvmlDevice_t *h), (mig, h), (void)0)
-WRAP(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t mig, unsigned int *id), (mig, id), note_mig(mig, REPLAY_M_GI, rc, id))
-WRAP(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t mig, unsigned int *id), (mig, id),
-     note_mig(mig, REPLAY_M_CI, rc, id))
-WRAP(nvmlDeviceGetNvLinkState, (nvmlDevice_t h, unsigned int ln, nvmlEnableState_t *s), (h, ln, s),
-     note_link(h, ln, REPLAY_L_STATE, rc, &(nvmlEnableState_t){ !rc && *s != NVML_FEATURE_DISABLED }, false))
-WRAP(nvmlDeviceGetNvLinkVersion, (nvmlDevice_t h, unsigned int ln, unsigned int *v), (h, ln, v),
-     note_link(h, ln, REPLAY_L_VERSION, rc, v, false))
-WRAP(nvmlDeviceGetNvLinkRemoteDeviceType, (nvmlDevice_t h, unsigned int ln, nvmlIntNvLinkDeviceType_t *t), (h, ln, t),
-     note_link(h, ln, REPLAY_L_TYPE, rc, t, false))
-WRAP(nvmlDeviceGetNvLinkRemotePciInfo_v2, (nvmlDevice_t h, unsigned int ln, nvmlPciInfo_t *pci), (h, ln, pci),
-     note_link(h, ln, REPLAY_L_PCI, rc, pci, false))
-WRAP(nvmlDeviceGetP2PStatus, (nvmlDevice_t h1, nvmlDevice_t h2, nvmlGpuP2PCapsIndex_t c, nvmlGpuP2PStatus_t *s),
-     (h1, h2, c, s), if (c >= 0 && c < REPLAY_P2P_CAPS) note_pair(h1, h2, c, rc, s))
 
 /* A level the format cannot name replays as NVML's generic failure; the
  * path is the pair's, whichever GPU is asked first. */
-static nvmlReturn_t r_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t h1, nvmlDevice_t h2,
-							  nvmlGpuTopologyLevel_t *level)
+static void note_ancestor(nvmlReturn_t rc, nvmlDevice_t h1, nvmlDevice_t h2, const nvmlGpuTopologyLevel_t *level)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetTopologyCommonAncestor(h1, h2, level);
 	nvmlReturn_t kept = rc || replay_name_of(replay_ancestor_names, *level) ? rc : NVML_ERROR_UNKNOWN;
 	note_pair(h1, h2, REPLAY_P_ANCESTOR, kept, level);
 	note_pair(h2, h1, REPLAY_P_ANCESTOR, kept, level);
-	return rc;
 }
 
 /* Per-link state, version and speed, and the count of links to NVSwitches
  * (which the replay derives from the links: see write_links). */
-static nvmlReturn_t r_nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFieldValue_t *values)
+static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFieldValue_t *values)
 {
-	nvmlReturn_t rc = n.live.nvmlDeviceGetFieldValues(h, count, values);
 	for (int i = 0; values && i < count; i++) {
 		const nvmlFieldValue_t *v = &values[i];
 		nvmlReturn_t erc = rc ? rc : v->nvmlReturn;
@@ -378,8 +309,73 @@ static nvmlReturn_t r_nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFi
 			UNLOCK();
 		}
 	}
-	return rc;
 }
+
+/*
+ * The wrapper of each function, from its row of nvml_functions.h: the live
+ * call, then KEEP_OF_fn notes its answer (rc; aN the Nth argument).
+ */
+#define KEEP_OF_nvmlInit_v2 note_init(rc)
+#define KEEP_OF_nvmlShutdown (void)0
+#define KEEP_OF_nvmlSystemGetDriverVersion note_top(REPLAY_S_DRIVER, rc, a0)
+#define KEEP_OF_nvmlSystemGetNVMLVersion note_top(REPLAY_S_NVML, rc, a0)
+#define KEEP_OF_nvmlSystemGetCudaDriverVersion_v2 note_top(REPLAY_S_CUDA, rc, a0)
+#define KEEP_OF_nvmlDeviceGetCount_v2 note_top(REPLAY_S_COUNT, rc, a0)
+#define KEEP_OF_nvmlSystemGetConfComputeState note_top(REPLAY_S_CONF, rc, a0)
+#define KEEP_OF_nvmlDeviceGetHandleByIndex_v2 note_handle(rc, a0, a1)
+#define KEEP_OF_nvmlDeviceGetName note_dev(a0, REPLAY_D_NAME, rc, a1)
+#define KEEP_OF_nvmlDeviceGetUUID note_uuid(rc, a0, a1)
+#define KEEP_OF_nvmlDeviceGetPciInfo_v3 note_dev(a0, REPLAY_D_PCI, rc, a1)
+#define KEEP_OF_nvmlDeviceGetCudaComputeCapability note_dev(a0, REPLAY_D_CC, rc, rc ? NULL : ((int[2]){ *a1, *a2 }))
+#define KEEP_OF_nvmlDeviceGetMigMode \
+	note_dev(a0, REPLAY_D_MIG, rc, rc ? NULL : ((unsigned int[2]){ *a1, *a2 }))
+#define KEEP_OF_nvmlDeviceGetBAR1MemoryInfo note_dev(a0, REPLAY_D_BAR1, rc, rc ? NULL : &a1->bar1Total)
+#define KEEP_OF_nvmlDeviceGetNumaNodeId note_dev(a0, REPLAY_D_NUMA, rc, a1)
+#define KEEP_OF_nvmlDeviceGetCpuAffinityWithinScope \
+	a3 == NVML_AFFINITY_SCOPE_NODE ? note_list(a0, REPLAY_D_CPUS, rc, a1, a2) : (void)0
+#define KEEP_OF_nvmlDeviceGetMemoryAffinity \
+	a3 == NVML_AFFINITY_SCOPE_NODE ? note_list(a0, REPLAY_D_MEMS, rc, a1, a2) : (void)0
+#define KEEP_OF_nvmlDeviceGetMinorNumber note_dev(a0, REPLAY_D_MINOR, rc, a1)
+#define KEEP_OF_nvmlDeviceGetVirtualizationMode note_dev(a0, REPLAY_D_VIRT, rc, a1)
+#define KEEP_OF_nvmlDeviceGetGpuFabricInfoV note_fabric_v(rc, a0, a1)
+#define KEEP_OF_nvmlDeviceGetGpuFabricInfo note_fabric_v1(rc, a0, a1)
+#define KEEP_OF_nvmlDeviceGetGpuFabricInfo_v4 note_fabric_v4(rc, a0, a1)
+#define KEEP_OF_nvmlDeviceGetMaxMigDeviceCount (void)a0
+#define KEEP_OF_nvmlDeviceGetMigDeviceHandleByIndex note_mig_handle(rc, a0, a2)
+#define KEEP_OF_nvmlDeviceGetDeviceHandleFromMigDeviceHandle (void)a0
+#define KEEP_OF_nvmlDeviceGetGpuInstanceId note_mig(a0, REPLAY_M_GI, rc, a1)
+#define KEEP_OF_nvmlDeviceGetComputeInstanceId note_mig(a0, REPLAY_M_CI, rc, a1)
+#define KEEP_OF_nvmlDeviceGetNvLinkState \
+	note_link(a0, a1, REPLAY_L_STATE, rc, &(nvmlEnableState_t){ !rc && *a2 != NVML_FEATURE_DISABLED }, false)
+#define KEEP_OF_nvmlDeviceGetNvLinkVersion note_link(a0, a1, REPLAY_L_VERSION, rc, a2, false)
+#define KEEP_OF_nvmlDeviceGetNvLinkRemoteDeviceType note_link(a0, a1, REPLAY_L_TYPE, rc, a2, false)
+#define KEEP_OF_nvmlDeviceGetNvLinkRemotePciInfo_v2 note_link(a0, a1, REPLAY_L_PCI, rc, a2, false)
+#define KEEP_OF_nvmlDeviceGetP2PStatus \
+	(a2 >= 0 && a2 < REPLAY_P2P_CAPS ? note_pair(a0, a1, (int)a2, rc, a3) : (void)0)
+#define KEEP_OF_nvmlDeviceGetTopologyCommonAncestor note_ancestor(rc, a0, a1, a2)
+#define KEEP_OF_nvmlDeviceGetFieldValues note_fields(rc, a0, a1, a2)
+#define RECORD_WRAP(fn, params, named, passed)    \
+	static nvmlReturn_t r_##fn named          \
+	{                                         \
+		nvmlReturn_t rc = n.live.fn passed; \
+		KEEP_OF_##fn;                     \
+		return rc;                        \
+	}
+#define RECORD_NONE(fn, params) RECORD_WRAP(fn, params, (void), ())
+#define RECORD_TEXT(fn, params) /* written out above */
+#define RECORD_ANY(fn, params) RECORD_WRAP(fn, params, NVML_NAMED(params), NVML_PASSED(params))
+#define RECORD_SYS RECORD_ANY
+#define RECORD_INDEX RECORD_ANY
+#define RECORD_DEV RECORD_ANY
+#define RECORD_DEV_MIG RECORD_ANY
+#define RECORD_LINK RECORD_ANY
+#define RECORD_FIELDS RECORD_ANY
+#define RECORD_PEER RECORD_ANY
+#define RECORD_MIG_GPU RECORD_ANY
+#define RECORD_MIG RECORD_ANY
+#define RECORD_(fn, ret, params, required, args) RECORD_##args(fn, params)
+NVML_ALL_FUNCTIONS_ARGS(RECORD_)
+#undef RECORD_
 
 static void nvml_forget(void)
 {

@@ -104,7 +104,7 @@ struct nvmlDevice_st {
 	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc, minor_rc;
 	nvmlReturn_t cpus_rc, mems_rc, numa_rc, c2c_count_rc, c2c_status_rc, c2c_bw_rc;
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-	char cpus[REPLAY_LIST_LEN], mems[REPLAY_LIST_LEN]; /* affinity, the kernel's list form */
+	unsigned long cpus[REPLAY_LIST_WORDS], mems[REPLAY_LIST_WORDS]; /* affinity */
 	unsigned int numa, c2c_count, c2c_status, c2c_bw;
 	nvmlPciInfo_t pci;
 	int cc[2];
@@ -226,22 +226,25 @@ static json_t *pci_write(const struct fmt_ctx *c, const struct fmt_field *f, con
 
 static const struct fmt_custom pci_custom = { pci_read, pci_write };
 
-/* A set of CPUs or NUMA nodes in the kernel's list form ("0-55,112-167"). */
+/* A set of CPUs or NUMA nodes in the kernel's list form ("0-55,112-167"),
+ * kept as its mask (a list of any length the mask holds). */
 static int list_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
-	unsigned long mask[REPLAY_LIST_WORDS];
 	const char *s = json_string_value(v);
-	if (!s || strlen(s) >= f->size || dc_list_parse(s, mask, REPLAY_LIST_WORDS) != 0)
+	(void)f;
+	if (!s || dc_list_parse(s, out, REPLAY_LIST_WORDS) != 0)
 		return replay_bad(c->file, path, "expected a list such as \"0-55,112-167\" (members below %d) or an error object",
 				  REPLAY_LIST_WORDS * DC_LIST_BITS);
-	memcpy(out, s, strlen(s) + 1);
 	return 0;
 }
 
 static json_t *list_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
 {
+	char *list = malloc(REPLAY_LIST_LEN);
+	json_t *s = list && dc_list_format(in, REPLAY_LIST_WORDS, list, REPLAY_LIST_LEN) >= 0 ? json_string(list) : NULL;
 	(void)c, (void)f;
-	return json_string(in);
+	free(list);
+	return s;
 }
 
 static const struct fmt_custom list_custom = { list_read, list_write };
@@ -969,31 +972,42 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 /* ------------------------------------------------------------- answers */
 
 /*
- * The answer of a function: `enter` its prologue (which may set d, l, p or
- * m), then INVALID_ARGUMENT unless `given`, the recorded `code`, else the out
- * arguments filled by `set`.
+ * The answer of a function, written from its row of nvml_functions.h: the
+ * prologue its arguments' shape names (which may set d, l, p or m), then
+ * INVALID_ARGUMENT unless `given`, the recorded `code`, else the out
+ * arguments filled by `set`.  ANSWER_OF_fn is "given, code, set", aN the
+ * function's Nth argument.
  */
-#define ANSWER(fn, params, enter, given, code, set)         \
-	static nvmlReturn_t replay_##fn params              \
-	{                                                   \
-		struct nvmlDevice_st *d = NULL;             \
-		const struct link *l = NULL;                \
-		const struct p2p *p = NULL;                 \
-		struct mig *m = NULL;                       \
-		nvmlReturn_t rc = enter;                    \
-		(void)d, (void)l, (void)p, (void)m;         \
-		if (!rc && !(given))                        \
-			rc = NVML_ERROR_INVALID_ARGUMENT;   \
-		if (!rc && !(rc = (code)))                  \
-			set;                                \
-		return rc;                                  \
+#define ANSWER(fn, params, enter)                         \
+	static nvmlReturn_t replay_##fn NVML_NAMED(params) \
+	{                                                  \
+		struct nvmlDevice_st *d = NULL;            \
+		const struct link *l = NULL;               \
+		const struct p2p *p = NULL;                \
+		struct mig *m = NULL;                      \
+		nvmlReturn_t rc = enter;                   \
+		(void)d, (void)l, (void)p, (void)m;        \
+		ANSWER_BODY(ANSWER_OF_##fn)                \
 	}
-#define SYSTEM(fn) enter(FN_##fn)
-#define DEVICE(fn) enter_device(FN_##fn, device, &d)
-#define LINK_OF(fn) enter_link(FN_##fn, device, link, &l)
-#define PAIR(fn) enter_pair(FN_##fn, device1, device2, &p)
-#define MIG_GPU(fn) enter_device(FN_nvmlDeviceGetMigMode, device, &d)
-#define MIG_OF(fn) enter_mig(mig, &m)
+#define ANSWER_BODY(...) ANSWER_BODY_(__VA_ARGS__)
+#define ANSWER_BODY_(given, code, set)            \
+	if (!rc && !(given))                      \
+		rc = NVML_ERROR_INVALID_ARGUMENT; \
+	if (!rc && !(rc = (code)))                \
+		set;                              \
+	return rc;
+#define ANSWER_SYS(fn, params) ANSWER(fn, params, enter(FN_##fn))
+#define ANSWER_INDEX(fn, params) ANSWER(fn, params, enter(FN_##fn))
+#define ANSWER_DEV(fn, params) ANSWER(fn, params, enter_device(FN_##fn, a0, &d))
+#define ANSWER_LINK(fn, params) ANSWER(fn, params, enter_link(FN_##fn, a0, a1, &l))
+#define ANSWER_PEER(fn, params) ANSWER(fn, params, enter_pair(FN_##fn, a0, a1, &p))
+#define ANSWER_MIG_GPU(fn, params) ANSWER(fn, params, enter_device(FN_nvmlDeviceGetMigMode, a0, &d))
+#define ANSWER_MIG(fn, params) ANSWER(fn, params, enter_mig(a0, &m))
+/* Written out below. */
+#define ANSWER_NONE(fn, params)
+#define ANSWER_TEXT(fn, params)
+#define ANSWER_DEV_MIG(fn, params)
+#define ANSWER_FIELDS(fn, params)
 
 static nvmlReturn_t replay_nvmlInit_v2(void)
 {
@@ -1032,68 +1046,49 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 	return result >= 0 && (size_t)result < sizeof(text) / sizeof(text[0]) ? text[result] : "Unknown Error";
 }
 
-ANSWER(nvmlSystemGetDriverVersion, (char *version, unsigned int length), SYSTEM(nvmlSystemGetDriverVersion), version,
-       g.driver_rc, return put_str(g.driver, version, length))
-ANSWER(nvmlSystemGetNVMLVersion, (char *version, unsigned int length), SYSTEM(nvmlSystemGetNVMLVersion), version,
-       g.nvml_version_rc, return put_str(g.nvml_version, version, length))
-ANSWER(nvmlSystemGetCudaDriverVersion_v2, (int *cudaDriverVersion), SYSTEM(nvmlSystemGetCudaDriverVersion_v2),
-       cudaDriverVersion, g.cuda_rc, *cudaDriverVersion = g.cuda)
-ANSWER(nvmlDeviceGetCount_v2, (unsigned int *deviceCount), SYSTEM(nvmlDeviceGetCount_v2), deviceCount, g.count_rc,
-       *deviceCount = g.count)
-ANSWER(nvmlSystemGetConfComputeState, (nvmlConfComputeSystemState_t *state), SYSTEM(nvmlSystemGetConfComputeState),
-       state, g.conf_rc, *state = g.conf)
-ANSWER(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t *device), SYSTEM(nvmlDeviceGetHandleByIndex_v2),
-       index < g.count && device, g.devs[index].handle_rc, *device = &g.devs[index])
-ANSWER(nvmlDeviceGetName, (nvmlDevice_t device, char *name, unsigned int length), DEVICE(nvmlDeviceGetName), name,
-       d->name_rc, return put_str(d->name, name, length))
-ANSWER(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t *pci), DEVICE(nvmlDeviceGetPciInfo_v3), pci,
-       d->pci_rc, *pci = d->pci)
-ANSWER(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t device, int *major, int *minor),
-       DEVICE(nvmlDeviceGetCudaComputeCapability), major &&minor, d->cc_rc, (*major = d->cc[0], *minor = d->cc[1]))
-ANSWER(nvmlDeviceGetMigMode, (nvmlDevice_t device, unsigned int *current, unsigned int *pending),
-       DEVICE(nvmlDeviceGetMigMode), current &&pending, d->mig_rc, (*current = d->mig[0], *pending = d->mig[1]))
-ANSWER(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t device, nvmlBAR1Memory_t *bar1), DEVICE(nvmlDeviceGetBAR1MemoryInfo),
-       bar1, d->bar1_rc, (bar1->bar1Total = bar1->bar1Free = d->bar1, bar1->bar1Used = 0))
-ANSWER(nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int *minorNumber), DEVICE(nvmlDeviceGetMinorNumber),
-       minorNumber, d->minor_rc, *minorNumber = d->minor)
-ANSWER(nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int *node), DEVICE(nvmlDeviceGetNumaNodeId), node,
-       d->numa_rc, *node = d->numa)
-/* An affinity mask of size words from its list; the format keeps the node
- * scope's answers only (the one dmaconn asks). */
-static void list_out(const char *list, unsigned int size, unsigned long *set)
+#define ANSWER_OF_nvmlSystemGetDriverVersion a0, g.driver_rc, return put_str(g.driver, a0, a1)
+#define ANSWER_OF_nvmlSystemGetNVMLVersion a0, g.nvml_version_rc, return put_str(g.nvml_version, a0, a1)
+#define ANSWER_OF_nvmlSystemGetCudaDriverVersion_v2 a0, g.cuda_rc, *a0 = g.cuda
+#define ANSWER_OF_nvmlDeviceGetCount_v2 a0, g.count_rc, *a0 = g.count
+#define ANSWER_OF_nvmlSystemGetConfComputeState a0, g.conf_rc, *a0 = g.conf
+#define ANSWER_OF_nvmlDeviceGetHandleByIndex_v2 a0 < g.count && a1, g.devs[a0].handle_rc, *a1 = &g.devs[a0]
+#define ANSWER_OF_nvmlDeviceGetName a1, d->name_rc, return put_str(d->name, a1, a2)
+#define ANSWER_OF_nvmlDeviceGetPciInfo_v3 a1, d->pci_rc, *a1 = d->pci
+#define ANSWER_OF_nvmlDeviceGetCudaComputeCapability a1 && a2, d->cc_rc, (*a1 = d->cc[0], *a2 = d->cc[1])
+#define ANSWER_OF_nvmlDeviceGetMigMode a1 && a2, d->mig_rc, (*a1 = d->mig[0], *a2 = d->mig[1])
+#define ANSWER_OF_nvmlDeviceGetBAR1MemoryInfo a1, d->bar1_rc, (a1->bar1Total = a1->bar1Free = d->bar1, a1->bar1Used = 0)
+#define ANSWER_OF_nvmlDeviceGetMinorNumber a1, d->minor_rc, *a1 = d->minor
+#define ANSWER_OF_nvmlDeviceGetNumaNodeId a1, d->numa_rc, *a1 = d->numa
+#define ANSWER_OF_nvmlDeviceGetVirtualizationMode a1, d->virt_rc, *a1 = (nvmlGpuVirtualizationMode_t)d->virt
+/* An affinity mask of size words; the format keeps the node scope's
+ * answers only (the one dmaconn asks). */
+static void list_out(const unsigned long *mask, unsigned int size, unsigned long *set)
 {
-	unsigned long mask[REPLAY_LIST_WORDS];
-	dc_list_parse(list, mask, REPLAY_LIST_WORDS);
 	memset(set, 0, sizeof(*set) * size);
 	memcpy(set, mask, sizeof(*set) * (size < REPLAY_LIST_WORDS ? size : REPLAY_LIST_WORDS));
 }
-ANSWER(nvmlDeviceGetCpuAffinityWithinScope,
-       (nvmlDevice_t device, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
-       DEVICE(nvmlDeviceGetCpuAffinityWithinScope), size && set && scope <= 1,
-       scope == NVML_AFFINITY_SCOPE_NODE ? d->cpus_rc : NS, list_out(d->cpus, size, set))
-ANSWER(nvmlDeviceGetMemoryAffinity, (nvmlDevice_t device, unsigned int size, unsigned long *set, nvmlAffinityScope_t scope),
-       DEVICE(nvmlDeviceGetMemoryAffinity), size && set && scope <= 1,
-       scope == NVML_AFFINITY_SCOPE_NODE ? d->mems_rc : NS, list_out(d->mems, size, set))
-ANSWER(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t device, nvmlGpuVirtualizationMode_t *mode),
-       DEVICE(nvmlDeviceGetVirtualizationMode), mode, d->virt_rc, *mode = (nvmlGpuVirtualizationMode_t)d->virt)
-/* The caller's struct may be a v2 one (a prefix of v3): no byte past it is written. */
+#define ANSWER_OF_nvmlDeviceGetCpuAffinityWithinScope \
+	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->cpus_rc : NS, list_out(d->cpus, a1, a2)
+#define ANSWER_OF_nvmlDeviceGetMemoryAffinity \
+	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->mems_rc : NS, list_out(d->mems, a1, a2)
+/* The caller's struct may be a v2 one (a prefix of v3): no byte past it is
+ * written; the oldest call gets v3's first members. */
 static void fabric_out(const nvmlGpuFabricInfo_v3_t *f, nvmlGpuFabricInfo_v3_t *info)
 {
 	nvmlGpuFabricInfo_v3_t out = *f;
 	out.version = info->version;
 	memcpy(info, &out, out.version == nvmlGpuFabricInfo_v3 ? sizeof(out) : sizeof(nvmlGpuFabricInfo_v2_t));
 }
-
-ANSWER(nvmlDeviceGetGpuFabricInfoV, (nvmlDevice_t device, nvmlGpuFabricInfo_v3_t *info),
-       DEVICE(nvmlDeviceGetGpuFabricInfoV), info,
-       info->version != nvmlGpuFabricInfo_v2 && info->version != nvmlGpuFabricInfo_v3 ? NVML_ERROR_ARGUMENT_VERSION_MISMATCH
-										      : d->fabric_rc,
-       fabric_out(&d->fabric.v3, info))
-ANSWER(nvmlDeviceGetGpuFabricInfo, (nvmlDevice_t device, nvmlGpuFabricInfo_t *info), DEVICE(nvmlDeviceGetGpuFabricInfo),
-       info, d->fabric_rc,
-       *info = ((nvmlGpuFabricInfo_t){ { 0 }, d->fabric.v3.status, d->fabric.v3.cliqueId, d->fabric.v3.state });
-       memcpy(info->clusterUuid, d->fabric.v3.clusterUuid, sizeof(info->clusterUuid)))
-
+static void fabric_v1_out(const nvmlGpuFabricInfo_v3_t *f, nvmlGpuFabricInfo_t *info)
+{
+	*info = (nvmlGpuFabricInfo_t){ { 0 }, f->status, f->cliqueId, f->state };
+	memcpy(info->clusterUuid, f->clusterUuid, sizeof(info->clusterUuid));
+}
+#define ANSWER_OF_nvmlDeviceGetGpuFabricInfoV                                                                  \
+	a1, a1->version != nvmlGpuFabricInfo_v2 && a1->version != nvmlGpuFabricInfo_v3 ? NVML_ERROR_ARGUMENT_VERSION_MISMATCH \
+											: d->fabric_rc,       \
+	    fabric_out(&d->fabric.v3, a1)
+#define ANSWER_OF_nvmlDeviceGetGpuFabricInfo a1, d->fabric_rc, fabric_v1_out(&d->fabric.v3, a1)
 /* v4 answers a fabric that lists "cliques"; a device without a fabric (an
  * error object) the same error; any other: FUNCTION_NOT_FOUND, as a driver
  * that predates v4. */
@@ -1108,38 +1103,30 @@ static void fabric_v4_out(const struct replay_fabric *f, nvmlGpuFabricInfo_v4_t 
 	info->numCliques = f->cliques.n;
 	memcpy(info->cliques, f->cliques.c, f->cliques.n * sizeof(info->cliques[0]));
 }
-
-ANSWER(nvmlDeviceGetGpuFabricInfo_v4, (nvmlDevice_t device, nvmlGpuFabricInfo_v4_t *info),
-       DEVICE(nvmlDeviceGetGpuFabricInfo_v4), info,
-       d->fabric_rc ? d->fabric_rc : d->fabric.cliques.v4 ? NVML_SUCCESS : NVML_ERROR_FUNCTION_NOT_FOUND,
-       fabric_v4_out(&d->fabric, info))
-ANSWER(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive),
-       LINK_OF(nvmlDeviceGetNvLinkState), isActive, l->state_rc, *isActive = l->state)
-ANSWER(nvmlDeviceGetNvLinkVersion, (nvmlDevice_t device, unsigned int link, unsigned int *version),
-       LINK_OF(nvmlDeviceGetNvLinkVersion), version, l->version_rc, *version = l->version)
-ANSWER(nvmlDeviceGetNvLinkRemoteDeviceType, (nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *type),
-       LINK_OF(nvmlDeviceGetNvLinkRemoteDeviceType), type, l->type_rc, *type = l->type)
-ANSWER(nvmlDeviceGetNvLinkRemotePciInfo_v2, (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci),
-       LINK_OF(nvmlDeviceGetNvLinkRemotePciInfo_v2), pci, l->pci_rc, *pci = l->pci)
+#define ANSWER_OF_nvmlDeviceGetGpuFabricInfo_v4                                                        \
+	a1, d->fabric_rc ? d->fabric_rc : d->fabric.cliques.v4 ? NVML_SUCCESS : NVML_ERROR_FUNCTION_NOT_FOUND, \
+	    fabric_v4_out(&d->fabric, a1)
+#define ANSWER_OF_nvmlDeviceGetNvLinkState a2, l->state_rc, *a2 = l->state
+#define ANSWER_OF_nvmlDeviceGetNvLinkVersion a2, l->version_rc, *a2 = l->version
+#define ANSWER_OF_nvmlDeviceGetNvLinkRemoteDeviceType a2, l->type_rc, *a2 = l->type
+#define ANSWER_OF_nvmlDeviceGetNvLinkRemotePciInfo_v2 a2, l->pci_rc, *a2 = l->pci
 /* NVML 580 answers OK for a capability index it does not know. */
-ANSWER(nvmlDeviceGetP2PStatus,
-       (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t cap, nvmlGpuP2PStatus_t *status),
-       PAIR(nvmlDeviceGetP2PStatus), status, cap >= 0 && cap < REPLAY_P2P_CAPS ? p->status_rc[cap] : NVML_SUCCESS,
-       *status = cap >= 0 && cap < REPLAY_P2P_CAPS ? p->status[cap] : NVML_P2P_STATUS_OK)
-ANSWER(nvmlDeviceGetTopologyCommonAncestor, (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t *path),
-       PAIR(nvmlDeviceGetTopologyCommonAncestor), path, p->ancestor_rc, *path = p->ancestor)
-
+#define ANSWER_OF_nvmlDeviceGetP2PStatus                                                     \
+	a3, a2 >= 0 && a2 < REPLAY_P2P_CAPS ? p->status_rc[a2] : NVML_SUCCESS,               \
+	    *a3 = a2 >= 0 && a2 < REPLAY_P2P_CAPS ? p->status[a2] : NVML_P2P_STATUS_OK
+#define ANSWER_OF_nvmlDeviceGetTopologyCommonAncestor a2, p->ancestor_rc, *a2 = p->ancestor
 /* The MIG queries answer from a device's "mig_devices"; a GPU without that
  * key answers NOT_SUPPORTED unless known not in MIG mode, as a recording
  * made before MIG instances were recorded cannot say more. */
-ANSWER(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int *count), MIG_GPU(), count,
-       d->migs || (!d->mig_rc && !d->mig[0]) ? NVML_SUCCESS : NS, *count = d->nmig)
-ANSWER(nvmlDeviceGetMigDeviceHandleByIndex, (nvmlDevice_t device, unsigned int index, nvmlDevice_t *mig), MIG_GPU(),
-       mig &&index < d->nmig, NVML_SUCCESS, *mig = (nvmlDevice_t)&d->migs[index])
-ANSWER(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, (nvmlDevice_t mig, nvmlDevice_t *device), MIG_OF(), device,
-       NVML_SUCCESS, *device = (nvmlDevice_t)&g.devs[m->parent])
-ANSWER(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t mig, unsigned int *id), MIG_OF(), id, m->gi_rc, *id = m->gi)
-ANSWER(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t mig, unsigned int *id), MIG_OF(), id, m->ci_rc, *id = m->ci)
+#define ANSWER_OF_nvmlDeviceGetMaxMigDeviceCount \
+	a1, d->migs || (!d->mig_rc && !d->mig[0]) ? NVML_SUCCESS : NS, *a1 = d->nmig
+#define ANSWER_OF_nvmlDeviceGetMigDeviceHandleByIndex a2 && a1 < d->nmig, NVML_SUCCESS, *a2 = (nvmlDevice_t)&d->migs[a1]
+#define ANSWER_OF_nvmlDeviceGetDeviceHandleFromMigDeviceHandle a1, NVML_SUCCESS, *a1 = (nvmlDevice_t)&g.devs[m->parent]
+#define ANSWER_OF_nvmlDeviceGetGpuInstanceId a1, m->gi_rc, *a1 = m->gi
+#define ANSWER_OF_nvmlDeviceGetComputeInstanceId a1, m->ci_rc, *a1 = m->ci
+#define ANSWER_(fn, ret, params, required, args) ANSWER_##args(fn, params)
+NVML_ALL_FUNCTIONS_ARGS(ANSWER_)
+#undef ANSWER_
 
 /* A GPU's UUID, or a MIG instance's (a handle of its "mig_devices"). */
 static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)

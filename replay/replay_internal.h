@@ -38,9 +38,10 @@ enum {
 	REPLAY_D_NAME, REPLAY_D_UUID, REPLAY_D_PCI, REPLAY_D_CC, REPLAY_D_MIG, REPLAY_D_FABRIC, REPLAY_D_BAR1, REPLAY_D_VIRT,
 	REPLAY_D_MINOR, REPLAY_D_CPUS, REPLAY_D_MEMS, REPLAY_D_NUMA, REPLAY_D_C2C_COUNT, REPLAY_D_C2C_STATUS, REPLAY_D_C2C_BW
 };
-/* A CPU or node set in the kernel's list form: its text, and its mask's words. */
-#define REPLAY_LIST_LEN 1024
+/* A CPU or node set: its mask's words, and room for its kernel list form
+ * (every other one of 4096 CPUs, "0,2,...,4094", takes 10 KiB). */
 #define REPLAY_LIST_WORDS 64
+#define REPLAY_LIST_LEN (REPLAY_LIST_WORDS * DC_LIST_BITS * 3)
 enum { REPLAY_S_DRIVER, REPLAY_S_NVML, REPLAY_S_CUDA, REPLAY_S_CONF, REPLAY_S_COUNT };
 /* A device's "fabric": the v3 answer, and v4's typed cliques where the
  * object lists "cliques" (else v4 answers FUNCTION_NOT_FOUND, as a driver

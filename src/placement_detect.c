@@ -27,7 +27,8 @@
 
 #define CLASS_DIR "/sys/class/infiniband"
 #define NODE_DIR "/sys/devices/system/node"
-#define LIST_LEN 1024
+/* A CPU list's text: every other one of 4096 CPUs, "0,2,...,4094", takes 10 KiB. */
+#define LIST_LEN (DC_PLACE_CPU_WORDS * DC_LIST_BITS * 3)
 #define MAX_NICS 1024
 #define MAX_NODES (DC_PLACE_NODE_WORDS * DC_LIST_BITS)
 
@@ -59,6 +60,8 @@ struct ctx {
 	int nnics;
 	struct dc_pci_chain *chains;   /* n devices, then the NICs */
 	int nnodes;                    /* NUMA nodes listed (0: none readable) */
+	int node_dirs;                 /* node directories (nnodes: those read) */
+	int cpu_nodes, cpu_node;       /* nodes with CPUs, the last one's id */
 	unsigned long (*node_cpus)[DC_PLACE_CPU_WORDS]; /* per node id < MAX_NODES */
 	unsigned char *node_listed;    /* per node id: 1 listed, 2 listed with CPUs */
 	const char *peermem;           /* the module loaded, or NULL */
@@ -115,6 +118,21 @@ static int read_line(const char *path, char *buf, size_t len)
 	return (int)strlen(buf);
 }
 
+/* A CPU list file (the kernel's list form) into mask: 1 with CPUs, 0
+ * without, -1 when unreadable, not a list, or cut short (longer than LIST_LEN:
+ * its beginning alone would name other CPUs). */
+static int read_list(const char *path, unsigned long *mask)
+{
+	char *buf = malloc(LIST_LEN);
+	int n = buf ? dc_read_file(path, buf, LIST_LEN) : -ENOMEM, count = 0;
+	if (n < 0 || dc_list_parse(buf, mask, DC_PLACE_CPU_WORDS) != 0)
+		count = -1;
+	for (int w = 0; count >= 0 && w < DC_PLACE_CPU_WORDS; w++)
+		count |= mask[w] != 0;
+	free(buf);
+	return count;
+}
+
 /* ------------------------------------------------------------ the host */
 
 /* The CPUs of each NUMA node (nodeN/cpulist; a memory-only node lists none). */
@@ -129,21 +147,25 @@ static void read_nodes(struct ctx *c)
 		count = count > 0 ? count : 0;
 	}
 	for (int k = 0; k < count && !c->oom; k++) {
-		char *end, path[300], list[LIST_LEN];
+		char *end, path[300];
 		if (strncmp(names[k], "node", 4) || names[k][4] < '0' || names[k][4] > '9')
 			continue;
 		long id = strtol(names[k] + 4, &end, 10);
-		if (*end || id >= MAX_NODES)
+		if (*end)
+			continue;
+		c->node_dirs++;
+		if (id >= MAX_NODES)
 			continue;
 		snprintf(path, sizeof(path), NODE_DIR "/%s/cpulist", names[k]);
-		if (read_line(path, list, sizeof(list)) < 0 ||
-		    dc_list_parse(list, c->node_cpus[id], DC_PLACE_CPU_WORDS) != 0)
+		int cpus = read_list(path, c->node_cpus[id]);
+		if (cpus < 0)
 			continue;
-		c->node_listed[id] = 1;
-		for (int w = 0; w < DC_PLACE_CPU_WORDS; w++)
-			if (c->node_cpus[id][w])
-				c->node_listed[id] = 2;
+		c->node_listed[id] = cpus ? 2 : 1;
 		c->nnodes++;
+		if (cpus) {
+			c->cpu_nodes++;
+			c->cpu_node = (int)id;
+		}
 	}
 	if (count > 0)
 		dc_free_names(names, count);
@@ -154,15 +176,18 @@ static int node_has_cpus(const struct ctx *c, long id)
 	return id >= 0 && id < MAX_NODES && c->node_listed && c->node_listed[id] == 2;
 }
 
-/* The CPU-bearing node holding the first CPU of mask, or -1. */
+/* The CPU-bearing node holding every CPU of mask, or -1 (CPUs of several
+ * nodes, as local_cpulist without proximity: no one node is the device's). */
 static int node_of_cpus(const struct ctx *c, const unsigned long *mask)
 {
 	for (int id = 0; c->node_listed && id < MAX_NODES; id++) {
-		if (c->node_listed[id] != 2)
-			continue;
-		for (int w = 0; w < DC_PLACE_CPU_WORDS; w++)
-			if (mask[w] & c->node_cpus[id][w])
-				return id;
+		int inside = c->node_listed[id] == 2, any = 0;
+		for (int w = 0; inside && w < DC_PLACE_CPU_WORDS; w++) {
+			inside = !(mask[w] & ~c->node_cpus[id][w]);
+			any |= (mask[w] & c->node_cpus[id][w]) != 0;
+		}
+		if (inside && any)
+			return id;
 	}
 	return -1;
 }
@@ -213,16 +238,23 @@ static int nvidia_module(int *major)
  */
 static void read_mechanisms(struct ctx *c)
 {
+	/* NCCL's files (net_ib), and RCCL's for AMD's amdkfd client (the
+	 * directory moved with the ib_peer_mem module). */
 	static const struct {
+		dmaconn_device_type type;
 		const char *file, *module;
 	} peermem[] = {
-		{ "/sys/module/nvidia_peermem/version", "nvidia_peermem" },
-		{ "/sys/kernel/mm/memory_peers/nv_mem/version", "nv_peer_mem" },
-		{ "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "nv_mem_nc" },
+		{ DMACONN_DEVICE_CUDA, "/sys/module/nvidia_peermem/version", "nvidia_peermem" },
+		{ DMACONN_DEVICE_CUDA, "/sys/kernel/mm/memory_peers/nv_mem/version", "nv_peer_mem" },
+		{ DMACONN_DEVICE_CUDA, "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "nv_mem_nc" },
+		{ DMACONN_DEVICE_ROCM, "/sys/kernel/mm/memory_peers/amdkfd/version", "amdkfd" },
+		{ DMACONN_DEVICE_ROCM, "/sys/kernel/memory_peers/amdkfd/version", "amdkfd" },
+		{ DMACONN_DEVICE_ROCM, "/sys/memory_peers/amdkfd/version", "amdkfd" },
 	};
 	char buf[64];
-	for (size_t k = 0; c->p->type == DMACONN_DEVICE_CUDA && !c->peermem && k < sizeof(peermem) / sizeof(peermem[0]);
-	     k++) {
+	for (size_t k = 0; !c->peermem && k < sizeof(peermem) / sizeof(peermem[0]); k++) {
+		if (peermem[k].type != c->p->type)
+			continue;
 		int r = dc_read_file(peermem[k].file, buf, sizeof(buf));
 		if (r >= 0 || r == -EFBIG)
 			c->peermem = peermem[k].module;
@@ -280,6 +312,11 @@ static int nic_compare(const void *a, const void *b)
 	return strcmp(((const struct nic *)a)->name, ((const struct nic *)b)->name);
 }
 
+static int name_compare(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void read_nics(struct ctx *c)
 {
 	char **names = NULL;
@@ -299,6 +336,17 @@ static void read_nics(struct ctx *c)
 		    none ? CLASS_DIR " lists no RDMA device"
 			 : "no " CLASS_DIR ": no RDMA device is registered (no RDMA driver loaded)");
 		return;
+	}
+	/* The first MAX_NICS by name, whatever order the directory lists. */
+	qsort(names, (size_t)count, sizeof(*names), name_compare);
+	if (count > MAX_NICS)
+		warn(c, "placement: %d RDMA devices in " CLASS_DIR ", the first %d by name kept", count, MAX_NICS);
+	for (int k = MAX_NICS; k < count; k++) {
+		/* A file of each left out shows it to a recording (its replay
+		 * then leaves out as many). */
+		char path[400], line[64];
+		snprintf(path, sizeof(path), CLASS_DIR "/%s/ports/1/state", names[k]);
+		(void)read_line(path, line, sizeof(line));
 	}
 	c->nics = calloc((size_t)(count < MAX_NICS ? count : MAX_NICS), sizeof(*c->nics));
 	for (int k = 0; c->nics && k < count && c->nnics < MAX_NICS; k++) {
@@ -359,15 +407,23 @@ static void nic_props(struct ctx *c, int k)
 	snprintf(path, sizeof(path), CLASS_DIR "/%s/device/net", x->name);
 	int nn = dc_list_dir(path, &net);
 	if (nn > 0) {
-		char list[512] = "";
-		size_t o = 0;
-		for (int i = 0; i < nn && o < sizeof(list); i++) {
-			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? "," : "", net[i]);
+		/* Every name, however many (a PF in switchdev mode lists its VF
+		 * representors). */
+		size_t len = 1, o = 0;
+		for (int i = 0; i < nn; i++)
+			len += strlen(net[i]) + 1;
+		char *list = malloc(len);
+		for (int i = 0; list && i < nn; i++) {
+			o += (size_t)snprintf(list + o, len - o, "%s%s", i ? "," : "", net[i]);
 			/* A file of the netdev shows its directory to a recording. */
 			snprintf(path, sizeof(path), CLASS_DIR "/%s/device/net/%s/ifindex", x->name, net[i]);
 			(void)read_line(path, line, sizeof(line));
 		}
-		set(c, props, DMACONN_PLACE_NETDEV, list);
+		if (list)
+			set(c, props, DMACONN_PLACE_NETDEV, list);
+		else
+			c->oom = 1;
+		free(list);
 		dc_free_names(net, nn);
 	}
 	static const struct {
@@ -394,14 +450,15 @@ static void nic_props(struct ctx *c, int k)
  * topo -m`: PIX through at most one switch (one bridge on each side of
  * their common function), PXB through more, PHB through their host bridge,
  * NODE between host bridges of one NUMA node, SYS across NUMA nodes.
- * -1 when a chain is unknown.
+ * -1 when a chain is unknown, or the host bridges differ and a NUMA node is
+ * unknown (see path_numa).
  */
 static int pcie_class(const struct dc_pci_chain *a, const struct dc_pci_chain *b, int numa_a, int numa_b)
 {
 	if (a->depth < 2 || b->depth < 2)
 		return -1;
 	if (strcmp(a->name[0], b->name[0]))
-		return numa_a == numa_b ? P_NODE : P_SYS;
+		return numa_a < 0 || numa_b < 0 ? -1 : numa_a == numa_b ? P_NODE : P_SYS;
 	int common = 1;
 	while (common < a->depth && common < b->depth && !strcmp(a->name[common], b->name[common]))
 		common++;
@@ -410,6 +467,15 @@ static int pcie_class(const struct dc_pci_chain *a, const struct dc_pci_chain *b
 	/* Bridges below the common function on each side. */
 	int below_a = a->depth - 1 - common, below_b = b->depth - 1 - common;
 	return below_a <= 1 && below_b <= 1 ? P_PIX : P_PXB;
+}
+
+/* A function's NUMA node for its path class: numa_node, or the machine's
+ * one CPU-bearing node where the kernel gives none (-1; CPU-less nodes, a
+ * GPU's memory, are no socket to cross); else unknown (-1): two functions
+ * without proximity may sit on different sockets. */
+static int path_numa(const struct ctx *c, int numa)
+{
+	return numa == -1 && c->cpu_nodes == 1 && c->nnodes == c->node_dirs ? c->cpu_node : numa < 0 ? -1 : numa;
 }
 
 static int c2c_active(const struct dc_place_facts *f)
@@ -439,7 +505,14 @@ static void link_props(struct ctx *c, int i, int k, int best)
 		char iommu[64];
 		char acs[400];
 		int a;
-		if (cls < 0) {
+		if (cls < 0 && c->chains[i].depth >= 2 && c->chains[p->n + k].depth >= 2) {
+			/* Different host bridges, a NUMA node unknown: NODE or SYS. */
+			reason = DMACONN_GDR_REASON_PATH;
+			snprintf(text, sizeof(text), "the path is NODE or SYS (other host bridges, no NUMA node known for %s), "
+				 "beyond NCCL's default NCCL_NET_GDR_LEVEL (C2C: PIX, PXB and C2C)",
+				 path_numa(c, c->numa[i]) >= 0 ? "the NIC"
+				 : path_numa(c, c->nics[k].numa) >= 0 ? "the device" : "the device and the NIC");
+		} else if (cls < 0) {
 			reason = DMACONN_GDR_REASON_PATH;
 			snprintf(text, sizeof(text), "no PCIe path is known (%s)",
 				 c->nics[k].bus[0] ? "a place not found in /sys/devices" : "the NIC has no PCI function");
@@ -507,14 +580,14 @@ static void cpu_props(struct ctx *c, int i)
 	struct dc_props *props = &c->p->devices[i];
 	const struct dc_place_facts *f = &c->facts[i];
 	unsigned long cpus[DC_PLACE_CPU_WORDS];
-	char list[LIST_LEN], path[200];
+	char path[200];
 	const char *source = NULL;
 	int node = -1, numa = c->numa[i];
 	if (numa >= -1)
 		setf(c, props, DMACONN_PROP_NUMA_NODE, "%d", numa);
 	if (numa >= 0 && c->bus[i]) {
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", c->bus[i]);
-		if (read_line(path, list, sizeof(list)) > 0 && dc_list_parse(list, cpus, DC_PLACE_CPU_WORDS) == 0)
+		if (read_list(path, cpus) > 0)
 			source = "sysfs";
 		node = node_has_cpus(c, numa) ? numa : source ? node_of_cpus(c, cpus) : -1;
 	}
@@ -536,20 +609,28 @@ static void cpu_props(struct ctx *c, int i)
 	if (!source && c->bus[i]) {
 		/* Without SRAT the kernel calls every CPU local. */
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", c->bus[i]);
-		if (read_line(path, list, sizeof(list)) > 0 && dc_list_parse(list, cpus, DC_PLACE_CPU_WORDS) == 0) {
+		if (read_list(path, cpus) > 0) {
 			source = "sysfs";
 			node = node_of_cpus(c, cpus);
 		}
 	}
-	if (source && dc_list_format(cpus, DC_PLACE_CPU_WORDS, list, sizeof(list)) > 0) {
+	/* The list after the numactl option naming it (the longest key's
+	 * value: numactl's --physcpubind=LIST). */
+	static const char physcpubind[] = "--physcpubind=";
+	char *bind = source ? malloc(sizeof(physcpubind) - 1 + LIST_LEN) : NULL;
+	char *list = bind ? bind + sizeof(physcpubind) - 1 : NULL;
+	if (source && !bind)
+		c->oom = 1;
+	if (bind && dc_list_format(cpus, DC_PLACE_CPU_WORDS, list, LIST_LEN) > 0) {
 		if (node >= 0)
 			setf(c, props, DMACONN_PLACE_CPU_NUMA_NODE, "%d", node);
 		set(c, props, DMACONN_PLACE_CPUSET, list);
 		set(c, props, DMACONN_PLACE_CPU_SOURCE, source);
+		memcpy(bind, physcpubind, sizeof(physcpubind) - 1);
 		if (node >= 0)
 			setf(c, props, DMACONN_PLACE_NUMACTL, "--cpunodebind=%d --membind=%d", node, node);
 		else
-			setf(c, props, DMACONN_PLACE_NUMACTL, "--physcpubind=%s", list);
+			set(c, props, DMACONN_PLACE_NUMACTL, bind);
 		/* Slurm's mask_cpu: hexadecimal, most significant digit first. */
 		char mask[DC_PLACE_CPU_WORDS * DC_LIST_BITS / 4 + 16] = "mask_cpu:0x";
 		size_t o = strlen(mask);
@@ -564,6 +645,7 @@ static void cpu_props(struct ctx *c, int i)
 		mask[o] = '\0';
 		set(c, props, DMACONN_PLACE_SLURM_CPU_BIND, mask);
 	}
+	free(bind);
 }
 
 /* The device's own memory and its C2C links (the vendor's facts). */
@@ -682,7 +764,9 @@ static int fill(struct ctx *c)
 	for (int k = 0; k < m; k++) {
 		nic_props(c, k);
 		for (int q = 0; q < m; q++) {
-			int cls = q == k ? -1 : pcie_class(&c->chains[n + k], &c->chains[n + q], c->nics[k].numa, c->nics[q].numa);
+			int cls = q == k ? -1
+					 : pcie_class(&c->chains[n + k], &c->chains[n + q], path_numa(c, c->nics[k].numa),
+						      path_numa(c, c->nics[q].numa));
 			p->nic_paths[(size_t)k * (size_t)m + (size_t)q] = cls >= 0 ? path_names[cls] : NULL;
 		}
 	}
@@ -693,7 +777,8 @@ static int fill(struct ctx *c)
 			memory_props(c, i);
 		int best = P_SYS + 1;
 		for (int k = 0; k < m; k++) {
-			int cls = pcie_class(&c->chains[i], &c->chains[n + k], c->numa[i], c->nics[k].numa);
+			int cls = pcie_class(&c->chains[i], &c->chains[n + k], path_numa(c, c->numa[i]),
+					     path_numa(c, c->nics[k].numa));
 			c->cls[(size_t)i * (size_t)m + (size_t)k] = cls;
 			if (cls >= 0 && cls < best)
 				best = cls;

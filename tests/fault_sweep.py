@@ -70,38 +70,13 @@ ERRORS = ["UNINITIALIZED", "INVALID_ARGUMENT", "NOT_SUPPORTED", "NO_PERMISSION",
           "INSUFFICIENT_SIZE", "DRIVER_NOT_LOADED", "GPU_IS_LOST", "LIB_RM_VERSION_MISMATCH",
           "FUNCTION_NOT_FOUND", "UNKNOWN", "ARGUMENT_VERSION_MISMATCH", "TIMEOUT"]
 
-# The arguments a fault can be narrowed by, per function (replay.c's fn_args):
-# d = device, l = link, p = peer; "" = none; None = cannot fail (no code).
-ARGS = {
-    "nvmlInit_v2": "", "nvmlShutdown": "", "nvmlErrorString": None,
-    "nvmlSystemGetDriverVersion": "", "nvmlSystemGetNVMLVersion": "",
-    "nvmlSystemGetCudaDriverVersion_v2": "", "nvmlDeviceGetCount_v2": "",
-    "nvmlDeviceGetHandleByIndex_v2": "d", "nvmlDeviceGetName": "d", "nvmlDeviceGetUUID": "d",
-    "nvmlDeviceGetPciInfo_v3": "d", "nvmlDeviceGetCudaComputeCapability": "d",
-    "nvmlDeviceGetMigMode": "d", "nvmlDeviceGetGpuFabricInfoV": "d",
-    "nvmlDeviceGetGpuFabricInfo": "d", "nvmlDeviceGetGpuFabricInfo_v4": "d",
-    "nvmlDeviceGetNvLinkState": "dl", "nvmlDeviceGetNvLinkVersion": "dl",
-    "nvmlDeviceGetNvLinkRemoteDeviceType": "dl", "nvmlDeviceGetNvLinkRemotePciInfo_v2": "dl",
-    "nvmlDeviceGetFieldValues": "dl",
-    "nvmlDeviceGetP2PStatus": "dp", "nvmlDeviceGetTopologyCommonAncestor": "dp",
-    # Facts behind the reasons for zeros: a failure leaves the fact unknown,
-    # never the matrix changed.
-    "nvmlDeviceGetBAR1MemoryInfo": "d", "nvmlDeviceGetVirtualizationMode": "d",
-    "nvmlSystemGetConfComputeState": "",
-    # The /dev/nvidiaN of a GPU (a device property): unknown when it fails.
-    "nvmlDeviceGetMinorNumber": "d",
-    # Placement facts (dmaconn_placement): a failure leaves them unknown.
-    "nvmlDeviceGetCpuAffinityWithinScope": "d", "nvmlDeviceGetMemoryAffinity": "d",
-    "nvmlDeviceGetNumaNodeId": "d",
-    # The MIG queries (NVML_MIG_FUNCTIONS): the base machines have no GPU in
-    # MIG mode, so the detectors never ask them there.
-    "nvmlDeviceGetMaxMigDeviceCount": None, "nvmlDeviceGetMigDeviceHandleByIndex": None,
-    "nvmlDeviceGetDeviceHandleFromMigDeviceHandle": None, "nvmlDeviceGetGpuInstanceId": None,
-    "nvmlDeviceGetComputeInstanceId": None,
-}
-PER_LINK = {"nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkVersion",
-            "nvmlDeviceGetNvLinkRemoteDeviceType", "nvmlDeviceGetNvLinkRemotePciInfo_v2",
-            "nvmlDeviceGetFieldValues"}
+# The arguments a fault can be narrowed by, per shape of a function's
+# arguments (nvml_functions.h, its fifth column): d = device, l = link,
+# p = peer; "" = none; None = cannot fail (no code; the MIG queries, which
+# the base machines, no GPU in MIG mode, never ask, and the stand-in does
+# not wrap).  FIELDS: the links the fields name.
+SHAPE_ARGS = {"NONE": "", "SYS": "", "INDEX": "d", "DEV": "d", "DEV_MIG": "d", "LINK": "dl", "FIELDS": "dl",
+              "PEER": "dp", "MIG_GPU": None, "MIG": None, "TEXT": None}
 NOT_APPLICABLE = {"nvmlDeviceGetMigMode", "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo",
                   "nvmlDeviceGetGpuFabricInfo_v4",
                   "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetNvLinkRemoteDeviceType"}
@@ -124,16 +99,22 @@ MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS (src/backends/nvml_api.h)
 
 def nvml_functions(macro):
     """[(name, required)] of an X-macro list of nvml_functions.h, in order."""
+    return [(name, req) for name, req, _ in nvml_rows(macro)]
+
+
+def nvml_rows(macro):
+    """[(name, required, shape)] of a list of nvml_functions.h, in order."""
     with open(NVML_FUNCTIONS_H) as f:
         text = f.read().replace("\\\n", " ")
-    body = text[text.index("#define %s(X)" % macro):]
+    body = text[text.index("#define %s_(X, D)" % macro):]
     body = body[:body.index("\n")]
-    out = []
-    for chunk in body.split("X(")[1:]:
-        name = re.match(r"\s*(nvml\w+)", chunk).group(1)
-        req = re.findall(r",\s*([01])\s*\)", chunk)[-1]
-        out.append((name, req == "1"))
-    return out
+    return [(name, req == "1", shape) for name, req, shape in
+            re.findall(r"D\(X,\s*(nvml\w+),.*?,\s*([01]),\s*(\w+)\)", body)]
+
+
+ARGS = {name: SHAPE_ARGS[shape] for macro in ("NVML_CORE_FUNCTIONS", "NVML_NEWEST_FUNCTIONS", "NVML_MIG_FUNCTIONS")
+        for name, _, shape in nvml_rows(macro)}
+PER_LINK = {fn for fn, args in ARGS.items() if args == "dl"}
 
 
 def called_functions():

@@ -114,12 +114,25 @@ def tables_agree(r):
     if sorted(codes) != sorted(r.schema["$defs"]["reason"]["enum"]):
         r.problems.append("schema reason codes differ from include/dmaconn.h: %s"
                           % (set(codes) ^ set(r.schema["$defs"]["reason"]["enum"])))
+    # The placement's codes: a (device, NIC) pair's reason, the node's
+    # nics_reason and a device's memory_mode.
+    with open(os.path.join(REPO, "include", "dmaconn.h")) as f:
+        header = f.read()
+    defs = r.schema["$defs"]
+    for prefix, enum in (("GDR_REASON", defs["gdr_reason"]["enum"]),
+                         ("NICS_REASON", defs["placement"]["properties"]["nics_reason"]["enum"]),
+                         ("MEMORY", defs["placement_device"]["properties"]["memory_mode"]["enum"])):
+        codes = re.findall(r'#define DMACONN_%s_\w+ "([^"]*)"' % prefix, header)
+        if sorted(codes) != sorted(enum):
+            r.problems.append("schema DMACONN_%s_ codes differ from include/dmaconn.h: %s" % (prefix, set(codes) ^ set(enum)))
     if os.environ.get("DMACONN_JSON_SKIP_BINDING"):
         return  # a sanitized library cannot be loaded into Python: props_generated checks the schema
     sys.path.insert(0, os.path.join(REPO, "python"))
     os.environ.setdefault("DMACONN_LIBRARY", os.path.join(r.build, "libdmaconn.so.0"))
     from dmaconn._json import property_types
-    py = {k: {int: "integer", float: "number", bool: "boolean", list: "array"}[t] for k, t in property_types().items()}
+    from dmaconn._json import _PLACEMENT_KEYS
+    py = {k: {int: "integer", float: "number", bool: "boolean", list: "array"}[t] for k, t in property_types().items()
+          if k not in _PLACEMENT_KEYS}
     if not py:
         r.problems.append("dmaconn._json.property_types() is empty")
     for where in ("device", "pair"):

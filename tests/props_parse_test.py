@@ -29,7 +29,8 @@ ALLOWED_FILES = {
     "src/pci.c": "vendor text: the kernel's CPU lists (local_cpulist, node cpulist)",
     "src/placement_detect.c": "vendor text: sysfs node names, the kernel's and the driver's versions",
     "src/backends/kfd.c": "vendor text: the KFD topology in sysfs",
-    "src/backends/nvml.c": "vendor text: the GPU's numa_node in sysfs",
+    "src/pci.c": "vendor text: the kernel's list form of CPU and node sets (sysfs, NVML's affinity)",
+    "src/placement_detect.c": "vendor text: sysfs node names, the kernel release, /proc/driver/nvidia/version",
     "src/backends/level_zero.c": "vendor text: sysfs of Intel GPUs",
     "src/order/order.c": "environment: CUDA_VISIBLE_DEVICES and its kin",
     "src/order/order_hip.c": "environment: ROCR/HIP visibility variables",
@@ -62,6 +63,12 @@ ALLOWED_LINES = {
     },
     "python/dmaconn/torch/_shim.py": {
         "return int(bool(getattr(": "PyTorch's C++ ABI flag",
+    },
+    "tools/place.c": {
+        "strtol(arg, &end, 10)": "--bind's argument",
+    },
+    "python/dmaconn/_placement.py": {
+        "cpus.extend(range(int(low), int(high or low) + 1))": "a placement's cpuset (the kernel's CPU list form)",
     },
     "tools/format_slurm_topology.c": {
         "strtoull(names[k] + p, NULL, 10)": "host names' numeric suffixes (hostlist ranges), not a property",

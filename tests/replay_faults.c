@@ -53,32 +53,18 @@ static const char *const fn_names[FN_COUNT] = {
 #undef FN_NAME_
 };
 
-/* The arguments a fault may be narrowed by, per function. */
+/* The arguments a fault may be narrowed by, per function: from the shape
+ * of its arguments (nvml_functions.h). */
 enum { ARG_DEV = 1, ARG_LINK = 2, ARG_PEER = 4 };
+enum {
+	ARGS_NONE = 0, ARGS_SYS = 0, ARGS_TEXT = 0, ARGS_INDEX = ARG_DEV, ARGS_DEV = ARG_DEV, ARGS_DEV_MIG = ARG_DEV,
+	/* FIELDS: link, the scope of per-link fields, failing just those entries */
+	ARGS_LINK = ARG_DEV | ARG_LINK, ARGS_FIELDS = ARG_DEV | ARG_LINK, ARGS_PEER = ARG_DEV | ARG_PEER,
+};
 static const unsigned char fn_args[FN_COUNT] = {
-	[FN_nvmlDeviceGetHandleByIndex_v2] = ARG_DEV,
-	[FN_nvmlDeviceGetName] = ARG_DEV,
-	[FN_nvmlDeviceGetUUID] = ARG_DEV,
-	[FN_nvmlDeviceGetPciInfo_v3] = ARG_DEV,
-	[FN_nvmlDeviceGetCudaComputeCapability] = ARG_DEV,
-	[FN_nvmlDeviceGetMinorNumber] = ARG_DEV,
-	[FN_nvmlDeviceGetMigMode] = ARG_DEV,
-	[FN_nvmlDeviceGetBAR1MemoryInfo] = ARG_DEV,
-	[FN_nvmlDeviceGetVirtualizationMode] = ARG_DEV,
-	[FN_nvmlDeviceGetCpuAffinityWithinScope] = ARG_DEV,
-	[FN_nvmlDeviceGetMemoryAffinity] = ARG_DEV,
-	[FN_nvmlDeviceGetNumaNodeId] = ARG_DEV,
-	[FN_nvmlDeviceGetGpuFabricInfoV] = ARG_DEV,
-	[FN_nvmlDeviceGetGpuFabricInfo] = ARG_DEV,
-	[FN_nvmlDeviceGetGpuFabricInfo_v4] = ARG_DEV,
-	[FN_nvmlDeviceGetNvLinkState] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetNvLinkVersion] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetNvLinkRemoteDeviceType] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetNvLinkRemotePciInfo_v2] = ARG_DEV | ARG_LINK,
-	/* link: the scope of per-link fields, failing just those entries */
-	[FN_nvmlDeviceGetFieldValues] = ARG_DEV | ARG_LINK,
-	[FN_nvmlDeviceGetP2PStatus] = ARG_DEV | ARG_PEER,
-	[FN_nvmlDeviceGetTopologyCommonAncestor] = ARG_DEV | ARG_PEER,
+#define FN_ARGS_(name, ret, params, required, args) [FN_##name] = ARGS_##args,
+	NVML_FUNCTIONS_ARGS(FN_ARGS_)
+#undef FN_ARGS_
 };
 
 /* ----------------------------------------------------------- the faults */
@@ -370,65 +356,45 @@ static nvmlReturn_t w_nvmlShutdown(void)
 	return rc;
 }
 
-/* A function whose arguments address nothing a fault narrows by. */
-#define SYSTEM_CALL(fn, params, args)                                                \
-	static nvmlReturn_t w_##fn params                                            \
-	{                                                                            \
-		nvmlReturn_t rc = fault_if_init(FN_##fn, -1, -1, -1);                \
-		return rc ? rc : real.fn args;                                       \
-	}
-SYSTEM_CALL(nvmlSystemGetDriverVersion, (char *s, unsigned int n), (s, n))
-SYSTEM_CALL(nvmlSystemGetNVMLVersion, (char *s, unsigned int n), (s, n))
-SYSTEM_CALL(nvmlSystemGetCudaDriverVersion_v2, (int *v), (v))
-SYSTEM_CALL(nvmlDeviceGetCount_v2, (unsigned int *n), (n))
-SYSTEM_CALL(nvmlSystemGetConfComputeState, (nvmlConfComputeSystemState_t *c), (c))
+/* The index of a peer's handle given out, or -2. */
+static long long peer_of(nvmlDevice_t h)
+{
+	long long i = h_lookup(h);
+	return i < 0 ? -2 : i;
+}
 
-/* A function of one device (and a link, where it takes one); a handle the
- * real component never gave out gets its answer (INVALID_ARGUMENT). */
-#define DEVICE_CALL(fn, ln_, params, args)                                              \
-	static nvmlReturn_t w_##fn params                                                \
-	{                                                                                \
-		long long d = h_lookup(h);                                               \
-		nvmlReturn_t rc = d < 0 ? (sleep_us(latency_us), NVML_SUCCESS)           \
-					: fault_if_init(FN_##fn, d, ln_, -1);            \
-		return rc ? rc : real.fn args;                                           \
+/*
+ * The wrapper of each function, from its row of the table: a function of no
+ * device fails by any fault on it; one of a device (and a link, where it
+ * takes one), or of a pair of devices, by faults naming them, and a handle
+ * the real component never gave out gets its answer (INVALID_ARGUMENT).
+ * The functions of other shapes are written below.
+ */
+#define W_SYS(fn, params)                                                     \
+	static nvmlReturn_t w_##fn NVML_NAMED(params)                          \
+	{                                                                     \
+		nvmlReturn_t rc = fault_if_init(FN_##fn, -1, -1, -1);         \
+		return rc ? rc : real.fn NVML_PASSED(params);                 \
 	}
-DEVICE_CALL(nvmlDeviceGetName, -1, (nvmlDevice_t h, char *s, unsigned int n), (h, s, n))
-DEVICE_CALL(nvmlDeviceGetUUID, -1, (nvmlDevice_t h, char *s, unsigned int n), (h, s, n))
-DEVICE_CALL(nvmlDeviceGetPciInfo_v3, -1, (nvmlDevice_t h, nvmlPciInfo_t *p), (h, p))
-DEVICE_CALL(nvmlDeviceGetCudaComputeCapability, -1, (nvmlDevice_t h, int *a, int *b), (h, a, b))
-DEVICE_CALL(nvmlDeviceGetMinorNumber, -1, (nvmlDevice_t h, unsigned int *m), (h, m))
-DEVICE_CALL(nvmlDeviceGetMigMode, -1, (nvmlDevice_t h, unsigned int *a, unsigned int *b), (h, a, b))
-DEVICE_CALL(nvmlDeviceGetGpuFabricInfoV, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_v3_t *i), (h, i))
-DEVICE_CALL(nvmlDeviceGetGpuFabricInfo, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_t *i), (h, i))
-DEVICE_CALL(nvmlDeviceGetGpuFabricInfo_v4, -1, (nvmlDevice_t h, nvmlGpuFabricInfo_v4_t *i), (h, i))
-DEVICE_CALL(nvmlDeviceGetBAR1MemoryInfo, -1, (nvmlDevice_t h, nvmlBAR1Memory_t *m), (h, m))
-DEVICE_CALL(nvmlDeviceGetVirtualizationMode, -1, (nvmlDevice_t h, nvmlGpuVirtualizationMode_t *m), (h, m))
-DEVICE_CALL(nvmlDeviceGetCpuAffinityWithinScope, -1,
-	    (nvmlDevice_t h, unsigned int n, unsigned long *s, nvmlAffinityScope_t c), (h, n, s, c))
-DEVICE_CALL(nvmlDeviceGetMemoryAffinity, -1, (nvmlDevice_t h, unsigned int n, unsigned long *s, nvmlAffinityScope_t c),
-	    (h, n, s, c))
-DEVICE_CALL(nvmlDeviceGetNumaNodeId, -1, (nvmlDevice_t h, unsigned int *n), (h, n))
-DEVICE_CALL(nvmlDeviceGetNvLinkState, l, (nvmlDevice_t h, unsigned int l, nvmlEnableState_t *s), (h, l, s))
-DEVICE_CALL(nvmlDeviceGetNvLinkVersion, l, (nvmlDevice_t h, unsigned int l, unsigned int *v), (h, l, v))
-DEVICE_CALL(nvmlDeviceGetNvLinkRemoteDeviceType, l,
-	    (nvmlDevice_t h, unsigned int l, nvmlIntNvLinkDeviceType_t *t), (h, l, t))
-DEVICE_CALL(nvmlDeviceGetNvLinkRemotePciInfo_v2, l, (nvmlDevice_t h, unsigned int l, nvmlPciInfo_t *p),
-	    (h, l, p))
-
-/* A function of a pair of devices. */
-#define PAIR_CALL(fn, params, args)                                                      \
-	static nvmlReturn_t w_##fn params                                                \
+#define W_HANDLES(fn, params, e_, link)                                                  \
+	static nvmlReturn_t w_##fn NVML_NAMED(params)                                     \
 	{                                                                                \
-		long long d = h_lookup(h), e = h_lookup(h2);                             \
-		nvmlReturn_t rc = d < 0 || e < 0 ? (sleep_us(latency_us), NVML_SUCCESS)  \
-						 : fault_if_init(FN_##fn, d, -1, e);     \
-		return rc ? rc : real.fn args;                                           \
+		long long d = h_lookup(a0), e = e_;                                      \
+		nvmlReturn_t rc = d < 0 || e < -1 ? (sleep_us(latency_us), NVML_SUCCESS) \
+						  : fault_if_init(FN_##fn, d, link, e);   \
+		return rc ? rc : real.fn NVML_PASSED(params);                            \
 	}
-PAIR_CALL(nvmlDeviceGetP2PStatus,
-	  (nvmlDevice_t h, nvmlDevice_t h2, nvmlGpuP2PCapsIndex_t c, nvmlGpuP2PStatus_t *s), (h, h2, c, s))
-PAIR_CALL(nvmlDeviceGetTopologyCommonAncestor, (nvmlDevice_t h, nvmlDevice_t h2, nvmlGpuTopologyLevel_t *l),
-	  (h, h2, l))
+#define W_DEV(fn, params) W_HANDLES(fn, params, -1, -1)
+#define W_DEV_MIG(fn, params) W_DEV(fn, params)
+#define W_LINK(fn, params) W_HANDLES(fn, params, -1, (long long)a1)
+#define W_PEER(fn, params) W_HANDLES(fn, params, peer_of(a1), -1)
+#define W_NONE(fn, params)
+#define W_TEXT(fn, params)
+#define W_INDEX(fn, params)
+#define W_FIELDS(fn, params)
+#define W_(fn, ret, params, required, args) W_##args(fn, params)
+NVML_FUNCTIONS_ARGS(W_)
+#undef W_
 
 static nvmlReturn_t w_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
 {

@@ -217,13 +217,15 @@ class Runner(Report):
         """`dmaconn --topo -d rocm`: the path table, the AMD legend, each pair's line."""
         checks = [
             ("mi250x-8", ["rocm topology (replay of %s): 8 devices",
-                          "GPU0    X        XGMI4    XGMI1    XGMI+    XGMI+    XGMI+    XGMI2    XGMI+",
+                          # the recording has no CPU or NUMA facts of the GPUs: N/A
+                          "GPU0    X        XGMI4    XGMI1    XGMI+    XGMI+    XGMI+    XGMI2    XGMI+    "
+                          "N/A           N/A            N/A",
                           "Paths: X = self; XGMI# = # direct XGMI (Infinity Fabric) links; XGMI+ = XGMI",
                           "  GPU0 -> GPU6: DMA yes; XGMI, 2 links, 1 hop, weight 15, 50000-100000 MB/s; "
                           "atomics 32-bit yes, 64-bit yes; coherent yes",
                           "  GPU0 -> GPU3: DMA yes; XGMI, 0 links, 2 hops, weight 30, 50000-0 MB/s; "
                           "atomics 32-bit yes, 64-bit yes; coherent yes"]),
-            ("radeon-pcie-4", ["GPU3    PCIE     PCIE     PCIE     X",
+            ("radeon-pcie-4", ["GPU3    PCIE     PCIE     PCIE     X        N/A           N/A            N/A",
                                "  GPU0 -> GPU3: DMA no; PCIE, 2 hops, weight 40, 312-32000 MB/s; "
                                "atomics 32-bit no, 64-bit no; coherent no; reason pcie_atomics_not_routed: "
                                "PCIe atomics are not routed on the path between them (the kernel's link "

@@ -25,9 +25,11 @@
 #include "../src/mpi/dmaconn_mpi_cli.h"
 #include "check.h"
 #include "cli.h"
+#include "cli_json.h"
 #include "record_verify.h"
 #include "dmaconn.h"
 #include "format.h"
+#include "place.h"
 #include "topo.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
@@ -39,6 +41,7 @@ static const char short_usage[] =
 static const char help_text[] =
 	"Usage: dmaconn [-d TYPE -c CONNECTION] [--format FORMAT | --json] [--replay FILE] [--all]\n"
 	"       dmaconn --topo [-d TYPE] | --verify [-d TYPE] [--timeout SECONDS]\n"
+	"       dmaconn --nics [-d TYPE] | --bind DEVICE [-d TYPE]\n"
 	"       dmaconn --record FILE [--verify] [--replay FILE]\n"
 	"       mpirun -np K dmaconn --mpi [-d TYPE -c CONNECTION] [--json]\n"
 	"       dmaconn check --expect FILE | --expect-links N | --fully-connected\n"
@@ -66,6 +69,13 @@ static const char help_text[] =
 	"  -t, --topo              a `nvidia-smi topo -m`-like table with each pair's\n"
 	"                          peer capabilities (p2p of each vendor a bare run\n"
 	"                          shows; -d selects the type)\n"
+	"      --nics              each GPU's RDMA NICs nearest first, with the GPUDirect\n"
+	"                          RDMA mechanism each can use (or why none), and its\n"
+	"                          CPUs, NUMA nodes and NVLink-C2C links (of the first\n"
+	"                          vendor a bare run shows; -d selects the type)\n"
+	"      --bind DEVICE       the numactl and srun (Slurm CPU mask) prefixes that run\n"
+	"                          a process on the CPUs and memory local to DEVICE\n"
+	"                          (its index, UUID or PCI bus id)\n"
 	"  -v, --verify            prove peer load/store/atomics by running a kernel on\n"
 	"                          every pair, in a helper process; measures GB/s\n"
 	"      --timeout SECONDS   bound --verify (default 120)\n"
@@ -200,8 +210,7 @@ char *cli_text_fix(const char *s)
 	return cli_utf8_clean(s, 1);
 }
 
-/* A JSON string for s (null for NULL), invalid UTF-8 replaced. */
-static json_t *cli_json_string(const char *s)
+json_t *cli_json_string(const char *s)
 {
 	if (!s)
 		return json_null();
@@ -218,6 +227,14 @@ static json_t *cli_json_string(const char *s)
 /* Property values as the codec types them (src/codec.h), what is not UTF-8
  * replaced. */
 static const struct dc_codec cli_codec = { 0, cli_utf8_fix };
+
+/* A property's value set on obj as the codec types it (placement keys
+ * included); a repeated property keeps its first value, as in the Python
+ * binding. */
+void cli_json_first(json_t *obj, const char *key, const char *value)
+{
+	(void)dc_codec_set_first(&cli_codec, obj, key, value);
+}
 
 /* The document --json writes, made on first use: {"version", "dmaconn_version", ...}. */
 static json_t *cli_doc(struct cli *c)
@@ -645,6 +662,30 @@ static void cli_topo_multicast(void)
 	dmaconn_result_release(mc);
 }
 
+/* The placement of type's devices, its warnings said; NULL (after a
+ * warning) when it cannot be had. */
+static dmaconn_placement *cli_placement(const struct cli *c, dmaconn_device_type type)
+{
+	dmaconn_placement *p = NULL;
+	if (dmaconn_placement_detect(type, &p) != DMACONN_OK) {
+		if (!c->quiet)
+			fprintf(stderr, "dmaconn: warning: no NIC, CPU or NUMA facts: %s\n", dmaconn_last_error());
+		return NULL;
+	}
+	for (int k = 0; !c->quiet && k < dmaconn_placement_warning_count(p); k++)
+		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_placement_warning(p, k));
+	return p;
+}
+
+/* --topo's table of r, with the NICs and affinities of its devices where
+ * the placement describes the same devices. */
+static void cli_topo_print(const struct cli *c, const dmaconn_result *r, const char *replay)
+{
+	dmaconn_placement *p = dmaconn_result_size(r) ? cli_placement(c, dmaconn_result_device_type(r)) : NULL;
+	cli_text_topo(r, p, replay);
+	dmaconn_placement_free(p);
+}
+
 /* One result, after *printed others; *printed counts it. */
 static void cli_print(struct cli *c, dmaconn_result *r, int topo, const char *replay, int *printed)
 {
@@ -663,7 +704,7 @@ static void cli_print(struct cli *c, dmaconn_result *r, int topo, const char *re
 		if (*printed)
 			putchar('\n');
 		if (topo)
-			cli_text_topo(r, replay);
+			cli_topo_print(c, r, replay);
 		if (topo && dmaconn_result_device_type(r) == DMACONN_DEVICE_CUDA)
 			cli_topo_multicast();
 		if (!topo)
@@ -937,6 +978,56 @@ static int cli_topo(struct cli *c, int count, const dmaconn_device_type *types, 
 	}
 	if (!c->json && !printed && !status)
 		puts("no accelerators found");
+	return status;
+}
+
+/* The type --nics and --bind describe without -d: the first vendor whose
+ * devices a bare run shows (its driver loaded; under replay, devices in the
+ * recording), else cuda (whose placement still lists the NICs). */
+static dmaconn_device_type cli_place_type(const char *replay)
+{
+	static const dmaconn_device_type types[] = { DMACONN_DEVICE_CUDA, DMACONN_DEVICE_ROCM, DMACONN_DEVICE_XPU };
+	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++) {
+		dmaconn_placement *p = NULL;
+		int found = !replay ? cli_driver_loaded(types[k])
+				    : dmaconn_placement_detect(types[k], &p) == DMACONN_OK && dmaconn_placement_size(p) > 0;
+		dmaconn_placement_free(p);
+		if (found)
+			return types[k];
+	}
+	return DMACONN_DEVICE_CUDA;
+}
+
+/* --nics (bind NULL) or --bind DEVICE: the placement of type's devices. */
+static int cli_place(struct cli *c, dmaconn_device_type type, const char *bind, const char *replay)
+{
+	dmaconn_placement *p = NULL;
+	if (dmaconn_placement_detect(type, &p) != DMACONN_OK) {
+		cli_error(c, EXIT_FAILED, "%s", dmaconn_last_error());
+		return EXIT_FAILED;
+	}
+	for (int k = 0; !c->quiet && k < dmaconn_placement_warning_count(p); k++)
+		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_placement_warning(p, k));
+	int status = 0, i = bind ? cli_place_device(p, bind) : -1;
+	if (!bind && c->json)
+		json_object_set_new(cli_doc(c), "placement", cli_json_placement(p));
+	else if (!bind)
+		cli_text_nics(p, replay);
+	else if (i < 0) {
+		cli_error(c, EXIT_FAILED, "--bind %.100s: no such %s device (%d found: an index, UUID or PCI bus id)",
+			  bind, dmaconn_device_type_name(type), dmaconn_placement_size(p));
+		status = EXIT_FAILED;
+	} else if (c->json) {
+		json_object_set_new(cli_doc(c), "bind", cli_json_placement_device(p, i, 0));
+		if (!dmaconn_placement_device_get(p, i, DMACONN_PLACE_NUMACTL))
+			status = EXIT_FAILED;
+	} else if (cli_text_bind(p, i) != 0) {
+		status = EXIT_FAILED;
+	}
+	if (bind && i >= 0 && status)
+		cli_error(c, EXIT_FAILED, "--bind %.100s: the CPUs local to %s %d are unknown (neither sysfs nor NVML says)",
+			  bind, dmaconn_device_type_name(type), i);
+	dmaconn_placement_free(p);
 	return status;
 }
 
@@ -1242,8 +1333,8 @@ static int cli_bad_connection(const struct cli_detectors *d, dmaconn_device_type
 
 /* The work a command line asks for, as parsed. */
 struct cli_args {
-	const char *type_name, *conn, *record_path, *replay, *format;
-	int json, list, topo, verify, timeout_ms, mpi, quiet, all, help, version;
+	const char *type_name, *conn, *record_path, *replay, *format, *bind;
+	int json, list, topo, nics, verify, timeout_ms, mpi, quiet, all, help, version;
 	int no_cache, explain, format_help;
 	char *const *files; /* --format slurm-topology: its documents */
 	int nfiles;
@@ -1274,6 +1365,8 @@ static const struct cli_option {
 	CLI_TEXT("replay", 'P', replay),
 	CLI_FLAG("quiet", 'q', quiet),
 	CLI_FLAG("topo", 't', topo),
+	CLI_FLAG("nics", 'I', nics),
+	CLI_TEXT("bind", 'B', bind),
 	CLI_FLAG("verify", 'v', verify),
 	CLI_OWN("timeout", 'T'),
 	CLI_FLAG("help", 'h', help),
@@ -1440,12 +1533,12 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	}
 	if (f && dc_format_reads_documents(f) &&
 	    (a->type_name || a->conn || a->all || a->replay || a->mpi || a->topo || a->verify || a->list ||
-	     a->explain || a->record_path || a->timeout_ms || a->no_cache)) {
+	     a->explain || a->record_path || a->timeout_ms || a->no_cache || a->nics || a->bind)) {
 		snprintf(why, len, "--format %s reads dmaconn --json documents (files, else standard input): no "
 			 "detection option goes with it", f->name);
 		return;
 	}
-	if (f && f->write && (a->topo || a->verify || a->list || a->explain || a->record_path)) {
+	if (f && f->write && (a->topo || a->nics || a->bind || a->verify || a->list || a->explain || a->record_path)) {
 		snprintf(why, len, "--format %s goes with a detection run (or --mpi) only", f->name);
 		return;
 	}
@@ -1457,24 +1550,30 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	/* Options that contradict each other, or that the chosen action would
 	 * ignore, are refused rather than dropped. */
 	/* --record FILE --verify: the recording with a verification section. */
-	int actions = a->topo + (a->verify && !a->record_path) + a->list + a->mpi + !!a->record_path;
+	int actions = a->topo + a->nics + !!a->bind + (a->verify && !a->record_path) + a->list + a->mpi +
+		      !!a->record_path;
 	if (a->mpi && (actions > 1 || a->all || a->timeout_ms))
 		snprintf(why, len, "--mpi takes -d/-c, --json, --quiet and --replay only");
 	else if (actions > 1)
-		snprintf(why, len, "--topo, --verify, --list, --mpi and --record exclude each other");
+		snprintf(why, len, "--topo, --nics, --bind, --verify, --list, --mpi and --record exclude each other");
 	else if (a->record_path && (a->type_name || a->conn || a->json || a->all || a->timeout_ms))
 		snprintf(why, len, "--record takes no other option but --verify, --replay and --quiet");
 	else if (a->list && (a->type_name || a->conn || a->all || a->timeout_ms))
 		snprintf(why, len, "--list takes no -d, -c, --all or --timeout");
 	else if ((a->topo || a->verify) && (a->conn || a->all))
 		snprintf(why, len, "--topo and --verify take -d only");
+	else if ((a->nics || a->bind) && (a->conn || a->all || a->explain))
+		snprintf(why, len, "--%s takes -d, --json, --replay and --quiet only", a->nics ? "nics" : "bind");
+	else if (a->bind && !*a->bind)
+		snprintf(why, len, "--bind needs a device (its index, UUID or PCI bus id)");
 	else if (a->timeout_ms && !a->verify)
 		snprintf(why, len, "--timeout goes with --verify");
 	else if (a->all && a->type_name)
 		snprintf(why, len, "--all runs every detector: no -d or -c with it");
 	else if (a->explain && (a->all || a->list || a->topo || a->verify || a->mpi || a->record_path))
 		snprintf(why, len, "--explain takes -d, -c, --json, --replay, --no-cache and --quiet only");
-	else if (!a->type_name != !a->conn && !((a->topo || a->verify || a->explain) && a->type_name) &&
+	else if (!a->type_name != !a->conn &&
+		 !((a->topo || a->nics || a->bind || a->verify || a->explain) && a->type_name) &&
 		 !(a->type_name && dmaconn_device_type_parse(a->type_name, &(dmaconn_device_type){ 0 }) != DMACONN_OK))
 		snprintf(why, len, "-d and -c go together"); /* a misspelt -d is said as such (cli_run) */
 }
@@ -1636,6 +1735,8 @@ static int cli_run(struct cli *c, int argc, char **argv)
 		status = cli_verify(c, type, a.timeout_ms);
 	} else if (a.explain) {
 		status = cli_explain(c, count, types, conns, a.type_name, type, a.conn);
+	} else if (a.nics || a.bind) {
+		status = cli_place(c, a.type_name ? type : cli_place_type(replay), a.bind, replay);
 	} else if (a.topo) {
 		status = a.type_name ? cli_one(c, type, "p2p", 1, replay) : cli_topo(c, count, types, conns, replay);
 	} else if (a.list) {

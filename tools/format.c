@@ -2,7 +2,9 @@
 /* The table of output formats (tools/format.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "../src/codec.h"
 #include "format.h"
 
 const struct dc_format dc_formats[] = {
@@ -73,4 +75,45 @@ int dc_format_links(const dmaconn_result *r, int i, int j)
 			return (int)n;
 	}
 	return dmaconn_result_get(r, i, j) == 0 ? 0 : -1;
+}
+
+dmaconn_placement *dc_format_placement(const struct dc_format_input *in)
+{
+	dmaconn_placement *p = NULL;
+	int cuda = 0;
+	for (int k = 0; k < in->count; k++)
+		cuda |= dmaconn_result_device_type(in->results[k]) == DMACONN_DEVICE_CUDA &&
+			dmaconn_result_size(in->results[k]) > 0;
+	if (!cuda || in->mpi || dmaconn_placement_detect(DMACONN_DEVICE_CUDA, &p) != DMACONN_OK)
+		return NULL;
+	return p;
+}
+
+int dc_format_place_index(const dmaconn_placement *p, const dmaconn_result *r, int i)
+{
+	const char *want = dmaconn_result_device_get(r, i, DMACONN_PROP_PCI_BUS_ID);
+	for (int k = 0; p && want && k < dmaconn_placement_size(p); k++) {
+		const char *bus = dmaconn_placement_device_get(p, k, DMACONN_PROP_PCI_BUS_ID);
+		if (bus && !strcasecmp(bus, want))
+			return k;
+	}
+	return -1;
+}
+
+const char *dc_format_gdr_mechanism(const dmaconn_placement *p)
+{
+	const char *dmabuf = dmaconn_placement_get(p, DMACONN_PLACE_DMABUF);
+	if (dmabuf && !strcmp(dmabuf, "yes"))
+		return DMACONN_GDR_DMABUF;
+	if (dmaconn_placement_get(p, DMACONN_PLACE_PEERMEM_MODULE))
+		return DMACONN_GDR_PEERMEM;
+	return dmabuf && !strcmp(dmabuf, "no") ? DMACONN_GDR_NONE : "unknown";
+}
+
+long long dc_format_place_int(const char *key, const char *text, long long dflt)
+{
+	json_t *v = text ? dc_codec_value(NULL, key, text) : NULL;
+	long long out = json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
+	json_decref(v);
+	return out;
 }

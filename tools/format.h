@@ -68,6 +68,9 @@ int dc_format_reads_documents(const struct dc_format *f);
 
 /* Device i's property key, or "" when it has none. */
 const char *dc_format_device(const dmaconn_result *r, int i, const char *key);
+/* A placement value (dmaconn_placement_*_get) of an integer key, as the
+ * result codec reads it; dflt when text is NULL or not an integer. */
+long long dc_format_place_int(const char *key, const char *text, long long dflt);
 
 /* The result of (type, connection) among the input's, or NULL. */
 const dmaconn_result *dc_format_result(const struct dc_format_input *in, dmaconn_device_type type,
@@ -79,5 +82,17 @@ int dc_format_fully_connected(const dmaconn_result *r);
 /* The links between i and j where the connection type counts them
  * (cuda/nvlink, or a pair's xgmi_links / xelink_links / nvlink_links), else -1. */
 int dc_format_links(const dmaconn_result *r, int i, int j);
+
+/* The placement of the input's NVIDIA GPUs (dmaconn_placement_detect):
+ * NULL without a cuda result, under --mpi (it describes this node only) or
+ * when it cannot be had.  The caller frees it. */
+dmaconn_placement *dc_format_placement(const struct dc_format_input *in);
+
+/* The device of p that is device i of r (the same PCI bus id), or -1. */
+int dc_format_place_index(const dmaconn_placement *p, const dmaconn_result *r, int i);
+
+/* The GPUDirect RDMA mechanism of the node: "dmabuf", "peermem", "none",
+ * or "unknown" (dma-buf unknown and no peer-memory module). */
+const char *dc_format_gdr_mechanism(const dmaconn_placement *p);
 
 #endif

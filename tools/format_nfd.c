@@ -5,7 +5,9 @@
  * feature.node.kubernetes.io/, which nfd-master accepts without
  * -extra-label-ns; every line is a valid Kubernetes label (name part and
  * value at most 63 characters of [A-Za-z0-9._-], beginning and ending
- * alphanumeric). */
+ * alphanumeric).  The NVIDIA GPUs' RDMA NICs: how many, the node's
+ * GPUDirect RDMA mechanism, how many GPUs can use it with a NIC, and per GPU
+ * its closest NIC, their path and the GDR each can use. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,6 +97,48 @@ static void nfd_fabric(FILE *out, const char *type, const dmaconn_result *r, con
 	}
 }
 
+/* The placement's labels (dc_format_placement): rdma-nics, gdr, gdr-gpus,
+ * and gpuN-nic, gpuN-nic-path, gpuN-gdr for each GPU of r with a NIC. */
+static void nfd_placement(FILE *out, const struct dc_format_input *in, const dmaconn_result *r)
+{
+	dmaconn_placement *p = dc_format_placement(in);
+	char num[32], what[64];
+	if (!p)
+		return;
+	int nics = dmaconn_placement_nic_count(p), n = dmaconn_result_size(r), gdr_gpus = 0;
+	snprintf(num, sizeof(num), "%d", nics);
+	nfd_label(out, "cuda", "rdma-nics", num);
+	if (nics)
+		nfd_label(out, "cuda", "gdr", dc_format_gdr_mechanism(p));
+	for (int i = 0; i < n && nics; i++) {
+		int pi = dc_format_place_index(p, r, i), nic = pi >= 0 ? dmaconn_placement_device_nic(p, pi, 0) : -1;
+		for (int rank = 0; nic >= 0 && rank < nics; rank++) {
+			const char *gdr = dmaconn_placement_link_get(p, pi, dmaconn_placement_device_nic(p, pi, rank),
+								     DMACONN_PLACE_GDR);
+			if (gdr && strcmp(gdr, DMACONN_GDR_NONE)) {
+				gdr_gpus++;
+				break;
+			}
+		}
+		if (nic < 0)
+			continue;
+		const char *name = dmaconn_placement_nic_get(p, nic, DMACONN_PROP_NAME);
+		const char *path = dmaconn_placement_link_get(p, pi, nic, DMACONN_PROP_PATH);
+		const char *gdr = dmaconn_placement_link_get(p, pi, nic, DMACONN_PLACE_GDR);
+		snprintf(what, sizeof(what), "gpu%d-nic", i);
+		nfd_label(out, "cuda", what, name ? name : "");
+		snprintf(what, sizeof(what), "gpu%d-nic-path", i);
+		nfd_label(out, "cuda", what, path ? path : "");
+		snprintf(what, sizeof(what), "gpu%d-gdr", i);
+		nfd_label(out, "cuda", what, gdr ? gdr : "unknown");
+	}
+	if (nics) {
+		snprintf(num, sizeof(num), "%d", gdr_gpus);
+		nfd_label(out, "cuda", "gdr-gpus", num);
+	}
+	dmaconn_placement_free(p);
+}
+
 int dc_format_nfd(FILE *out, FILE *err, const struct dc_format_input *in)
 {
 	(void)err;
@@ -112,6 +156,8 @@ int dc_format_nfd(FILE *out, FILE *err, const struct dc_format_input *in)
 			nfd_fabric(out, type, r,
 				   dmaconn_result_device_type(r) == DMACONN_DEVICE_CUDA
 					   ? dc_format_result(in, DMACONN_DEVICE_CUDA, "multicast") : NULL);
+			if (dmaconn_result_device_type(r) == DMACONN_DEVICE_CUDA && dmaconn_result_size(r))
+				nfd_placement(out, in, r);
 		}
 		if (!strcmp(conn, "verified") && dmaconn_result_size(r) &&
 		    dmaconn_result_pair_get(r, 0, dmaconn_result_size(r) > 1, DMACONN_PROP_VERIFIED) &&

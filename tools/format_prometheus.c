@@ -3,7 +3,9 @@
  * textfile collector (a file NAME.prom in its --collector.textfile.directory).
  * Every metric is a gauge; a pair's series carry both devices' index, UUID
  * and PCI bus id.  Under --mpi the results span the job, and every device
- * carries its rank and host too. */
+ * carries its rank and host too.  The node's RDMA NICs, and per GPU and NIC
+ * the nearest-first rank and whether GPUDirect RDMA can be used (not under
+ * --mpi: the placement is this node's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +186,90 @@ static int prom_links(const dmaconn_result *r, int i, int j)
 	return links >= 0 && links != prom_connectivity(r, i, j) ? links : -1;
 }
 
+/* A (GPU, NIC) series' labels: the GPU's index, UUID and bus id (of r, the
+ * cuda result), the NIC's name and bus id. */
+static void prom_nic_labels(FILE *out, const dmaconn_placement *p, const dmaconn_result *r, int i, int n)
+{
+	char index[16];
+	snprintf(index, sizeof(index), "%d", i);
+	prom_label(out, "gpu_index", index, 1);
+	prom_label(out, "gpu_uuid", dc_format_device(r, i, DMACONN_PROP_UUID), 0);
+	prom_label(out, "gpu_bus_id", dc_format_device(r, i, DMACONN_PROP_PCI_BUS_ID), 0);
+	const char *name = dmaconn_placement_nic_get(p, n, DMACONN_PROP_NAME);
+	const char *bus = dmaconn_placement_nic_get(p, n, DMACONN_PROP_PCI_BUS_ID);
+	prom_label(out, "nic", name ? name : "", 0);
+	prom_label(out, "nic_bus_id", bus ? bus : "", 0);
+}
+
+/* The placement's series: dmaconn_rdma_nics, and per GPU of the cuda
+ * result and NIC its rank and GDR; per GPU the NICs it can use GDR with. */
+static void prom_placement(FILE *out, const struct dc_format_input *in)
+{
+	dmaconn_placement *p = dc_format_placement(in);
+	const dmaconn_result *r = NULL;
+	for (int k = 0; k < in->count && !r; k++)
+		if (dmaconn_result_device_type(in->results[k]) == DMACONN_DEVICE_CUDA)
+			r = in->results[k];
+	if (!p || !r) {
+		dmaconn_placement_free(p);
+		return;
+	}
+	int n = dmaconn_result_size(r), nics = dmaconn_placement_nic_count(p);
+	prom_head(out, "dmaconn_rdma_nics", "RDMA-capable NICs of the node (reason: why none).");
+	if (nics)
+		fprintf(out, "dmaconn_rdma_nics %d\n", nics);
+	else {
+		const char *why = dmaconn_placement_get(p, DMACONN_PLACE_NICS_REASON);
+		fputs("dmaconn_rdma_nics{", out);
+		prom_label(out, "reason", why ? why : DMACONN_REASON_UNKNOWN, 1);
+		fputs("} 0\n", out);
+	}
+	static const char *const names[3] = { "dmaconn_gpu_nic_rank", "dmaconn_gpu_nic_gdr", "dmaconn_gpu_gdr_nics" };
+	static const char *const helps[3] = {
+		"The NIC's place among the GPU's NICs, nearest first (0: the closest; path: the class of their path).",
+		("Whether the GPU can use GPUDirect RDMA with the NIC (1) or not (0, reason: why); mechanism: dmabuf, "
+		 "peermem or none."),
+		"NICs the GPU can use GPUDirect RDMA with.",
+	};
+	for (int m = 0; m < 3 && nics; m++) {
+		prom_head(out, names[m], helps[m]);
+		for (int i = 0; i < n; i++) {
+			int pi = dc_format_place_index(p, r, i), usable = 0;
+			for (int rank = 0; pi >= 0 && rank < nics; rank++) {
+				int nic = dmaconn_placement_device_nic(p, pi, rank);
+				const char *gdr = nic >= 0 ? dmaconn_placement_link_get(p, pi, nic, DMACONN_PLACE_GDR) : NULL;
+				const char *path = nic >= 0 ? dmaconn_placement_link_get(p, pi, nic, DMACONN_PROP_PATH) : NULL;
+				const char *why = nic >= 0 ? dmaconn_placement_link_get(p, pi, nic, DMACONN_PROP_REASON) : NULL;
+				int ok = gdr && strcmp(gdr, DMACONN_GDR_NONE) != 0;
+				usable += ok;
+				if (nic < 0 || m == 2)
+					continue;
+				fprintf(out, "%s{", names[m]);
+				prom_nic_labels(out, p, r, i, nic);
+				if (m == 0) {
+					prom_label(out, "path", path ? path : "", 0);
+					fprintf(out, "} %d\n", rank);
+					continue;
+				}
+				prom_label(out, "mechanism", gdr ? gdr : "unknown", 0);
+				if (!ok)
+					prom_label(out, "reason", why ? why : DMACONN_REASON_UNKNOWN, 0);
+				fprintf(out, "} %d\n", ok);
+			}
+			if (m != 2 || pi < 0)
+				continue;
+			char index[16];
+			snprintf(index, sizeof(index), "%d", i);
+			fputs("dmaconn_gpu_gdr_nics{", out);
+			prom_label(out, "gpu_index", index, 1);
+			prom_label(out, "gpu_uuid", dc_format_device(r, i, DMACONN_PROP_UUID), 0);
+			prom_label(out, "gpu_bus_id", dc_format_device(r, i, DMACONN_PROP_PCI_BUS_ID), 0);
+			fprintf(out, "} %d\n", usable);
+		}
+	}
+	dmaconn_placement_free(p);
+}
+
 int dc_format_prometheus(FILE *out, FILE *err, const struct dc_format_input *in)
 {
 	prom_head(out, "dmaconn_up", "Whether every detection ran (1) or one failed (0).");
@@ -225,5 +311,6 @@ int dc_format_prometheus(FILE *out, FILE *err, const struct dc_format_input *in)
 		fputs("dmaconn: --format prometheus: out of memory\n", err);
 		return 1;
 	}
+	prom_placement(out, in);
 	return 0;
 }

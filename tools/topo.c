@@ -118,7 +118,92 @@ static void pair_line(const dmaconn_result *r, int i, int j, const struct topo_l
 	}
 }
 
-void cli_text_topo(const dmaconn_result *r, const char *replay)
+/* A --topo cell: the path of device i to device j (j >= n: NIC j - n), or
+ * of NIC i - n to j (a device, or NIC j - n); "X" on the diagonal, "-" where
+ * nothing is known. */
+static const char *topo_cell(const dmaconn_result *r, const dmaconn_placement *p, int n, int i, int j)
+{
+	const char *path = NULL;
+	if (i == j)
+		return "X";
+	if (i < n && j < n)
+		path = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_PATH);
+	else if (i < n)
+		path = dmaconn_placement_link_get(p, i, j - n, DMACONN_PROP_PATH);
+	else if (j < n)
+		path = dmaconn_placement_link_get(p, j, i - n, DMACONN_PROP_PATH);
+	else
+		path = dmaconn_placement_nic_path(p, i - n, j - n);
+	return path ? path : "-";
+}
+
+/* The affinity columns of device i (CPU Affinity, NUMA Affinity, GPU NUMA
+ * ID), as `nvidia-smi topo -m` fills them: N/A where there is none. */
+static void topo_affinity(const dmaconn_placement *p, int i, const char **v)
+{
+	const char *node = dmaconn_placement_device_get(p, i, DMACONN_PLACE_CPU_NUMA_NODE);
+	const char *mode = dmaconn_placement_device_get(p, i, DMACONN_PLACE_MEMORY_MODE);
+	const char *mem = dmaconn_placement_device_get(p, i, DMACONN_PLACE_MEMORY_NUMA_NODE);
+	v[0] = dmaconn_placement_device_get(p, i, DMACONN_PLACE_CPUSET);
+	v[0] = v[0] ? v[0] : "N/A";
+	v[1] = node && strcmp(node, "-1") ? node : "N/A";
+	v[2] = mode && mem && !strcmp(mode, DMACONN_MEMORY_ONLY) ? mem : "N/A";
+}
+
+static const char topo_nic_legend[] =
+	"NICs: C2C = the NIC hangs off the CPU the GPU reaches over NVLink-C2C (NCCL's\n"
+	"NCCL_NET_GDR_C2C), else the PCIe path class; --nics says how each can DMA.\n";
+
+static const char topo_place_legend[] =
+	"CPU Affinity = the CPUs local to the GPU (sysfs local_cpulist, else NVML's\n"
+	"affinity); NUMA Affinity = their NUMA node; GPU NUMA ID = the node of the\n"
+	"GPU's own memory (NUMA mode); N/A = none known.\n";
+
+static const char *const topo_affinity_heads[3] = { "CPU Affinity", "NUMA Affinity", "GPU NUMA ID" };
+
+/* The path table: devices, then p's NICs, as rows and columns; with p, the
+ * affinity columns of each device. */
+static void topo_table(const dmaconn_result *r, const dmaconn_placement *p)
+{
+	int n = dmaconn_result_size(r), nics = p ? dmaconn_placement_nic_count(p) : 0;
+	int width[3] = { 0, 0, 0 };
+	p = p && dmaconn_placement_size(p) == n ? p : NULL;
+	nics = p ? nics : 0;
+	for (int c = 0; c < 3 && p; c++) {
+		width[c] = (int)strlen(topo_affinity_heads[c]);
+		for (int i = 0; i < n; i++) {
+			const char *v[3];
+			topo_affinity(p, i, v);
+			width[c] = (int)strlen(v[c]) > width[c] ? (int)strlen(v[c]) : width[c];
+		}
+	}
+	printf("      ");
+	for (int j = 0; j < n + nics; j++)
+		printf("  %s%-4d", j < n ? "GPU" : "NIC", j < n ? j : j - n);
+	for (int c = 0; c < 3 && p; c++)
+		printf("  %-*s", width[c], topo_affinity_heads[c]);
+	putchar('\n');
+	for (int i = 0; i < n + nics; i++) {
+		printf("%s%-3d", i < n ? "GPU" : "NIC", i < n ? i : i - n);
+		for (int j = 0; j < n + nics; j++)
+			printf("  %-7s", topo_cell(r, p, n, i, j));
+		const char *v[3];
+		if (p && i < n)
+			topo_affinity(p, i, v);
+		for (int c = 0; c < 3 && p && i < n; c++)
+			printf("  %-*s", width[c], v[c]);
+		putchar('\n');
+	}
+	if (!nics)
+		return;
+	puts("\nNIC Legend:\n");
+	for (int k = 0; k < nics; k++) {
+		const char *name = dmaconn_placement_nic_get(p, k, DMACONN_PROP_NAME);
+		printf("  NIC%d: %s\n", k, name ? name : "?");
+	}
+}
+
+void cli_text_topo(const dmaconn_result *r, const dmaconn_placement *p, const char *replay)
 {
 	int n = dmaconn_result_size(r);
 	dmaconn_device_type type = dmaconn_result_device_type(r);
@@ -126,23 +211,17 @@ void cli_text_topo(const dmaconn_result *r, const char *replay)
 	       replay ? replay : "", replay ? ")" : "", n, n == 1 ? "" : "s");
 	if (n == 0)
 		return;
-	printf("      ");
-	for (int j = 0; j < n; j++)
-		printf("  GPU%-4d", j);
-	putchar('\n');
-	for (int i = 0; i < n; i++) {
-		printf("GPU%-3d", i);
-		for (int j = 0; j < n; j++) {
-			const char *path = i == j ? "X" : dmaconn_result_pair_get(r, i, j, DMACONN_PROP_PATH);
-			printf("  %-7s", path ? path : "-");
-		}
-		putchar('\n');
-	}
+	topo_table(r, p);
 	const struct topo_legend *lg = &legends[0];
 	for (size_t k = 0; k < sizeof(legends) / sizeof(legends[0]); k++)
 		if (legends[k].type == type)
 			lg = &legends[k];
-	printf("\n%s\n", lg->paths);
+	printf("\n%s", lg->paths);
+	if (p && dmaconn_placement_size(p) == n && dmaconn_placement_nic_count(p))
+		fputs(topo_nic_legend, stdout);
+	if (p && dmaconn_placement_size(p) == n)
+		fputs(topo_place_legend, stdout);
+	putchar('\n');
 	puts(lg->caps);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {

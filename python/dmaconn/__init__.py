@@ -59,6 +59,7 @@ _LAZY = {
         "._errors",
     ),
     **dict.fromkeys(("detect_node", "global_matrix", "host_id", "host_imex", "rank_record"), "._multinode"),
+    **dict.fromkeys(("DevicePlacement", "Nic", "NicLink", "Placement", "placement"), "._placement"),
 }
 
 __all__ = sorted(_LAZY)

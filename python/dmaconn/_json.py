@@ -21,6 +21,9 @@ JSON_VERSION = 1  # the "version" member of the document (docs/json-output.md)
 _types: Optional[Dict[str, type]] = None
 _types_lock = threading.Lock()
 _PYTHON_TYPES = {"integer": int, "number": float, "boolean": bool, "array": list}
+# The placement's integer keys (dmaconn.h, "Placement"): not properties of a
+# result, but typed by the library all the same.
+_PLACEMENT_KEYS = ("cpu_numa_node", "memory_numa_node", "c2c_links", "c2c_max_bw_mbs")
 
 
 def property_types() -> Dict[str, type]:
@@ -32,8 +35,8 @@ def property_types() -> Dict[str, type]:
         if _types is None:
             lib = _library.get()
             table: Dict[str, type] = {}
-            for k in range(lib.dmaconn_property_count()):
-                key = lib.dmaconn_property_key(k)
+            keys = [lib.dmaconn_property_key(k) for k in range(lib.dmaconn_property_count())]
+            for key in keys + [k.encode() for k in _PLACEMENT_KEYS]:
                 json_type = lib.dmaconn_property_json_type(lib.dmaconn_property_type_of(key))
                 if json_type and json_type.decode() in _PYTHON_TYPES:
                     table[key.decode()] = _PYTHON_TYPES[json_type.decode()]

@@ -67,7 +67,15 @@ class OutputTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.decode().splitlines()
         self.assertEqual(lines[0], f"cuda topology (replay of {data('direct4.json')}): 2 devices")
-        self.assertEqual(lines[1:4], ["        GPU0     GPU1   ", "GPU0    X        NV2    ", "GPU1    NV2      X      "])
+        # The GPU columns, then (no NIC recorded) the affinity columns, unknown here.
+        self.assertEqual(
+            lines[1:4],
+            [
+                "        GPU0     GPU1     CPU Affinity  NUMA Affinity  GPU NUMA ID",
+                "GPU0    X        NV2      N/A           N/A            N/A        ",
+                "GPU1    NV2      X        N/A           N/A            N/A        ",
+            ],
+        )
         self.assertTrue(
             any(line.startswith("  GPU0 -> GPU1: DMA yes; read OK, write OK, atomics OK, nvlink OK") for line in lines)
         )

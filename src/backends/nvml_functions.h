@@ -8,66 +8,104 @@
  * X(name, return type, parameter list, required): every NVML function dmaconn
  * may call.  A required function missing from the library makes NVML unusable;
  * an optional one stays NULL and its caller falls back.
+ *
+ * The _ARGS lists add a fifth column, what the arguments address (their
+ * shape), written here once for the replay's prologues, its recorder, the
+ * fault stand-in and the fault sweep (tests/replay_faults.c,
+ * tests/fault_sweep.py): NONE no argument; SYS no device; INDEX a device by
+ * index; DEV a device (the first argument); DEV_MIG a device or a MIG
+ * instance; LINK a device and its link (the first two); FIELDS a device and
+ * the links its fields name; PEER two devices (the first two); MIG_GPU a
+ * GPU's MIG instances; MIG a MIG instance; TEXT no return code.  A row is
+ * D(X, name, return type, parameter list, required, shape).
  */
-#define NVML_CORE_FUNCTIONS(X)                                                             \
-	X(nvmlInit_v2, nvmlReturn_t, (void), 1)                                             \
-	X(nvmlShutdown, nvmlReturn_t, (void), 0)                                            \
-	X(nvmlErrorString, const char *, (nvmlReturn_t), 0)                                 \
-	X(nvmlSystemGetDriverVersion, nvmlReturn_t, (char *, unsigned int), 0)              \
-	X(nvmlSystemGetNVMLVersion, nvmlReturn_t, (char *, unsigned int), 0)                \
-	X(nvmlSystemGetCudaDriverVersion_v2, nvmlReturn_t, (int *), 0)                      \
-	X(nvmlDeviceGetCount_v2, nvmlReturn_t, (unsigned int *), 1)                         \
-	X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t, (unsigned int, nvmlDevice_t *), 1)   \
-	X(nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t, char *, unsigned int), 1)         \
-	X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t, char *, unsigned int), 1)         \
-	X(nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t, nvmlPciInfo_t *), 1)        \
-	X(nvmlDeviceGetCudaComputeCapability, nvmlReturn_t, (nvmlDevice_t, int *, int *), 0) \
-	X(nvmlDeviceGetMinorNumber, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)        \
-	X(nvmlDeviceGetMigMode, nvmlReturn_t, (nvmlDevice_t, unsigned int *, unsigned int *), 0) \
-	X(nvmlDeviceGetGpuFabricInfoV, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_v3_t *), 0) \
-	X(nvmlDeviceGetGpuFabricInfo, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_t *), 0) \
-	X(nvmlDeviceGetNvLinkState, nvmlReturn_t, (nvmlDevice_t, unsigned int, nvmlEnableState_t *), 1) \
-	X(nvmlDeviceGetNvLinkVersion, nvmlReturn_t, (nvmlDevice_t, unsigned int, unsigned int *), 0) \
-	X(nvmlDeviceGetNvLinkRemoteDeviceType, nvmlReturn_t,                                \
-	  (nvmlDevice_t, unsigned int, nvmlIntNvLinkDeviceType_t *), 0)                     \
-	X(nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlReturn_t, (nvmlDevice_t, unsigned int, nvmlPciInfo_t *), 1) \
-	X(nvmlDeviceGetFieldValues, nvmlReturn_t, (nvmlDevice_t, int, nvmlFieldValue_t *), 0) \
-	X(nvmlDeviceGetP2PStatus, nvmlReturn_t,                                             \
-	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t *), 0)     \
-	X(nvmlDeviceGetTopologyCommonAncestor, nvmlReturn_t,                                \
-	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *), 0)                        \
-	X(nvmlDeviceGetBAR1MemoryInfo, nvmlReturn_t, (nvmlDevice_t, nvmlBAR1Memory_t *), 0) \
-	X(nvmlDeviceGetVirtualizationMode, nvmlReturn_t, (nvmlDevice_t, nvmlGpuVirtualizationMode_t *), 0) \
-	X(nvmlSystemGetConfComputeState, nvmlReturn_t, (nvmlConfComputeSystemState_t *), 0) \
-	X(nvmlDeviceGetCpuAffinityWithinScope, nvmlReturn_t,                                \
-	  (nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t), 0)            \
-	X(nvmlDeviceGetMemoryAffinity, nvmlReturn_t,                                        \
-	  (nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t), 0)            \
-	X(nvmlDeviceGetNumaNodeId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)
+#define NVML_DROP_ARGS_(X, name, ret, params, required, args) X(name, ret, params, required)
+#define NVML_KEEP_ARGS_(X, name, ret, params, required, args) X(name, ret, params, required, args)
+#define NVML_CORE_FUNCTIONS(X) NVML_CORE_FUNCTIONS_(X, NVML_DROP_ARGS_)
+#define NVML_CORE_FUNCTIONS_(X, D)                                                                  \
+	D(X, nvmlInit_v2, nvmlReturn_t, (void), 1, NONE)                                             \
+	D(X, nvmlShutdown, nvmlReturn_t, (void), 0, NONE)                                            \
+	D(X, nvmlErrorString, const char *, (nvmlReturn_t), 0, TEXT)                                 \
+	D(X, nvmlSystemGetDriverVersion, nvmlReturn_t, (char *, unsigned int), 0, SYS)              \
+	D(X, nvmlSystemGetNVMLVersion, nvmlReturn_t, (char *, unsigned int), 0, SYS)                \
+	D(X, nvmlSystemGetCudaDriverVersion_v2, nvmlReturn_t, (int *), 0, SYS)                      \
+	D(X, nvmlDeviceGetCount_v2, nvmlReturn_t, (unsigned int *), 1, SYS)                         \
+	D(X, nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t, (unsigned int, nvmlDevice_t *), 1, INDEX)   \
+	D(X, nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t, char *, unsigned int), 1, DEV)         \
+	D(X, nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t, char *, unsigned int), 1, DEV_MIG)         \
+	D(X, nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t, nvmlPciInfo_t *), 1, DEV)        \
+	D(X, nvmlDeviceGetCudaComputeCapability, nvmlReturn_t, (nvmlDevice_t, int *, int *), 0, DEV) \
+	D(X, nvmlDeviceGetMinorNumber, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, DEV)        \
+	D(X, nvmlDeviceGetMigMode, nvmlReturn_t, (nvmlDevice_t, unsigned int *, unsigned int *), 0, DEV) \
+	D(X, nvmlDeviceGetGpuFabricInfoV, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_v3_t *), 0, DEV) \
+	D(X, nvmlDeviceGetGpuFabricInfo, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_t *), 0, DEV) \
+	D(X, nvmlDeviceGetNvLinkState, nvmlReturn_t, (nvmlDevice_t, unsigned int, nvmlEnableState_t *), 1, LINK) \
+	D(X, nvmlDeviceGetNvLinkVersion, nvmlReturn_t, (nvmlDevice_t, unsigned int, unsigned int *), 0, LINK) \
+	D(X, nvmlDeviceGetNvLinkRemoteDeviceType, nvmlReturn_t,                                \
+	  (nvmlDevice_t, unsigned int, nvmlIntNvLinkDeviceType_t *), 0, LINK)                     \
+	D(X, nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlReturn_t, (nvmlDevice_t, unsigned int, nvmlPciInfo_t *), 1, LINK) \
+	D(X, nvmlDeviceGetFieldValues, nvmlReturn_t, (nvmlDevice_t, int, nvmlFieldValue_t *), 0, FIELDS) \
+	D(X, nvmlDeviceGetP2PStatus, nvmlReturn_t,                                             \
+	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t *), 0, PEER)     \
+	D(X, nvmlDeviceGetTopologyCommonAncestor, nvmlReturn_t,                                \
+	  (nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *), 0, PEER)                        \
+	D(X, nvmlDeviceGetBAR1MemoryInfo, nvmlReturn_t, (nvmlDevice_t, nvmlBAR1Memory_t *), 0, DEV) \
+	D(X, nvmlDeviceGetVirtualizationMode, nvmlReturn_t, (nvmlDevice_t, nvmlGpuVirtualizationMode_t *), 0, DEV) \
+	D(X, nvmlSystemGetConfComputeState, nvmlReturn_t, (nvmlConfComputeSystemState_t *), 0, SYS) \
+	D(X, nvmlDeviceGetCpuAffinityWithinScope, nvmlReturn_t,                                \
+	  (nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t), 0, DEV)            \
+	D(X, nvmlDeviceGetMemoryAffinity, nvmlReturn_t,                                        \
+	  (nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t), 0, DEV)            \
+	D(X, nvmlDeviceGetNumaNodeId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, DEV)
 
 /* Functions only the newest nvml.h declares (13.5: typed fabric cliques);
  * optional like the others, and proven against that header alone. */
-#define NVML_NEWEST_FUNCTIONS(X) \
-	X(nvmlDeviceGetGpuFabricInfo_v4, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_v4_t *), 0)
+#define NVML_NEWEST_FUNCTIONS(X) NVML_NEWEST_FUNCTIONS_(X, NVML_DROP_ARGS_)
+#define NVML_NEWEST_FUNCTIONS_(X, D) \
+	D(X, nvmlDeviceGetGpuFabricInfo_v4, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_v4_t *), 0, DEV)
 
 /* The functions a replay answers and a recording keeps. */
 #define NVML_FUNCTIONS(X) NVML_CORE_FUNCTIONS(X) NVML_NEWEST_FUNCTIONS(X)
+#define NVML_FUNCTIONS_ARGS(X) NVML_CORE_FUNCTIONS_(X, NVML_KEEP_ARGS_) NVML_NEWEST_FUNCTIONS_(X, NVML_KEEP_ARGS_)
 
 /*
  * The MIG queries, all optional: a GPU in MIG mode lists its instances
  * (CUDA_VISIBLE_DEVICES may name them).  Kept in a list of their own so
  * that a stand-in may leave them out (they then stay NULL).
  */
-#define NVML_MIG_FUNCTIONS(X)                                                              \
-	X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)  \
-	X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                \
-	  (nvmlDevice_t, unsigned int, nvmlDevice_t *), 0)                                  \
-	X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, nvmlReturn_t,                       \
-	  (nvmlDevice_t, nvmlDevice_t *), 0)                                                \
-	X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)      \
-	X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0)
+#define NVML_MIG_FUNCTIONS(X) NVML_MIG_FUNCTIONS_(X, NVML_DROP_ARGS_)
+#define NVML_MIG_FUNCTIONS_ARGS(X) NVML_MIG_FUNCTIONS_(X, NVML_KEEP_ARGS_)
+#define NVML_MIG_FUNCTIONS_(X, D)                                                              \
+	D(X, nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, MIG_GPU)  \
+	D(X, nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                \
+	  (nvmlDevice_t, unsigned int, nvmlDevice_t *), 0, MIG_GPU)                                  \
+	D(X, nvmlDeviceGetDeviceHandleFromMigDeviceHandle, nvmlReturn_t,                       \
+	  (nvmlDevice_t, nvmlDevice_t *), 0, MIG)                                                \
+	D(X, nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, MIG)      \
+	D(X, nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, MIG)
 
 /* Every function the loader binds and the ABI check proves. */
 #define NVML_ALL_FUNCTIONS(X) NVML_FUNCTIONS(X) NVML_MIG_FUNCTIONS(X)
+#define NVML_ALL_FUNCTIONS_ARGS(X) NVML_FUNCTIONS_ARGS(X) NVML_MIG_FUNCTIONS_ARGS(X)
+
+/*
+ * A parameter list of the table as a function's, its parameters named a0,
+ * a1, ... in order (NVML_NAMED), and those names as the arguments of a call
+ * (NVML_PASSED): wrappers written from the table alone.  Not for (void).
+ */
+#define NVML_NAMED(params) NVML_CAT_(NVML_NAMED, NVML_NARGS_ params) params
+#define NVML_PASSED(params) NVML_CAT_(NVML_PASSED, NVML_NARGS_ params)
+#define NVML_NARGS_(...) NVML_NARGS__(__VA_ARGS__, 4, 3, 2, 1, 0)
+#define NVML_NARGS__(a, b, c, d, n, ...) n
+#define NVML_CAT_(a, n) NVML_CAT__(a, n)
+#define NVML_CAT__(a, n) a##n
+#define NVML_NAMED1(t0) (t0 a0)
+#define NVML_NAMED2(t0, t1) (t0 a0, t1 a1)
+#define NVML_NAMED3(t0, t1, t2) (t0 a0, t1 a1, t2 a2)
+#define NVML_NAMED4(t0, t1, t2, t3) (t0 a0, t1 a1, t2 a2, t3 a3)
+#define NVML_PASSED1 (a0)
+#define NVML_PASSED2 (a0, a1)
+#define NVML_PASSED3 (a0, a1, a2)
+#define NVML_PASSED4 (a0, a1, a2, a3)
 
 #endif

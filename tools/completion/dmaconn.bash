@@ -28,7 +28,7 @@ _dmaconn()
 		compopt -o filenames 2>/dev/null
 		return
 		;;
-	--timeout | --expect-links)
+	--timeout | --expect-links | --bind)
 		return
 		;;
 	--expect)
@@ -54,7 +54,7 @@ _dmaconn()
 		COMPREPLY=($(compgen -W 'check' -- "$cur"))
 		return
 	fi
-	COMPREPLY=($(compgen -W '--device-type --connection --all --json --format --list --topo --verify
+	COMPREPLY=($(compgen -W '--device-type --connection --all --json --format --list --topo --nics --bind --verify
 		--timeout --no-cache --explain --record --replay --mpi --quiet --help --version' -- "$cur"))
 }
 complete -F _dmaconn dmaconn
