@@ -21,7 +21,7 @@ artifacts=${FUZZ_ARTIFACTS:-$build/fuzz/artifacts}
 mkdir -p "$artifacts"
 # Absolute paths: fuzz_cli works in a directory of its own.
 build=$(cd "$build" && pwd) artifacts=$(cd "$artifacts" && pwd)
-targets=(pci cuda_visible hip_visible ze_affinity replay codec cli)
+targets=(pci cuda_visible hip_visible ze_affinity replay codec merge cli)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 

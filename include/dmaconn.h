@@ -187,6 +187,36 @@ DMACONN_EXTERN const char *dmaconn_host_id(void);
  */
 DMACONN_EXTERN const char *dmaconn_host_imex(char *text, size_t len);
 
+/*
+ * The multi-node merge (docs/multinode.md), the one that libdmaconn_mpi
+ * and Python's dmaconn.global_matrix() use: each rank writes a record of
+ * what it detects, the job gathers the records by any means, and every
+ * rank merges them into the same result.
+ *
+ * dmaconn_rank_record() detects (type, connection) and writes this rank's
+ * record as JSON into *json (free it with dmaconn_record_free()): its host
+ * identity (dmaconn_host_id()), `domain` when >= 0 (what tells ranks of one
+ * host apart, e.g. MPI's shared-memory domain; < 0: the host alone names the
+ * node), the detection's matrix, devices and warnings, or its error (a
+ * failed detection is recorded, not returned), and with
+ * DMACONN_RECORD_NODE_VIEW a detection over every device of the node
+ * (dmaconn_detect_node()).  DMACONN_EINVAL for bad arguments,
+ * DMACONN_ENOMEM, DMACONN_EUNAVAILABLE in a build without Jansson.
+ *
+ * dmaconn_merge() merges count records (records[r] is rank r's, NUL-ended
+ * JSON; NULL or unreadable: a rank that contributed nothing, with a
+ * warning) into one result over every contributed device, rank 0's first.
+ * Warnings about rank `me` also go to the warning sink (-1: none does).
+ * *out is a new reference.  Errors as dmaconn_result_build(), and
+ * DMACONN_EUNAVAILABLE in a build without Jansson.
+ */
+#define DMACONN_RECORD_NODE_VIEW 1u
+DMACONN_EXTERN int dmaconn_rank_record(dmaconn_device_type type, const char *connection, unsigned flags,
+				       int domain, char **json);
+DMACONN_EXTERN void dmaconn_record_free(char *json);
+DMACONN_EXTERN int dmaconn_merge(dmaconn_device_type type, const char *connection,
+				 const char *const *records, int count, int me, dmaconn_result **out);
+
 /* Takes another reference; returns r. */
 DMACONN_EXTERN dmaconn_result *dmaconn_result_retain(dmaconn_result *r);
 

@@ -79,9 +79,6 @@ ALLOWED_LINES = {
     },
     "python/dmaconn/_multinode.py": {
         "[int(i) for i in devices]": "the caller's device indices",
-        "int(matrix[keys.index(ka)][keys.index(kb)])": "a matrix entry (already a number)",
-        'int(dev.get("nvlink_switch_links", 0))': "a typed value of a result's dict (already an int)",
-        'int(ra["matrix"][i][j])': "a matrix entry (already a number)",
     },
 }
 
