@@ -145,7 +145,7 @@ static void st_domain(struct st_node *node, json_t *devices, const char *host)
 		if (!*first)
 			snprintf(first, sizeof(first), "%s", domain);
 		else if (strcmp(first, domain))
-			snprintf(node->why, sizeof(node->why), "its GPUs are in different NVLink domains (%s, %s)", first,
+			snprintf(node->why, sizeof(node->why), "its GPUs are in different NVLink domains (%.120s, %.120s)", first,
 				 domain);
 	}
 	if (!node->gpus && !node->why[0])
