@@ -576,9 +576,9 @@ static unsigned int link_speed(nvmlDevice_t h, unsigned int l)
 }
 
 /*
- * The state and speed of every link of device h in one
- * nvmlDeviceGetFieldValues round trip, plus its count of links to
- * NVSwitches.  Returns the number of link indices answered (states[] filled;
+ * The state of every link of device h in one nvmlDeviceGetFieldValues
+ * round trip, plus its count of links to NVSwitches, then the speeds of
+ * its active links in a second one.  Returns the number of link indices answered (states[] filled;
  * speeds[] in MB/s, 0 where NVML gave none), or -1 when the batch cannot be
  * trusted and the caller must ask link by link (which names any error
  * precisely).
@@ -588,21 +588,15 @@ static int batch_states(nvmlDevice_t h, int states[NVML_NVLINK_MAX_LINKS], unsig
 {
 	if (!nvml.nvmlDeviceGetFieldValues)
 		return -1;
-	nvmlFieldValue_t fv[2 * NVML_NVLINK_MAX_LINKS + 1];
+	nvmlFieldValue_t fv[NVML_NVLINK_MAX_LINKS + 1];
 	memset(fv, 0, sizeof(fv));
 	for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
 		fv[l].fieldId = NVML_FI_DEV_NVLINK_GET_STATE;
 		fv[l].scopeId = l;
-		fv[NVML_NVLINK_MAX_LINKS + 1 + l].fieldId = NVML_FI_DEV_NVLINK_GET_SPEED;
-		fv[NVML_NVLINK_MAX_LINKS + 1 + l].scopeId = l;
 	}
 	fv[NVML_NVLINK_MAX_LINKS].fieldId = NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
-	if (nvml.nvmlDeviceGetFieldValues(h, 2 * NVML_NVLINK_MAX_LINKS + 1, fv) != NVML_SUCCESS)
+	if (nvml.nvmlDeviceGetFieldValues(h, NVML_NVLINK_MAX_LINKS + 1, fv) != NVML_SUCCESS)
 		return -1;
-	for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
-		const nvmlFieldValue_t *sp = &fv[NVML_NVLINK_MAX_LINKS + 1 + l];
-		speeds[l] = sp->nvmlReturn == NVML_SUCCESS ? sp->value.uiVal : 0;
-	}
 	int n = 0;
 	for (; n < NVML_NVLINK_MAX_LINKS; n++) {
 		nvmlReturn_t r = fv[n].nvmlReturn;
@@ -617,6 +611,20 @@ static int batch_states(nvmlDevice_t h, int states[NVML_NVLINK_MAX_LINKS], unsig
 	}
 	const nvmlFieldValue_t *sw = &fv[NVML_NVLINK_MAX_LINKS];
 	*switch_links = sw->nvmlReturn == NVML_SUCCESS ? (int)sw->value.uiVal : -1;
+	/* The speeds of the active links only, in a second batch: each field
+	 * NVML answers costs a driver round trip, and a GPU without NVLink (or
+	 * with most ports spare) would pay for every port. */
+	nvmlFieldValue_t sp[NVML_NVLINK_MAX_LINKS];
+	int k = 0;
+	for (int l = 0; l < n; l++)
+		if (states[l] == LINK_UP) {
+			memset(&sp[k], 0, sizeof(sp[k]));
+			sp[k].fieldId = NVML_FI_DEV_NVLINK_GET_SPEED;
+			sp[k++].scopeId = (unsigned int)l;
+		}
+	if (k && nvml.nvmlDeviceGetFieldValues(h, k, sp) == NVML_SUCCESS)
+		for (int i = 0; i < k; i++)
+			speeds[sp[i].scopeId] = sp[i].nvmlReturn == NVML_SUCCESS ? sp[i].value.uiVal : 0;
 	return n;
 }
 
