@@ -280,7 +280,6 @@ static void identify(void *ctx, int idx)
 	/* Its /dev/nvidiaN, which need not be its index: unknown when not answered. */
 	struct dc_device *d = &job->m->devices[i];
 	d->minor_known = nvml.nvmlDeviceGetMinorNumber && nvml.nvmlDeviceGetMinorNumber(h, &d->minor) == NVML_SUCCESS;
-	query_place(h, &d->place);
 	job->m->handles[i] = h;
 	/* The links, fabric and MIG mode in the same pass: a GPU's first NVLink
 	 * query costs milliseconds in the driver, better spent while the other
@@ -1786,6 +1785,16 @@ static const struct dc_view dc_nvml_views[] = {
 static void dc_nvml_place(const char *const *bus_ids, int n, struct dc_place_facts *out, int *numa)
 {
 	struct dc_model *m = model_get();
+	/* Asked on the placement's first use, not in discovery: four NVML
+	 * calls a GPU that no connection type needs. */
+	if (m && m->devices && m->handles) {
+		pthread_mutex_lock(&peer_lock);
+		for (int k = 0; !m->place_asked && k < m->n; k++)
+			if (m->handles[k])
+				query_place(m->handles[k], &m->devices[k].place);
+		m->place_asked = 1;
+		pthread_mutex_unlock(&peer_lock);
+	}
 	for (int i = 0; m && i < n; i++) {
 		struct dc_pci pci;
 		if (!bus_ids[i] || dc_pci_parse(bus_ids[i], strlen(bus_ids[i]), &pci) != 0)

@@ -130,6 +130,7 @@ struct dc_model {
 	int cc_known;                  /* confidential computing state read */
 	unsigned int cc_on;            /* ccFeature ENABLED (peer access) */
 	unsigned int cc_feature;       /* NVML's ccFeature: 0 disabled, 1 enabled, 2 bare-metal secure AI */
+	int place_asked;               /* the devices' placement facts asked (the placement) */
 	int driver_asked;              /* the driver version below asked (multicast view) */
 	int driver_rc;                 /* its vendor status */
 	char driver[80];               /* "580.65.06" */
