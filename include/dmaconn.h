@@ -668,8 +668,8 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 #define DMACONN_GDR_REASON_ACS_UNKNOWN "acs_unknown"        /* a bridge's ACS unreadable (no root) */
 #define DMACONN_GDR_REASON_IOMMU "iommu_translating"        /* the GPU's IOMMU group translates DMA */
 /* DMACONN_PLACE_NICS_REASON's codes. */
-#define DMACONN_NICS_REASON_NONE "no_rdma_nic"              /* /sys/class/infiniband is empty */
-#define DMACONN_NICS_REASON_NO_CLASS "no_rdma_class"        /* no /sys/class/infiniband at all */
+#define DMACONN_NICS_REASON_NONE "no_rdma_nic"       /* ib_core loaded, /sys/class/infiniband empty */
+#define DMACONN_NICS_REASON_NO_CLASS "no_rdma_class" /* no device listed, no ib_core module loaded */
 
 /* ------------------------------------------------------------------------ */
 /* Detectors                                                                 */

@@ -324,17 +324,16 @@ static void read_nics(struct ctx *c)
 	if (count == -ENOMEM)
 		c->oom = 1;
 	if (count <= 0) {
-		/* An empty class directory (ib_core loaded, no RDMA driver bound)
-		 * leaves no file for a recording: ib_core's own tells it. */
+		/* An empty class directory leaves no file for a recording, so
+		 * whether RDMA's core is loaded is told by ib_core's own state
+		 * alone, live and replayed alike. */
 		char state[32];
-		int none = count == 0 || (count == -ENOENT && read_line("/sys/module/ib_core/initstate", state,
-									  sizeof(state)) > 0);
-		if (count == 0)
-			(void)read_line("/sys/module/ib_core/initstate", state, sizeof(state));
+		int none = read_line("/sys/module/ib_core/initstate", state, sizeof(state)) > 0;
 		set(c, &c->p->node, DMACONN_PLACE_NICS_REASON, none ? DMACONN_NICS_REASON_NONE : DMACONN_NICS_REASON_NO_CLASS);
 		set(c, &c->p->node, DMACONN_PLACE_NICS_REASON_TEXT,
-		    none ? CLASS_DIR " lists no RDMA device"
-			 : "no " CLASS_DIR ": no RDMA device is registered (no RDMA driver loaded)");
+		    none ? "ib_core is loaded, and " CLASS_DIR " lists no RDMA device"
+			 : CLASS_DIR " lists no RDMA device (or is absent), and no ib_core module is loaded (no "
+			   "RDMA driver, or one built into the kernel)");
 		return;
 	}
 	/* The first MAX_NICS by name, whatever order the directory lists. */
