@@ -27,17 +27,15 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import Report  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1])
 CLI = os.path.join(BUILD, "dmaconn")
 T = "tests/topologies"
 TMP = tempfile.mkdtemp(prefix="dmaconn-health-")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print("%s %s" % ("ok" if ok else "FAIL", what))
-    failures += not ok
+report = Report()
+check = report.check
 
 
 def env_of(**extra):
@@ -204,4 +202,4 @@ check(st == 0, "--expect the same healthy node: OK (%s): %r" % (st, out[:200]))
 st, out, _ = run("check", "--replay", T + "/no-gpus.json")
 check(st == 3 and "no devices found: nothing to check" in out, "no GPU is UNKNOWN (%s): %r" % (st, out))
 
-sys.exit(1 if failures else 0)
+sys.exit(report.done())
