@@ -201,14 +201,13 @@ DMACONN_EXTERN const char *dmaconn_host_imex(char *text, size_t len);
  * failed detection is recorded, not returned), and with
  * DMACONN_RECORD_NODE_VIEW a detection over every device of the node
  * (dmaconn_detect_node()).  DMACONN_EINVAL for bad arguments,
- * DMACONN_ENOMEM, DMACONN_EUNAVAILABLE in a build without Jansson.
+ * DMACONN_ENOMEM.
  *
  * dmaconn_merge() merges count records (records[r] is rank r's, NUL-ended
  * JSON; NULL or unreadable: a rank that contributed nothing, with a
  * warning) into one result over every contributed device, rank 0's first.
  * Warnings about rank `me` also go to the warning sink (-1: none does).
- * *out is a new reference.  Errors as dmaconn_result_build(), and
- * DMACONN_EUNAVAILABLE in a build without Jansson.
+ * *out is a new reference.  Errors as dmaconn_result_build().
  */
 #define DMACONN_RECORD_NODE_VIEW 1u
 DMACONN_EXTERN int dmaconn_rank_record(dmaconn_device_type type, const char *connection, unsigned flags,

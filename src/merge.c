@@ -29,7 +29,6 @@
 
 #include "dmaconn.h"
 
-#ifdef DMACONN_HAVE_JANSSON
 #include "codec.h"
 #include "linkmatrix.h"
 
@@ -964,30 +963,3 @@ int dmaconn_merge(dmaconn_device_type type, const char *connection, const char *
 	free(a.c);
 	return rc;
 }
-
-#else /* !DMACONN_HAVE_JANSSON: records are JSON */
-
-int dmaconn_rank_record(dmaconn_device_type type, const char *connection, unsigned flags, int domain,
-			char **json)
-{
-	(void)type, (void)connection, (void)flags, (void)domain;
-	if (json)
-		*json = NULL;
-	return DMACONN_EUNAVAILABLE;
-}
-
-void dmaconn_record_free(char *json)
-{
-	free(json);
-}
-
-int dmaconn_merge(dmaconn_device_type type, const char *connection, const char *const *records, int count, int me,
-		  dmaconn_result **out)
-{
-	(void)type, (void)connection, (void)records, (void)count, (void)me;
-	if (out)
-		*out = NULL;
-	return DMACONN_EUNAVAILABLE;
-}
-
-#endif

@@ -35,9 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef DMACONN_HAVE_JANSSON
 #include "codec.h"
-#endif
 #include "internal.h"
 #include "pci.h"
 #include "sysfs.h"
@@ -318,7 +316,6 @@ char *dc_vcache_key(void)
 
 #define DC_VCACHE_FORMAT 2
 
-#ifdef DMACONN_HAVE_JANSSON
 /* The entry's text: its key one component a line, r exact.  NULL when out
  * of memory or r holds text that is not UTF-8 (nothing is cached then). */
 static char *dc_vcache_encode(const char *key, const dmaconn_result *r)
@@ -381,22 +378,6 @@ static int dc_vcache_decode(const char *text, const char *key, dmaconn_builder *
 	json_decref(e);
 	return rc;
 }
-#else
-static char *dc_vcache_encode(const char *key, const dmaconn_result *r)
-{
-	(void)key;
-	(void)r;
-	return NULL;
-}
-
-static int dc_vcache_decode(const char *text, const char *key, dmaconn_builder *b)
-{
-	(void)text;
-	(void)key;
-	(void)b;
-	return -1;
-}
-#endif
 
 /* --------------------------------------------------------------- store */
 
