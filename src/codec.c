@@ -48,6 +48,39 @@ enum dc_prop_kind dc_prop_kind(const char *key)
 
 /* ------------------------------------------------------------- values */
 
+char *dc_codec_utf8_fix(const char *s)
+{
+	/* Jansson, which refuses a string that is not UTF-8, is the judge: of
+	 * the whole string first, then of each sequence a byte >= 0x80 starts. */
+	json_t *whole = json_string(s);
+	if (whole) {
+		json_decref(whole);
+		return NULL;
+	}
+	size_t n = strlen(s), o = 0;
+	char *out = malloc(3 * n + 1);
+	for (size_t i = 0; out && i < n;) {
+		size_t len = (unsigned char)s[i] < 0x80 ? 1 : 0;
+		for (size_t k = 2; !len && k <= 4 && i + k <= n; k++) {
+			json_t *seq = json_stringn(s + i, k);
+			len = seq ? k : 0;
+			json_decref(seq);
+		}
+		if (len) {
+			memcpy(out + o, s + i, len);
+			o += len;
+			i += len;
+		} else {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	if (out)
+		out[o] = '\0';
+	return out;
+}
+
 json_t *dc_codec_string(const struct dc_codec *c, const char *s)
 {
 	char *fixed = c && c->fix ? c->fix(s) : NULL;

@@ -52,6 +52,11 @@ struct dc_codec {
  * DC_CODEC_EXACT, when text is not UTF-8. */
 json_t *dc_codec_value(const struct dc_codec *c, const char *key, const char *text);
 
+/* s with each byte that is not part of valid UTF-8 replaced by U+FFFD
+ * (malloc'd), NULL when s is valid UTF-8 or out of memory: a dc_codec's
+ * fix for writers with no text cleaning of their own (the verify helper). */
+char *dc_codec_utf8_fix(const char *s);
+
 /* s as a JSON string, what is not UTF-8 replaced through c->fix; NULL
  * when that fails. */
 json_t *dc_codec_string(const struct dc_codec *c, const char *s);

@@ -16,24 +16,6 @@ int dc_hexval(int c)
 	return -1;
 }
 
-int dc_percent_decode(char *s)
-{
-	char *w = s;
-	for (const char *p = s; *p; p++) {
-		if (*p != '%') {
-			*w++ = *p;
-			continue;
-		}
-		int hi = dc_hexval(p[1]), lo = hi < 0 ? -1 : dc_hexval(p[2]);
-		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-			return -1;
-		*w++ = (char)(hi * 16 + lo);
-		p += 2;
-	}
-	*w = '\0';
-	return 0;
-}
-
 /* Reads 1..maxdigits hex digits from s[*pos] (bounded by len). */
 static int read_hex(const char *s, size_t len, size_t *pos, int maxdigits, unsigned int *out)
 {

@@ -14,9 +14,6 @@ struct dc_pci {
 /* The value of hex digit c, or -1. */
 int dc_hexval(int c);
 
-/* Decodes %XX escapes in place; -1 on a bad escape or an encoded NUL. */
-int dc_percent_decode(char *s);
-
 /*
  * Parses "[domain:]bus:device.function" in hex, as in "00000000:00:06.0",
  * "0000:0a:00.0" or "0a:00.0", reading at most maxlen bytes (NVML's buffers

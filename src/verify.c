@@ -3,8 +3,9 @@
  * dmaconn_verify(): the opt-in functional check.  The CUDA work happens in
  * dmaconn-verify-helper (tools/verify_helper.c), spawned with posix_spawn so
  * that this process never loads the driver; here we find the helper, run it
- * under a deadline, parse its line protocol (documented in the helper) and
- * build the result, then compare it with what NVML says ("cuda"/"p2p").
+ * under a deadline, read its records (one JSON object a line, through the
+ * result codec; the protocol is documented in the helper) as they arrive
+ * and build the result, then compare it with what NVML says ("cuda"/"p2p").
  *
  * The helper is DMACONN_VERIFY_HELPER (an absolute path) when set, else
  * <dir>/dmaconn-verify-helper (the build tree) or
@@ -37,8 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "internal.h"
-#include "pci.h"
 #include "verify/verify.h"
 
 #ifndef DMACONN_HELPER_RELDIR
@@ -318,6 +319,25 @@ static void append_err(struct run *r, const char *buf, size_t n)
 	r->err[r->errlen] = '\0';
 }
 
+/* A record: one line of the helper's output, a JSON object (the protocol
+ * in tools/verify_helper.c); NULL when it is not one. */
+static json_t *record_read(const char *line, size_t len)
+{
+	json_t *rec = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	if (rec && !json_is_object(rec)) {
+		json_decref(rec);
+		return NULL;
+	}
+	return rec;
+}
+
+/* The record's type ("" when it has none). */
+static const char *record_type(const json_t *rec)
+{
+	const char *type = json_string_value(json_object_get(rec, "record"));
+	return type ? type : "";
+}
+
 /* Notes the "begin" and "pair" records that arrived, for the pair timeout. */
 static void track_pairs(struct run *r)
 {
@@ -325,23 +345,25 @@ static void track_pairs(struct run *r)
 		char *nl = memchr(r->out + r->scanned, '\n', r->len - r->scanned);
 		if (!nl)
 			return;
-		const char *line = r->out + r->scanned;
-		if (!strncmp(line, "device ", 7)) {
+		json_t *rec = record_read(r->out + r->scanned, (size_t)(nl - r->out) - r->scanned);
+		const char *type = record_type(rec);
+		if (!strcmp(type, "device")) {
 			r->ndev_lines++;
-		} else if (!strncmp(line, "begin ", 6)) {
+		} else if (!strcmp(type, "begin")) {
 			r->in_pair = 1;
 			r->pair_start = now_ms();
 			if (r->prog && !r->prog->total) {
 				r->prog->total = r->ndev_lines * (r->ndev_lines - 1);
 				progress_report(r->prog);
 			}
-		} else if (!strncmp(line, "pair ", 5)) {
+		} else if (!strcmp(type, "pair")) {
 			r->in_pair = 0;
 			if (r->prog) {
 				r->prog->done++;
 				progress_report(r->prog);
 			}
 		}
+		json_decref(rec);
 		r->scanned = (size_t)(nl - r->out) + 1;
 	}
 }
@@ -667,74 +689,90 @@ static char *strdup_clean(const char *s)
 
 #define MAX_DEVICES 1024
 
-/* Parses one record (modified in place).  Returns 0, -1 for a protocol
- * violation (p->garbled set), -2 when out of memory. */
-static int parse_line(struct parsed *p, char *line, int lineno)
+/* rec's member key as an integer in [0, max], into *out; -1 when it is not
+ * one, *out untouched when it is absent. */
+static int record_int(const json_t *rec, const char *key, int max, int *out)
 {
-	char *save = NULL;
-	char *type = strtok_r(line, " ", &save);
-	if (!type)
+	const json_t *v = json_object_get(rec, key);
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
+		return -1;
+	*out = (int)json_integer_value(v);
+	return 0;
+}
+
+/* Parses one record.  Returns 0, -1 for a protocol violation (p->garbled
+ * set), -2 when out of memory. */
+static int parse_line(struct parsed *p, const char *line, size_t len, int lineno)
+{
+	if (strspn(line, " \t\r") == len)
 		return 0; /* blank line */
+	json_t *doc = record_read(line, len);
+	if (!doc) {
+		snprintf(p->garbled, sizeof(p->garbled), "line %d is not a JSON object: '%.40s'", lineno,
+			 line);
+		return -1;
+	}
+	const char *type = record_type(doc);
 	struct pair_rec rec = { .from = -1, .to = -1 };
 	int ordinal = -1, pairs = -1, status = -1;
 	char *pci = NULL;
 	int is_begin = !strcmp(type, "begin");
 	int is_device = !strcmp(type, "device"), is_pair = !strcmp(type, "pair") || is_begin,
 	    is_done = !strcmp(type, "done"), is_error = !strcmp(type, "error");
+	const char *bad = NULL, *key;
+	json_t *value;
 	int rc = 0;
 
-	for (char *tok; (tok = strtok_r(NULL, " ", &save));) {
-		char *eq = strchr(tok, '=');
-		if (!eq || eq == tok) {
-			snprintf(p->garbled, sizeof(p->garbled), "line %d: '%.40s' is not key=value",
-				 lineno, tok);
-			rc = -1;
-			goto out;
+	if ((is_device && record_int(doc, "ordinal", MAX_DEVICES - 1, &ordinal) != 0) ||
+	    (is_pair && record_int(doc, "from", MAX_DEVICES - 1, &rec.from) != 0) ||
+	    (is_pair && record_int(doc, "to", MAX_DEVICES - 1, &rec.to) != 0) ||
+	    (is_done && record_int(doc, "pairs", INT_MAX, &pairs) != 0)) {
+		snprintf(p->garbled, sizeof(p->garbled), "line %d: a bad number", lineno);
+		rc = -1;
+		goto out;
+	}
+	json_object_foreach(doc, key, value) {
+		if (!strcmp(key, "record") || (is_pair && (!strcmp(key, "from") || !strcmp(key, "to"))))
+			continue;
+		if ((!is_device && !is_pair && !is_error) || (is_device && strcmp(key, "pci")) ||
+		    (is_error && strcmp(key, "reason")))
+			continue;
+		/* Every value as the text a result holds (src/codec.h). */
+		char *text = dc_codec_text(key, value);
+		if (!text) {
+			if (!json_is_string(value) && !json_is_number(value) && !json_is_boolean(value)) {
+				bad = key;
+				break;
+			}
+			goto nomem;
 		}
-		*eq = '\0';
-		char *key = tok, *value = eq + 1;
-		if (dc_percent_decode(value) != 0) {
-			snprintf(p->garbled, sizeof(p->garbled), "line %d: bad escape in %.40s", lineno,
-				 key);
-			rc = -1;
-			goto out;
-		}
-		if (is_device && !strcmp(key, "ordinal")) {
-			if (parse_int(value, MAX_DEVICES - 1, &ordinal) != 0)
-				goto bad_value;
-		} else if (is_device && !strcmp(key, "pci")) {
+		int nomem = 0;
+		if (is_device) {
 			free(pci);
-			if (!(pci = strdup_clean(value)))
-				goto nomem;
-		} else if (is_pair && !strcmp(key, "from")) {
-			if (parse_int(value, MAX_DEVICES - 1, &rec.from) != 0)
-				goto bad_value;
-		} else if (is_pair && !strcmp(key, "to")) {
-			if (parse_int(value, MAX_DEVICES - 1, &rec.to) != 0)
-				goto bad_value;
+			nomem = !(pci = strdup_clean(text));
 		} else if (is_pair && !strcmp(key, "status")) {
-			if (!strcmp(value, "pass"))
-				status = DMACONN_VERIFY_PASS;
-			else if (!strcmp(value, "fail"))
-				status = DMACONN_VERIFY_FAIL;
-			else if (!strcmp(value, "no_peer"))
-				status = DMACONN_VERIFY_NO_PEER;
-			else
-				goto bad_value;
+			status = !strcmp(text, "pass")	  ? DMACONN_VERIFY_PASS
+				 : !strcmp(text, "fail")  ? DMACONN_VERIFY_FAIL
+				 : !strcmp(text, "no_peer") ? DMACONN_VERIFY_NO_PEER
+							     : -1;
+			if (status < 0)
+				bad = key;
 		} else if (is_pair) {
-			if (props_set_clean(&rec.props, key, value) != 0)
-				goto nomem;
-		} else if (is_done && !strcmp(key, "pairs")) {
-			if (parse_int(value, INT_MAX, &pairs) != 0)
-				goto bad_value;
-		} else if (is_error && !strcmp(key, "reason")) {
+			nomem = props_set_clean(&rec.props, key, text) != 0;
+		} else if (is_error) {
 			free(p->error);
-			if (!(p->error = strdup_clean(value)))
-				goto nomem;
+			nomem = !(p->error = strdup_clean(text));
 		}
-		continue;
-	bad_value:
-		snprintf(p->garbled, sizeof(p->garbled), "line %d: bad %s '%.40s'", lineno, key, value);
+		free(text);
+		if (nomem)
+			goto nomem;
+		if (bad)
+			break;
+	}
+	if (bad) {
+		snprintf(p->garbled, sizeof(p->garbled), "line %d: bad %.40s", lineno, bad);
 		rc = -1;
 		goto out;
 	}
@@ -791,6 +829,7 @@ static int parse_line(struct parsed *p, char *line, int lineno)
 nomem:
 	rc = -2;
 out:
+	json_decref(doc);
 	free(pci);
 	dc_props_clear(&rec.props);
 	return rc;
@@ -816,7 +855,7 @@ static int parse_output(struct parsed *p, char *out, size_t len)
 				snprintf(p->garbled, sizeof(p->garbled), "line %d holds a NUL byte", lineno);
 			return 0;
 		}
-		int rc = parse_line(p, s, lineno);
+		int rc = parse_line(p, s, (size_t)(nl - s), lineno);
 		if (rc == -2)
 			return -2;
 		if (rc == -1)

@@ -46,15 +46,17 @@ CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "H
          "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_QUIET",
          "DMACONN_NVML_LIBRARY", "DMACONN_SYSFS_ROOT", "DMACONN_VERIFY_HELPER", "DMACONN_MPI_LIBRARY")
 
-# The fake verify helper: the helper's line protocol (tools/verify_helper.c)
-# for two devices, one pair passing and one failing.
+# The fake verify helper: the helper's records (tools/verify_helper.c), one
+# JSON object a line, for two devices, one pair passing and one failing.
 FAKE_HELPER = """#!/bin/sh
-echo "driver version=13000"
-echo "device ordinal=0 pci=0000:00:06.0 uuid=GPU-a name=NVIDIA%20H200"
-echo "device ordinal=1 pci=0000:00:07.0 uuid=GPU-b name=NVIDIA%20H200"
-echo "pair from=0 to=1 status=pass can_access_peer=1 access_supported=1 native_atomics=1 performance_rank=0 gbps=393.70 latency_us=2.10"
-echo "pair from=1 to=0 status=fail can_access_peer=1 access_supported=1 native_atomics=1 performance_rank=0 reason=wrong%20data"
-echo "done pairs=2"
+cat <<'EOF'
+{"record":"driver","version":13000}
+{"record":"device","ordinal":0,"pci":"0000:00:06.0","uuid":"GPU-a","name":"NVIDIA H200"}
+{"record":"device","ordinal":1,"pci":"0000:00:07.0","uuid":"GPU-b","name":"NVIDIA H200"}
+{"record":"pair","from":0,"to":1,"status":"pass","can_access_peer":"1","access_supported":"1","native_atomics":"1","performance_rank":0,"gbps":"393.70","latency_us":"2.10"}
+{"record":"pair","from":1,"to":0,"status":"fail","can_access_peer":"1","access_supported":"1","native_atomics":"1","performance_rank":0,"reason":"wrong data"}
+{"record":"done","pairs":2}
+EOF
 """
 
 

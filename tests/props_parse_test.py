@@ -37,7 +37,7 @@ ALLOWED_FILES = {
     "src/order/order_hip.c": "environment: ROCR/HIP visibility variables",
     "src/order/order_ze.c": "environment: ZE_AFFINITY_MASK, sysfs",
     "src/env.c": "environment: DMACONN_NVML_THREADS",
-    "src/verify.c": "the helper's line protocol (its indices and counts)",
+    "src/verify.c": "environment: DMACONN_VERIFY_PAIR_TIMEOUT_MS",
     "replay/replay.c": "the replay file's answer indices",
     "replay/ze.c": "the replay file's Level Zero ids",
     "tools/verify_helper.c": "the helper's command line",

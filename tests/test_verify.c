@@ -406,20 +406,37 @@ static void test_protocol(void)
 		CHECK(mkdtemp(tmpdir) != NULL);
 	}
 
-	/* Escapes, extra keys and unknown records; a pair not reported. */
+	/* Unknown records and members, typed values, a pair not reported.
+	 * Records are JSON lines (the protocol in tools/verify_helper.c),
+	 * written by a quoted here-document: the shell interprets nothing. */
 	reset();
 	setenv("DMACONN_VERIFY_HELPER",
-	       script("ok.sh", "echo 'future record=1'\n"
-			       "echo 'device ordinal=0 pci=0000:01:00.0'\n"
-			       "echo 'device ordinal=1 pci=0000:02:00.0 extra=x'\n"
-			       "echo 'pair from=0 to=1 status=fail reason=a%20b%25c%3Dd new_key=7'\n"
-			       "echo 'done pairs=1'\n"),
+	       script("ok.sh", "cat <<'EOF'\n"
+			       "{\"record\":\"future\",\"x\":{\"y\":[1]}}\n"
+			       "{\"record\":\"device\",\"ordinal\":0,\"pci\":\"0000:01:00.0\"}\n"
+			       "{\"record\":\"device\",\"ordinal\":1,\"pci\":\"0000:02:00.0\",\"extra\":[\"x\"]}\n"
+			       "{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":\"fail\","
+			       "\"reason\":\"a b%c=d \\\"q\\\" \\\\ \\u00e9\",\"new_key\":7,\"gbps\":9.5,"
+			       "\"performance_rank\":0,\"flag\":true,\"can_access_peer\":\"1\"}\n"
+			       "\n"
+			       "{\"record\":\"done\",\"pairs\":1}\n"
+			       "EOF\n"),
 	       1);
 	dmaconn_verify_result *v = verify(0);
 	CHECK_INT(dmaconn_verify_size(v), 2);
 	CHECK_INT(dmaconn_verify_status_of(v, 0, 1), DMACONN_VERIFY_FAIL);
-	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "reason"), "a b%c=d");
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "reason"), "a b%c=d \"q\" \\ \xc3\xa9");
 	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "new_key"), "7");
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "gbps"), "9.5");
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "performance_rank"), "0");
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "flag"), "true");
+	CHECK_STR(dmaconn_verify_pair_get(v, 0, 1, "can_access_peer"), "1");
+	CHECK(dmaconn_verify_pair_get(v, 0, 1, "from") == NULL);
+	CHECK(dmaconn_verify_pair_get(v, 0, 1, "record") == NULL);
+	/* In the record's order, status (not a property) left out. */
+	CHECK_INT(dmaconn_verify_pair_property_count(v, 0, 1), 6);
+	CHECK_STR(dmaconn_verify_pair_property_key(v, 0, 1, 0), "reason");
+	CHECK_STR(dmaconn_verify_pair_property_key(v, 0, 1, 5), "can_access_peer");
 	CHECK_INT(dmaconn_verify_status_of(v, 1, 0), DMACONN_VERIFY_FAIL);
 	CHECK_CONTAINS(dmaconn_verify_pair_get(v, 1, 0, "reason"), "did not report");
 	check_warnings(v, 1);
@@ -429,8 +446,10 @@ static void test_protocol(void)
 	/* A pair naming an unknown device. */
 	reset();
 	setenv("DMACONN_VERIFY_HELPER",
-	       script("garbled.sh", "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
-				    "echo 'pair from=0 to=5 status=pass'\necho 'done pairs=1'\n"),
+	       script("garbled.sh", "cat <<'EOF'\n"
+				    "{\"record\":\"device\",\"ordinal\":0}\n{\"record\":\"device\",\"ordinal\":1}\n"
+				    "{\"record\":\"pair\",\"from\":0,\"to\":5,\"status\":\"pass\"}\n"
+				    "{\"record\":\"done\",\"pairs\":1}\nEOF\n"),
 	       1);
 	v = verify(0);
 	CHECK_INT(dmaconn_verify_size(v), 2);
@@ -439,18 +458,37 @@ static void test_protocol(void)
 	CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "line 3");
 	dmaconn_verify_result_free(v);
 
-	/* Bad escape; bad status. */
-	const char *bodies[] = { "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
-				 "echo 'pair from=0 to=1 status=pass reason=%zz'\necho 'done pairs=1'\n",
-				 "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
-				 "echo 'pair from=0 to=1 status=maybe'\necho 'done pairs=1'\n",
-				 "echo 'device ordinal=1'\necho 'done pairs=0'\n" };
-	for (size_t k = 0; k < sizeof(bodies) / sizeof(bodies[0]); k++) {
+	/* What the protocol refuses: a line that is no JSON object, a member
+	 * twice, a value that is no scalar, a number as text, a bad status, an
+	 * encoded NUL, devices out of order. */
+	const char *bad[] = { "{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":\"pass\",\"reason\":{\"a\":1}}",
+			      "{\"record\":\"pair\",\"from\":0,\"to\":1,\"to\":0,\"status\":\"pass\"}",
+			      "{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":\"pass\",\"gbps\":[1]}",
+			      "{\"record\":\"pair\",\"from\":\"0\",\"to\":1,\"status\":\"pass\"}",
+			      "{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":\"maybe\"}",
+			      "{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":true}",
+			      "[\"pair\",0,1]",
+			      "pair from=0 to=1 status=pass",
+			      "{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":\"pass\"} trailing",
+			      "{\"record\":\"pair\",\"from\":-1,\"to\":1,\"status\":\"pass\"}",
+			      "{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":\"pass\",\"reason\":\"a\\u0000b\"}" };
+	for (size_t k = 0; k <= sizeof(bad) / sizeof(bad[0]); k++) {
+		char body[1024];
+		if (k < sizeof(bad) / sizeof(bad[0]))
+			snprintf(body, sizeof(body),
+				 "cat <<'EOF'\n{\"record\":\"device\",\"ordinal\":0}\n{\"record\":\"device\",\"ordinal\":1}\n"
+				 "%s\n{\"record\":\"done\",\"pairs\":1}\nEOF\n",
+				 bad[k]);
+		else
+			snprintf(body, sizeof(body), "cat <<'EOF'\n{\"record\":\"device\",\"ordinal\":1}\n"
+						     "{\"record\":\"done\",\"pairs\":0}\nEOF\n");
 		reset();
-		setenv("DMACONN_VERIFY_HELPER", script("bad.sh", bodies[k]), 1);
+		setenv("DMACONN_VERIFY_HELPER", script("bad.sh", body), 1);
 		v = verify(0);
 		check_warnings(v, 1);
 		CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "garbled");
+		if (k < sizeof(bad) / sizeof(bad[0]))
+			CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "line 3");
 		check_all_fail(v, "garbled");
 		dmaconn_verify_result_free(v);
 	}
@@ -458,8 +496,10 @@ static void test_protocol(void)
 	/* Output that stops without 'done', with a word on stderr. */
 	reset();
 	setenv("DMACONN_VERIFY_HELPER",
-	       script("short.sh", "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
-				  "echo 'pair from=0 to=1 status=pass'\necho 'it broke' >&2\n"),
+	       script("short.sh", "cat <<'EOF'\n"
+				  "{\"record\":\"device\",\"ordinal\":0}\n{\"record\":\"device\",\"ordinal\":1}\n"
+				  "{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":\"pass\"}\nEOF\n"
+				  "echo 'it broke' >&2\n"),
 	       1);
 	v = verify(0);
 	CHECK_INT(dmaconn_verify_size(v), 2);
@@ -470,7 +510,7 @@ static void test_protocol(void)
 	/* Exit status 2 with an error record. */
 	reset();
 	setenv("DMACONN_VERIFY_HELPER",
-	       script("error.sh", "echo 'error reason=no%20luck'\nexit 2\n"), 1);
+	       script("error.sh", "cat <<'EOF'\n{\"record\":\"error\",\"reason\":\"no luck\"}\nEOF\nexit 2\n"), 1);
 	v = verify(0);
 	CHECK_INT(dmaconn_verify_size(v), 0);
 	check_warnings(v, 1);
@@ -616,37 +656,49 @@ static void test_hostile_text(void)
 {
 	reset();
 	setenv("DMACONN_VERIFY_HELPER",
-	       script("hostile.sh", "echo 'device ordinal=0 pci=0000:01:00.0%1b%5b2J'\n"
-				    "echo 'device ordinal=1 pci=0000:02:00.0'\n"
-				    "echo 'pair from=0 to=1 status=fail reason=red%1b%5b31m%0admaconn:%20ok%ff "
-				    "k%07ey=v%0d "
-				    "bidi=%e2%80%aeKO%20ssap%e2%80%ac%d8%9c%e2%80%8e%e2%80%8f%e2%80%aa%e2%81%a6%e2%81%a9"
-				    "%e2%80%a8forged%e2%80%a9ok%20%e2%80%a9'\n"
-				    "echo 'pair from=1 to=0 status=pass'\n"
-				    "echo 'done pairs=2'\n"),
+	       script("hostile.sh",
+		      "cat <<'EOF'\n"
+		      "{\"record\":\"device\",\"ordinal\":0,\"pci\":\"0000:01:00.0\\u001b[2J\"}\n"
+		      "{\"record\":\"device\",\"ordinal\":1,\"pci\":\"0000:02:00.0\"}\n"
+		      "{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":\"fail\","
+		      "\"reason\":\"red\\u001b[31m\\ndmaconn: ok\\ufffd\\u007f\\u0085\","
+		      "\"k\\u0007ey\":\"v\\r\","
+		      "\"bidi\":\"\\u202eKO ssap\\u202c\\u061c\\u200e\\u200f\\u202a\\u2066\\u2069"
+		      "\\u2028forged\\u2029ok \\u2029\"}\n"
+		      "{\"record\":\"pair\",\"from\":1,\"to\":0,\"status\":\"pass\"}\n"
+		      "{\"record\":\"done\",\"pairs\":2}\n"
+		      "EOF\n"),
 	       1);
 	dmaconn_verify_result *v = verify(0);
 	CHECK_INT(dmaconn_verify_size(v), 2);
+	CHECK_INT(dmaconn_verify_status_of(v, 1, 0), DMACONN_VERIFY_PASS);
 	const char *why = dmaconn_verify_pair_get(v, 0, 1, "reason");
 	check_clean(why);
 	CHECK_CONTAINS(why, "red");
 	CHECK_CONTAINS(why, "dmaconn: ok");
+	CHECK_INT(dmaconn_verify_pair_property_count(v, 0, 1), 3);
 	for (int k = 0; k < dmaconn_verify_pair_property_count(v, 0, 1); k++) {
 		check_clean(dmaconn_verify_pair_property_key(v, 0, 1, k));
 		check_clean(dmaconn_verify_pair_property_value(v, 0, 1, k));
 	}
 	dmaconn_verify_result_free(v);
 
-	/* The error record and a garbled line reach the warnings. */
-	const char *bodies[] = { "echo 'error reason=bad%1b%5b2J%0aforged'\nexit 2\n",
-				 "echo 'device ordinal=0'\necho 'device ordinal=1'\n"
-				 "printf 'pair \\033[2J\\n'\necho 'done pairs=0'\n" };
-	for (int k = 0; k < 2; k++) {
+	/* The error record, a garbled line and bytes that are not UTF-8
+	 * reach the warnings. */
+	const char *bodies[] = { "cat <<'EOF'\n{\"record\":\"error\",\"reason\":\"bad\\u001b[2J\\nforged\"}\nEOF\nexit 2\n",
+				 "echo '{\"record\":\"device\",\"ordinal\":0}'\necho '{\"record\":\"device\",\"ordinal\":1}'\n"
+				 "printf 'pair \\033[2J\\n'\necho '{\"record\":\"done\",\"pairs\":0}'\n",
+				 "echo '{\"record\":\"device\",\"ordinal\":0}'\necho '{\"record\":\"device\",\"ordinal\":1}'\n"
+				 "printf '{\"record\":\"pair\",\"from\":0,\"to\":1,\"status\":\"fail\",\"reason\":\"\\377\\033\"}\\n'\n"
+				 "echo '{\"record\":\"done\",\"pairs\":1}'\n" };
+	for (int k = 0; k < 3; k++) {
 		reset();
 		setenv("DMACONN_VERIFY_HELPER", script("hostile.sh", bodies[k]), 1);
 		v = verify(0);
 		check_warnings(v, 1);
 		check_clean(dmaconn_verify_warning(v, 0));
+		if (k > 0)
+			CHECK_CONTAINS(dmaconn_verify_warning(v, 0), "garbled");
 		if (dmaconn_verify_size(v) == 2)
 			check_clean(dmaconn_verify_pair_get(v, 0, 1, "reason"));
 		dmaconn_verify_result_free(v);

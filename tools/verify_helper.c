@@ -26,22 +26,25 @@
  *     cuMemcpyPeer from i to j, in microseconds (a copy's one-way latency as
  *     the GPU sees it, launch overhead on the GPU included).
  *
- * Output protocol (stdout, one record per line, "type key=value ..." with
- * single spaces; in values every byte other than A-Z a-z 0-9 and - _ . : /
- * , + @ is written as %XX, upper-case hex):
- *   driver version=13000
- *   device ordinal=0 pci=0000:00:06.0 uuid=GPU-... name=NVIDIA%20H200
- *   pair from=0 to=1 status=pass|fail|no_peer can_access_peer=1
- *        access_supported=1 native_atomics=1 performance_rank=0 gbps=393.70
- *        latency_us=2.10 verified_read=1 verified_write=1
- *        verified_atomics_32=1 verified_atomics_64=1 [reason=...]
- *   done pairs=2
- * Each pair record is preceded by "begin from=0 to=1", written before the
- * pair is tried, so that a pair that never finishes can be named.  With
- * "--after I:J" the pairs up to and including I -> J (in row order) are
- * skipped and "done" counts the others.
- * or, when nothing could be checked, "error reason=..." (after any device
- * records).  Unknown record types and keys are to be ignored by readers.
+ * Output protocol (stdout): one JSON object per line, written as it
+ * happens, its "record" member naming its type:
+ *   {"record":"driver","version":13000}
+ *   {"record":"device","ordinal":0,"pci":"0000:00:06.0","uuid":"GPU-...",
+ *    "name":"NVIDIA H200"}
+ *   {"record":"pair","from":0,"to":1,"status":"pass"|"fail"|"no_peer",
+ *    "can_access_peer":"1","access_supported":"1","native_atomics":"1",
+ *    "performance_rank":0,"gbps":"393.70","latency_us":2.1,
+ *    "verified_read":"1",... [,"reason":"..."]}
+ *   {"record":"done","pairs":2}
+ * Each pair record is preceded by {"record":"begin","from":0,"to":1},
+ * written before the pair is tried, so that a pair that never finishes can
+ * be named.  With "--after I:J" the pairs up to and including I -> J (in
+ * row order) are skipped and "done" counts the others.
+ * Or, when nothing could be checked, {"record":"error","reason":"..."}
+ * (after any device records).  A pair's other members are its properties,
+ * written through the result codec (src/codec.h, DC_CODEC_EXACT): each
+ * reads back (dc_codec_text) as the text the helper formatted.  Unknown
+ * record types and members are to be ignored by readers.
  * Exit status: 0 when it reported (whatever the pairs' status), 2 otherwise.
  *
  * The caller runs it as the leader of a process group of its own and kills
@@ -65,6 +68,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../src/codec.h"
 #include "cuda_api.h"
 #include "loader.h"
 
@@ -161,88 +165,74 @@ static struct {
 
 /* ------------------------------------------------------------------ output */
 
-/* A record being built: "type k=v k=v". */
-struct line {
-	char buf[4096];
-	size_t len;
-};
+/* Values as stored results hold them (src/codec.h): each reads back as the
+ * text written here ("393.70" stays a string, "1" too), and what the driver
+ * says that is not UTF-8 is replaced first. */
+static const struct dc_codec record_codec = { DC_CODEC_EXACT, NULL };
 
-static void line_raw(struct line *l, const char *s)
+/* A record being built: {"record": type, ...}; NULL when out of memory,
+ * which every function below takes (the record is then not written). */
+static json_t *record_start(const char *type)
 {
-	size_t n = strlen(s);
-	if (l->len + n >= sizeof(l->buf))
-		n = sizeof(l->buf) - 1 - l->len;
-	memcpy(l->buf + l->len, s, n);
-	l->len += n;
-	l->buf[l->len] = '\0';
+	return json_pack("{s:s}", "record", type);
 }
 
-static int plain_byte(unsigned char c)
+static void record_int(json_t *rec, const char *key, long long value)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       (c && strchr("-_.:/,+@", c));
+	if (rec)
+		json_object_set_new(rec, key, json_integer(value));
 }
 
-static void line_start(struct line *l, const char *type)
+/* key = text, typed as the codec types the property key. */
+static void record_put(json_t *rec, const char *key, const char *text)
 {
-	l->len = 0;
-	l->buf[0] = '\0';
-	line_raw(l, type);
+	char *fixed = dc_codec_utf8_fix(text);
+	if (rec)
+		json_object_set_new(rec, key, dc_codec_value(&record_codec, key, fixed ? fixed : text));
+	free(fixed);
 }
 
-static void line_kv(struct line *l, const char *key, const char *value)
-{
-	line_raw(l, " ");
-	line_raw(l, key);
-	line_raw(l, "=");
-	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
-		char enc[4];
-		if (plain_byte(*p)) {
-			enc[0] = (char)*p;
-			enc[1] = '\0';
-		} else {
-			snprintf(enc, sizeof(enc), "%%%02X", *p);
-		}
-		line_raw(l, enc);
-	}
-}
-
-static void line_vkvf(struct line *l, const char *key, const char *fmt, va_list ap)
+static void record_vputf(json_t *rec, const char *key, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
-static void line_vkvf(struct line *l, const char *key, const char *fmt, va_list ap)
+static void record_vputf(json_t *rec, const char *key, const char *fmt, va_list ap)
 {
 	char value[1024];
 	vsnprintf(value, sizeof(value), fmt, ap);
-	line_kv(l, key, value);
+	record_put(rec, key, value);
 }
 
-static void line_kvf(struct line *l, const char *key, const char *fmt, ...)
+static void record_putf(json_t *rec, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static void line_kvf(struct line *l, const char *key, const char *fmt, ...)
+static void record_putf(json_t *rec, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	line_vkvf(l, key, fmt, ap);
+	record_vputf(rec, key, fmt, ap);
 	va_end(ap);
 }
 
-static void line_emit(struct line *l)
+/* Writes rec as one line (JSON escapes every line break) and frees it. */
+static void record_emit(json_t *rec)
 {
-	fputs(l->buf, stdout);
-	fputc('\n', stdout);
-	fflush(stdout);
+	char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
+	if (text) {
+		fputs(text, stdout);
+		fputc('\n', stdout);
+		fflush(stdout);
+	}
+	free(text);
+	json_decref(rec);
 }
 
 static int fail_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail_run(const char *fmt, ...)
 {
-	struct line l;
+	json_t *rec = record_start("error");
 	va_list ap;
-	line_start(&l, "error");
 	va_start(ap, fmt);
-	line_vkvf(&l, "reason", fmt, ap);
+	record_vputf(rec, "reason", fmt, ap);
 	va_end(ap);
-	line_emit(&l);
+	record_emit(rec);
 	return 2;
 }
 
@@ -552,31 +542,30 @@ static void run_pair(struct dev *devs, int i, int j)
 fail:
 	o.status = "fail";
 out:;
-	struct line l;
-	line_start(&l, "pair");
-	line_kvf(&l, "from", "%d", i);
-	line_kvf(&l, "to", "%d", j);
-	line_kv(&l, "status", o.status);
-	line_kvf(&l, "can_access_peer", "%d", o.can_access);
+	json_t *rec = record_start("pair");
+	record_int(rec, "from", i);
+	record_int(rec, "to", j);
+	record_put(rec, "status", o.status);
+	record_putf(rec, "can_access_peer", "%d", o.can_access);
 	if (o.have_access_supported)
-		line_kvf(&l, "access_supported", "%d", o.access_supported);
+		record_putf(rec, "access_supported", "%d", o.access_supported);
 	if (o.have_native_atomics)
-		line_kvf(&l, "native_atomics", "%d", o.native_atomics);
+		record_putf(rec, "native_atomics", "%d", o.native_atomics);
 	if (o.have_rank)
-		line_kvf(&l, "performance_rank", "%d", o.rank);
+		record_putf(rec, "performance_rank", "%d", o.rank);
 	if (o.checked) {
-		line_kvf(&l, "verified_read", "%d", o.read_ok);
-		line_kvf(&l, "verified_write", "%d", o.write_ok);
-		line_kvf(&l, "verified_atomics_32", "%d", o.atomics32_ok);
-		line_kvf(&l, "verified_atomics_64", "%d", o.atomics64_ok);
+		record_putf(rec, "verified_read", "%d", o.read_ok);
+		record_putf(rec, "verified_write", "%d", o.write_ok);
+		record_putf(rec, "verified_atomics_32", "%d", o.atomics32_ok);
+		record_putf(rec, "verified_atomics_64", "%d", o.atomics64_ok);
 	}
 	if (o.measured) {
-		line_kvf(&l, "gbps", "%.2f", o.gbps);
-		line_kvf(&l, "latency_us", "%.2f", o.latency_us);
+		record_putf(rec, "gbps", "%.2f", o.gbps);
+		record_putf(rec, "latency_us", "%.2f", o.latency_us);
 	}
 	if (o.reason[0])
-		line_kv(&l, "reason", o.reason);
-	line_emit(&l);
+		record_put(rec, "reason", o.reason);
+	record_emit(rec);
 }
 
 /* ------------------------------------------------------------------- main */
@@ -730,12 +719,11 @@ int main(int argc, char **argv)
 		cu_error(err, sizeof(err), "cuInit", rc);
 		return fail_run("%s", err);
 	}
-	struct line l;
 	int version = 0;
 	if (cu.cuDriverGetVersion(&version) == DC_CUDA_SUCCESS) {
-		line_start(&l, "driver");
-		line_kvf(&l, "version", "%d", version);
-		line_emit(&l);
+		json_t *rec = record_start("driver");
+		record_int(rec, "version", version);
+		record_emit(rec);
 	}
 	int n = 0;
 	rc = cu.cuDeviceGetCount(&n);
@@ -764,15 +752,15 @@ int main(int argc, char **argv)
 			name[0] = '\0';
 		if (cu.cuDeviceGetUuid_v2(&u, devs[i].dev) == DC_CUDA_SUCCESS)
 			uuid_string(&u, uuid, sizeof(uuid));
-		line_start(&l, "device");
-		line_kvf(&l, "ordinal", "%d", i);
+		json_t *rec = record_start("device");
+		record_int(rec, "ordinal", i);
 		if (pci[0])
-			line_kv(&l, "pci", pci);
+			record_put(rec, "pci", pci);
 		if (uuid[0])
-			line_kv(&l, "uuid", uuid);
+			record_put(rec, "uuid", uuid);
 		if (name[0])
-			line_kv(&l, "name", name);
-		line_emit(&l);
+			record_put(rec, "name", name);
+		record_emit(rec);
 	}
 
 	int pairs = 0;
@@ -781,17 +769,17 @@ int main(int argc, char **argv)
 			if (i == j || i < after_i || (i == after_i && j <= after_j))
 				continue;
 			/* Announced first, so that the caller can name a pair that hangs. */
-			line_start(&l, "begin");
-			line_kvf(&l, "from", "%d", i);
-			line_kvf(&l, "to", "%d", j);
-			line_emit(&l);
+			json_t *rec = record_start("begin");
+			record_int(rec, "from", i);
+			record_int(rec, "to", j);
+			record_emit(rec);
 			run_pair(devs, i, j);
 			pairs++;
 		}
 	}
-	line_start(&l, "done");
-	line_kvf(&l, "pairs", "%d", pairs);
-	line_emit(&l);
+	json_t *rec = record_start("done");
+	record_int(rec, "pairs", pairs);
+	record_emit(rec);
 
 	for (int i = 0; i < n; i++)
 		dev_teardown(&devs[i], 0);
