@@ -802,9 +802,11 @@ typedef struct dmaconn_verify_result dmaconn_verify_result;
  * matrix is 1 where the pair passed, 0 otherwise; each pair i != j has
  * "status" ("pass", "fail" or "no_peer") and then the helper's properties
  * (those of dmaconn_verify_pair_get()); the warnings are the run's.  Errors
- * as dmaconn_verify().  *out is a new reference the caller releases.  The
- * dmaconn_verify_* functions below stay for existing callers; new code
- * should use this one.
+ * as dmaconn_verify().  *out is a new reference the caller releases.  New
+ * code should use this one: the dmaconn_verify_* functions below stay for
+ * existing callers, as a view of this same result (dmaconn_verify() holds
+ * it; its pair accessors leave out "status", which
+ * dmaconn_verify_status_of() gives).
  */
 DMACONN_EXTERN int dmaconn_verify_run(dmaconn_device_type type, int timeout_ms, dmaconn_result **out);
 

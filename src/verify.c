@@ -51,7 +51,9 @@
 #define STDERR_TAIL 512
 #define REAP_GRACE_MS 5000
 
-struct dmaconn_verify_result {
+/* One run of the helper(s), as read: what dmaconn_verify_run() turns into a
+ * result and the "cuda"/"verified" view reads (through that result). */
+struct dc_verify_run {
 	int n;
 	unsigned char *status;   /* n*n dmaconn_verify_status */
 	struct dc_props *pairs;  /* n*n */
@@ -61,9 +63,7 @@ struct dmaconn_verify_result {
 	char **pci; /* n bus ids as the driver names them, entries may be NULL */
 };
 
-/* ------------------------------------------------------------ accessors */
-
-void dmaconn_verify_result_free(dmaconn_verify_result *v)
+static void run_free(struct dc_verify_run *v)
 {
 	if (!v)
 		return;
@@ -78,56 +78,95 @@ void dmaconn_verify_result_free(dmaconn_verify_result *v)
 	free(v);
 }
 
-int dmaconn_verify_size(const dmaconn_verify_result *v)
-{
-	return v ? v->n : 0;
-}
-
-static int in_range(const dmaconn_verify_result *v, int i, int j)
+static int in_range(const struct dc_verify_run *v, int i, int j)
 {
 	return v && i >= 0 && j >= 0 && i < v->n && j < v->n;
 }
 
-dmaconn_verify_status dmaconn_verify_status_of(const dmaconn_verify_result *v, int i, int j)
+static dmaconn_verify_status run_status(const struct dc_verify_run *v, int i, int j)
 {
 	if (!in_range(v, i, j))
 		return DMACONN_VERIFY_FAIL;
 	return (dmaconn_verify_status)v->status[(size_t)i * (size_t)v->n + (size_t)j];
 }
 
-static const struct dc_props *pair_props(const dmaconn_verify_result *v, int i, int j)
+static const struct dc_props *pair_props(const struct dc_verify_run *v, int i, int j)
 {
 	return in_range(v, i, j) ? &v->pairs[(size_t)i * (size_t)v->n + (size_t)j] : NULL;
 }
 
+/* ------------------------------------------ dmaconn_verify(), as a result */
+
+/* The result of dmaconn_verify_run(): the older accessors read it. */
+struct dmaconn_verify_result {
+	dmaconn_result *r;
+};
+
+/* A pair's "status" as the result holds it (dmaconn_verify_run()). */
+static const char *const status_names[] = { "pass", "fail", "no_peer" };
+
+dmaconn_verify_status dc_verify_status(const dmaconn_result *r, int i, int j)
+{
+	int n = dmaconn_result_size(r);
+	if (i < 0 || j < 0 || i >= n || j >= n)
+		return DMACONN_VERIFY_FAIL;
+	if (i == j)
+		return DMACONN_VERIFY_NO_PEER;
+	const char *st = dmaconn_result_pair_get(r, i, j, "status");
+	for (int k = 0; st && k < 3; k++)
+		if (!strcmp(st, status_names[k]))
+			return (dmaconn_verify_status)k;
+	return DMACONN_VERIFY_FAIL;
+}
+
+void dmaconn_verify_result_free(dmaconn_verify_result *v)
+{
+	if (v)
+		dmaconn_result_release(v->r);
+	free(v);
+}
+
+int dmaconn_verify_size(const dmaconn_verify_result *v)
+{
+	return v ? dmaconn_result_size(v->r) : 0;
+}
+
+dmaconn_verify_status dmaconn_verify_status_of(const dmaconn_verify_result *v, int i, int j)
+{
+	return v ? dc_verify_status(v->r, i, j) : DMACONN_VERIFY_FAIL;
+}
+
+/* The result's pair properties start with "status", which these accessors
+ * have always kept apart (dmaconn_verify_status_of()). */
 const char *dmaconn_verify_pair_get(const dmaconn_verify_result *v, int i, int j, const char *key)
 {
-	return dc_props_get(pair_props(v, i, j), key);
+	return v && key && strcmp(key, "status") ? dmaconn_result_pair_get(v->r, i, j, key) : NULL;
 }
 
 int dmaconn_verify_pair_property_count(const dmaconn_verify_result *v, int i, int j)
 {
-	return dc_props_count(pair_props(v, i, j));
+	int count = v ? dmaconn_result_pair_property_count(v->r, i, j) : 0;
+	return count > 0 ? count - 1 : 0;
 }
 
 const char *dmaconn_verify_pair_property_key(const dmaconn_verify_result *v, int i, int j, int k)
 {
-	return dc_props_key_at(pair_props(v, i, j), k);
+	return v && k >= 0 ? dmaconn_result_pair_property_key(v->r, i, j, k + 1) : NULL;
 }
 
 const char *dmaconn_verify_pair_property_value(const dmaconn_verify_result *v, int i, int j, int k)
 {
-	return dc_props_value_at(pair_props(v, i, j), k);
+	return v && k >= 0 ? dmaconn_result_pair_property_value(v->r, i, j, k + 1) : NULL;
 }
 
 int dmaconn_verify_warning_count(const dmaconn_verify_result *v)
 {
-	return v ? v->warnings.count : 0;
+	return v ? dmaconn_result_warning_count(v->r) : 0;
 }
 
 const char *dmaconn_verify_warning(const dmaconn_verify_result *v, int k)
 {
-	return v ? dc_strings_at(&v->warnings, k) : NULL;
+	return v ? dmaconn_result_warning(v->r, k) : NULL;
 }
 
 /* --------------------------------------------------------- locating it */
@@ -907,9 +946,9 @@ static void stderr_note(const struct run *r, char *buf, size_t len)
 	snprintf(buf, len, " (stderr: %.200s)", line);
 }
 
-static int warn(dmaconn_verify_result *v, const char *fmt, ...)
+static int warn(struct dc_verify_run *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-static int warn(dmaconn_verify_result *v, const char *fmt, ...)
+static int warn(struct dc_verify_run *v, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -928,9 +967,9 @@ static int warn(dmaconn_verify_result *v, const char *fmt, ...)
 	return 0;
 }
 
-static dmaconn_verify_result *result_new(int n)
+static struct dc_verify_run *run_new(int n)
 {
-	dmaconn_verify_result *v = calloc(1, sizeof(*v));
+	struct dc_verify_run *v = calloc(1, sizeof(*v));
 	if (!v)
 		return NULL;
 	v->n = n;
@@ -939,7 +978,7 @@ static dmaconn_verify_result *result_new(int n)
 		v->status = malloc(nn);
 		v->pairs = calloc(nn, sizeof(*v->pairs));
 		if (!v->status || !v->pairs) {
-			dmaconn_verify_result_free(v);
+			run_free(v);
 			return NULL;
 		}
 		for (size_t k = 0; k < nn; k++)
@@ -952,7 +991,7 @@ static dmaconn_verify_result *result_new(int n)
 
 /* Compares with NVML's "cuda"/"p2p" matrix (1: read, write and atomics
  * all OK), when that detector exists and sees the same GPUs. */
-static int cross_check(dmaconn_verify_result *v)
+static int cross_check(struct dc_verify_run *v)
 {
 	dmaconn_result *r = NULL;
 	int rc = dmaconn_detect(DMACONN_DEVICE_CUDA, "p2p", &r);
@@ -986,13 +1025,13 @@ static int cross_check(dmaconn_verify_result *v)
 				if (i == j)
 					continue;
 				int nvml = dmaconn_result_get(r, i, j) != 0;
-				dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
+				dmaconn_verify_status st = run_status(v, i, j);
 				if (nvml == (st == DMACONN_VERIFY_PASS))
 					continue;
 				const char *rd = dmaconn_result_pair_get(r, i, j, "read");
 				const char *wr = dmaconn_result_pair_get(r, i, j, "write");
 				const char *at = dmaconn_result_pair_get(r, i, j, "atomics");
-				const char *why = dmaconn_verify_pair_get(v, i, j, "reason");
+				const char *why = dc_props_get(pair_props(v, i, j), "reason");
 				if (!nvml)
 					fail = warn(v, "cuda verify: GPU %d -> %d: NVML reports no full peer "
 						       "access (read %s, write %s, atomics %s) but the "
@@ -1150,7 +1189,8 @@ static int pair_timeout(int timeout_ms)
 	return t < timeout_ms ? t : timeout_ms;
 }
 
-int dc_verify_cuda(int timeout_ms, int quiet, dmaconn_verify_result **out)
+/* Runs the helper over every pair into a new *out; see dc_verify_cuda(). */
+static int run_cuda(int timeout_ms, int quiet, struct dc_verify_run **out)
 {
 	*out = NULL;
 	if (timeout_ms <= 0)
@@ -1159,7 +1199,7 @@ int dc_verify_cuda(int timeout_ms, int quiet, dmaconn_verify_result **out)
 	struct parsed parsed;
 	memset(&parsed, 0, sizeof(parsed));
 	parsed_clear(&parsed);
-	dmaconn_verify_result *v = NULL;
+	struct dc_verify_run *v = NULL;
 	char *reported = NULL;
 	int rc = DMACONN_ENOMEM;
 
@@ -1168,7 +1208,7 @@ int dc_verify_cuda(int timeout_ms, int quiet, dmaconn_verify_result **out)
 		goto done;
 
 	int n = parsed.ndev;
-	if (!(v = result_new(n)))
+	if (!(v = run_new(n)))
 		goto done;
 	v->quiet = quiet;
 	v->failed = why[0] != '\0';
@@ -1227,21 +1267,58 @@ int dc_verify_cuda(int timeout_ms, int quiet, dmaconn_verify_result **out)
 done:
 	free(reported);
 	parsed_clear(&parsed);
-	dmaconn_verify_result_free(v);
+	run_free(v);
 	return rc;
 }
 
-const char *dc_verify_pci(const dmaconn_verify_result *v, int i)
+/* Copies the run v into b: see dmaconn_verify_run(). */
+static int verify_to_result(dmaconn_builder *b, void *arg)
 {
-	return in_range(v, i, i) ? v->pci[i] : NULL;
+	const struct dc_verify_run *v = arg;
+	int n = v->n, rc = dmaconn_builder_set_size(b, n);
+	for (int i = 0; i < n && rc == DMACONN_OK; i++) {
+		if (v->pci[i])
+			rc = dmaconn_builder_set_device_property(b, i, DMACONN_PROP_PCI_BUS_ID, v->pci[i]);
+		for (int j = 0; j < n && rc == DMACONN_OK; j++) {
+			if (i == j)
+				continue;
+			dmaconn_verify_status st = run_status(v, i, j);
+			const struct dc_props *p = pair_props(v, i, j);
+			rc = dmaconn_builder_set(b, i, j, st == DMACONN_VERIFY_PASS);
+			if (rc == DMACONN_OK)
+				rc = dmaconn_builder_set_pair_property(b, i, j, "status", status_names[st]);
+			for (int k = 0; k < dc_props_count(p) && rc == DMACONN_OK; k++)
+				rc = dmaconn_builder_set_pair_property(b, i, j, dc_props_key_at(p, k),
+								       dc_props_value_at(p, k));
+		}
+	}
+	/* Sent to the sink when the run made them, unless it was quiet. */
+	for (int k = 0; k < v->warnings.count && rc == DMACONN_OK; k++)
+		rc = dmaconn_builder_add_warning(b, dc_strings_at(&v->warnings, k));
+	return rc;
 }
 
-int dc_verify_failed(const dmaconn_verify_result *v)
+/* The run as a result (connection "verify"); DMACONN_OK or an error of
+ * dmaconn_result_build(). */
+static int run_result(dmaconn_device_type type, struct dc_verify_run *v, dmaconn_result **out)
 {
-	return v ? v->failed : 1;
+	int rc = dmaconn_result_build(type, "verify", verify_to_result, v, out);
+	run_free(v);
+	return rc;
 }
 
-int dmaconn_verify(dmaconn_device_type type, int timeout_ms, dmaconn_verify_result **out)
+int dc_verify_cuda(int timeout_ms, int quiet, dmaconn_result **out, int *failed)
+{
+	struct dc_verify_run *v = NULL;
+	*out = NULL;
+	*failed = 1;
+	if (run_cuda(timeout_ms, quiet, &v) != DMACONN_OK)
+		return DMACONN_ENOMEM;
+	*failed = v->failed;
+	return run_result(DMACONN_DEVICE_CUDA, v, out);
+}
+
+int dmaconn_verify_run(dmaconn_device_type type, int timeout_ms, dmaconn_result **out)
 {
 	if (!out)
 		return dc_fail(DMACONN_EINVAL, "NULL result pointer");
@@ -1253,56 +1330,32 @@ int dmaconn_verify(dmaconn_device_type type, int timeout_ms, dmaconn_verify_resu
 			       dmaconn_device_type_name(type));
 	if (timeout_ms < 0)
 		return dc_fail(DMACONN_EINVAL, "negative timeout %d ms", timeout_ms);
-	dmaconn_verify_result *v = NULL;
-	if (dc_verify_cuda(timeout_ms, 0, &v) != DMACONN_OK)
+	struct dc_verify_run *v = NULL;
+	if (run_cuda(timeout_ms, 0, &v) != DMACONN_OK)
 		return dc_fail(DMACONN_ENOMEM, "out of memory while verifying cuda peer access");
 	if (v->n > 0 && !v->failed && cross_check(v) != 0) {
-		dmaconn_verify_result_free(v);
+		run_free(v);
 		return dc_fail(DMACONN_ENOMEM, "out of memory while verifying cuda peer access");
 	}
-	*out = v;
-	dc_fail(DMACONN_OK, "%s", "");
-	return DMACONN_OK;
-}
-
-/* Copies the verification v into b: see dmaconn_verify_run(). */
-static int verify_to_result(dmaconn_builder *b, void *arg)
-{
-	static const char *const names[] = { "pass", "fail", "no_peer" };
-	const dmaconn_verify_result *v = arg;
-	int n = v->n, rc = dmaconn_builder_set_size(b, n);
-	for (int i = 0; i < n && rc == DMACONN_OK; i++) {
-		if (v->pci[i])
-			rc = dmaconn_builder_set_device_property(b, i, DMACONN_PROP_PCI_BUS_ID, v->pci[i]);
-		for (int j = 0; j < n && rc == DMACONN_OK; j++) {
-			if (i == j)
-				continue;
-			dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
-			const struct dc_props *p = pair_props(v, i, j);
-			rc = dmaconn_builder_set(b, i, j, st == DMACONN_VERIFY_PASS);
-			if (rc == DMACONN_OK)
-				rc = dmaconn_builder_set_pair_property(b, i, j, "status", names[st]);
-			for (int k = 0; k < dc_props_count(p) && rc == DMACONN_OK; k++)
-				rc = dmaconn_builder_set_pair_property(b, i, j, dc_props_key_at(p, k),
-								       dc_props_value_at(p, k));
-		}
-	}
-	/* Sent to the sink when the run made them. */
-	for (int k = 0; k < v->warnings.count && rc == DMACONN_OK; k++)
-		rc = dmaconn_builder_add_warning(b, dc_strings_at(&v->warnings, k));
+	int rc = run_result(type, v, out);
+	if (rc == DMACONN_OK)
+		dc_fail(DMACONN_OK, "%s", "");
 	return rc;
 }
 
-int dmaconn_verify_run(dmaconn_device_type type, int timeout_ms, dmaconn_result **out)
+int dmaconn_verify(dmaconn_device_type type, int timeout_ms, dmaconn_verify_result **out)
 {
 	if (!out)
 		return dc_fail(DMACONN_EINVAL, "NULL result pointer");
 	*out = NULL;
-	dmaconn_verify_result *v = NULL;
-	int rc = dmaconn_verify(type, timeout_ms, &v);
-	if (rc != DMACONN_OK)
+	dmaconn_verify_result *v = calloc(1, sizeof(*v));
+	if (!v)
+		return dc_fail(DMACONN_ENOMEM, "out of memory while verifying cuda peer access");
+	int rc = dmaconn_verify_run(type, timeout_ms, &v->r);
+	if (rc != DMACONN_OK) {
+		free(v);
 		return rc;
-	rc = dmaconn_result_build(type, "verify", verify_to_result, v, out);
-	dmaconn_verify_result_free(v);
-	return rc;
+	}
+	*out = v;
+	return DMACONN_OK;
 }

@@ -453,7 +453,7 @@ def verify(device_type: Any = "cuda", timeout: Optional[float] = None) -> Verify
     lib = _lib()
     if not _library.has_verify:
         raise _errors.UnavailableError(
-            f"{_library.path()} has no functional check (dmaconn_verify)", _errors.EUNAVAILABLE
+            f"{_library.path()} has no functional check (dmaconn_verify_run)", _errors.EUNAVAILABLE
         )
     ctype = _parse_type(lib, device_type)
     out = ctypes.c_void_p()
@@ -461,7 +461,7 @@ def verify(device_type: Any = "cuda", timeout: Optional[float] = None) -> Verify
     stack = _pending_stack()
     stack.append(pending)
     try:
-        code = lib.dmaconn_verify(ctype, timeout_ms, ctypes.byref(out))
+        code = lib.dmaconn_verify_run(ctype, timeout_ms, ctypes.byref(out))
         error = _last_error(lib, code) if code != _errors.OK else None
     finally:
         stack.pop()
@@ -470,36 +470,18 @@ def verify(device_type: Any = "cuda", timeout: Optional[float] = None) -> Verify
             for message in pending:
                 warnings.warn(message, DmaconnWarning, stacklevel=2)
             raise error
-        v = out.value
-        n = lib.dmaconn_verify_size(v)
-        pairs: List[Dict[str, Any]] = []
-        for i in range(n):
-            for j in range(n):
-                if i == j:
-                    continue
-                st = lib.dmaconn_verify_status_of(v, i, j)
-                entry: Dict[str, Any] = {
-                    "from": i,
-                    "to": j,
-                    "status": VERIFY_STATUS[st] if 0 <= st < len(VERIFY_STATUS) else str(st),
-                }
-                for k in range(lib.dmaconn_verify_pair_property_count(v, i, j)):
-                    key = _decode(lib.dmaconn_verify_pair_property_key(v, i, j, k))
-                    if key not in entry:
-                        entry[key] = typed_value(key, _decode(lib.dmaconn_verify_pair_property_value(v, i, j, k)))
-                pairs.append(entry)
+        # The verification is a result (connection "verify"): each pair's
+        # "status" first, then the helper's properties, typed as detect()'s.
+        found = _result_from_c(lib, out.value)
         result = VerifyResult(
-            device_type=_decode(lib.dmaconn_device_type_name(ctype)),
-            size=n,
-            pairs=pairs,
-            warnings=[
-                _decode(lib.dmaconn_verify_warning(v, k))
-                for k in range(lib.dmaconn_verify_warning_count(v))
-            ],
+            device_type=found.device_type,
+            size=len(found.matrix),
+            pairs=found.pairs,
+            warnings=found.warnings,
         )
     finally:
         if out.value:
-            lib.dmaconn_verify_result_free(out)
+            lib.dmaconn_result_release(out)
     for message in pending + [w for w in result.warnings if w not in pending]:
         warnings.warn(message, DmaconnWarning, stacklevel=2)
     return result

@@ -22,8 +22,7 @@ WARNING_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
 
 
 def _pair_accessors(prefix: str) -> dict:
-    """The pair-property accessors a result and a verification result share
-    (the object, then i, j)."""
+    """A result's pair-property accessors (the object, then i, j)."""
     obj, i = ctypes.c_void_p, ctypes.c_int
     return {
         f"{prefix}_pair_property_count": (ctypes.c_int, [obj, i, i]),
@@ -34,7 +33,7 @@ def _pair_accessors(prefix: str) -> dict:
 
 
 def _warning_accessors(prefix: str) -> dict:
-    """The warning accessors a result and a verification result share."""
+    """A result's warning accessors."""
     return {
         f"{prefix}_warning_count": (ctypes.c_int, [ctypes.c_void_p]),
         f"{prefix}_warning": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]),
@@ -122,17 +121,13 @@ _PROTOTYPES = {
     "dmaconn_property_read_bool": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, c_int_p]),
 }
 
-# The functional check, which a library may be built without.
+# The functional check, which a library may be built without: its result is
+# a dmaconn_result, read with the accessors above.
 _OPTIONAL_PROTOTYPES = {
-    "dmaconn_verify": (
+    "dmaconn_verify_run": (
         ctypes.c_int,
         [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)],
     ),
-    "dmaconn_verify_result_free": (None, [ctypes.c_void_p]),
-    "dmaconn_verify_size": (ctypes.c_int, [ctypes.c_void_p]),
-    "dmaconn_verify_status_of": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]),
-    **_pair_accessors("dmaconn_verify"),
-    **_warning_accessors("dmaconn_verify"),
 }
 
 
@@ -223,7 +218,7 @@ def _declare(lib: ctypes.CDLL) -> bool:
 
 _lock = threading.Lock()
 _lib: Optional[ctypes.CDLL] = None
-has_verify = False  # whether the loaded library has dmaconn_verify()
+has_verify = False  # whether the loaded library has dmaconn_verify_run()
 _on_load: List[Callable[[ctypes.CDLL], None]] = []  # run once, right after loading
 
 

@@ -79,13 +79,13 @@ static int dc_verified_find(const dmaconn_result *p2p, const char *pci)
 	return -1;
 }
 
-static void dc_verified_pair(dmaconn_builder *b, const dmaconn_verify_result *v, int i, int j)
+static void dc_verified_pair(dmaconn_builder *b, const dmaconn_result *v, int i, int j)
 {
-	dmaconn_verify_status st = dmaconn_verify_status_of(v, i, j);
-	int hung = dmaconn_verify_pair_get(v, i, j, "hang") != NULL, all = st == DMACONN_VERIFY_PASS;
+	dmaconn_verify_status st = dc_verify_status(v, i, j);
+	int hung = dmaconn_result_pair_get(v, i, j, "hang") != NULL, all = st == DMACONN_VERIFY_PASS;
 	for (int c = 0; c < DC_VERIFIED_NCAPS; c++) {
-		const char *claim = dmaconn_verify_pair_get(v, i, j, dc_verified_caps[c].claim);
-		const char *got = dmaconn_verify_pair_get(v, i, j, dc_verified_caps[c].helper);
+		const char *claim = dmaconn_result_pair_get(v, i, j, dc_verified_caps[c].claim);
+		const char *got = dmaconn_result_pair_get(v, i, j, dc_verified_caps[c].helper);
 		if (claim)
 			dmaconn_builder_set_pair_property(b, i, j, dc_verified_caps[c].advertised,
 							  !strcmp(claim, "0") ? "no" : "yes");
@@ -94,8 +94,8 @@ static void dc_verified_pair(dmaconn_builder *b, const dmaconn_verify_result *v,
 		/* A pass needs each capability proven, not merely no complaint. */
 		all &= got && !strcmp(got, "1");
 	}
-	const char *gbps = dmaconn_verify_pair_get(v, i, j, "gbps");
-	const char *lat = dmaconn_verify_pair_get(v, i, j, "latency_us");
+	const char *gbps = dmaconn_result_pair_get(v, i, j, "gbps");
+	const char *lat = dmaconn_result_pair_get(v, i, j, "latency_us");
 	if (gbps)
 		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_GBPS, gbps);
 	if (lat)
@@ -109,7 +109,7 @@ static void dc_verified_pair(dmaconn_builder *b, const dmaconn_verify_result *v,
 		dmaconn_builder_set(b, i, j, 1);
 		return;
 	}
-	const char *why = dmaconn_verify_pair_get(v, i, j, "reason");
+	const char *why = dmaconn_result_pair_get(v, i, j, "reason");
 	const char *code = hung ? DMACONN_REASON_VERIFY_HUNG
 			   : st == DMACONN_VERIFY_NO_PEER ? DMACONN_REASON_NO_PEER
 							  : DMACONN_REASON_VERIFY_FAILED;
@@ -250,32 +250,33 @@ static int dc_verified_detect(dmaconn_builder *b, void *user_data)
 		goto out;
 	}
 
-	dmaconn_verify_result *v = NULL;
-	if (dc_verify_cuda(0, 1, &v) != DMACONN_OK) {
+	dmaconn_result *v = NULL;
+	int failed = 1;
+	if (dc_verify_cuda(0, 1, &v, &failed) != DMACONN_OK) {
 		rc = dmaconn_builder_fail(b, DMACONN_ENOMEM, "out of memory while verifying");
 		goto out;
 	}
-	for (int k = 0; k < dmaconn_verify_warning_count(v); k++)
-		dmaconn_builder_warn(b, "%s", dmaconn_verify_warning(v, k));
-	int n = dmaconn_verify_size(v);
-	if (n == 0 || dc_verify_failed(v)) {
+	for (int k = 0; k < dmaconn_result_warning_count(v); k++)
+		dmaconn_builder_warn(b, "%s", dmaconn_result_warning(v, k));
+	int n = dmaconn_result_size(v);
+	if (n == 0 || failed) {
 		/* Nothing was proven: zeros over the node as NVML sees it. */
 		char text[1200];
-		const char *why = n > 1 ? dmaconn_verify_pair_get(v, 0, 1, "reason") : NULL;
+		const char *why = n > 1 ? dmaconn_result_pair_get(v, 0, 1, "reason") : NULL;
 		snprintf(text, sizeof(text), "verification failed: %s",
 			 why ? why
-			     : dmaconn_verify_warning_count(v) ? dmaconn_verify_warning(v, 0)
+			     : dmaconn_result_warning_count(v) ? dmaconn_result_warning(v, 0)
 							       : "no GPU was checked");
 		if (n == 0 || !p2p || dmaconn_result_size(p2p) == n) {
 			rc = dc_verified_zeros(b, n == 0 ? p2p : p2p, "fail", DMACONN_REASON_VERIFY_FAILED,
 					       text);
-			dmaconn_verify_result_free(v);
+			dmaconn_result_release(v);
 			goto out; /* never cached: the next detection tries again */
 		}
 	}
 	rc = dmaconn_builder_set_size(b, n);
 	for (int i = 0; i < n && rc == DMACONN_OK; i++) {
-		const char *pci = dc_verify_pci(v, i);
+		const char *pci = dmaconn_result_device_get(v, i, DMACONN_PROP_PCI_BUS_ID);
 		int at = dc_verified_find(p2p, pci);
 		if (at >= 0)
 			dc_verified_device(b, p2p, at, i);
@@ -289,9 +290,9 @@ static int dc_verified_detect(dmaconn_builder *b, void *user_data)
 		dc_reasons_suspects(b);
 	/* A verdict, even of failed pairs, is kept; a run that checked
 	 * nothing is not. */
-	if (rc == DMACONN_OK && key && !dc_verify_failed(v) && n > 0)
+	if (rc == DMACONN_OK && key && !failed && n > 0)
 		dc_vcache_store(key, b->r);
-	dmaconn_verify_result_free(v);
+	dmaconn_result_release(v);
 out:
 	free(key);
 	dmaconn_result_release(p2p);
