@@ -58,7 +58,7 @@ if command -v python3 >/dev/null 2>&1 && [ "$(command -v python3)" != /usr/bin/p
 		"(pip install jsonschema, or configure with -DPython3_EXECUTABLE=/usr/bin/python3)" >&2
 fi
 
-# Required: the toolchain, Jansson (the CLI's JSON, record/replay), Python
+# Required: the toolchain, Jansson (the library's result codec), Python
 # (tests, binding, man pages).  Optional: MPI (multi-node component), the
 # ROCm SMI and Level Zero headers (ABI checks of the AMD and Intel
 # declarations), groff (the man-page check), python3-jsonschema (the JSON
