@@ -118,3 +118,26 @@ def golden_cases(path, variables=None):
             env = dict(w.split("=", 1) for w in words[2:cut])
             cases[words[0]] = GoldenCase(words[0], int(words[1]), env, words[cut + 1:])
     return cases
+
+
+# A stand-in for dmaconn-verify-helper: its records (tools/verify_helper.c),
+# one JSON object a line, for two devices; pair 0 -> 1 passes, 1 -> 0 has the
+# status given.
+FAKE_VERIFY_HELPER = """#!/bin/sh
+cat <<'EOF'
+{"record":"driver","version":13000}
+{"record":"device","ordinal":0,"pci":"0000:00:06.0","uuid":"GPU-a","name":"NVIDIA H200"}
+{"record":"device","ordinal":1,"pci":"0000:00:07.0","uuid":"GPU-b","name":"NVIDIA H200"}
+{"record":"pair","from":0,"to":1,"status":"pass","can_access_peer":"1","access_supported":"1","native_atomics":"1","performance_rank":0,"gbps":"393.70","latency_us":"2.10"}
+{"record":"pair","from":1,"to":0,"status":"%s","can_access_peer":"1","access_supported":"1","native_atomics":"1","performance_rank":0,"reason":"wrong data"}
+{"record":"done","pairs":2}
+EOF
+"""
+
+
+def fake_verify_helper(path, status="fail"):
+    """Writes FAKE_VERIFY_HELPER (1 -> 0 with status) to path, executable; returns path."""
+    with open(path, "w") as f:
+        f.write(FAKE_VERIFY_HELPER % status)
+    os.chmod(path, 0o755)
+    return path

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import Report, clean_env
+from harness import Report, clean_env, fake_verify_helper
 
 T = "tests/topologies"
 # Nothing of the host may answer: no NVIDIA, AMD or Intel library or tree.
@@ -32,20 +32,6 @@ HERMETIC = {
     "DMACONN_ROCM_SMI_LIBRARY": "/nonexistent/librocm_smi64.so.1",
     "DMACONN_SYSFS_ROOT": "tests/sysfs/no-nvidia",
 }
-
-# The helper's records (tools/verify_helper.c), one JSON object a line, for
-# two devices.
-HELPER = """#!/bin/sh
-cat <<'EOF'
-{"record":"driver","version":13000}
-{"record":"device","ordinal":0,"pci":"0000:00:06.0","uuid":"GPU-a","name":"NVIDIA H200"}
-{"record":"device","ordinal":1,"pci":"0000:00:07.0","uuid":"GPU-b","name":"NVIDIA H200"}
-{"record":"pair","from":0,"to":1,"status":"pass","can_access_peer":"1","access_supported":"1","native_atomics":"1","performance_rank":0,"gbps":"393.70","latency_us":"2.10"}
-{"record":"pair","from":1,"to":0,"status":"%s","can_access_peer":"1","access_supported":"1","native_atomics":"1","performance_rank":0,"reason":"wrong data"}
-{"record":"done","pairs":2}
-EOF
-"""
-
 
 def modes(tmp, passing, failing):
     """(label, args, extra environment, expected exit status) per mode."""
@@ -127,10 +113,7 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         helpers = {}
         for name, status in (("passing", "pass"), ("failing", "fail")):
-            helpers[name] = os.path.join(tmp, name)
-            with open(helpers[name], "w") as f:
-                f.write(HELPER % status)
-            os.chmod(helpers[name], 0o755)
+            helpers[name] = fake_verify_helper(os.path.join(tmp, name), status)
         os.mkdir(os.path.join(tmp, "cache"), 0o700)
         for label, args, extra, status in modes(tmp, helpers["passing"], helpers["failing"]):
             env = clean_env(HERMETIC)

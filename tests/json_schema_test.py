@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import finish
+from harness import fake_verify_helper, finish
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -45,20 +45,6 @@ except ImportError:
 CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
          "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_QUIET",
          "DMACONN_NVML_LIBRARY", "DMACONN_SYSFS_ROOT", "DMACONN_VERIFY_HELPER", "DMACONN_MPI_LIBRARY")
-
-# The fake verify helper: the helper's records (tools/verify_helper.c), one
-# JSON object a line, for two devices, one pair passing and one failing.
-FAKE_HELPER = """#!/bin/sh
-cat <<'EOF'
-{"record":"driver","version":13000}
-{"record":"device","ordinal":0,"pci":"0000:00:06.0","uuid":"GPU-a","name":"NVIDIA H200"}
-{"record":"device","ordinal":1,"pci":"0000:00:07.0","uuid":"GPU-b","name":"NVIDIA H200"}
-{"record":"pair","from":0,"to":1,"status":"pass","can_access_peer":"1","access_supported":"1","native_atomics":"1","performance_rank":0,"gbps":"393.70","latency_us":"2.10"}
-{"record":"pair","from":1,"to":0,"status":"fail","can_access_peer":"1","access_supported":"1","native_atomics":"1","performance_rank":0,"reason":"wrong data"}
-{"record":"done","pairs":2}
-EOF
-"""
-
 
 def env_for(extra=None):
     env = {k: v for k, v in os.environ.items() if k not in CLEAN}
@@ -198,10 +184,7 @@ def main(argv):
     r = Run(os.path.abspath(argv[1]))
     tmp = tempfile.mkdtemp()
     try:
-        helper = os.path.join(tmp, "fake-helper")
-        with open(helper, "w") as f:
-            f.write(FAKE_HELPER)
-        os.chmod(helper, 0o755)
+        helper = fake_verify_helper(os.path.join(tmp, "fake-helper"))
 
         tables_agree(r)
         detectors = r.run(["--list", "--json"])["detectors"]
