@@ -853,6 +853,14 @@ static int model_peers(struct dc_model *m)
 /* The views below read the model only: what a stage lacks is asked through
  * it (model_fabric, model_peers), never from the vendor here. */
 
+/* Sets device i's property key to the decimal v. */
+static void set_number(dmaconn_builder *b, int i, const char *key, long long v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%lld", v);
+	dmaconn_builder_set_device_property(b, i, key, buf);
+}
+
 static void set_identity(dmaconn_builder *b, const struct dc_model *m)
 {
 	char buf[64];
@@ -864,26 +872,15 @@ static void set_identity(dmaconn_builder *b, const struct dc_model *m)
 			dc_pci_format(&d->node.pci, buf);
 			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_PCI_BUS_ID, buf);
 		}
-		if (!m->vendor_ok) {
-			if (d->tile_known) {
-				snprintf(buf, sizeof(buf), "%u", d->tile);
-				dmaconn_builder_set_device_property(b, i, DMACONN_PROP_TILE, buf);
-			}
-			continue;
+		if (m->vendor_ok) {
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_UUID, m->ids[i].uuid);
+			set_number(b, i, DMACONN_PROP_LEVEL_ZERO_DRIVER, d->group);
+			set_number(b, i, DMACONN_PROP_LEVEL_ZERO_INDEX, d->group_index);
 		}
-		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_UUID, m->ids[i].uuid);
-		snprintf(buf, sizeof(buf), "%d", d->group);
-		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_LEVEL_ZERO_DRIVER, buf);
-		snprintf(buf, sizeof(buf), "%d", d->group_index);
-		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_LEVEL_ZERO_INDEX, buf);
-		if (d->tile_known) {
-			snprintf(buf, sizeof(buf), "%u", d->tile);
-			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_TILE, buf);
-		}
-		if (d->tiles > 0) {
-			snprintf(buf, sizeof(buf), "%d", d->tiles);
-			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_TILES, buf);
-		}
+		if (d->tile_known)
+			set_number(b, i, DMACONN_PROP_TILE, d->tile);
+		if (m->vendor_ok && d->tiles > 0)
+			set_number(b, i, DMACONN_PROP_TILES, d->tiles);
 	}
 }
 
