@@ -395,30 +395,22 @@ static void nvml_forget(void)
 /* The table of a loaded NVML (or why none loaded) becomes the recorded one. */
 static void record_nvml(struct nvml_api *api, const char *library, const char *load_error)
 {
-	char why[1024];
 	LOCK();
 	nvml_forget();
 	n.sec = json_object();
 	n.top = json_object();
 	if (!api && !library && replay_active() && !dmaconn_replay_ops()->nvml_load_error()) {
 		/* The replayed library lacked a required function: so it is recorded. */
-		library = replay_nvml_library();
-		replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
-		replay_put(&replay_rec_oom, n.sec, "missing_functions", replay_nvml_missing());
+		replay_library_record(n.sec, replay_nvml_library(), NULL, replay_nvml_missing());
 	} else if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
-		snprintf(why, sizeof(why), "%s", api ? "out of memory" : load_error ? load_error : "not loaded");
-		json_t *e = json_object();
-		replay_put(&replay_rec_oom, e, "error", replay_text(why, strlen(why)));
-		replay_put(&replay_rec_oom, n.sec, "library", e);
+		replay_library_record(n.sec, NULL, api ? "out of memory" : load_error ? load_error : "not loaded", NULL);
 	} else {
-		library = library ? library : replay_nvml_library();
-		replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
 		json_t *missing = json_array();
 		n.live = *api;
 		NVML_FUNCTIONS(REPLAY_WRAP)
 		/* The MIG queries are optional everywhere: none is "missing". */
 		NVML_MIG_FUNCTIONS(REPLAY_WRAP_PRESENT)
-		replay_put(&replay_rec_oom, n.sec, "missing_functions", missing);
+		replay_library_record(n.sec, library ? library : replay_nvml_library(), NULL, missing);
 	}
 	UNLOCK();
 }

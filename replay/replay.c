@@ -121,10 +121,9 @@ struct nvmlDevice_st {
 static struct replay {
 	const char *load_error; /* NULL once the file loaded */
 	bool nvml_present;	/* "nvml" key */
-	char *library;		/* NULL: the default name */
-	char *library_error;	/* "library": {"error": ...} */
+	struct replay_library lib;
 	bool fn_missing[FN_COUNT];
-	nvmlReturn_t init_rc, driver_rc, nvml_version_rc, cuda_rc, count_rc, conf_rc;
+	nvmlReturn_t driver_rc, nvml_version_rc, cuda_rc, count_rc, conf_rc;
 	nvmlConfComputeSystemState_t conf;
 	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE], nvml_version[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE];
 	int cuda;
@@ -147,7 +146,8 @@ static void free_data(void)
 		free(g.devs[i].links), free(g.devs[i].p2p), free(g.devs[i].row), free(g.devs[i].migs);
 	for (unsigned int i = 0; i < g.nenv; i++)
 		free(g.env[i].name), free(g.env[i].value);
-	free(g.devs), free(g.answers), free(g.env), free(g.gpus), free(g.library), free(g.library_error);
+	free(g.devs), free(g.answers), free(g.env), free(g.gpus);
+	replay_library_release(&g.lib);
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
 		sec->release();
 	const char *keep = g.load_error;
@@ -653,42 +653,16 @@ static int read_devices(const struct fmt_ctx *c, json_t *arr, const char *path)
 static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 {
 	char p[PATH_LEN];
-	json_t *v, *e;
+	json_t *v;
 	size_t n;
 	if (!json_is_object(nvml))
 		return replay_bad(c->file, "nvml", "expected an object");
 	g.nvml_present = true;
-	if ((v = json_object_get(nvml, "library"))) {
-		e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-		if (!json_is_string(v) && !e)
-			return replay_bad(c->file, "nvml.library", "expected a library name or {\"error\": \"loader message\"}");
-		if (e && !json_is_string(e))
-			return replay_bad(c->file, "nvml.library.error", "expected the loader's message");
-		if (!(*(e ? &g.library_error : &g.library) = strdup(json_string_value(e ? e : v))))
-			return replay_bad(c->file, "nvml.library", "out of memory");
-		if (e)
-			return 0; /* nothing else can be reached */
-	}
-	if ((v = json_object_get(nvml, "missing_functions"))) {
-		void *none;
-		if (fmt_array(c, v, "nvml.missing_functions", "function names", MAX_ENTRIES, 0, &none, &n))
-			return -1;
-		for (size_t i = 0; i < n; i++) {
-			const char *name = json_string_value(json_array_get(v, i));
-			if (!name)
-				return replay_bad(c->file, replay_item(p, "nvml.missing_functions", i), "expected a function name");
-			/* A name dmaconn never calls hides nothing it could ask. */
-			for (int id = 0; id < FN_COUNT; id++)
-				g.fn_missing[id] = g.fn_missing[id] || !strcmp(fn_names[id], name);
-		}
-	}
-	/* A bare name, or an error object like every other answer; here
-	 * SUCCESS is a return code like the others. */
-	if ((v = json_object_get(nvml, "init"))) {
-		e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-		if (fmt_code(c, e ? e : v, e ? "nvml.init.error" : "nvml.init", (int *)&g.init_rc))
-			return -1;
-	}
+	if (replay_library_read(c, nvml, "nvml", &g.lib) || g.lib.error)
+		return g.lib.error ? 0 : -1; /* with an error, nothing else can be reached */
+	/* A name dmaconn never calls hides nothing it could ask. */
+	for (int id = 0; id < FN_COUNT; id++)
+		g.fn_missing[id] = replay_library_lacks(&g.lib, fn_names[id]);
 	if ((v = json_object_get(nvml, "p2p_answers"))) {
 		if (!json_is_array(v))
 			return replay_bad(c->file, "nvml.p2p_answers", "expected an array of answer objects");
@@ -884,7 +858,7 @@ static nvmlReturn_t enter(enum fn_id fn)
 		return NVML_ERROR_UNKNOWN;
 	if (g.fn_missing[fn])
 		return NVML_ERROR_FUNCTION_NOT_FOUND;
-	if (!g.nvml_present || g.library_error)
+	if (!g.nvml_present || g.lib.error)
 		return fn == FN_nvmlInit_v2 ? NVML_ERROR_LIBRARY_NOT_FOUND : NVML_ERROR_UNINITIALIZED;
 	if (fn != FN_nvmlInit_v2 && atomic_load(&g_inits) == 0)
 		return NVML_ERROR_UNINITIALIZED;
@@ -1012,7 +986,7 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 static nvmlReturn_t replay_nvmlInit_v2(void)
 {
 	nvmlReturn_t rc = enter(FN_nvmlInit_v2);
-	if (rc == NVML_SUCCESS && (rc = g.init_rc) == NVML_SUCCESS)
+	if (rc == NVML_SUCCESS && (rc = (nvmlReturn_t)g.lib.init) == NVML_SUCCESS)
 		atomic_fetch_add(&g_inits, 1);
 	return rc;
 }
@@ -1236,7 +1210,7 @@ static int op_getenv(const char *name, const char **value)
 
 static const char *op_nvml_load_error(void)
 {
-	return !loaded() ? g.load_error : !g.nvml_present ? NOT_INSTALLED : g.library_error;
+	return !loaded() ? g.load_error : !g.nvml_present ? NOT_INSTALLED : g.lib.error;
 }
 
 static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
@@ -1257,7 +1231,7 @@ json_t *replay_nvml_missing(void)
 
 const char *replay_nvml_library(void)
 {
-	return loaded() && g.library ? g.library : DEFAULT_LIBRARY;
+	return loaded() && g.lib.name ? g.lib.name : DEFAULT_LIBRARY;
 }
 
 const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
