@@ -387,11 +387,6 @@ void replay_note(json_t *obj, const char *key, json_t *v, json_t *error)
 		replay_put(&replay_rec_oom, obj, key, error ? error : v);
 }
 
-void fmt_note(const struct fmt_ctx *c, json_t *obj, const struct fmt_field *f, int rc, const void *in)
-{
-	replay_note(obj, f->key, rc ? NULL : fmt_json(c, f, in), rc ? fmt_answer(c, f, rc, in) : NULL);
-}
-
 int replay_library_read(const struct fmt_ctx *c, json_t *sec, const char *path, struct replay_library *l)
 {
 	char p[REPLAY_PATH_LEN], q[REPLAY_PATH_LEN];

@@ -156,7 +156,5 @@ json_t *replay_text(const char *s, size_t n);
  * error object does not replace a success kept before. */
 extern bool replay_rec_oom;
 void replay_note(json_t *obj, const char *key, json_t *v, json_t *error);
-/* obj[f->key] = the answer (rc, in), as replay_note. */
-void fmt_note(const struct fmt_ctx *c, json_t *obj, const struct fmt_field *f, int rc, const void *in);
 
 #endif

@@ -70,64 +70,16 @@ static const struct replay_name remote_type_names[] = {
 	{ NULL, 0 },
 };
 
-/* Each answer is a return code and, when that is NVML_SUCCESS, a value. */
-struct link {
-	nvmlReturn_t state_rc, version_rc, type_rc, pci_rc, speed_rc;
-	nvmlEnableState_t state;
-	unsigned int version, speed;
-	nvmlIntNvLinkDeviceType_t type;
-	nvmlPciInfo_t pci;
-};
-
-struct p2p {
-	unsigned int peer;
-	nvmlReturn_t status_rc[REPLAY_P2P_CAPS], ancestor_rc;
-	nvmlGpuP2PStatus_t status[REPLAY_P2P_CAPS];
-	nvmlGpuTopologyLevel_t ancestor;
-};
-
 #define P2P_NONE 0xffffu
 #define MAX_P2P_ANSWERS 0xfff0u
-
-/* A MIG instance of a GPU in MIG mode; its handle is a pointer to it. */
-struct mig {
-	unsigned int parent;
-	nvmlReturn_t uuid_rc, gi_rc, ci_rc;
-	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-	unsigned int gi, ci;
-};
-
-/* Handles are pointers into the device array. */
-struct nvmlDevice_st {
-	unsigned int index;
-	nvmlReturn_t handle_rc; /* the device is an error object */
-	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc, minor_rc;
-	nvmlReturn_t cpus_rc, mems_rc, numa_rc, c2c_count_rc, c2c_status_rc, c2c_bw_rc;
-	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-	unsigned long cpus[REPLAY_LIST_WORDS], mems[REPLAY_LIST_WORDS]; /* affinity */
-	unsigned int numa, c2c_count, c2c_status, c2c_bw;
-	nvmlPciInfo_t pci;
-	int cc[2];
-	unsigned int mig[2], virt, minor, nlinks, np2p, nmig;
-	struct replay_fabric fabric;
-	unsigned long long bar1;
-	bool has_nvlink;
-	struct link *links;
-	struct p2p *p2p;  /* sorted by peer */
-	uint16_t *row;	  /* "p2p_row": per peer, its entry of nvml.p2p_answers, P2P_NONE for none */
-	struct mig *migs; /* "mig_devices" */
-};
 
 static struct replay {
 	const char *load_error; /* NULL once the file loaded */
 	bool nvml_present;	/* "nvml" key */
 	struct replay_library lib;
 	bool fn_missing[FN_COUNT];
-	nvmlReturn_t driver_rc, nvml_version_rc, cuda_rc, count_rc, conf_rc;
-	nvmlConfComputeSystemState_t conf;
-	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE], nvml_version[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE];
-	int cuda;
-	unsigned int count, ndev, nanswers, nenv, ngpus; /* count: device_count's answer, or ndev */
+	struct replay_system sys; /* sys.count: device_count's answer, or ndev */
+	unsigned int ndev, nanswers, nenv, ngpus;
 	struct nvmlDevice_st *devs;
 	struct p2p *answers; /* nvml.p2p_answers, what "p2p_row" entries name */
 	bool any_mig;	     /* a device lists MIG instances */
@@ -416,7 +368,8 @@ const struct fmt_field replay_dev_fields[] = {
 	{ .key = NULL },
 };
 
-#define SYS(key, kind, m, rc, absent, ...) FMT_FIELD(key, kind, struct replay, m, FMT_RC(struct replay, rc, absent), __VA_ARGS__)
+#define SYS(key, kind, m, rc, absent, ...) \
+	FMT_FIELD(key, kind, struct replay_system, m, FMT_RC(struct replay_system, rc, absent), __VA_ARGS__)
 static const struct fmt_field conf_fields[] = {
 	FMT_FIELD("environment", FMT_UINT, nvmlConfComputeSystemState_t, environment, FMT_U32),
 	FMT_FIELD("cc_feature", FMT_UINT, nvmlConfComputeSystemState_t, ccFeature, FMT_U32),
@@ -677,11 +630,11 @@ static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 	}
 	if ((v = json_object_get(nvml, "devices")) && read_devices(c, v, "nvml.devices"))
 		return -1;
-	g.count = g.ndev;
-	if (fmt_read(c, replay_sys_fields, nvml, "nvml", &g))
+	g.sys.count = g.ndev;
+	if (fmt_read(c, replay_sys_fields, nvml, "nvml", &g.sys))
 		return -1;
-	if (g.count > g.ndev)
-		return replay_bad(c->file, "nvml.device_count", "%u, but %u devices are listed", g.count, g.ndev);
+	if (g.sys.count > g.ndev)
+		return replay_bad(c->file, "nvml.device_count", "%u, but %u devices are listed", g.sys.count, g.ndev);
 	return 0;
 }
 
@@ -870,7 +823,7 @@ static struct nvmlDevice_st *dev_of(nvmlDevice_t h)
 {
 	uintptr_t p = (uintptr_t)h, base = (uintptr_t)g.devs;
 	size_t i = (p - base) / sizeof(*g.devs);
-	if (!h || !g.devs || p < base || (p - base) % sizeof(*g.devs) || i >= g.count || g.devs[i].handle_rc)
+	if (!h || !g.devs || p < base || (p - base) % sizeof(*g.devs) || i >= g.sys.count || g.devs[i].handle_rc)
 		return NULL;
 	return &g.devs[i];
 }
@@ -878,7 +831,7 @@ static struct nvmlDevice_st *dev_of(nvmlDevice_t h)
 static struct mig *mig_of(nvmlDevice_t h)
 {
 	uintptr_t p = (uintptr_t)h;
-	for (unsigned int i = 0; h && g.any_mig && i < g.count; i++) {
+	for (unsigned int i = 0; h && g.any_mig && i < g.sys.count; i++) {
 		uintptr_t base = (uintptr_t)g.devs[i].migs;
 		if (p >= base && p < base + g.devs[i].nmig * sizeof(struct mig) && (p - base) % sizeof(struct mig) == 0)
 			return (struct mig *)h;
@@ -1020,12 +973,12 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 	return result >= 0 && (size_t)result < sizeof(text) / sizeof(text[0]) ? text[result] : "Unknown Error";
 }
 
-#define ANSWER_OF_nvmlSystemGetDriverVersion a0, g.driver_rc, return put_str(g.driver, a0, a1)
-#define ANSWER_OF_nvmlSystemGetNVMLVersion a0, g.nvml_version_rc, return put_str(g.nvml_version, a0, a1)
-#define ANSWER_OF_nvmlSystemGetCudaDriverVersion_v2 a0, g.cuda_rc, *a0 = g.cuda
-#define ANSWER_OF_nvmlDeviceGetCount_v2 a0, g.count_rc, *a0 = g.count
-#define ANSWER_OF_nvmlSystemGetConfComputeState a0, g.conf_rc, *a0 = g.conf
-#define ANSWER_OF_nvmlDeviceGetHandleByIndex_v2 a0 < g.count && a1, g.devs[a0].handle_rc, *a1 = &g.devs[a0]
+#define ANSWER_OF_nvmlSystemGetDriverVersion a0, g.sys.driver_rc, return put_str(g.sys.driver, a0, a1)
+#define ANSWER_OF_nvmlSystemGetNVMLVersion a0, g.sys.nvml_version_rc, return put_str(g.sys.nvml_version, a0, a1)
+#define ANSWER_OF_nvmlSystemGetCudaDriverVersion_v2 a0, g.sys.cuda_rc, *a0 = g.sys.cuda
+#define ANSWER_OF_nvmlDeviceGetCount_v2 a0, g.sys.count_rc, *a0 = g.sys.count
+#define ANSWER_OF_nvmlSystemGetConfComputeState a0, g.sys.conf_rc, *a0 = g.sys.conf
+#define ANSWER_OF_nvmlDeviceGetHandleByIndex_v2 a0 < g.sys.count && a1, g.devs[a0].handle_rc, *a1 = &g.devs[a0]
 #define ANSWER_OF_nvmlDeviceGetName a1, d->name_rc, return put_str(d->name, a1, a2)
 #define ANSWER_OF_nvmlDeviceGetPciInfo_v3 a1, d->pci_rc, *a1 = d->pci
 #define ANSWER_OF_nvmlDeviceGetCudaComputeCapability a1 && a2, d->cc_rc, (*a1 = d->cc[0], *a2 = d->cc[1])
