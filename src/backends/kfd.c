@@ -220,6 +220,7 @@ struct kfd_topo {
 	int nnodes;
 	int *gpus; /* indices into nodes of the AMD GPUs, in node order */
 	int ngpus;
+	struct dc_model *model; /* the same in the vendor-neutral model */
 };
 
 static void topo_release(void *p)
@@ -231,6 +232,7 @@ static void topo_release(void *p)
 		free(t->nodes[i].links);
 	free(t->nodes);
 	free(t->gpus);
+	dc_model_release(t->model);
 	free(t);
 }
 
@@ -503,6 +505,141 @@ static void identify(struct kfd_topo *s)
 		if (count > 1)
 			n->pci.function = fn;
 	}
+}
+
+/* ------------------------------------------------------- the node model */
+
+static enum dc_link_kind link_kind(unsigned long long type)
+{
+	switch (type) {
+	case IOLINK_TYPE_XGMI:
+		return DC_LINK_XGMI;
+	case IOLINK_TYPE_PCIE:
+		return DC_LINK_PCIE;
+	case 1:
+		return DC_LINK_HYPERTRANSPORT;
+	}
+	return DC_LINK_OTHER;
+}
+
+/* The link facts of the ordered pair of GPUs (a, b), from a's links. */
+static void model_pair(const struct dc_model *m, int a, int b, struct dc_peer *p)
+{
+	const struct dc_device *d = &m->devices[a];
+	p->link = -1;
+	for (int l = 0; l < d->nlinks; l++) {
+		const struct dc_link_info *k = &d->links[l];
+		if (k->end != DC_END_DEVICE || k->to != b)
+			continue;
+		if (p->link < 0 || (d->links[p->link].indirect && !k->indirect))
+			p->link = l;
+	}
+	if (p->link < 0)
+		return;
+	const struct dc_link_info *k = &d->links[p->link];
+	if (k->kind == DC_LINK_XGMI) {
+		if (k->weight == XGMI_INTRA_PACKAGE_WEIGHT ||
+		    (k->weight == XGMI_INTER_PACKAGE_PARTITION_WEIGHT && !k->max_mbs)) {
+			p->link_count = -1; /* partitions: the kernel gives no link count */
+			p->count_source = "partition";
+			p->hops = 1;
+		} else if (k->min_mbs && k->max_mbs) {
+			p->link_count = dc_links_by_bandwidth(k->max_mbs, k->min_mbs); /* -1: unreadable */
+			p->count_source = "bandwidth";
+		} else if (k->min_mbs) {
+			p->link_count = 0; /* reached through other GPUs */
+			p->count_source = "bandwidth";
+		} else {
+			/* No bandwidth (GPUs before MI200): a direct link is one link. */
+			p->link_count = k->weight == XGMI_HOP_WEIGHT;
+			p->count_source = "weight";
+		}
+		if (!p->hops)
+			p->hops = k->weight >= XGMI_HOP_WEIGHT ? (int)(k->weight / XGMI_HOP_WEIGHT) : 1;
+	} else if (k->kind == DC_LINK_PCIE && d->host_cpu >= 0 && m->devices[b].host_cpu >= 0) {
+		/* rocm-smi's count: via one CPU, or two */
+		p->hops = d->host_cpu == m->devices[b].host_cpu ? 2 : 3;
+	}
+}
+
+/* The link of n in the model's terms. */
+static void model_link(struct kfd_topo *t, const struct link *k, struct dc_link_info *out)
+{
+	out->kind = link_kind(k->type);
+	out->vendor_type = k->type;
+	out->to_node = k->to;
+	out->end = DC_END_OTHER;
+	out->to = -1;
+	for (int g = 0; g < t->ngpus; g++)
+		if (t->nodes[t->gpus[g]].id == k->to)
+			out->to = g;
+	struct node *to = node_by_id(t, k->to);
+	if (out->to >= 0)
+		out->end = DC_END_DEVICE;
+	else if (to && !to->gpu && to->simd == 0)
+		out->end = DC_END_CPU;
+	out->indirect = k->indirect;
+	out->weight = k->weight;
+	out->min_mbs = k->min_bw;
+	out->max_mbs = k->max_bw;
+	out->vendor_flags = k->flags;
+	out->enabled = (k->flags & IOLINK_ENABLED) != 0;
+	out->coherent = !(k->flags & IOLINK_NON_COHERENT);
+	out->atomics_32 = !(k->flags & IOLINK_NO_ATOMICS_32);
+	out->atomics_64 = !(k->flags & IOLINK_NO_ATOMICS_64);
+	out->peer_dma = !(k->flags & IOLINK_NO_P2P_DMA);
+}
+
+/* The GPUs of t as a dc_model: identities, links, pairs; NULL when out of
+ * memory. */
+static struct dc_model *make_model(struct kfd_topo *t)
+{
+	int n = t->uncounted ? 0 : t->ngpus;
+	struct dc_model *m = dc_model_new(n, 1);
+	if (!m)
+		return NULL;
+	m->vendor_ok = !t->failed;
+	snprintf(m->why, sizeof(m->why), "%s", t->why);
+	for (int g = 0; g < n; g++) {
+		const struct node *nd = &t->nodes[t->gpus[g]];
+		struct dc_gpu *id = &m->ids[g];
+		struct dc_device *d = &m->devices[g];
+		unsigned long long v = nd->gfx;
+		char arch[32];
+		snprintf(arch, sizeof(arch), "gfx%llu%llu%llx", v / 10000, (v / 100) % 100, v % 100);
+		id->pci = nd->pci;
+		if (nd->unique_id)
+			snprintf(id->uuid, sizeof(id->uuid), "GPU-%016llx", nd->unique_id);
+		dc_copy_text(id->name, sizeof(id->name), nd->marketing[0] ? nd->marketing : v ? arch : "AMD GPU",
+			     sizeof(nd->marketing));
+		d->topo_node = nd->id;
+		d->unique_id = nd->unique_id;
+		d->isa_version = nd->gfx;
+		d->pci_device_id = nd->device;
+		d->fabric_id = nd->hive_id;
+		snprintf(d->topo_name, sizeof(d->topo_name), "%s", nd->kfd_name);
+		snprintf(d->product_name, sizeof(d->product_name), "%s", nd->marketing);
+		d->partition = nd->part_index;
+		d->partitions = nd->part_count;
+		d->host_cpu = nd->cpu;
+		if (nd->nlinks && !(d->links = calloc((size_t)nd->nlinks, sizeof(*d->links)))) {
+			dc_model_release(m);
+			return NULL;
+		}
+		for (int l = 0; l < nd->nlinks; l++)
+			model_link(t, &nd->links[l], &d->links[d->nlinks++]);
+	}
+	if (m->vendor_ok && n > 0) {
+		if (!(m->peers = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*m->peers)))) {
+			dc_model_release(m);
+			return NULL;
+		}
+		for (int a = 0; a < n; a++)
+			for (int b = 0; b < n; b++)
+				if (a != b)
+					model_pair(m, a, b, &m->peers[dc_pair_index(a, b, n)]);
+	}
+	return m;
 }
 
 static void set_identity(dmaconn_builder *b, const struct session *s, int ordinal)
@@ -932,6 +1069,10 @@ static void *discover_topo(void)
 	}
 	if (!t->uncounted)
 		identify(t);
+	if (!(t->model = make_model(t))) {
+		topo_release(t);
+		return NULL;
+	}
 	return t;
 }
 
