@@ -43,6 +43,7 @@
 #include "../replay_abi.h"
 #include "../sysfs.h"
 #include "backend.h"
+#include "kfd_view.h"
 #include "loader.h"
 #include "rocm_smi_api.h"
 
@@ -236,16 +237,13 @@ static void topo_release(void *p)
 	free(t);
 }
 
-/* A view under way: the topology (its arrays borrowed) and the visible GPUs. */
+/* A view under way: the model (the topology holding it referenced) and the
+ * visible GPUs. */
 struct session {
 	const char *label;
-	int p2p;            /* the p2p detector */
 	struct kfd_topo *t;
-	const struct node *nodes;
-	int nnodes;
-	const int *gpus;
-	int ngpus;
-	int *slots; /* per ordinal, index into gpus */
+	const struct dc_model *m;
+	int *slots; /* per ordinal, the model's index */
 	int nslots;
 };
 
@@ -642,164 +640,6 @@ static struct dc_model *make_model(struct kfd_topo *t)
 	return m;
 }
 
-static void set_identity(dmaconn_builder *b, const struct session *s, int ordinal)
-{
-	const struct node *n = &s->nodes[s->gpus[s->slots[ordinal]]];
-	char buf[160], arch[32];
-	unsigned long long v = n->gfx;
-	snprintf(arch, sizeof(arch), "gfx%llu%llu%llx", v / 10000, (v / 100) % 100, v % 100);
-	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, n->marketing[0] ? n->marketing
-								       : v ? arch : "AMD GPU");
-	dc_pci_format(&n->pci, buf);
-	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, buf);
-	if (n->unique_id) {
-		snprintf(buf, sizeof(buf), "GPU-%016llx", n->unique_id);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, buf);
-	}
-	snprintf(buf, sizeof(buf), "%lu", n->id);
-	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_KFD_NODE, buf);
-	if (v) {
-		snprintf(buf, sizeof(buf), "%llu", v);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_GFX_TARGET_VERSION, buf);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_GFX_ARCH, arch);
-	}
-	if (n->marketing[0])
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MARKETING_NAME, n->marketing);
-	if (n->kfd_name[0])
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_KFD_NAME, n->kfd_name);
-	snprintf(buf, sizeof(buf), "0x%04llx", n->device);
-	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_DEVICE_ID, buf);
-	if (n->hive_id) {
-		snprintf(buf, sizeof(buf), "0x%llx", n->hive_id);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_HIVE_ID, buf);
-	}
-	if (n->part_count > 1) {
-		snprintf(buf, sizeof(buf), "%d", n->part_index);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PARTITION, buf);
-		snprintf(buf, sizeof(buf), "%d", n->part_count);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PARTITIONS, buf);
-	}
-}
-
-/* ------------------------------------------------------------ pair facts */
-
-struct pair {
-	const struct link *link; /* NULL: none */
-	int enabled;
-	int xgmi_links;   /* direct XGMI links, -1 unknown (partitions) */
-	int connected;    /* the infinity_fabric value is non-zero */
-	int value_if;     /* rocm/infinity_fabric */
-	int value_p2p;    /* rocm/p2p */
-	const char *count_source;
-	int hops;         /* 0 unknown */
-};
-
-static struct pair pair_facts(const struct session *s, const struct node *a, const struct node *b)
-{
-	struct pair p;
-	memset(&p, 0, sizeof(p));
-	for (int l = 0; l < a->nlinks; l++) {
-		const struct link *k = &a->links[l];
-		if (k->to != b->id)
-			continue;
-		if (!p.link || (p.link->indirect && !k->indirect))
-			p.link = k;
-	}
-	if (!p.link)
-		return p;
-	const struct link *k = p.link;
-	p.enabled = (k->flags & IOLINK_ENABLED) != 0;
-	if (k->type == IOLINK_TYPE_XGMI) {
-		if (k->weight == XGMI_INTRA_PACKAGE_WEIGHT ||
-		    (k->weight == XGMI_INTER_PACKAGE_PARTITION_WEIGHT && !k->max_bw)) {
-			p.xgmi_links = -1; /* partitions: the kernel gives no link count */
-			p.count_source = "partition";
-			p.hops = 1;
-		} else if (k->min_bw && k->max_bw) {
-			p.xgmi_links = dc_links_by_bandwidth(k->max_bw, k->min_bw); /* -1: unreadable */
-			p.count_source = "bandwidth";
-		} else if (k->min_bw) {
-			p.xgmi_links = 0; /* reached through other GPUs */
-			p.count_source = "bandwidth";
-		} else {
-			/* No bandwidth (GPUs before MI200): a direct link is one link. */
-			p.xgmi_links = k->weight == XGMI_HOP_WEIGHT;
-			p.count_source = "weight";
-		}
-		if (!p.hops)
-			p.hops = k->weight >= XGMI_HOP_WEIGHT ? (int)(k->weight / XGMI_HOP_WEIGHT) : 1;
-	} else if (k->type == IOLINK_TYPE_PCIE && a->cpu >= 0 && b->cpu >= 0) {
-		p.hops = a->cpu == b->cpu ? 2 : 3; /* rocm-smi's count: via one CPU, or two */
-	}
-	(void)s;
-	if (!p.enabled)
-		return p;
-	p.value_if = p.xgmi_links > 0 ? p.xgmi_links : p.xgmi_links < 0 ? 1 : 0;
-	p.value_p2p = !(k->flags & (IOLINK_NO_P2P_DMA | IOLINK_NO_ATOMICS_32 | IOLINK_NO_ATOMICS_64));
-	return p;
-}
-
-static const char *type_name(unsigned long long type, char *buf, size_t len)
-{
-	switch (type) {
-	case IOLINK_TYPE_XGMI:
-		return "XGMI";
-	case IOLINK_TYPE_PCIE:
-		return "PCIE";
-	case 1:
-		return "HYPERTRANSPORT";
-	}
-	snprintf(buf, len, "TYPE%llu", type);
-	return buf;
-}
-
-static void set_pair(dmaconn_builder *b, int i, int j, const struct pair *p)
-{
-	char buf[64], tbuf[32];
-	const struct link *k = p->link;
-	if (!k) {
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_LINK_TYPE, "NONE");
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, "NONE");
-		return;
-	}
-	const char *type = type_name(k->type, tbuf, sizeof(tbuf));
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_LINK_TYPE, type);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_KFD_LINK, k->indirect ? "p2p_links" : "io_links");
-	if (p->hops) {
-		snprintf(buf, sizeof(buf), "%d", p->hops);
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_HOPS, buf);
-	}
-	snprintf(buf, sizeof(buf), "%llu", k->weight);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_WEIGHT, buf);
-	snprintf(buf, sizeof(buf), "%llu", k->min_bw);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MIN_BANDWIDTH_MBS, buf);
-	snprintf(buf, sizeof(buf), "%llu", k->max_bw);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MAX_BANDWIDTH_MBS, buf);
-	if (k->type == IOLINK_TYPE_XGMI) {
-		if (p->xgmi_links >= 0)
-			snprintf(buf, sizeof(buf), "%d", p->xgmi_links);
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XGMI_LINKS, p->xgmi_links >= 0 ? buf : "unknown");
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XGMI_LINKS_SOURCE, p->count_source);
-	}
-	snprintf(buf, sizeof(buf), "0x%llx", k->flags);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_FLAGS, buf);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ENABLED, p->enabled ? "yes" : "no");
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_COHERENT, k->flags & IOLINK_NON_COHERENT ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS_32, k->flags & IOLINK_NO_ATOMICS_32 ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS_64, k->flags & IOLINK_NO_ATOMICS_64 ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PEER_DMA, k->flags & IOLINK_NO_P2P_DMA ? "no" : "yes");
-	const char *path = buf;
-	if (!p->enabled)
-		path = "NONE";
-	else if (k->type == IOLINK_TYPE_XGMI && p->xgmi_links > 0)
-		snprintf(buf, sizeof(buf), "XGMI%d", p->xgmi_links);
-	else if (k->type == IOLINK_TYPE_XGMI)
-		path = p->xgmi_links < 0 ? "XGMI?" : "XGMI+";
-	else
-		path = type;
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, path);
-}
-
 /* ---------------------------------------------------------------- ROCm SMI */
 
 static pthread_mutex_t rsmi_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -933,7 +773,7 @@ static void xgmi_text(int xgmi, int links, char *out, size_t len)
  * (rsmi_topo_get_link_type, rsmi_minmax_bandwidth_get as RCCL reads it).
  * Partitioned GPUs are not compared (their ROCm SMI ids differ by kernel).
  */
-static void cross_check(dmaconn_builder *b, const struct session *s, const struct pair *pairs)
+static void cross_check(dmaconn_builder *b, const struct session *s)
 {
 	char why[WHY_SIZE] = "";
 	struct rsmi_api api;
@@ -977,22 +817,18 @@ static void cross_check(dmaconn_builder *b, const struct session *s, const struc
 		}
 		struct dc_pci p;
 		bdf_of(id, &p);
-		for (int i = 0; i < n; i++) {
-			const struct node *g = &s->nodes[s->gpus[s->slots[i]]];
-			if (g->part_count == 1 && dc_pci_equal(&g->pci, &p))
+		for (int i = 0; i < n; i++)
+			if (s->m->devices[s->slots[i]].partitions == 1 && dc_pci_equal(&s->m->ids[s->slots[i]].pci, &p))
 				index[i] = (int)d;
-		}
 	}
 	int disagree = 0;
 	char first[300] = "";
-	for (int i = 0; i < n; i++) {
-		const struct node *g = &s->nodes[s->gpus[s->slots[i]]];
-		if (g->part_count == 1 && index[i] < 0 && missing < 0)
+	for (int i = 0; i < n; i++)
+		if (s->m->devices[s->slots[i]].partitions == 1 && index[i] < 0 && missing < 0)
 			missing = i;
-	}
 	if (missing >= 0) {
 		char bus[DC_PCI_BUS_ID_SIZE];
-		dc_pci_format(&s->nodes[s->gpus[s->slots[missing]]].pci, bus);
+		dc_pci_format(&s->m->ids[s->slots[missing]].pci, bus);
 		disagree++;
 		snprintf(first, sizeof(first), "GPU %d (%s) is not among its %u devices", missing, bus, count);
 	}
@@ -1000,7 +836,7 @@ static void cross_check(dmaconn_builder *b, const struct session *s, const struc
 		for (int j = 0; j < n; j++) {
 			if (i == j || index[i] < 0 || index[j] < 0)
 				continue;
-			const struct pair *p = &pairs[(size_t)i * (size_t)n + (size_t)j];
+			const struct dc_peer *p = &s->m->peers[dc_pair_index(s->slots[i], s->slots[j], s->m->n)];
 			uint64_t hops = 0;
 			RSMI_IO_LINK_TYPE type = RSMI_IOLINK_TYPE_UNDEFINED;
 			r = api.rsmi_topo_get_link_type((uint32_t)index[i], (uint32_t)index[j], &hops, &type);
@@ -1010,9 +846,9 @@ static void cross_check(dmaconn_builder *b, const struct session *s, const struc
 					 index[j], err);
 				goto out;
 			}
-			int ours_xgmi = p->link && p->enabled && p->link->type == IOLINK_TYPE_XGMI;
+			int ours_xgmi = dc_kfd_view_xgmi(s->m, s->slots[i], s->slots[j]);
 			int theirs_xgmi = type == RSMI_IOLINK_TYPE_XGMI;
-			int ours = p->xgmi_links, theirs = -1;
+			int ours = p->link_count, theirs = -1;
 			if (ours_xgmi && theirs_xgmi && ours > 0 && api.rsmi_minmax_bandwidth_get) {
 				uint64_t lo = 0, hi = 0;
 				r = api.rsmi_minmax_bandwidth_get((uint32_t)index[i], (uint32_t)index[j], &lo, &hi);
@@ -1091,65 +927,40 @@ DC_DISCOVERY_HOOKS(dc_kfd, kfd_discovery, topo_get)
 
 static int detect(dmaconn_builder *b, const char *label, int p2p)
 {
-	char why[WHY_SIZE] = "";
-	struct session s = { .label = label, .p2p = p2p };
+	struct session s = { .label = label };
 	int rc = dc_replay_check();
 	if (rc != DMACONN_OK)
 		return rc;
 	if (!(s.t = topo_get()))
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
-	s.nodes = s.t->nodes;
-	s.nnodes = s.t->nnodes;
-	s.gpus = s.t->gpus;
-	s.ngpus = s.t->ngpus;
-	int failed = s.t->failed;
-	snprintf(why, sizeof(why), "%s", s.t->why);
+	const struct dc_model *m = s.m = s.t->model;
 	rc = DMACONN_OK;
-	unsigned long long *ids = calloc((size_t)s.ngpus + 1, sizeof(*ids));
+	unsigned long long *ids = calloc((size_t)m->n + 1, sizeof(*ids));
 	if (!ids) {
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
 		goto done;
 	}
-	for (int g = 0; g < s.ngpus; g++)
-		ids[g] = s.nodes[s.gpus[g]].unique_id;
-	if (!s.t->uncounted)
-		s.nslots = dc_hip_visible(ids, s.ngpus, dc_getenv("ROCR_VISIBLE_DEVICES"),
-					  dc_getenv("HIP_VISIBLE_DEVICES"), dc_getenv("CUDA_VISIBLE_DEVICES"),
-					  &s.slots);
+	for (int g = 0; g < m->n; g++)
+		ids[g] = m->devices[g].unique_id;
+	if (m->n > 0)
+		s.nslots = dc_hip_visible(ids, m->n, dc_getenv("ROCR_VISIBLE_DEVICES"), dc_getenv("HIP_VISIBLE_DEVICES"),
+					  dc_getenv("CUDA_VISIBLE_DEVICES"), &s.slots);
 	free(ids);
 	if (s.nslots < 0 || dmaconn_builder_set_size(b, s.nslots) != DMACONN_OK) {
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
 		goto done;
 	}
 	for (int i = 0; i < s.nslots; i++)
-		set_identity(b, &s, i);
-	if (failed) {
+		dc_kfd_view_identity(b, m, s.slots[i], i);
+	if (!m->vendor_ok) {
 		dc_builder_unavailable(b);
-		dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s)", label, why,
+		dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s)", label, m->why,
 				     s.nslots, s.nslots == 1 ? "" : "s");
 		goto done;
 	}
-	int n = s.nslots;
-	struct pair *pairs = calloc((size_t)n * (size_t)n + 1, sizeof(*pairs));
-	if (!pairs) {
-		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
-		goto done;
-	}
-	for (int i = 0; i < n; i++) {
-		const struct node *a = &s.nodes[s.gpus[s.slots[i]]];
-		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			const struct node *c = &s.nodes[s.gpus[s.slots[j]]];
-			struct pair *p = &pairs[(size_t)i * (size_t)n + (size_t)j];
-			*p = pair_facts(&s, a, c);
-			set_pair(b, i, j, p);
-			dmaconn_builder_set(b, i, j, p2p ? p->value_p2p : p->value_if);
-		}
-	}
-	if (n > 1)
-		cross_check(b, &s, pairs);
-	free(pairs);
+	dc_kfd_view_pairs(b, m, s.slots, s.nslots, p2p);
+	if (s.nslots > 1)
+		cross_check(b, &s);
 done:
 	session_free(&s);
 	return rc;
