@@ -14,6 +14,8 @@
  *   2 -> 0  XGMI reached through another GPU (two hops, no link of its own)
  *   2 -> 1  PCIe p2p_link under one CPU, a kind of the vendor's own (type 7)
  */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,78 +128,69 @@ static int project(dmaconn_builder *b, void *user_data)
 	return DMACONN_OK;
 }
 
-#define DEV(r, i, key) dmaconn_result_device_get(r, i, key)
-#define PAIR(r, i, j, key) dmaconn_result_pair_get(r, i, j, key)
+/* The properties of a device (j < 0) or a pair: "key=value;" each, "key=!"
+ * where the property must be absent. */
+struct want {
+	int i, j;
+	const char *props;
+};
 
-static void check_identities(const dmaconn_result *r)
-{
+static const struct want identities[] = {
 	/* Ordinal 0 is model device 2, 1 is 0, 2 is 1. */
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_NAME), "AMD Instinct MI250X");
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_MARKETING_NAME), "AMD Instinct MI250X");
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_PCI_BUS_ID), "0000:11:00.0");
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_UUID), "GPU-0000000000001000");
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_KFD_NODE), "2");
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_GFX_TARGET_VERSION), "90010");
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_GFX_ARCH), "gfx90a");
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_KFD_NAME), "aldebaran");
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_PCI_DEVICE_ID), "0x740c");
-	CHECK_STR(DEV(r, 1, DMACONN_PROP_HIVE_ID), "0xabc");
-	CHECK(DEV(r, 1, DMACONN_PROP_PARTITION) == NULL);
-	CHECK_STR(DEV(r, 2, DMACONN_PROP_NAME), "gfx942");
-	CHECK(DEV(r, 2, DMACONN_PROP_MARKETING_NAME) == NULL);
-	CHECK(DEV(r, 2, DMACONN_PROP_KFD_NAME) == NULL);
-	CHECK_STR(DEV(r, 2, DMACONN_PROP_PARTITION), "1");
-	CHECK_STR(DEV(r, 2, DMACONN_PROP_PARTITIONS), "2");
-	CHECK_STR(DEV(r, 2, DMACONN_PROP_KFD_NODE), "3");
-	CHECK_STR(DEV(r, 0, DMACONN_PROP_NAME), "AMD GPU");
-	CHECK(DEV(r, 0, DMACONN_PROP_UUID) == NULL);
-	CHECK(DEV(r, 0, DMACONN_PROP_GFX_ARCH) == NULL);
-	CHECK(DEV(r, 0, DMACONN_PROP_HIVE_ID) == NULL);
-	CHECK_STR(DEV(r, 0, DMACONN_PROP_PCI_BUS_ID), "0000:13:00.0");
+	{ 1, -1,
+	  "name=AMD Instinct MI250X;marketing_name=AMD Instinct MI250X;"
+	  "pci_bus_id=0000:11:00.0;uuid=GPU-0000000000001000;kfd_node=2;"
+	  "gfx_target_version=90010;gfx_arch=gfx90a;kfd_name=aldebaran;"
+	  "pci_device_id=0x740c;hive_id=0xabc;partition=!;" },
+	{ 2, -1,
+	  "name=gfx942;marketing_name=!;kfd_name=!;partition=1;partitions=2;kfd_node=3;" },
+	{ 0, -1,
+	  "name=AMD GPU;uuid=!;gfx_arch=!;hive_id=!;pci_bus_id=0000:13:00.0;" },
+};
+
+static const struct want pairs[] = {
+	/* 0 -> 1 (ordinals 1 -> 2): three XGMI links. */
+	{ 1, 2,
+	  "link_type=XGMI;path=XGMI3;xgmi_links=3;xgmi_links_source=bandwidth;hops=1;"
+	  "kfd_link=io_links;max_bandwidth_mbs=150000;min_bandwidth_mbs=50000;weight=15;"
+	  "flags=0x1;enabled=yes;" },
+	/* 0 -> 2 (1 -> 0): the disabled io_link, not the p2p_link. */
+	{ 1, 0,
+	  "link_type=PCIE;kfd_link=io_links;enabled=no;path=NONE;hops=3;flags=0x0;"
+	  "xgmi_links=!;" },
+	/* 1 -> 0 (2 -> 1): partitions. */
+	{ 2, 1,
+	  "path=XGMI?;xgmi_links=unknown;xgmi_links_source=partition;" },
+	/* 1 -> 2 (2 -> 0): nothing. */
+	{ 2, 0,
+	  "link_type=NONE;path=NONE;flags=!;" },
+	/* 2 -> 0 (0 -> 1): through another GPU. */
+	{ 0, 1,
+	  "path=XGMI+;xgmi_links=0;hops=2;kfd_link=p2p_links;" },
+	/* 2 -> 1 (0 -> 2): the vendor's own kind, non-coherent. */
+	{ 0, 2,
+	  "link_type=TYPE7;path=TYPE7;coherent=no;atomics_64=yes;hops=!;" },
+};
+
+static void check_props(const dmaconn_result *r, const struct want *w, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		char list[512], *save = NULL;
+		snprintf(list, sizeof(list), "%s", w[k].props);
+		for (char *kv = strtok_r(list, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+			char *value = strchr(kv, '=');
+			*value++ = '\0';
+			const char *want = strcmp(value, "!") ? value : NULL;
+			const char *got = w[k].j < 0 ? dmaconn_result_device_get(r, w[k].i, kv)
+						     : dmaconn_result_pair_get(r, w[k].i, w[k].j, kv);
+			check_record(want ? got && !strcmp(got, want) : got == NULL, __FILE__, __LINE__,
+				     "%d,%d %s: \"%s\", not \"%s\"", w[k].i, w[k].j, kv, got ? got : "(none)",
+				     want ? want : "(none)");
+		}
+	}
 }
 
-static void check_pairs(const dmaconn_result *r)
-{
-	/* 0 -> 1 (ordinals 1 -> 2): three XGMI links. */
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_LINK_TYPE), "XGMI");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_PATH), "XGMI3");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_XGMI_LINKS), "3");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_XGMI_LINKS_SOURCE), "bandwidth");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_HOPS), "1");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_KFD_LINK), "io_links");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_MAX_BANDWIDTH_MBS), "150000");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_MIN_BANDWIDTH_MBS), "50000");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_WEIGHT), "15");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_FLAGS), "0x1");
-	CHECK_STR(PAIR(r, 1, 2, DMACONN_PROP_ENABLED), "yes");
-	/* 0 -> 2 (1 -> 0): the disabled io_link, not the p2p_link. */
-	CHECK_STR(PAIR(r, 1, 0, DMACONN_PROP_LINK_TYPE), "PCIE");
-	CHECK_STR(PAIR(r, 1, 0, DMACONN_PROP_KFD_LINK), "io_links");
-	CHECK_STR(PAIR(r, 1, 0, DMACONN_PROP_ENABLED), "no");
-	CHECK_STR(PAIR(r, 1, 0, DMACONN_PROP_PATH), "NONE");
-	CHECK_STR(PAIR(r, 1, 0, DMACONN_PROP_HOPS), "3");
-	CHECK_STR(PAIR(r, 1, 0, DMACONN_PROP_FLAGS), "0x0");
-	CHECK(PAIR(r, 1, 0, DMACONN_PROP_XGMI_LINKS) == NULL);
-	/* 1 -> 0 (2 -> 1): partitions. */
-	CHECK_STR(PAIR(r, 2, 1, DMACONN_PROP_PATH), "XGMI?");
-	CHECK_STR(PAIR(r, 2, 1, DMACONN_PROP_XGMI_LINKS), "unknown");
-	CHECK_STR(PAIR(r, 2, 1, DMACONN_PROP_XGMI_LINKS_SOURCE), "partition");
-	/* 1 -> 2 (2 -> 0): nothing. */
-	CHECK_STR(PAIR(r, 2, 0, DMACONN_PROP_LINK_TYPE), "NONE");
-	CHECK_STR(PAIR(r, 2, 0, DMACONN_PROP_PATH), "NONE");
-	CHECK(PAIR(r, 2, 0, DMACONN_PROP_FLAGS) == NULL);
-	/* 2 -> 0 (0 -> 1): through another GPU. */
-	CHECK_STR(PAIR(r, 0, 1, DMACONN_PROP_PATH), "XGMI+");
-	CHECK_STR(PAIR(r, 0, 1, DMACONN_PROP_XGMI_LINKS), "0");
-	CHECK_STR(PAIR(r, 0, 1, DMACONN_PROP_HOPS), "2");
-	CHECK_STR(PAIR(r, 0, 1, DMACONN_PROP_KFD_LINK), "p2p_links");
-	/* 2 -> 1 (0 -> 2): the vendor's own kind, non-coherent. */
-	CHECK_STR(PAIR(r, 0, 2, DMACONN_PROP_LINK_TYPE), "TYPE7");
-	CHECK_STR(PAIR(r, 0, 2, DMACONN_PROP_PATH), "TYPE7");
-	CHECK_STR(PAIR(r, 0, 2, DMACONN_PROP_COHERENT), "no");
-	CHECK_STR(PAIR(r, 0, 2, DMACONN_PROP_ATOMICS_64), "yes");
-	CHECK(PAIR(r, 0, 2, DMACONN_PROP_HOPS) == NULL);
-}
+#define CHECK_PROPS(r, table) check_props(r, table, sizeof(table) / sizeof(table[0]))
 
 int main(void)
 {
@@ -218,21 +211,21 @@ int main(void)
 		static const int want[9] = { 0, 0, 0, 0, 0, 3, 0, 1, 0 };
 		for (int k = 0; k < 9; k++)
 			CHECK_INT(dmaconn_result_get(r, k / 3, k % 3), want[k]);
-		check_identities(r);
-		check_pairs(r);
+		CHECK_PROPS(r, identities);
+		CHECK_PROPS(r, pairs);
 		CHECK_INT(dmaconn_result_warning_count(r), 0);
 		dmaconn_result_release(r);
 	}
 	r = NULL;
 	CHECK_INT(dmaconn_detect(DMACONN_DEVICE_ROCM, "model_p2p", &r), DMACONN_OK);
 	if (r) {
-		/* Every enabled link whose flags allow peer DMA with atomics, XGMI or
+	/* Every enabled link whose flags allow peer DMA with atomics, XGMI or
 		 * not: all but the disabled io_link (ordinals 1 -> 0) and the pair
 		 * without a link (2 -> 0). */
 		static const int want[9] = { 0, 1, 1, 0, 0, 1, 0, 1, 0 };
 		for (int k = 0; k < 9; k++)
 			CHECK_INT(dmaconn_result_get(r, k / 3, k % 3), want[k]);
-		check_pairs(r);
+		CHECK_PROPS(r, pairs);
 		dmaconn_result_release(r);
 	}
 	CHECK_INT(dc_kfd_view_xgmi(m, 0, 1), 1);
