@@ -8,8 +8,7 @@ those of the layers it is allowed below it, nothing above):
 
   public     include/                      -- nothing of src/
   shared     src/pci.*, src/linkmatrix.*,  -- public only
-             src/codec*.* (results as JSON),
-             src/place_keys.h (the placement's integer keys)
+             src/codec*.* (results as JSON)
   core       src/*.c|h, src/model, src/order, src/verify
                                            -- public, shared, the backend
                                               interface src/backends/backend.h
@@ -39,6 +38,7 @@ from harness import finish
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# The shared layer holds src/place_keys.h too: the placement's integer keys (props.c, the codec).
 SHARED = {"src/pci.h", "src/linkmatrix.h", "src/codec.h", "src/place_keys.h"}
 SHARED_SOURCES = {"src/pci.c", "src/linkmatrix.c", "src/codec.c", "src/codec_result.c"}
 TABLES = {"src/backends/%s" % h for h in ("nvml_api.h", "nvml_functions.h", "nvml_load.h", "ze_api.h",
