@@ -14,7 +14,8 @@
 static inline int dc_place_int_key(const char *key)
 {
 	static const char *const keys[] = { DMACONN_PLACE_CPU_NUMA_NODE, DMACONN_PLACE_MEMORY_NUMA_NODE,
-					    DMACONN_PLACE_C2C_LINKS, DMACONN_PLACE_C2C_MAX_BW_MBS };
+					    DMACONN_PLACE_C2C_LINKS, DMACONN_PLACE_C2C_MAX_BW_MBS,
+					    DMACONN_PLACE_CPU_FAMILY, DMACONN_PLACE_CPU_MODEL };
 	for (size_t k = 0; key && k < sizeof(keys) / sizeof(keys[0]); k++)
 		if (!strcmp(keys[k], key))
 			return 1;
