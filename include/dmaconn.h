@@ -86,6 +86,23 @@ DMACONN_EXTERN const char *dmaconn_device_type_name(dmaconn_device_type type);
 /* Parses "cuda", "rocm" or "xpu" (case-insensitive).  DMACONN_EINVAL otherwise. */
 DMACONN_EXTERN int dmaconn_device_type_parse(const char *name, dmaconn_device_type *out);
 
+/* What describes a built-in connection type (dmaconn_connection_text). */
+typedef enum dmaconn_connection_text_kind {
+	DMACONN_CONNECTION_VALUE = 0, /* what matrix[i][j] is (Markdown, as README's table of detectors) */
+	DMACONN_CONNECTION_SOURCE = 1, /* what it is read from (Markdown) */
+	DMACONN_CONNECTION_TITLE = 2,  /* the heading of its section of --topo */
+	DMACONN_CONNECTION_PATHS = 3,  /* --topo's legend of the path table */
+	DMACONN_CONNECTION_CAPS = 4,   /* --topo's heading of the pair lines */
+	DMACONN_CONNECTION_STATUS = 5, /* --topo's legend after the pair lines */
+	DMACONN_CONNECTION_TORCH = 6,  /* the c10 DeviceType name dmaconn.torch registers it under */
+	DMACONN_CONNECTION_TEXTS = 7
+} dmaconn_connection_text_kind;
+
+/* A static text of the built-in connection type (type, connection); NULL
+ * for a pair that is not built in, or a text it has none of. */
+DMACONN_EXTERN const char *dmaconn_connection_text(dmaconn_device_type type, const char *connection,
+						   dmaconn_connection_text_kind kind);
+
 /* ------------------------------------------------------------------------ */
 /* Detection                                                                 */
 

@@ -10,10 +10,12 @@
 #define DMACONN_BACKEND_H
 
 #include "dmaconn.h"
+#include "../model/connections.h"
 
-/* One connection type a backend projects, and the detector computing it. */
+/* One connection type a backend projects (its row of the connection table,
+ * src/model/connections.h), and the detector computing it: DC_VIEW(). */
 struct dc_view {
-	const char *connection; /* "nvlink", "p2p", ... */
+	const struct dc_connection *conn;
 	dmaconn_detector_fn detect;
 };
 

@@ -672,6 +672,26 @@ static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j
 	return &x->unjoined;
 }
 
+void dc_reasons_of(dmaconn_builder *b, const struct dc_connection *row, const unsigned long long *up,
+		   const struct dc_mc_cause *cause)
+{
+	switch (row->reasons) {
+	case DC_REASONS_CUDA:
+		dc_reasons_cuda(b, up);
+		break;
+	case DC_REASONS_MULTICAST:
+		dc_reasons_multicast(b, cause);
+		break;
+	case DC_REASONS_SUSPECTS:
+		dc_reasons_suspects(b);
+		break;
+	case DC_REASONS_ROCM:
+	case DC_REASONS_XPU:
+		dc_reasons_vendor(b, row->reasons == DC_REASONS_ROCM, row->counts == DC_COUNTS_PEER);
+		break;
+	}
+}
+
 void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up)
 {
 	int n = b->r ? dmaconn_result_size(b->r) : 0;
