@@ -51,13 +51,8 @@ CASES = [
 
 def device(bus, change):
     dev = {"ordinal": 0, "name": "NVIDIA GB200", "pci_bus_id": bus, "uuid": "GPU-" + bus.replace(":", ""),
-           "nvlink_switch_links": 18, **GOOD}
-    for k, v in change.items():
-        if v is ABSENT:
-            dev.pop(k, None)
-        else:
-            dev[k] = v
-    return dev
+           "nvlink_switch_links": 18, **GOOD, **change}
+    return {k: v for k, v in dev.items() if v is not ABSENT}
 
 
 def header_statuses():
