@@ -961,7 +961,7 @@ static int ensure_builtins(void)
 		return 0;
 	for (const struct dc_backend *const *be = dc_backends; *be; be++) {
 		for (int v = 0; v < (*be)->nviews; v++) {
-			struct entry *e = entry_new((*be)->type, (*be)->views[v].conn->name,
+			struct entry *e = entry_new((*be)->type, (*be)->views[v].connection,
 						    (*be)->views[v].detect, NULL, 1);
 			if (!e)
 				return -1;

@@ -690,7 +690,7 @@ static void ctx_free(struct ctx *c)
 static int read_devices(struct ctx *c)
 {
 	dmaconn_result *r = NULL;
-	int rc = dmaconn_detect_passive(c->p->type, c->be->views[0].conn->name, &r);
+	int rc = dmaconn_detect_passive(c->p->type, c->be->views[0].connection, &r);
 	if (rc != DMACONN_OK)
 		return rc;
 	int n = dmaconn_result_size(r);

@@ -10,12 +10,12 @@
 #define DMACONN_BACKEND_H
 
 #include "dmaconn.h"
-#include "../model/connections.h"
 
-/* One connection type a backend projects (its row of the connection table,
- * src/model/connections.h), and the detector computing it: DC_VIEW(). */
+/* One connection type a backend projects, and the detector computing it;
+ * (the backend's type, connection) names its row of the connection table,
+ * src/model/connections.c. */
 struct dc_view {
-	const struct dc_connection *conn;
+	const char *connection; /* "nvlink", "p2p", ... */
 	dmaconn_detector_fn detect;
 };
 

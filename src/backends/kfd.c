@@ -1036,8 +1036,8 @@ static int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data)
 }
 
 static const struct dc_view dc_kfd_views[] = {
-	DC_VIEW(ROCM_INFINITY_FABRIC, dc_kfd_detect_infinity_fabric),
-	DC_VIEW(ROCM_P2P, dc_kfd_detect_p2p),
+	{ "infinity_fabric", dc_kfd_detect_infinity_fabric },
+	{ "p2p", dc_kfd_detect_p2p },
 };
 
 DC_BACKEND(dc_backend_kfd, "kfd", DMACONN_DEVICE_ROCM, dc_kfd, dc_kfd_views);

@@ -1066,8 +1066,8 @@ static int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
 }
 
 static const struct dc_view dc_ze_views[] = {
-	DC_VIEW(XPU_P2P, dc_ze_detect_p2p),
-	DC_VIEW(XPU_XELINK, dc_ze_detect_xelink),
+	{ "p2p", dc_ze_detect_p2p },
+	{ "xelink", dc_ze_detect_xelink },
 };
 
 DC_BACKEND(dc_backend_level_zero, "level_zero", DMACONN_DEVICE_XPU, dc_ze, dc_ze_views);

@@ -1772,9 +1772,9 @@ static int multicast_body(dmaconn_builder *b, struct session *s, struct dc_node 
 }
 
 static const struct dc_view dc_nvml_views[] = {
-	DC_VIEW(CUDA_NVLINK, dc_nvml_detect),
-	DC_VIEW(CUDA_P2P, dc_nvml_detect),
-	DC_VIEW(CUDA_MULTICAST, dc_nvml_detect),
+	{ "nvlink", dc_nvml_detect },
+	{ "p2p", dc_nvml_detect },
+	{ "multicast", dc_nvml_detect },
 };
 
 /* dc_backend.place: the facts discovery read for the GPUs at bus_ids (a MIG

@@ -15,13 +15,13 @@
 #define DC_TEXTS(value, source, title, paths, caps, status, torch) \
 	.text = { (value), (source), (title), (paths), (caps), (status), (torch) }
 
-const struct dc_connection dc_connections[DC_CONNECTIONS] = {
-	[DC_CONN_CUDA_NVLINK] = {
+const struct dc_connection dc_connections[] = {
+	{
 		DMACONN_DEVICE_CUDA, "nvlink", "cuda/nvlink", DC_COUNTS_LINKS, DC_ALL_LINKS, 0, DC_SWITCH_LINKS,
 		DC_REASONS_CUDA,
 		/* PyTorch's own detector answers (CUDA, "nvlink"): never replaced. */
 		DC_TEXTS("number of NVLinks from GPU *i* to GPU *j*", "NVML", NULL, NULL, NULL, NULL, NULL) },
-	[DC_CONN_CUDA_P2P] = {
+	{
 		DMACONN_DEVICE_CUDA, "p2p", "cuda/p2p", DC_COUNTS_PEER, DC_ALL_LINKS, DC_PEER_DMA, DC_SWITCH_LINKS,
 		DC_REASONS_CUDA,
 		DC_TEXTS("1 when NVML reports peer read, write **and** atomics OK", "NVML", NULL,
@@ -34,23 +34,23 @@ const struct dc_connection dc_connections[DC_CONNECTIONS] = {
 			 "TNS = topology not supported; DR = disabled by the driver's registry key;\n"
 			 "NS = not supported; U = unknown.",
 			 "CUDA") },
-	[DC_CONN_CUDA_MULTICAST] = {
+	{
 		DMACONN_DEVICE_CUDA, "multicast", "cuda/multicast", DC_COUNTS_DOMAIN, 0, 0, DC_SWITCH_DOMAIN,
 		DC_REASONS_MULTICAST,
 		DC_TEXTS("1 when GPUs *i* and *j* can join one NVLink SHARP multicast object (symmetric memory)",
 			 "NVML (below)", "Multicast (cuda/multicast: one NVLink SHARP object, as symmetric memory needs):",
 			 NULL, NULL, NULL, "CUDA") },
-	[DC_CONN_CUDA_VERIFIED] = {
+	{
 		DMACONN_DEVICE_CUDA, "verified", "cuda/verified", DC_COUNTS_VERIFIED, 0, 0, DC_SWITCH_NONE,
 		DC_REASONS_SUSPECTS,
 		DC_TEXTS("1 where read, write, 32- and 64-bit atomics were each proven by a kernel, data checked",
 			 "the `--verify` helper, or its cached verdict", NULL, NULL, NULL, NULL, "CUDA") },
-	[DC_CONN_ROCM_INFINITY_FABRIC] = {
+	{
 		DMACONN_DEVICE_ROCM, "infinity_fabric", "rocm/infinity_fabric", DC_COUNTS_LINKS,
 		DC_LINKS_TO(DC_REMOTE_GPU), 0, DC_SWITCH_NONE, DC_REASONS_ROCM,
 		DC_TEXTS("number of direct XGMI links between GPU *i* and *j*", "amdgpu KFD topology (sysfs)", NULL, NULL,
 			 NULL, NULL, "HIP") },
-	[DC_CONN_ROCM_P2P] = {
+	{
 		DMACONN_DEVICE_ROCM, "p2p", "rocm/p2p", DC_COUNTS_PEER, DC_LINKS_TO(DC_REMOTE_GPU), 0, DC_SWITCH_NONE,
 		DC_REASONS_ROCM,
 		DC_TEXTS("1 when peer DMA and 32- and 64-bit atomics are supported", "amdgpu KFD topology (sysfs)", NULL,
@@ -58,23 +58,25 @@ const struct dc_connection dc_connections[DC_CONNECTIONS] = {
 			 "through other GPUs; XGMI? = XGMI, link count not reported (partitioned GPUs);\n"
 			 "PCIE = peer access over PCIe; NONE = no peer link; - = no answer.\n",
 			 "Peer capabilities (DMA = peer DMA and 32- and 64-bit atomics all supported):", NULL, "HIP") },
-	[DC_CONN_XPU_P2P] = {
+	{
 		DMACONN_DEVICE_XPU, "p2p", "xpu/p2p", DC_COUNTS_PEER, DC_LINKS_TO(DC_REMOTE_GPU), 0, DC_SWITCH_NONE,
 		DC_REASONS_XPU,
 		DC_TEXTS("1 when Level Zero reports peer access and atomics", "Level Zero", NULL,
 			 "Paths: X = self; XL# = # Xe Link connections (fabric edges); MDFI = the die-to-die\n"
 			 "link between two tiles of one card; - = no fabric edge (PCIe, or no answer).\n",
 			 "Peer capabilities (DMA = Level Zero P2P ACCESS and ATOMICS):", NULL, "XPU") },
-	[DC_CONN_XPU_XELINK] = {
+	{
 		DMACONN_DEVICE_XPU, "xelink", "xpu/xelink", DC_COUNTS_LINKS, DC_LINKS_TO(DC_REMOTE_GPU), 0,
 		DC_SWITCH_NONE, DC_REASONS_XPU,
 		DC_TEXTS("number of Xe Link connections between devices *i* and *j*", "Level Zero fabric topology", NULL,
 			 NULL, NULL, NULL, "XPU") },
 };
 
+const int dc_nconnections = (int)(sizeof(dc_connections) / sizeof(dc_connections[0]));
+
 const struct dc_connection *dc_connection_find(dmaconn_device_type type, const char *name)
 {
-	for (int k = 0; name && k < DC_CONNECTIONS; k++)
+	for (int k = 0; name && k < dc_nconnections; k++)
 		if (dc_connections[k].type == type && !strcmp(dc_connections[k].name, name))
 			return &dc_connections[k];
 	return NULL;

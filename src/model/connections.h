@@ -3,8 +3,9 @@
  * The built-in connection types, one row each (connections.c): what a pair's
  * entry counts, the switch rule it follows, the rules of its reasons, the
  * legend the CLI and the docs show, and the PyTorch device type it is
- * registered under.  A backend's views name their rows (DC_VIEW); the views
- * and the reasons read the row rather than knowing the type.  The CLI,
+ * registered under.  A backend's views name their rows (by device type and
+ * connection); the views and the reasons read the row rather than knowing
+ * the type.  The CLI,
  * Python and the docs read the texts through dmaconn_connection_text().
  */
 #ifndef DMACONN_CONNECTIONS_H
@@ -54,30 +55,15 @@ struct dc_connection {
 	const char *text[DMACONN_CONNECTION_TEXTS];
 };
 
-/* The rows, in the order of dmaconn_list_detectors() (the backends' table
- * order, then each backend's views). */
-enum dc_connection_id {
-	DC_CONN_CUDA_NVLINK,
-	DC_CONN_CUDA_P2P,
-	DC_CONN_CUDA_MULTICAST,
-	DC_CONN_CUDA_VERIFIED,
-	DC_CONN_ROCM_INFINITY_FABRIC,
-	DC_CONN_ROCM_P2P,
-	DC_CONN_XPU_P2P,
-	DC_CONN_XPU_XELINK,
-	DC_CONNECTIONS
-};
-
-extern const struct dc_connection dc_connections[DC_CONNECTIONS];
+/* Every row; a backend's view (struct dc_view) names its own by its
+ * device type and connection. */
+extern const struct dc_connection dc_connections[];
+extern const int dc_nconnections;
 
 /* The row of (type, name), or NULL. */
 const struct dc_connection *dc_connection_find(dmaconn_device_type type, const char *name);
 
 /* The row of the pair b is built for, or NULL. */
 const struct dc_connection *dc_connection_of(const dmaconn_builder *b);
-
-/* A view of a backend's descriptor (struct dc_view, backend.h) for row `id`
- * (DC_CONN_ without the prefix), computed by fn. */
-#define DC_VIEW(id, fn) { &dc_connections[DC_CONN_##id], (fn) }
 
 #endif

@@ -299,7 +299,7 @@ out:
 }
 
 static const struct dc_view dc_verified_views[] = {
-	DC_VIEW(CUDA_VERIFIED, dc_verified_detect),
+	{ "verified", dc_verified_detect },
 };
 
 static void dc_verified_atfork(int phase)
