@@ -701,7 +701,10 @@ void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up)
 	memset(&h, 0, sizeof(h));
 	h.b = b;
 	struct dc_reasons x = { .b = b, .r = b->r, .h = &h };
-	x.nvlink = !strcmp(dmaconn_result_connection_type(b->r), "nvlink");
+	/* A link filter's zeros are explained by links, a peer rule's by the
+	 * driver's peer statuses. */
+	const struct dc_connection *row = dc_connection_of(b);
+	x.nvlink = row && row->counts == DC_COUNTS_LINKS;
 	x.warned = dmaconn_result_warning_count(b->r) > 0;
 	x.mig = calloc((size_t)n, sizeof(*x.mig));
 	x.fabric = calloc((size_t)n, sizeof(*x.fabric));
