@@ -86,6 +86,23 @@ DMACONN_EXTERN const char *dmaconn_device_type_name(dmaconn_device_type type);
 /* Parses "cuda", "rocm" or "xpu" (case-insensitive).  DMACONN_EINVAL otherwise. */
 DMACONN_EXTERN int dmaconn_device_type_parse(const char *name, dmaconn_device_type *out);
 
+/* What describes a built-in connection type (dmaconn_connection_text). */
+typedef enum dmaconn_connection_text_kind {
+	DMACONN_CONNECTION_VALUE = 0, /* what matrix[i][j] is (Markdown, as README's table of detectors) */
+	DMACONN_CONNECTION_SOURCE = 1, /* what it is read from (Markdown) */
+	DMACONN_CONNECTION_TITLE = 2,  /* the heading of its section of --topo */
+	DMACONN_CONNECTION_PATHS = 3,  /* --topo's legend of the path table */
+	DMACONN_CONNECTION_CAPS = 4,   /* --topo's heading of the pair lines */
+	DMACONN_CONNECTION_STATUS = 5, /* --topo's legend after the pair lines */
+	DMACONN_CONNECTION_TORCH = 6,  /* the c10 DeviceType name dmaconn.torch registers it under */
+	DMACONN_CONNECTION_TEXTS = 7
+} dmaconn_connection_text_kind;
+
+/* A static text of the built-in connection type (type, connection); NULL
+ * for a pair that is not built in, or a text it has none of. */
+DMACONN_EXTERN const char *dmaconn_connection_text(dmaconn_device_type type, const char *connection,
+						   dmaconn_connection_text_kind kind);
+
 /* ------------------------------------------------------------------------ */
 /* Detection                                                                 */
 
@@ -215,6 +232,30 @@ DMACONN_EXTERN int dmaconn_rank_record(dmaconn_device_type type, const char *con
 DMACONN_EXTERN void dmaconn_record_free(char *json);
 DMACONN_EXTERN int dmaconn_merge(dmaconn_device_type type, const char *connection,
 				 const char *const *records, int count, int me, dmaconn_result **out);
+
+/*
+ * Whether a GPU is in a multi-node NVLink domain, from its properties as text
+ * (a result's, or a --json document's; NULL when absent): fabric_state,
+ * fabric_status, cluster_uuid and a clique id (clique_id, or
+ * multicast_clique_id for multicast objects).  The rule dmaconn_merge()
+ * applies across nodes (docs/multinode.md), and the one place it is
+ * written: its NVSwitch fabric registration completed successfully, with a
+ * non-zero cluster UUID and a non-zero clique id.  DMACONN_DOMAIN_MEMBER,
+ * with the UUID's 16 bytes in cluster and the clique in clique (either may be
+ * NULL), or the first condition it fails, in the order below.
+ */
+typedef enum dmaconn_domain_status {
+	DMACONN_DOMAIN_MEMBER = 0,
+	DMACONN_DOMAIN_NO_FABRIC = 1,      /* no fabric_state, or not_supported */
+	DMACONN_DOMAIN_NOT_REGISTERED = 2, /* registration not completed */
+	DMACONN_DOMAIN_FAILED = 3,         /* completed without success */
+	DMACONN_DOMAIN_NO_ID = 4,          /* no cluster UUID (32 hex digits) and clique id (decimal) */
+	DMACONN_DOMAIN_ZERO_CLUSTER = 5,   /* the all-zero cluster UUID: one node's fabric */
+	DMACONN_DOMAIN_ZERO_CLIQUE = 6     /* clique id 0 */
+} dmaconn_domain_status;
+DMACONN_EXTERN dmaconn_domain_status dmaconn_nvlink_domain(const char *fabric_state, const char *fabric_status,
+							  const char *cluster_uuid, const char *clique_id,
+							  unsigned char cluster[16], unsigned int *clique);
 
 /* Takes another reference; returns r. */
 DMACONN_EXTERN dmaconn_result *dmaconn_result_retain(dmaconn_result *r);

@@ -12,11 +12,17 @@ int dc_switch_links(const struct dc_node *node)
 	return count;
 }
 
+int dc_same_fabric_domain(const unsigned char cluster_a[16], unsigned int clique_a, const unsigned char cluster_b[16],
+			  unsigned int clique_b)
+{
+	return clique_a == clique_b && !memcmp(cluster_a, cluster_b, 16);
+}
+
 static int same_domain(const struct dc_node *a, const struct dc_node *b)
 {
 	if (!a->has_domain || !b->has_domain)
 		return 1;
-	return a->clique == b->clique && !memcmp(a->cluster, b->cluster, sizeof(a->cluster));
+	return dc_same_fabric_domain(a->cluster, a->clique, b->cluster, b->clique);
 }
 
 long dc_switch_between(const struct dc_node *a, long sw_a, const struct dc_node *b, long sw_b)
@@ -26,8 +32,9 @@ long dc_switch_between(const struct dc_node *a, long sw_a, const struct dc_node 
 	return sw_a < sw_b ? sw_a : sw_b;
 }
 
-void dc_link_matrix(const struct dc_node *nodes, int n, int *m)
+void dc_link_matrix(const struct dc_node *nodes, int n, unsigned int kinds, int *m)
 {
+	int to_gpu = (kinds & DC_LINKS_TO(DC_REMOTE_GPU)) != 0, to_switch = (kinds & DC_LINKS_TO(DC_REMOTE_SWITCH)) != 0;
 	memset(m, 0, (size_t)n * (size_t)n * sizeof(*m));
 	/* Per node, once: its switch links and whether any link reaches a GPU
 	 * (a rack's n*n pairs must not each count 2 x 18 links again). */
@@ -56,10 +63,11 @@ void dc_link_matrix(const struct dc_node *nodes, int n, int *m)
 			if (i == j || b->isolated)
 				continue;
 			int v = 0;
-			for (int l = 0; b->has_pci && (!direct || direct[i]) && l < a->nlinks; l++)
+			for (int l = 0; to_gpu && b->has_pci && (!direct || direct[i]) && l < a->nlinks; l++)
 				v += a->links[l].remote == DC_REMOTE_GPU &&
 				     dc_pci_equal(&a->links[l].remote_pci, &b->pci);
-			v += (int)dc_switch_between(a, sw_a, b, sw ? sw[j] : dc_switch_links(b));
+			if (to_switch)
+				v += (int)dc_switch_between(a, sw_a, b, sw ? sw[j] : dc_switch_links(b));
 			m[(size_t)i * (size_t)n + (size_t)j] = v;
 		}
 	}

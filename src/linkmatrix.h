@@ -10,6 +10,9 @@
 
 enum dc_remote { DC_REMOTE_NONE, DC_REMOTE_GPU, DC_REMOTE_SWITCH, DC_REMOTE_OTHER };
 
+/* A set of link kinds: the bit of each remote end (enum dc_remote) that counts. */
+#define DC_LINKS_TO(remote) (1u << (remote))
+
 struct dc_link {
 	enum dc_remote remote;
 	struct dc_pci remote_pci; /* for DC_REMOTE_GPU */
@@ -31,6 +34,15 @@ struct dc_node {
 int dc_switch_links(const struct dc_node *node);
 
 /*
+ * Whether two devices registered with a switched fabric are in one of its
+ * domains: the same cluster UUID and the same clique.  The one place that
+ * compares domains: the NVSwitch rule below, cuda/multicast's pairs and the
+ * multi-node merge (src/merge.c) call it.
+ */
+int dc_same_fabric_domain(const unsigned char cluster_a[16], unsigned int clique_a, const unsigned char cluster_b[16],
+			  unsigned int clique_b);
+
+/*
  * The NVSwitch rule, the one place it lives: links from a to b through the
  * switches, given their switch link counts sw_a and sw_b -- the lower of
  * the two, when both may use their switch links and they are in the same
@@ -39,11 +51,12 @@ int dc_switch_links(const struct dc_node *node);
 long dc_switch_between(const struct dc_node *a, long sw_a, const struct dc_node *b, long sw_b);
 
 /*
- * m[i*n+j] = direct links from i to j (matched by PCI address), plus
- * dc_switch_between(i, j).
+ * m[i*n+j] = the links from i to j of the kinds in `kinds` (DC_LINKS_TO
+ * bits): direct ones to a GPU (matched by PCI address), and
+ * dc_switch_between(i, j) through the switches.
  * The diagonal and the rows and columns of isolated nodes are 0.
  */
-void dc_link_matrix(const struct dc_node *nodes, int n, int *m);
+void dc_link_matrix(const struct dc_node *nodes, int n, unsigned int kinds, int *m);
 
 /*
  * The number of links a peer is reached over, from the bandwidth of all of

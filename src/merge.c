@@ -29,6 +29,60 @@
 
 #include "dmaconn.h"
 
+/* ------------------------------------------------- the multi-node domain */
+
+static int nonzero_uuid(const char *u)
+{
+	for (; *u; u++)
+		if (*u != '0' && *u != '-')
+			return 1;
+	return 0;
+}
+
+/* A fabric cluster UUID as its 16 bytes; -1 unless 32 hex digits. */
+static int parse_uuid(const char *s, unsigned char out[16])
+{
+	int nibbles = 0;
+	for (; *s && nibbles <= 32; s++) {
+		int v = *s >= '0' && *s <= '9' ? *s - '0'
+			: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+		if (v < 0 && *s != '-')
+			return -1;
+		if (v >= 0 && nibbles < 32)
+			out[nibbles / 2] = (unsigned char)(nibbles % 2 ? out[nibbles / 2] | v : v << 4);
+		nibbles += v >= 0;
+	}
+	return nibbles == 32 ? 0 : -1;
+}
+
+dmaconn_domain_status dmaconn_nvlink_domain(const char *fabric_state, const char *fabric_status,
+					    const char *cluster_uuid, const char *clique_id, unsigned char cluster[16],
+					    unsigned int *clique)
+{
+	unsigned char uuid[16];
+	long long id = -1;
+	if (!fabric_state || !*fabric_state || !strcmp(fabric_state, "not_supported"))
+		return DMACONN_DOMAIN_NO_FABRIC;
+	if (strcmp(fabric_state, DMACONN_FABRIC_STATE_COMPLETED) != 0)
+		return DMACONN_DOMAIN_NOT_REGISTERED;
+	/* "SUCCESS" from writers that drop NVML's prefix. */
+	if (!fabric_status || (strcmp(fabric_status, DMACONN_FABRIC_STATUS_SUCCESS) && strcmp(fabric_status, "SUCCESS")))
+		return DMACONN_DOMAIN_FAILED;
+	if (!cluster_uuid || parse_uuid(cluster_uuid, uuid) != 0 || !clique_id ||
+	    dmaconn_property_read_int(DMACONN_PROP_CLIQUE_ID, clique_id, &id) != DMACONN_OK || id < 0 || id > UINT_MAX)
+		return DMACONN_DOMAIN_NO_ID;
+	if (!nonzero_uuid(cluster_uuid))
+		return DMACONN_DOMAIN_ZERO_CLUSTER;
+	if (id == 0)
+		return DMACONN_DOMAIN_ZERO_CLIQUE;
+	if (cluster)
+		memcpy(cluster, uuid, sizeof(uuid));
+	if (clique)
+		*clique = (unsigned int)id;
+	return DMACONN_DOMAIN_MEMBER;
+}
+
 #include "codec.h"
 #include "linkmatrix.h"
 
@@ -552,14 +606,6 @@ static int node_entry(const struct contrib *c, int r, int s, const char *ka, con
 	return hr || hs;
 }
 
-static int nonzero_uuid(const char *u)
-{
-	for (; *u; u++)
-		if (*u != '0' && *u != '-')
-			return 1;
-	return 0;
-}
-
 /* What the NVSwitch rule looks at in one device, found once. */
 struct facts {
 	int rank, local;
@@ -573,23 +619,6 @@ struct facts {
 	int has_cluster;        /* a non-zero cluster UUID, in uuid */
 	unsigned char uuid[16];
 };
-
-/* A fabric cluster UUID as its 16 bytes; -1 unless 32 hex digits. */
-static int parse_uuid(const char *s, unsigned char out[16])
-{
-	int nibbles = 0;
-	for (; *s && nibbles <= 32; s++) {
-		int v = *s >= '0' && *s <= '9' ? *s - '0'
-			: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
-			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
-		if (v < 0 && *s != '-')
-			return -1;
-		if (v >= 0 && nibbles < 32)
-			out[nibbles / 2] = (unsigned char)(nibbles % 2 ? out[nibbles / 2] | v : v << 4);
-		nibbles += v >= 0;
-	}
-	return nibbles == 32 ? 0 : -1;
-}
 
 /* A flag's value is set: "1", or yes/true as its key's type reads. */
 static int dc_merge_flag(const char *key, const char *value)
@@ -611,7 +640,7 @@ static void find_facts(struct facts *f, const struct contrib *c, int r, int i)
 	f->rank = r;
 	f->local = i;
 	f->key = dev_key(&c[r], i);
-	long long switch_links = 0, clique_id = -1;
+	long long switch_links = 0;
 	if (links && dmaconn_property_read_int(DMACONN_PROP_NVLINK_SWITCH_LINKS, links, &switch_links) != DMACONN_OK)
 		switch_links = 0;
 	f->switch_links = switch_links > 0 && switch_links <= INT_MAX ? (long)switch_links : 0;
@@ -622,18 +651,13 @@ static void find_facts(struct facts *f, const struct contrib *c, int r, int i)
 	f->multicast_clique = dev_get(&c[r], i, DMACONN_PROP_MULTICAST_CLIQUE_ID);
 	if (!f->multicast_clique)
 		f->multicast_clique = clique;
-	if (clique && dmaconn_property_read_int(DMACONN_PROP_CLIQUE_ID, clique, &clique_id) != DMACONN_OK)
-		clique_id = -1;
-	/* Registered with the fabric manager, successfully ("SUCCESS" from
-	 * writers that drop NVML's prefix), in a named domain. */
-	if (state && !strcmp(state, DMACONN_FABRIC_STATE_COMPLETED) && status &&
-	    (!strcmp(status, DMACONN_FABRIC_STATUS_SUCCESS) || !strcmp(status, "SUCCESS")) && cluster &&
-	    nonzero_uuid(cluster) && parse_uuid(cluster, f->node.cluster) == 0 && clique_id >= 0 &&
-	    clique_id <= UINT_MAX && f->switch_links > 0) {
+	/* In a multi-node domain, and with switch links to reach it by. */
+	if (dmaconn_nvlink_domain(state, status, cluster, clique, f->node.cluster, &f->node.clique) ==
+		    DMACONN_DOMAIN_MEMBER &&
+	    f->switch_links > 0) {
 		f->in_domain = 1;
 		f->node.switch_usable = 1;
 		f->node.has_domain = 1;
-		f->node.clique = (unsigned int)clique_id;
 	}
 }
 

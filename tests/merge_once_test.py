@@ -33,9 +33,9 @@ FACTS = (r"\b(fabric_state|fabric_status|cluster_uuid|clique_id|multicast_clique
 # and the outputs that print them as they are (no rule).
 FACT_PLACES = (HOME, "src/backends/", "include/", "src/model/", "src/props.c", "tools/format_dot.c",
                "tools/format_nfd.c", "tools/topo.c", "replay/",
-               # Known second reading of the NVLink-domain rule, from --json
-               # documents of many nodes (Slurm blocks, no matrix); it should
-               # ask dmaconn_merge() instead.  Listed so that a third fails.
+               # Slurm blocks from --json documents of many nodes (no matrix):
+               # it reads the facts to ask dmaconn_nvlink_domain(), the
+               # merge's rule (checked below and by nvlink_domain_test.py).
                "tools/format_slurm_topology.c")
 # "abc "\n  f"def" (C or Python) reads as "abc def".
 JOINED = re.compile(r"([\"'])\s*\n\s*f?\1")
@@ -69,6 +69,9 @@ def main():
     py = texts.get(os.path.join("python", "dmaconn", "_multinode.py"), "")
     report.check("dmaconn_merge" in py and not re.search(r"\bmatrix\[\w+\]\[\w+\] *=", py),
                  "Python's global_matrix() calls dmaconn_merge() and writes no matrix entry")
+    slurm = texts.get("tools/format_slurm_topology.c", "")
+    report.check("dmaconn_nvlink_domain(" in slurm and not re.search(r"strcmp\((state|status|clique|cluster)\b", slurm),
+                 "the Slurm blocks ask the merge's domain rule and compare no fabric fact themselves")
     calls = sorted(rel for rel, text in texts.items()
                    if "dc_switch_between(" in text and rel not in ("src/linkmatrix.c", "src/linkmatrix.h"))
     report.check(set(calls) <= {HOME, "src/backends/nvml.c"},

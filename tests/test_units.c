@@ -190,22 +190,31 @@ static void test_matrix(void)
 	direct(&n[0], &n[3], 2);
 	n[0].links[n[0].nlinks++].remote = DC_REMOTE_OTHER; /* a CPU link counts for nothing */
 	int m[16];
-	dc_link_matrix(n, 4, m);
+	const unsigned int all = DC_LINKS_TO(DC_REMOTE_GPU) | DC_LINKS_TO(DC_REMOTE_SWITCH);
+	dc_link_matrix(n, 4, all, m);
 	const int want[16] = { 0, 16, 18, 2, 16, 0, 16, 0, 18, 16, 0, 0, 2, 0, 0, 0 };
 	for (int i = 0; i < 16; i++)
 		CHECK_INT(m[i], want[i]);
+	/* A link filter: only the kinds asked count. */
+	dc_link_matrix(n, 4, DC_LINKS_TO(DC_REMOTE_GPU), m);
+	const int direct_only[16] = { 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0 };
+	for (int i = 0; i < 16; i++)
+		CHECK_INT(m[i], direct_only[i]);
+	dc_link_matrix(n, 4, DC_LINKS_TO(DC_REMOTE_SWITCH), m);
+	for (int i = 0; i < 16; i++)
+		CHECK_INT(m[i], want[i] - direct_only[i]);
 
 	/* Unusable switch links, other cliques and isolated nodes. */
 	n[2].switch_usable = 0;
 	n[1].has_domain = n[0].has_domain = 1;
 	n[1].clique = 7;
 	n[3].isolated = 1;
-	dc_link_matrix(n, 4, m);
+	dc_link_matrix(n, 4, all, m);
 	const int want2[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	for (int i = 0; i < 16; i++)
 		CHECK_INT(m[i], want2[i]);
 	n[1].clique = 0;
-	dc_link_matrix(n, 4, m);
+	dc_link_matrix(n, 4, all, m);
 	CHECK_INT(m[1], 16);
 	CHECK_INT(m[2], 0);
 	CHECK_INT(m[3], 0);

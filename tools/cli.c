@@ -955,7 +955,14 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 	return status;
 }
 
-/* --topo without -d: the p2p table of each vendor a bare run shows (its
+/* The connection --topo shows of type: the one whose legend explains a path
+ * table (the connection table's, dmaconn_connection_text). */
+static int cli_topo_connection(dmaconn_device_type type, const char *conn)
+{
+	return dmaconn_connection_text(type, conn, DMACONN_CONNECTION_PATHS) != NULL;
+}
+
+/* --topo without -d: that table of each vendor a bare run shows (its
  * kernel driver loaded; under replay, devices in the recording). */
 static int cli_topo(struct cli *c, int count, const dmaconn_device_type *types, const char **conns,
 		    const char *replay)
@@ -964,7 +971,7 @@ static int cli_topo(struct cli *c, int count, const dmaconn_device_type *types, 
 	if (c->json)
 		cli_doc_results(c);
 	for (int k = 0; k < count && !status; k++) {
-		if (strcmp(conns[k], "p2p") != 0 || (!replay && !cli_driver_loaded(types[k])))
+		if (!cli_topo_connection(types[k], conns[k]) || (!replay && !cli_driver_loaded(types[k])))
 			continue;
 		dmaconn_result *r = NULL;
 		if (dmaconn_detect(types[k], conns[k], &r) != DMACONN_OK) {
@@ -979,6 +986,17 @@ static int cli_topo(struct cli *c, int count, const dmaconn_device_type *types, 
 	if (!c->json && !printed && !status)
 		puts("no accelerators found");
 	return status;
+}
+
+/* --topo -d TYPE: that table of TYPE's (p2p where none has a legend). */
+static int cli_topo_one(struct cli *c, int count, const dmaconn_device_type *types, const char **conns,
+			dmaconn_device_type type, const char *replay)
+{
+	const char *conn = "p2p";
+	for (int k = count - 1; k >= 0; k--)
+		if (types[k] == type && cli_topo_connection(types[k], conns[k]))
+			conn = conns[k];
+	return cli_one(c, type, conn, 1, replay);
 }
 
 /* The type --nics and --bind describe without -d: the first vendor whose
@@ -1765,7 +1783,8 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	} else if (a.nics || a.bind) {
 		status = cli_place(c, a.type_name ? type : cli_place_type(replay), a.bind, replay);
 	} else if (a.topo) {
-		status = a.type_name ? cli_one(c, type, "p2p", 1, replay) : cli_topo(c, count, types, conns, replay);
+		status = a.type_name ? cli_topo_one(c, count, types, conns, type, replay)
+				     : cli_topo(c, count, types, conns, replay);
 	} else if (a.list) {
 		json_t *list = c->json ? json_array() : NULL;
 		for (int i = 0; i < count; i++) {

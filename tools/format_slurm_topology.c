@@ -7,6 +7,7 @@
  * pdsh and clush write, or by its devices' "host" as --mpi output has).  A domain is the NVSwitch fabric's cluster
  * UUID and clique, the multicast clique where the document gives one
  * (multicast_clique_id), as GPU feature discovery's nvidia.com/gpu.clique;
+ * whether a GPU is in one is dmaconn_nvlink_domain()'s answer, the merge's;
  * a node whose GPUs are in none, or in several, gets no block, and a
  * comment and a line on err say why.  The nodes of a block are a Slurm
  * hostlist expression ("tray[01-18]"). */
@@ -117,31 +118,47 @@ static void st_domain(struct st_node *node, json_t *devices, const char *host)
 		if (!*clique)
 			clique = st_prop(dev, DMACONN_PROP_CLIQUE_ID, buf[3], sizeof(buf[3]));
 		st_clean(bus, sizeof(bus), st_prop(dev, DMACONN_PROP_PCI_BUS_ID, domain, sizeof(domain)));
-		int uuid_ok = *cluster && strlen(cluster) < 64 && strspn(cluster, "0123456789abcdefABCDEF-") == strlen(cluster);
-		int clique_ok = *clique && strlen(clique) < 16 && strspn(clique, "0123456789") == strlen(clique);
 		int gpu = (int)node->gpus++;
 		if (node->why[0])
 			continue;
-		if (!*state || !strcmp(state, "not_supported"))
+		unsigned char uuid[16];
+		unsigned int id = 0;
+		switch (dmaconn_nvlink_domain(*state ? state : NULL, *status ? status : NULL, *cluster ? cluster : NULL,
+					      *clique ? clique : NULL, uuid, &id)) {
+		case DMACONN_DOMAIN_MEMBER:
+			break;
+		case DMACONN_DOMAIN_NO_FABRIC:
 			snprintf(node->why, sizeof(node->why), "GPU %d (%s) has no NVSwitch fabric (%s)", gpu, bus,
 				 *state ? "fabric_state not_supported" : "no fabric facts");
-		else if (strcmp(state, "completed"))
+			break;
+		case DMACONN_DOMAIN_NOT_REGISTERED:
 			snprintf(node->why, sizeof(node->why), "GPU %d (%s): NVSwitch fabric registration %s", gpu, bus,
 				 state);
-		else if (*status && strcmp(status, "NVML_SUCCESS"))
+			break;
+		case DMACONN_DOMAIN_FAILED:
 			snprintf(node->why, sizeof(node->why), "GPU %d (%s): NVSwitch fabric registration completed with %s",
-				 gpu, bus, status);
-		else if (!uuid_ok || !clique_ok)
+				 gpu, bus, *status ? status : "no fabric_status");
+			break;
+		case DMACONN_DOMAIN_NO_ID:
 			snprintf(node->why, sizeof(node->why), "GPU %d (%s): no cluster UUID and clique id", gpu, bus);
-		else if (strspn(cluster, "0-") == strlen(cluster))
+			break;
+		case DMACONN_DOMAIN_ZERO_CLUSTER:
 			snprintf(node->why, sizeof(node->why), "GPU %d (%s): cluster UUID zero, not in a multi-node NVLink "
 				 "domain", gpu, bus);
-		else if (strspn(clique, "0") == strlen(clique))
+			break;
+		case DMACONN_DOMAIN_ZERO_CLIQUE:
 			snprintf(node->why, sizeof(node->why), "GPU %d (%s): clique id 0, not in a multi-node NVLink "
 				 "domain", gpu, bus);
+			break;
+		}
 		if (node->why[0])
 			continue;
-		snprintf(domain, sizeof(domain), "%s.%s", cluster, clique);
+		/* As the merge compares them: the UUID's bytes, the clique's number. */
+		size_t at = 0;
+		for (int b = 0; b < 16; b++)
+			at += (size_t)snprintf(domain + at, sizeof(domain) - at, "%s%02x",
+					       b == 4 || b == 6 || b == 8 || b == 10 ? "-" : "", uuid[b]);
+		snprintf(domain + at, sizeof(domain) - at, ".%u", id);
 		if (!*first)
 			snprintf(first, sizeof(first), "%s", domain);
 		else if (strcmp(first, domain))

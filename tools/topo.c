@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dmaconn --topo: one printer, the vendors differing only in their legend
- * and in which pair properties make up a pair's line (struct topo_legend).
+ * (the connection type's, dmaconn_connection_text) and in which pair
+ * properties make up a pair's line (struct topo_legend).
  */
 #include "topo.h"
 
@@ -25,10 +26,7 @@ struct piece {
 
 struct topo_legend {
 	dmaconn_device_type type;
-	const char *paths; /* what the table's entries mean */
-	const char *caps;  /* the heading of the pair lines */
 	const struct piece *pieces;
-	const char *status; /* after the pair lines, or NULL */
 };
 
 static const struct piece cuda_pieces[] = {
@@ -63,24 +61,9 @@ static const struct piece xpu_pieces[] = {
 };
 
 static const struct topo_legend legends[] = {
-	{ DMACONN_DEVICE_CUDA,
-	  "Paths: X = self; NV# = # bonded NVLinks; PIX = at most one PCIe bridge;\n"
-	  "PXB = several PCIe bridges, no host bridge; PHB = through a PCIe host bridge;\n"
-	  "NODE = between host bridges of one NUMA node; SYS = across NUMA nodes;\n"
-	  "? = NVML gives no PCIe path; - = no answer.\n",
-	  "Peer capabilities (DMA = load/store and atomics all OK):", cuda_pieces,
-	  "\nStatus: OK = supported; CNS = chipset not supported; GNS = GPU not supported;\n"
-	  "TNS = topology not supported; DR = disabled by the driver's registry key;\n"
-	  "NS = not supported; U = unknown." },
-	{ DMACONN_DEVICE_ROCM,
-	  "Paths: X = self; XGMI# = # direct XGMI (Infinity Fabric) links; XGMI+ = XGMI\n"
-	  "through other GPUs; XGMI? = XGMI, link count not reported (partitioned GPUs);\n"
-	  "PCIE = peer access over PCIe; NONE = no peer link; - = no answer.\n",
-	  "Peer capabilities (DMA = peer DMA and 32- and 64-bit atomics all supported):", rocm_pieces, NULL },
-	{ DMACONN_DEVICE_XPU,
-	  "Paths: X = self; XL# = # Xe Link connections (fabric edges); MDFI = the die-to-die\n"
-	  "link between two tiles of one card; - = no fabric edge (PCIe, or no answer).\n",
-	  "Peer capabilities (DMA = Level Zero P2P ACCESS and ATOMICS):", xpu_pieces, NULL },
+	{ DMACONN_DEVICE_CUDA, cuda_pieces },
+	{ DMACONN_DEVICE_ROCM, rocm_pieces },
+	{ DMACONN_DEVICE_XPU, xpu_pieces },
 };
 
 /* fmt with each "%s" replaced by the next of v, onto line (of size len). */
@@ -216,13 +199,18 @@ void cli_text_topo(const dmaconn_result *r, const dmaconn_placement *p, const ch
 	for (size_t k = 0; k < sizeof(legends) / sizeof(legends[0]); k++)
 		if (legends[k].type == type)
 			lg = &legends[k];
-	printf("\n%s", lg->paths);
+	const char *conn = dmaconn_result_connection_type(r);
+	const char *paths = dmaconn_connection_text(type, conn, DMACONN_CONNECTION_PATHS);
+	const char *caps = dmaconn_connection_text(type, conn, DMACONN_CONNECTION_CAPS);
+	const char *status = dmaconn_connection_text(type, conn, DMACONN_CONNECTION_STATUS);
+	printf("\n%s", paths ? paths : "");
 	if (p && dmaconn_placement_size(p) == n && dmaconn_placement_nic_count(p))
 		fputs(topo_nic_legend, stdout);
 	if (p && dmaconn_placement_size(p) == n)
 		fputs(topo_place_legend, stdout);
 	putchar('\n');
-	puts(lg->caps);
+	if (caps)
+		puts(caps);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
 			char line[1024];
@@ -231,8 +219,8 @@ void cli_text_topo(const dmaconn_result *r, const dmaconn_placement *p, const ch
 			pair_line(r, i, j, lg, line, sizeof(line));
 			puts(line);
 		}
-	if (lg->status)
-		puts(lg->status);
+	if (status)
+		puts(status);
 }
 
 void cli_text_topo_multicast(const dmaconn_result *mc)
@@ -240,7 +228,9 @@ void cli_text_topo_multicast(const dmaconn_result *mc)
 	int n = dmaconn_result_size(mc);
 	if (n == 0)
 		return;
-	puts("\nMulticast (cuda/multicast: one NVLink SHARP object, as symmetric memory needs):");
+	const char *title = dmaconn_connection_text(dmaconn_result_device_type(mc), dmaconn_result_connection_type(mc),
+						    DMACONN_CONNECTION_TITLE);
+	printf("\n%s\n", title ? title : dmaconn_result_connection_type(mc));
 	/* Its warning is the table's (NVML unusable, a query failed): said once, there. */
 	if (dmaconn_result_warning_count(mc) > 0) {
 		puts("  not determined (see the warning above)");

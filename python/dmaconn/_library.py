@@ -47,6 +47,7 @@ _PROTOTYPES = {
     "dmaconn_last_error": (ctypes.c_char_p, []),
     "dmaconn_device_type_name": (ctypes.c_char_p, [ctypes.c_int]),
     "dmaconn_device_type_parse": (ctypes.c_int, [ctypes.c_char_p, c_int_p]),
+    "dmaconn_connection_text": (ctypes.c_char_p, [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]),
     "dmaconn_detect": (ctypes.c_int, [ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]),
     "dmaconn_detect_fresh": (
         ctypes.c_int,

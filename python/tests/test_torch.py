@@ -178,6 +178,15 @@ class PairsTest(unittest.TestCase):
         self.assertNotIn("verified", [p.connection for p in without])
         self.assertIn(_pairs.Pair("CUDA", "verified", "cuda", "verified"), with_it)
 
+    def test_device_types_come_from_the_connection_table(self) -> None:
+        self.assertEqual(_pairs.torch_type("cuda", "p2p"), "CUDA")
+        self.assertEqual(_pairs.torch_type("rocm", "infinity_fabric"), "HIP")
+        self.assertIsNone(_pairs.torch_type("cuda", "nvlink"))  # PyTorch's own
+        self.assertIsNone(_pairs.torch_type("cuda", "bogus"))
+        # A type the table gives a row needs nothing here.
+        pairs = _pairs.plan([("xpu", "newlink")], rocm=False, device_type=lambda t, c: "XPU")
+        self.assertEqual(pairs, [_pairs.Pair("XPU", "newlink", "xpu", "newlink")])
+
     def test_only_listed_detectors(self) -> None:
         pairs = _pairs.plan([("xpu", "xelink"), ("cuda", "bogus")], rocm=False)
         self.assertEqual(pairs, [_pairs.Pair("XPU", "xelink", "xpu", "xelink")])

@@ -11,7 +11,9 @@
 
 #include "dmaconn.h"
 
-/* One connection type a backend projects, and the detector computing it. */
+/* One connection type a backend projects, and the detector computing it;
+ * (the backend's type, connection) names its row of the connection table,
+ * src/model/connections.c. */
 struct dc_view {
 	const char *connection; /* "nvlink", "p2p", ... */
 	dmaconn_detector_fn detect;

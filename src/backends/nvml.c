@@ -6,9 +6,11 @@
  * driver, so a process may fork and initialise CUDA afterwards.
  *
  * Flow: discovery (once per process, src/model/model.h): load -> every NVML
- * device's identity, links, fabric and MIG mode.  Views (nvlink, p2p): order
- * the model's GPUs as CUDA would (order.c) -> per visible device, its link
- * facts -> dc_link_matrix(); p2p adds the per-pair facts it asks once.
+ * device's identity, links, fabric and MIG mode.  Views (one detector over
+ * the rows of src/model/connections.c): order the model's GPUs as CUDA would
+ * (order.c) -> per visible device, its link facts -> dc_link_matrix() of
+ * the row's link kinds; a peer rule adds the per-pair facts it asks once, a
+ * domain rule the fabric facts; then the row's reasons.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -835,18 +837,21 @@ static void query_gpu(struct dc_model *m, int index, int batch, nvmlReturn_t typ
 static const char *const fabric_states[] = { "not_supported", "not_started", "in_progress",
 					     DMACONN_FABRIC_STATE_COMPLETED };
 
-/* A view under way: the model and the visible GPUs in CUDA's order. */
+/* A view under way: its row, the model and the visible GPUs in CUDA's order. */
 struct session {
+	const struct dc_connection *row;
 	const char *label; /* "cuda/nvlink" */
 	struct dc_model *m;
 	int nslots;
 	struct dc_slot *slots;
+	struct dc_mc_cause *cause; /* a domain rule's: each GPU's cause, for the reasons */
 };
 
 static void session_free(struct session *s)
 {
 	dc_model_release(s->m);
 	free(s->slots);
+	free(s->cause);
 }
 
 static void fabric_properties(dmaconn_builder *b, int ordinal, const struct dc_fabric_facts *f)
@@ -1131,7 +1136,7 @@ static int collect(dmaconn_builder *b, const struct session *s, struct dc_node *
 	if (failed >= 0)
 		snprintf(why, WHY_SIZE, "%s", s->m->devices[failed].why);
 	else
-		dc_link_matrix(nodes, s->nslots, m);
+		dc_link_matrix(nodes, s->nslots, s->row->links, m);
 	return failed >= 0 ? -1 : 0;
 }
 
@@ -1145,34 +1150,35 @@ static int view_reasons(dmaconn_builder *b, const struct session *s)
 	for (int i = 0; i < s->nslots; i++)
 		if (s->slots[i].index >= 0 && s->m->devices[s->slots[i].index].links_read)
 			up[i] = s->m->devices[s->slots[i].index].up;
-	dc_reasons_cuda(b, up);
+	dc_reasons_of(b, s->row, up, s->cause);
 	free(up);
 	return DMACONN_OK;
 }
 
-static int multicast_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m);
+typedef int view_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes, int *m);
+static view_body links_body, p2p_body, multicast_body;
 
-/* Runs a view body over an open session with its scratch arrays, then
- * gives the host's reasons for what it found. */
-static int nvml_view(dmaconn_builder *b, const char *label,
-		     int (*body)(dmaconn_builder *, const struct session *, struct dc_node *, int *))
+/* The view of row: the body of what the row counts, over an open session
+ * with its scratch arrays, then the row's reasons for what it found. */
+static int nvml_view(dmaconn_builder *b, const struct dc_connection *row)
 {
-	struct session s = { .label = label };
-	/* cuda/multicast gives its own reasons (dc_reasons_multicast). */
-	int multicast = body == multicast_body;
+	static view_body *const bodies[] = {
+		[DC_COUNTS_LINKS] = links_body, [DC_COUNTS_PEER] = p2p_body, [DC_COUNTS_DOMAIN] = multicast_body
+	};
+	if (!row || (size_t)row->counts >= sizeof(bodies) / sizeof(bodies[0]) || !bodies[row->counts])
+		return dc_fail(DMACONN_EINVAL, "NVML has no view of this connection type");
+	struct session s = { .row = row, .label = row->label };
 	int rc = session_begin(b, &s);
 	if (rc <= 0) {
 		session_free(&s);
-		if (rc == 0 && multicast)
-			dc_reasons_multicast(b, NULL);
-		else if (rc == 0)
-			dc_reasons_cuda(b, NULL);
+		if (rc == 0)
+			dc_reasons_of(b, row, NULL, NULL);
 		return rc < 0 ? rc : DMACONN_OK;
 	}
 	struct dc_node *nodes = calloc((size_t)s.nslots + 1, sizeof(*nodes));
 	int *m = calloc(dc_pair_index(s.nslots, 0, s.nslots) + 1, sizeof(int));
-	rc = nodes && m ? body(b, &s, nodes, m) : dc_fail(DMACONN_ENOMEM, "out of memory");
-	if (rc == DMACONN_OK && !multicast)
+	rc = nodes && m ? bodies[row->counts](b, &s, nodes, m) : dc_fail(DMACONN_ENOMEM, "out of memory");
+	if (rc == DMACONN_OK)
 		rc = view_reasons(b, &s);
 	free(nodes);
 	free(m);
@@ -1180,7 +1186,15 @@ static int nvml_view(dmaconn_builder *b, const char *label,
 	return rc;
 }
 
-static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
+/* Every NVML view: the row the detector is registered for. */
+static int dc_nvml_detect(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	return nvml_view(b, dc_connection_of(b));
+}
+
+/* A link filter: the links of the row's kinds, each pair's count. */
+static int links_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes, int *m)
 {
 	char why[WHY_SIZE];
 	int n = s->nslots;
@@ -1202,7 +1216,9 @@ static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_no
 			dmaconn_builder_set(b, i, j, v);
 			/* What the switches do not carry joins the two directly:
 			 * said where any link does, so that a drawing can tell. */
-			long direct = v - dc_switch_between(&nodes[i], sw[i], &nodes[j], sw[j]);
+			long direct = v;
+			if (s->row->links & DC_LINKS_TO(DC_REMOTE_SWITCH))
+				direct -= dc_switch_between(&nodes[i], sw[i], &nodes[j], sw[j]);
 			if (direct > 0) {
 				char num[24];
 				snprintf(num, sizeof(num), "%ld", direct);
@@ -1212,12 +1228,6 @@ static int nvlink_body(dmaconn_builder *b, const struct session *s, struct dc_no
 	}
 	free(sw);
 	return DMACONN_OK;
-}
-
-static int dc_nvml_detect_nvlink(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return nvml_view(b, "cuda/nvlink", nvlink_body);
 }
 
 /* ------------------------------------------------------------------ p2p */
@@ -1479,8 +1489,9 @@ static int p2p_apply(struct p2p_text *t, const struct p2p_job *job, int i, int j
 	if (dc_builder_set_pair_list(b, i, j, keys, values, count) != DMACONN_OK)
 		return -1;
 	const unsigned char *st = p->status;
-	int ok = st[DC_PEER_READ] == DC_PEER_OK && st[DC_PEER_WRITE] == DC_PEER_OK &&
-		 st[DC_PEER_ATOMICS] == DC_PEER_OK;
+	int ok = 1; /* the peer rule: each capability the row needs is OK */
+	for (int c = 0; c < DC_PEER_CAPS; c++)
+		ok = ok && (!(s->row->peer & DC_PEER_NEEDS(c)) || st[c] == DC_PEER_OK);
 	dmaconn_builder_set(b, i, j, ok);
 	if ((links > 0 && !ok) || (links == 0 && st[DC_PEER_NVLINK] == DC_PEER_OK)) {
 		char bus[DC_PCI_BUS_ID_SIZE];
@@ -1553,7 +1564,8 @@ static int p2p_fill(struct p2p_job *job)
 	return 0;
 }
 
-static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
+/* A peer rule: the row's capabilities from NVML's per-pair statuses. */
+static int p2p_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes, int *m)
 {
 	char why[WHY_SIZE];
 	int n = s->nslots, ancestor_warned = 0, rc = 0;
@@ -1608,12 +1620,6 @@ static int p2p_body(dmaconn_builder *b, const struct session *s, struct dc_node 
 out:
 	free(job.path_pairs);
 	return rc;
-}
-
-static int dc_nvml_detect_p2p(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return nvml_view(b, "cuda/p2p", p2p_body);
 }
 
 /* ------------------------------------------------------------ multicast */
@@ -1732,8 +1738,8 @@ static const struct dc_fabric_facts *mc_fabric(const struct session *s, int i)
 	return &s->m->devices[s->slots[i].index].fabric;
 }
 
-/* Pairs of capable GPUs in one cluster and multicast clique: 1. */
-static int multicast_body(dmaconn_builder *b, const struct session *s, struct dc_node *nodes, int *m)
+/* A domain rule: pairs of capable GPUs in one cluster and multicast clique, 1. */
+static int multicast_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes, int *m)
 {
 	int n = s->nslots;
 	(void)nodes;
@@ -1743,11 +1749,10 @@ static int multicast_body(dmaconn_builder *b, const struct session *s, struct dc
 		if (index >= 0 && s->m->devices[index].failed) {
 			dmaconn_builder_warn(b, "%s: %s; assuming no multicast", s->label, s->m->devices[index].why);
 			dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
-			dc_reasons_multicast(b, NULL);
 			return DMACONN_OK;
 		}
 	}
-	struct dc_mc_cause *cause = calloc((size_t)n + 1, sizeof(*cause));
+	struct dc_mc_cause *cause = s->cause = calloc((size_t)n + 1, sizeof(*cause));
 	if (!cause)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	char driver_text[DC_MC_TEXT];
@@ -1760,24 +1765,16 @@ static int multicast_body(dmaconn_builder *b, const struct session *s, struct dc
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
 			if (i != j && !cause[i].code && !cause[j].code &&
-			    mc_fabric(s, i)->mc_clique == mc_fabric(s, j)->mc_clique &&
-			    !memcmp(mc_fabric(s, i)->cluster, mc_fabric(s, j)->cluster, sizeof(mc_fabric(s, i)->cluster)))
+			    dc_same_fabric_domain(mc_fabric(s, i)->cluster, mc_fabric(s, i)->mc_clique,
+						  mc_fabric(s, j)->cluster, mc_fabric(s, j)->mc_clique))
 				dmaconn_builder_set(b, i, j, 1);
-	dc_reasons_multicast(b, cause);
-	free(cause);
 	return DMACONN_OK;
 }
 
-static int dc_nvml_detect_multicast(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return nvml_view(b, "cuda/multicast", multicast_body);
-}
-
 static const struct dc_view dc_nvml_views[] = {
-	{ "nvlink", dc_nvml_detect_nvlink },
-	{ "p2p", dc_nvml_detect_p2p },
-	{ "multicast", dc_nvml_detect_multicast },
+	{ "nvlink", dc_nvml_detect },
+	{ "p2p", dc_nvml_detect },
+	{ "multicast", dc_nvml_detect },
 };
 
 /* dc_backend.place: the facts discovery read for the GPUs at bus_ids (a MIG

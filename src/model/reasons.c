@@ -672,6 +672,26 @@ static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j
 	return &x->unjoined;
 }
 
+void dc_reasons_of(dmaconn_builder *b, const struct dc_connection *row, const unsigned long long *up,
+		   const struct dc_mc_cause *cause)
+{
+	switch (row->reasons) {
+	case DC_REASONS_CUDA:
+		dc_reasons_cuda(b, up);
+		break;
+	case DC_REASONS_MULTICAST:
+		dc_reasons_multicast(b, cause);
+		break;
+	case DC_REASONS_SUSPECTS:
+		dc_reasons_suspects(b);
+		break;
+	case DC_REASONS_ROCM:
+	case DC_REASONS_XPU:
+		dc_reasons_vendor(b, row->reasons == DC_REASONS_ROCM, row->counts == DC_COUNTS_PEER);
+		break;
+	}
+}
+
 void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up)
 {
 	int n = b->r ? dmaconn_result_size(b->r) : 0;
@@ -681,7 +701,10 @@ void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up)
 	memset(&h, 0, sizeof(h));
 	h.b = b;
 	struct dc_reasons x = { .b = b, .r = b->r, .h = &h };
-	x.nvlink = !strcmp(dmaconn_result_connection_type(b->r), "nvlink");
+	/* A link filter's zeros are explained by links, a peer rule's by the
+	 * driver's peer statuses. */
+	const struct dc_connection *row = dc_connection_of(b);
+	x.nvlink = row && row->counts == DC_COUNTS_LINKS;
 	x.warned = dmaconn_result_warning_count(b->r) > 0;
 	x.mig = calloc((size_t)n, sizeof(*x.mig));
 	x.fabric = calloc((size_t)n, sizeof(*x.fabric));

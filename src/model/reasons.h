@@ -4,6 +4,15 @@
 #define DMACONN_REASONS_H
 
 #include "dmaconn.h"
+#include "connections.h"
+
+struct dc_mc_cause;
+
+/* The reasons of the zeros of b's result by its row's rules (row->reasons):
+ * up as dc_reasons_cuda takes it, cause as dc_reasons_multicast does (each
+ * may be NULL). */
+void dc_reasons_of(dmaconn_builder *b, const struct dc_connection *row, const unsigned long long *up,
+		   const struct dc_mc_cause *cause);
 
 /* Gives every off-diagonal 0 of b's result a reason code and text, from the
  * device and pair properties the view has set; up[d]: which of device d's

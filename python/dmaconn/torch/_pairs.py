@@ -1,14 +1,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Which c10d (device type, connection type) pairs dmaconn answers, and how.
 
-Pure logic over plain data (no PyTorch, no library), so that the choices can
-be tested anywhere: the pairs follow from the detectors dmaconn lists, from
-whether PyTorch is a ROCm build, and from what the user leaves out.
+Pure logic over plain data (no PyTorch), so that the choices can be tested
+anywhere: the pairs follow from the detectors dmaconn lists, the device type
+the library's connection table gives each (dmaconn_connection_text), whether
+PyTorch is a ROCm build, and what the user leaves out.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+import ctypes
+import os
+from typing import Any, Callable, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 EXCLUDE_ENV = "DMACONN_TORCH_EXCLUDE"
 
@@ -25,18 +28,23 @@ class Pair(NamedTuple):
     dmaconn_connection: str
 
 
-# dmaconn pair -> the c10d device type it is registered under.  On a ROCm
-# build of PyTorch, AMD GPUs are DeviceType.CUDA: the AMD detectors are
-# registered under CUDA as well, and NVIDIA's under nothing.
-_BY_DMACONN = {
-    ("rocm", "infinity_fabric"): "HIP",
-    ("rocm", "p2p"): "HIP",
-    ("xpu", "xelink"): "XPU",
-    ("xpu", "p2p"): "XPU",
-    ("cuda", "p2p"): "CUDA",
-    ("cuda", "multicast"): "CUDA",
-    ("cuda", "verified"): "CUDA",
-}
+# dmaconn_connection_text_kind's DMACONN_CONNECTION_TORCH (include/dmaconn.h).
+_TORCH_TEXT = 6
+
+
+def torch_type(dmaconn_type: str, connection: str) -> Optional[str]:
+    """The c10 DeviceType name ("CUDA", "HIP", "XPU") the library's connection
+    table registers a built-in pair under; None for a pair it registers under
+    nothing (one PyTorch answers itself) or does not know."""
+    # Absolute: this module is also loaded on its own, outside the package.
+    from dmaconn import _library
+
+    lib = _library.get()
+    value = ctypes.c_int()
+    if lib.dmaconn_device_type_parse(os.fsencode(dmaconn_type), ctypes.byref(value)) != 0:
+        return None
+    text = lib.dmaconn_connection_text(value.value, os.fsencode(connection), _TORCH_TEXT)
+    return text.decode() if text else None
 
 
 def is_rocm(torch_module: Any) -> bool:
@@ -45,15 +53,22 @@ def is_rocm(torch_module: Any) -> bool:
     return bool(getattr(version, "hip", None))
 
 
-def plan(detectors: Iterable[Tuple[str, str]], rocm: bool) -> List[Pair]:
+def plan(
+    detectors: Iterable[Tuple[str, str]],
+    rocm: bool,
+    device_type: Callable[[str, str], Optional[str]] = torch_type,
+) -> List[Pair]:
     """Every pair to register, given dmaconn's listed detectors, in their order.
 
-    A dmaconn pair absent from `detectors` (a library built without it, or
-    no "verified" detector) gives nothing.
+    device_type gives the c10d device type a dmaconn pair is registered
+    under (None: none).  On a ROCm build of PyTorch, AMD GPUs are
+    DeviceType.CUDA: the AMD detectors are registered under CUDA as well,
+    and NVIDIA's under nothing.  A dmaconn pair absent from `detectors` (a
+    library built without it, or no "verified" detector) gives nothing.
     """
     pairs: List[Pair] = []
     for dtype, conn in detectors:
-        target = _BY_DMACONN.get((dtype, conn))
+        target = device_type(dtype, conn)
         if target is None:
             continue
         if target == "CUDA" and rocm:
