@@ -86,6 +86,11 @@ DMACONN_EXTERN const char *dmaconn_device_type_name(dmaconn_device_type type);
 /* Parses "cuda", "rocm" or "xpu" (case-insensitive).  DMACONN_EINVAL otherwise. */
 DMACONN_EXTERN int dmaconn_device_type_parse(const char *name, dmaconn_device_type *out);
 
+/* 1 when the kernel driver of a vendor of `type` is loaded (below
+ * DMACONN_SYSFS_ROOT when set), else 0: a user-space library alone says
+ * nothing about devices.  1 for a type whose vendors say no such thing. */
+DMACONN_EXTERN int dmaconn_driver_loaded(dmaconn_device_type type);
+
 /* ------------------------------------------------------------------------ */
 /* Detection                                                                 */
 

@@ -39,11 +39,14 @@ def readme_agrees(cli):
     check(table is not None and Path(table.group(1)).is_file()
           and "dc_backends[] =" in Path(table.group(1)).read_text(),
           f"README.md names the file that lists the backends ({table and table.group(1)})")
-    # The files a bare run reads to tell whose driver is loaded.
-    cli_c = Path("tools/cli.c").read_text()
-    loaded = cli_c[cli_c.index("static int cli_driver_loaded("):]
-    loaded = loaded[:loaded.index("\n}\n")]
-    driver_paths = re.findall(r'"(/[^"]+)"', loaded) + ["/sys/class/drm"]
+    # The files a bare run reads to tell whose driver is loaded: each
+    # backend's presence check (dc_backend.present).
+    driver_paths = []
+    for source in sorted(Path("src/backends").rglob("*.c")):
+        for body in re.findall(r"^static int \w+_present\(const char \*root\)\n\{\n(.*?)^\}$",
+                               source.read_text(), re.M | re.S):
+            driver_paths += [p for p in re.findall(r'"(?:%s)?(/[^"]+)"', body) if "%" not in p]
+    check(len(driver_paths) >= 4, f"the backends' presence checks name the files they read ({driver_paths})")
     man = Path("man/dmaconn.txt").read_text()
     bare = re.search(r"^A bare `dmaconn` runs.*?\n\n", readme, re.M | re.S)
     bare = bare.group(0) if bare else ""

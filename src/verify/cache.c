@@ -206,8 +206,8 @@ static int dc_vcache_in_dir(const char *dir, size_t dirlen, const char *name, ch
  */
 static void dc_vcache_cuda_library(char *out, size_t len)
 {
-	static const char name[] = "libcuda.so.1";
-	const char *env = secure_getenv("DMACONN_CUDA_LIBRARY");
+	const char *name = dc_verified_libraries[0].soname;
+	const char *env = secure_getenv(dc_verified_libraries[0].override);
 	if (env && env[0] == '/') {
 		snprintf(out, len, "%s", env);
 		return;
@@ -235,7 +235,7 @@ static void dc_vcache_cuda_library(char *out, size_t len)
 				continue;
 			}
 			s[k] = '\0';
-			size_t sl = strlen(s), nl = sizeof(name) - 1;
+			size_t sl = strlen(s), nl = strlen(name);
 			found = s[0] == '/' && sl > nl && s[sl - nl - 1] == '/' && !strcmp(s + sl - nl, name) &&
 				(size_t)snprintf(out, len, "%s", s) < len;
 			k = 0;

@@ -311,9 +311,15 @@ static void dc_verified_shutdown(void)
 {
 }
 
+/* The CUDA driver, loaded by the helper alone (tools/verify_helper.c). */
+const struct dc_library dc_verified_libraries[] = {
+	{ "cuda", "libcuda.so.1", "DMACONN_CUDA_LIBRARY", "the CUDA driver", NULL },
+};
+
 const struct dc_backend dc_backend_cuda_verify = {
 	.name = "cuda_verify",
 	.type = DMACONN_DEVICE_CUDA,
+	DC_LIBRARIES(dc_verified_libraries),
 	DC_VIEWS(dc_verified_views),
 	.atfork = dc_verified_atfork,
 	.shutdown = dc_verified_shutdown,
