@@ -33,7 +33,7 @@ HERMETIC = {
     "DMACONN_SYSFS_ROOT": "tests/sysfs/no-nvidia",
 }
 
-# The helper's line protocol (tools/verify_helper.c) for two devices.
+# The helper's line protocol (src/backends/cuda_verify/verify_helper.c) for two devices.
 HELPER = """#!/bin/sh
 echo "driver version=13000"
 echo "device ordinal=0 pci=0000:00:06.0 uuid=GPU-a name=NVIDIA%%20H200"

@@ -46,7 +46,7 @@ CLEAN = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "H
          "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "DMACONN_REPLAY", "DMACONN_QUIET",
          "DMACONN_NVML_LIBRARY", "DMACONN_SYSFS_ROOT", "DMACONN_VERIFY_HELPER", "DMACONN_MPI_LIBRARY")
 
-# The fake verify helper: the helper's line protocol (tools/verify_helper.c)
+# The fake verify helper: the helper's line protocol (src/backends/cuda_verify/verify_helper.c)
 # for two devices, one pair passing and one failing.
 FAKE_HELPER = """#!/bin/sh
 echo "driver version=13000"

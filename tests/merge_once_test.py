@@ -71,7 +71,7 @@ def main():
                  "Python's global_matrix() calls dmaconn_merge() and writes no matrix entry")
     calls = sorted(rel for rel, text in texts.items()
                    if "dc_switch_between(" in text and rel not in ("src/linkmatrix.c", "src/linkmatrix.h"))
-    report.check(set(calls) <= {HOME, "src/backends/nvml.c"},
+    report.check(set(calls) <= {HOME, "src/backends/nvml/nvml.c"},
                  "the NVSwitch rule is applied by the NVML view and the merge only", "called in %s" % calls)
     return report.done()
 

@@ -906,7 +906,7 @@ static const struct exp_pair *check_exp_pair(const struct expected *e, int i, in
 }
 
 /* The helper's words for a capability in a --verify document, and the
- * result's (as src/verify/verified.c turns one into the other). */
+ * result's (as src/backends/cuda_verify/verified.c turns one into the other). */
 static const char *const check_helper_caps[][2] = {
 	{ "verified_read", DMACONN_PROP_READ_VERIFIED },
 	{ "verified_write", DMACONN_PROP_WRITE_VERIFIED },

@@ -41,7 +41,7 @@
 #include "internal.h"
 #include "pci.h"
 #include "sysfs.h"
-#include "verify/cache.h"
+#include "cache.h"
 #include "verify/verify.h"
 
 #define DC_VCACHE_MAX_AGE 3600 /* seconds; MIG mode is not in the key */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The verdict cache of "cuda"/"verified" (src/verify/cache.c). */
+/* The verdict cache of "cuda"/"verified" (src/backends/cuda_verify/cache.c). */
 #ifndef DMACONN_VERIFY_CACHE_H
 #define DMACONN_VERIFY_CACHE_H
 

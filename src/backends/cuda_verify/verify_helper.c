@@ -66,7 +66,7 @@
 #include <unistd.h>
 
 #include "cuda_api.h"
-#include "loader.h"
+#include "../loader.h"
 
 #define THREADS_PER_BLOCK 256u
 #define BLOCKS 4u

@@ -34,16 +34,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "../linkmatrix.h"
-#include "../model/model.h"
-#include "../model/reasons.h"
-#include "../order/order.h"
-#include "../pci.h"
-#include "../replay_abi.h"
-#include "../sysfs.h"
-#include "backend.h"
-#include "loader.h"
+#include "../../internal.h"
+#include "../../linkmatrix.h"
+#include "../../model/model.h"
+#include "../../model/reasons.h"
+#include "../../order/order.h"
+#include "../../pci.h"
+#include "../../replay_abi.h"
+#include "../../sysfs.h"
+#include "../backend.h"
+#include "../loader.h"
 #include "rocm_smi_api.h"
 
 #define KFD_NODES "/sys/class/kfd/kfd/topology/nodes"

@@ -7,7 +7,7 @@
  *
  * Devices are the GPU devices of every driver, in zeDriverGet and
  * zeDeviceGet order: the runtime has already applied ZE_AFFINITY_MASK and
- * ZE_FLAT_DEVICE_HIERARCHY (src/order_ze.c documents how), and that is the
+ * ZE_FLAT_DEVICE_HIERARCHY (src/backends/level_zero/order_ze.c documents how), and that is the
  * list SYCL and PyTorch's xpu device ordinals are built from.
  *
  * xpu/p2p:    1 where zeDeviceGetP2PProperties(i, j) has both
@@ -32,14 +32,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../internal.h"
-#include "../model/model.h"
-#include "../model/reasons.h"
-#include "../sysfs.h"
-#include "../order/order_ze.h"
-#include "../pci.h"
-#include "../replay_abi.h"
-#include "backend.h"
+#include "../../internal.h"
+#include "../../model/model.h"
+#include "../../model/reasons.h"
+#include "../../sysfs.h"
+#include "order_ze.h"
+#include "../../pci.h"
+#include "../../replay_abi.h"
+#include "../backend.h"
 #include "ze_load.h"
 
 #define WHY_SIZE 768

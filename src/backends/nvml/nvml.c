@@ -16,14 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "../linkmatrix.h"
-#include "../model/model.h"
-#include "../order/order.h"
-#include "../replay_abi.h"
-#include "../sysfs.h"
-#include "../model/reasons.h"
-#include "backend.h"
+#include "../../internal.h"
+#include "../../linkmatrix.h"
+#include "../../model/model.h"
+#include "../../order/order.h"
+#include "../../replay_abi.h"
+#include "../../sysfs.h"
+#include "../../model/reasons.h"
+#include "../backend.h"
 #include "nvml_load.h"
 
 #define NVML_SONAME "libnvidia-ml.so.1"
