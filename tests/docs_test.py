@@ -69,7 +69,10 @@ def readme_agrees(cli):
     said = {"boot_id": "the boot", "driver": "the driver", "gpu": "the GPUs", "visible": "*CUDA_VISIBLE_DEVICES*",
             "order": "*CUDA_DEVICE_ORDER*", "helper": "the dmaconn version", "helper_file": "the helper",
             "cuda_library": "CUDA driver library"}
-    keys = re.findall(r'dc_vcache_add\(&key, &len, &cap, "([a-z_]+)"', Path("src/backends/cuda_verify/cache.c").read_text())
+    cache_c = Path("src/backends/cuda_verify/cache.c").read_text()
+    keys = re.findall(r'dc_vcache_add\(&key, &len, &cap, "([a-z_]+)"', cache_c)
+    for pair in re.findall(r'\? "([a-z_]+)" : "([a-z_]+)",', cache_c):  # the visibility variables'
+        keys += pair
     entry = re.search(r"^- _~/.cache/dmaconn/verified_\n(.*?)^- ", man, re.M | re.S)
     entry = " ".join(entry.group(1).split()) if entry else ""
     check(keys and all(k in said and said[k] in entry for k in keys),

@@ -128,7 +128,7 @@ static void st_domain(struct st_node *node, json_t *devices, const char *host)
 		else if (strcmp(state, "completed"))
 			snprintf(node->why, sizeof(node->why), "GPU %d (%s): NVSwitch fabric registration %s", gpu, bus,
 				 state);
-		else if (*status && strcmp(status, "NVML_SUCCESS"))
+		else if (*status && strcmp(status, DMACONN_FABRIC_STATUS_SUCCESS))
 			snprintf(node->why, sizeof(node->why), "GPU %d (%s): NVSwitch fabric registration completed with %s",
 				 gpu, bus, status);
 		else if (!uuid_ok || !clique_ok)

@@ -293,10 +293,14 @@ char *dc_vcache_key(void)
 		rc |= dc_vcache_add(&key, &len, &cap, "gpu", line);
 		free(names[i]);
 	}
-	const char *v = secure_getenv("CUDA_VISIBLE_DEVICES");
-	rc |= dc_vcache_add(&key, &len, &cap, "visible", v ? v : "(unset)");
-	v = secure_getenv("CUDA_DEVICE_ORDER");
-	rc |= dc_vcache_add(&key, &len, &cap, "order", v ? v : "(unset)");
+	/* What the CUDA runtime shows and in which order: the variables of
+	 * the backends of its type ("visible" those that hide devices). */
+	for (const struct dc_backend *const *b = dc_backends; *b; b++)
+		for (int k = 0; (*b)->type == DMACONN_DEVICE_CUDA && k < (*b)->nvisibility; k++) {
+			const char *v = secure_getenv((*b)->visibility[k].name);
+			rc |= dc_vcache_add(&key, &len, &cap, (*b)->visibility[k].hides ? "visible" : "order",
+					    v ? v : "(unset)");
+		}
 	rc |= dc_vcache_add(&key, &len, &cap, "helper", dmaconn_version_string());
 	/* Which helper and which CUDA driver library made the verdict. */
 	char path[PATH_MAX];
