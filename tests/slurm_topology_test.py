@@ -68,15 +68,24 @@ def write(name, doc):
 
 
 def blocks(out):
-    """{BlockName: Nodes expression} of the output's block lines."""
+    """{BlockName: Nodes expression} of the output's block lines; BlockSizes,
+    where the blocks differ in size, must be Slurm's default levels over
+    the smallest block (slurm_block_test.py has a real slurmctld read it)."""
     got = {}
+    sizes = [line for line in out.splitlines() if line.startswith("BlockSizes=")]
     for line in out.splitlines():
-        if line.startswith("#") or not line:
+        if line.startswith("#") or not line or line.startswith("BlockSizes="):
             continue
         m = re.fullmatch(r"BlockName=(\S+) Nodes=(\S+)", line)
         check(m is not None, "a block line is BlockName=... Nodes=...: %r" % line)
         if m:
             got[m.group(1)] = m.group(2)
+    counts = sorted(len(expand(nodes)) for nodes in got.values())
+    if counts and counts[0] != counts[-1]:
+        want = "BlockSizes=" + ",".join(str(counts[0] << k) for k in range(5))
+        check(sizes == [want], "blocks of %d to %d nodes: %s (%s)" % (counts[0], counts[-1], want, sizes))
+    else:
+        check(not sizes, "blocks of one size: no BlockSizes line (%s)" % sizes)
     return got
 
 

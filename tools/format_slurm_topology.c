@@ -483,7 +483,7 @@ int dc_format_slurm_topology(FILE *out, FILE *err, const struct dc_format_input 
 		fputs("dmaconn: out of memory\n", err);
 		t.failed = 1;
 	} else {
-		int blocks = 0;
+		int blocks = 0, smallest = 0, largest = 0;
 		fprintf(out, "# dmaconn: Slurm topology/block (topology.conf, TopologyPlugin=topology/block): one block "
 			"per NVLink domain of %d node%s\n", t.n, t.n == 1 ? "" : "s");
 		for (int k = 0; k < t.n; k++) {
@@ -503,7 +503,21 @@ int dc_format_slurm_topology(FILE *out, FILE *err, const struct dc_format_input 
 			fprintf(out, "BlockName=nvl_%.*s_%s Nodes=", cluster, t.nodes[k].domain, dot + 1);
 			st_hostlist(out, names, count);
 			fputc('\n', out);
+			if (!smallest || count < smallest)
+				smallest = count;
+			if (count > largest)
+				largest = count;
 		}
+		/* Without BlockSizes, Slurm takes the first block's node count as
+		 * the base block size, aggregates 1, 2, 4, 8 and 16 blocks, and
+		 * refuses to start when a block has fewer nodes than the base:
+		 * domains of different sizes (a rack not full) say the same
+		 * levels over the smallest domain. */
+		if (smallest != largest)
+			fprintf(out, "# dmaconn: BlockSizes: Slurm's default levels over the smallest domain's %d node%s "
+				"(every block must hold at least the base block size)\nBlockSizes=%d,%d,%d,%d,%d\n",
+				smallest, smallest == 1 ? "" : "s", smallest, 2 * smallest, 4 * smallest, 8 * smallest,
+				16 * smallest);
 		for (int k = 0; k < t.n; k++) {
 			if (t.nodes[k].domain[0])
 				continue;

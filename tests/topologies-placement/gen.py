@@ -93,6 +93,10 @@ class Machine:
         if iommu:
             self.files["/sys/bus/pci/devices/%s/iommu_group/type" % bus] = iommu + "\n"
 
+    # Each product's CUDA compute capability, as NVML answers it.
+    CAPABILITY = {"NVIDIA H100 80GB HBM3": [9, 0], "NVIDIA H200": [9, 0], "NVIDIA GH200 480GB": [9, 0],
+                  "NVIDIA L40S": [8, 9], "NVIDIA GB200": [10, 0], "NVIDIA GB10": [12, 1]}
+
     def gpu(self, name, root, bridges, bus, numa, nvml=None, **kw):
         self.function(root, bridges, bus, numa, **kw)
         i = len(self.devices)
@@ -100,7 +104,7 @@ class Machine:
             "name": name,
             "uuid": "GPU-%08x-0000-4000-8000-%012x" % (0x9ace0000 + i, i),
             "pci": {"bus_id": "0000" + bus},
-            "cuda_compute_capability": [9, 0],
+            "cuda_compute_capability": self.CAPABILITY[name],
             "mig_mode": [0, 0],
         }
         d.update(nvml or {})
