@@ -59,37 +59,37 @@ static void drop_root(void)
 	CHECK_INT(system(cmd), 0);
 }
 
+/* One tree per case: its files (a path ending in "/" is a directory), and
+ * the types whose driver it shows. */
+static const struct {
+	const char *files[2], *data[2];
+	int cuda, rocm, xpu;
+} cases[] = {
+	{ { NULL, NULL }, { NULL, NULL }, 0, 0, 0 },
+	/* A DRM card of another vendor, and an Intel render node (no card),
+	 * are no Intel GPU. */
+	{ { "sys/class/drm/card0/device/vendor", "sys/class/drm/renderD128/device/vendor" },
+	  { "0x10de\n", "0x8086\n" }, 0, 0, 0 },
+	{ { "proc/driver/nvidia/", NULL }, { NULL, NULL }, 1, 0, 0 },
+	{ { "dev/kfd", NULL }, { "", NULL }, 0, 1, 0 },
+	{ { "sys/class/kfd/kfd/topology/nodes/", NULL }, { NULL, NULL }, 0, 1, 0 },
+	{ { "sys/class/drm/card1/device/vendor", NULL }, { "0x8086\n", NULL }, 0, 0, 1 },
+};
+
 int main(void)
 {
-	/* Nothing: no vendor. */
-	fresh_root();
-	expect(0, 0, 0);
-	/* A DRM card of another vendor is no Intel GPU. */
-	make("sys/class/drm/card0/device/vendor", "0x10de\n");
-	make("sys/class/drm/renderD128/device/vendor", "0x8086\n");
-	expect(0, 0, 0);
-	drop_root();
-
-	fresh_root();
-	make("proc/driver/nvidia", NULL);
-	expect(1, 0, 0);
-	drop_root();
-
-	fresh_root();
-	make("dev/kfd", "");
-	expect(0, 1, 0);
-	drop_root();
-
-	fresh_root();
-	make("sys/class/kfd/kfd/topology/nodes", NULL);
-	expect(0, 1, 0);
-	drop_root();
-
-	fresh_root();
-	make("sys/class/drm/card1/device/vendor", "0x8086\n");
-	expect(0, 0, 1);
-	drop_root();
-
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		fresh_root();
+		for (int f = 0; f < 2 && cases[k].files[f]; f++) {
+			const char *path = cases[k].files[f];
+			int dir = path[strlen(path) - 1] == '/';
+			char name[256];
+			snprintf(name, sizeof(name), "%.*s", (int)strlen(path) - dir, path);
+			make(name, dir ? NULL : cases[k].data[f]);
+		}
+		expect(cases[k].cuda, cases[k].rocm, cases[k].xpu);
+		drop_root();
+	}
 	unsetenv("DMACONN_SYSFS_ROOT");
 	return check_done("test_backend_table");
 }
