@@ -603,6 +603,15 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 /* Why the node has no NIC: a DMACONN_NICS_REASON_* code, and its text. */
 #define DMACONN_PLACE_NICS_REASON "nics_reason"
 #define DMACONN_PLACE_NICS_REASON_TEXT "nics_reason_text"
+/* The node's CPUs as NCCL's topology file names them (its <cpu arch vendor
+ * familyid modelid>), from the kernel's CPU modalias: "x86_64", "arm64" or
+ * "ppc64"; on x86 the vendor's CPUID name ("GenuineIntel", "AuthenticAMD",
+ * "CentaurHauls", "  Shanghai  ", "HygonGenuine") and the family and model
+ * (integers).  Absent where the kernel does not say. */
+#define DMACONN_PLACE_CPU_ARCH "cpu_arch"
+#define DMACONN_PLACE_CPU_VENDOR "cpu_vendor"
+#define DMACONN_PLACE_CPU_FAMILY "cpu_family"
+#define DMACONN_PLACE_CPU_MODEL "cpu_model"
 
 /*
  * Keys of a device, besides DMACONN_PROP_PCI_BUS_ID, DMACONN_PROP_UUID and

@@ -33,7 +33,8 @@ static const struct {
 /* The placement's integer keys (dmaconn.h, "Placement"): not properties of
  * a result, typed in its JSON all the same. */
 static const char *const dc_codec_place_ints[] = { DMACONN_PLACE_CPU_NUMA_NODE, DMACONN_PLACE_MEMORY_NUMA_NODE,
-						   DMACONN_PLACE_C2C_LINKS, DMACONN_PLACE_C2C_MAX_BW_MBS };
+						   DMACONN_PLACE_C2C_LINKS, DMACONN_PLACE_C2C_MAX_BW_MBS,
+					     DMACONN_PLACE_CPU_FAMILY, DMACONN_PLACE_CPU_MODEL };
 
 enum dc_prop_kind dc_prop_kind(const char *key)
 {

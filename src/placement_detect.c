@@ -305,6 +305,46 @@ static void read_mechanisms(struct ctx *c)
 		 kv % 1000);
 }
 
+/* ------------------------------------------------------------ the CPUs */
+
+#define MODALIAS_LEN 16384
+
+/*
+ * The CPUs' architecture, and on x86 their vendor, family and model, from
+ * the kernel's CPU modalias: "cpu:type:x86,ven0000fam0006mod008F:feature:..."
+ * (the vendor is the kernel's X86_VENDOR_ number), "cpu:type:aarch64:...".
+ */
+static void cpu_identity(struct ctx *c)
+{
+	static const char *const vendors[] = { [0] = "GenuineIntel", [2] = "AuthenticAMD", [5] = "CentaurHauls",
+					       [9] = "HygonGenuine", [10] = "  Shanghai  " };
+	static const char prefix[] = "cpu:type:";
+	char *buf = malloc(MODALIAS_LEN);
+	if (!buf) {
+		c->oom = 1;
+		return;
+	}
+	if (read_line("/sys/devices/system/cpu/modalias", buf, MODALIAS_LEN) > 0 &&
+	    !strncmp(buf, prefix, sizeof(prefix) - 1)) {
+		const char *type = buf + sizeof(prefix) - 1;
+		unsigned int ven, fam, mod;
+		if (!strncmp(type, "x86,", 4)) {
+			set(c, &c->p->node, DMACONN_PLACE_CPU_ARCH, "x86_64");
+			if (sscanf(type + 4, "ven%4xfam%4xmod%4x:", &ven, &fam, &mod) == 3) {
+				if (ven < sizeof(vendors) / sizeof(vendors[0]) && vendors[ven])
+					set(c, &c->p->node, DMACONN_PLACE_CPU_VENDOR, vendors[ven]);
+				setf(c, &c->p->node, DMACONN_PLACE_CPU_FAMILY, "%u", fam);
+				setf(c, &c->p->node, DMACONN_PLACE_CPU_MODEL, "%u", mod);
+			}
+		} else if (!strncmp(type, "aarch64:", 8)) {
+			set(c, &c->p->node, DMACONN_PLACE_CPU_ARCH, "arm64");
+		} else if (!strncmp(type, "powerpc", 7) || !strncmp(type, "ppc64", 5)) {
+			set(c, &c->p->node, DMACONN_PLACE_CPU_ARCH, "ppc64");
+		}
+	}
+	free(buf);
+}
+
 /* ------------------------------------------------------------ the NICs */
 
 static int nic_compare(const void *a, const void *b)
@@ -757,6 +797,7 @@ static int fill(struct ctx *c)
 	set(c, &p->node, DMACONN_PLACE_DMABUF_REASON, c->dmabuf_why);
 	set(c, &p->node, DMACONN_PLACE_PEERMEM_MODULE, c->peermem);
 	set(c, &p->node, DMACONN_PLACE_GDR_LEVEL, path_names[GDR_LEVEL]);
+	cpu_identity(c);
 	p->nic_paths = calloc((size_t)m * (size_t)m + 1, sizeof(*p->nic_paths));
 	if (!p->nic_paths)
 		return DMACONN_ENOMEM;

@@ -59,7 +59,8 @@ const char *dmaconn_property_key(int k)
 /* The placement's integer keys (dmaconn.h, "Placement"): not properties of
  * a result, but read as integers all the same (src/codec.c types them so). */
 static const char *const dc_place_ints[] = { DMACONN_PLACE_CPU_NUMA_NODE, DMACONN_PLACE_MEMORY_NUMA_NODE,
-					     DMACONN_PLACE_C2C_LINKS, DMACONN_PLACE_C2C_MAX_BW_MBS };
+					     DMACONN_PLACE_C2C_LINKS, DMACONN_PLACE_C2C_MAX_BW_MBS,
+					     DMACONN_PLACE_CPU_FAMILY, DMACONN_PLACE_CPU_MODEL };
 
 dmaconn_property_type dmaconn_property_type_of(const char *key)
 {

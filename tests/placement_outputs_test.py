@@ -329,6 +329,16 @@ def check_nccl_xml(cli, name, replay, pl, gpus):
                                       "%s: <c2c count bw> integers" % name)
                     ends[("gpu", sub.get("busid"))] = chain + [sub]
             elif sub.tag == "cpu":
+                # NCCL's ncclTopoAddCpu: arch on every <cpu>, vendor on x86,
+                # familyid and modelid on Intel (and Zhaoxin), as the node says.
+                want = {"arch": pl.get("cpu_arch")}
+                if pl.get("cpu_arch") == "x86_64":
+                    want.update(vendor=pl.get("cpu_vendor"), familyid=pl.get("cpu_family"),
+                                modelid=pl.get("cpu_model"))
+                want = {k: str(v) for k, v in want.items() if v is not None}
+                got = {k: sub.get(k) for k in ("arch", "vendor", "familyid", "modelid") if sub.get(k) is not None}
+                check(got == want, "%s: <cpu numaid=%s> says the node's CPUs as NCCL needs: %s (%s)"
+                      % (name, sub.get("numaid"), got, want))
                 walk(sub, [sub])
 
     walk(root, [])

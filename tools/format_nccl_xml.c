@@ -3,7 +3,7 @@
  * NCCL_TOPO_FILE (NCCL's src/graph/xml.cc reads it, version 1):
  *
  *   <system version="1" name="dmaconn">
- *     <cpu numaid="0">
+ *     <cpu numaid="0" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">
  *       <pci busid="0000:18:00.0" class="0x030200" vendor="0x10de">
  *         <gpu dev="0" sm="90">
  *           <nvlink target="ffffffff:ff:ff.0" count="18" tclass="0x068000"/>
@@ -31,7 +31,7 @@
  * sysfs walk climbs two levels at a time.  Where a device's PCIe path is
  * unknown, the NICs are left out (NCCL finds them itself): a NIC beside a
  * flat GPU would read PHB, beyond NCCL's GDR level.  What the file leaves
- * out (PCIe link speed and width, CPU model, GPU rank, a net's speed, port,
+ * out (PCIe link speed and width, CPU affinity, GPU rank, a net's speed, port,
  * GUID and gdr) NCCL fills from the live system: a file's gdr would
  * override NCCL's own check of its network plugin. */
 #include <ctype.h>
@@ -260,7 +260,22 @@ static void xml_cpu(FILE *out, const dmaconn_result *r, const dmaconn_placement 
 {
 	const struct xml_dev *open[8];
 	int depth = 0;
-	fprintf(out, "  <cpu numaid=\"%d\">\n", numa);
+	fprintf(out, "  <cpu numaid=\"%d\"", numa);
+	/* NCCL needs arch (and on x86 vendor, and on Intel familyid and
+	 * modelid) on every <cpu> it keeps, and fills them only for those it
+	 * reaches through a device it finds itself: a socket whose GPUs the
+	 * process does not see, or the first <cpu>, where NCCL puts a NIC
+	 * without a PCI function, would otherwise stop it. */
+	static const char *const cpu_attrs[][2] = { { "arch", DMACONN_PLACE_CPU_ARCH },
+						    { "vendor", DMACONN_PLACE_CPU_VENDOR },
+						    { "familyid", DMACONN_PLACE_CPU_FAMILY },
+						    { "modelid", DMACONN_PLACE_CPU_MODEL } };
+	for (size_t k = 0; p && k < sizeof(cpu_attrs) / sizeof(cpu_attrs[0]); k++) {
+		const char *v = dmaconn_placement_get(p, cpu_attrs[k][1]);
+		if (v)
+			fprintf(out, " %s=\"%s\"", cpu_attrs[k][0], v);
+	}
+	fputs(">\n", out);
 	for (;;) {
 		/* The next device of this node, in xml_before order. */
 		struct xml_dev *next = NULL;

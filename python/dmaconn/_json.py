@@ -23,7 +23,7 @@ _types_lock = threading.Lock()
 _PYTHON_TYPES = {"integer": int, "number": float, "boolean": bool, "array": list}
 # The placement's integer keys (dmaconn.h, "Placement"): not properties of a
 # result, but typed by the library all the same.
-_PLACEMENT_KEYS = ("cpu_numa_node", "memory_numa_node", "c2c_links", "c2c_max_bw_mbs")
+_PLACEMENT_KEYS = ("cpu_numa_node", "memory_numa_node", "c2c_links", "c2c_max_bw_mbs", "cpu_family", "cpu_model")
 
 
 def property_types() -> Dict[str, type]:

@@ -28,6 +28,8 @@ struct dc_model *dc_model_new(int n, int with_facts)
 		m->ids[i].cc_major = m->ids[i].cc_minor = -1;
 		m->ids[i].numa_node = -2;
 		if (m->devices) {
+			m->devices[i].group = -1;
+			m->devices[i].tiles = -1;
 			/* Placement facts never asked (a device that failed early). */
 			struct dc_place_facts *f = &m->devices[i].place;
 			f->cpus_rc = f->mems_rc = f->numa_id_rc = f->c2c_rc = f->c2c_status_rc = f->c2c_bw_rc = -1;
@@ -46,6 +48,8 @@ void dc_model_release(struct dc_model *m)
 	free(m->devices);
 	free(m->handles);
 	free(m->peers);
+	free(m->groups);
+	free(m->pair_links);
 	free(m);
 }
 
@@ -80,4 +84,19 @@ const char *dc_clique_type_name(unsigned int type)
 	static const char *const names[] = { "unicast_pointer", "multicast_pointer", "unicast_logical_endpoint",
 					     "multicast_logical_endpoint" };
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;
+}
+
+int dc_model_stage(struct dc_model *m, struct dc_stage *st, pthread_mutex_t *lock,
+		   void (*ask)(struct dc_model *m, struct dc_stage *st))
+{
+	pthread_mutex_lock(lock);
+	if (!st->done) {
+		st->failed = st->nomem = 0;
+		ask(m, st);
+		/* Out of memory: asked again next time. */
+		st->done = !st->nomem;
+	}
+	int rc = st->nomem ? -2 : st->failed ? -1 : 0;
+	pthread_mutex_unlock(lock);
+	return rc;
 }

@@ -14,6 +14,7 @@
 #ifndef DMACONN_MODEL_H
 #define DMACONN_MODEL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -104,6 +105,14 @@ struct dc_device {
 	int minor_known;
 	unsigned int minor;            /* the N of its /dev/nvidiaN */
 	struct dc_place_facts place;   /* CPU and memory affinity, C2C (backend.h) */
+
+	/* -- devices listed per driver, tiles (Level Zero fills these) -- */
+	char long_name[256];           /* the vendor's name when it may exceed ids' ("" none) */
+	int group;                     /* the vendor driver listing it (its position), -1 none */
+	int group_index;               /* its position in that driver's list */
+	int tile_known;
+	unsigned int tile;             /* the tile of a card it is */
+	int tiles;                     /* tiles it has, -1 unknown */
 };
 
 /* What the vendor says about the ordered pair of devices (a, b). */
@@ -115,6 +124,34 @@ struct dc_peer {
 	unsigned char path;            /* enum dc_path */
 	int rc;                        /* first failing capability query, 0 none */
 	int path_rc;                   /* the PCIe path query's status */
+};
+
+/* -- per-pair fabric links and staged facts (Level Zero fills these) -- */
+
+/* A set of facts that costs, asked on its first need -- by the backend's
+ * discovery, through dc_model_stage(), once per model; views only read it. */
+struct dc_stage {
+	const char *lacks;             /* a vendor function it needs that the library lacks (static), or NULL */
+	int done;
+	int failed;                    /* could not be asked: why */
+	int nomem;                     /* ask ran out of memory (not kept: asked again) */
+	int unsupported;               /* the vendor said the feature is not supported */
+	char why[DC_MODEL_WHY_SIZE];
+};
+
+enum dc_bw_unit { DC_BW_UNKNOWN, DC_BW_BYTES_PER_NS, DC_BW_BYTES_PER_CLOCK, DC_BW_UNITS };
+enum dc_latency_unit { DC_LATENCY_UNKNOWN, DC_LATENCY_NS, DC_LATENCY_CLOCK, DC_LATENCY_HOP };
+enum dc_duplex { DC_DUPLEX_UNKNOWN, DC_DUPLEX_HALF, DC_DUPLEX_FULL, DC_DUPLEX_MIXED };
+
+/* The links joining a pair of devices over a fabric, by kind. */
+struct dc_pair_links {
+	int fabric;                    /* scale-up links between packages (Xe Link) */
+	int die;                       /* die-to-die links between tiles of one package (MDFI) */
+	unsigned long long bw[DC_BW_UNITS]; /* the fabric links' bandwidth, summed by unit */
+	int bw_links[DC_BW_UNITS];     /* fabric links per bandwidth unit */
+	unsigned int latency;          /* the lowest fabric link latency of a known unit */
+	enum dc_latency_unit latency_unit;
+	enum dc_duplex duplex;         /* of the fabric links (MIXED: they differ) */
 };
 
 struct dc_model {
@@ -134,6 +171,16 @@ struct dc_model {
 	int driver_asked;              /* the driver version below asked (multicast view) */
 	int driver_rc;                 /* its vendor status */
 	char driver[80];               /* "580.65.06" */
+
+	/* -- identity warnings, per-pair fabric links and facts asked on first
+	 * need by the backend's discovery (Level Zero fills these) -- */
+	void **groups;                 /* the backend's per-driver handles */
+	int ngroups;
+	char pci_why[DC_MODEL_WHY_SIZE];   /* a PCI address query failed ("" none) */
+	char tiles_why[DC_MODEL_WHY_SIZE]; /* a tile count query failed ("" none) */
+	struct dc_stage fabric_stage;      /* fills pair_links */
+	struct dc_pair_links *pair_links;  /* n*n, symmetric */
+	struct dc_stage peer_stage;        /* fills peers' READ, WRITE and ATOMICS */
 };
 
 /* The clique a device's multicast objects follow: v4's first multicast
@@ -153,5 +200,12 @@ void dc_copy_text(char *dst, size_t len, const char *src, size_t srclen);
 struct dc_model *dc_model_new(int n, int with_facts);
 /* Accepts NULL. */
 void dc_model_release(struct dc_model *m);
+
+/* Asks the facts of stage st of model m once: ask(m, st) under lock (the
+ * backend's, which its fork handling takes); later calls find them asked.
+ * 0 when they are in, -1 when st says why not, -2 out of memory (st->nomem:
+ * asked again on the next call, st not to be read). */
+int dc_model_stage(struct dc_model *m, struct dc_stage *st, pthread_mutex_t *lock,
+		   void (*ask)(struct dc_model *m, struct dc_stage *st));
 
 #endif

@@ -25,6 +25,13 @@ OPEN_580_ARM = ("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.9
 PROPRIETARY_535 = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.247.01  "
                    "Wed Apr 30 21:27:36 UTC 2025")
 NS = {"error": "NOT_SUPPORTED"}
+# The kernel's CPU modalias (/sys/devices/system/cpu/modalias): x86's vendor
+# (X86_VENDOR_INTEL 0, _AMD 2), family and model in hex, then feature bits.
+FEATURES = ":feature:,0000,0001,0002,0003,0004,0005,0006,0007,0008,0009,000B,000C,000D,000E,000F,0010,0011\n"
+SAPPHIRE_RAPIDS = "cpu:type:x86,ven0000fam0006mod008F" + FEATURES
+EMERALD_RAPIDS = "cpu:type:x86,ven0000fam0006mod00CF" + FEATURES
+EPYC_GENOA = "cpu:type:x86,ven0002fam0019mod0011" + FEATURES
+GRACE = "cpu:type:aarch64:feature:,0000,0001,0002,0003,0004,0005,0006,0007,0008,0009,000A,000B\n"
 
 
 def config(acs_ctrl=None, size=4096):
@@ -59,11 +66,13 @@ def parse(lst):
 
 
 class Machine:
-    def __init__(self, nodes, kernel="6.8.0-45-generic", nvidia=OPEN_580, peermem=(), root=True):
-        """nodes: {id: cpulist ("" for a memory-only node)}."""
+    def __init__(self, nodes, kernel="6.8.0-45-generic", nvidia=OPEN_580, peermem=(), root=True, cpu=None):
+        """nodes: {id: cpulist ("" for a memory-only node)}; cpu: the CPU
+        modalias (by default the driver's architecture's: Sapphire Rapids or Grace)."""
         self.nodes = nodes
         self.root = root
         self.files = {}
+        self.cpu = cpu or (GRACE if nvidia and "aarch64" in nvidia else SAPPHIRE_RAPIDS)
         self.devices, self.pci_gpus = [], []
         self.files["/proc/sys/kernel/osrelease"] = kernel + "\n"
         if nvidia:
@@ -125,6 +134,7 @@ class Machine:
         self.files[base + "/ports/1/state"] = state + "\n"
 
     def write(self, name, description, nvml=True, level_zero=None):
+        self.files["/sys/devices/system/cpu/modalias"] = self.cpu
         doc = {
             "dmaconn_topology": 1,
             "description": description,
@@ -286,7 +296,7 @@ def main():
     # of its own (KFD's "domain"), amdgpu exporting dma-buf.
     with open(os.path.join(HERE, "..", "topologies-rocm", "radeon-pcie-4.json")) as f:
         kfd = json.load(f)["files"]
-    m = Machine(SPR, nvidia=None)
+    m = Machine(SPR, nvidia=None, cpu=EPYC_GENOA)
     m.files["/sys/module/amdgpu/initstate"] = "live\n"
     for path, text in kfd.items():
         k = int(path.split("/")[7]) - 1
@@ -326,7 +336,7 @@ def main():
     # The lead's H200 virtual machine: numa_node -1 everywhere, one node,
     # NVML's affinity answered with every bit clear, no NUMA node id, no C2C
     # field; ib_core loaded and /sys/class/infiniband empty.
-    m = Machine({0: "0-15"}, kernel="6.8.0-87-generic")
+    m = Machine({0: "0-15"}, kernel="6.8.0-87-generic", cpu=EMERALD_RAPIDS)
     m.files["/sys/module/ib_core/initstate"] = "live\n"
     m.gpu("NVIDIA H200", "pci0000:00", [], "0000:00:06.0", -1,
           {"cpu_affinity": "", "memory_affinity": "", "numa_node_id": NS, "c2c_link_count": NS})

@@ -24,7 +24,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,17 +41,17 @@
 #include "../backend.h"
 #include "ze_load.h"
 
-#define WHY_SIZE 768
+#define WHY_SIZE DC_MODEL_WHY_SIZE
 #define MAX_HANDLES 4096 /* drivers, devices, vertices or edges one call may list */
 
 static pthread_mutex_t ze_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;  /* before ze_lock */
-static pthread_mutex_t facts_lock = PTHREAD_MUTEX_INITIALIZER; /* the lazily asked facts */
+static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER; /* before ze_lock */
+static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER; /* the model's facts asked on first need */
 
 static void dc_ze_fork(int phase)
 {
-	static pthread_mutex_t *const locks[] = { &topo_lock, &facts_lock, &ze_lock };
+	static pthread_mutex_t *const locks[] = { &model_lock, &stage_lock, &ze_lock };
 	dc_fork_locks(phase, locks, (int)(sizeof(locks) / sizeof(locks[0])));
 }
 static struct ze_api ze;
@@ -167,73 +166,14 @@ static void dc_ze_shutdown(void)
 
 /* ------------------------------------------------------------ enumeration */
 
-struct zdev {
-	ze_device_handle_t h;
-	int driver, index; /* zeDriverGet and zeDeviceGet positions */
-	ze_device_properties_t props;
-	int has_pci;
-	struct dc_pci pci;
-	int subdevices; /* -1: unknown */
-	int tile;       /* the tile this device is (-1: none or unknown), in sysfs fallbacks */
-};
-
-struct fabric;
-static void fabric_free(struct fabric *f);
-
 /*
- * What discovery found, once per process (and per device-exposing
- * environment when counted from sysfs): shared read-only by the views,
- * reference-counted.  The fabric and the P2P properties are asked by the
- * first view that needs them, under facts_lock, and kept.
+ * What discovery finds, once per process (and per device-exposing
+ * environment), is a struct dc_model (src/model/model.h), shared read-only
+ * by the views and reference-counted: identities, drivers and tiles, and
+ * two stages asked on their first need by the functions below (the fabric,
+ * the P2P properties), never by a view.
  */
-struct ze_topo {
-	atomic_int refs;
-	uint32_t ndrivers;
-	ze_driver_handle_t *drivers;
-	int n;
-	struct zdev *devs;
-	int from_ze;       /* devices come from Level Zero (else from sysfs, without handles) */
-	char why[WHY_SIZE];     /* !from_ze: why Level Zero is unusable */
-	char pci_why[WHY_SIZE]; /* a PCI property query failed ("" none) */
-	char sub_why[WHY_SIZE]; /* a sub-device query failed ("" none) */
-	int fabric_done, fabric_failed;
-	ze_result_t fabric_rc;
-	char fabric_why[WHY_SIZE];
-	struct fabric *fabric;
-	int p2p_done, p2p_failed;
-	char p2p_why[WHY_SIZE];
-	ze_device_p2p_property_flags_t *flags; /* n*n */
-};
 
-static void topo_release(void *p)
-{
-	struct ze_topo *t = p;
-	if (!t || !dc_unref(&t->refs))
-		return;
-	if (t->fabric)
-		fabric_free(t->fabric);
-	free(t->fabric);
-	free(t->flags);
-	free(t->drivers);
-	free(t->devs);
-	free(t);
-}
-
-/* A view under way: the topology, its arrays borrowed. */
-struct session {
-	const char *label; /* "xpu/p2p" */
-	struct ze_topo *t;
-	uint32_t ndrivers;
-	ze_driver_handle_t *drivers;
-	int n;
-	struct zdev *devs;
-	int from_ze;
-};
-
-static void session_free(struct session *s)
-{
-	topo_release(s->t);
-}
 
 /*
  * list_NAME(parent, &out, &count, &rc, why, call...): zeXxxGet(parent, &count,
@@ -286,17 +226,25 @@ DEFINE_LIST(list_devices, ze_driver_handle_t, ze_device_handle_t, ze.zeDeviceGet
 DEFINE_LIST(list_vertices, ze_driver_handle_t, ze_fabric_vertex_handle_t, ze.zeFabricVertexGetExp)
 DEFINE_LIST(list_subvertices, ze_fabric_vertex_handle_t, ze_fabric_vertex_handle_t, ze.zeFabricVertexGetSubVerticesExp)
 
-/* Every GPU device of every driver, with its identity. */
-static int enumerate(struct ze_topo *s, char *why)
+
+/* A GPU device as listed, before the model is sized. */
+struct listed {
+	ze_device_handle_t h;
+	int driver, index; /* zeDriverGet and zeDeviceGet positions */
+	ze_device_properties_t props;
+};
+
+/* Every GPU device of every driver, listed into *out; -1 with the reason. */
+static int list_gpus(ze_driver_handle_t *drivers, uint32_t ndrivers, struct listed **out, int *n, char *why)
 {
 	ze_result_t rc;
-	if (list_drivers(NULL, &s->drivers, &s->ndrivers, &rc, why, "zeDriverGet") != 0)
-		return -1;
 	int cap = 0;
-	for (uint32_t d = 0; d < s->ndrivers; d++) {
+	*out = NULL;
+	*n = 0;
+	for (uint32_t d = 0; d < ndrivers; d++) {
 		uint32_t count = 0;
 		ze_device_handle_t *handles = NULL;
-		if (list_devices(s->drivers[d], &handles, &count, &rc, why, "zeDeviceGet(driver %u)", d) != 0)
+		if (list_devices(drivers[d], &handles, &count, &rc, why, "zeDeviceGet(driver %u)", d) != 0)
 			return -1;
 		for (uint32_t k = 0; k < count; k++) {
 			ze_device_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES };
@@ -308,96 +256,112 @@ static int enumerate(struct ze_topo *s, char *why)
 			}
 			if (p.type != ZE_DEVICE_TYPE_GPU)
 				continue;
-			if (s->n == cap) {
+			if (*n == cap) {
 				int ncap = cap ? cap * 2 : 8;
-				struct zdev *grown = ncap <= MAX_HANDLES ? realloc(s->devs, (size_t)ncap * sizeof(*grown)) : NULL;
+				struct listed *grown = ncap <= MAX_HANDLES ? realloc(*out, (size_t)ncap * sizeof(*grown)) : NULL;
 				if (!grown) {
 					snprintf(why, WHY_SIZE, "out of memory for %d devices", ncap);
 					free(handles);
 					return -1;
 				}
-				s->devs = grown;
+				*out = grown;
 				cap = ncap;
 			}
-			struct zdev *z = &s->devs[s->n++];
-			memset(z, 0, sizeof(*z));
-			z->h = handles[k];
-			z->driver = (int)d;
-			z->index = (int)k;
-			z->props = p;
-			z->subdevices = -1;
-			z->tile = -1;
+			(*out)[(*n)++] = (struct listed){ handles[k], (int)d, (int)k, p };
 		}
 		free(handles);
 	}
-	s->from_ze = 1;
 	return 0;
+}
+
+/* 1 when the loader has every fabric function, else 0 with *missing the first absent one. */
+static int fabric_available(const char **missing)
+{
+#define FABRIC_PRESENT_(fn)                                                                   \
+	if (!ze.fn) {                                                                         \
+		*missing = #fn;                                                               \
+		return 0;                                                                     \
+	}
+	ZE_FABRIC_FUNCTIONS(FABRIC_PRESENT_)
+#undef FABRIC_PRESENT_
+	return 1;
+}
+
+/* The model of the GPU devices of every driver, with their identities; NULL
+ * with the reason. */
+static struct dc_model *enumerate(char *why)
+{
+	ze_result_t rc;
+	uint32_t ndrivers = 0;
+	ze_driver_handle_t *drivers = NULL;
+	struct listed *found = NULL;
+	struct dc_model *m = NULL;
+	int n = 0;
+	if (list_drivers(NULL, &drivers, &ndrivers, &rc, why, "zeDriverGet") != 0 ||
+	    list_gpus(drivers, ndrivers, &found, &n, why) != 0)
+		goto out;
+	if (!(m = dc_model_new(n, 1)) || !(m->groups = calloc((size_t)ndrivers + 1, sizeof(*m->groups)))) {
+		dc_model_release(m);
+		m = NULL;
+		snprintf(why, WHY_SIZE, "out of memory for %d devices", n);
+		goto out;
+	}
+	m->vendor_ok = 1;
+	m->ngroups = (int)ndrivers;
+	for (uint32_t d = 0; d < ndrivers; d++)
+		m->groups[d] = drivers[d];
+	for (int i = 0; i < n; i++) {
+		const struct listed *z = &found[i];
+		struct dc_device *dev = &m->devices[i];
+		m->handles[i] = z->h;
+		snprintf(dev->long_name, sizeof(dev->long_name), "%.*s",
+			 (int)strnlen(z->props.name, sizeof(z->props.name)), z->props.name);
+		dc_copy_text(m->ids[i].name, sizeof(m->ids[i].name), z->props.name, sizeof(z->props.name));
+		dc_uuid_format(z->props.uuid.id, m->ids[i].uuid);
+		dev->group = z->driver;
+		dev->group_index = z->index;
+		dev->tile_known = (z->props.flags & ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE) != 0;
+		dev->tile = dev->tile_known ? z->props.subdeviceId : 0;
+	}
+	const char *missing = NULL;
+	if (!fabric_available(&missing))
+		m->fabric_stage.lacks = missing;
+	if (!ze.zeDeviceGetP2PProperties)
+		m->peer_stage.lacks = "zeDeviceGetP2PProperties";
+out:
+	free(drivers);
+	free(found);
+	return m;
 }
 
 /* PCI addresses and sub-device counts: identity only, so a failure is a
  * warning, not a reason to doubt the matrix. */
-static void identify(struct ze_topo *s)
+static void identify(struct dc_model *m)
 {
 	int pci_warned = 0, sub_warned = 0;
-	for (int i = 0; i < s->n; i++) {
-		struct zdev *z = &s->devs[i];
+	for (int i = 0; i < m->n; i++) {
+		struct dc_device *dev = &m->devices[i];
 		if (ze.zeDevicePciGetPropertiesExt) {
 			ze_pci_ext_properties_t p = { .stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES };
-			ze_result_t r = ze.zeDevicePciGetPropertiesExt(z->h, &p);
+			ze_result_t r = ze.zeDevicePciGetPropertiesExt(m->handles[i], &p);
 			if (r == ZE_RESULT_SUCCESS) {
-				z->has_pci = p.address.bus <= 0xff && p.address.device <= 0xff && p.address.function <= 7;
-				z->pci = (struct dc_pci){ p.address.domain, p.address.bus, p.address.device, p.address.function };
+				dev->node.has_pci = p.address.bus <= 0xff && p.address.device <= 0xff &&
+						    p.address.function <= 7;
+				dev->node.pci = (struct dc_pci){ p.address.domain, p.address.bus, p.address.device,
+								 p.address.function };
+				m->ids[i].pci = dev->node.pci;
 			} else if (!pci_warned++) {
-				call_failed(s->pci_why, r, "zeDevicePciGetPropertiesExt(device %d)", i);
+				call_failed(m->pci_why, r, "zeDevicePciGetPropertiesExt(device %d)", i);
 			}
 		}
 		if (ze.zeDeviceGetSubDevices) {
 			uint32_t count = 0;
-			ze_result_t r = ze.zeDeviceGetSubDevices(z->h, &count, NULL);
+			ze_result_t r = ze.zeDeviceGetSubDevices(m->handles[i], &count, NULL);
 			if (r == ZE_RESULT_SUCCESS) {
-				z->subdevices = (int)count;
+				dev->tiles = (int)count;
 			} else if (!sub_warned++) {
-				call_failed(s->sub_why, r, "zeDeviceGetSubDevices(device %d)", i);
+				call_failed(m->tiles_why, r, "zeDeviceGetSubDevices(device %d)", i);
 			}
-		}
-	}
-}
-
-static void set_identity(dmaconn_builder *b, const struct session *s)
-{
-	char buf[64];
-	for (int i = 0; i < s->n; i++) {
-		const struct zdev *z = &s->devs[i];
-		if (s->from_ze) {
-			char name[ZE_MAX_DEVICE_NAME];
-			snprintf(name, sizeof(name), "%.*s", (int)strnlen(z->props.name, sizeof(z->props.name)),
-				 z->props.name);
-			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_NAME, name);
-		}
-		if (z->has_pci) {
-			dc_pci_format(&z->pci, buf);
-			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_PCI_BUS_ID, buf);
-		}
-		if (!s->from_ze) {
-			if (z->tile >= 0) {
-				snprintf(buf, sizeof(buf), "%d", z->tile);
-				dmaconn_builder_set_device_property(b, i, DMACONN_PROP_TILE, buf);
-			}
-			continue;
-		}
-		dc_uuid_format(z->props.uuid.id, buf);
-		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_UUID, buf);
-		snprintf(buf, sizeof(buf), "%d", z->driver);
-		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_LEVEL_ZERO_DRIVER, buf);
-		snprintf(buf, sizeof(buf), "%d", z->index);
-		dmaconn_builder_set_device_property(b, i, DMACONN_PROP_LEVEL_ZERO_INDEX, buf);
-		if (z->props.flags & ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE) {
-			snprintf(buf, sizeof(buf), "%u", z->props.subdeviceId);
-			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_TILE, buf);
-		}
-		if (z->subdevices > 0) {
-			snprintf(buf, sizeof(buf), "%d", z->subdevices);
-			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_TILES, buf);
 		}
 	}
 }
@@ -539,18 +503,20 @@ static int sysfs_cards(struct zcard **out)
 	return n;
 }
 
-/* N without Level Zero: the Intel GPUs of sysfs, shown as the runtime would
- * show them (ZE_AFFINITY_MASK, ZE_FLAT_DEVICE_HIERARCHY; the default
- * hierarchy is FLAT when the first card has tiles, as on Data Center GPU
- * Max, and COMPOSITE otherwise, which shows single-tile cards alike). */
-static int fallback_devices(struct ze_topo *s)
+/* Without Level Zero (why says why): the Intel GPUs of sysfs, shown as the
+ * runtime would show them (ZE_AFFINITY_MASK, ZE_FLAT_DEVICE_HIERARCHY; the
+ * default hierarchy is FLAT when the first card has tiles, as on Data
+ * Center GPU Max, and COMPOSITE otherwise, which shows single-tile cards
+ * alike).  NULL when out of memory. */
+static struct dc_model *fallback_model(const char *why)
 {
 	struct zcard *cards;
 	int ncards = sysfs_cards(&cards);
 	int *tiles = calloc((size_t)ncards + 1, sizeof(int));
 	struct dc_ze_root *roots = NULL;
 	struct dc_ze_device *devices = NULL;
-	int nroots = 0, ndevices = 0, rc = -1;
+	struct dc_model *m = NULL;
+	int nroots = 0, ndevices = 0;
 	if (!tiles)
 		goto out;
 	for (int c = 0; c < ncards; c++)
@@ -559,56 +525,50 @@ static int fallback_devices(struct ze_topo *s)
 						 ncards && tiles[0] > 1 ? DC_ZE_FLAT : DC_ZE_COMPOSITE);
 	if (dc_ze_expose(tiles, ncards, h, dc_getenv("ZE_AFFINITY_MASK"), &roots, &nroots, &devices, &ndevices))
 		goto out;
-	free(s->devs);
-	s->devs = calloc((size_t)ndevices + 1, sizeof(*s->devs));
-	if (!s->devs)
+	if (!(m = dc_model_new(ndevices, 1)))
 		goto out;
+	snprintf(m->why, sizeof(m->why), "%s", why);
 	for (int i = 0; i < ndevices; i++) {
-		s->devs[i].has_pci = 1;
-		s->devs[i].pci = cards[devices[i].card].pci;
-		s->devs[i].tile = devices[i].tile;
+		struct dc_device *dev = &m->devices[i];
+		dev->node.has_pci = 1;
+		dev->node.pci = m->ids[i].pci = cards[devices[i].card].pci;
+		dev->tile_known = devices[i].tile >= 0;
+		dev->tile = dev->tile_known ? (unsigned int)devices[i].tile : 0;
 	}
-	s->n = ndevices;
-	s->from_ze = 0;
-	rc = 0;
 out:
 	free(cards);
 	free(tiles);
 	free(roots);
 	free(devices);
-	return rc;
+	return m;
+}
+
+static void model_release(void *m)
+{
+	dc_model_release(m);
 }
 
 /* Loads Level Zero and lists the devices, or counts them from sysfs (as
  * the environment of the discovery's key says); NULL when out of memory. */
-static void *discover_topo(void)
+static void *discover_model(void)
 {
-	struct ze_topo *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	atomic_init(&t->refs, 1);
-	if (ze_ready(t->why) == 0 && enumerate(t, t->why) == 0) {
-		identify(t);
-		return t;
+	char why[WHY_SIZE] = "";
+	struct dc_model *m = NULL;
+	if (ze_ready(why) == 0 && (m = enumerate(why)) != NULL) {
+		identify(m);
+		return m;
 	}
-	free(t->drivers);
-	t->drivers = NULL;
-	t->ndrivers = 0;
-	if (fallback_devices(t) != 0) {
-		topo_release(t);
-		return NULL;
-	}
-	return t;
+	return fallback_model(why);
 }
 
-/* The last discovery, under topo_lock. */
+/* The last discovery, under model_lock. */
 static struct dc_discovery ze_discovery =
-	DC_DISCOVERY_OF(struct ze_topo, &topo_lock, discover_topo, topo_release);
+	DC_DISCOVERY_OF(struct dc_model, &model_lock, discover_model, model_release);
 
-/* The topology to compute views from: discovered on first use, again for a
+/* The model to compute views from: discovered on first use, again for a
  * fresh detection or when the variables that expose devices read otherwise
  * (as for a detection over the whole node).  A new reference, or NULL. */
-static struct ze_topo *topo_get(void)
+static struct dc_model *model_get(void)
 {
 	const char *mask = dc_getenv("ZE_AFFINITY_MASK"), *flat = dc_getenv("ZE_FLAT_DEVICE_HIERARCHY");
 	const char *root = dc_config()->sysfs_root;
@@ -618,52 +578,17 @@ static struct ze_topo *topo_get(void)
 		return NULL;
 	snprintf(key, len, "%c%s|%c%s|%s", mask ? '=' : '-', mask ? mask : "", flat ? '=' : '-', flat ? flat : "",
 		 root ? root : "");
-	struct ze_topo *t = dc_discovery_get(&ze_discovery, key);
+	struct dc_model *m = dc_discovery_get(&ze_discovery, key);
 	free(key);
-	return t;
+	return m;
 }
 
-DC_DISCOVERY_HOOKS(dc_ze, ze_discovery, topo_get)
+DC_DISCOVERY_HOOKS(dc_ze, ze_discovery, model_get)
 
-/*
- * Takes the topology and sizes the result.  Returns 1 when the view can go
- * on, 0 when Level Zero is unusable (one warning raised, the result sized
- * from sysfs, all zero), or a negative dmaconn error.
- */
-static int session_begin(dmaconn_builder *b, struct session *s)
-{
-	int rc = dc_replay_check();
-	if (rc != DMACONN_OK)
-		return rc;
-	struct ze_topo *t = s->t = topo_get();
-	if (!t)
-		return dc_fail(DMACONN_ENOMEM, "out of memory");
-	s->ndrivers = t->ndrivers;
-	s->drivers = t->drivers;
-	s->n = t->n;
-	s->devs = t->devs;
-	s->from_ze = t->from_ze;
-	if (dmaconn_builder_set_size(b, s->n) != DMACONN_OK)
-		return dc_fail(DMACONN_ENOMEM, "out of memory");
-	if (t->from_ze) {
-		if (t->pci_why[0])
-			dmaconn_builder_warn(b, "%s: %s; PCI bus ids are unknown", s->label, t->pci_why);
-		if (t->sub_why[0])
-			dmaconn_builder_warn(b, "%s: %s; tile counts are unknown", s->label, t->sub_why);
-		set_identity(b, s);
-		return 1;
-	}
-	set_identity(b, s);
-	dc_builder_unavailable(b);
-	dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without Level Zero)",
-			     s->label, t->why, s->n, s->n == 1 ? "" : "s");
-	return 0;
-}
+/* --------------------------------------------- the stages: asked on first need */
 
-/* ------------------------------------------------------------- the fabric */
-
-/* What the fabric says about one pair of devices (symmetric). */
-struct link_facts {
+/* What the fabric says of one pair of devices, as the edges come (symmetric). */
+struct tally {
 	int xelink, mdfi;         /* edges of model "XeLink" and "MDFI" */
 	uint64_t bw[3];           /* XeLink bandwidth summed by ze_bandwidth_unit_t */
 	int bw_edges[3];          /* XeLink edges per bandwidth unit */
@@ -672,9 +597,9 @@ struct link_facts {
 	int duplexity;            /* of the XeLink edges: a ze_fabric_edge_exp_duplexity_t, or -1 when they differ */
 };
 
+/* The fabric as it is walked: the pairs' tallies and each device's endpoints. */
 struct fabric {
-	int n;
-	struct link_facts *pairs; /* n*n */
+	struct tally *pairs;      /* n*n */
 	int *first;               /* per device: index of its first endpoint in endpoints[] (-1: no vertex) */
 	int *count;               /* per device: its number of endpoints */
 	ze_fabric_vertex_handle_t *endpoints;
@@ -689,33 +614,20 @@ static void fabric_free(struct fabric *f)
 	free(f->endpoints);
 }
 
-/* 1 when the loader has every fabric function, else 0 with *missing the first absent one. */
-static int fabric_available(const char **missing)
+static int find_device(const struct dc_model *m, int driver, ze_device_handle_t h)
 {
-#define FABRIC_PRESENT_(fn)                                                                   \
-	if (!ze.fn) {                                                                         \
-		*missing = #fn;                                                               \
-		return 0;                                                                     \
-	}
-	ZE_FABRIC_FUNCTIONS(FABRIC_PRESENT_)
-#undef FABRIC_PRESENT_
-	return 1;
-}
-
-static int find_device(const struct session *s, int driver, ze_device_handle_t h)
-{
-	for (int i = 0; i < s->n; i++)
-		if (s->devs[i].driver == driver && s->devs[i].h == h)
+	for (int i = 0; i < m->n; i++)
+		if (m->devices[i].group == driver && m->handles[i] == (void *)h)
 			return i;
 	return -1;
 }
 
 /* Each device's endpoints: the sub-vertices of its vertex, or the vertex. */
-static int map_vertices(const struct session *s, struct fabric *f, uint32_t d, char *why, ze_result_t *first_rc)
+static int map_vertices(const struct dc_model *m, struct fabric *f, uint32_t d, char *why, ze_result_t *first_rc)
 {
 	uint32_t nv = 0;
 	ze_fabric_vertex_handle_t *vertices = NULL;
-	if (list_vertices(s->drivers[d], &vertices, &nv, first_rc, why, "zeFabricVertexGetExp(driver %u)", d) != 0)
+	if (list_vertices(m->groups[d], &vertices, &nv, first_rc, why, "zeFabricVertexGetExp(driver %u)", d) != 0)
 		return -1;
 	int rc = 0;
 	for (uint32_t k = 0; k < nv && rc == 0; k++) {
@@ -737,7 +649,7 @@ static int map_vertices(const struct session *s, struct fabric *f, uint32_t d, c
 			rc = -1;
 			break;
 		}
-		int i = find_device(s, (int)d, dh);
+		int i = find_device(m, (int)d, dh);
 		if (i < 0 || f->first[i] >= 0)
 			continue; /* not a device of ours (e.g. not a GPU), or seen */
 		uint32_t nsub = 0;
@@ -768,7 +680,7 @@ static int map_vertices(const struct session *s, struct fabric *f, uint32_t d, c
 	return rc;
 }
 
-static void add_edge(struct link_facts *p, const ze_fabric_edge_exp_properties_t *e)
+static void add_edge(struct tally *p, const ze_fabric_edge_exp_properties_t *e)
 {
 	size_t mlen = strnlen(e->model, sizeof(e->model));
 	if (mlen == 4 && !memcmp(e->model, "MDFI", 4)) {
@@ -795,8 +707,8 @@ static void add_edge(struct link_facts *p, const ze_fabric_edge_exp_properties_t
 }
 
 /* The edges between endpoint a of device i and endpoint b of device j. */
-static int edges_between(struct link_facts *p, ze_fabric_vertex_handle_t a, ze_fabric_vertex_handle_t b, int i,
-			 int j, char *why)
+static int edges_between(struct tally *p, ze_fabric_vertex_handle_t a, ze_fabric_vertex_handle_t b, int i, int j,
+			 char *why)
 {
 	uint32_t ne = 0;
 	ze_fabric_edge_handle_t *edges = NULL;
@@ -829,15 +741,13 @@ static int edges_between(struct link_facts *p, ze_fabric_vertex_handle_t a, ze_f
 	return 0;
 }
 
-/* Collects the fabric facts of every pair of devices; -1 with the reason
- * (*rc: the failing result, when a call failed). */
-static int fabric_collect(const struct session *s, struct fabric *f, char *why, ze_result_t *rc)
+/* Walks the fabric of every pair of devices; -1 with the reason (*rc: the
+ * failing result of the listing of vertices, when that failed). */
+static int fabric_collect(const struct dc_model *m, struct fabric *f, char *why, ze_result_t *rc)
 {
-	int n = s->n;
-	memset(f, 0, sizeof(*f));
+	int n = m->n;
 	*rc = ZE_RESULT_SUCCESS;
-	f->n = n;
-	f->pairs = calloc((size_t)n * (size_t)n + 1, sizeof(*f->pairs));
+	f->pairs = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*f->pairs));
 	f->first = malloc(((size_t)n + 1) * sizeof(int));
 	f->count = calloc((size_t)n + 1, sizeof(int));
 	if (!f->pairs || !f->first || !f->count) {
@@ -846,230 +756,316 @@ static int fabric_collect(const struct session *s, struct fabric *f, char *why, 
 	}
 	for (int i = 0; i < n; i++)
 		f->first[i] = -1;
-	for (uint32_t d = 0; d < s->ndrivers; d++)
-		if (map_vertices(s, f, d, why, rc) != 0)
+	for (int d = 0; d < m->ngroups; d++)
+		if (map_vertices(m, f, (uint32_t)d, why, rc) != 0)
 			return -1;
 	for (int i = 0; i < n; i++) {
 		for (int j = i + 1; j < n; j++) {
-			if (f->first[i] < 0 || f->first[j] < 0 || s->devs[i].driver != s->devs[j].driver)
+			if (f->first[i] < 0 || f->first[j] < 0 || m->devices[i].group != m->devices[j].group)
 				continue;
-			struct link_facts *p = &f->pairs[(size_t)i * (size_t)n + (size_t)j];
+			struct tally *p = &f->pairs[dc_pair_index(i, j, n)];
 			for (int a = 0; a < f->count[i]; a++)
 				for (int c = 0; c < f->count[j]; c++)
 					if (edges_between(p, f->endpoints[f->first[i] + a], f->endpoints[f->first[j] + c],
 							  i, j, why) != 0)
 						return -1;
-			f->pairs[(size_t)j * (size_t)n + (size_t)i] = *p;
+			f->pairs[dc_pair_index(j, i, n)] = *p;
 		}
 	}
 	return 0;
 }
 
-/* The fabric facts of the session's topology, asked once; NULL with why
- * and *rc when they could not be collected. */
-static const struct fabric *topo_fabric(const struct session *s, char *why, ze_result_t *rc)
+/* A pair's tally in the model's terms. */
+static struct dc_pair_links links_of(const struct tally *t)
 {
-	struct ze_topo *t = s->t;
-	pthread_mutex_lock(&facts_lock);
-	if (!t->fabric_done) {
-		t->fabric = calloc(1, sizeof(*t->fabric));
-		if (!t->fabric) {
-			t->fabric_failed = 1;
-			t->fabric_rc = ZE_RESULT_SUCCESS;
-			snprintf(t->fabric_why, sizeof(t->fabric_why), "out of memory");
-		} else {
-			t->fabric_failed = fabric_collect(s, t->fabric, t->fabric_why, &t->fabric_rc) != 0;
-		}
-		t->fabric_done = 1;
+	static const enum dc_bw_unit bw_units[3] = { [ZE_BANDWIDTH_UNIT_UNKNOWN] = DC_BW_UNKNOWN,
+						     [ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC] = DC_BW_BYTES_PER_NS,
+						     [ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK] = DC_BW_BYTES_PER_CLOCK };
+	struct dc_pair_links l = { .fabric = t->xelink, .die = t->mdfi, .latency = t->latency };
+	for (int u = 0; u < 3; u++) {
+		l.bw[bw_units[u]] = t->bw[u];
+		l.bw_links[bw_units[u]] = t->bw_edges[u];
 	}
-	pthread_mutex_unlock(&facts_lock);
-	snprintf(why, WHY_SIZE, "%s", t->fabric_why);
-	*rc = t->fabric_rc;
-	return t->fabric_failed ? NULL : t->fabric;
+	l.latency_unit = t->latency_unit == ZE_LATENCY_UNIT_NANOSEC ? DC_LATENCY_NS
+			 : t->latency_unit == ZE_LATENCY_UNIT_CLOCK ? DC_LATENCY_CLOCK
+			 : t->latency_unit == ZE_LATENCY_UNIT_HOP	    ? DC_LATENCY_HOP
+								    : DC_LATENCY_UNKNOWN;
+	l.duplex = t->duplexity == ZE_FABRIC_EDGE_EXP_DUPLEXITY_FULL_DUPLEX   ? DC_DUPLEX_FULL
+		   : t->duplexity == ZE_FABRIC_EDGE_EXP_DUPLEXITY_HALF_DUPLEX ? DC_DUPLEX_HALF
+		   : t->duplexity < 0					      ? DC_DUPLEX_MIXED
+									      : DC_DUPLEX_UNKNOWN;
+	return l;
 }
 
-static const struct link_facts *pair_of(const struct fabric *f, int i, int j)
+/* The fabric stage: every pair's Xe Link and MDFI links into m->pair_links. */
+static void ask_fabric(struct dc_model *m, struct dc_stage *st)
 {
-	return &f->pairs[(size_t)i * (size_t)f->n + (size_t)j];
+	struct fabric f = { 0 };
+	ze_result_t rc;
+	int n = m->n;
+	st->failed = fabric_collect(m, &f, st->why, &rc) != 0;
+	st->unsupported = st->failed && rc == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	if (!st->failed && !(m->pair_links = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*m->pair_links)))) {
+		st->failed = 1;
+		snprintf(st->why, sizeof(st->why), "out of memory");
+	}
+	for (size_t k = 0; !st->failed && k < dc_pair_index(n, 0, n); k++)
+		m->pair_links[k] = links_of(&f.pairs[k]);
+	fabric_free(&f);
 }
 
-/* The pair's fabric detail: path, Xe Link bandwidth, latency and duplexity, MDFI. */
-static void fabric_detail(dmaconn_builder *b, const struct fabric *f, int i, int j)
+/* The peer stage: the P2P properties of every pair of devices of one driver
+ * into m->peers, asked once per pair; the first failure voids them all. */
+static void ask_peers(struct dc_model *m, struct dc_stage *st)
 {
-	const struct link_facts *p = pair_of(f, i, j);
-	char buf[64];
-	if (p->xelink > 0) {
-		snprintf(buf, sizeof(buf), "XL%d", p->xelink);
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, buf);
-		snprintf(buf, sizeof(buf), "%d", p->xelink);
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_LINKS, buf);
-		/* Design bandwidth; 1 byte per nanosecond is 1 GB/s. */
-		if (p->bw_edges[ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC] == p->xelink) {
-			snprintf(buf, sizeof(buf), "%.1f", (double)p->bw[ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC]);
-			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_GBPS, buf);
-		} else if (p->bw_edges[ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK] == p->xelink) {
-			snprintf(buf, sizeof(buf), "%llu bytes/clock",
-				 (unsigned long long)p->bw[ZE_BANDWIDTH_UNIT_BYTES_PER_CLOCK]);
-			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_BANDWIDTH, buf);
-		}
-		if (p->latency_unit != ZE_LATENCY_UNIT_UNKNOWN) {
-			const char *unit = p->latency_unit == ZE_LATENCY_UNIT_NANOSEC ? "ns"
-					   : p->latency_unit == ZE_LATENCY_UNIT_CLOCK ? (p->latency == 1 ? "clock" : "clocks")
-					   : (p->latency == 1 ? "hop" : "hops");
-			snprintf(buf, sizeof(buf), "%u %s", p->latency, unit);
-			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_LATENCY, buf);
-		}
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_DUPLEXITY,
-						  p->duplexity == ZE_FABRIC_EDGE_EXP_DUPLEXITY_FULL_DUPLEX   ? "full"
-						  : p->duplexity == ZE_FABRIC_EDGE_EXP_DUPLEXITY_HALF_DUPLEX ? "half"
-						  : p->duplexity < 0					     ? "mixed"
-												     : "unknown");
-	} else if (p->mdfi > 0) {
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, "MDFI");
+	int n = m->n;
+	if (!m->peers && !(m->peers = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*m->peers)))) {
+		st->nomem = 1;
+		return;
 	}
-	if (p->mdfi > 0) {
-		snprintf(buf, sizeof(buf), "%d", p->mdfi);
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MDFI_LINKS, buf);
+	for (int i = 0; i < n && !st->failed; i++) {
+		for (int j = 0; j < n && !st->failed; j++) {
+			if (i == j || m->devices[i].group != m->devices[j].group)
+				continue;
+			ze_device_p2p_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES };
+			ze_result_t r = ze.zeDeviceGetP2PProperties(m->handles[i], m->handles[j], &p);
+			if (r != ZE_RESULT_SUCCESS) {
+				call_failed(st->why, r, "zeDeviceGetP2PProperties(device %d, device %d)", i, j);
+				st->failed = 1;
+				break;
+			}
+			struct dc_peer *peer = &m->peers[dc_pair_index(i, j, n)];
+			unsigned char access = p.flags & ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS ? DC_PEER_OK : DC_PEER_NS;
+			peer->asked = 1;
+			peer->status[DC_PEER_READ] = peer->status[DC_PEER_WRITE] = access;
+			peer->status[DC_PEER_ATOMICS] = p.flags & ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS ? DC_PEER_OK : DC_PEER_NS;
+		}
 	}
+}
+
+/* The model's fabric and peer facts, asked on their first need. */
+static int model_fabric(struct dc_model *m)
+{
+	return dc_model_stage(m, &m->fabric_stage, &stage_lock, ask_fabric);
+}
+
+static int model_peers(struct dc_model *m)
+{
+	return dc_model_stage(m, &m->peer_stage, &stage_lock, ask_peers);
 }
 
 /* ------------------------------------------------------------ detectors */
 
-/* A view: body over an open session, then the host's reasons for what it
- * found (p2p: for peer access). */
-static int with_session(dmaconn_builder *b, const char *label, int p2p,
-			int (*body)(dmaconn_builder *, struct session *))
+/* The views below read the model only: what a stage lacks is asked through
+ * it (model_fabric, model_peers), never from the vendor here. */
+
+/* Sets device i's property key to the decimal v. */
+static void set_number(dmaconn_builder *b, int i, const char *key, long long v)
 {
-	struct session s = { .label = label };
-	int rc = session_begin(b, &s);
-	if (rc > 0)
-		rc = body(b, &s);
-	session_free(&s);
-	if (rc < 0)
-		return rc;
-	dc_reasons_vendor(b, 0, p2p);
-	return DMACONN_OK;
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%lld", v);
+	dmaconn_builder_set_device_property(b, i, key, buf);
 }
 
-static int xelink_body(dmaconn_builder *b, struct session *s)
+static void set_identity(dmaconn_builder *b, const struct dc_model *m)
 {
-	char why[WHY_SIZE];
-	const char *missing;
-	if (!fabric_available(&missing)) {
+	char buf[64];
+	for (int i = 0; i < m->n; i++) {
+		const struct dc_device *d = &m->devices[i];
+		if (m->vendor_ok)
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_NAME, d->long_name);
+		if (d->node.has_pci) {
+			dc_pci_format(&d->node.pci, buf);
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_PCI_BUS_ID, buf);
+		}
+		if (m->vendor_ok) {
+			dmaconn_builder_set_device_property(b, i, DMACONN_PROP_UUID, m->ids[i].uuid);
+			set_number(b, i, DMACONN_PROP_LEVEL_ZERO_DRIVER, d->group);
+			set_number(b, i, DMACONN_PROP_LEVEL_ZERO_INDEX, d->group_index);
+		}
+		if (d->tile_known)
+			set_number(b, i, DMACONN_PROP_TILE, d->tile);
+		if (m->vendor_ok && d->tiles > 0)
+			set_number(b, i, DMACONN_PROP_TILES, d->tiles);
+	}
+}
+
+/* The pair's fabric detail: path, Xe Link bandwidth, latency and duplexity, MDFI. */
+static void fabric_detail(dmaconn_builder *b, const struct dc_model *m, int i, int j)
+{
+	const struct dc_pair_links *p = &m->pair_links[dc_pair_index(i, j, m->n)];
+	char buf[64];
+	if (p->fabric > 0) {
+		snprintf(buf, sizeof(buf), "XL%d", p->fabric);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, buf);
+		snprintf(buf, sizeof(buf), "%d", p->fabric);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_LINKS, buf);
+		/* Design bandwidth; 1 byte per nanosecond is 1 GB/s. */
+		if (p->bw_links[DC_BW_BYTES_PER_NS] == p->fabric) {
+			snprintf(buf, sizeof(buf), "%.1f", (double)p->bw[DC_BW_BYTES_PER_NS]);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_GBPS, buf);
+		} else if (p->bw_links[DC_BW_BYTES_PER_CLOCK] == p->fabric) {
+			snprintf(buf, sizeof(buf), "%llu bytes/clock", p->bw[DC_BW_BYTES_PER_CLOCK]);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_BANDWIDTH, buf);
+		}
+		if (p->latency_unit != DC_LATENCY_UNKNOWN) {
+			const char *unit = p->latency_unit == DC_LATENCY_NS	 ? "ns"
+					   : p->latency_unit == DC_LATENCY_CLOCK ? (p->latency == 1 ? "clock" : "clocks")
+										 : (p->latency == 1 ? "hop" : "hops");
+			snprintf(buf, sizeof(buf), "%u %s", p->latency, unit);
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_LATENCY, buf);
+		}
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XELINK_DUPLEXITY,
+						  p->duplex == DC_DUPLEX_FULL	 ? "full"
+						  : p->duplex == DC_DUPLEX_HALF	 ? "half"
+						  : p->duplex == DC_DUPLEX_MIXED ? "mixed"
+										 : "unknown");
+	} else if (p->die > 0) {
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, "MDFI");
+	}
+	if (p->die > 0) {
+		snprintf(buf, sizeof(buf), "%d", p->die);
+		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MDFI_LINKS, buf);
+	}
+}
+
+static int xelink_body(dmaconn_builder *b, const char *label, struct dc_model *m)
+{
+	const struct dc_stage *st = &m->fabric_stage;
+	if (st->lacks) {
 		dmaconn_builder_warn(b,
 				     "%s: the Level Zero loader lacks %s (the fabric topology extension "
 				     "ZE_experimental_fabric); assuming no Xe Link connectivity",
-				     s->label, missing);
+				     label, st->lacks);
 		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
-	ze_result_t rc;
-	const struct fabric *f = topo_fabric(s, why, &rc);
-	if (!f) {
-		dmaconn_builder_warn(b, "%s: %s; assuming no Xe Link connectivity", s->label, why);
+	if (model_fabric(m) != 0) {
+		dmaconn_builder_warn(b, "%s: %s; assuming no Xe Link connectivity", label, st->why);
 		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
-	for (int i = 0; i < s->n; i++) {
-		for (int j = 0; j < s->n; j++) {
+	for (int i = 0; i < m->n; i++) {
+		for (int j = 0; j < m->n; j++) {
 			if (i == j)
 				continue;
-			dmaconn_builder_set(b, i, j, pair_of(f, i, j)->xelink);
-			fabric_detail(b, f, i, j);
+			dmaconn_builder_set(b, i, j, m->pair_links[dc_pair_index(i, j, m->n)].fabric);
+			fabric_detail(b, m, i, j);
 		}
 	}
 	return DMACONN_OK;
 }
 
-static int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
+static const char *flags_name(int access, int atomics)
 {
-	(void)user_data;
-	return with_session(b, "xpu/xelink", 0, xelink_body);
-}
-
-static const char *flags_name(ze_device_p2p_property_flags_t flags)
-{
-	int access = (flags & ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS) != 0;
-	int atomics = (flags & ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS) != 0;
 	return access && atomics ? "ACCESS|ATOMICS" : access ? "ACCESS" : atomics ? "ATOMICS" : "none";
 }
 
-static int p2p_body(dmaconn_builder *b, struct session *s)
+static int p2p_body(dmaconn_builder *b, const char *label, struct dc_model *m)
 {
-	char why[WHY_SIZE];
-	int n = s->n;
-	if (!ze.zeDeviceGetP2PProperties) {
-		dmaconn_builder_warn(b, "%s: the Level Zero loader lacks zeDeviceGetP2PProperties; assuming no peer access",
-				     s->label);
+	const struct dc_stage *st = &m->peer_stage;
+	int n = m->n;
+	if (st->lacks) {
+		dmaconn_builder_warn(b, "%s: the Level Zero loader lacks %s; assuming no peer access", label, st->lacks);
 		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
-	struct ze_topo *t = s->t;
-	pthread_mutex_lock(&facts_lock);
-	if (!t->p2p_done && (t->flags = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*t->flags)))) {
-		/* Asked once per pair; the first failure voids them all. */
-		for (int i = 0; i < n && !t->p2p_failed; i++) {
-			for (int j = 0; j < n && !t->p2p_failed; j++) {
-				if (i == j || s->devs[i].driver != s->devs[j].driver)
-					continue;
-				ze_device_p2p_properties_t p = { .stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES };
-				ze_result_t r = ze.zeDeviceGetP2PProperties(s->devs[i].h, s->devs[j].h, &p);
-				if (r != ZE_RESULT_SUCCESS) {
-					call_failed(t->p2p_why, r, "zeDeviceGetP2PProperties(device %d, device %d)", i, j);
-					t->p2p_failed = 1;
-				}
-				t->flags[dc_pair_index(i, j, n)] = p.flags;
-			}
-		}
-		t->p2p_done = 1;
-	}
-	pthread_mutex_unlock(&facts_lock);
-	const ze_device_p2p_property_flags_t *flags = t->flags;
-	if (!flags)
+	int rc = model_peers(m);
+	if (rc == -2)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
-	if (t->p2p_failed) {
-		dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, t->p2p_why);
+	if (rc != 0) {
+		dmaconn_builder_warn(b, "%s: %s; assuming no peer access", label, st->why);
 		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
-			if (i == j || s->devs[i].driver != s->devs[j].driver)
+			const struct dc_peer *p = &m->peers[dc_pair_index(i, j, n)];
+			if (i == j || !p->asked)
 				continue;
-			ze_device_p2p_property_flags_t fl = flags[dc_pair_index(i, j, n)];
-			int access = (fl & ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS) != 0;
-			int atomics = (fl & ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS) != 0;
+			int access = p->status[DC_PEER_READ] == DC_PEER_OK;
+			int atomics = p->status[DC_PEER_ATOMICS] == DC_PEER_OK;
 			dmaconn_builder_set(b, i, j, access && atomics);
 			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_READ, access ? "OK" : "NS");
-			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_WRITE, access ? "OK" : "NS");
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_WRITE,
+							  p->status[DC_PEER_WRITE] == DC_PEER_OK ? "OK" : "NS");
 			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS, atomics ? "OK" : "NS");
-			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_P2P_FLAGS, flags_name(fl));
+			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_P2P_FLAGS, flags_name(access, atomics));
 		}
 	}
 
 	/* The fabric adds paths and bandwidths to the pairs; a node without it
 	 * (no extension, or a driver that does not support it) simply has none. */
-	const char *missing;
-	if (!fabric_available(&missing))
+	if (m->fabric_stage.lacks)
 		return DMACONN_OK;
-	ze_result_t rc;
-	const struct fabric *f = topo_fabric(s, why, &rc);
-	if (!f) {
-		if (rc != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)
-			dmaconn_builder_warn(b, "%s: %s; Xe Link paths and bandwidths are unknown", s->label, why);
+	if (model_fabric(m) != 0) {
+		if (!m->fabric_stage.unsupported)
+			dmaconn_builder_warn(b, "%s: %s; Xe Link paths and bandwidths are unknown", label,
+					     m->fabric_stage.why);
 	} else {
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < n; j++)
 				if (i != j)
-					fabric_detail(b, f, i, j);
+					fabric_detail(b, m, i, j);
 	}
 	return DMACONN_OK;
+}
+
+/*
+ * A view (xelink: xpu/xelink, else xpu/p2p) computed from the model m alone:
+ * sized from it, then, when Level Zero answered, the pairs (else one
+ * warning, all zero), then the host's reasons for what it found.  The
+ * detectors below pass the discovered model; tests pass one they filled.
+ */
+int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, int xelink);
+int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, int xelink)
+{
+	const char *label = xelink ? "xpu/xelink" : "xpu/p2p";
+	int rc = DMACONN_OK;
+	if (dmaconn_builder_set_size(b, m->n) != DMACONN_OK)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	if (m->vendor_ok) {
+		if (m->pci_why[0])
+			dmaconn_builder_warn(b, "%s: %s; PCI bus ids are unknown", label, m->pci_why);
+		if (m->tiles_why[0])
+			dmaconn_builder_warn(b, "%s: %s; tile counts are unknown", label, m->tiles_why);
+		set_identity(b, m);
+		rc = xelink ? xelink_body(b, label, m) : p2p_body(b, label, m);
+	} else {
+		set_identity(b, m);
+		dc_builder_unavailable(b);
+		dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s counted without Level Zero)",
+				     label, m->why, m->n, m->n == 1 ? "" : "s");
+	}
+	if (rc < 0)
+		return rc;
+	dc_reasons_vendor(b, 0, !xelink);
+	return DMACONN_OK;
+}
+
+static int ze_view(dmaconn_builder *b, int xelink)
+{
+	int rc = dc_replay_check();
+	if (rc != DMACONN_OK)
+		return rc;
+	struct dc_model *m = model_get();
+	if (!m)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
+	rc = dc_ze_view_of_model(b, m, xelink);
+	dc_model_release(m);
+	return rc;
+}
+
+static int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	return ze_view(b, 1);
 }
 
 static int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return with_session(b, "xpu/p2p", 1, p2p_body);
+	return ze_view(b, 0);
 }
 
 static const struct dc_view dc_ze_views[] = {
