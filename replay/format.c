@@ -387,7 +387,66 @@ void replay_note(json_t *obj, const char *key, json_t *v, json_t *error)
 		replay_put(&replay_rec_oom, obj, key, error ? error : v);
 }
 
-void fmt_note(const struct fmt_ctx *c, json_t *obj, const struct fmt_field *f, int rc, const void *in)
+int replay_library_read(const struct fmt_ctx *c, json_t *sec, const char *path, struct replay_library *l)
 {
-	replay_note(obj, f->key, rc ? NULL : fmt_json(c, f, in), rc ? fmt_answer(c, f, rc, in) : NULL);
+	char p[REPLAY_PATH_LEN], q[REPLAY_PATH_LEN];
+	json_t *v = json_object_get(sec, "library"), *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	size_t n;
+	replay_sub(p, path, "library");
+	if (v && !json_is_string(v) && !e)
+		return replay_bad(c->file, p, "expected a library name or {\"error\": \"loader message\"}");
+	if (e && !json_is_string(e))
+		return replay_bad(c->file, replay_sub(q, p, "error"), "expected the loader's message");
+	if (v && !(*(e ? &l->error : &l->name) = strdup(json_string_value(e ? e : v))))
+		return replay_bad(c->file, p, "out of memory");
+	if (e)
+		return 0; /* nothing else can be reached */
+	v = json_object_get(sec, "missing_functions");
+	replay_sub(p, path, "missing_functions");
+	if (v && fmt_array(c, v, p, "function names", 4096, sizeof(char *), (void **)&l->missing, &n))
+		return -1;
+	for (size_t i = 0; v && i < n; i++, l->nmissing++)
+		if (!json_is_string(json_array_get(v, i)))
+			return replay_bad(c->file, replay_item(q, p, i), "expected a function name");
+		else if (!(l->missing[i] = strdup(json_string_value(json_array_get(v, i)))))
+			return replay_bad(c->file, p, "out of memory");
+	/* A bare name, or an error object like every other answer; here
+	 * SUCCESS is a return code like the others. */
+	v = json_object_get(sec, "init");
+	e = json_is_object(v) ? json_object_get(v, "error") : NULL;
+	replay_sub(p, path, "init");
+	return v && fmt_code(c, e ? e : v, e ? replay_sub(q, p, "error") : p, &l->init) ? -1 : 0;
+}
+
+void replay_library_release(struct replay_library *l)
+{
+	for (int i = 0; i < l->nmissing; i++)
+		free(l->missing[i]);
+	free(l->missing), free(l->name), free(l->error);
+	memset(l, 0, sizeof(*l));
+}
+
+bool replay_library_lacks(const struct replay_library *l, const char *fn)
+{
+	for (int i = 0; fn && i < l->nmissing; i++)
+		if (!strcmp(l->missing[i], fn))
+			return true;
+	return false;
+}
+
+json_t *replay_library_missing(const struct replay_library *l)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < l->nmissing; i++)
+		replay_append(&replay_rec_oom, arr, json_string(l->missing[i]));
+	return arr;
+}
+
+void replay_library_record(json_t *sec, const char *name, const char *why, json_t *missing)
+{
+	const char *s = why ? why : name;
+	json_t *v = replay_text(s, strlen(s));
+	replay_put(&replay_rec_oom, sec, "library", why ? json_pack("{s:o}", "error", v) : v);
+	if (missing)
+		replay_put(&replay_rec_oom, sec, "missing_functions", missing);
 }

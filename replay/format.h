@@ -118,6 +118,24 @@ int replay_get_int(const char *file, json_t *v, const char *path, long long min,
 int fmt_array(const struct fmt_ctx *c, json_t *v, const char *path, const char *what, size_t max, size_t size,
 	      void **out, size_t *n);
 
+/* A section's vendor library: "library", the name loaded (NULL: the
+ * vendor's default) or {"error": the loader's message}; "missing_functions",
+ * the functions it lacked; "init", the initialisation's return code (a name,
+ * or {"error": NAME}).  read(): 0 (with error set, nothing else of the
+ * section is reachable), or -1 after replay_bad(). */
+struct replay_library {
+	char *name, *error, **missing;
+	int nmissing, init;
+};
+int replay_library_read(const struct fmt_ctx *c, json_t *sec, const char *path, struct replay_library *l);
+void replay_library_release(struct replay_library *l);
+/* Whether the library lacked fn; the functions it lacked, a new array. */
+bool replay_library_lacks(const struct replay_library *l, const char *fn);
+json_t *replay_library_missing(const struct replay_library *l);
+/* A recording's "library": name, or {"error": why} when why; and missing,
+ * given, as "missing_functions". */
+void replay_library_record(json_t *sec, const char *name, const char *why, json_t *missing);
+
 /* Paths name a value in the file ("nvml.devices[0]"), built in buffers of
  * REPLAY_PATH_LEN (a longer one ends in "..."). */
 #define REPLAY_PATH_LEN 192
@@ -138,7 +156,5 @@ json_t *replay_text(const char *s, size_t n);
  * error object does not replace a success kept before. */
 extern bool replay_rec_oom;
 void replay_note(json_t *obj, const char *key, json_t *v, json_t *error);
-/* obj[f->key] = the answer (rc, in), as replay_note. */
-void fmt_note(const struct fmt_ctx *c, json_t *obj, const struct fmt_field *f, int rc, const void *in);
 
 #endif

@@ -4,8 +4,9 @@
  * (dmaconn_record), each backend hands its vendor library's function table
  * to record_table(), which wraps it: every call goes on to the library (or
  * to the replay, when a replay is recorded) and its answer, errors
- * included, is kept through the field tables the reader reads
- * (replay.c), in the shape of a topology file (docs/replay-format.md).  A
+ * included, is kept in the structures the reader reads a file into
+ * (replay_internal.h), then written through the reader's field tables
+ * (docs/replay-format.md).  A
  * recording so holds exactly the answers the detectors used.  This file
  * keeps NVML's answers and writes the file; record_ze.c keeps Level Zero's,
  * files.c the sysfs files the detectors read (record_file), and the NVIDIA
@@ -52,20 +53,46 @@ static unsigned int field_uint(const nvmlFieldValue_t *v)
 
 /* ------------------------------------------------------- NVML's answers */
 
+/*
+ * An object answered: the reader's structure (replay.c reads a file into the
+ * same) holds its answers, and kept which of its fields were answered, in
+ * the order first answered (a recording's order of keys).
+ */
+struct kept {
+	unsigned char order[32], n;
+	uint32_t seen, ok; /* per field: answered; a success kept */
+};
+
 struct rdev {
-	json_t *obj;			      /* the device's answers, or its handle's error */
-	json_t *links[NVML_NVLINK_MAX_LINKS]; /* per link, its answers */
-	bool present[NVML_NVLINK_MAX_LINKS];  /* answered as a link the GPU has */
-	long long switch_links;		      /* NVSWITCH_CONNECTED_LINK_COUNT, -1 unknown */
-	json_t *peers;			      /* peer index -> its answers */
-	json_t *migs;			      /* its MIG instances' answers, by index */
-	nvmlDevice_t mig_handles[64];	      /* their handles */
+	bool answered;		 /* its handle was asked for */
+	struct nvmlDevice_st d;	 /* handle_rc: its handle's error */
+	struct kept k;
+	int fabric_lacks;	 /* of the fabric kept, the last keys its struct lacks */
+	long long switch_links;	 /* NVSWITCH_CONNECTED_LINK_COUNT, -1 unknown */
+	bool present[NVML_NVLINK_MAX_LINKS]; /* answered as a link the GPU has */
+	struct rlink {
+		struct link l;
+		struct kept k;
+	} *links; /* NVML_NVLINK_MAX_LINKS of them, once one is answered */
+	struct rpeer {
+		struct p2p p;
+		struct kept k;
+	} *peers; /* by peer index, npeers of them, once one is answered */
+	unsigned int npeers, nmigs;
+	struct rmig {
+		struct mig m;
+		struct kept k;
+		nvmlDevice_t h;
+	} *migs; /* the MIG instances found, at most 64 */
 };
 
 static struct {
 	struct nvml_api live; /* the table wrapped */
-	json_t *sec;	      /* "nvml" */
-	json_t *top;	      /* system answers */
+	json_t *sec;	      /* "nvml": its library */
+	struct replay_system sys;
+	struct kept sysk;
+	nvmlReturn_t init;
+	bool init_seen;
 	struct rdev *devs;
 	unsigned int ndevs; /* highest index answered + 1 */
 	nvmlDevice_t keys[MAX_HANDLES];
@@ -87,26 +114,61 @@ static struct rdev *dev_of(nvmlDevice_t h)
 	return h && n.keys[s] ? &n.devs[n.index[s]] : NULL;
 }
 
-/* The answers of a MIG instance the detectors were handed, or NULL; lock held. */
-static json_t *mig_obj(nvmlDevice_t h)
+/* A MIG instance the detectors were handed, or NULL; lock held. */
+static struct rmig *mig_of(nvmlDevice_t h)
 {
 	for (unsigned int i = 0; h && n.devs && i < n.ndevs; i++)
-		for (size_t k = 0; k < json_array_size(n.devs[i].migs); k++)
-			if (n.devs[i].mig_handles[k] == h)
-				return json_array_get(n.devs[i].migs, k);
+		for (unsigned int k = 0; k < n.devs[i].nmigs; k++)
+			if (n.devs[i].migs[k].h == h)
+				return &n.devs[i].migs[k];
 	return NULL;
 }
 
-/* Where an answer is kept (lock held), then kept through the reader's field. */
-static void note(json_t *obj, const struct fmt_field *f, nvmlReturn_t rc, const void *value)
+/* The answer (rc; v, the value, on success) of fields[key] into base, kept
+ * as the reader reads it: an error does not replace a success kept before
+ * (the detector had its answer); a string is copied up to its NUL. */
+static void keep(struct kept *k, const struct fmt_field *fields, void *base, int key, nvmlReturn_t rc, const void *v)
 {
-	if (obj)
-		fmt_note(F, obj, f, rc, value);
-	UNLOCK();
+	const struct fmt_field *f = &fields[key];
+	uint32_t bit = 1u << key;
+	if (!k || (rc && (k->ok & bit)))
+		return;
+	if (!(k->seen & bit))
+		k->order[k->n++] = (unsigned char)key;
+	k->seen |= bit;
+	k->ok |= rc ? 0 : bit;
+	memcpy((char *)base + f->rc - 1, &rc, sizeof(rc));
+	size_t len = rc ? 0 : f->kind == FMT_STR ? strnlen(v, f->size - 1u) : f->size;
+	if (!rc)
+		memcpy((char *)base + f->off, v, len);
+	if (!rc && f->kind == FMT_STR)
+		((char *)base + f->off)[len] = '\0';
 }
-#define note_top(key, rc, v) (LOCK(), note(n.top, &replay_sys_fields[key], rc, v))
-#define note_dev(h, key, rc, v) (LOCK(), note(dev_of(h) ? dev_of(h)->obj : NULL, &replay_dev_fields[key], rc, v))
-#define note_mig(h, key, rc, v) (LOCK(), note(mig_obj(h), &replay_mig_fields[key], rc, v))
+
+/* The answer to field f kept in base; the fields kept, in the order
+ * answered (NULL when out of memory). */
+static json_t *kept_answer(const struct fmt_field *f, const void *base)
+{
+	int rc;
+	memcpy(&rc, (const char *)base + f->rc - 1, sizeof(rc));
+	return fmt_answer(F, f, rc, (const char *)base + f->off);
+}
+
+static json_t *kept_json(const struct kept *k, const struct fmt_field *fields, const void *base)
+{
+	json_t *o = json_object();
+	for (int i = 0; o && i < k->n; i++)
+		replay_put(&replay_rec_oom, o, fields[k->order[i]].key, kept_answer(&fields[k->order[i]], base));
+	replay_rec_oom = replay_rec_oom || !o;
+	return o;
+}
+
+/* An answer of the system, of device h, of MIG instance h (if known). */
+#define note_top(key, rc, v) (LOCK(), keep(&n.sysk, replay_sys_fields, &n.sys, key, rc, v), UNLOCK())
+#define note_dev(h, key, rc, v) \
+	(LOCK(), keep(dev_of(h) ? &dev_of(h)->k : NULL, replay_dev_fields, dev_of(h) ? &dev_of(h)->d : NULL, key, rc, v), UNLOCK())
+#define note_mig(h, key, rc, v) \
+	(LOCK(), keep(mig_of(h) ? &mig_of(h)->k : NULL, replay_mig_fields, mig_of(h) ? &mig_of(h)->m : NULL, key, rc, v), UNLOCK())
 
 /* A link's answer; `field` from nvmlDeviceGetFieldValues, which answers
  * NOT_SUPPORTED (or, past the links a driver knows, INVALID_ARGUMENT) for a
@@ -116,33 +178,40 @@ static void note_link(nvmlDevice_t h, unsigned int ln, int key, nvmlReturn_t rc,
 {
 	LOCK();
 	struct rdev *d = dev_of(h);
-	if (d && ln < NVML_NVLINK_MAX_LINKS && (d->links[ln] || (d->links[ln] = json_object()))) {
+	if (d && ln < NVML_NVLINK_MAX_LINKS && (d->links || (d->links = calloc(NVML_NVLINK_MAX_LINKS, sizeof(*d->links))))) {
 		d->present[ln] |= rc != NVML_ERROR_INVALID_ARGUMENT && (!field || rc != NVML_ERROR_NOT_SUPPORTED);
-		note(d->links[ln], &replay_link_fields[key], rc, v);
+		keep(&d->links[ln].k, replay_link_fields, &d->links[ln].l, key, rc, v);
 	} else {
 		replay_rec_oom = replay_rec_oom || (d && ln < NVML_NVLINK_MAX_LINKS);
-		UNLOCK();
 	}
+	UNLOCK();
 }
 
 static void note_pair(nvmlDevice_t h1, nvmlDevice_t h2, int key, nvmlReturn_t rc, const void *v)
 {
-	char peer[16];
 	LOCK();
 	struct rdev *d = dev_of(h1), *e = dev_of(h2);
-	json_t *p = NULL;
-	if (d && e && (d->peers || (d->peers = json_object()))) {
-		snprintf(peer, sizeof(peer), "%u", (unsigned int)(e - n.devs));
-		if (!(p = json_object_get(d->peers, peer)))
-			replay_put(&replay_rec_oom, d->peers, peer, p = json_object());
+	unsigned int j = e ? (unsigned int)(e - n.devs) : 0;
+	if (d && e && j >= d->npeers) {
+		unsigned int grow = j + 1 > 2 * d->npeers ? j + 1 : 2 * d->npeers;
+		struct rpeer *more = realloc(d->peers, grow * sizeof(*more));
+		if (more) {
+			memset(more + d->npeers, 0, (grow - d->npeers) * sizeof(*more));
+			d->peers = more;
+			d->npeers = grow;
+		}
 	}
-	note(p, &replay_p2p_fields[key], rc, v);
+	if (d && e && j < d->npeers)
+		keep(&d->peers[j].k, replay_p2p_fields, &d->peers[j].p, key, rc, v);
+	replay_rec_oom = replay_rec_oom || (d && e && j >= d->npeers);
+	UNLOCK();
 }
 
 static void note_init(nvmlReturn_t rc)
 {
 	LOCK();
-	replay_note(n.top, "init", json_string("SUCCESS"), rc ? json_string(F->name(rc)) : NULL);
+	n.init = rc && n.init_seen && !n.init ? NVML_SUCCESS : rc;
+	n.init_seen = true;
 	UNLOCK();
 }
 
@@ -163,9 +232,10 @@ static void note_handle(nvmlReturn_t rc, unsigned int i, nvmlDevice_t *h)
 		n.keys[s] = *h;
 		n.index[s] = i;
 	}
-	if (!d->obj || (!rc && json_object_get(d->obj, "error"))) {
-		json_decref(d->obj);
-		d->obj = rc ? fmt_error(F, rc) : json_object();
+	if (!d->answered || (!rc && d->d.handle_rc)) {
+		d->answered = true;
+		d->d.handle_rc = rc;
+		memset(&d->k, 0, sizeof(d->k));
 		d->switch_links = -1;
 	}
 	n.ndevs = i >= n.ndevs ? i + 1 : n.ndevs;
@@ -180,20 +250,19 @@ static void note_mig_handle(nvmlReturn_t rc, nvmlDevice_t h, nvmlDevice_t *mig)
 		return;
 	LOCK();
 	struct rdev *d = dev_of(h);
-	size_t at = d && (d->migs || (d->migs = json_array())) ? json_array_size(d->migs) : SIZE_MAX;
-	for (size_t e = 0; at != SIZE_MAX && e < at; e++)
-		at = d->mig_handles[e] == *mig ? SIZE_MAX : at;
-	if (at < 64) {
-		d->mig_handles[at] = *mig;
-		replay_append(&replay_rec_oom, d->migs, json_object());
-	}
+	unsigned int at = d && (d->migs || (d->migs = calloc(64, sizeof(*d->migs)))) ? d->nmigs : 64;
+	for (unsigned int e = 0; at < 64 && e < d->nmigs; e++)
+		at = d->migs[e].h == *mig ? 64 : at;
+	if (at < 64)
+		d->migs[d->nmigs++].h = *mig;
+	replay_rec_oom = replay_rec_oom || (d && !d->migs);
 	UNLOCK();
 }
 
 static void note_uuid(nvmlReturn_t rc, nvmlDevice_t h, const char *buf)
 {
 	LOCK();
-	json_t *m = mig_obj(h);
+	struct rmig *m = mig_of(h);
 	UNLOCK();
 	if (m)
 		note_mig(h, REPLAY_M_UUID, rc, buf);
@@ -205,18 +274,12 @@ static void note_uuid(nvmlReturn_t rc, nvmlDevice_t h, const char *buf)
  * last `lacks` keys (health_summary, then health_mask). */
 static void note_fabric(nvmlDevice_t h, nvmlReturn_t rc, const struct replay_fabric *f, int lacks)
 {
-	static const char *const last[] = { "health_summary", "health_mask" };
-	json_t *o = rc ? NULL : fmt_json(F, &replay_dev_fields[REPLAY_D_FABRIC], f);
-	if (o && !f->cliques.v4)
-		json_object_del(o, "cliques");
-	for (int k = 0; o && k < lacks; k++)
-		json_object_del(o, last[k]);
 	LOCK();
 	struct rdev *d = dev_of(h);
+	if (d && !rc)
+		d->fabric_lacks = lacks;
 	if (d)
-		replay_note(d->obj, "fabric", o, rc ? fmt_error(F, rc) : NULL);
-	else
-		json_decref(o);
+		keep(&d->k, replay_dev_fields, &d->d, REPLAY_D_FABRIC, rc, f);
 	UNLOCK();
 }
 
@@ -379,46 +442,31 @@ NVML_ALL_FUNCTIONS_ARGS(RECORD_)
 
 static void nvml_forget(void)
 {
-	for (unsigned int i = 0; n.devs && i < REPLAY_MAX_DEVICES; i++) {
-		json_decref(n.devs[i].obj);
-		json_decref(n.devs[i].peers);
-		json_decref(n.devs[i].migs);
-		for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
-			json_decref(n.devs[i].links[l]);
-	}
+	for (unsigned int i = 0; n.devs && i < REPLAY_MAX_DEVICES; i++)
+		free(n.devs[i].links), free(n.devs[i].peers), free(n.devs[i].migs);
 	free(n.devs);
 	json_decref(n.sec);
-	json_decref(n.top);
 	memset(&n, 0, sizeof(n));
 }
 
 /* The table of a loaded NVML (or why none loaded) becomes the recorded one. */
 static void record_nvml(struct nvml_api *api, const char *library, const char *load_error)
 {
-	char why[1024];
 	LOCK();
 	nvml_forget();
 	n.sec = json_object();
-	n.top = json_object();
 	if (!api && !library && replay_active() && !dmaconn_replay_ops()->nvml_load_error()) {
 		/* The replayed library lacked a required function: so it is recorded. */
-		library = replay_nvml_library();
-		replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
-		replay_put(&replay_rec_oom, n.sec, "missing_functions", replay_nvml_missing());
+		replay_library_record(n.sec, replay_nvml_library(), NULL, replay_nvml_missing());
 	} else if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
-		snprintf(why, sizeof(why), "%s", api ? "out of memory" : load_error ? load_error : "not loaded");
-		json_t *e = json_object();
-		replay_put(&replay_rec_oom, e, "error", replay_text(why, strlen(why)));
-		replay_put(&replay_rec_oom, n.sec, "library", e);
+		replay_library_record(n.sec, NULL, api ? "out of memory" : load_error ? load_error : "not loaded", NULL);
 	} else {
-		library = library ? library : replay_nvml_library();
-		replay_put(&replay_rec_oom, n.sec, "library", replay_text(library, strlen(library)));
 		json_t *missing = json_array();
 		n.live = *api;
 		NVML_FUNCTIONS(REPLAY_WRAP)
 		/* The MIG queries are optional everywhere: none is "missing". */
 		NVML_MIG_FUNCTIONS(REPLAY_WRAP_PRESENT)
-		replay_put(&replay_rec_oom, n.sec, "missing_functions", missing);
+		replay_library_record(n.sec, library ? library : replay_nvml_library(), NULL, missing);
 	}
 	UNLOCK();
 }
@@ -451,22 +499,25 @@ static bool link_up(json_t *l)
  * links' remote types: where NVML's count covers every link that is up,
  * links whose type was not asked are switch links.
  */
-static void write_links(struct rdev *d)
+static void write_links(struct rdev *d, json_t *obj)
 {
+	json_t *links[NVML_NVLINK_MAX_LINKS] = { NULL };
 	int last = -1, up = 0, typed = 0;
 	for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		if (d->links && d->links[l].k.n)
+			links[l] = kept_json(&d->links[l].k, replay_link_fields, &d->links[l].l);
 		last = d->present[l] ? l : last;
-		up += link_up(d->links[l]);
-		typed += link_up(d->links[l]) && json_object_get(d->links[l], "remote_type");
+		up += link_up(links[l]);
+		typed += link_up(links[l]) && json_object_get(links[l], "remote_type");
 	}
 	for (int l = 0; d->switch_links >= 0 && d->switch_links == up && typed < up && l <= last; l++)
-		if (link_up(d->links[l]) && !json_object_get(d->links[l], "remote_type"))
-			replay_put(&replay_rec_oom, d->links[l], "remote_type", json_string("SWITCH"));
+		if (link_up(links[l]) && !json_object_get(links[l], "remote_type"))
+			replay_put(&replay_rec_oom, links[l], "remote_type", json_string("SWITCH"));
 	json_t *arr = json_array(), *unsup = fmt_error(F, NVML_ERROR_NOT_SUPPORTED), *prev = NULL;
 	bool all_unsupported = true;
 	long long run = 0;
 	for (int l = 0; l <= last + 1; l++) {
-		json_t *e = l <= last ? (d->links[l] ? link_entry(d->links[l]) : json_object()) : NULL;
+		json_t *e = l <= last ? (links[l] ? link_entry(links[l]) : json_object()) : NULL;
 		all_unsupported = all_unsupported && (!e || json_equal(e, unsup));
 		if (prev && e && json_equal(prev, e)) {
 			run++;
@@ -485,8 +536,10 @@ static void write_links(struct rdev *d)
 		run = 1;
 	}
 	json_decref(unsup);
+	for (int l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
+		json_decref(links[l]);
 	if (last >= 0 && !all_unsupported)
-		replay_put(&replay_rec_oom, d->obj, "nvlink", arr);
+		replay_put(&replay_rec_oom, obj, "nvlink", arr);
 	else
 		json_decref(arr);
 }
@@ -497,16 +550,16 @@ static void write_links(struct rdev *d)
  * array), runs of equal ones folded: n*n pairs of a rack take a few bytes
  * per device instead of an object per pair.
  */
-static void write_peers(struct rdev *d, json_t *answers, json_t *list)
+static void write_peers(struct rdev *d, json_t *obj, json_t *answers, json_t *list)
 {
 	size_t len = 0, cap = 64;
-	char *row = d->peers ? malloc(cap) : NULL, peer[16], item[48];
+	char *row = d->peers ? malloc(cap) : NULL, item[48];
 	long long prev = -2, run = 0;
 	for (unsigned int j = 0; row && j <= n.ndevs; j++) {
 		long long at = -1;
 		if (j < n.ndevs) {
-			snprintf(peer, sizeof(peer), "%u", j);
-			json_t *p = json_object_get(d->peers, peer);
+			json_t *p = j < d->npeers && d->peers[j].k.n ? kept_json(&d->peers[j].k, replay_p2p_fields, &d->peers[j].p)
+							     : NULL;
 			char *key = p ? json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 			json_t *known = key ? json_object_get(answers, key) : NULL;
 			replay_rec_oom = replay_rec_oom || (p && !key);
@@ -516,6 +569,7 @@ static void write_peers(struct rdev *d, json_t *answers, json_t *list)
 				replay_append(&replay_rec_oom, list, json_incref(p));
 			}
 			free(key);
+			json_decref(p);
 			if (at == prev) {
 				run++;
 				continue;
@@ -536,39 +590,52 @@ static void write_peers(struct rdev *d, json_t *answers, json_t *list)
 		run = 1;
 	}
 	if (d->peers)
-		replay_put(&replay_rec_oom, d->obj, "p2p_row", row ? json_string(row) : NULL);
+		replay_put(&replay_rec_oom, obj, "p2p_row", row ? json_string(row) : NULL);
 	free(row);
+}
+
+/* A device as the detectors saw it: the fabric as the struct asked (v4's
+ * cliques, the keys older structs lack), its links, peers, MIG instances. */
+static json_t *write_device(struct rdev *d, json_t *answers, json_t *list)
+{
+	static const char *const last[] = { "health_summary", "health_mask" };
+	if (!d->answered || d->d.handle_rc)
+		return fmt_error(F, d->answered ? d->d.handle_rc : NVML_ERROR_UNKNOWN);
+	json_t *o = kept_json(&d->k, replay_dev_fields, &d->d), *fabric = json_object_get(o, "fabric"), *migs;
+	if (fabric && !json_object_get(fabric, "error") && !d->d.fabric.cliques.v4)
+		json_object_del(fabric, "cliques");
+	for (int k = 0; fabric && !json_object_get(fabric, "error") && k < d->fabric_lacks; k++)
+		json_object_del(fabric, last[k]);
+	if (o && !json_object_get(o, "uuid"))
+		replay_put(&replay_rec_oom, o, "uuid", fmt_error(F, NVML_ERROR_UNKNOWN));
+	if (o && !json_object_get(o, "pci"))
+		replay_put(&replay_rec_oom, o, "pci", fmt_error(F, NVML_ERROR_UNKNOWN));
+	write_links(d, o);
+	write_peers(d, o, answers, list);
+	if (d->nmigs)
+		replay_put(&replay_rec_oom, o, "mig_devices", migs = json_array());
+	for (unsigned int k = 0; d->nmigs && k < d->nmigs; k++)
+		replay_append(&replay_rec_oom, migs, kept_json(&d->migs[k].k, replay_mig_fields, &d->migs[k].m));
+	return o;
 }
 
 /* "nvml", in the format's order of keys; lock held. */
 static json_t *write_nvml(void)
 {
-	json_t *sec = n.sec ? json_deep_copy(n.sec) : NULL, *v;
+	json_t *sec = n.sec ? json_deep_copy(n.sec) : NULL;
 	if (!n.devs)
 		return sec;
-	if ((v = json_object_get(n.top, "init")))
-		replay_put(&replay_rec_oom, sec, "init", json_incref(v));
+	if (n.init_seen)
+		replay_put(&replay_rec_oom, sec, "init", json_string(F->name(n.init)));
 	for (const struct fmt_field *f = replay_sys_fields; f->key; f++)
-		if ((v = json_object_get(n.top, f->key)))
-			replay_put(&replay_rec_oom, sec, f->key, json_incref(v));
+		if (n.sysk.seen & 1u << (f - replay_sys_fields))
+			replay_put(&replay_rec_oom, sec, f->key, kept_answer(f, &n.sys));
 	/* As many devices as NVML counted, each as the detectors saw it. */
-	json_int_t count = json_integer_value(json_object_get(n.top, "device_count"));
-	unsigned int total = n.ndevs > count ? n.ndevs : (unsigned int)count;
+	unsigned int count = (n.sysk.seen & 1u << REPLAY_S_COUNT) && !n.sys.count_rc ? n.sys.count : 0;
+	unsigned int total = n.ndevs > count ? n.ndevs : count;
 	json_t *devs = json_array(), *answers = json_object(), *list = json_array();
-	for (unsigned int i = 0; i < total && i < REPLAY_MAX_DEVICES; i++) {
-		struct rdev *d = &n.devs[i];
-		if (d->obj && !json_object_get(d->obj, "error")) {
-			if (!json_object_get(d->obj, "uuid"))
-				replay_put(&replay_rec_oom, d->obj, "uuid", fmt_error(F, NVML_ERROR_UNKNOWN));
-			if (!json_object_get(d->obj, "pci"))
-				replay_put(&replay_rec_oom, d->obj, "pci", fmt_error(F, NVML_ERROR_UNKNOWN));
-			write_links(d);
-			write_peers(d, answers, list);
-			if (json_array_size(d->migs))
-				replay_put(&replay_rec_oom, d->obj, "mig_devices", json_incref(d->migs));
-		}
-		replay_append(&replay_rec_oom, devs, d->obj ? json_incref(d->obj) : fmt_error(F, NVML_ERROR_UNKNOWN));
-	}
+	for (unsigned int i = 0; i < total && i < REPLAY_MAX_DEVICES; i++)
+		replay_append(&replay_rec_oom, devs, write_device(&n.devs[i], answers, list));
 	if (json_array_size(list))
 		replay_put(&replay_rec_oom, sec, "p2p_answers", list);
 	else

@@ -411,25 +411,18 @@ void replay_ze_record_table(struct ze_api *api, const char *library, const char 
 	LOCK();
 	forget();
 	z.sec = json_object();
-	if (!api) {
-		const char *why = load_error ? load_error : "not loaded";
-		if (!library && replay_active() && !replay_ze_load_error()) {
-			/* The replayed loader lacked a required function: so it is recorded. */
-			put(z.sec, "library", replay_text(replay_ze_library(), strlen(replay_ze_library())));
-			put(z.sec, "missing_functions", replay_ze_missing());
-		} else {
-			put(z.sec, "library", json_pack("{s:o}", "error", replay_text(why, strlen(why))));
-		}
-		UNLOCK();
-		return;
+	if (!api && !library && replay_active() && !replay_ze_load_error()) {
+		/* The replayed loader lacked a required function: so it is recorded. */
+		replay_library_record(z.sec, replay_ze_library(), NULL, replay_ze_missing());
+	} else if (!api) {
+		replay_library_record(z.sec, NULL, load_error ? load_error : "not loaded", NULL);
+	} else {
+		json_t *missing = json_array();
+		z.live = *api;
+		ZE_FUNCTIONS(REPLAY_WRAP)
+		replay_library_record(z.sec, library ? library : replay_ze_library(), NULL, missing);
+		put(z.sec, "exposed", json_true());
 	}
-	library = library ? library : replay_ze_library();
-	put(z.sec, "library", replay_text(library, strlen(library)));
-	json_t *missing = json_array();
-	z.live = *api;
-	ZE_FUNCTIONS(REPLAY_WRAP)
-	put(z.sec, "missing_functions", missing);
-	put(z.sec, "exposed", json_true());
 	UNLOCK();
 }
 

@@ -70,65 +70,16 @@ static const struct replay_name remote_type_names[] = {
 	{ NULL, 0 },
 };
 
-/* Each answer is a return code and, when that is NVML_SUCCESS, a value. */
-struct link {
-	nvmlReturn_t state_rc, version_rc, type_rc, pci_rc, speed_rc;
-	nvmlEnableState_t state;
-	unsigned int version, speed;
-	nvmlIntNvLinkDeviceType_t type;
-	nvmlPciInfo_t pci;
-};
-
-struct p2p {
-	unsigned int peer;
-	nvmlReturn_t status_rc[REPLAY_P2P_CAPS], ancestor_rc;
-	nvmlGpuP2PStatus_t status[REPLAY_P2P_CAPS];
-	nvmlGpuTopologyLevel_t ancestor;
-};
-
 #define P2P_NONE 0xffffu
 #define MAX_P2P_ANSWERS 0xfff0u
-
-/* A MIG instance of a GPU in MIG mode; its handle is a pointer to it. */
-struct mig {
-	unsigned int parent;
-	nvmlReturn_t uuid_rc, gi_rc, ci_rc;
-	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-	unsigned int gi, ci;
-};
-
-/* Handles are pointers into the device array. */
-struct nvmlDevice_st {
-	unsigned int index;
-	nvmlReturn_t handle_rc; /* the device is an error object */
-	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc, minor_rc;
-	nvmlReturn_t cpus_rc, mems_rc, numa_rc, c2c_count_rc, c2c_status_rc, c2c_bw_rc;
-	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-	unsigned long cpus[REPLAY_LIST_WORDS], mems[REPLAY_LIST_WORDS]; /* affinity */
-	unsigned int numa, c2c_count, c2c_status, c2c_bw;
-	nvmlPciInfo_t pci;
-	int cc[2];
-	unsigned int mig[2], virt, minor, nlinks, np2p, nmig;
-	struct replay_fabric fabric;
-	unsigned long long bar1;
-	bool has_nvlink;
-	struct link *links;
-	struct p2p *p2p;  /* sorted by peer */
-	uint16_t *row;	  /* "p2p_row": per peer, its entry of nvml.p2p_answers, P2P_NONE for none */
-	struct mig *migs; /* "mig_devices" */
-};
 
 static struct replay {
 	const char *load_error; /* NULL once the file loaded */
 	bool nvml_present;	/* "nvml" key */
-	char *library;		/* NULL: the default name */
-	char *library_error;	/* "library": {"error": ...} */
+	struct replay_library lib;
 	bool fn_missing[FN_COUNT];
-	nvmlReturn_t init_rc, driver_rc, nvml_version_rc, cuda_rc, count_rc, conf_rc;
-	nvmlConfComputeSystemState_t conf;
-	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE], nvml_version[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE];
-	int cuda;
-	unsigned int count, ndev, nanswers, nenv, ngpus; /* count: device_count's answer, or ndev */
+	struct replay_system sys; /* sys.count: device_count's answer, or ndev */
+	unsigned int ndev, nanswers, nenv, ngpus;
 	struct nvmlDevice_st *devs;
 	struct p2p *answers; /* nvml.p2p_answers, what "p2p_row" entries name */
 	bool any_mig;	     /* a device lists MIG instances */
@@ -147,7 +98,8 @@ static void free_data(void)
 		free(g.devs[i].links), free(g.devs[i].p2p), free(g.devs[i].row), free(g.devs[i].migs);
 	for (unsigned int i = 0; i < g.nenv; i++)
 		free(g.env[i].name), free(g.env[i].value);
-	free(g.devs), free(g.answers), free(g.env), free(g.gpus), free(g.library), free(g.library_error);
+	free(g.devs), free(g.answers), free(g.env), free(g.gpus);
+	replay_library_release(&g.lib);
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
 		sec->release();
 	const char *keep = g.load_error;
@@ -416,7 +368,8 @@ const struct fmt_field replay_dev_fields[] = {
 	{ .key = NULL },
 };
 
-#define SYS(key, kind, m, rc, absent, ...) FMT_FIELD(key, kind, struct replay, m, FMT_RC(struct replay, rc, absent), __VA_ARGS__)
+#define SYS(key, kind, m, rc, absent, ...) \
+	FMT_FIELD(key, kind, struct replay_system, m, FMT_RC(struct replay_system, rc, absent), __VA_ARGS__)
 static const struct fmt_field conf_fields[] = {
 	FMT_FIELD("environment", FMT_UINT, nvmlConfComputeSystemState_t, environment, FMT_U32),
 	FMT_FIELD("cc_feature", FMT_UINT, nvmlConfComputeSystemState_t, ccFeature, FMT_U32),
@@ -653,42 +606,16 @@ static int read_devices(const struct fmt_ctx *c, json_t *arr, const char *path)
 static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 {
 	char p[PATH_LEN];
-	json_t *v, *e;
+	json_t *v;
 	size_t n;
 	if (!json_is_object(nvml))
 		return replay_bad(c->file, "nvml", "expected an object");
 	g.nvml_present = true;
-	if ((v = json_object_get(nvml, "library"))) {
-		e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-		if (!json_is_string(v) && !e)
-			return replay_bad(c->file, "nvml.library", "expected a library name or {\"error\": \"loader message\"}");
-		if (e && !json_is_string(e))
-			return replay_bad(c->file, "nvml.library.error", "expected the loader's message");
-		if (!(*(e ? &g.library_error : &g.library) = strdup(json_string_value(e ? e : v))))
-			return replay_bad(c->file, "nvml.library", "out of memory");
-		if (e)
-			return 0; /* nothing else can be reached */
-	}
-	if ((v = json_object_get(nvml, "missing_functions"))) {
-		void *none;
-		if (fmt_array(c, v, "nvml.missing_functions", "function names", MAX_ENTRIES, 0, &none, &n))
-			return -1;
-		for (size_t i = 0; i < n; i++) {
-			const char *name = json_string_value(json_array_get(v, i));
-			if (!name)
-				return replay_bad(c->file, replay_item(p, "nvml.missing_functions", i), "expected a function name");
-			/* A name dmaconn never calls hides nothing it could ask. */
-			for (int id = 0; id < FN_COUNT; id++)
-				g.fn_missing[id] = g.fn_missing[id] || !strcmp(fn_names[id], name);
-		}
-	}
-	/* A bare name, or an error object like every other answer; here
-	 * SUCCESS is a return code like the others. */
-	if ((v = json_object_get(nvml, "init"))) {
-		e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-		if (fmt_code(c, e ? e : v, e ? "nvml.init.error" : "nvml.init", (int *)&g.init_rc))
-			return -1;
-	}
+	if (replay_library_read(c, nvml, "nvml", &g.lib) || g.lib.error)
+		return g.lib.error ? 0 : -1; /* with an error, nothing else can be reached */
+	/* A name dmaconn never calls hides nothing it could ask. */
+	for (int id = 0; id < FN_COUNT; id++)
+		g.fn_missing[id] = replay_library_lacks(&g.lib, fn_names[id]);
 	if ((v = json_object_get(nvml, "p2p_answers"))) {
 		if (!json_is_array(v))
 			return replay_bad(c->file, "nvml.p2p_answers", "expected an array of answer objects");
@@ -703,11 +630,11 @@ static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 	}
 	if ((v = json_object_get(nvml, "devices")) && read_devices(c, v, "nvml.devices"))
 		return -1;
-	g.count = g.ndev;
-	if (fmt_read(c, replay_sys_fields, nvml, "nvml", &g))
+	g.sys.count = g.ndev;
+	if (fmt_read(c, replay_sys_fields, nvml, "nvml", &g.sys))
 		return -1;
-	if (g.count > g.ndev)
-		return replay_bad(c->file, "nvml.device_count", "%u, but %u devices are listed", g.count, g.ndev);
+	if (g.sys.count > g.ndev)
+		return replay_bad(c->file, "nvml.device_count", "%u, but %u devices are listed", g.sys.count, g.ndev);
 	return 0;
 }
 
@@ -884,7 +811,7 @@ static nvmlReturn_t enter(enum fn_id fn)
 		return NVML_ERROR_UNKNOWN;
 	if (g.fn_missing[fn])
 		return NVML_ERROR_FUNCTION_NOT_FOUND;
-	if (!g.nvml_present || g.library_error)
+	if (!g.nvml_present || g.lib.error)
 		return fn == FN_nvmlInit_v2 ? NVML_ERROR_LIBRARY_NOT_FOUND : NVML_ERROR_UNINITIALIZED;
 	if (fn != FN_nvmlInit_v2 && atomic_load(&g_inits) == 0)
 		return NVML_ERROR_UNINITIALIZED;
@@ -896,7 +823,7 @@ static struct nvmlDevice_st *dev_of(nvmlDevice_t h)
 {
 	uintptr_t p = (uintptr_t)h, base = (uintptr_t)g.devs;
 	size_t i = (p - base) / sizeof(*g.devs);
-	if (!h || !g.devs || p < base || (p - base) % sizeof(*g.devs) || i >= g.count || g.devs[i].handle_rc)
+	if (!h || !g.devs || p < base || (p - base) % sizeof(*g.devs) || i >= g.sys.count || g.devs[i].handle_rc)
 		return NULL;
 	return &g.devs[i];
 }
@@ -904,7 +831,7 @@ static struct nvmlDevice_st *dev_of(nvmlDevice_t h)
 static struct mig *mig_of(nvmlDevice_t h)
 {
 	uintptr_t p = (uintptr_t)h;
-	for (unsigned int i = 0; h && g.any_mig && i < g.count; i++) {
+	for (unsigned int i = 0; h && g.any_mig && i < g.sys.count; i++) {
 		uintptr_t base = (uintptr_t)g.devs[i].migs;
 		if (p >= base && p < base + g.devs[i].nmig * sizeof(struct mig) && (p - base) % sizeof(struct mig) == 0)
 			return (struct mig *)h;
@@ -1012,7 +939,7 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 static nvmlReturn_t replay_nvmlInit_v2(void)
 {
 	nvmlReturn_t rc = enter(FN_nvmlInit_v2);
-	if (rc == NVML_SUCCESS && (rc = g.init_rc) == NVML_SUCCESS)
+	if (rc == NVML_SUCCESS && (rc = (nvmlReturn_t)g.lib.init) == NVML_SUCCESS)
 		atomic_fetch_add(&g_inits, 1);
 	return rc;
 }
@@ -1046,12 +973,12 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 	return result >= 0 && (size_t)result < sizeof(text) / sizeof(text[0]) ? text[result] : "Unknown Error";
 }
 
-#define ANSWER_OF_nvmlSystemGetDriverVersion a0, g.driver_rc, return put_str(g.driver, a0, a1)
-#define ANSWER_OF_nvmlSystemGetNVMLVersion a0, g.nvml_version_rc, return put_str(g.nvml_version, a0, a1)
-#define ANSWER_OF_nvmlSystemGetCudaDriverVersion_v2 a0, g.cuda_rc, *a0 = g.cuda
-#define ANSWER_OF_nvmlDeviceGetCount_v2 a0, g.count_rc, *a0 = g.count
-#define ANSWER_OF_nvmlSystemGetConfComputeState a0, g.conf_rc, *a0 = g.conf
-#define ANSWER_OF_nvmlDeviceGetHandleByIndex_v2 a0 < g.count && a1, g.devs[a0].handle_rc, *a1 = &g.devs[a0]
+#define ANSWER_OF_nvmlSystemGetDriverVersion a0, g.sys.driver_rc, return put_str(g.sys.driver, a0, a1)
+#define ANSWER_OF_nvmlSystemGetNVMLVersion a0, g.sys.nvml_version_rc, return put_str(g.sys.nvml_version, a0, a1)
+#define ANSWER_OF_nvmlSystemGetCudaDriverVersion_v2 a0, g.sys.cuda_rc, *a0 = g.sys.cuda
+#define ANSWER_OF_nvmlDeviceGetCount_v2 a0, g.sys.count_rc, *a0 = g.sys.count
+#define ANSWER_OF_nvmlSystemGetConfComputeState a0, g.sys.conf_rc, *a0 = g.sys.conf
+#define ANSWER_OF_nvmlDeviceGetHandleByIndex_v2 a0 < g.sys.count && a1, g.devs[a0].handle_rc, *a1 = &g.devs[a0]
 #define ANSWER_OF_nvmlDeviceGetName a1, d->name_rc, return put_str(d->name, a1, a2)
 #define ANSWER_OF_nvmlDeviceGetPciInfo_v3 a1, d->pci_rc, *a1 = d->pci
 #define ANSWER_OF_nvmlDeviceGetCudaComputeCapability a1 && a2, d->cc_rc, (*a1 = d->cc[0], *a2 = d->cc[1])
@@ -1236,7 +1163,7 @@ static int op_getenv(const char *name, const char **value)
 
 static const char *op_nvml_load_error(void)
 {
-	return !loaded() ? g.load_error : !g.nvml_present ? NOT_INSTALLED : g.library_error;
+	return !loaded() ? g.load_error : !g.nvml_present ? NOT_INSTALLED : g.lib.error;
 }
 
 static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
@@ -1257,7 +1184,7 @@ json_t *replay_nvml_missing(void)
 
 const char *replay_nvml_library(void)
 {
-	return loaded() && g.library ? g.library : DEFAULT_LIBRARY;
+	return loaded() && g.lib.name ? g.lib.name : DEFAULT_LIBRARY;
 }
 
 const struct dmaconn_replay_ops *dmaconn_replay_ops(void)

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "format.h"
 #include "nvml_api.h"
@@ -53,6 +54,62 @@ struct replay_fabric {
 		unsigned int n;
 		nvmlGpuFabricClique_v1_t c[NVML_GPU_FABRIC_CLIQUE_MAX];
 	} cliques;
+};
+
+/* The NVML section's objects, as replay.c reads a file into them and record.c
+ * records answers into them: each answer is a return code and, when that is
+ * NVML_SUCCESS, a value. */
+struct link {
+	nvmlReturn_t state_rc, version_rc, type_rc, pci_rc, speed_rc;
+	nvmlEnableState_t state;
+	unsigned int version, speed;
+	nvmlIntNvLinkDeviceType_t type;
+	nvmlPciInfo_t pci;
+};
+
+struct p2p {
+	unsigned int peer;
+	nvmlReturn_t status_rc[REPLAY_P2P_CAPS], ancestor_rc;
+	nvmlGpuP2PStatus_t status[REPLAY_P2P_CAPS];
+	nvmlGpuTopologyLevel_t ancestor;
+};
+
+/* A MIG instance of a GPU in MIG mode; its handle is a pointer to it. */
+struct mig {
+	unsigned int parent;
+	nvmlReturn_t uuid_rc, gi_rc, ci_rc;
+	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+	unsigned int gi, ci;
+};
+
+/* Handles are pointers into the device array. */
+struct nvmlDevice_st {
+	unsigned int index;
+	nvmlReturn_t handle_rc; /* the device is an error object */
+	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc, minor_rc;
+	nvmlReturn_t cpus_rc, mems_rc, numa_rc, c2c_count_rc, c2c_status_rc, c2c_bw_rc;
+	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+	unsigned long cpus[REPLAY_LIST_WORDS], mems[REPLAY_LIST_WORDS]; /* affinity */
+	unsigned int numa, c2c_count, c2c_status, c2c_bw;
+	nvmlPciInfo_t pci;
+	int cc[2];
+	unsigned int mig[2], virt, minor, nlinks, np2p, nmig;
+	struct replay_fabric fabric;
+	unsigned long long bar1;
+	bool has_nvlink;
+	struct link *links;
+	struct p2p *p2p;  /* sorted by peer */
+	uint16_t *row;	  /* "p2p_row": per peer, its entry of nvml.p2p_answers, P2P_NONE for none */
+	struct mig *migs; /* "mig_devices" */
+};
+
+/* The system's answers. */
+struct replay_system {
+	nvmlReturn_t driver_rc, nvml_version_rc, cuda_rc, count_rc, conf_rc;
+	nvmlConfComputeSystemState_t conf;
+	char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE], nvml_version[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE];
+	int cuda;
+	unsigned int count;
 };
 
 extern const struct fmt_field replay_link_fields[], replay_p2p_fields[], replay_mig_fields[], replay_dev_fields[],

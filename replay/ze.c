@@ -110,10 +110,8 @@ struct _ze_driver_handle_t {
 
 static struct zfile {
 	bool present, exposed;
-	char *library, *library_error;
-	char **missing;
-	int nmissing;
-	ze_result_t init_rc, drivers_rc; /* zeInit's and zeDriverGet's answers */
+	struct replay_library lib;
+	ze_result_t drivers_rc; /* zeDriverGet's answer */
 	ZLIST(struct _ze_driver_handle_t) drivers;
 } z;
 
@@ -129,11 +127,7 @@ void replay_ze_release(void)
 		free(z.drivers.v[d].edge_errors.v);
 	}
 	free(z.drivers.v);
-	for (int i = 0; i < z.nmissing; i++)
-		free(z.missing[i]);
-	free(z.missing);
-	free(z.library);
-	free(z.library_error);
+	replay_library_release(&z.lib);
 	memset(&z, 0, sizeof(z));
 }
 
@@ -591,47 +585,12 @@ static int read_driver(struct zctx *zc, json_t *o, const char *path, void *out)
 	return fmt_read(&zc->c, driver_fields, o, path, d) || pairs_once(zc, d, path) ? -1 : 0;
 }
 
-/* "missing_functions": names dmaconn does without (any, not only its own). */
-static int read_missing(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
-{
-	char p[REPLAY_PATH_LEN];
-	size_t n = json_array_size(v);
-	(void)f, (void)out;
-	if (!json_is_array(v) || n > 4096)
-		return replay_bad(c->file, path, "expected an array of function names");
-	if (n && !(z.missing = calloc(n, sizeof(*z.missing))))
-		return replay_bad(c->file, path, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		json_t *e = json_array_get(v, i);
-		if (!json_is_string(e))
-			return replay_bad(c->file, replay_item(p, path, i), "expected a function name");
-		if (!(z.missing[i] = strdup(json_string_value(e))))
-			return replay_bad(c->file, path, "out of memory");
-		z.nmissing = (int)i + 1;
-	}
-	return 0;
-}
-
-/* "init": a result name, or {"error": NAME}. */
-static int read_init(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
-{
-	char p[REPLAY_PATH_LEN];
-	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-	int rc, r = fmt_code(c, e ? e : v, e ? replay_sub(p, path, "error") : path, &rc);
-	(void)f;
-	*(ze_result_t *)out = (ze_result_t)rc;
-	return r;
-}
-
-static const struct fmt_custom missing_r = { read_missing, NULL }, init_r = { read_init, NULL };
 static const struct zlist driver_list = { { read_list, NULL }, "drivers", 64, sizeof(struct _ze_driver_handle_t),
 				      read_driver };
 
 #define TOP(key, kind, member, ...) FMT_FIELD(key, kind, struct zfile, member, __VA_ARGS__)
 static const struct fmt_field top_fields[] = {
-	TOP("missing_functions", FMT_CUSTOM, missing, .aux = &missing_r),
 	TOP("drivers_error", FMT_CODE, drivers_rc, .flags = FMT_FAIL),
-	TOP("init", FMT_CUSTOM, init_rc, .aux = &init_r),
 	TOP("exposed", FMT_BOOL, exposed),
 	TOP("drivers", FMT_CUSTOM, drivers, .aux = &driver_list),
 	{ .key = NULL },
@@ -645,53 +604,31 @@ int replay_ze_read(const char *file, json_t *value)
 	if (!json_is_object(value))
 		return replay_bad(file, "level_zero", "expected an object");
 	z.present = true;
-	json_t *v = json_object_get(value, "library"), *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
-	if (v) {
-		if (json_is_string(v))
-			z.library = strdup(json_string_value(v));
-		else if (json_is_string(e))
-			z.library_error = strdup(json_string_value(e));
-		else
-			return replay_bad(file, "level_zero.library",
-					  "expected the loader's name or {\"error\": \"loader message\"}");
-		if (!z.library && !z.library_error)
-			return replay_bad(file, "level_zero.library", "out of memory");
-		if (z.library_error)
-			return 0; /* nothing else can be reached */
-	}
+	if (replay_library_read(&zc.c, value, "level_zero", &z.lib) || z.lib.error)
+		return z.lib.error ? 0 : -1; /* with an error, nothing else can be reached */
 	return fmt_read(&zc.c, top_fields, value, "level_zero", &z);
 }
+
 const char *replay_ze_library(void)
 {
-	return z.library ? z.library : ZE_LOADER_SONAME;
+	return z.lib.name ? z.lib.name : ZE_LOADER_SONAME;
 }
 
 json_t *replay_ze_missing(void)
 {
-	json_t *arr = json_array();
-	for (int i = 0; arr && i < z.nmissing; i++)
-		replay_append(&replay_rec_oom, arr, json_string(z.missing[i]));
-	return arr;
+	return replay_library_missing(&z.lib);
 }
 
 const char *replay_ze_load_error(void)
 {
-	return z.present ? z.library_error : NOT_INSTALLED;
-}
-
-static int ze_hidden(const char *symbol)
-{
-	for (int i = 0; symbol && i < z.nmissing; i++)
-		if (!strcmp(z.missing[i], symbol))
-			return 1;
-	return 0;
+	return z.present ? z.lib.error : NOT_INSTALLED;
 }
 
 /* -------------------------------------------------------------- prologue */
 
 static bool usable(void)
 {
-	return dmaconn_replay_ops()->load_error() == NULL && z.present && !z.library_error;
+	return dmaconn_replay_ops()->load_error() == NULL && z.present && !z.lib.error;
 }
 
 /* h when it points at one of the n items of size bytes at base, else NULL. */
@@ -744,7 +681,7 @@ static void *enter(const char *fn, void *(*of)(const void *), const void *h, con
 	char *o = NULL;
 	ze_result_t own = ZE_RESULT_SUCCESS;
 	*rc = !usable()		   ? ZE_RESULT_ERROR_UNINITIALIZED
-	      : ze_hidden(fn)	   ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
+	      : replay_library_lacks(&z.lib, fn) ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
 	      : !atomic_load(&inited) ? ZE_RESULT_ERROR_UNINITIALIZED
 				   : ZE_RESULT_SUCCESS;
 	if (*rc || !of)
@@ -812,8 +749,8 @@ static ze_result_t replay_zeInit(ze_init_flags_t flags)
 		return ZE_RESULT_ERROR_UNINITIALIZED;
 	if (flags > (ZE_INIT_FLAG_GPU_ONLY | ZE_INIT_FLAG_VPU_ONLY))
 		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-	if (z.init_rc != ZE_RESULT_SUCCESS)
-		return z.init_rc;
+	if (z.lib.init != ZE_RESULT_SUCCESS)
+		return (ze_result_t)z.lib.init;
 	/* A loader whose drivers have no devices fails (the runtime reports none). */
 	for (int d = 0; d < z.drivers.n; d++)
 		if (z.drivers.v[d].ncards) {
@@ -1003,7 +940,7 @@ int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
 {
 	const char *library = ZE_LOADER_SONAME;
 	memset(api, 0, sizeof(*api));
-#define ZE_BIND_(fn, ret, params, required) REPLAY_BIND(fn, required, ze_hidden(#fn), "a Level Zero loader")
+#define ZE_BIND_(fn, ret, params, required) REPLAY_BIND(fn, required, replay_library_lacks(&z.lib, #fn), "a Level Zero loader")
 	ZE_FUNCTIONS(ZE_BIND_)
 #undef ZE_BIND_
 	return 0;

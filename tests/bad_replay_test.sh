@@ -53,6 +53,8 @@ check $D/verify-dup-device.json "dmaconn: $D/verify-dup-device.json: verificatio
 check $D/verify-dup-pair.json "dmaconn: $D/verify-dup-pair.json: verification.pairs[1]: the pair 0 -> 1 is listed twice"
 # Level Zero's pairs, each once, as NVML's peers: the second answer would go unread.
 check $D/ze-pair-twice.json "dmaconn: $D/ze-pair-twice.json: level_zero.drivers[0].p2p.pairs[2]: the pair \"0\" -> \"1\" is listed twice"
+# A vendor's "library" is read as NVML's: the loader's message is a string.
+check $D/ze-library-error.json "dmaconn: $D/ze-library-error.json: level_zero.library.error: expected the loader's message"
 # Faults are the test stand-in's to read (tests/replay_faults.c).
 check $D/fault-fn.json "dmaconn: $D/fault-fn.json: nvml.faults[0].function: \"nvmlBogus\" is not an NVML function that dmaconn calls" \
 	DMACONN_REPLAY_LIBRARY="$1/tests/libdmaconn_replay_faults.so"
