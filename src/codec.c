@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "place_keys.h"
 
 /*
  * The JSON type of every declared key, from the one table
@@ -30,21 +31,12 @@ static const struct {
 #undef DC_CODEC_KIND_
 };
 
-/* The placement's integer keys (dmaconn.h, "Placement"): not properties of
- * a result, typed in its JSON all the same. */
-static const char *const dc_codec_place_ints[] = { DMACONN_PLACE_CPU_NUMA_NODE, DMACONN_PLACE_MEMORY_NUMA_NODE,
-						   DMACONN_PLACE_C2C_LINKS, DMACONN_PLACE_C2C_MAX_BW_MBS,
-					     DMACONN_PLACE_CPU_FAMILY, DMACONN_PLACE_CPU_MODEL };
-
 enum dc_prop_kind dc_prop_kind(const char *key)
 {
 	for (size_t k = 0; key && k < sizeof(dc_codec_kinds) / sizeof(dc_codec_kinds[0]); k++)
 		if (!strcmp(dc_codec_kinds[k].key, key))
 			return dc_codec_kinds[k].kind;
-	for (size_t k = 0; key && k < sizeof(dc_codec_place_ints) / sizeof(dc_codec_place_ints[0]); k++)
-		if (!strcmp(dc_codec_place_ints[k], key))
-			return DC_PROP_INT;
-	return DC_PROP_STRING;
+	return dc_place_int_key(key) ? DC_PROP_INT : DC_PROP_STRING;
 }
 
 /* ------------------------------------------------------------- values */

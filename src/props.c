@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "place_keys.h"
+
 struct dc_prop {
 	const char *key;
 	dmaconn_property_type type;
@@ -56,19 +58,10 @@ const char *dmaconn_property_key(int k)
 	return k >= 0 && k < DC_NPROPS ? dc_props[k].key : NULL;
 }
 
-/* The placement's integer keys (dmaconn.h, "Placement"): not properties of
- * a result, but read as integers all the same (src/codec.c types them so). */
-static const char *const dc_place_ints[] = { DMACONN_PLACE_CPU_NUMA_NODE, DMACONN_PLACE_MEMORY_NUMA_NODE,
-					     DMACONN_PLACE_C2C_LINKS, DMACONN_PLACE_C2C_MAX_BW_MBS,
-					     DMACONN_PLACE_CPU_FAMILY, DMACONN_PLACE_CPU_MODEL };
-
 dmaconn_property_type dmaconn_property_type_of(const char *key)
 {
 	const struct dc_prop *p = dc_prop_find(key);
-	for (size_t k = 0; !p && key && k < sizeof(dc_place_ints) / sizeof(dc_place_ints[0]); k++)
-		if (!strcmp(dc_place_ints[k], key))
-			return DMACONN_TYPE_INT;
-	return p ? p->type : DMACONN_TYPE_STRING;
+	return p ? p->type : dc_place_int_key(key) ? DMACONN_TYPE_INT : DMACONN_TYPE_STRING;
 }
 
 int dmaconn_property_scope_of(const char *key)

@@ -3,7 +3,7 @@
 """Runs every topology of tests/ and examples/ through two dmaconn CLIs and
 reports where their output differs.
 
-usage: compare_cli.py OLD_CLI NEW_CLI [STAND_IN] [--files FILE...]
+usage: compare_cli.py OLD_CLI NEW_CLI [STAND_IN] [--old-stand-in OLD_STAND_IN] [--files FILE...]
 
 For each replay file (tests/topologies*/, examples/; with --files, those
 files instead, e.g. from tests/gen_random_topologies.py) and each sysfs tree
@@ -16,7 +16,10 @@ STAND_IN (BUILD/tests/libdmaconn_replay_faults.so) is put in front of the
 new CLI's replay component (DMACONN_REPLAY_LIBRARY): the old component
 applied the files' injected faults and modelled Intel's runtime on
 physically described Level Zero nodes itself, the new one leaves both to
-that test stand-in.  Without it those files differ by design.  stdout, stderr and
+that test stand-in.  Without it those files differ by design.  An old CLI
+whose own build already has the stand-in (d497775 and later: OLD_BUILD/tests/
+libdmaconn_replay_faults.so) gets it with --old-stand-in; without it, such
+an old CLI ignores the faults that the new one applies.  stdout, stderr and
 the exit status must be identical, with one exception: the JSON shape.
 
 Version 1 of the JSON document (docs/json-output.md) changed its shape on
@@ -110,6 +113,14 @@ def main():
     args = sys.argv[1:]
     files = args[args.index("--files") + 1:] if "--files" in args else None
     args = args[:args.index("--files")] if "--files" in args else args
+    old_extra = {}
+    if "--old-stand-in" in args:
+        at = args.index("--old-stand-in")
+        if at + 1 >= len(args):
+            print(__doc__, file=sys.stderr)
+            return 2
+        old_extra = {"DMACONN_REPLAY_LIBRARY": os.path.abspath(args[at + 1])}
+        args = args[:at] + args[at + 2:]
     if len(args) not in (2, 3) or files == []:
         print(__doc__, file=sys.stderr)
         return 2
@@ -138,7 +149,8 @@ def main():
             variants = [["--json"]] + [["-d", t, "-c", c] + j for t, c in PAIRS for j in ([], ["--json"])]
             variants += [["--topo", "-d", t] for t in ("cuda", "rocm", "xpu")]
             for args in variants:
-                a = comparable(run(old, base + args, clean_env(env)), "--json" in args, old_version)
+                a = comparable(run(old, base + args, clean_env(dict(env, **old_extra))), "--json" in args,
+                               old_version)
                 b = comparable(run(new, base + args, clean_env(dict(env, **new_extra))), "--json" in args,
                                old_version)
                 runs += 1

@@ -6,6 +6,7 @@ the CLI to run (under DMACONN_TEST_WRAPPER, valgrind in memcheck builds).
     report = Report()
     report.check(rc == 0, "bare run exits 0", "rc %d" % rc)
     report.equal("GPU count", got, want)      # FAIL prints both values
+    cli = CliRun(build, "name")                 # cli.run(*args) -> (status, out, err)
     report.problems("case name", problems)    # one line per problem
     return report.done()                      # "N passed, M failed"; 1 on failure
 
@@ -14,9 +15,11 @@ A test that gathers its problems in a list ends with finish(problems, summary).
 Scripts under tests/ import it directly; those in sub-folders (check/, mpi/,
 device/) put tests/ on sys.path first.
 """
+import json
 import os
 import shlex
 import subprocess
+import tempfile
 from collections import namedtuple
 
 # The variables that choose or order the devices a run sees.
@@ -77,6 +80,59 @@ def clean_env(extra=None, drop=()):
            if not k.startswith("DMACONN_") and k not in VISIBILITY and k not in drop}
     env.update(extra or {})
     return env
+
+
+def hermetic_env(tmp, extra=None):
+    """clean_env() as a machine without NVIDIA's libraries, kernel tree
+    (tests/sysfs/no-nvidia) or verdict cache (an empty directory under tmp),
+    then extra."""
+    env = clean_env({"DMACONN_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1",
+                     "DMACONN_CUDA_LIBRARY": "/nonexistent/libcuda.so.1",
+                     "DMACONN_SYSFS_ROOT": "tests/sysfs/no-nvidia",
+                     "DMACONN_CACHE_DIR": os.path.join(tmp, "no-cache")})
+    env.update(extra or {})
+    return env
+
+
+def run_text(cmd, env, timeout, stdin=None, stdout=subprocess.PIPE):
+    """Runs cmd (stdin: text for its standard input; stdout: where its
+    output goes, e.g. an open file); returns (exit status, stdout, stderr) as
+    text.  A run past its timeout is killed: (None, "", "timed out after N s")."""
+    try:
+        p = subprocess.run(cmd, input=stdin.encode() if stdin is not None else None, stdout=stdout,
+                           stderr=subprocess.PIPE, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", "timed out after %d s" % timeout
+    out = p.stdout.decode(errors="replace") if p.stdout is not None else ""
+    return p.returncode, out, p.stderr.decode(errors="replace")
+
+
+class CliRun:
+    """The dmaconn program of a build directory (.build, .cli), run from the
+    source root on a machine without NVIDIA's libraries (hermetic_env, plus
+    env), and a new temporary directory (.tmp) for the files a test writes."""
+
+    def __init__(self, build, name, env=None, timeout=120):
+        self.build = os.path.abspath(build)
+        self.cli = os.path.join(self.build, "dmaconn")
+        self.tmp = tempfile.mkdtemp(prefix="dmaconn-%s-" % name)
+        self.extra = dict(env or {})
+        self.timeout = timeout
+
+    def env(self, **extra):
+        return hermetic_env(self.tmp, dict(self.extra, **extra))
+
+    def run(self, *args, stdin=None, stdout=subprocess.PIPE, timeout=None, **extra):
+        """(exit status, stdout, stderr) of dmaconn ARGS, extra added to its environment."""
+        return run_text([self.cli] + list(args), self.env(**extra), timeout or self.timeout, stdin=stdin,
+                        stdout=stdout)
+
+    def write(self, name, doc):
+        """Writes doc (text as it is, anything else as JSON) to .tmp/name; returns the path."""
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(doc if isinstance(doc, str) else json.dumps(doc))
+        return path
 
 
 def wrapper():

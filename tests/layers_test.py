@@ -39,7 +39,8 @@ from harness import finish
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-SHARED = {"src/pci.h", "src/linkmatrix.h", "src/codec.h"}
+# The shared layer holds src/place_keys.h too: the placement's integer keys (props.c, the codec).
+SHARED = {"src/pci.h", "src/linkmatrix.h", "src/codec.h", "src/place_keys.h"}
 SHARED_SOURCES = {"src/pci.c", "src/linkmatrix.c", "src/codec.c", "src/codec_result.c"}
 TABLES = {"src/backends/%s" % h for h in ("nvml/nvml_api.h", "nvml/nvml_functions.h", "nvml/nvml_load.h",
                                           "level_zero/ze_api.h", "level_zero/ze_functions.h",

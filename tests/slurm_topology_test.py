@@ -30,41 +30,20 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
-BUILD = os.path.abspath(sys.argv[1])
-CLI = os.path.join(BUILD, "dmaconn")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import CliRun, Report  # noqa: E402
+
+C = CliRun(sys.argv[1], "slurm-topology", env={"DMACONN_QUIET": "1"})
+TMP, run, write = C.tmp, C.run, C.write
 MPI = "tests/mpi/topologies"
-TMP = tempfile.mkdtemp(prefix="dmaconn-slurm-topology-")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print("%s %s" % ("ok" if ok else "FAIL", what))
-    failures += not ok
-
-
-ENV = {k: v for k, v in os.environ.items() if not k.startswith("DMACONN_") and k != "CUDA_VISIBLE_DEVICES"}
-ENV.update(DMACONN_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1", DMACONN_SYSFS_ROOT="tests/sysfs/no-nvidia",
-           DMACONN_QUIET="1")
-
-
-def run(*args, stdin=None):
-    p = subprocess.run([CLI] + list(args), input=stdin, capture_output=True, text=True, env=ENV, timeout=120)
-    return p.returncode, p.stdout, p.stderr
+report = Report()
+check = report.check
 
 
 def document(topology):
     st, out, err = run("--replay", topology, "--json")
     return json.loads(out)
-
-
-def write(name, doc):
-    path = os.path.join(TMP, name)
-    with open(path, "w") as f:
-        f.write(doc if isinstance(doc, str) else json.dumps(doc))
-    return path
 
 
 def blocks(out):
@@ -264,4 +243,4 @@ if scontrol:
 else:
     print("skip: scontrol (slurm-client) is not installed: hostlists not read back by Slurm")
 
-sys.exit(1 if failures else 0 if scontrol else 77)
+sys.exit(report.done() or (0 if scontrol else 77))

@@ -16,53 +16,31 @@
 #include "check.h"
 #include "dmaconn.h"
 
-static void props(const char *what, int count, const char *(*key)(const dmaconn_placement *, int, int, int),
-		  const char *(*value)(const dmaconn_placement *, int, int, int), const dmaconn_placement *p, int a,
-		  int b)
+/* The facts of one place: the node, device a, NIC a, or the link (device a, NIC b). */
+enum place { NODE, DEVICE, NIC, LINK };
+
+/* Key k of the place's facts, or its value where value. */
+static const char *fact(const dmaconn_placement *p, enum place at, int a, int b, int k, int value)
 {
-	for (int k = 0; k < count; k++)
-		printf("%s %s=%s\n", what, key(p, a, b, k), value(p, a, b, k));
-	CHECK(key(p, a, b, count) == NULL);
+	switch (at) {
+	case NODE:
+		return value ? dmaconn_placement_property_value(p, k) : dmaconn_placement_property_key(p, k);
+	case DEVICE:
+		return value ? dmaconn_placement_device_property_value(p, a, k)
+			     : dmaconn_placement_device_property_key(p, a, k);
+	case NIC:
+		return value ? dmaconn_placement_nic_property_value(p, a, k) : dmaconn_placement_nic_property_key(p, a, k);
+	default:
+		return value ? dmaconn_placement_link_property_value(p, a, b, k)
+			     : dmaconn_placement_link_property_key(p, a, b, k);
+	}
 }
 
-/* The accessors under one shape: (p, a, b, k). */
-static const char *node_key(const dmaconn_placement *p, int a, int b, int k)
+static void props(const char *what, int count, enum place at, const dmaconn_placement *p, int a, int b)
 {
-	(void)a, (void)b;
-	return dmaconn_placement_property_key(p, k);
-}
-static const char *node_value(const dmaconn_placement *p, int a, int b, int k)
-{
-	(void)a, (void)b;
-	return dmaconn_placement_property_value(p, k);
-}
-static const char *dev_key(const dmaconn_placement *p, int a, int b, int k)
-{
-	(void)b;
-	return dmaconn_placement_device_property_key(p, a, k);
-}
-static const char *dev_value(const dmaconn_placement *p, int a, int b, int k)
-{
-	(void)b;
-	return dmaconn_placement_device_property_value(p, a, k);
-}
-static const char *nic_key(const dmaconn_placement *p, int a, int b, int k)
-{
-	(void)b;
-	return dmaconn_placement_nic_property_key(p, a, k);
-}
-static const char *nic_value(const dmaconn_placement *p, int a, int b, int k)
-{
-	(void)b;
-	return dmaconn_placement_nic_property_value(p, a, k);
-}
-static const char *link_key(const dmaconn_placement *p, int a, int b, int k)
-{
-	return dmaconn_placement_link_property_key(p, a, b, k);
-}
-static const char *link_value(const dmaconn_placement *p, int a, int b, int k)
-{
-	return dmaconn_placement_link_property_value(p, a, b, k);
+	for (int k = 0; k < count; k++)
+		printf("%s %s=%s\n", what, fact(p, at, a, b, k, 0), fact(p, at, a, b, k, 1));
+	CHECK(fact(p, at, a, b, count, 0) == NULL);
 }
 
 int main(int argc, char **argv)
@@ -84,14 +62,14 @@ int main(int argc, char **argv)
 	int n = dmaconn_placement_size(p), m = dmaconn_placement_nic_count(p);
 	printf("devices %d nics %d\n", n, m);
 	char label[64];
-	props("node", dmaconn_placement_property_count(p), node_key, node_value, p, 0, 0);
+	props("node", dmaconn_placement_property_count(p), NODE, p, 0, 0);
 	for (int i = 0; i < n; i++) {
 		snprintf(label, sizeof(label), "device %d", i);
-		props(label, dmaconn_placement_device_property_count(p, i), dev_key, dev_value, p, i, 0);
+		props(label, dmaconn_placement_device_property_count(p, i), DEVICE, p, i, 0);
 	}
 	for (int k = 0; k < m; k++) {
 		snprintf(label, sizeof(label), "nic %d", k);
-		props(label, dmaconn_placement_nic_property_count(p, k), nic_key, nic_value, p, k, 0);
+		props(label, dmaconn_placement_nic_property_count(p, k), NIC, p, k, 0);
 		printf("nic %d paths =", k);
 		for (int q = 0; q < m; q++) {
 			const char *path = dmaconn_placement_nic_path(p, k, q);
@@ -104,7 +82,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		for (int k = 0; k < m; k++) {
 			snprintf(label, sizeof(label), "link %d %d", i, k);
-			props(label, dmaconn_placement_link_property_count(p, i, k), link_key, link_value, p, i, k);
+			props(label, dmaconn_placement_link_property_count(p, i, k), LINK, p, i, k);
 		}
 		printf("order %d =", i);
 		for (int r = 0; r < m; r++)

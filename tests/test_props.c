@@ -6,6 +6,7 @@
 #include "dmaconn.h"
 
 #include <float.h>
+#include <limits.h>
 #include <string.h>
 
 static int fill(dmaconn_builder *b, void *user_data)
@@ -212,36 +213,67 @@ static void table(void)
 
 /* The value readers alone: what the CLI's JSON reads (strtoll/strtod
  * limits, no surrounding space, finite numbers). */
+/* A typed reader's case: which reader (Int, Number, Bool, List: its count),
+ * the key and text, what it returns and, where that is DMACONN_OK, the value. */
+static const struct read_case {
+	char reader;
+	const char *key, *text;
+	int rc;
+	long long value;
+	double number;
+} read_cases[] = {
+	{ 'I', DMACONN_PROP_HOPS, "-3", DMACONN_OK, -3, 0 },
+	{ 'I', DMACONN_PROP_HOPS, "+4", DMACONN_OK, 4, 0 },
+	{ 'I', DMACONN_PROP_HOPS, "9223372036854775807", DMACONN_OK, LLONG_MAX, 0 },
+	{ 'I', DMACONN_PROP_HOPS, "9223372036854775808", DMACONN_EINVAL, 0, 0 },
+	{ 'I', DMACONN_PROP_HOPS, "", DMACONN_EINVAL, 0, 0 },
+	{ 'I', DMACONN_PROP_HOPS, "-", DMACONN_EINVAL, 0, 0 },
+	{ 'I', DMACONN_PROP_HOPS, "\t1", DMACONN_EINVAL, 0, 0 },
+	{ 'I', DMACONN_PROP_HOPS, "1x", DMACONN_EINVAL, 0, 0 },
+	{ 'I', DMACONN_PROP_FLAGS, "0xf", DMACONN_OK, 15, 0 },
+	{ 'I', DMACONN_PROP_FLAGS, "ff", DMACONN_OK, 255, 0 },
+	{ 'I', DMACONN_PROP_FLAGS, "0xffffffffffffffff", DMACONN_EINVAL, 0, 0 },
+	{ 'I', DMACONN_PROP_HOPS, NULL, DMACONN_EINVAL, 0, 0 },
+	{ 'N', DMACONN_PROP_GBPS, "2.5", DMACONN_OK, 0, 2.5 },
+	{ 'N', DMACONN_PROP_GBPS, "nan", DMACONN_EINVAL, 0, 0 },
+	{ 'N', DMACONN_PROP_GBPS, " 2.5", DMACONN_EINVAL, 0, 0 },
+	{ 'N', DMACONN_PROP_NAME, "2.5", DMACONN_EINVAL, 0, 0 },
+	{ 'B', DMACONN_PROP_PEER_DMA, "true", DMACONN_OK, 1, 0 },
+	{ 'B', DMACONN_PROP_PEER_DMA, "no", DMACONN_OK, 0, 0 },
+	/* "1"/"0": as dmaconn_verify_pair_get gives can_access_peer. */
+	{ 'B', DMACONN_PROP_CAN_ACCESS_PEER, "1", DMACONN_OK, 1, 0 },
+	{ 'B', DMACONN_PROP_PEER_DMA, "0", DMACONN_OK, 0, 0 },
+	{ 'B', DMACONN_PROP_PEER_DMA, "2", DMACONN_EINVAL, 0, 0 },
+	{ 'B', DMACONN_PROP_PEER_DMA, "01", DMACONN_EINVAL, 0, 0 },
+	{ 'B', DMACONN_PROP_READ_ADVERTISED, "yes", DMACONN_EINVAL, 0, 0 },
+	{ 'L', DMACONN_PROP_NVLINK_DOWN_LINKS, "5,,6", DMACONN_EINVAL, 0, 0 },
+	{ 'L', DMACONN_PROP_NVLINK_DOWN_LINKS, ",5", DMACONN_EINVAL, 0, 0 },
+	{ 'L', DMACONN_PROP_NVLINK_DOWN_LINKS, "5", DMACONN_OK, 1, 0 },
+	{ 'L', DMACONN_PROP_COMPUTE_CAPABILITY, "", DMACONN_EINVAL, 0, 0 },
+	{ 'L', DMACONN_PROP_COMPUTE_CAPABILITY, "9.0.", DMACONN_EINVAL, 0, 0 },
+	{ 'L', DMACONN_PROP_COMPUTE_CAPABILITY, "9,0", DMACONN_EINVAL, 0, 0 },
+};
+
 static void readers(void)
 {
-	long long v = 0;
-	double d = 0;
-	int flag = 0, count = 0;
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "-3", &v), DMACONN_OK);
-	CHECK_INT(v, -3);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "+4", &v), DMACONN_OK);
-	CHECK_INT(v, 4);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "9223372036854775807", &v), DMACONN_OK);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "9223372036854775808", &v), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "", &v), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "-", &v), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "\t1", &v), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, "1x", &v), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_FLAGS, "0xf", &v), DMACONN_OK);
-	CHECK_INT(v, 15);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_FLAGS, "ff", &v), DMACONN_OK);
-	CHECK_INT(v, 255);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_FLAGS, "0xffffffffffffffff", &v), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_int(DMACONN_PROP_HOPS, NULL, &v), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_number(DMACONN_PROP_GBPS, "2.5", &d), DMACONN_OK);
-	CHECK(d == 2.5);
-	CHECK_INT(dmaconn_property_read_number(DMACONN_PROP_GBPS, "nan", &d), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_number(DMACONN_PROP_GBPS, " 2.5", &d), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_number(DMACONN_PROP_NAME, "2.5", &d), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "true", &flag), DMACONN_OK);
-	CHECK_INT(flag, 1);
-	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "no", &flag), DMACONN_OK);
-	CHECK_INT(flag, 0);
+	for (size_t k = 0; k < sizeof(read_cases) / sizeof(read_cases[0]); k++) {
+		const struct read_case *c = &read_cases[k];
+		long long v = 0;
+		double d = 0;
+		int flag = 0, count = 0, rc;
+		if (c->reader == 'I')
+			rc = dmaconn_property_read_int(c->key, c->text, &v);
+		else if (c->reader == 'N')
+			rc = dmaconn_property_read_number(c->key, c->text, &d);
+		else if (c->reader == 'B')
+			rc = dmaconn_property_read_bool(c->key, c->text, &flag);
+		else
+			rc = dmaconn_property_read_list(c->key, c->text, NULL, 0, &count);
+		long long got = c->reader == 'I' ? v : c->reader == 'B' ? flag : count;
+		int ok = rc == c->rc && (rc != DMACONN_OK || (c->reader == 'N' ? d == c->number : got == c->value));
+		check_record(ok, __FILE__, __LINE__, "read %c %s \"%s\": %d, %lld, %g; expected %d, %lld, %g", c->reader,
+			     c->key, c->text ? c->text : "(null)", rc, got, d, c->rc, c->value, c->number);
+	}
 	/* Runs of links at one speed (nvlink_speeds_mbps). */
 	{
 		long long sp[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
@@ -268,21 +300,6 @@ static void readers(void)
 		}
 		CHECK_INT(dmaconn_property_read_runs(DMACONN_PROP_NVLINK_DOWN_LINKS, "1:5", sp, 8, &n), DMACONN_EINVAL);
 	}
-	/* "1"/"0": as dmaconn_verify_pair_get gives can_access_peer. */
-	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_CAN_ACCESS_PEER, "1", &flag), DMACONN_OK);
-	CHECK_INT(flag, 1);
-	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "0", &flag), DMACONN_OK);
-	CHECK_INT(flag, 0);
-	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "2", &flag), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_PEER_DMA, "01", &flag), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_bool(DMACONN_PROP_READ_ADVERTISED, "yes", &flag), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_NVLINK_DOWN_LINKS, "5,,6", NULL, 0, &count), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_NVLINK_DOWN_LINKS, ",5", NULL, 0, &count), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_NVLINK_DOWN_LINKS, "5", NULL, 0, &count), DMACONN_OK);
-	CHECK_INT(count, 1);
-	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_COMPUTE_CAPABILITY, "", NULL, 0, &count), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_COMPUTE_CAPABILITY, "9.0.", NULL, 0, &count), DMACONN_EINVAL);
-	CHECK_INT(dmaconn_property_read_list(DMACONN_PROP_COMPUTE_CAPABILITY, "9,0", NULL, 0, &count), DMACONN_EINVAL);
 }
 
 int main(void)

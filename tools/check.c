@@ -590,17 +590,17 @@ static const char *exp_str(const struct expected *e, const struct exp_pair *p, c
 	return v && *v == '"' && js_string(v, end, buf, len) ? buf : NULL;
 }
 
-/* A number's text as a double (*integer: written as one), or -1. */
-static int js_double(const char *v, const char *end, double *out, int *integer)
+/* The value of property key, a JSON number's text at v, as the library
+ * reads key's values (an integer key's only when written as one); -1 when
+ * it is another JSON value or does not read as key's type. */
+static int js_prop_number(const char *key, const char *v, const char *end, double *out)
 {
 	char num[64];
 	if ((*v != '-' && (*v < '0' || *v > '9')) || (size_t)(end - v) >= sizeof(num))
 		return -1;
 	memcpy(num, v, (size_t)(end - v));
 	num[end - v] = '\0';
-	*integer = !strpbrk(num, ".eE");
-	*out = strtod(num, NULL);
-	return 0;
+	return dmaconn_property_read_number(key, num, out) == DMACONN_OK ? 0 : -1;
 }
 
 /* A pair's index member: an integer in [0, n), else -1. */
@@ -689,11 +689,11 @@ static int js_pair_member(const char *key, const char *v, const char *v_end, voi
 		p->bad = "a number out of range";
 		return -1;
 	}
-	int *at = !strcmp(key, "from") ? &p->from : !strcmp(key, "to") ? &p->to : NULL, integer;
+	int *at = !strcmp(key, "from") ? &p->from : !strcmp(key, "to") ? &p->to : NULL;
 	if (!strcmp(key, DMACONN_PROP_NVLINK_GBPS) && !p->pair->has_gbps)
-		p->pair->has_gbps = js_double(v, v_end, &p->pair->gbps, &integer) == 0;
+		p->pair->has_gbps = js_prop_number(key, v, v_end, &p->pair->gbps) == 0;
 	if (!strcmp(key, DMACONN_PROP_NVLINK_LINKS) && !p->pair->has_links)
-		p->pair->has_links = js_double(v, v_end, &p->pair->links, &integer) == 0 && integer;
+		p->pair->has_links = js_prop_number(key, v, v_end, &p->pair->links) == 0;
 	if (!at)
 		return 0;
 	long long x = -1;

@@ -1270,52 +1270,69 @@ static int cli_bad_connection(const struct cli_detectors *d, dmaconn_device_type
 	return 1;
 }
 
+/*
+ * Every option, once: X(kind, field, long name, letter, SHORT or LONG).  The
+ * field of cli_args it sets: a TEXT option's argument in a string, 1 in an
+ * int for a FLAG; an OWN option takes an argument that cli_parse reads into
+ * its int itself.  The letter is what getopt_long returns for it, and its
+ * short option where SHORT.
+ */
+#define CLI_OPTIONS(X)                                           \
+	X(TEXT, type_name, "device-type", 'd', SHORT)            \
+	X(TEXT, conn, "connection", 'c', SHORT)                  \
+	X(FLAG, all, "all", 'a', SHORT)                          \
+	X(FLAG, json, "json", 'j', SHORT)                        \
+	X(TEXT, format, "format", 'f', SHORT)                    \
+	X(FLAG, list, "list", 'l', SHORT)                        \
+	X(TEXT, record_path, "record", 'R', LONG)                \
+	X(TEXT, replay, "replay", 'P', LONG)                     \
+	X(FLAG, quiet, "quiet", 'q', SHORT)                      \
+	X(FLAG, topo, "topo", 't', SHORT)                        \
+	X(FLAG, nics, "nics", 'I', LONG)                         \
+	X(TEXT, bind, "bind", 'B', LONG)                         \
+	X(FLAG, verify, "verify", 'v', SHORT)                    \
+	X(OWN, timeout_ms, "timeout", 'T', LONG)                 \
+	X(FLAG, help, "help", 'h', SHORT)                        \
+	X(FLAG, version, "version", 'V', SHORT)                  \
+	X(FLAG, mpi, "mpi", 'M', LONG)                           \
+	X(FLAG, no_cache, "no-cache", 'N', LONG)                 \
+	X(FLAG, explain, "explain", 'X', LONG)
+
+/* What an option of each kind is: its field's type, getopt_long's has_arg,
+ * whether cli_parse reads its argument itself. */
+#define CLI_TYPE_TEXT const char *
+#define CLI_TYPE_FLAG int
+#define CLI_TYPE_OWN int
+#define CLI_ARG_TEXT required_argument
+#define CLI_ARG_FLAG no_argument
+#define CLI_ARG_OWN required_argument
+#define CLI_READS_TEXT 0
+#define CLI_READS_FLAG 0
+#define CLI_READS_OWN 1
+#define CLI_SHORT 1
+#define CLI_LONG 0
+
 /* The work a command line asks for, as parsed. */
 struct cli_args {
-	const char *type_name, *conn, *record_path, *replay, *format, *bind;
-	int json, list, topo, nics, verify, timeout_ms, mpi, quiet, all, help, version;
-	int no_cache, explain, format_help;
+#define CLI_FIELD_(kind, field, name, opt, how) CLI_TYPE_##kind field;
+	CLI_OPTIONS(CLI_FIELD_)
+#undef CLI_FIELD_
+	int format_help;    /* --format help */
 	char *const *files; /* --format slurm-topology: its documents */
 	int nfiles;
 };
 
-/*
- * Every option: its long name, its letter (the short option where the
- * getopt string has it), and the field of cli_args it sets: 1 in an int for
- * a flag, the argument in a string for one that takes it.  CLI_OWN options
- * take an argument that cli_parse reads itself.
- */
 static const struct cli_option {
 	const char *name;
 	int opt;
 	int has_arg;
-	size_t at;
+	int is_short;
+	size_t at; /* of its field; SIZE_MAX when cli_parse reads it itself */
 } cli_options[] = {
-#define CLI_TEXT(name, opt, field) { name, opt, required_argument, offsetof(struct cli_args, field) }
-#define CLI_FLAG(name, opt, field) { name, opt, no_argument, offsetof(struct cli_args, field) }
-#define CLI_OWN(name, opt) { name, opt, required_argument, SIZE_MAX }
-	CLI_TEXT("device-type", 'd', type_name),
-	CLI_TEXT("connection", 'c', conn),
-	CLI_FLAG("all", 'a', all),
-	CLI_FLAG("json", 'j', json),
-	CLI_TEXT("format", 'f', format),
-	CLI_FLAG("list", 'l', list),
-	CLI_TEXT("record", 'R', record_path),
-	CLI_TEXT("replay", 'P', replay),
-	CLI_FLAG("quiet", 'q', quiet),
-	CLI_FLAG("topo", 't', topo),
-	CLI_FLAG("nics", 'I', nics),
-	CLI_TEXT("bind", 'B', bind),
-	CLI_FLAG("verify", 'v', verify),
-	CLI_OWN("timeout", 'T'),
-	CLI_FLAG("help", 'h', help),
-	CLI_FLAG("version", 'V', version),
-	CLI_FLAG("mpi", 'M', mpi),
-	CLI_FLAG("no-cache", 'N', no_cache),
-	CLI_FLAG("explain", 'X', explain),
-#undef CLI_TEXT
-#undef CLI_FLAG
-#undef CLI_OWN
+#define CLI_OPTION_(kind, field, name, opt, how) \
+	{ name, opt, CLI_ARG_##kind, CLI_##how, CLI_READS_##kind ? SIZE_MAX : offsetof(struct cli_args, field) },
+	CLI_OPTIONS(CLI_OPTION_)
+#undef CLI_OPTION_
 };
 
 #define CLI_NOPTIONS (sizeof(cli_options) / sizeof(cli_options[0]))
@@ -1399,6 +1416,16 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 	for (size_t k = 0; k < CLI_NOPTIONS; k++)
 		options[k] = (struct option){ cli_options[k].name, cli_options[k].has_arg, NULL, cli_options[k].opt };
 	options[CLI_NOPTIONS] = (struct option){ NULL, 0, NULL, 0 };
+	/* ":" first: a missing argument is told apart from an unknown option. */
+	char shorts[2 + 2 * CLI_NOPTIONS] = ":";
+	size_t at = 1;
+	for (size_t k = 0; k < CLI_NOPTIONS; k++)
+		if (cli_options[k].is_short) {
+			shorts[at++] = (char)cli_options[k].opt;
+			if (cli_options[k].has_arg)
+				shorts[at++] = ':';
+		}
+	shorts[at] = '\0';
 	char bad[256];
 	int opt;
 	*why = '\0';
@@ -1408,7 +1435,7 @@ static void cli_parse(int argc, char **argv, struct cli_args *a, char *why, size
 		cli_stray(why, len, argv[1], 1);
 	optind = 0; /* glibc: rescan from argv[1] with fresh state */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:c:f:ajltvqhV", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, shorts, options, NULL)) != -1) {
 		if (cli_set(a, opt))
 			continue;
 		switch (opt) {

@@ -141,7 +141,7 @@ int dc_live_exists(const char *root, const char *path);
 void dc_fork_locks(int phase, pthread_mutex_t *const *locks, int n);
 
 /*
- * A backend's last discovery (struct dc_model, kfd_topo, ze_topo), shared by
+ * A backend's last discovery (its struct dc_model), shared by
  * reference: made on first use, made again for a fresh detection or when
  * the one kept was made under another key (the variables it depends on), and
  * dropped by forget (the views keep the references they hold).  The hooks

@@ -33,6 +33,8 @@ struct dc_model *dc_model_new(int n, int with_facts)
 			/* Placement facts never asked (a device that failed early). */
 			struct dc_place_facts *f = &m->devices[i].place;
 			f->cpus_rc = f->mems_rc = f->numa_id_rc = f->c2c_rc = f->c2c_status_rc = f->c2c_bw_rc = -1;
+			m->devices[i].host_cpu = -1;
+			m->devices[i].partitions = 1;
 		}
 	}
 	return m;
@@ -43,8 +45,10 @@ void dc_model_release(struct dc_model *m)
 	if (!m || !dc_unref(&m->refs))
 		return;
 	free(m->ids);
-	for (int i = 0; m->devices && i < m->n; i++)
+	for (int i = 0; m->devices && i < m->n; i++) {
 		free(m->devices[i].migs);
+		free(m->devices[i].links);
+	}
 	free(m->devices);
 	free(m->handles);
 	free(m->peers);

@@ -7,9 +7,10 @@
  * every view of that vendor (one per connection type) is computed from the
  * same model.
  *
- * Published models are shared read-only, reference-counted, except the
+ * Published models are shared read-only, reference-counted, except NVML's
  * per-pair facts and link rates, which the first view needing them fills
- * under the backend's lock.
+ * under the backend's lock (KFD's discovery fills its pairs itself, and its
+ * views only read the model).
  */
 #ifndef DMACONN_MODEL_H
 #define DMACONN_MODEL_H
@@ -76,6 +77,36 @@ enum { DC_PEER_READ, DC_PEER_WRITE, DC_PEER_ATOMICS, DC_PEER_NVLINK, DC_PEER_CAP
 /* PCIe path class of a pair, as `nvidia-smi topo -m` names it. */
 enum dc_path { DC_PATH_UNKNOWN, DC_PATH_PIX, DC_PATH_PXB, DC_PATH_PHB, DC_PATH_NODE, DC_PATH_SYS };
 
+/* ------------------------------------------------------------------------
+ * Links by kind, for backends whose vendor describes every link of a device
+ * with its remote end, rate and capabilities (KFD's io_links and p2p_links).
+ * Vendor-neutral: the vendor's own codes are kept beside the kinds only to
+ * be shown as they were read.
+ */
+enum dc_link_kind {
+	DC_LINK_OTHER,          /* a kind named by vendor_type alone */
+	DC_LINK_PCIE,
+	DC_LINK_XGMI,           /* AMD Infinity Fabric between GPUs */
+	DC_LINK_HYPERTRANSPORT
+};
+
+/* What a link's remote end is. */
+enum dc_link_end { DC_END_OTHER, DC_END_DEVICE, DC_END_CPU };
+
+struct dc_link_info {
+	enum dc_link_kind kind;
+	unsigned long long vendor_type; /* the vendor's code of the kind */
+	enum dc_link_end end;
+	int to;                         /* DC_END_DEVICE: the remote device's index in the model */
+	unsigned long long to_node;     /* the remote end's node number in the vendor's topology */
+	int indirect;                   /* a route through other devices or the host, not a link of its own */
+	unsigned long long weight;      /* the vendor's distance (KFD: 15 per XGMI hop) */
+	unsigned long long min_mbs;     /* MB/s of one link, 0 unknown */
+	unsigned long long max_mbs;     /* MB/s of all the links to that end, 0 unknown or none direct */
+	unsigned long long vendor_flags; /* the vendor's flags word, as read */
+	unsigned char enabled, coherent, atomics_32, atomics_64, peer_dma;
+};
+
 struct dc_device {
 	int failed;                    /* a query of the device failed: why */
 	char why[DC_MODEL_WHY_SIZE];
@@ -106,6 +137,19 @@ struct dc_device {
 	unsigned int minor;            /* the N of its /dev/nvidiaN */
 	struct dc_place_facts place;   /* CPU and memory affinity, C2C (backend.h) */
 
+	/* ---- Facts of a vendor topology read whole (KFD), vendor-neutral ---- */
+	unsigned long long topo_node;  /* the device's node number in the vendor's topology */
+	unsigned long long unique_id;  /* the vendor's 64-bit unique id, 0 none */
+	unsigned long long isa_version; /* the instruction set as a number (KFD gfx_target_version), 0 none */
+	unsigned long long pci_device_id;
+	unsigned long long fabric_id;  /* the fabric (XGMI hive) it belongs to, 0 none */
+	char topo_name[64];            /* the topology's name of the device, "" none */
+	char product_name[128];        /* the marketing name, "" none */
+	int partition, partitions;     /* its index among the partitions of its package, and their count */
+	long host_cpu;                 /* the topology node of the CPU it hangs off, -1 unknown */
+	struct dc_link_info *links;    /* every link the topology lists (malloc'd) */
+	int nlinks;
+
 	/* -- devices listed per driver, tiles (Level Zero fills these) -- */
 	char long_name[256];           /* the vendor's name when it may exceed ids' ("" none) */
 	int group;                     /* the vendor driver listing it (its position), -1 none */
@@ -124,6 +168,12 @@ struct dc_peer {
 	unsigned char path;            /* enum dc_path */
 	int rc;                        /* first failing capability query, 0 none */
 	int path_rc;                   /* the PCIe path query's status */
+
+	/* ---- The pair in a vendor topology read whole (KFD), vendor-neutral ---- */
+	int link;                      /* index into a's links of the one to b (a direct link first), -1 none */
+	int link_count;                /* direct links to b: -1 unknown, 0 reached through other devices */
+	const char *count_source;      /* how link_count was read (a static string), NULL none */
+	int hops;                      /* 0 unknown */
 };
 
 /* -- per-pair fabric links and staged facts (Level Zero fills these) -- */

@@ -26,44 +26,20 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from harness import Report  # noqa: E402
+from harness import CliRun, Report  # noqa: E402
 
-BUILD = os.path.abspath(sys.argv[1])
-CLI = os.path.join(BUILD, "dmaconn")
+C = CliRun(sys.argv[1], "check", timeout=60)
+BUILD, CLI, TMP = C.build, C.cli, C.tmp
+env_of, run, write = C.env, C.run, C.write
 FAKE_NVML = os.path.join(BUILD, "tests", "fakenvml", "libnvidia-ml.so.1")
 FAKE_CUDA = os.path.join(BUILD, "tests", "fakecuda-verify", "libcuda.so.1")
 HELPER = os.path.join(BUILD, "dmaconn-verify-helper")
 T = "tests/topologies"
 EXPECT = "tests/check/hgx-h100-8.expect.json"
-TMP = tempfile.mkdtemp(prefix="dmaconn-check-")
 report = Report()
 check = report.check
-
-
-def env_of(**extra):
-    """A machine without NVIDIA's libraries, kernel tree or verdict cache."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("DMACONN_") and k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
-    env.update(DMACONN_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1",
-               DMACONN_CUDA_LIBRARY="/nonexistent/libcuda.so.1",
-               DMACONN_SYSFS_ROOT="tests/sysfs/no-nvidia",
-               DMACONN_CACHE_DIR=os.path.join(TMP, "no-cache"))
-    env.update(extra)
-    return env
-
-
-def run(*args, stdout=subprocess.PIPE, timeout=60, **extra):
-    """(status, stdout, stderr); a run past its timeout is killed and fails."""
-    try:
-        p = subprocess.run([CLI] + list(args), stdout=stdout, stderr=subprocess.PIPE, env=env_of(**extra),
-                           timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, "", "timed out after %d s" % timeout
-    out = p.stdout.decode(errors="replace") if p.stdout is not None else ""
-    return p.returncode, out, p.stderr.decode(errors="replace")
 
 
 def jload(text):
@@ -71,13 +47,6 @@ def jload(text):
         return json.loads(text)
     except ValueError:
         return {}
-
-
-def write(name, doc):
-    path = os.path.join(TMP, name)
-    with open(path, "w") as f:
-        f.write(doc if isinstance(doc, str) else json.dumps(doc))
-    return path
 
 
 def load(path):

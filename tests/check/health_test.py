@@ -23,41 +23,16 @@ Usage: health_test.py BUILD_DIR   (run from the source root)
 """
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from harness import Report  # noqa: E402
+from harness import CliRun, Report  # noqa: E402
 
-BUILD = os.path.abspath(sys.argv[1])
-CLI = os.path.join(BUILD, "dmaconn")
+C = CliRun(sys.argv[1], "health")
+TMP, run, write = C.tmp, C.run, C.write
 T = "tests/topologies"
-TMP = tempfile.mkdtemp(prefix="dmaconn-health-")
 report = Report()
 check = report.check
-
-
-def env_of(**extra):
-    """A machine without NVIDIA's libraries, kernel tree or verdict cache."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("DMACONN_") and k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
-    env.update(DMACONN_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1",
-               DMACONN_CUDA_LIBRARY="/nonexistent/libcuda.so.1",
-               DMACONN_SYSFS_ROOT="tests/sysfs/no-nvidia",
-               DMACONN_CACHE_DIR=os.path.join(TMP, "no-cache"))
-    env.update(extra)
-    return env
-
-
-def run(*args, **extra):
-    """(status, stdout, stderr)."""
-    try:
-        p = subprocess.run([CLI] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_of(**extra),
-                           timeout=120)
-    except subprocess.TimeoutExpired:
-        return None, "", "timed out"
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
 def devices(topology, **extra):
@@ -99,13 +74,6 @@ def health(name, args, status, lines, first=None):
     check(st == status and got == lines and (first is None or out.startswith(first)),
           "%s: exit %s (want %s), findings %s, first line %r, stderr %r"
           % (name, st, status, got, out.split("\n")[0][:160], err[:200]))
-
-
-def write(name, doc):
-    path = os.path.join(TMP, name)
-    with open(path, "w") as f:
-        json.dump(doc, f)
-    return path
 
 
 SLOW_LINE = ("CRITICAL: cuda: GPU 2 (0018:01:00.0): link 5 at 26562 MB/s, below the 53125 MB/s of its NVLink "

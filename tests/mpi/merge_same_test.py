@@ -13,7 +13,6 @@ and the warnings must serialise to the same JSON text.
 usage: merge_same_test.py --mpiexec MPIEXEC --cli DMACONN [FILTER]
 (DMACONN_LIBRARY and PYTHONPATH name the library and the package.)
 """
-import argparse
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from harness import Report  # noqa: E402
-from run_mpi import TOPO, is_open_mpi, launch  # noqa: E402
+from run_mpi import TOPO, is_open_mpi, launch, parser  # noqa: E402
 import multicast_mpi_test  # noqa: E402
 
 import dmaconn  # noqa: E402
@@ -64,11 +63,7 @@ def texts(result):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--mpiexec", required=True)
-    p.add_argument("--cli", required=True)
-    p.add_argument("filter", nargs="?", default="")
-    args = p.parse_args()
+    args = parser(test=False).parse_args()
     with open(os.path.join(HERE, "scenarios.json")) as f:
         scenarios = [sc for sc in json.load(f) if "cli" not in sc]
     for sc in multicast_mpi_test.SCENARIOS:

@@ -16,7 +16,6 @@ One scenario has two ranks of one node ("twin") see it differently (NVML's
 answer changed between them): a pair is 1 only where both ranks' node views
 say so, with the reason the node gave (from `dmaconn --replay` of that view).
 """
-import argparse
 import json
 import os
 import subprocess
@@ -25,6 +24,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_mpi  # noqa: E402
+from harness import Report  # noqa: E402
 
 RACK_A = "5e2a9c41-7b3d-4f60-a1e8-92c4d0b7f3a6"
 RACK_B = "0b9d6f1e-3c58-4a27-9e40-7d1c2a86f5b3"
@@ -173,36 +173,21 @@ def expectation_text(sc):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--mpiexec", required=True)
-    p.add_argument("--test", required=True)
-    p.add_argument("--cli", required=True)
-    p.add_argument("filter", nargs="?", default="")
-    args = p.parse_args()
+    args = run_mpi.parser().parse_args()
     open_mpi = run_mpi.is_open_mpi(args.mpiexec)
-    passed = failed = 0
+    report = Report()
     with tempfile.TemporaryDirectory() as tmp:
         for sc in SCENARIOS:
             if args.filter not in sc["name"]:
                 continue
             ranks = [dict({"replay": os.path.join("multicast", r["tray"] + ".json")},
                           **({"cvd": r["cvd"]} if "cvd" in r else {})) for r in sc["ranks"]]
-            run = {"name": sc["name"], "ranks": ranks}
             text, zeros = twin_expectation(args.cli) if sc.get("twin") else expectation_text(sc)
-            path = os.path.join(tmp, sc["name"] + ".expect")
-            with open(path, "w") as f:
-                f.write(text)
-            status, out, err = run_mpi.launch(args, run, [args.test, path], open_mpi)
-            if status != 0:
-                failed += 1
-                print("FAIL %s (%d ranks): exit status %s" % (sc["name"], len(ranks), status))
-                sys.stdout.write("".join("    " + l + "\n" for l in (out + err).splitlines()[:60]))
-            else:
-                passed += 1
-                print("ok %s (%d ranks, %d zero pairs)" % (sc["name"], len(ranks), zeros))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed or not passed else 0
-
+            status, out, err = run_mpi.run_test_mpi(args, {"name": sc["name"], "ranks": ranks}, text, tmp, open_mpi)
+            report.check(status == 0, "%s (%d ranks, %d zero pairs)" % (sc["name"], len(ranks), zeros),
+                         "exit status %s\n" % status + "".join("    " + l + "\n" for l in (out + err).splitlines()[:60]))
+    report.check(report.passed + report.failed > 0, "at least one scenario ran")
+    return report.done()
 
 if __name__ == "__main__":
     sys.exit(main())

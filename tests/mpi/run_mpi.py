@@ -110,6 +110,27 @@ def launch(args, sc, program, open_mpi):
     return proc.returncode, out, err
 
 
+def run_test_mpi(args, sc, text, tmp, open_mpi):
+    """test_mpi on sc's ranks, each checking the expectation text (written
+    to tmp); (exit status, stdout, stderr) as launch() gives them."""
+    path = os.path.join(tmp, sc["name"] + ".expect")
+    with open(path, "w") as f:
+        f.write(text)
+    return launch(args, sc, [args.test, path], open_mpi)
+
+
+def parser(test=True):
+    """The command line of the launcher tests: --mpiexec, --cli, --test
+    (test_mpi) where test, and FILTER."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--mpiexec", required=True)
+    if test:
+        p.add_argument("--test", required=True)
+    p.add_argument("--cli", required=True)
+    p.add_argument("filter", nargs="?", default="", help="only the scenarios whose name holds it")
+    return p
+
+
 def check_cli(sc, status, out, err):
     """Problems with `dmaconn --mpi` output (printed once, by rank 0)."""
     problems = []
@@ -166,12 +187,7 @@ def check_cli(sc, status, out, err):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--mpiexec", required=True)
-    p.add_argument("--test", required=True)
-    p.add_argument("--cli", required=True)
-    p.add_argument("filter", nargs="?", default="")
-    args = p.parse_args()
+    args = parser().parse_args()
     with open(os.path.join(HERE, "scenarios.json")) as f:
         scenarios = json.load(f)
     open_mpi = is_open_mpi(args.mpiexec)
@@ -181,13 +197,9 @@ def main():
             if args.filter not in sc["name"]:
                 continue
             if "cli" in sc:
-                program = [args.cli, "--mpi"] + sc["cli"]
+                status, out, err = launch(args, sc, [args.cli, "--mpi"] + sc["cli"], open_mpi)
             else:
-                path = os.path.join(tmp, sc["name"] + ".expect")
-                with open(path, "w") as f:
-                    f.write(expectation_text(sc))
-                program = [args.test, path]
-            status, out, err = launch(args, sc, program, open_mpi)
+                status, out, err = run_test_mpi(args, sc, expectation_text(sc), tmp, open_mpi)
             if "cli" in sc:
                 problems = check_cli(sc, status, out, err)
             else:

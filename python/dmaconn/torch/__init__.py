@@ -36,11 +36,9 @@ import ctypes
 import dataclasses
 import os
 import threading
-import warnings
 from typing import Any, Callable, List, Optional, Set, Tuple
 
 from .. import _core, _library
-from .._errors import DmaconnWarning
 from . import _pairs, _shim
 from ._pairs import EXCLUDE_ENV, Pair
 
@@ -56,18 +54,13 @@ _lock = threading.RLock()
 _registered: List[Pair] = []
 _shim_error: Optional[str] = None  # why the shim is unavailable, once known
 _shim_obj: Any = None
-_warned = False
 
 
 def _warn_once(reason: str) -> None:
-    global _warned
-    if _warned:
-        return
-    _warned = True
-    warnings.warn(
+    _shim.warn_once(
+        "nothing registered",
         f"dmaconn.torch: nothing registered in PyTorch's DMA connectivity registry: {reason}; "
         "dmaconn.torch.detect_dma_connectivity() answers without it",
-        DmaconnWarning,
         stacklevel=4,
     )
 

@@ -342,19 +342,24 @@ def _load_private(torch_module: Any, key: str) -> "Shim":
         return Shim.from_fd(target, _open_checked(target, os.O_RDONLY, "library"))
 
 
-_warned_unsafe = False
 _fd_names: set = set()  # the /proc/self/fd names shims were loaded as
+_warned: set = set()  # the kinds of warning given (each once per process)
+
+
+def warn_once(kind: str, message: str, stacklevel: int) -> None:
+    """Warns with message unless a warning of this kind was given already.
+    stacklevel counts as warnings.warn would from warn_once's caller."""
+    if kind in _warned:
+        return
+    _warned.add(kind)
+    warnings.warn(message, _Warning, stacklevel=stacklevel + 1)
 
 
 def _warn_unsafe(reason: str) -> None:
-    global _warned_unsafe
-    if _warned_unsafe:
-        return
-    _warned_unsafe = True
-    warnings.warn(
+    warn_once(
+        "unsafe cache",
         f"dmaconn.torch: {reason}: nothing there is loaded or written; the shim is built in a "
         f"private temporary directory instead (make the cache yours and private, or set {CACHE_ENV})",
-        _Warning,
         stacklevel=5,
     )
 

@@ -6,11 +6,15 @@
  * what ROCr and RCCL read, and is read through dc_read_file()/dc_list_dir()
  * so that a replay answers it from its "files" section.
  *
- * Flow: list the nodes -> keep the AMD GPU nodes (simd_count > 0, vendor
- * 0x1002) in node order -> order them as HIP would (order_hip.c) -> per
- * ordered pair, the GPU's io_link (direct, XGMI within a hive) or else its
- * p2p_link (indirect, PCIe peers) to the other -> matrix and pair facts ->
- * optionally, cross-check with ROCm SMI where that library is installed.
+ * Flow: discovery lists the nodes -> keeps the AMD GPU nodes (simd_count >
+ * 0, vendor 0x1002) in node order -> fills the node model (src/model/
+ * model.h): identities, partitions, every link by kind with its remote end,
+ * the CPU each GPU hangs off, and per ordered pair the GPU's io_link
+ * (direct, XGMI within a hive) or else its p2p_link (indirect, PCIe peers)
+ * to the other with its link count and hops.  A view orders the GPUs as HIP
+ * would (order_hip.c), projects the model (kfd_view.c: matrix and pair
+ * facts) and, optionally, cross-checks with ROCm SMI where that library is
+ * installed.
  *
  * Facts used, from the kernel's kfd_topology.c / kfd_crat.[ch]:
  *  - a properties file is "name value" lines, values in decimal;
@@ -43,6 +47,7 @@
 #include "../../replay_abi.h"
 #include "../../sysfs.h"
 #include "../backend.h"
+#include "kfd_view.h"
 #include "../loader.h"
 #include "rocm_smi_api.h"
 
@@ -187,71 +192,16 @@ static void read_line(const char *path, char *out, size_t len)
 	dc_copy_text(out, len, s, (size_t)(e - s));
 }
 
-/* ----------------------------------------------------------------- model */
+/* ------------------------------------------------------------- discovery */
 
-struct link {
-	unsigned long long type, weight, min_bw, max_bw, flags, to;
-	int indirect; /* from p2p_links */
-};
-
-struct node {
+/* What discovery keeps of every node it read (in node order) until the
+ * links name their remote ends. */
+struct seen {
 	unsigned long id;
-	int gpu; /* an AMD GPU node */
-	unsigned long long simd, cpu_cores, vendor, device, location, domain, gfx, render_minor;
-	unsigned long long unique_id, hive_id;
-	int has_render_minor;
-	char kfd_name[64];
-	char marketing[128];
-	struct link *links;
-	int nlinks;
-	long cpu;          /* the CPU node its first CPU io_link reaches, -1 */
-	int part_index, part_count;
-	struct dc_pci pci;
+	enum dc_link_end kind; /* DC_END_DEVICE: an AMD GPU; DC_END_CPU: no SIMDs */
+	int device;            /* DC_END_DEVICE: its index in the model */
+	unsigned long long location, domain;
 };
-
-/* What discovery read, once per process (and per DMACONN_SYSFS_ROOT):
- * shared read-only by the views, reference-counted. */
-struct kfd_topo {
-	atomic_int refs;
-	int failed;         /* unusable: why */
-	int uncounted;      /* not even the GPUs could be counted */
-	char why[WHY_SIZE];
-	struct node *nodes; /* supported nodes, in node order */
-	int nnodes;
-	int *gpus; /* indices into nodes of the AMD GPUs, in node order */
-	int ngpus;
-};
-
-static void topo_release(void *p)
-{
-	struct kfd_topo *t = p;
-	if (!t || !dc_unref(&t->refs))
-		return;
-	for (int i = 0; t->nodes && i < t->nnodes; i++)
-		free(t->nodes[i].links);
-	free(t->nodes);
-	free(t->gpus);
-	free(t);
-}
-
-/* A view under way: the topology (its arrays borrowed) and the visible GPUs. */
-struct session {
-	const char *label;
-	int p2p;            /* the p2p detector */
-	struct kfd_topo *t;
-	const struct node *nodes;
-	int nnodes;
-	const int *gpus;
-	int ngpus;
-	int *slots; /* per ordinal, index into gpus */
-	int nslots;
-};
-
-static void session_free(struct session *s)
-{
-	topo_release(s->t);
-	free(s->slots);
-}
 
 static int numeric(const char *s, unsigned long *v)
 {
@@ -305,10 +255,70 @@ static int list_numeric(const char *dir, unsigned long **ids, int max, char *why
 /* Reads the links of one kind ("io_links", "p2p_links") of node n; 0, or -1
  * with why.  A missing directory has no links (kernels before 6.0 have no
  * p2p_links; a recording need not list empty directories). */
-static int read_links(struct node *n, const char *kind, int indirect, char *why)
+
+/* The first node read with that id, NULL when none (seen is in id order). */
+static const struct seen *seen_by_id(const struct seen *seen, int n, unsigned long long id)
+{
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (seen[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && seen[lo].id == id ? &seen[lo] : NULL;
+}
+
+static enum dc_link_kind link_kind(unsigned long long type)
+{
+	switch (type) {
+	case IOLINK_TYPE_XGMI:
+		return DC_LINK_XGMI;
+	case IOLINK_TYPE_PCIE:
+		return DC_LINK_PCIE;
+	case 1:
+		return DC_LINK_HYPERTRANSPORT;
+	}
+	return DC_LINK_OTHER;
+}
+
+/* One link from its properties; 0, or -1 with why. */
+static int parse_link(const char *path, const struct props *p, int indirect, struct dc_link_info *l, char *why)
+{
+	unsigned long long type;
+	memset(l, 0, sizeof(*l));
+	if (!prop(p, "type", &type) || !prop(p, "node_to", &l->to_node)) {
+		snprintf(why, WHY_SIZE, "%.300s lacks \"%s\"", path, prop(p, "type", &type) ? "node_to" : "type");
+		return -1;
+	}
+	l->kind = link_kind(type);
+	l->vendor_type = type;
+	l->end = DC_END_OTHER;
+	l->to = -1;
+	l->indirect = indirect;
+	l->weight = prop_or(p, "weight", 0);
+	l->min_mbs = prop_or(p, "min_bandwidth", 0);
+	l->max_mbs = prop_or(p, "max_bandwidth", 0);
+	/* Kernels have always printed "flags"; without it, assume enabled. */
+	unsigned long long flags = prop_or(p, "flags", IOLINK_ENABLED);
+	l->vendor_flags = flags;
+	l->enabled = (flags & IOLINK_ENABLED) != 0;
+	l->coherent = !(flags & IOLINK_NON_COHERENT);
+	l->atomics_32 = !(flags & IOLINK_NO_ATOMICS_32);
+	l->atomics_64 = !(flags & IOLINK_NO_ATOMICS_64);
+	l->peer_dma = !(flags & IOLINK_NO_P2P_DMA);
+	return 0;
+}
+
+/* Reads the links of one kind ("io_links", "p2p_links") of the device d,
+ * node id, into d->links; 0, or -1 with why.  A missing directory has no
+ * links (kernels before 6.0 have no p2p_links; a recording need not list
+ * empty directories). */
+static int read_links(struct dc_device *d, unsigned long id, const char *kind, int indirect, char *why)
 {
 	char dir[256], path[320];
-	snprintf(dir, sizeof(dir), KFD_NODES "/%lu/%s", n->id, kind);
+	snprintf(dir, sizeof(dir), KFD_NODES "/%lu/%s", id, kind);
 	unsigned long *ids;
 	int count = list_numeric(dir, &ids, MAX_NODE_LINKS, why);
 	if (count == -ENOENT || count == -ENOTDIR)
@@ -321,14 +331,14 @@ static int read_links(struct node *n, const char *kind, int indirect, char *why)
 		}
 		return -1;
 	}
-	struct link *grown = realloc(n->links, (size_t)(n->nlinks + count + 1) * sizeof(*grown));
+	struct dc_link_info *grown = realloc(d->links, (size_t)(d->nlinks + count + 1) * sizeof(*grown));
 	if (!grown) {
 		free(ids);
 		kfd_oom = 1;
 		snprintf(why, WHY_SIZE, "out of memory");
 		return -1;
 	}
-	n->links = grown;
+	d->links = grown;
 	int rc = 0;
 	for (int k = 0; k < count && rc == 0; k++) {
 		struct props p;
@@ -340,45 +350,51 @@ static int read_links(struct node *n, const char *kind, int indirect, char *why)
 		}
 		if (got == 0)
 			continue;
-		struct link *l = &n->links[n->nlinks];
-		memset(l, 0, sizeof(*l));
-		if (!prop(&p, "type", &l->type) || !prop(&p, "node_to", &l->to)) {
-			snprintf(why, WHY_SIZE, "%.300s lacks \"%s\"", path,
-				 prop(&p, "type", &l->type) ? "node_to" : "type");
-			rc = -1;
-		} else {
-			l->weight = prop_or(&p, "weight", 0);
-			l->min_bw = prop_or(&p, "min_bandwidth", 0);
-			l->max_bw = prop_or(&p, "max_bandwidth", 0);
-			/* Kernels have always printed "flags"; without it, assume enabled. */
-			l->flags = prop_or(&p, "flags", IOLINK_ENABLED);
-			l->indirect = indirect;
-			n->nlinks++;
-		}
+		rc = parse_link(path, &p, indirect, &d->links[d->nlinks], why);
+		d->nlinks += rc == 0;
 		free(p.items);
 	}
 	free(ids);
 	return rc;
 }
 
-static struct node *node_by_id(struct kfd_topo *s, unsigned long long id)
+/* The identity facts of the GPU node id, from its properties p. */
+static void read_gpu(const struct props *p, unsigned long id, struct dc_gpu *gpu, struct dc_device *d)
 {
-	for (int i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].id == id)
-			return &s->nodes[i];
-	return NULL;
+	char path[256];
+	unsigned long long minor;
+	d->topo_node = id;
+	d->pci_device_id = prop_or(p, "device_id", 0);
+	d->isa_version = prop_or(p, "gfx_target_version", 0);
+	d->unique_id = prop_or(p, "unique_id", 0);
+	d->fabric_id = prop_or(p, "hive_id", 0);
+	snprintf(path, sizeof(path), KFD_NODES "/%lu/name", id);
+	read_line(path, d->topo_name, sizeof(d->topo_name));
+	if (prop(p, "drm_render_minor", &minor)) {
+		snprintf(path, sizeof(path), "/sys/class/drm/renderD%llu/device/product_name", minor);
+		read_line(path, d->product_name, sizeof(d->product_name));
+	}
+	unsigned long long v = d->isa_version;
+	char arch[32];
+	snprintf(arch, sizeof(arch), "gfx%llu%llu%llx", v / 10000, (v / 100) % 100, v % 100);
+	dc_copy_text(gpu->name, sizeof(gpu->name), d->product_name[0] ? d->product_name : v ? arch : "AMD GPU",
+		     sizeof(d->product_name));
+	if (d->unique_id)
+		snprintf(gpu->uuid, sizeof(gpu->uuid), "GPU-%016llx", d->unique_id);
 }
 
 /*
- * Reads every node (properties first, then the links of the GPUs).  Returns
- * 0; -1 with why when the topology is unusable (*fatal_n = 1 when not even
- * the GPUs could be counted).
+ * Reads every node's properties into m (the AMD GPUs, in node order) and
+ * seen (every node read).  Returns the number of nodes read, or -1 with why
+ * when not even the GPUs could be counted; *failed is set, with why, when a
+ * node could not be read.
  */
-static int read_topology(struct kfd_topo *s, char *why, int *uncounted)
+static int read_nodes(struct dc_model **out, struct seen **seen_out, char *why, int *failed)
 {
 	unsigned long *ids;
 	char path[256];
-	*uncounted = 1;
+	*out = NULL;
+	*seen_out = NULL;
 	int count = list_numeric(KFD_NODES, &ids, MAX_NODES, why);
 	if (count < 0) {
 		if (count != -E2BIG) {
@@ -394,273 +410,190 @@ static int read_topology(struct kfd_topo *s, char *why, int *uncounted)
 		}
 		return -1;
 	}
-	s->nodes = calloc((size_t)count + 1, sizeof(*s->nodes));
-	if (!s->nodes) {
+	/* Room for every node, of which the GPUs take the first slots. */
+	struct dc_model *m = dc_model_new(count, 1);
+	struct seen *seen = calloc((size_t)count + 1, sizeof(*seen));
+	if (!m || !seen) {
 		free(ids);
+		free(seen);
+		dc_model_release(m);
 		kfd_oom = 1;
 		snprintf(why, WHY_SIZE, "out of memory");
 		return -1;
 	}
-	int failed = 0;
+	int nseen = 0, ngpus = 0;
 	for (int i = 0; i < count; i++) {
 		struct props p;
 		snprintf(path, sizeof(path), KFD_NODES "/%lu/properties", ids[i]);
-		int got = read_props(path, &p, failed ? (char[WHY_SIZE]){ 0 } : why);
+		int got = read_props(path, &p, *failed ? (char[WHY_SIZE]){ 0 } : why);
 		if (got < 0)
-			failed = 1;
+			*failed = 1;
 		if (got <= 0)
 			continue;
-		struct node *n = &s->nodes[s->nnodes++];
+		struct seen *n = &seen[nseen++];
 		n->id = ids[i];
-		n->cpu = -1;
-		n->simd = prop_or(&p, "simd_count", 0);
-		n->cpu_cores = prop_or(&p, "cpu_cores_count", 0);
-		n->vendor = prop_or(&p, "vendor_id", 0);
-		n->device = prop_or(&p, "device_id", 0);
-		n->location = prop_or(&p, "location_id", 0);
-		n->domain = prop_or(&p, "domain", 0);
-		n->gfx = prop_or(&p, "gfx_target_version", 0);
-		n->unique_id = prop_or(&p, "unique_id", 0);
-		n->hive_id = prop_or(&p, "hive_id", 0);
-		n->has_render_minor = prop(&p, "drm_render_minor", &n->render_minor);
-		n->gpu = n->simd > 0 && n->vendor == AMD_VENDOR_ID;
-		free(p.items);
-		if (!n->gpu)
-			continue;
-		snprintf(path, sizeof(path), KFD_NODES "/%lu/name", n->id);
-		read_line(path, n->kfd_name, sizeof(n->kfd_name));
-		if (n->has_render_minor) {
-			snprintf(path, sizeof(path), "/sys/class/drm/renderD%llu/device/product_name",
-				 n->render_minor);
-			read_line(path, n->marketing, sizeof(n->marketing));
+		n->device = -1;
+		unsigned long long simd = prop_or(&p, "simd_count", 0);
+		n->kind = simd == 0 ? DC_END_CPU : DC_END_OTHER;
+		if (simd > 0 && prop_or(&p, "vendor_id", 0) == AMD_VENDOR_ID) {
+			n->kind = DC_END_DEVICE;
+			n->device = ngpus++;
+			n->location = prop_or(&p, "location_id", 0);
+			n->domain = prop_or(&p, "domain", 0);
+			read_gpu(&p, n->id, &m->ids[n->device], &m->devices[n->device]);
 		}
+		free(p.items);
 	}
 	free(ids);
-
-	s->gpus = calloc((size_t)s->nnodes + 1, sizeof(int));
-	if (!s->gpus) {
-		kfd_oom = 1;
-		snprintf(why, WHY_SIZE, "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].gpu)
-			s->gpus[s->ngpus++] = i;
-	*uncounted = 0;
-
-	for (int g = 0; g < s->ngpus && !failed; g++) {
-		struct node *n = &s->nodes[s->gpus[g]];
-		if (read_links(n, "io_links", 0, why) != 0 || read_links(n, "p2p_links", 1, why) != 0)
-			failed = 1;
-	}
-	if (failed)
-		return -1;
-
-	/* The CPU each GPU hangs off (for PCIe hop counts). */
-	for (int g = 0; g < s->ngpus; g++) {
-		struct node *n = &s->nodes[s->gpus[g]];
-		for (int l = 0; l < n->nlinks && n->cpu < 0; l++) {
-			struct node *to = n->links[l].indirect ? NULL : node_by_id(s, n->links[l].to);
-			if (to && !to->gpu && to->simd == 0)
-				n->cpu = (long)to->id;
-		}
-	}
-	return 0;
+	m->n = ngpus;
+	*out = m;
+	*seen_out = seen;
+	return nseen;
 }
 
 /* PCI addresses and partitions: nodes of one package share unique_id and
  * bus/device; the lowest location_id of the group has the true function. */
-static void identify(struct kfd_topo *s)
+static void identify(struct dc_model *m, const struct seen *seen, int nseen)
 {
-	for (int g = 0; g < s->ngpus; g++) {
-		struct node *n = &s->nodes[s->gpus[g]];
-		unsigned long long loc = n->location & 0xffff;
-		n->pci.domain = (unsigned int)(n->domain & 0xffffffff);
-		n->pci.bus = (unsigned int)(loc >> 8) & 0xff;
-		n->pci.device = (unsigned int)(loc >> 3) & 0x1f;
-		n->pci.function = (unsigned int)loc & 7;
-		n->part_index = 0;
-		n->part_count = 1;
+	for (int k = 0; k < nseen; k++) {
+		if (seen[k].kind != DC_END_DEVICE)
+			continue;
+		unsigned long long loc = seen[k].location & 0xffff;
+		struct dc_pci *pci = &m->ids[seen[k].device].pci;
+		pci->domain = (unsigned int)(seen[k].domain & 0xffffffff);
+		pci->bus = (unsigned int)(loc >> 8) & 0xff;
+		pci->device = (unsigned int)(loc >> 3) & 0x1f;
+		pci->function = (unsigned int)loc & 7;
 	}
-	for (int g = 0; g < s->ngpus; g++) {
-		struct node *n = &s->nodes[s->gpus[g]];
-		if (!n->unique_id)
+	for (int k = 0; k < nseen; k++) {
+		const struct seen *n = &seen[k];
+		if (n->kind != DC_END_DEVICE || !m->devices[n->device].unique_id)
 			continue;
 		int count = 0, index = 0;
-		unsigned int fn = n->pci.function;
-		for (int h = 0; h < s->ngpus; h++) {
-			struct node *m = &s->nodes[s->gpus[h]];
-			unsigned long long mloc = m->location & 0xffff;
-			if (m->unique_id != n->unique_id || m->domain != n->domain ||
-			    ((mloc >> 3) != ((n->location & 0xffff) >> 3)))
+		unsigned int fn = m->ids[n->device].pci.function;
+		for (int h = 0; h < nseen; h++) {
+			const struct seen *o = &seen[h];
+			unsigned long long oloc = o->location & 0xffff;
+			if (o->kind != DC_END_DEVICE ||
+			    m->devices[o->device].unique_id != m->devices[n->device].unique_id ||
+			    o->domain != n->domain || ((oloc >> 3) != ((n->location & 0xffff) >> 3)))
 				continue;
 			count++;
-			index += h < g;
-			fn = (unsigned int)(mloc & 7) < fn ? (unsigned int)(mloc & 7) : fn;
+			index += o->device < n->device;
+			fn = (unsigned int)(oloc & 7) < fn ? (unsigned int)(oloc & 7) : fn;
 		}
-		n->part_count = count;
-		n->part_index = index;
+		m->devices[n->device].partitions = count;
+		m->devices[n->device].partition = index;
 		if (count > 1)
-			n->pci.function = fn;
+			m->ids[n->device].pci.function = fn;
 	}
 }
 
-static void set_identity(dmaconn_builder *b, const struct session *s, int ordinal)
+/* The link facts of the ordered pair of GPUs (a, b), from a's links. */
+static void model_pair(const struct dc_model *m, int a, int b, struct dc_peer *p)
 {
-	const struct node *n = &s->nodes[s->gpus[s->slots[ordinal]]];
-	char buf[160], arch[32];
-	unsigned long long v = n->gfx;
-	snprintf(arch, sizeof(arch), "gfx%llu%llu%llx", v / 10000, (v / 100) % 100, v % 100);
-	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NAME, n->marketing[0] ? n->marketing
-								       : v ? arch : "AMD GPU");
-	dc_pci_format(&n->pci, buf);
-	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_BUS_ID, buf);
-	if (n->unique_id) {
-		snprintf(buf, sizeof(buf), "GPU-%016llx", n->unique_id);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_UUID, buf);
-	}
-	snprintf(buf, sizeof(buf), "%lu", n->id);
-	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_KFD_NODE, buf);
-	if (v) {
-		snprintf(buf, sizeof(buf), "%llu", v);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_GFX_TARGET_VERSION, buf);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_GFX_ARCH, arch);
-	}
-	if (n->marketing[0])
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MARKETING_NAME, n->marketing);
-	if (n->kfd_name[0])
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_KFD_NAME, n->kfd_name);
-	snprintf(buf, sizeof(buf), "0x%04llx", n->device);
-	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PCI_DEVICE_ID, buf);
-	if (n->hive_id) {
-		snprintf(buf, sizeof(buf), "0x%llx", n->hive_id);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_HIVE_ID, buf);
-	}
-	if (n->part_count > 1) {
-		snprintf(buf, sizeof(buf), "%d", n->part_index);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PARTITION, buf);
-		snprintf(buf, sizeof(buf), "%d", n->part_count);
-		dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_PARTITIONS, buf);
-	}
-}
-
-/* ------------------------------------------------------------ pair facts */
-
-struct pair {
-	const struct link *link; /* NULL: none */
-	int enabled;
-	int xgmi_links;   /* direct XGMI links, -1 unknown (partitions) */
-	int connected;    /* the infinity_fabric value is non-zero */
-	int value_if;     /* rocm/infinity_fabric */
-	int value_p2p;    /* rocm/p2p */
-	const char *count_source;
-	int hops;         /* 0 unknown */
-};
-
-static struct pair pair_facts(const struct session *s, const struct node *a, const struct node *b)
-{
-	struct pair p;
-	memset(&p, 0, sizeof(p));
-	for (int l = 0; l < a->nlinks; l++) {
-		const struct link *k = &a->links[l];
-		if (k->to != b->id)
+	const struct dc_device *d = &m->devices[a];
+	p->link = -1;
+	for (int l = 0; l < d->nlinks; l++) {
+		const struct dc_link_info *k = &d->links[l];
+		if (k->end != DC_END_DEVICE || k->to_node != m->devices[b].topo_node)
 			continue;
-		if (!p.link || (p.link->indirect && !k->indirect))
-			p.link = k;
+		if (p->link < 0 || (d->links[p->link].indirect && !k->indirect))
+			p->link = l;
 	}
-	if (!p.link)
-		return p;
-	const struct link *k = p.link;
-	p.enabled = (k->flags & IOLINK_ENABLED) != 0;
-	if (k->type == IOLINK_TYPE_XGMI) {
+	if (p->link < 0)
+		return;
+	const struct dc_link_info *k = &d->links[p->link];
+	if (k->kind == DC_LINK_XGMI) {
 		if (k->weight == XGMI_INTRA_PACKAGE_WEIGHT ||
-		    (k->weight == XGMI_INTER_PACKAGE_PARTITION_WEIGHT && !k->max_bw)) {
-			p.xgmi_links = -1; /* partitions: the kernel gives no link count */
-			p.count_source = "partition";
-			p.hops = 1;
-		} else if (k->min_bw && k->max_bw) {
-			p.xgmi_links = dc_links_by_bandwidth(k->max_bw, k->min_bw); /* -1: unreadable */
-			p.count_source = "bandwidth";
-		} else if (k->min_bw) {
-			p.xgmi_links = 0; /* reached through other GPUs */
-			p.count_source = "bandwidth";
+		    (k->weight == XGMI_INTER_PACKAGE_PARTITION_WEIGHT && !k->max_mbs)) {
+			p->link_count = -1; /* partitions: the kernel gives no link count */
+			p->count_source = "partition";
+			p->hops = 1;
+		} else if (k->min_mbs && k->max_mbs) {
+			p->link_count = dc_links_by_bandwidth(k->max_mbs, k->min_mbs); /* -1: unreadable */
+			p->count_source = "bandwidth";
+		} else if (k->min_mbs) {
+			p->link_count = 0; /* reached through other GPUs */
+			p->count_source = "bandwidth";
 		} else {
 			/* No bandwidth (GPUs before MI200): a direct link is one link. */
-			p.xgmi_links = k->weight == XGMI_HOP_WEIGHT;
-			p.count_source = "weight";
+			p->link_count = k->weight == XGMI_HOP_WEIGHT;
+			p->count_source = "weight";
 		}
-		if (!p.hops)
-			p.hops = k->weight >= XGMI_HOP_WEIGHT ? (int)(k->weight / XGMI_HOP_WEIGHT) : 1;
-	} else if (k->type == IOLINK_TYPE_PCIE && a->cpu >= 0 && b->cpu >= 0) {
-		p.hops = a->cpu == b->cpu ? 2 : 3; /* rocm-smi's count: via one CPU, or two */
+		if (!p->hops)
+			p->hops = k->weight >= XGMI_HOP_WEIGHT ? (int)(k->weight / XGMI_HOP_WEIGHT) : 1;
+	} else if (k->kind == DC_LINK_PCIE && d->host_cpu >= 0 && m->devices[b].host_cpu >= 0) {
+		/* rocm-smi's count: via one CPU, or two */
+		p->hops = d->host_cpu == m->devices[b].host_cpu ? 2 : 3;
 	}
-	(void)s;
-	if (!p.enabled)
-		return p;
-	p.value_if = p.xgmi_links > 0 ? p.xgmi_links : p.xgmi_links < 0 ? 1 : 0;
-	p.value_p2p = !(k->flags & (IOLINK_NO_P2P_DMA | IOLINK_NO_ATOMICS_32 | IOLINK_NO_ATOMICS_64));
-	return p;
 }
 
-static const char *type_name(unsigned long long type, char *buf, size_t len)
+/*
+ * The links of every GPU, their remote ends, the CPU each hangs off, and the
+ * facts of every ordered pair; 0, or -1 with why.
+ */
+static int read_links_of(struct dc_model *m, const struct seen *seen, int nseen, char *why)
 {
-	switch (type) {
-	case IOLINK_TYPE_XGMI:
-		return "XGMI";
-	case IOLINK_TYPE_PCIE:
-		return "PCIE";
-	case 1:
-		return "HYPERTRANSPORT";
+	for (int k = 0; k < nseen; k++) {
+		if (seen[k].kind != DC_END_DEVICE)
+			continue;
+		struct dc_device *d = &m->devices[seen[k].device];
+		if (read_links(d, seen[k].id, "io_links", 0, why) != 0 ||
+		    read_links(d, seen[k].id, "p2p_links", 1, why) != 0)
+			return -1;
 	}
-	snprintf(buf, len, "TYPE%llu", type);
-	return buf;
+	for (int g = 0; g < m->n; g++) {
+		struct dc_device *d = &m->devices[g];
+		for (int l = 0; l < d->nlinks; l++) {
+			struct dc_link_info *k = &d->links[l];
+			const struct seen *to = seen_by_id(seen, nseen, k->to_node);
+			k->end = to ? to->kind : DC_END_OTHER;
+			k->to = to ? to->device : -1;
+			/* The CPU it hangs off (for PCIe hop counts): its first io_link to one. */
+			if (d->host_cpu < 0 && !k->indirect && k->end == DC_END_CPU)
+				d->host_cpu = (long)k->to_node;
+		}
+	}
+	int n = m->n;
+	if (n > 0 && !(m->peers = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*m->peers)))) {
+		kfd_oom = 1;
+		snprintf(why, WHY_SIZE, "out of memory");
+		return -1;
+	}
+	for (int a = 0; a < n; a++)
+		for (int b = 0; b < n; b++)
+			if (a != b)
+				model_pair(m, a, b, &m->peers[dc_pair_index(a, b, n)]);
+	return 0;
 }
 
-static void set_pair(dmaconn_builder *b, int i, int j, const struct pair *p)
+/* Reads the KFD topology (below DMACONN_SYSFS_ROOT, the discovery's key)
+ * into a new model: vendor_ok, or why not (no devices when not even the GPUs
+ * could be counted).  NULL when out of memory. */
+static void *discover_model(void)
 {
-	char buf[64], tbuf[32];
-	const struct link *k = p->link;
-	if (!k) {
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_LINK_TYPE, "NONE");
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, "NONE");
-		return;
+	char why[WHY_SIZE] = "";
+	struct seen *seen;
+	struct dc_model *m;
+	int failed = 0;
+	kfd_oom = 0;
+	int nseen = read_nodes(&m, &seen, why, &failed);
+	if (nseen >= 0) {
+		identify(m, seen, nseen);
+		failed = failed || read_links_of(m, seen, nseen, why) != 0;
+	} else if (!kfd_oom) {
+		failed = 1;
+		m = dc_model_new(0, 1);
 	}
-	const char *type = type_name(k->type, tbuf, sizeof(tbuf));
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_LINK_TYPE, type);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_KFD_LINK, k->indirect ? "p2p_links" : "io_links");
-	if (p->hops) {
-		snprintf(buf, sizeof(buf), "%d", p->hops);
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_HOPS, buf);
+	free(seen);
+	if (kfd_oom || !m) {
+		dc_model_release(m);
+		return NULL;
 	}
-	snprintf(buf, sizeof(buf), "%llu", k->weight);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_WEIGHT, buf);
-	snprintf(buf, sizeof(buf), "%llu", k->min_bw);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MIN_BANDWIDTH_MBS, buf);
-	snprintf(buf, sizeof(buf), "%llu", k->max_bw);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_MAX_BANDWIDTH_MBS, buf);
-	if (k->type == IOLINK_TYPE_XGMI) {
-		if (p->xgmi_links >= 0)
-			snprintf(buf, sizeof(buf), "%d", p->xgmi_links);
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XGMI_LINKS, p->xgmi_links >= 0 ? buf : "unknown");
-		dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_XGMI_LINKS_SOURCE, p->count_source);
-	}
-	snprintf(buf, sizeof(buf), "0x%llx", k->flags);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_FLAGS, buf);
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ENABLED, p->enabled ? "yes" : "no");
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_COHERENT, k->flags & IOLINK_NON_COHERENT ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS_32, k->flags & IOLINK_NO_ATOMICS_32 ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_ATOMICS_64, k->flags & IOLINK_NO_ATOMICS_64 ? "no" : "yes");
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PEER_DMA, k->flags & IOLINK_NO_P2P_DMA ? "no" : "yes");
-	const char *path = buf;
-	if (!p->enabled)
-		path = "NONE";
-	else if (k->type == IOLINK_TYPE_XGMI && p->xgmi_links > 0)
-		snprintf(buf, sizeof(buf), "XGMI%d", p->xgmi_links);
-	else if (k->type == IOLINK_TYPE_XGMI)
-		path = p->xgmi_links < 0 ? "XGMI?" : "XGMI+";
-	else
-		path = type;
-	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, path);
+	m->vendor_ok = !failed;
+	snprintf(m->why, sizeof(m->why), "%s", why);
+	return m;
 }
 
 /* ---------------------------------------------------------------- ROCm SMI */
@@ -800,18 +733,17 @@ static void xgmi_text(int xgmi, int links, char *out, size_t len)
  * (rsmi_topo_get_link_type, rsmi_minmax_bandwidth_get as RCCL reads it).
  * Partitioned GPUs are not compared (their ROCm SMI ids differ by kernel).
  */
-static void cross_check(dmaconn_builder *b, const struct session *s, const struct pair *pairs)
+static void cross_check(dmaconn_builder *b, const char *label, const struct dc_model *m, const int *slots, int n)
 {
 	char why[WHY_SIZE] = "";
 	struct rsmi_api api;
 	void *release = NULL;
-	int n = s->nslots;
 	pthread_mutex_lock(&rsmi_lock);
 	int rc = rsmi_open(&api, &release, why);
 	if (rc <= 0) {
 		pthread_mutex_unlock(&rsmi_lock);
 		if (rc < 0)
-			dmaconn_builder_warn(b, "%s: %s; XGMI links not cross-checked with ROCm SMI", s->label, why);
+			dmaconn_builder_warn(b, "%s: %s; XGMI links not cross-checked with ROCm SMI", label, why);
 		return;
 	}
 	char err[256];
@@ -844,22 +776,18 @@ static void cross_check(dmaconn_builder *b, const struct session *s, const struc
 		}
 		struct dc_pci p;
 		bdf_of(id, &p);
-		for (int i = 0; i < n; i++) {
-			const struct node *g = &s->nodes[s->gpus[s->slots[i]]];
-			if (g->part_count == 1 && dc_pci_equal(&g->pci, &p))
+		for (int i = 0; i < n; i++)
+			if (m->devices[slots[i]].partitions == 1 && dc_pci_equal(&m->ids[slots[i]].pci, &p))
 				index[i] = (int)d;
-		}
 	}
 	int disagree = 0;
 	char first[300] = "";
-	for (int i = 0; i < n; i++) {
-		const struct node *g = &s->nodes[s->gpus[s->slots[i]]];
-		if (g->part_count == 1 && index[i] < 0 && missing < 0)
+	for (int i = 0; i < n; i++)
+		if (m->devices[slots[i]].partitions == 1 && index[i] < 0 && missing < 0)
 			missing = i;
-	}
 	if (missing >= 0) {
 		char bus[DC_PCI_BUS_ID_SIZE];
-		dc_pci_format(&s->nodes[s->gpus[s->slots[missing]]].pci, bus);
+		dc_pci_format(&m->ids[slots[missing]].pci, bus);
 		disagree++;
 		snprintf(first, sizeof(first), "GPU %d (%s) is not among its %u devices", missing, bus, count);
 	}
@@ -867,7 +795,7 @@ static void cross_check(dmaconn_builder *b, const struct session *s, const struc
 		for (int j = 0; j < n; j++) {
 			if (i == j || index[i] < 0 || index[j] < 0)
 				continue;
-			const struct pair *p = &pairs[(size_t)i * (size_t)n + (size_t)j];
+			const struct dc_peer *p = &m->peers[dc_pair_index(slots[i], slots[j], m->n)];
 			uint64_t hops = 0;
 			RSMI_IO_LINK_TYPE type = RSMI_IOLINK_TYPE_UNDEFINED;
 			r = api.rsmi_topo_get_link_type((uint32_t)index[i], (uint32_t)index[j], &hops, &type);
@@ -877,9 +805,9 @@ static void cross_check(dmaconn_builder *b, const struct session *s, const struc
 					 index[j], err);
 				goto out;
 			}
-			int ours_xgmi = p->link && p->enabled && p->link->type == IOLINK_TYPE_XGMI;
+			int ours_xgmi = dc_kfd_view_xgmi(m, slots[i], slots[j]);
 			int theirs_xgmi = type == RSMI_IOLINK_TYPE_XGMI;
-			int ours = p->xgmi_links, theirs = -1;
+			int ours = p->link_count, theirs = -1;
 			if (ours_xgmi && theirs_xgmi && ours > 0 && api.rsmi_minmax_bandwidth_get) {
 				uint64_t lo = 0, hi = 0;
 				r = api.rsmi_minmax_bandwidth_get((uint32_t)index[i], (uint32_t)index[j], &lo, &hi);
@@ -906,7 +834,7 @@ static void cross_check(dmaconn_builder *b, const struct session *s, const struc
 		dmaconn_builder_warn(b,
 				     "%s: ROCm SMI disagrees with the KFD topology on %d pair%s (first: %s); "
 				     "the matrix follows the KFD topology",
-				     s->label, disagree, disagree == 1 ? "" : "s", first);
+				     label, disagree, disagree == 1 ? "" : "s", first);
 out:
 	api.rsmi_shut_down();
 out_noinit:
@@ -915,106 +843,67 @@ out_noinit:
 	pthread_mutex_unlock(&rsmi_lock);
 	free(index);
 	if (why[0])
-		dmaconn_builder_warn(b, "%s: %s; XGMI links not cross-checked with ROCm SMI", s->label, why);
+		dmaconn_builder_warn(b, "%s: %s; XGMI links not cross-checked with ROCm SMI", label, why);
 }
 
 /* --------------------------------------------------------------- detectors */
 
-/* Reads the KFD topology (below DMACONN_SYSFS_ROOT, the discovery's key)
- * into a new kfd_topo; NULL when out of memory. */
-static void *discover_topo(void)
+static void model_release(void *m)
 {
-	struct kfd_topo *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	atomic_init(&t->refs, 1);
-	kfd_oom = 0;
-	t->failed = read_topology(t, t->why, &t->uncounted) != 0;
-	if (kfd_oom) {
-		topo_release(t);
-		return NULL;
-	}
-	if (!t->uncounted)
-		identify(t);
-	return t;
+	dc_model_release(m);
 }
 
 /* The last discovery, under topo_lock. */
 static struct dc_discovery kfd_discovery =
-	DC_DISCOVERY_OF(struct kfd_topo, &topo_lock, discover_topo, topo_release);
+	DC_DISCOVERY_OF(struct dc_model, &topo_lock, discover_model, model_release);
 
-/* The topology to compute views from: read on first use, again for a fresh
+/* The model to compute views from: read on first use, again for a fresh
  * detection or another DMACONN_SYSFS_ROOT.  A new reference, or NULL. */
-static struct kfd_topo *topo_get(void)
+static struct dc_model *model_get(void)
 {
 	return dc_discovery_get(&kfd_discovery, dc_config()->sysfs_root);
 }
 
-DC_DISCOVERY_HOOKS(dc_kfd, kfd_discovery, topo_get)
+DC_DISCOVERY_HOOKS(dc_kfd, kfd_discovery, model_get)
 
 static int detect(dmaconn_builder *b, const char *label, int p2p)
 {
-	char why[WHY_SIZE] = "";
-	struct session s = { .label = label, .p2p = p2p };
 	int rc = dc_replay_check();
 	if (rc != DMACONN_OK)
 		return rc;
-	if (!(s.t = topo_get()))
+	struct dc_model *m = model_get();
+	if (!m)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
-	s.nodes = s.t->nodes;
-	s.nnodes = s.t->nnodes;
-	s.gpus = s.t->gpus;
-	s.ngpus = s.t->ngpus;
-	int failed = s.t->failed;
-	snprintf(why, sizeof(why), "%s", s.t->why);
-	rc = DMACONN_OK;
-	unsigned long long *ids = calloc((size_t)s.ngpus + 1, sizeof(*ids));
+	int *slots = NULL, n = 0;
+	unsigned long long *ids = calloc((size_t)m->n + 1, sizeof(*ids));
 	if (!ids) {
+		n = -1;
+	} else {
+		for (int g = 0; g < m->n; g++)
+			ids[g] = m->devices[g].unique_id;
+		if (m->n > 0)
+			n = dc_hip_visible(ids, m->n, dc_getenv("ROCR_VISIBLE_DEVICES"), dc_getenv("HIP_VISIBLE_DEVICES"),
+					   dc_getenv("CUDA_VISIBLE_DEVICES"), &slots);
+		free(ids);
+	}
+	if (n < 0 || dmaconn_builder_set_size(b, n) != DMACONN_OK) {
 		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
 		goto done;
 	}
-	for (int g = 0; g < s.ngpus; g++)
-		ids[g] = s.nodes[s.gpus[g]].unique_id;
-	if (!s.t->uncounted)
-		s.nslots = dc_hip_visible(ids, s.ngpus, dc_getenv("ROCR_VISIBLE_DEVICES"),
-					  dc_getenv("HIP_VISIBLE_DEVICES"), dc_getenv("CUDA_VISIBLE_DEVICES"),
-					  &s.slots);
-	free(ids);
-	if (s.nslots < 0 || dmaconn_builder_set_size(b, s.nslots) != DMACONN_OK) {
-		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
-		goto done;
-	}
-	for (int i = 0; i < s.nslots; i++)
-		set_identity(b, &s, i);
-	if (failed) {
+	for (int i = 0; i < n; i++)
+		dc_kfd_view_identity(b, m, slots[i], i);
+	if (!m->vendor_ok) {
 		dc_builder_unavailable(b);
-		dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s)", label, why,
-				     s.nslots, s.nslots == 1 ? "" : "s");
+		dmaconn_builder_warn(b, "%s: %s; assuming no DMA connectivity (%d device%s)", label, m->why, n,
+				     n == 1 ? "" : "s");
 		goto done;
 	}
-	int n = s.nslots;
-	struct pair *pairs = calloc((size_t)n * (size_t)n + 1, sizeof(*pairs));
-	if (!pairs) {
-		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
-		goto done;
-	}
-	for (int i = 0; i < n; i++) {
-		const struct node *a = &s.nodes[s.gpus[s.slots[i]]];
-		for (int j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			const struct node *c = &s.nodes[s.gpus[s.slots[j]]];
-			struct pair *p = &pairs[(size_t)i * (size_t)n + (size_t)j];
-			*p = pair_facts(&s, a, c);
-			set_pair(b, i, j, p);
-			dmaconn_builder_set(b, i, j, p2p ? p->value_p2p : p->value_if);
-		}
-	}
+	dc_kfd_view_pairs(b, m, slots, n, p2p);
 	if (n > 1)
-		cross_check(b, &s, pairs);
-	free(pairs);
+		cross_check(b, label, m, slots, n);
 done:
-	session_free(&s);
+	dc_model_release(m);
+	free(slots);
 	return rc;
 }
 
