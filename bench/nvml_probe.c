@@ -3,7 +3,7 @@
  * Where NVML's time goes on this machine: each call dmaconn makes, timed
  * alone; link states per link versus one nvmlDeviceGetFieldValues batch;
  * serial versus one thread per device.  Prints one line per measurement.
- * Build: cc -O2 -Isrc/backends bench/nvml_probe.c src/backends/nvml_load.c -ldl -lpthread
+ * Build: cc -O2 -Isrc/backends -Isrc/backends/nvml bench/nvml_probe.c src/backends/nvml/nvml_load.c -ldl -lpthread
  */
 #include <dlfcn.h>
 #include <pthread.h>

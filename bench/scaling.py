@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 import gen_topologies  # noqa: E402
 
-MAX_THREADS = 64  # parallel_for's cap in src/backends/nvml.c
+MAX_THREADS = 64  # parallel_for's cap in src/backends/nvml/nvml.c
 
 # key, label, environment, (identity calls, query calls) per device, threads (None: min(N, 64))
 VARIANTS = [
@@ -89,7 +89,7 @@ def write_md(path, meta, configs, counts, data):
       "of N NVSwitch-attached GPUs, 18 active NVLinks each (`bench/gen_topologies.py`). The test stand-in in front of the replay "
       "(`tests/replay_faults.c`) sleeps `DMACONN_REPLAY_LATENCY_US` in every NVML call and `DMACONN_REPLAY_ATTACH_US` more on each device's "
       "first `nvmlDeviceGetHandleByIndex_v2`, as the real driver attaches a GPU on its first handle. "
-      "Model: the NVML calls on the critical path (read off `src/backends/nvml.c`) times the nominal latency, "
+      "Model: the NVML calls on the critical path (read off `src/backends/nvml/nvml.c`) times the nominal latency, "
       "plus one attach per device a thread handles in turn."
       % (meta["invocation"], meta["machine"].get("date_utc"), meta["seconds"],
          meta["machine"].get("cpu_model", "?"), meta["machine"].get("cpus_usable", meta["machine"].get("cpu_count")),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dc_ze_expose() and dc_ze_hierarchy() (src/order_ze.c): ZE_AFFINITY_MASK
+ * dc_ze_expose() and dc_ze_hierarchy() (src/backends/level_zero/order_ze.c): ZE_AFFINITY_MASK
  * and ZE_FLAT_DEVICE_HIERARCHY against cards the input also chooses.
  *
  * Input: byte 0 = number of cards (mod 9) and the hierarchy (bits 4-5),
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "order/order_ze.h"
+#include "backends/level_zero/order_ze.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

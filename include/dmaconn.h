@@ -103,6 +103,11 @@ typedef enum dmaconn_connection_text_kind {
 DMACONN_EXTERN const char *dmaconn_connection_text(dmaconn_device_type type, const char *connection,
 						   dmaconn_connection_text_kind kind);
 
+/* 1 when the kernel driver of a vendor of `type` is loaded (below
+ * DMACONN_SYSFS_ROOT when set), else 0: a user-space library alone says
+ * nothing about devices.  1 for a type whose vendors say no such thing. */
+DMACONN_EXTERN int dmaconn_driver_loaded(dmaconn_device_type type);
+
 /* ------------------------------------------------------------------------ */
 /* Detection                                                                 */
 

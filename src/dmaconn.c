@@ -101,6 +101,21 @@ int dmaconn_device_type_parse(const char *name, dmaconn_device_type *out)
 		       name ? name : "(null)");
 }
 
+int dmaconn_driver_loaded(dmaconn_device_type type)
+{
+	int checked = 0;
+	const char *root = dc_config()->sysfs_root;
+	for (const struct dc_backend *const *b = dc_backends; *b; b++) {
+		if ((*b)->type != type || !(*b)->present)
+			continue;
+		if ((*b)->present(root ? root : ""))
+			return 1;
+		checked = 1;
+	}
+	/* A type no backend can tell of is not hidden. */
+	return !checked;
+}
+
 /* ----------------------------------------------------------------- strings */
 
 int dc_grow(void *itemsp, int count, int *cap, size_t size, int first)

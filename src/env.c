@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "internal.h"
 #include "pci.h"
 #include "replay_abi.h"
@@ -304,9 +305,8 @@ static int config_flag(const char *name)
 static void config_clear(void)
 {
 	free(config.sysfs_root);
-	free(config.nvml_library);
-	free(config.ze_library);
-	free(config.rocm_smi_library);
+	for (int i = 0; i < DC_CONFIG_LIBRARIES; i++)
+		free(config.library[i]);
 	memset(&config, 0, sizeof(config));
 }
 
@@ -314,9 +314,10 @@ static void config_read(void)
 {
 	config_clear();
 	config.sysfs_root = config_string("DMACONN_SYSFS_ROOT");
-	config.nvml_library = config_string("DMACONN_NVML_LIBRARY");
-	config.ze_library = config_string("DMACONN_ZE_LIBRARY");
-	config.rocm_smi_library = config_string("DMACONN_ROCM_SMI_LIBRARY");
+	int k = 0;
+	for (const struct dc_backend *const *b = dc_backends; *b; b++)
+		for (int i = 0; i < (*b)->nlibraries && k < DC_CONFIG_LIBRARIES; i++)
+			config.library[k++] = config_string((*b)->libraries[i].override);
 	const char *threads = secure_getenv("DMACONN_NVML_THREADS");
 	config.nvml_threads_set = threads && *threads;
 	config.nvml_threads = config.nvml_threads_set ? strtol(threads, NULL, 10) : 0;
@@ -367,26 +368,32 @@ int dc_set_node_scope(int on)
 	return was;
 }
 
-/* The variables that hide devices from a runtime (CUDA_DEVICE_ORDER only
- * orders them). */
-static int hides_devices(const char *name)
+const struct dc_visibility *dc_visibility_of(const char *name)
 {
-	static const char *const names[] = { "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
-					     "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
-					     "ZE_AFFINITY_MASK" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return 1;
-	return 0;
+	for (const struct dc_backend *const *b = dc_backends; *b; b++)
+		for (int i = 0; i < (*b)->nvisibility; i++)
+			if (!strcmp((*b)->visibility[i].name, name))
+				return &(*b)->visibility[i];
+	return NULL;
+}
+
+const struct dc_library *dc_library_of(const char *var, int *index)
+{
+	int k = 0;
+	for (const struct dc_backend *const *b = dc_backends; *b; b++)
+		for (int i = 0; i < (*b)->nlibraries; i++, k++)
+			if (!strcmp((*b)->libraries[i].override, var)) {
+				*index = k;
+				return &(*b)->libraries[i];
+			}
+	return NULL;
 }
 
 int dc_library_override(const char *var, const char **path, char *why, size_t len)
 {
 	const struct dc_config *c = dc_config();
-	const char *value = !strcmp(var, "DMACONN_NVML_LIBRARY")       ? c->nvml_library
-			    : !strcmp(var, "DMACONN_ZE_LIBRARY")       ? c->ze_library
-			    : !strcmp(var, "DMACONN_ROCM_SMI_LIBRARY") ? c->rocm_smi_library
-								       : secure_getenv(var);
+	int k;
+	const char *value = dc_library_of(var, &k) && k < DC_CONFIG_LIBRARIES ? c->library[k] : secure_getenv(var);
 	*path = NULL;
 	if (!value || !*value)
 		return 0;
@@ -431,28 +438,28 @@ int dc_init_once(pthread_mutex_t *lock, int *state, char *error, int (*init)(cha
 	return rc;
 }
 
-int dc_open_live(const char *var, const char *soname, const char *what, const char *hint,
-		 int (*open_fn)(const char *path, char *why, size_t len),
+int dc_open_live(const struct dc_library *lib, int (*open_fn)(const char *path, char *why, size_t len),
 		 void (*record_fn)(const char *library, int rc, const char *why), char *why, size_t len)
 {
 	const char *path;
-	if (dc_library_override(var, &path, why, len) != 0) {
+	if (dc_library_override(lib->override, &path, why, len) != 0) {
 		record_fn(NULL, -1, why);
 		return -1;
 	}
-	int rc = open_fn(path ? path : soname, why, len);
-	record_fn(path ? path : soname, rc, why);
-	if (rc != 0 && !path)
-		dc_load_hint(why, len, what, hint);
+	int rc = open_fn(path ? path : lib->soname, why, len);
+	record_fn(path ? path : lib->soname, rc, why);
+	if (rc != 0 && !path && lib->hint)
+		dc_load_hint(why, len, lib->what, lib->hint);
 	return rc;
 }
 
 const char *dc_getenv(const char *name)
 {
-	if (node_scope && hides_devices(name))
+	const struct dc_visibility *vis = node_scope ? dc_visibility_of(name) : NULL;
+	if (vis && vis->hides)
 		return NULL;
-	if (node_scope && !strcmp(name, "CUDA_DEVICE_ORDER"))
-		return "PCI_BUS_ID";
+	if (vis && vis->node_value)
+		return vis->node_value;
 	const struct dmaconn_replay_ops *ops = dc_replay_ops();
 	const char *value;
 	if (ops && !dc_config()->replay_live_env && ops->getenv(name, &value))

@@ -119,11 +119,12 @@ void dc_warning_emit(const char *message);
  * variable changed while a detection runs does not change it halfway.
  * Strings are NULL when unset or empty.
  */
+#define DC_CONFIG_LIBRARIES 8 /* at most, over every backend */
 struct dc_config {
 	char *sysfs_root;       /* DMACONN_SYSFS_ROOT */
-	char *nvml_library;     /* DMACONN_NVML_LIBRARY, as given */
-	char *ze_library;       /* DMACONN_ZE_LIBRARY */
-	char *rocm_smi_library; /* DMACONN_ROCM_SMI_LIBRARY */
+	/* Each backend's libraries' override variables (DMACONN_NVML_LIBRARY,
+	 * ...), as given, in the order of the backend table. */
+	char *library[DC_CONFIG_LIBRARIES];
 	int nvml_threads_set;   /* DMACONN_NVML_THREADS given: */
 	long nvml_threads;      /* its value (strtol) */
 	int nvml_batch;         /* 0 when DMACONN_NVML_NO_BATCH is set, not "0" */
@@ -164,15 +165,15 @@ int dc_init_once(pthread_mutex_t *lock, int *state, char *error, int (*init)(cha
 		 size_t len);
 
 /*
- * Opens a vendor library live: the path var names (dc_library_override),
- * else soname.  open_fn binds it (0, or -1 with the reason in why), then the
- * recording gets record_fn(library, rc, why), library NULL and rc -1 when var
- * was refused.  A soname that does not load gets hint in why, as
- * dc_load_hint() writes it for what.  Returns open_fn's answer, -1 for a
- * refused var.
+ * Opens a vendor library live: the path its override variable names
+ * (dc_library_override), else its soname.  open_fn binds it (0, or -1 with
+ * the reason in why), then the recording gets record_fn(library, rc, why),
+ * library NULL and rc -1 when the variable was refused.  A soname that does
+ * not load gets the library's hint in why, as dc_load_hint() writes it for
+ * its what.  Returns open_fn's answer, -1 for a refused variable.
  */
-int dc_open_live(const char *var, const char *soname, const char *what, const char *hint,
-		 int (*open_fn)(const char *path, char *why, size_t len),
+struct dc_library;
+int dc_open_live(const struct dc_library *lib, int (*open_fn)(const char *path, char *why, size_t len),
 		 void (*record_fn)(const char *library, int rc, const char *why), char *why, size_t len);
 
 /* Turns "cannot load WHAT: detail" in why into "cannot load WHAT (HINT):

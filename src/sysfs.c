@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "sysfs.h"
 
+#include "backends/backend.h"
 #include "internal.h"
 
 #include <dirent.h>
@@ -307,4 +308,12 @@ int dc_sysfs_numa_node(const char *bus_id)
 	if (end == buf || (*end && *end != '\n') || node < -1 || node > 65535)
 		return -2;
 	return (int)node;
+}
+
+int dc_live_exists(const char *root, const char *path)
+{
+	char full[4096];
+	struct stat st;
+	int n = snprintf(full, sizeof(full), "%s%s", root, path);
+	return n > 0 && (size_t)n < sizeof(full) && stat(full, &st) == 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dmaconn_verify(): the opt-in functional check.  The CUDA work happens in
- * dmaconn-verify-helper (tools/verify_helper.c), spawned with posix_spawn so
+ * dmaconn-verify-helper (src/backends/cuda_verify/verify_helper.c), spawned with posix_spawn so
  * that this process never loads the driver; here we find the helper, run it
  * under a deadline, read its records (one JSON object a line, through the
  * result codec; the protocol is documented in the helper) as they arrive

@@ -39,11 +39,14 @@ def readme_agrees(cli):
     check(table is not None and Path(table.group(1)).is_file()
           and "dc_backends[] =" in Path(table.group(1)).read_text(),
           f"README.md names the file that lists the backends ({table and table.group(1)})")
-    # The files a bare run reads to tell whose driver is loaded.
-    cli_c = Path("tools/cli.c").read_text()
-    loaded = cli_c[cli_c.index("static int cli_driver_loaded("):]
-    loaded = loaded[:loaded.index("\n}\n")]
-    driver_paths = re.findall(r'"(/[^"]+)"', loaded) + ["/sys/class/drm"]
+    # The files a bare run reads to tell whose driver is loaded: each
+    # backend's presence check (dc_backend.present).
+    driver_paths = []
+    for source in sorted(Path("src/backends").rglob("*.c")):
+        for body in re.findall(r"^static int \w+_present\(const char \*root\)\n\{\n(.*?)^\}$",
+                               source.read_text(), re.M | re.S):
+            driver_paths += [p for p in re.findall(r'"(?:%s)?(/[^"]+)"', body) if "%" not in p]
+    check(len(driver_paths) >= 4, f"the backends' presence checks name the files they read ({driver_paths})")
     man = Path("man/dmaconn.txt").read_text()
     bare = re.search(r"^A bare `dmaconn` runs.*?\n\n", readme, re.M | re.S)
     bare = bare.group(0) if bare else ""
@@ -66,7 +69,10 @@ def readme_agrees(cli):
     said = {"boot_id": "the boot", "driver": "the driver", "gpu": "the GPUs", "visible": "*CUDA_VISIBLE_DEVICES*",
             "order": "*CUDA_DEVICE_ORDER*", "helper": "the dmaconn version", "helper_file": "the helper",
             "cuda_library": "CUDA driver library"}
-    keys = re.findall(r'dc_vcache_add\(&key, &len, &cap, "([a-z_]+)"', Path("src/verify/cache.c").read_text())
+    cache_c = Path("src/backends/cuda_verify/cache.c").read_text()
+    keys = re.findall(r'dc_vcache_add\(&key, &len, &cap, "([a-z_]+)"', cache_c)
+    for pair in re.findall(r'\? "([a-z_]+)" : "([a-z_]+)",', cache_c):  # the visibility variables'
+        keys += pair
     entry = re.search(r"^- _~/.cache/dmaconn/verified_\n(.*?)^- ", man, re.M | re.S)
     entry = " ".join(entry.group(1).split()) if entry else ""
     check(keys and all(k in said and said[k] in entry for k in keys),

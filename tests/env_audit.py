@@ -60,6 +60,23 @@ def c_variables():
             text = strip_comments(f.read())
         for m in re.finditer(READERS + r"\s*\(\s*\"([A-Z][A-Z0-9_]*)\"", text):
             found.setdefault(m.group(1), "%s:%d" % (rel, text.count("\n", 0, m.start()) + 1))
+    # The backends' library overrides, read through their descriptors' rows.
+    for name, where in library_overrides().items():
+        found.setdefault(name, where)
+    return found
+
+
+def library_overrides():
+    """{name: file:line} of the override variables of the backends' library
+    rows (struct dc_library: name, soname, override, ...)."""
+    found = {}
+    for path in sources():
+        rel = os.path.relpath(path, REPO)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = strip_comments(f.read())
+        for rows in re.finditer(r"struct dc_library \w+\[\]\s*=\s*\{(.*?)\};", text, re.S):
+            for m in re.finditer(r"\{\s*\"\w+\",\s*[^,]+,\s*\"(DMACONN_\w+_LIBRARY)\"", rows.group(1)):
+                found.setdefault(m.group(1), "%s:%d" % (rel, text.count("\n", 0, rows.start(1) + m.start()) + 1))
     return found
 
 
@@ -131,6 +148,14 @@ def main():
         for m in re.finditer(r"\bdlopen\s*\(\s*([^,]+),", text):
             line = text.count("\n", 0, m.start()) + 1
             dlopens.append("%s:%d: dlopen(%s, ...)" % (rel, line, m.group(1).strip()))
+    # Those the core reads (dc_library_override) refuse relative paths there.
+    with open(os.path.join(REPO, "src", "env.c"), encoding="utf-8") as f:
+        env_c = f.read()
+    rows = library_overrides()
+    report.check(len(rows) >= 4 and "%s must be an absolute path" in env_c,
+                 "the backends' library overrides (%s) refuse relative paths (src/env.c)" % ", ".join(sorted(rows)))
+    for name, where in rows.items():
+        overrides.setdefault(name, set()).add(where.split(":")[0] + " (row; src/env.c)")
     if not report.failures:
         report.check(True, "no plain getenv() in %s" % ", ".join(d + "/" for d in DIRS))
     for name, files in sorted(overrides.items()):

@@ -2,7 +2,7 @@
 /*
  * A fake libcuda.so.1 for machines without a GPU: just enough of the driver
  * for dmaconn-verify-helper, exporting the same symbols (the prototypes come
- * from src/backends/cuda_api.h, so the compiler checks every definition).
+ * from src/backends/cuda_verify/cuda_api.h, so the compiler checks every definition).
  *
  * Device memory is host memory; copies are memcpy; the kernel cannot run
  * PTX, so cuLaunchKernel recognises the one function cuModuleGetFunction

@@ -4,7 +4,7 @@
 
 usage: fault_sweep.py BUILD_DIR [--sample N] [--filter TEXT] [--jobs N] [--list]
 
-For every NVML function that src/backends/nvml.c calls (read from the source,
+For every NVML function that src/backends/nvml/nvml.c calls (read from the source,
 so that a new call cannot escape the sweep), every NVML error code of ERRORS
 and every position (any call, each device, each link and each link of a
 device where the function takes a link, each peer where it takes one, later
@@ -63,8 +63,8 @@ from harness import Report
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 TOPO = os.path.join(HERE, "topologies")
-NVML_C = os.path.join(REPO, "src", "backends", "nvml.c")
-NVML_FUNCTIONS_H = os.path.join(REPO, "src", "backends", "nvml_functions.h")
+NVML_C = os.path.join(REPO, "src", "backends", "nvml", "nvml.c")
+NVML_FUNCTIONS_H = os.path.join(REPO, "src", "backends", "nvml", "nvml_functions.h")
 
 ERRORS = ["UNINITIALIZED", "INVALID_ARGUMENT", "NOT_SUPPORTED", "NO_PERMISSION", "NOT_FOUND",
           "INSUFFICIENT_SIZE", "DRIVER_NOT_LOADED", "GPU_IS_LOST", "LIB_RM_VERSION_MISMATCH",
@@ -92,7 +92,7 @@ BASES = [
     ("h200x2-nobatch", "h200x2.json", {"DMACONN_NVML_NO_BATCH": "1"}),
 ]
 DETECTORS = ["nvlink", "p2p"]
-MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS (src/backends/nvml_api.h)
+MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS (src/backends/nvml/nvml_api.h)
 
 
 # ------------------------------------------------------------ the sources

@@ -9,20 +9,21 @@ those of the layers it is allowed below it, nothing above):
   public     include/                      -- nothing of src/
   shared     src/pci.*, src/linkmatrix.*,  -- public only
              src/codec*.* (results as JSON)
-  core       src/*.c|h, src/model, src/order, src/verify
+  core       src/*.c|h, src/model, src/order, src/verify/verify.h
                                            -- public, shared, the backend
                                               interface src/backends/backend.h
                                               and the replay ABI src/replay_abi.h
-  backends   src/backends/                 -- core and their own headers
+  backends   src/backends/, one directory  -- core and their own headers
+             per vendor (its view code, order,
+             function table and loader)
   replay     replay/                       -- public, shared (pci.h), the replay
                                               ABI and the vendor function tables
-                                              (src/backends/*_api.h, *_functions.h,
+                                              (src/backends/*/*_api.h, *_functions.h,
                                               *_load.h, loader.h): no core header
   mpi        src/mpi/                      -- public only (the merge, and the
                                               rule it applies, are the core's:
                                               src/merge.c)
-  tools      tools/                        -- public, the MPI entry point, and
-                                              (the verify helper) the CUDA table
+  tools      tools/                        -- public and the MPI entry point
 
 Calls: the core names no backend (no function defined in src/backends/ is
 called from a core file; the table src/backends/table.c is the one way in),
@@ -41,9 +42,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The shared layer holds src/place_keys.h too: the placement's integer keys (props.c, the codec).
 SHARED = {"src/pci.h", "src/linkmatrix.h", "src/codec.h", "src/place_keys.h"}
 SHARED_SOURCES = {"src/pci.c", "src/linkmatrix.c", "src/codec.c", "src/codec_result.c"}
-TABLES = {"src/backends/%s" % h for h in ("nvml_api.h", "nvml_functions.h", "nvml_load.h", "ze_api.h",
-                                          "ze_functions.h", "ze_load.h", "loader.h", "cuda_api.h",
-                                          "rocm_smi_api.h")}
+TABLES = {"src/backends/%s" % h for h in ("nvml/nvml_api.h", "nvml/nvml_functions.h", "nvml/nvml_load.h",
+                                          "level_zero/ze_api.h", "level_zero/ze_functions.h",
+                                          "level_zero/ze_load.h", "loader.h", "cuda_verify/cuda_api.h",
+                                          "kfd/rocm_smi_api.h")}
+# Each vendor's directory (CMakeLists.txt's DMACONN_VENDOR_TABLES).
+VENDOR_DIRS = ["src/backends"] + sorted(os.path.relpath(d, REPO).rstrip("/")
+                                        for d in glob.glob(os.path.join(REPO, "src/backends/*/")))
 
 
 def layer(path):
@@ -81,14 +86,14 @@ def allowed(src, dst):
     if a == "mpi":
         return False
     if a == "tools":
-        return dst in ("src/mpi/dmaconn_mpi_cli.h", "src/backends/cuda_api.h", "src/backends/loader.h")
+        return dst == "src/mpi/dmaconn_mpi_cli.h"
     return False
 
 
 # Where each target looks for "x.h" (CMakeLists.txt's include directories).
-SEARCH = {"core": ["src", "include"], "backends": ["src", "src/backends", "include"],
-          "shared": ["src", "include"], "replay": ["replay", "src", "src/backends", "include"],
-          "mpi": ["src/mpi", "src", "include"], "tools": ["tools", "include", "src/backends"],
+SEARCH = {"core": ["src", "include"], "backends": ["src"] + VENDOR_DIRS + ["include"],
+          "shared": ["src", "include"], "replay": ["replay", "src"] + VENDOR_DIRS + ["include"],
+          "mpi": ["src/mpi", "src", "include"], "tools": ["tools", "include"],
           "public": ["include"]}
 
 
@@ -123,7 +128,7 @@ def main():
             elif not allowed(f, dst):
                 problems.append("%s (%s) includes %s (%s)" % (f, layer(f), dst, layer(dst)))
     backend_fns = set()
-    for f in glob.glob(os.path.join(REPO, "src/backends/*.c")):
+    for f in glob.glob(os.path.join(REPO, "src/backends/**/*.c"), recursive=True):
         if not f.endswith("table.c"):
             backend_fns |= defined(os.path.relpath(f, REPO))
     src_fns = set()

@@ -9,7 +9,7 @@
  *    DMACONN_REPLAY_LIVE_ENV is set), with the driver's
  *    "default_hierarchy", decide which cards and tiles are root devices,
  *    sub-devices and fabric vertices.  It is written from the rules listed
- *    in src/order_ze.c, independently of that code, so that the xpu tests
+ *    in src/backends/level_zero/order_ze.c, independently of that code, so that the xpu tests
  *    check dmaconn's reading of the mask against a second one;
  *  - the file's injected failures, "level_zero.faults": a call fails with
  *    "error", narrowed by "driver", "device", "peer" (device ids "C" or

@@ -8,10 +8,18 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "backends/backend.h"
 #include "check.h"
 #include "internal.h"
 
-/* What env.c needs of the rest of the library. */
+/* What env.c needs of the rest of the library: a backend table whose one
+ * library's override variable is read into the configuration. */
+static const struct dc_library libraries[] = {
+	{ "nvml", "libnvidia-ml.so.1", "DMACONN_NVML_LIBRARY", "NVML", NULL },
+};
+static const struct dc_backend backend = { .name = "nvml", .type = DMACONN_DEVICE_CUDA, DC_LIBRARIES(libraries) };
+const struct dc_backend *const dc_backends[] = { &backend, NULL };
+
 int dc_fail(int err, const char *fmt, ...)
 {
 	(void)fmt;

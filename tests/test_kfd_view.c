@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/kfd_view.h"
+#include "backends/kfd/kfd_view.h"
 #include "check.h"
 #include "dmaconn.h"
 

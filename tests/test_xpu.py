@@ -11,7 +11,7 @@ removed; DMACONN_REPLAY set to the case's topology unless it is live; the
 case's env applied) and is checked as every replay case is
 (tests/replay_cases.py): the matrix, the exact warnings (result and
 stderr), the listed device and pair properties.  The expected values were worked out by hand from the rules in
-src/order_ze.c and src/backends/level_zero.c, not by running the program.
+src/backends/level_zero/order_ze.c and src/backends/level_zero/level_zero.c, not by running the program.
 
 Beyond the cases: one fault per Level Zero function (each added to a copy of
 pvc-2x2.json in a temporary directory), the count of devices from sysfs when

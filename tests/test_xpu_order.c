@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of Level Zero's device list under ZE_AFFINITY_MASK and
- * ZE_FLAT_DEVICE_HIERARCHY (src/order_ze.c); every expectation follows from
+ * ZE_FLAT_DEVICE_HIERARCHY (src/backends/level_zero/order_ze.c); every expectation follows from
  * the rules numbered there, not from running the code. */
 #include <stdlib.h>
 
 #include "check.h"
-#include "order/order_ze.h"
+#include "backends/level_zero/order_ze.h"
 
 /* The devices zeDeviceGet would return, as "card.tile" ("card" for a root
  * with sub-devices or a card without tiles), and each root's sub-device

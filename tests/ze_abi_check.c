@@ -3,7 +3,7 @@
  * Proves dmaconn's Level Zero declarations against Intel's ze_api.h (Debian:
  * libze-dev): this file sees only the real header.  Constants, sizes and
  * offsets are compared with the same items expanded against
- * src/backends/ze_api.h (ze_abi_ours.c); each function of ZE_FUNCTIONS must
+ * src/backends/level_zero/ze_api.h (ze_abi_ours.c); each function of ZE_FUNCTIONS must
  * have exactly the real prototype, checked at compile time.  CTest builds
  * and runs it wherever level_zero/ze_api.h is found.
  */

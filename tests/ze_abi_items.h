@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Every Level Zero constant, size and offset dmaconn declares
- * (src/backends/ze_api.h), expanded once against that header and once
+ * (src/backends/level_zero/ze_api.h), expanded once against that header and once
  * against Intel's level_zero/ze_api.h.  ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE
  * is left out: headers of API 1.4 spell it ..._SUBEVICE, later ones
  * ..._SUBDEVICE, so no one name exists in both. */

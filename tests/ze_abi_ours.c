@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The Level Zero ABI items as dmaconn declares them (src/backends/ze_api.h). */
+/* The Level Zero ABI items as dmaconn declares them (src/backends/level_zero/ze_api.h). */
 #include "ze_abi_items.h"
 #include "ze_api.h"
 

@@ -906,7 +906,7 @@ static const struct exp_pair *check_exp_pair(const struct expected *e, int i, in
 }
 
 /* The helper's words for a capability in a --verify document, and the
- * result's (as src/verify/verified.c turns one into the other). */
+ * result's (as src/backends/cuda_verify/verified.c turns one into the other). */
 static const char *const check_helper_caps[][2] = {
 	{ "verified_read", DMACONN_PROP_READ_VERIFIED },
 	{ "verified_write", DMACONN_PROP_WRITE_VERIFIED },
@@ -1236,7 +1236,7 @@ static void check_fabric_health(struct check *c, const char *tname, const dmacon
 	const char *summary = dmaconn_result_device_get(r, i, DMACONN_PROP_FABRIC_HEALTH_SUMMARY);
 	char g[96], sum[64] = "";
 	check_gpu(g, sizeof(g), i, &d);
-	if (!strcmp(d.fabric, "completed") && status && strcmp(status, "NVML_SUCCESS"))
+	if (!strcmp(d.fabric, "completed") && status && strcmp(status, DMACONN_FABRIC_STATUS_SUCCESS))
 		check_say(c, CHECK_CRITICAL, "%s: %s: NVSwitch fabric registration completed with %s", tname, g, status);
 	if (!mask_text || !strcmp(d.fabric, "not_supported"))
 		return;

@@ -823,67 +823,6 @@ static int cli_one(struct cli *c, dmaconn_device_type type, const char *conn, in
 	return status;
 }
 
-/* Whether path exists below root ("" for none). */
-static int cli_exists(const char *root, const char *path)
-{
-	char full[4096];
-	struct stat st;
-	int n = snprintf(full, sizeof(full), "%s%s", root, path);
-	return n > 0 && (size_t)n < sizeof(full) && stat(full, &st) == 0;
-}
-
-/* An Intel GPU (PCI vendor 0x8086) behind one of the DRM cards. */
-static int cli_intel_gpu(const char *root)
-{
-	char dir[4096];
-	int n = snprintf(dir, sizeof(dir), "%s/sys/class/drm", root);
-	if (n <= 0 || (size_t)n >= sizeof(dir))
-		return 0;
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
-	int found = 0;
-	struct dirent *e;
-	while (!found && (e = readdir(d)) != NULL) {
-		const char *num = e->d_name + 4;
-		if (strncmp(e->d_name, "card", 4) || !*num || strspn(num, "0123456789") != strlen(num))
-			continue;
-		char path[4096 + 300], vendor[16] = "";
-		snprintf(path, sizeof(path), "%s/%s/device/vendor", dir, e->d_name);
-		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct stat st;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-			ssize_t got = read(fd, vendor, sizeof(vendor) - 1);
-			vendor[got > 0 ? got : 0] = '\0';
-			found = !strncmp(vendor, "0x8086", 6);
-		}
-		close(fd);
-	}
-	closedir(d);
-	return found;
-}
-
-/* Whether a vendor's kernel driver is loaded: a user-space library alone
- * says nothing about devices.  Below DMACONN_SYSFS_ROOT when set, as the
- * detectors read. */
-static int cli_driver_loaded(dmaconn_device_type type)
-{
-	const char *root = secure_getenv("DMACONN_SYSFS_ROOT");
-	if (!root)
-		root = "";
-	switch (type) {
-	case DMACONN_DEVICE_CUDA:
-		return cli_exists(root, "/proc/driver/nvidia");
-	case DMACONN_DEVICE_ROCM:
-		return cli_exists(root, "/dev/kfd") || cli_exists(root, "/sys/class/kfd/kfd/topology/nodes");
-	case DMACONN_DEVICE_XPU:
-		return cli_intel_gpu(root);
-	default:
-		return 1;
-	}
-}
 /* A passive cuda/verified answer without any verdict: a bare run shows it
  * not at all (--all does). */
 static int cli_unverified(const dmaconn_result *r)
@@ -922,7 +861,7 @@ static int cli_all(struct cli *c, int count, const dmaconn_device_type *types, c
 		if (done[i])
 			continue;
 		/* A vendor's detectors together: whether it is shown depends on all. */
-		int shown = all || (!replay && cli_driver_loaded(types[i]));
+		int shown = all || (!replay && dmaconn_driver_loaded(types[i]));
 		for (int k = i; k < count && !fatal; k++) {
 			if (types[k] != types[i])
 				continue;
@@ -971,7 +910,7 @@ static int cli_topo(struct cli *c, int count, const dmaconn_device_type *types, 
 	if (c->json)
 		cli_doc_results(c);
 	for (int k = 0; k < count && !status; k++) {
-		if (!cli_topo_connection(types[k], conns[k]) || (!replay && !cli_driver_loaded(types[k])))
+		if (!cli_topo_connection(types[k], conns[k]) || (!replay && !dmaconn_driver_loaded(types[k])))
 			continue;
 		dmaconn_result *r = NULL;
 		if (dmaconn_detect(types[k], conns[k], &r) != DMACONN_OK) {
@@ -1007,7 +946,7 @@ static dmaconn_device_type cli_place_type(const char *replay)
 	static const dmaconn_device_type types[] = { DMACONN_DEVICE_CUDA, DMACONN_DEVICE_ROCM, DMACONN_DEVICE_XPU };
 	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++) {
 		dmaconn_placement *p = NULL;
-		int found = !replay ? cli_driver_loaded(types[k])
+		int found = !replay ? dmaconn_driver_loaded(types[k])
 				    : dmaconn_placement_detect(types[k], &p) == DMACONN_OK && dmaconn_placement_size(p) > 0;
 		dmaconn_placement_free(p);
 		if (found)

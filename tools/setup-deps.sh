@@ -13,7 +13,7 @@ set -u
 purpose=${1:-build}
 # nvml.h for the NVML ABI check of the test suite (tests/device/): NVIDIA
 # ships it on PyPI in nvidia-nvml-dev; this version (NVML 13.5, NVLink 6) is
-# the newest whose values src/backends/nvml_api.h declares, and the configure
+# the newest whose values src/backends/nvml/nvml_api.h declares, and the configure
 # step reads it from this line.  It goes to a cache of its own version, which
 # the configure step searches (DMACONN_NVML_INCLUDE_DIR overrides); the
 # library never needs it.

@@ -40,9 +40,47 @@ struct dc_place_facts {
 	unsigned int c2c_status, c2c_bw; /* 1 active; MB/s per link */
 };
 
+/*
+ * A vendor library a backend dlopens: its name as a recording calls it, the
+ * soname tried by default, the variable that overrides its path (read once
+ * per detection into dc_config(), src/env.c) and, for messages, what it is
+ * and a hint when it cannot be loaded.
+ */
+struct dc_library {
+	const char *name;     /* "nvml", "level_zero", "rocm_smi" */
+	const char *soname;   /* "libnvidia-ml.so.1" */
+	const char *override; /* "DMACONN_NVML_LIBRARY" */
+	const char *what;     /* "NVML" */
+	const char *hint;     /* "is the NVIDIA driver installed?", or NULL */
+};
+
+/*
+ * A variable of the vendor's runtime that decides which of the devices it
+ * shows, or in which order.  A detection over the whole node
+ * (dmaconn_detect_node) reads it unset when it hides devices, as node_value
+ * when it has one (an order), else as it is.  A recording pins each one.
+ */
+struct dc_visibility {
+	const char *name; /* "CUDA_VISIBLE_DEVICES" */
+	int hides;
+	const char *node_value; /* "PCI_BUS_ID", or NULL */
+};
+
 struct dc_backend {
 	const char *name; /* "nvml", "kfd", "level_zero" */
 	dmaconn_device_type type;
+	/*
+	 * Whether the vendor's kernel driver is loaded (a user-space library
+	 * alone says nothing about devices), looked for below root ("" for /)
+	 * in the live tree; NULL for a backend that adds no devices of its own
+	 * (dmaconn_driver_loaded, src/dmaconn.c).
+	 */
+	int (*present)(const char *root);
+	/* The libraries it dlopens, and its runtime's visibility variables. */
+	const struct dc_library *libraries;
+	int nlibraries;
+	const struct dc_visibility *visibility;
+	int nvisibility;
 	/*
 	 * Discovers the vendor's devices into the backend's node model
 	 * (src/model/model.h), once per process; fresh: discover again.  0, or
@@ -51,6 +89,8 @@ struct dc_backend {
 	 * the vendor themselves.
 	 */
 	int (*discover)(int fresh);
+	/* The connection types it projects; each one's legend, link filter and
+	 * rules are its row of the connection table, not repeated here. */
 	const struct dc_view *views;
 	int nviews;
 	/* fork() handling: DC_FORK_PREPARE takes the backend's locks,
@@ -72,17 +112,29 @@ struct dc_backend {
 /* Every backend, in registration order, NULL-terminated (table.c). */
 extern const struct dc_backend *const dc_backends[];
 
-/* .views and .nviews of a descriptor, from a static array. */
-#define DC_VIEWS(v) .views = (v), .nviews = (int)(sizeof(v) / sizeof((v)[0]))
+#define DC_COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* .views and .nviews of a descriptor, from a static array; the same for
+ * .libraries and .visibility. */
+#define DC_VIEWS(v) .views = (v), .nviews = DC_COUNT_OF(v)
+#define DC_LIBRARIES(l) .libraries = (l), .nlibraries = DC_COUNT_OF(l)
+#define DC_VISIBILITY(v) .visibility = (v), .nvisibility = DC_COUNT_OF(v)
 
-/* The descriptor var of backend `name`, whose functions are prefix##_discover,
- * _fork, _forget and _shutdown and whose views are the array `views`;
- * DC_BACKEND_FIELDS for a descriptor that sets more (.place). */
-#define DC_BACKEND_FIELDS(name_, type_, prefix, views_)                                          \
-	.name = (name_), .type = (type_), .discover = prefix##_discover, DC_VIEWS(views_),       \
+/* The library of any backend whose override variable is var, or NULL; its
+ * index among all the backends' libraries in *index (src/env.c). */
+const struct dc_library *dc_library_of(const char *var, int *index);
+/* The visibility variable name of any backend, or NULL. */
+const struct dc_visibility *dc_visibility_of(const char *name);
+/* Whether path exists below root ("" for /), in the live tree. */
+int dc_live_exists(const char *root, const char *path);
+
+/* The descriptor fields of backend `name`, whose functions are
+ * prefix##_discover, _fork, _forget, _shutdown and _present, whose views are
+ * the array prefix##_views, libraries prefix##_libraries and visibility
+ * variables prefix##_visibility; a descriptor may set more (.place). */
+#define DC_BACKEND_FIELDS(name_, type_, prefix)                                                        \
+	.name = (name_), .type = (type_), .present = prefix##_present, DC_LIBRARIES(prefix##_libraries), \
+	DC_VISIBILITY(prefix##_visibility), .discover = prefix##_discover, DC_VIEWS(prefix##_views),    \
 	.atfork = prefix##_fork, .forget = prefix##_forget, .shutdown = prefix##_shutdown
-#define DC_BACKEND(var, name_, type_, prefix, views_) \
-	const struct dc_backend var = { DC_BACKEND_FIELDS(name_, type_, prefix, views_) }
 
 /* An atfork of a backend whose state is guarded by locks: taken in the order
  * given before fork, released in reverse after it (dmaconn.c). */

@@ -1,17 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The only place that lists the backends: their order is the order of the
- * built-in detectors (dmaconn_list_detectors) and of their fork locks. */
+ * built-in detectors (dmaconn_list_detectors) and of their fork locks.  Each
+ * is the descriptor dc_backend_NAME of its directory, src/backends/NAME/. */
 #include "backend.h"
 
-extern const struct dc_backend dc_backend_nvml;
-extern const struct dc_backend dc_backend_cuda_verify;
-extern const struct dc_backend dc_backend_kfd;
-extern const struct dc_backend dc_backend_level_zero;
+#define DC_BACKEND_TABLE(X) X(nvml) X(cuda_verify) X(kfd) X(level_zero)
 
-const struct dc_backend *const dc_backends[] = {
-	&dc_backend_nvml,
-	&dc_backend_cuda_verify,
-	&dc_backend_kfd,
-	&dc_backend_level_zero,
-	NULL,
-};
+#define DC_DECLARE(name) extern const struct dc_backend dc_backend_##name;
+DC_BACKEND_TABLE(DC_DECLARE)
+
+#define DC_ENTRY(name) &dc_backend_##name,
+const struct dc_backend *const dc_backends[] = { DC_BACKEND_TABLE(DC_ENTRY) NULL };

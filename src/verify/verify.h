@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The functional check shared by dmaconn_verify() (src/verify.c) and the
- * "cuda"/"verified" view (src/verify/verified.c). */
+ * "cuda"/"verified" view (src/backends/cuda_verify/verified.c). */
 #ifndef DMACONN_VERIFY_H
 #define DMACONN_VERIFY_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Proves that src/backends/cuda_api.h matches the real CUDA driver API: built
+ * Proves that src/backends/cuda_verify/cuda_api.h matches the real CUDA driver API: built
  * on a machine with the CUDA toolkit, against its <cuda.h>, it compiles only
  * if every CUresult code, P2P attribute and flag value, every type size and
  * every function signature we declared equals the real one, and the program

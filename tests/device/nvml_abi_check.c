@@ -2,7 +2,7 @@
 /*
  * Proves dmaconn's NVML declarations against NVIDIA's nvml.h: this file sees
  * only the real header.  Constants, sizes and offsets are compared with the
- * same items expanded against src/backends/nvml_api.h (nvml_abi_ours.c); each
+ * same items expanded against src/backends/nvml/nvml_api.h (nvml_abi_ours.c); each
  * function of NVML_ALL_FUNCTIONS must have exactly the real prototype.  The
  * maxima (nvml_abi_items.h) must equal the newest header's, built with
  * -DDMACONN_NVML_NEWEST='"VERSION"' (its nvidia-nvml-dev version), and be at

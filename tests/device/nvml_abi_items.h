@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Every NVML constant, size and offset dmaconn declares, expanded once
- * against src/backends/nvml_api.h and once against NVIDIA's nvml.h: each
+ * against src/backends/nvml/nvml_api.h and once against NVIDIA's nvml.h: each
  * equal in every header since the oldest dmaconn supports. */
 #include "abi_check.h"
 

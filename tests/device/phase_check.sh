@@ -29,7 +29,7 @@ cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$DEPS/usr" -DDM
 nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version --format=csv,noheader
 
 echo "== NVML ABI: dmaconn's declarations against $CUDA_INC/nvml.h"
-cc -std=gnu11 -Wall -Werror -I"$CUDA_INC" -Isrc/backends -Itests/device tests/device/nvml_abi_check.c \
+cc -std=gnu11 -Wall -Werror -I"$CUDA_INC" -Isrc/backends -Isrc/backends/nvml -Isrc/backends/cuda_verify -Itests/device tests/device/nvml_abi_check.c \
 	tests/device/nvml_abi_ours.c -o $B/nvml_abi_check && $B/nvml_abi_check
 
 echo "== multicast_supported against the CUDA driver (a child process)"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Assembles the --verify helper's embedded PTX for every GPU ptxas knows.
 
-Usage: ptx_check.py tools/verify_helper.c
+Usage: ptx_check.py src/backends/cuda_verify/verify_helper.c
 
 The kernel is a C string (kernel_ptx[]) that the CUDA driver JIT-compiles on
 the user's GPU; a typo in it would fail only there.  Here ptxas (PATH,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Proves dmaconn's ROCm SMI declarations (src/backends/rocm_smi_api.h)
+ * Proves dmaconn's ROCm SMI declarations (src/backends/kfd/rocm_smi_api.h)
  * against AMD's <rocm_smi/rocm_smi.h>.  Built twice: with DMACONN_ABI_OURS
  * it expands the constants and sizes against dmaconn's header; without, it
  * sees only the real header, checks every prototype of RSMI_FUNCTIONS at

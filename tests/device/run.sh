@@ -19,11 +19,11 @@ cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$DEPS/usr -DDMAC
 	cmake --build $B -j >>"$OUT/cmake.log" 2>&1 || { echo "build failed"; tail -30 "$OUT/cmake.log"; exit 1; }
 
 echo "== ABI: dmaconn's NVML declarations against $CUDA_INC/nvml.h"
-cc -std=gnu11 -Wall -Werror -I"$CUDA_INC" -Isrc/backends -Itests/device tests/device/nvml_abi_check.c \
+cc -std=gnu11 -Wall -Werror -I"$CUDA_INC" -Isrc/backends -Isrc/backends/nvml -Isrc/backends/cuda_verify -Itests/device tests/device/nvml_abi_check.c \
 	tests/device/nvml_abi_ours.c -o $B/nvml_abi_check && $B/nvml_abi_check
 if [ -f tests/device/cuda_abi_check.c ]; then
 	echo "== ABI: dmaconn's CUDA driver declarations against $CUDA_INC/cuda.h"
-	cc -std=gnu11 -Wall -Werror -I"$CUDA_INC" -Isrc/backends -Itests/device tests/device/cuda_abi_check.c -ldl \
+	cc -std=gnu11 -Wall -Werror -I"$CUDA_INC" -Isrc/backends -Isrc/backends/nvml -Isrc/backends/cuda_verify -Itests/device tests/device/cuda_abi_check.c -ldl \
 		-o $B/cuda_abi_check && $B/cuda_abi_check
 fi
 

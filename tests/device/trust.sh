@@ -47,7 +47,7 @@ GPUS=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | sed 's/^0000//'
 $B/tests/test_host --show $GPUS
 
 echo "== ABI: dmaconn's NVML declarations against $CUDA_INC/nvml.h"
-cc -std=gnu11 -Wall -Werror -I"$CUDA_INC" -Isrc/backends -Itests/device tests/device/nvml_abi_check.c \
+cc -std=gnu11 -Wall -Werror -I"$CUDA_INC" -Isrc/backends -Isrc/backends/nvml -Isrc/backends/cuda_verify -Itests/device tests/device/nvml_abi_check.c \
 	tests/device/nvml_abi_ours.c -o $B/nvml_abi_check2 && $B/nvml_abi_check2
 
 # A cache of this run's own (fresh, private, below sticky /tmp: the cache

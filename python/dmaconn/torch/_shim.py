@@ -10,7 +10,7 @@ No ninja, pybind11 or Python headers are needed: it is a plain shared object
 with two C entry points, called through ctypes.
 
 Loading a library runs its code, so the cache follows the verdict cache's
-rules (src/verify/cache.c, as ssh does): the directory, the lock file and the
+rules (src/backends/cuda_verify/cache.c, as ssh does): the directory, the lock file and the
 library must be ours, not writable by group or others, and not symbolic links
 (opened with O_NOFOLLOW and checked on the open descriptor), and every
 directory above the cache up to "/" must be owned by us or root and not

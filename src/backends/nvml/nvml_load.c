@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "nvml_load.h"
 
-#include "loader.h"
+#include "../loader.h"
 
 #include <string.h>
 #include <strings.h>

@@ -39,7 +39,7 @@
 #include "internal.h"
 #include "pci.h"
 #include "sysfs.h"
-#include "verify/cache.h"
+#include "cache.h"
 #include "verify/verify.h"
 
 #define DC_VCACHE_MAX_AGE 3600 /* seconds; MIG mode is not in the key */
@@ -204,8 +204,8 @@ static int dc_vcache_in_dir(const char *dir, size_t dirlen, const char *name, ch
  */
 static void dc_vcache_cuda_library(char *out, size_t len)
 {
-	static const char name[] = "libcuda.so.1";
-	const char *env = secure_getenv("DMACONN_CUDA_LIBRARY");
+	const char *name = dc_verified_libraries[0].soname;
+	const char *env = secure_getenv(dc_verified_libraries[0].override);
 	if (env && env[0] == '/') {
 		snprintf(out, len, "%s", env);
 		return;
@@ -233,7 +233,7 @@ static void dc_vcache_cuda_library(char *out, size_t len)
 				continue;
 			}
 			s[k] = '\0';
-			size_t sl = strlen(s), nl = sizeof(name) - 1;
+			size_t sl = strlen(s), nl = strlen(name);
 			found = s[0] == '/' && sl > nl && s[sl - nl - 1] == '/' && !strcmp(s + sl - nl, name) &&
 				(size_t)snprintf(out, len, "%s", s) < len;
 			k = 0;
@@ -291,10 +291,14 @@ char *dc_vcache_key(void)
 		rc |= dc_vcache_add(&key, &len, &cap, "gpu", line);
 		free(names[i]);
 	}
-	const char *v = secure_getenv("CUDA_VISIBLE_DEVICES");
-	rc |= dc_vcache_add(&key, &len, &cap, "visible", v ? v : "(unset)");
-	v = secure_getenv("CUDA_DEVICE_ORDER");
-	rc |= dc_vcache_add(&key, &len, &cap, "order", v ? v : "(unset)");
+	/* What the CUDA runtime shows and in which order: the variables of
+	 * the backends of its type ("visible" those that hide devices). */
+	for (const struct dc_backend *const *b = dc_backends; *b; b++)
+		for (int k = 0; (*b)->type == DMACONN_DEVICE_CUDA && k < (*b)->nvisibility; k++) {
+			const char *v = secure_getenv((*b)->visibility[k].name);
+			rc |= dc_vcache_add(&key, &len, &cap, (*b)->visibility[k].hides ? "visible" : "order",
+					    v ? v : "(unset)");
+		}
 	rc |= dc_vcache_add(&key, &len, &cap, "helper", dmaconn_version_string());
 	/* Which helper and which CUDA driver library made the verdict. */
 	char path[PATH_MAX];

@@ -18,14 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "../linkmatrix.h"
-#include "../model/model.h"
-#include "../order/order.h"
-#include "../replay_abi.h"
-#include "../sysfs.h"
-#include "../model/reasons.h"
-#include "backend.h"
+#include "../../internal.h"
+#include "../../linkmatrix.h"
+#include "../../model/model.h"
+#include "../../order/order.h"
+#include "../../replay_abi.h"
+#include "../../sysfs.h"
+#include "../../model/reasons.h"
+#include "../backend.h"
 #include "nvml_load.h"
 
 #define NVML_SONAME "libnvidia-ml.so.1"
@@ -95,6 +95,10 @@ static int open_replay(char *why)
 	return 0;
 }
 
+static const struct dc_library dc_nvml_libraries[] = {
+	{ "nvml", NVML_SONAME, "DMACONN_NVML_LIBRARY", "NVML", "is the NVIDIA driver installed?" },
+};
+
 static int open_live(const char *path, char *why, size_t len)
 {
 	return nvml_api_open(&nvml, path, NULL, why, len);
@@ -111,8 +115,7 @@ static int open_library(char *why)
 	int rc = open_replay(why);
 	if (rc <= 0)
 		return rc;
-	return dc_open_live("DMACONN_NVML_LIBRARY", NVML_SONAME, "NVML", "is the NVIDIA driver installed?", open_live,
-			    record_live, why, WHY_SIZE);
+	return dc_open_live(&dc_nvml_libraries[0], open_live, record_live, why, WHY_SIZE);
 }
 
 static int init_library(char *why)
@@ -1808,5 +1811,18 @@ static void dc_nvml_place(const char *const *bus_ids, int n, struct dc_place_fac
 	dc_model_release(m);
 }
 
-const struct dc_backend dc_backend_nvml = { DC_BACKEND_FIELDS("nvml", DMACONN_DEVICE_CUDA, dc_nvml, dc_nvml_views),
+/* dc_backend.present: the NVIDIA driver's /proc entry. */
+static int dc_nvml_present(const char *root)
+{
+	return dc_live_exists(root, "/proc/driver/nvidia");
+}
+
+/* What CUDA reads (CUDA_DEVICE_ORDER orders only; over the whole node, in
+ * the order of PCI bus ids, as NVML lists them). */
+static const struct dc_visibility dc_nvml_visibility[] = {
+	{ "CUDA_VISIBLE_DEVICES", 1, NULL },
+	{ "CUDA_DEVICE_ORDER", 0, "PCI_BUS_ID" },
+};
+
+const struct dc_backend dc_backend_nvml = { DC_BACKEND_FIELDS("nvml", DMACONN_DEVICE_CUDA, dc_nvml),
 					    .place = dc_nvml_place };

@@ -38,17 +38,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "../linkmatrix.h"
-#include "../model/model.h"
-#include "../model/reasons.h"
-#include "../order/order.h"
-#include "../pci.h"
-#include "../replay_abi.h"
-#include "../sysfs.h"
-#include "backend.h"
+#include "../../internal.h"
+#include "../../linkmatrix.h"
+#include "../../model/model.h"
+#include "../../model/reasons.h"
+#include "../../order/order.h"
+#include "../../pci.h"
+#include "../../replay_abi.h"
+#include "../../sysfs.h"
+#include "../backend.h"
 #include "kfd_view.h"
-#include "loader.h"
+#include "../loader.h"
 #include "rocm_smi_api.h"
 
 #define KFD_NODES "/sys/class/kfd/kfd/topology/nodes"
@@ -652,6 +652,10 @@ static const char *rsmi_bind(void *handle, struct rsmi_api *api)
 	return dc_lib_bind(handle, syms, sizeof(syms) / sizeof(syms[0]), NULL);
 }
 
+static const struct dc_library dc_kfd_libraries[] = {
+	{ "rocm_smi", RSMI_SONAME, "DMACONN_ROCM_SMI_LIBRARY", "ROCm SMI", NULL },
+};
+
 /*
  * The ROCm SMI library to cross-check with: 1 with *api bound (and *release,
  * a handle to dlclose afterwards, for a replay's component), 0 when there is
@@ -677,8 +681,8 @@ static int rsmi_open(struct rsmi_api *api, void **release, char *why)
 		return 1;
 	}
 	const char *override;
-	const char *path = RSMI_SONAME;
-	if (dc_library_override("DMACONN_ROCM_SMI_LIBRARY", &override, why, WHY_SIZE) != 0)
+	const char *path = dc_kfd_libraries[0].soname;
+	if (dc_library_override(dc_kfd_libraries[0].override, &override, why, WHY_SIZE) != 0)
 		return -1;
 	if (override) {
 		path = override;
@@ -689,7 +693,7 @@ static int rsmi_open(struct rsmi_api *api, void **release, char *why)
 			return 0;
 	}
 	if (!rsmi_handle || strcmp(rsmi_path, path)) {
-		void *h = dc_lib_open(path, "ROCm SMI", why, WHY_SIZE);
+		void *h = dc_lib_open(path, dc_kfd_libraries[0].what, why, WHY_SIZE);
 		if (!h)
 			return path == override ? -1 : 0; /* not installed: nothing to cross-check with */
 		if (rsmi_handle)
@@ -929,4 +933,18 @@ static const struct dc_view dc_kfd_views[] = {
 	{ "p2p", dc_kfd_detect_p2p },
 };
 
-DC_BACKEND(dc_backend_kfd, "kfd", DMACONN_DEVICE_ROCM, dc_kfd, dc_kfd_views);
+/* dc_backend.present: the KFD device, or its topology in sysfs. */
+static int dc_kfd_present(const char *root)
+{
+	return dc_live_exists(root, "/dev/kfd") || dc_live_exists(root, "/sys/class/kfd/kfd/topology/nodes");
+}
+
+/* What ROCr and HIP read, HIP also CUDA's variable. */
+static const struct dc_visibility dc_kfd_visibility[] = {
+	{ "ROCR_VISIBLE_DEVICES", 1, NULL },
+	{ "HIP_VISIBLE_DEVICES", 1, NULL },
+	{ "CUDA_VISIBLE_DEVICES", 1, NULL },
+	{ "GPU_DEVICE_ORDINAL", 1, NULL },
+};
+
+const struct dc_backend dc_backend_kfd = { DC_BACKEND_FIELDS("kfd", DMACONN_DEVICE_ROCM, dc_kfd) };

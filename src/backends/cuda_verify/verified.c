@@ -20,7 +20,7 @@
 #include "model/reasons.h"
 #include "pci.h"
 #include "replay_abi.h"
-#include "verify/cache.h"
+#include "cache.h"
 #include "verify/verify.h"
 
 /* The four capabilities: the helper's key for the verdict, ours, and the
@@ -312,9 +312,15 @@ static void dc_verified_shutdown(void)
 {
 }
 
+/* The CUDA driver, loaded by the helper alone (src/backends/cuda_verify/verify_helper.c). */
+const struct dc_library dc_verified_libraries[] = {
+	{ "cuda", "libcuda.so.1", "DMACONN_CUDA_LIBRARY", "the CUDA driver", NULL },
+};
+
 const struct dc_backend dc_backend_cuda_verify = {
 	.name = "cuda_verify",
 	.type = DMACONN_DEVICE_CUDA,
+	DC_LIBRARIES(dc_verified_libraries),
 	DC_VIEWS(dc_verified_views),
 	.atfork = dc_verified_atfork,
 	.shutdown = dc_verified_shutdown,

@@ -70,7 +70,7 @@
 
 #include "../src/codec.h"
 #include "cuda_api.h"
-#include "loader.h"
+#include "../loader.h"
 
 #define THREADS_PER_BLOCK 256u
 #define BLOCKS 4u

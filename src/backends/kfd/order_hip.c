@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Device order as HIP shows AMD GPUs: ROCr's ROCR_VISIBLE_DEVICES filter,
  * then HIP's HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES (see order.h). */
-#include "order.h"
+#include "../../order/order.h"
 
 #include <ctype.h>
 #include <errno.h>

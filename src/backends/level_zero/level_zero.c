@@ -7,7 +7,7 @@
  *
  * Devices are the GPU devices of every driver, in zeDriverGet and
  * zeDeviceGet order: the runtime has already applied ZE_AFFINITY_MASK and
- * ZE_FLAT_DEVICE_HIERARCHY (src/order_ze.c documents how), and that is the
+ * ZE_FLAT_DEVICE_HIERARCHY (src/backends/level_zero/order_ze.c documents how), and that is the
  * list SYCL and PyTorch's xpu device ordinals are built from.
  *
  * xpu/p2p:    1 where zeDeviceGetP2PProperties(i, j) has both
@@ -20,21 +20,25 @@
  *             die-to-die link between tiles of one card) are reported in
  *             the pair's detail, never counted.
  */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "../internal.h"
-#include "../model/model.h"
-#include "../model/reasons.h"
-#include "../sysfs.h"
-#include "../order/order_ze.h"
-#include "../pci.h"
-#include "../replay_abi.h"
-#include "backend.h"
+#include "../../internal.h"
+#include "../../model/model.h"
+#include "../../model/reasons.h"
+#include "../../sysfs.h"
+#include "order_ze.h"
+#include "../../pci.h"
+#include "../../replay_abi.h"
+#include "../backend.h"
 #include "ze_load.h"
 
 #define WHY_SIZE DC_MODEL_WHY_SIZE
@@ -76,6 +80,10 @@ static void record(const char *library, const char *why)
 	dc_record_table("level_zero", why ? NULL : &ze, library, why);
 }
 
+static const struct dc_library dc_ze_libraries[] = {
+	{ "level_zero", ZE_LOADER_SONAME, "DMACONN_ZE_LIBRARY", "Level Zero", "is the Level Zero loader installed?" },
+};
+
 static int open_live(const char *path, char *why, size_t len)
 {
 	return ze_api_open(&ze, path, NULL, why, len);
@@ -115,8 +123,7 @@ static int open_library(char *why, int *replayed)
 		record(NULL, NULL);
 		return 0;
 	}
-	return dc_open_live("DMACONN_ZE_LIBRARY", ZE_LOADER_SONAME, "Level Zero", "is the Level Zero loader installed?",
-			    open_live, record_live, why, WHY_SIZE);
+	return dc_open_live(&dc_ze_libraries[0], open_live, record_live, why, WHY_SIZE);
 }
 
 static int init_library(char *why)
@@ -1066,4 +1073,45 @@ static const struct dc_view dc_ze_views[] = {
 	{ "xelink", dc_ze_detect_xelink },
 };
 
-DC_BACKEND(dc_backend_level_zero, "level_zero", DMACONN_DEVICE_XPU, dc_ze, dc_ze_views);
+/* dc_backend.present: an Intel GPU (PCI vendor 0x8086) behind one of the
+ * DRM cards. */
+static int dc_ze_present(const char *root)
+{
+	char dir[4096];
+	int n = snprintf(dir, sizeof(dir), "%s/sys/class/drm", root);
+	if (n <= 0 || (size_t)n >= sizeof(dir))
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int found = 0;
+	struct dirent *e;
+	while (!found && (e = readdir(d)) != NULL) {
+		const char *num = e->d_name + 4;
+		if (strncmp(e->d_name, "card", 4) || !*num || strspn(num, "0123456789") != strlen(num))
+			continue;
+		char path[4096 + 300], vendor[16] = "";
+		snprintf(path, sizeof(path), "%s/%s/device/vendor", dir, e->d_name);
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			ssize_t got = read(fd, vendor, sizeof(vendor) - 1);
+			vendor[got > 0 ? got : 0] = '\0';
+			found = !strncmp(vendor, "0x8086", 6);
+		}
+		close(fd);
+	}
+	closedir(d);
+	return found;
+}
+
+/* What Intel's runtime reads (the hierarchy shapes the devices, kept over
+ * the whole node). */
+static const struct dc_visibility dc_ze_visibility[] = {
+	{ "ZE_AFFINITY_MASK", 1, NULL },
+	{ "ZE_FLAT_DEVICE_HIERARCHY", 0, NULL },
+};
+
+const struct dc_backend dc_backend_level_zero = { DC_BACKEND_FIELDS("level_zero", DMACONN_DEVICE_XPU, dc_ze) };

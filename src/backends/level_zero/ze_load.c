@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "ze_load.h"
 
-#include "loader.h"
+#include "../loader.h"
 
 #include <stdio.h>
 #include <string.h>

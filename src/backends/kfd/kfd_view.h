@@ -9,7 +9,7 @@
 #ifndef DMACONN_KFD_VIEW_H
 #define DMACONN_KFD_VIEW_H
 
-#include "../model/model.h"
+#include "../../model/model.h"
 
 /* The identity properties of the model's device d, shown as ordinal. */
 void dc_kfd_view_identity(dmaconn_builder *b, const struct dc_model *m, int d, int ordinal);

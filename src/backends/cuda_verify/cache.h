@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The verdict cache of "cuda"/"verified" (src/verify/cache.c). */
+/* The verdict cache of "cuda"/"verified" (src/backends/cuda_verify/cache.c). */
 #ifndef DMACONN_VERIFY_CACHE_H
 #define DMACONN_VERIFY_CACHE_H
 
+#include "backends/backend.h"
 #include "dmaconn.h"
+
+/* The CUDA driver library the helper loads (verified.c). */
+extern const struct dc_library dc_verified_libraries[];
 
 /* 0 when DMACONN_NO_CACHE is set (not "0") or dmaconn_set_verify_cache(0). */
 int dc_vcache_enabled(void);
