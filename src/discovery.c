@@ -57,3 +57,14 @@ int dc_discovery_made(struct dc_discovery *d, void *got)
 	d->release(got);
 	return got ? DMACONN_OK : dc_fail(DMACONN_ENOMEM, "out of memory");
 }
+
+struct dc_model *dc_view_model(struct dc_model *(*get)(void), int *rc)
+{
+	*rc = dc_replay_check();
+	if (*rc != DMACONN_OK)
+		return NULL;
+	struct dc_model *m = get();
+	if (!m)
+		*rc = dc_fail(DMACONN_ENOMEM, "out of memory");
+	return m;
+}

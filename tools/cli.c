@@ -662,18 +662,33 @@ static void cli_topo_multicast(void)
 	dmaconn_result_release(mc);
 }
 
-/* The placement of type's devices, its warnings said; NULL (after a
- * warning) when it cannot be had. */
-static dmaconn_placement *cli_placement(const struct cli *c, dmaconn_device_type type)
+/* A warning's text after its "type/connection: " label (all of it without one). */
+static const char *cli_unlabelled(const char *w)
+{
+	const char *colon = strstr(w, ": "), *slash = strchr(w, '/');
+	return colon && slash && slash < colon && !memchr(w, ' ', (size_t)(colon - w)) ? colon + 2 : w;
+}
+
+/* The placement of the devices of shown (a result whose warnings were
+ * said), its warnings said but those shown said already under another
+ * connection's name (the placement reads the vendor's first view); NULL
+ * (after a warning) when it cannot be had. */
+static dmaconn_placement *cli_placement(const struct cli *c, const dmaconn_result *shown)
 {
 	dmaconn_placement *p = NULL;
-	if (dmaconn_placement_detect(type, &p) != DMACONN_OK) {
+	if (dmaconn_placement_detect(dmaconn_result_device_type(shown), &p) != DMACONN_OK) {
 		if (!c->quiet)
 			fprintf(stderr, "dmaconn: warning: no NIC, CPU or NUMA facts: %s\n", dmaconn_last_error());
 		return NULL;
 	}
-	for (int k = 0; !c->quiet && k < dmaconn_placement_warning_count(p); k++)
-		fprintf(stderr, "dmaconn: warning: %s\n", dmaconn_placement_warning(p, k));
+	for (int k = 0; !c->quiet && k < dmaconn_placement_warning_count(p); k++) {
+		const char *w = dmaconn_placement_warning(p, k);
+		int said = 0;
+		for (int j = 0; !said && j < dmaconn_result_warning_count(shown); j++)
+			said = !strcmp(cli_unlabelled(w), cli_unlabelled(dmaconn_result_warning(shown, j)));
+		if (!said)
+			fprintf(stderr, "dmaconn: warning: %s\n", w);
+	}
 	return p;
 }
 
@@ -681,7 +696,7 @@ static dmaconn_placement *cli_placement(const struct cli *c, dmaconn_device_type
  * the placement describes the same devices. */
 static void cli_topo_print(const struct cli *c, const dmaconn_result *r, const char *replay)
 {
-	dmaconn_placement *p = dmaconn_result_size(r) ? cli_placement(c, dmaconn_result_device_type(r)) : NULL;
+	dmaconn_placement *p = dmaconn_result_size(r) ? cli_placement(c, r) : NULL;
 	cli_text_topo(r, p, replay);
 	dmaconn_placement_free(p);
 }

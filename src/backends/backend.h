@@ -171,6 +171,12 @@ void dc_discovery_forget(struct dc_discovery *d);
  * DMACONN_OK when there was one, else DMACONN_ENOMEM. */
 int dc_discovery_made(struct dc_discovery *d, void *got);
 
+/* A view's model: when the replay (if any) is usable, get()'s new
+ * reference; else NULL with *rc the negative dmaconn error (the replay's,
+ * or out of memory). */
+struct dc_model;
+struct dc_model *dc_view_model(struct dc_model *(*get)(void), int *rc);
+
 /* The dc_discovery of a backend's type, counted by its member refs. */
 #define DC_DISCOVERY_OF(type, lock_, make_, release_) \
 	{ .lock = (lock_), .refs_at = offsetof(type, refs), .make = (make_), .release = (release_) }

@@ -868,12 +868,10 @@ DC_DISCOVERY_HOOKS(dc_kfd, kfd_discovery, model_get)
 
 static int detect(dmaconn_builder *b, const char *label, int p2p)
 {
-	int rc = dc_replay_check();
-	if (rc != DMACONN_OK)
-		return rc;
-	struct dc_model *m = model_get();
+	int rc;
+	struct dc_model *m = dc_view_model(model_get, &rc);
 	if (!m)
-		return dc_fail(DMACONN_ENOMEM, "out of memory");
+		return rc;
 	int *slots = NULL, n = 0;
 	unsigned long long *ids = calloc((size_t)m->n + 1, sizeof(*ids));
 	if (!ids) {

@@ -1045,12 +1045,10 @@ int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, int xelink)
 
 static int ze_view(dmaconn_builder *b, int xelink)
 {
-	int rc = dc_replay_check();
-	if (rc != DMACONN_OK)
-		return rc;
-	struct dc_model *m = model_get();
+	int rc;
+	struct dc_model *m = dc_view_model(model_get, &rc);
 	if (!m)
-		return dc_fail(DMACONN_ENOMEM, "out of memory");
+		return rc;
 	rc = dc_ze_view_of_model(b, m, xelink);
 	dc_model_release(m);
 	return rc;
