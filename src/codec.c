@@ -41,37 +41,64 @@ enum dc_prop_kind dc_prop_kind(const char *key)
 
 /* ------------------------------------------------------------- values */
 
-char *dc_codec_utf8_fix(const char *s)
+int dc_codec_utf8_char(const unsigned char *p, const unsigned char *end, unsigned *cp)
 {
-	/* Jansson, which refuses a string that is not UTF-8, is the judge: of
-	 * the whole string first, then of each sequence a byte >= 0x80 starts. */
-	json_t *whole = json_string(s);
-	if (whole) {
-		json_decref(whole);
-		return NULL;
+	unsigned c = *p;
+	int n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (n > end - p)
+		return 0;
+	*cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+	for (int k = 1; k < n; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (p[k] & 0x3fu);
 	}
-	size_t n = strlen(s), o = 0;
-	char *out = malloc(3 * n + 1);
-	for (size_t i = 0; out && i < n;) {
-		size_t len = (unsigned char)s[i] < 0x80 ? 1 : 0;
-		for (size_t k = 2; !len && k <= 4 && i + k <= n; k++) {
-			json_t *seq = json_stringn(s + i, k);
-			len = seq ? k : 0;
-			json_decref(seq);
+	if ((n == 3 && (*cp < 0x800 || (*cp >= 0xd800 && *cp <= 0xdfff))) || (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+char *dc_codec_utf8_clean(const char *s, int controls)
+{
+	size_t n = strlen(s);
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = NULL;
+	size_t len = 0;
+	for (size_t i = 0; i < n;) {
+		unsigned cp = 0;
+		size_t k = (size_t)dc_codec_utf8_char(p + i, p + n, &cp);
+		int valid = k > 0, ok = valid;
+		if (ok && controls)
+			ok = !(cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029);
+		if (!out && ok) {
+			i += k;
+			continue;
 		}
-		if (len) {
-			memcpy(out + o, s + i, len);
-			o += len;
-			i += len;
+		if (!out) {
+			out = malloc(3 * n + 1);
+			if (!out)
+				return NULL;
+			memcpy(out, s, i);
+			len = i;
+		}
+		if (ok) {
+			memcpy(out + len, s + i, k);
+			len += k;
+			i += k;
 		} else {
-			memcpy(out + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
+			memcpy(out + len, "\xef\xbf\xbd", 3);
+			len += 3;
+			i += valid ? k : 1; /* a control: all of it */
 		}
 	}
 	if (out)
-		out[o] = '\0';
+		out[len] = '\0';
 	return out;
+}
+
+char *dc_codec_utf8_fix(const char *s)
+{
+	return dc_codec_utf8_clean(s, 0);
 }
 
 json_t *dc_codec_string(const struct dc_codec *c, const char *s)

@@ -52,9 +52,19 @@ struct dc_codec {
  * DC_CODEC_EXACT, when text is not UTF-8. */
 json_t *dc_codec_value(const struct dc_codec *c, const char *key, const char *text);
 
-/* s with each byte that is not part of valid UTF-8 replaced by U+FFFD
- * (malloc'd), NULL when s is valid UTF-8 or out of memory: a dc_codec's
- * fix for writers with no text cleaning of their own (the verify helper). */
+/* The length of the UTF-8 character at p (before end), as Jansson accepts
+ * one: 0 when it is not one (a stray byte, an overlong form, a surrogate,
+ * past U+10FFFF); *cp its code point. */
+int dc_codec_utf8_char(const unsigned char *p, const unsigned char *end, unsigned *cp);
+
+/* s with each byte that is not part of valid UTF-8 replaced by U+FFFD, and
+ * with controls also each control character (C0 with tab and line breaks,
+ * DEL, C1, U+2028, U+2029); malloc'd, NULL when nothing needs a change (or
+ * out of memory). */
+char *dc_codec_utf8_clean(const char *s, int controls);
+
+/* dc_codec_utf8_clean(s, 0): a dc_codec's fix for writers with no text
+ * cleaning of their own (the verify helper). */
 char *dc_codec_utf8_fix(const char *s);
 
 /* s as a JSON string, what is not UTF-8 replaced through c->fix; NULL

@@ -141,73 +141,19 @@ static int cli_quiet_env(void)
 
 /* ------------------------------------------------------------------ JSON */
 
-int cli_utf8_char(const unsigned char *p, const unsigned char *end, unsigned *cp)
-{
-	unsigned c = *p;
-	int n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	if (n > end - p)
-		return 0;
-	*cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
-	for (int k = 1; k < n; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		*cp = *cp << 6 | (p[k] & 0x3fu);
-	}
-	if ((n == 3 && (*cp < 0x800 || (*cp >= 0xd800 && *cp <= 0xdfff))) || (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
-/* s with each byte that is not part of valid UTF-8 replaced by U+FFFD, and
- * with controls too: C0 (tab and line breaks included), DEL, C1, and U+2028
- * and U+2029 (line and paragraph separators).  NULL when nothing needs a
- * change (or out of memory). */
-static char *cli_utf8_clean(const char *s, int controls)
-{
-	size_t n = strlen(s);
-	const unsigned char *p = (const unsigned char *)s;
-	char *out = NULL;
-	size_t len = 0;
-	for (size_t i = 0; i < n;) {
-		unsigned cp = 0;
-		size_t k = (size_t)cli_utf8_char(p + i, p + n, &cp);
-		int valid = k > 0, ok = valid;
-		if (ok && controls)
-			ok = !(cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029);
-		if (!out && ok) {
-			i += k;
-			continue;
-		}
-		if (!out) {
-			out = malloc(3 * n + 1);
-			if (!out)
-				return NULL;
-			memcpy(out, s, i);
-			len = i;
-		}
-		if (ok) {
-			memcpy(out + len, s + i, k);
-			len += k;
-			i += k;
-		} else {
-			memcpy(out + len, "\xef\xbf\xbd", 3);
-			len += 3;
-			i += valid ? k : 1; /* a control: all of it */
-		}
-	}
-	if (out)
-		out[len] = '\0';
-	return out;
-}
-
 char *cli_utf8_fix(const char *s)
 {
-	return cli_utf8_clean(s, 0);
+	return dc_codec_utf8_clean(s, 0);
 }
 
 char *cli_text_fix(const char *s)
 {
-	return cli_utf8_clean(s, 1);
+	return dc_codec_utf8_clean(s, 1);
+}
+
+int cli_utf8_char(const unsigned char *p, const unsigned char *end, unsigned *cp)
+{
+	return dc_codec_utf8_char(p, end, cp);
 }
 
 json_t *cli_json_string(const char *s)
