@@ -108,6 +108,19 @@ DMACONN_EXTERN const char *dmaconn_connection_text(dmaconn_device_type type, con
  * nothing about devices.  1 for a type whose vendors say no such thing. */
 DMACONN_EXTERN int dmaconn_driver_loaded(dmaconn_device_type type);
 
+/* What a variable dmaconn_variable() gives is read for. */
+typedef enum dmaconn_variable_kind {
+	DMACONN_VARIABLE_VISIBILITY = 0, /* a runtime's: which devices a process sees, or their order */
+	DMACONN_VARIABLE_LIBRARY = 1     /* dmaconn's: the absolute path of a vendor library to load */
+} dmaconn_variable_kind;
+
+/* The k-th (from 0) environment variable of that kind read for devices of
+ * `type`, in the order of the vendors' backends (cuda's first visibility
+ * variable is CUDA_VISIBLE_DEVICES; another API's variable the runtime does
+ * not follow is none); NULL past the last, for a negative k or an unknown
+ * type or kind.  Static text. */
+DMACONN_EXTERN const char *dmaconn_variable(dmaconn_device_type type, dmaconn_variable_kind kind, int k);
+
 /* ------------------------------------------------------------------------ */
 /* Detection                                                                 */
 

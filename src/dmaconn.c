@@ -116,6 +116,32 @@ int dmaconn_driver_loaded(dmaconn_device_type type)
 	return !checked;
 }
 
+const char *dc_source_of(dmaconn_device_type type)
+{
+	for (const struct dc_backend *const *b = dc_backends; *b; b++)
+		if ((*b)->type == type && (*b)->source)
+			return (*b)->source;
+	return "?";
+}
+
+const char *dmaconn_variable(dmaconn_device_type type, dmaconn_variable_kind kind, int k)
+{
+	for (const struct dc_backend *const *b = dc_backends; *b && k >= 0; b++) {
+		if ((*b)->type != type)
+			continue;
+		if (kind == DMACONN_VARIABLE_VISIBILITY) {
+			for (int i = 0; i < (*b)->nvisibility; i++)
+				if (!(*b)->visibility[i].ignored && k-- == 0)
+					return (*b)->visibility[i].name;
+		} else if (kind == DMACONN_VARIABLE_LIBRARY) {
+			if (k < (*b)->nlibraries)
+				return (*b)->libraries[k].override;
+			k -= (*b)->nlibraries;
+		}
+	}
+	return NULL;
+}
+
 /* ----------------------------------------------------------------- strings */
 
 int dc_grow(void *itemsp, int count, int *cap, size_t size, int first)

@@ -307,6 +307,8 @@ static void config_clear(void)
 	free(config.sysfs_root);
 	for (int i = 0; i < DC_CONFIG_LIBRARIES; i++)
 		free(config.library[i]);
+	for (int i = 0; i < DC_CONFIG_VARIABLES; i++)
+		free(config.variable[i]);
 	memset(&config, 0, sizeof(config));
 }
 
@@ -318,10 +320,10 @@ static void config_read(void)
 	for (const struct dc_backend *const *b = dc_backends; *b; b++)
 		for (int i = 0; i < (*b)->nlibraries && k < DC_CONFIG_LIBRARIES; i++)
 			config.library[k++] = config_string((*b)->libraries[i].override);
-	const char *threads = secure_getenv("DMACONN_NVML_THREADS");
-	config.nvml_threads_set = threads && *threads;
-	config.nvml_threads = config.nvml_threads_set ? strtol(threads, NULL, 10) : 0;
-	config.nvml_batch = !config_flag("DMACONN_NVML_NO_BATCH");
+	k = 0;
+	for (const struct dc_backend *const *b = dc_backends; *b; b++)
+		for (int i = 0; i < (*b)->nvariables && k < DC_CONFIG_VARIABLES; i++)
+			config.variable[k++] = config_string((*b)->variables[i]);
 	config.replay_live_env = config_flag("DMACONN_REPLAY_LIVE_ENV");
 }
 
@@ -342,6 +344,17 @@ const struct dc_config *dc_config(void)
 	if (config_depth == 0)
 		config_read();
 	return &config;
+}
+
+const char *dc_config_variable(const char *name)
+{
+	const struct dc_config *c = dc_config();
+	int k = 0;
+	for (const struct dc_backend *const *b = dc_backends; *b; b++)
+		for (int i = 0; i < (*b)->nvariables && k < DC_CONFIG_VARIABLES; i++, k++)
+			if (!strcmp((*b)->variables[i], name))
+				return c->variable[k];
+	return NULL;
 }
 
 /* ---------------------------------------------------------------- scope */

@@ -120,14 +120,15 @@ void dc_warning_emit(const char *message);
  * Strings are NULL when unset or empty.
  */
 #define DC_CONFIG_LIBRARIES 8 /* at most, over every backend */
+#define DC_CONFIG_VARIABLES 8 /* the backends' tuning variables, at most */
 struct dc_config {
 	char *sysfs_root;       /* DMACONN_SYSFS_ROOT */
 	/* Each backend's libraries' override variables (DMACONN_NVML_LIBRARY,
 	 * ...), as given, in the order of the backend table. */
 	char *library[DC_CONFIG_LIBRARIES];
-	int nvml_threads_set;   /* DMACONN_NVML_THREADS given: */
-	long nvml_threads;      /* its value (strtol) */
-	int nvml_batch;         /* 0 when DMACONN_NVML_NO_BATCH is set, not "0" */
+	/* Each backend's tuning variables (dc_backend.variables), as given, in
+	 * the order of the backend table (dc_config_variable). */
+	char *variable[DC_CONFIG_VARIABLES];
 	int replay_live_env;    /* DMACONN_REPLAY_LIVE_ENV set, not "0" */
 	int oom;                /* a string could not be copied: unusable */
 };
@@ -137,6 +138,9 @@ void dc_config_end(void);
 /* The calling thread's detection's configuration; outside a detection, read
  * afresh and valid until the thread's next call.  Never NULL. */
 const struct dc_config *dc_config(void);
+/* A backend's tuning variable (one of its dc_backend.variables) as
+ * dc_config() has it, or NULL when unset or empty (or not a backend's). */
+const char *dc_config_variable(const char *name);
 
 /* An environment variable as the detectors must see it: pinned by the replay
  * file when one is active, otherwise secure_getenv(). */

@@ -926,11 +926,15 @@ static int assemble(dmaconn_builder *b, void *user_data)
 		if (!copies)
 			continue;
 		int orig = dup[example] - 1, r = owner[orig], s = owner[example];
+		/* The runtime's variable that gives a process its GPUs: cuda's
+		 * first (HIP reads it too). */
+		const char *hides = dmaconn_variable(DMACONN_DEVICE_CUDA, DMACONN_VARIABLE_VISIBILITY, 0);
 		note(b, a, r,
 		     "%s: %d device%s contributed by more than one rank (%s by ranks %d and %d); each copy "
 		     "is a device of its own here, unconnected to its other copies: give each rank its "
-		     "own GPUs (CUDA_VISIBLE_DEVICES) or run one rank per node",
-		     c[r].host, copies, copies == 1 ? " is" : "s are", f[orig].key, r, s);
+		     "own GPUs (%s) or run one rank per node",
+		     c[r].host, copies, copies == 1 ? " is" : "s are", f[orig].key, r, s,
+		     hides ? hides : "a visibility variable");
 	}
 	for (int k = 0; k < nodes; k++) {
 		if (!no_imex[k])

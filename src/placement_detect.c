@@ -632,12 +632,13 @@ static void cpu_props(struct ctx *c, int i)
 	}
 	/* An empty answer is unknown, never "no CPU" (NVML 580 in a virtual
 	 * machine answers SUCCESS with every bit clear). */
-	int nvml_cpus = 0;
+	int vendor_cpus = 0;
 	for (int w = 0; f->cpus_rc == 0 && w < DC_PLACE_CPU_WORDS; w++)
-		nvml_cpus |= f->cpus[w] != 0;
-	if (!source && nvml_cpus) {
+		vendor_cpus |= f->cpus[w] != 0;
+	if (!source && vendor_cpus) {
 		memcpy(cpus, f->cpus, sizeof(cpus));
-		source = "nvml";
+		/* The backend that answered: its name ("nvml") is the value. */
+		source = c->be->name;
 		/* NVML's memory affinity names the node; else the one holding the CPUs. */
 		for (int id = 0; id < MAX_NODES && node < 0 && f->mems_rc == 0; id++)
 			if ((f->mems[id / DC_LIST_BITS] >> (id % DC_LIST_BITS)) & 1ul && node_has_cpus(c, id))

@@ -994,28 +994,32 @@ static struct dc_verify_run *run_new(int n)
 static int cross_check(struct dc_verify_run *v)
 {
 	dmaconn_result *r = NULL;
+	/* What the cuda/p2p view reads, as its connection row names it. */
+	const char *src = dmaconn_connection_text(DMACONN_DEVICE_CUDA, "p2p", DMACONN_CONNECTION_SOURCE);
 	int rc = dmaconn_detect(DMACONN_DEVICE_CUDA, "p2p", &r);
 	if (rc == DMACONN_ENODETECTOR)
 		return 0;
 	if (rc == DMACONN_ENOMEM)
 		return -1;
 	if (rc != DMACONN_OK)
-		return warn(v, "cuda verify: no cross-check with NVML: %s", dmaconn_last_error());
+		return warn(v, "cuda verify: no cross-check with %s: %s", src, dmaconn_last_error());
 	int n = dmaconn_result_size(r), fail = 0;
 	if (n == 0) {
 		/* NVML sees nothing (absent, or no GPU): its detector has warned. */
 	} else if (n != v->n) {
-		fail = warn(v, "cuda verify: NVML sees %d GPUs but the functional check %d; "
-			       "not cross-checked",
-			    n, v->n);
+		fail = warn(v,
+			    "cuda verify: %s sees %d GPUs but the functional check %d; "
+			    "not cross-checked",
+			    src, n, v->n);
 	} else {
 		for (int i = 0; i < n; i++) {
 			const char *a = dmaconn_result_device_get(r, i, "pci_bus_id");
 			const char *b = v->pci[i];
 			if (a && b && strcasecmp(a, b) != 0) {
-				fail = warn(v, "cuda verify: GPU %d is %s for the CUDA driver but %s for "
-					       "NVML; not cross-checked",
-					    i, b, a);
+				fail = warn(v,
+					    "cuda verify: GPU %d is %s for the CUDA driver but %s for "
+					    "%s; not cross-checked",
+					    i, b, a, src);
 				n = 0;
 				break;
 			}
@@ -1024,23 +1028,26 @@ static int cross_check(struct dc_verify_run *v)
 			for (int j = 0; j < n && !fail; j++) {
 				if (i == j)
 					continue;
-				int nvml = dmaconn_result_get(r, i, j) != 0;
+				int peer = dmaconn_result_get(r, i, j) != 0;
 				dmaconn_verify_status st = run_status(v, i, j);
-				if (nvml == (st == DMACONN_VERIFY_PASS))
+				if (peer == (st == DMACONN_VERIFY_PASS))
 					continue;
 				const char *rd = dmaconn_result_pair_get(r, i, j, "read");
 				const char *wr = dmaconn_result_pair_get(r, i, j, "write");
 				const char *at = dmaconn_result_pair_get(r, i, j, "atomics");
 				const char *why = dc_props_get(pair_props(v, i, j), "reason");
-				if (!nvml)
-					fail = warn(v, "cuda verify: GPU %d -> %d: NVML reports no full peer "
-						       "access (read %s, write %s, atomics %s) but the "
-						       "functional check passed",
-						    i, j, rd ? rd : "?", wr ? wr : "?", at ? at : "?");
+				if (!peer)
+					fail = warn(v,
+						    "cuda verify: GPU %d -> %d: %s reports no full peer "
+						    "access (read %s, write %s, atomics %s) but the "
+						    "functional check passed",
+						    i, j, src, rd ? rd : "?", wr ? wr : "?", at ? at : "?");
 				else
-					fail = warn(v, "cuda verify: GPU %d -> %d: NVML reports peer read, "
-						       "write and atomics but the functional check %s: %s",
-						    i, j, st == DMACONN_VERIFY_NO_PEER ? "found no peer access" : "failed",
+					fail = warn(v,
+						    "cuda verify: GPU %d -> %d: %s reports peer read, "
+						    "write and atomics but the functional check %s: %s",
+						    i, j, src,
+						    st == DMACONN_VERIFY_NO_PEER ? "found no peer access" : "failed",
 						    why ? why : "no reason given");
 			}
 		}

@@ -48,7 +48,7 @@ def strip_comments(text):
 
 
 # Functions that read the variable named by their first argument.
-READERS = r"(?:secure_getenv|dc_getenv|config_string|config_flag|dc_library_override)"
+READERS = r"(?:secure_getenv|dc_getenv|config_string|config_flag|dc_library_override|dc_config_variable)"
 
 
 def c_variables():

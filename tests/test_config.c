@@ -13,11 +13,15 @@
 #include "internal.h"
 
 /* What env.c needs of the rest of the library: a backend table whose one
- * library's override variable is read into the configuration. */
+ * library's override variable and tuning variables are read into the
+ * configuration. */
 static const struct dc_library libraries[] = {
 	{ "nvml", "libnvidia-ml.so.1", "DMACONN_NVML_LIBRARY", "NVML", NULL },
 };
-static const struct dc_backend backend = { .name = "nvml", .type = DMACONN_DEVICE_CUDA, DC_LIBRARIES(libraries) };
+static const char *const variables[] = { "DMACONN_NVML_THREADS", "DMACONN_NVML_NO_BATCH" };
+static const struct dc_backend backend = {
+	.name = "nvml", .type = DMACONN_DEVICE_CUDA, DC_LIBRARIES(libraries), DC_VARIABLES(variables)
+};
 const struct dc_backend *const dc_backends[] = { &backend, NULL };
 
 int dc_fail(int err, const char *fmt, ...)
@@ -61,16 +65,18 @@ int main(void)
 
 	dc_config_begin();
 	CHECK_STR(dc_config()->sysfs_root, "/first");
-	CHECK_INT(dc_config()->nvml_threads_set, 1);
-	CHECK_INT(dc_config()->nvml_threads, 3);
-	CHECK_INT(dc_config()->nvml_batch, 1);
+	CHECK_STR(dc_config_variable("DMACONN_NVML_THREADS"), "3");
+	CHECK(dc_config_variable("DMACONN_NVML_NO_BATCH") == NULL);
+	/* A variable of no backend's is none of the configuration's. */
+	setenv("DMACONN_NOT_A_BACKENDS", "1", 1);
+	CHECK(dc_config_variable("DMACONN_NOT_A_BACKENDS") == NULL);
 
 	/* Changed halfway: the detection keeps what it started with. */
 	setenv("DMACONN_SYSFS_ROOT", "/second", 1);
 	setenv("DMACONN_NVML_NO_BATCH", "1", 1);
 	setenv("DMACONN_NVML_LIBRARY", "relative/libnvidia-ml.so.1", 1);
 	CHECK_STR(dc_config()->sysfs_root, "/first");
-	CHECK_INT(dc_config()->nvml_batch, 1);
+	CHECK(dc_config_variable("DMACONN_NVML_NO_BATCH") == NULL);
 	const char *path = "x";
 	char why[256] = "";
 	CHECK_INT(dc_library_override("DMACONN_NVML_LIBRARY", &path, why, sizeof(why)), 0);
@@ -86,7 +92,7 @@ int main(void)
 	/* The next detection reads afresh. */
 	dc_config_begin();
 	CHECK_STR(dc_config()->sysfs_root, "/second");
-	CHECK_INT(dc_config()->nvml_batch, 0);
+	CHECK_STR(dc_config_variable("DMACONN_NVML_NO_BATCH"), "1");
 	CHECK_INT(dc_library_override("DMACONN_NVML_LIBRARY", &path, why, sizeof(why)), -1);
 	CHECK(strstr(why, "must be an absolute path") != NULL);
 	dc_config_end();

@@ -40,25 +40,10 @@ DEVICE_TYPES = {"cuda", "rocm", "xpu"}
 
 # (file, backend): why the file still names the vendor.  Only shrinks.
 KNOWN = {
-    # The core's per-detection configuration (dc_config) holds NVML's tuning
-    # variables (DMACONN_NVML_THREADS, DMACONN_NVML_NO_BATCH).
-    ("src/env.c", "nvml"): "NVML's tuning variables, read once per detection",
-    ("src/internal.h", "nvml"): "NVML's tuning variables in struct dc_config",
-    # Texts the program prints (kept identical) and public values.
-    ("src/merge.c", "nvml"): "a warning's advice names CUDA_VISIBLE_DEVICES",
-    ("src/merge.c", "kfd"): "the same warning (HIP reads CUDA_VISIBLE_DEVICES too)",
-    ("src/placement_detect.c", "nvml"): "the public cpu_source value \"nvml\"",
+    # Public values and interfaces other tools define.
     ("include/dmaconn.h", "nvml"): "public values: DMACONN_FABRIC_STATUS_SUCCESS is \"NVML_SUCCESS\"",
-    ("src/verify.c", "nvml"): "dmaconn_verify cross-checks the helper with the NVML view and says so",
-    ("src/model/reasons.c", "nvml"): "reason texts name where a fact came from",
-    ("src/model/reasons.c", "kfd"): "reason texts name where a fact came from",
-    ("src/model/reasons.c", "level_zero"): "reason texts name where a fact came from",
-    ("tools/check.c", "nvml"): "dmaconn check's findings name NVML",
-    ("tools/cli.c", "nvml"): "the help text lists the variables",
-    ("tools/cli.c", "kfd"): "the help text lists the variables",
-    ("tools/cli.c", "level_zero"): "the help text lists the variables",
-    ("tools/format_slurm.c", "nvml"): "gres.conf comments name NVML's index and AutoDetect=nvml",
-    ("tools/topo.c", "nvml"): "--topo legends name NVML",
+    ("tools/format_slurm.c", "nvml"): "Slurm's AutoDetect=nvml, and gres.conf comments naming the nvml_index "
+                                      "property (\"NVML index\")",
     # The replay component: its ABI and the vendor-specific files, which
     # move to the vendors' directories once the replay is reshaped.
     ("src/replay_abi.h", "nvml"): "the replay ABI: NVML's ops, the variables a recording pins",
@@ -136,6 +121,9 @@ def descriptors(problems):
                     problems.append("%s: a library row the test cannot read: {%s}" % (backend, row.strip()))
         for rows in re.findall(r"struct dc_visibility \w+\[\]\s*=\s*\{(.*?)\};", text, re.S):
             literals.update(re.findall(r'\{\s*"(\w+)"', rows))
+        # Its tuning variables (dc_backend.variables).
+        for rows in re.findall(r"const char \*const \w+_variables\[\]\s*=\s*\{(.*?)\};", text, re.S):
+            literals.update(re.findall(r'"(\w+)"', rows))
         for root, _, names in os.walk(os.path.join(REPO, d["dir"])):
             for name in names:
                 if name.endswith(".h"):

@@ -1041,8 +1041,9 @@ static dmaconn_result *check_detect(struct check *c, const char *tname, const ch
 	for (int i = 0; type == DMACONN_DEVICE_CUDA && strcmp(conn, DMACONN_PROP_VERIFIED) && i < n; i++) {
 		if (dmaconn_result_device_get(r, i, DMACONN_PROP_NVML_INDEX))
 			continue;
-		check_say(c, CHECK_UNKNOWN, "%s: detection could not run: NVML did not describe the %d NVIDIA GPU%s: %s",
-			  tname, n, n == 1 ? "" : "s", check_warning(r, tname, conn));
+		check_say(c, CHECK_UNKNOWN, "%s: detection could not run: %s did not describe the %d NVIDIA GPU%s: %s",
+			  tname, dmaconn_connection_text(type, "p2p", DMACONN_CONNECTION_SOURCE), n, n == 1 ? "" : "s",
+			  check_warning(r, tname, conn));
 		dmaconn_result_release(r);
 		return NULL;
 	}

@@ -92,16 +92,92 @@ static const char help_text[] =
 	"  -q, --quiet             no warnings on standard error (JSON keeps them)\n"
 	"  -h, --help              this help\n"
 	"  -V, --version           the version\n"
-	"\n"
-	"Device order follows CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER (cuda),\n"
-	"ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES (rocm), ZE_AFFINITY_MASK and\n"
-	"ZE_FLAT_DEVICE_HIERARCHY (xpu).  Also read: DMACONN_QUIET, DMACONN_REPLAY,\n"
-	"DMACONN_NVML_LIBRARY, DMACONN_SYSFS_ROOT and the others in README.md.\n"
+	"\n";
+
+/* After the variables' paragraph (cli_help). */
+static const char help_end[] =
 	"`dmaconn check` compares this node with a good node's --json output, or with\n"
 	"a rule, and exits as a Nagios plugin: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN\n"
 	"(`dmaconn check --help`).\n"
 	"Exit status: 0 when detection ran (warnings included), 1 when it could not\n"
 	"(or --verify found a failing pair or checked none), 2 for bad arguments.\n";
+
+/* Appends the variables of kind read for type to out (at *at, len bytes):
+ * "A, B<last>C", or nothing when there are none. */
+static void cli_variables(char *out, size_t len, size_t *at, dmaconn_device_type type, dmaconn_variable_kind kind,
+			  const char *last)
+{
+	int n = 0;
+	while (dmaconn_variable(type, kind, n))
+		n++;
+	for (int k = 0; k < n && *at < len; k++) {
+		const char *sep = k == n - 1 ? last : ", ";
+		int w = snprintf(out + *at, len - *at, "%s%s", k ? sep : "", dmaconn_variable(type, kind, k));
+		*at += w > 0 ? (size_t)w : 0;
+	}
+}
+
+/*
+ * The help: help_text, the paragraph of the variables read (the backends'
+ * visibility variables of each device type and their libraries' overrides,
+ * filled to 78 columns) and help_end, into out (len bytes, truncated).
+ */
+static void cli_help(char *out, size_t len)
+{
+	char para[4096];
+	size_t at = 0;
+	at += (size_t)snprintf(para, sizeof(para), "Device order follows ");
+	int first = 1;
+	for (int t = 1; dmaconn_device_type_name((dmaconn_device_type)t) && at < sizeof(para); t++) {
+		dmaconn_device_type type = (dmaconn_device_type)t;
+		if (!dmaconn_variable(type, DMACONN_VARIABLE_VISIBILITY, 0))
+			continue;
+		if (!first)
+			at += (size_t)snprintf(para + at, sizeof(para) - at, ", ");
+		first = 0;
+		cli_variables(para, sizeof(para), &at, type, DMACONN_VARIABLE_VISIBILITY, " and ");
+		if (at < sizeof(para))
+			at += (size_t)snprintf(para + at, sizeof(para) - at, " (%s)", dmaconn_device_type_name(type));
+	}
+	if (at < sizeof(para))
+		at += (size_t)snprintf(para + at, sizeof(para) - at,
+				       ".  Also read: DMACONN_QUIET, DMACONN_REPLAY, DMACONN_SYSFS_ROOT, the vendor "
+				       "libraries' paths (");
+	first = 1;
+	for (int t = 1; dmaconn_device_type_name((dmaconn_device_type)t) && at < sizeof(para); t++) {
+		if (!dmaconn_variable((dmaconn_device_type)t, DMACONN_VARIABLE_LIBRARY, 0))
+			continue;
+		if (!first)
+			at += (size_t)snprintf(para + at, sizeof(para) - at, ", ");
+		first = 0;
+		cli_variables(para, sizeof(para), &at, (dmaconn_device_type)t, DMACONN_VARIABLE_LIBRARY, ", ");
+	}
+	if (at < sizeof(para))
+		snprintf(para + at, sizeof(para) - at, ") and the others in README.md.");
+	/* Filled: each line ends at the last space within 78 columns. */
+	size_t n = (size_t)snprintf(out, len, "%s", help_text);
+	const char *rest = para;
+	while (*rest && n < len) {
+		size_t cut = strlen(rest);
+		if (cut > 78) {
+			cut = 78;
+			while (cut > 0 && rest[cut] != ' ')
+				cut--;
+			if (!cut)
+				cut = strcspn(rest, " ");
+		}
+		size_t end = cut;
+		while (end > 0 && rest[end - 1] == ' ')
+			end--;
+		int w = snprintf(out + n, len - n, "%.*s\n", (int)end, rest);
+		n += w > 0 ? (size_t)w : 0;
+		rest += cut;
+		while (*rest == ' ')
+			rest++;
+	}
+	if (n < len)
+		snprintf(out + n, len - n, "%s", help_end);
+}
 
 struct cli;
 static int cli_format_write(struct cli *c, const char *replay, int mpi, const char *error);
@@ -943,8 +1019,12 @@ static int cli_place(struct cli *c, dmaconn_device_type type, const char *bind, 
 		status = EXIT_FAILED;
 	}
 	if (bind && i >= 0 && status)
-		cli_error(c, EXIT_FAILED, "--bind %.100s: the CPUs local to %s %d are unknown (neither sysfs nor NVML says)",
-			  bind, dmaconn_device_type_name(type), i);
+		/* The vendor library asked where sysfs does not say: the cuda
+		 * views' (their p2p row's source). */
+		cli_error(c, EXIT_FAILED,
+			  "--bind %.100s: the CPUs local to %s %d are unknown (neither sysfs nor %s says)", bind,
+			  dmaconn_device_type_name(type), i,
+			  dmaconn_connection_text(DMACONN_DEVICE_CUDA, "p2p", DMACONN_CONNECTION_SOURCE));
 	dmaconn_placement_free(p);
 	return status;
 }
@@ -1572,10 +1652,12 @@ static int cli_run(struct cli *c, int argc, char **argv)
 	if (*why)
 		return cli_usage_error(c, "%s", why);
 	if (a.help) {
+		char text[sizeof(help_text) + 4096 + sizeof(help_end)];
+		cli_help(text, sizeof(text));
 		if (c->json)
-			json_object_set_new(cli_doc(c), "help", json_string(help_text));
+			json_object_set_new(cli_doc(c), "help", json_string(text));
 		else
-			fputs(help_text, stdout);
+			fputs(text, stdout);
 		return 0;
 	}
 	if (a.version) {

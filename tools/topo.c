@@ -137,10 +137,12 @@ static const char topo_nic_legend[] =
 	"NICs: C2C = the NIC hangs off the CPU the GPU reaches over NVLink-C2C (NCCL's\n"
 	"NCCL_NET_GDR_C2C), else the PCIe path class; --nics says how each can DMA.\n";
 
-static const char topo_place_legend[] =
-	"CPU Affinity = the CPUs local to the GPU (sysfs local_cpulist, else NVML's\n"
-	"affinity); NUMA Affinity = their NUMA node; GPU NUMA ID = the node of the\n"
-	"GPU's own memory (NUMA mode); N/A = none known.\n";
+/* The vendor library asked where sysfs does not say is the one the cuda
+ * views read (their p2p row's source). */
+#define TOPO_PLACE_LEGEND                                                             \
+	"CPU Affinity = the CPUs local to the GPU (sysfs local_cpulist, else %s's\n"  \
+	"affinity); NUMA Affinity = their NUMA node; GPU NUMA ID = the node of the\n" \
+	"GPU's own memory (NUMA mode); N/A = none known.\n"
 
 static const char *const topo_affinity_heads[3] = { "CPU Affinity", "NUMA Affinity", "GPU NUMA ID" };
 
@@ -207,7 +209,8 @@ void cli_text_topo(const dmaconn_result *r, const dmaconn_placement *p, const ch
 	if (p && dmaconn_placement_size(p) == n && dmaconn_placement_nic_count(p))
 		fputs(topo_nic_legend, stdout);
 	if (p && dmaconn_placement_size(p) == n)
-		fputs(topo_place_legend, stdout);
+		printf(TOPO_PLACE_LEGEND,
+		       dmaconn_connection_text(DMACONN_DEVICE_CUDA, "p2p", DMACONN_CONNECTION_SOURCE));
 	putchar('\n');
 	if (caps)
 		puts(caps);

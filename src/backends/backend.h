@@ -64,11 +64,19 @@ struct dc_visibility {
 	const char *name; /* "CUDA_VISIBLE_DEVICES" */
 	int hides;
 	const char *node_value; /* "PCI_BUS_ID", or NULL */
+	/* 1 for another API's variable the vendor's runtime does not follow
+	 * (GPU_DEVICE_ORDINAL is OpenCL's, not HIP's): pinned and hidden all
+	 * the same, never named as one the order follows (dmaconn_variable). */
+	int ignored;
 };
 
 struct dc_backend {
 	const char *name; /* "nvml", "kfd", "level_zero" */
 	dmaconn_device_type type;
+	/* Where its facts come from, as the texts it leads to (reasons,
+	 * warnings) name it: "NVML", "KFD topology", "Level Zero"; NULL for
+	 * a backend that adds no devices of its own (dc_source_of). */
+	const char *source;
 	/*
 	 * Whether the vendor's kernel driver is loaded (a user-space library
 	 * alone says nothing about devices), looked for below root ("" for /)
@@ -81,6 +89,11 @@ struct dc_backend {
 	int nlibraries;
 	const struct dc_visibility *visibility;
 	int nvisibility;
+	/* Its own tuning variables ("DMACONN_NVML_THREADS"), read once per
+	 * detection into dc_config() like the libraries' overrides and read
+	 * back through dc_config_variable() (src/env.c); none when NULL. */
+	const char *const *variables;
+	int nvariables;
 	/*
 	 * Discovers the vendor's devices into the backend's node model
 	 * (src/model/model.h), once per process; fresh: discover again.  0, or
@@ -114,16 +127,20 @@ extern const struct dc_backend *const dc_backends[];
 
 #define DC_COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 /* .views and .nviews of a descriptor, from a static array; the same for
- * .libraries and .visibility. */
+ * .libraries, .visibility and .variables. */
 #define DC_VIEWS(v) .views = (v), .nviews = DC_COUNT_OF(v)
 #define DC_LIBRARIES(l) .libraries = (l), .nlibraries = DC_COUNT_OF(l)
 #define DC_VISIBILITY(v) .visibility = (v), .nvisibility = DC_COUNT_OF(v)
+#define DC_VARIABLES(v)  .variables = (v), .nvariables = DC_COUNT_OF(v)
 
 /* The library of any backend whose override variable is var, or NULL; its
  * index among all the backends' libraries in *index (src/env.c). */
 const struct dc_library *dc_library_of(const char *var, int *index);
 /* The visibility variable name of any backend, or NULL. */
 const struct dc_visibility *dc_visibility_of(const char *name);
+/* The source of the first backend of type that has one (its texts' word
+ * for where the type's facts come from), or "?" (src/dmaconn.c). */
+const char *dc_source_of(dmaconn_device_type type);
 /* Whether path exists below root ("" for /), in the live tree. */
 int dc_live_exists(const char *root, const char *path);
 

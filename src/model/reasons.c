@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "internal.h"
 #include "model/host.h"
 #include "model/reasons.h"
@@ -89,9 +90,9 @@ static int dc_host_device(struct dc_host_facts *h, int d)
 	const char *mode = dmaconn_result_device_get(r, d, DMACONN_PROP_VIRTUALIZATION_MODE);
 	if (mode && (!strcmp(mode, "passthrough") || !strcmp(mode, "vgpu"))) {
 		snprintf(text, sizeof(text),
-			 "GPU %d is in a virtual machine (NVML virtualization mode %s): its emulated "
+			 "GPU %d is in a virtual machine (%s virtualization mode %s): its emulated "
 			 "root complex hides the PCIe path between the GPUs",
-			 d, mode);
+			 d, dc_source_of(DMACONN_DEVICE_CUDA), mode);
 		if (dc_reason_intern(h->b, &h->virt[d], DMACONN_REASON_VIRTUAL_MACHINE, text) != 0)
 			return -1;
 	}
@@ -735,9 +736,10 @@ void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up)
 				  "no NVLink between them: neither GPU has one active") == 0;
 	ok = ok && dc_reason_make(&x, &x.unjoined, DMACONN_REASON_UNKNOWN,
 				  "both GPUs have active NVLinks, but none joins them") == 0;
-	ok = ok && dc_reason_make(&x, &x.cc_on, DMACONN_REASON_CONFIDENTIAL_COMPUTING,
-				  "confidential computing is on (NVML): the driver allows no peer access between "
-				  "the GPUs") == 0;
+	snprintf(text, sizeof(text),
+		 "confidential computing is on (%s): the driver allows no peer access between the GPUs",
+		 dc_source_of(DMACONN_DEVICE_CUDA));
+	ok = ok && dc_reason_make(&x, &x.cc_on, DMACONN_REASON_CONFIDENTIAL_COMPUTING, text) == 0;
 	for (int d = 0; ok && d < n; d++)
 		ok = dc_reason_device(&x, d) == 0;
 	ok = ok && dc_reason_fewer(&x, n, up) == 0;
@@ -820,7 +822,9 @@ static void dc_reason_rocm_pair(dmaconn_builder *b, int i, int j, int p2p)
 	const char *flags = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_FLAGS);
 	char text[300];
 	if (!type || !strcmp(type, "NONE")) {
-		dc_reason_set(b, i, j, DMACONN_REASON_NO_LINK, "the kernel's KFD topology lists no link between them");
+		snprintf(text, sizeof(text), "the kernel's %s lists no link between them",
+			 dc_source_of(DMACONN_DEVICE_ROCM));
+		dc_reason_set(b, i, j, DMACONN_REASON_NO_LINK, text);
 	} else if (dc_reason_is(r, i, j, DMACONN_PROP_ENABLED, "no")) {
 		snprintf(text, sizeof(text), "the kernel's %s link between them is disabled (flags %s)", type,
 			 flags ? flags : "?");
@@ -855,22 +859,24 @@ static void dc_reason_xpu_pair(dmaconn_builder *b, int i, int j, int p2p)
 	const dmaconn_result *r = b->r;
 	const char *path = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_PATH);
 	const char *flags = dmaconn_result_pair_get(r, i, j, DMACONN_PROP_P2P_FLAGS);
+	const char *src = dc_source_of(DMACONN_DEVICE_XPU);
 	char text[300];
 	if (!p2p) {
-		if (path && !strcmp(path, "MDFI"))
+		if (path && !strcmp(path, "MDFI")) {
 			dc_reason_set(b, i, j, DMACONN_REASON_NO_XELINK,
 				      "no Xe Link: the two tiles of one card are joined by MDFI");
-		else
-			dc_reason_set(b, i, j, DMACONN_REASON_NO_XELINK,
-				      "no Xe Link edge joins them in Level Zero's fabric");
+		} else {
+			snprintf(text, sizeof(text), "no Xe Link edge joins them in %s's fabric", src);
+			dc_reason_set(b, i, j, DMACONN_REASON_NO_XELINK, text);
+		}
 	} else if (!flags) {
-		dc_reason_set(b, i, j, DMACONN_REASON_NOT_SUPPORTED,
-			      "they belong to different Level Zero drivers: no peer access between them");
+		snprintf(text, sizeof(text), "they belong to different %s drivers: no peer access between them", src);
+		dc_reason_set(b, i, j, DMACONN_REASON_NOT_SUPPORTED, text);
 	} else if (dc_reason_is(r, i, j, DMACONN_PROP_READ, "NS")) {
-		snprintf(text, sizeof(text), "Level Zero reports no peer access (P2P flags %s)", flags);
+		snprintf(text, sizeof(text), "%s reports no peer access (P2P flags %s)", src, flags);
 		dc_reason_set(b, i, j, DMACONN_REASON_NOT_SUPPORTED, text);
 	} else {
-		snprintf(text, sizeof(text), "Level Zero reports peer access without atomics (P2P flags %s)", flags);
+		snprintf(text, sizeof(text), "%s reports peer access without atomics (P2P flags %s)", src, flags);
 		dc_reason_set(b, i, j, DMACONN_REASON_NOT_SUPPORTED, text);
 	}
 }
@@ -911,8 +917,10 @@ const char *dc_multicast_cause(const struct dc_mc_facts *f, int d, char *text, s
 	}
 	if (f->cc_major < 9) {
 		if (f->cc_major < 0)
-			snprintf(text, len, "GPU %d: NVML gives no compute capability; multicast objects need 9.0 "
-				 "(Hopper) or newer", d);
+			snprintf(text, len,
+				 "GPU %d: %s gives no compute capability; multicast objects need 9.0 "
+				 "(Hopper) or newer",
+				 d, dc_source_of(DMACONN_DEVICE_CUDA));
 		else
 			snprintf(text, len, "GPU %d has compute capability %d.%d; multicast objects need 9.0 (Hopper) "
 				 "or newer", d, f->cc_major, f->cc_minor);
@@ -923,8 +931,10 @@ const char *dc_multicast_cause(const struct dc_mc_facts *f, int d, char *text, s
 		return DMACONN_REASON_DRIVER_WITHOUT_MULTICAST;
 	}
 	if (f->cc_on) {
-		snprintf(text, len, "confidential computing is on (NVML ccFeature %u): no confidential computing "
-			 "mode lets GPUs share a multicast object (GPU %d)", f->cc_feature, d);
+		snprintf(text, len,
+			 "confidential computing is on (%s ccFeature %u): no confidential computing "
+			 "mode lets GPUs share a multicast object (GPU %d)",
+			 dc_source_of(DMACONN_DEVICE_CUDA), f->cc_feature, d);
 		return DMACONN_REASON_CONFIDENTIAL_COMPUTING;
 	}
 	if (fb->known && fb->state == DC_MC_NOT_STARTED) {
@@ -942,13 +952,17 @@ const char *dc_multicast_cause(const struct dc_mc_facts *f, int d, char *text, s
 		return DMACONN_REASON_FABRIC_FAILED;
 	}
 	if (fb->known && fb->state > DC_MC_COMPLETED) {
-		snprintf(text, len, "GPU %d: NVML reports an unknown fabric state %u", d, fb->state);
+		snprintf(text, len, "GPU %d: %s reports an unknown fabric state %u", d,
+			 dc_source_of(DMACONN_DEVICE_CUDA), fb->state);
 		return DMACONN_REASON_FABRIC_FAILED;
 	}
 	if (!fb->known || fb->state == DC_MC_NOT_SUPPORTED || f->switch_links <= 0) {
-		snprintf(text, len, "GPU %d is not attached to an NVSwitch (%d active NVLinks to NVSwitches, fabric "
-			 "%s): PCIe and NVLink bridges carry no multicast", d, f->switch_links < 0 ? 0 : f->switch_links,
-			 !fb->known ? "unknown to NVML" : states[fb->state < 4 ? fb->state : 0]);
+		snprintf(text, len,
+			 "GPU %d is not attached to an NVSwitch (%d active NVLinks to NVSwitches, fabric "
+			 "%s%s): PCIe and NVLink bridges carry no multicast",
+			 d, f->switch_links < 0 ? 0 : f->switch_links,
+			 !fb->known ? "unknown to " : states[fb->state < 4 ? fb->state : 0],
+			 !fb->known ? dc_source_of(DMACONN_DEVICE_CUDA) : "");
 		return DMACONN_REASON_NO_NVSWITCH;
 	}
 	if (fb->health_known && dc_fabric_unhealthy(fb->health_mask, NULL, bad, sizeof(bad), 0)) {

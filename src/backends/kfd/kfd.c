@@ -939,10 +939,11 @@ static int dc_kfd_present(const char *root)
 
 /* What ROCr and HIP read, HIP also CUDA's variable. */
 static const struct dc_visibility dc_kfd_visibility[] = {
-	{ "ROCR_VISIBLE_DEVICES", 1, NULL },
-	{ "HIP_VISIBLE_DEVICES", 1, NULL },
-	{ "CUDA_VISIBLE_DEVICES", 1, NULL },
-	{ "GPU_DEVICE_ORDINAL", 1, NULL },
+	{ "ROCR_VISIBLE_DEVICES", 1, NULL, 0 },
+	{ "HIP_VISIBLE_DEVICES", 1, NULL, 0 },
+	{ "CUDA_VISIBLE_DEVICES", 1, NULL, 0 },
+	{ "GPU_DEVICE_ORDINAL", 1, NULL, 1 },
 };
 
-const struct dc_backend dc_backend_kfd = { DC_BACKEND_FIELDS("kfd", DMACONN_DEVICE_ROCM, dc_kfd) };
+const struct dc_backend dc_backend_kfd = { DC_BACKEND_FIELDS("kfd", DMACONN_DEVICE_ROCM, dc_kfd),
+					   .source = "KFD topology" };

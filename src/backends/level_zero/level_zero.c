@@ -1108,8 +1108,9 @@ static int dc_ze_present(const char *root)
 /* What Intel's runtime reads (the hierarchy shapes the devices, kept over
  * the whole node). */
 static const struct dc_visibility dc_ze_visibility[] = {
-	{ "ZE_AFFINITY_MASK", 1, NULL },
-	{ "ZE_FLAT_DEVICE_HIERARCHY", 0, NULL },
+	{ "ZE_AFFINITY_MASK", 1, NULL, 0 },
+	{ "ZE_FLAT_DEVICE_HIERARCHY", 0, NULL, 0 },
 };
 
-const struct dc_backend dc_backend_level_zero = { DC_BACKEND_FIELDS("level_zero", DMACONN_DEVICE_XPU, dc_ze) };
+const struct dc_backend dc_backend_level_zero = { DC_BACKEND_FIELDS("level_zero", DMACONN_DEVICE_XPU, dc_ze),
+						  .source = "Level Zero" };

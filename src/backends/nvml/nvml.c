@@ -173,6 +173,14 @@ static void dc_nvml_shutdown(void)
 
 /* ------------------------------------------------------------- discovery */
 
+/* Whether the links' identities are asked in one batch per device: not when
+ * DMACONN_NVML_NO_BATCH is set and not "0". */
+static int nvml_batch(void)
+{
+	const char *v = dc_config_variable("DMACONN_NVML_NO_BATCH");
+	return !v || !strcmp(v, "0");
+}
+
 /*
  * Runs fn(ctx, i) for i in [0, n), spread over threads: NVML is thread-safe
  * and most of its cost is per-device latency in the driver (attaching a GPU
@@ -196,8 +204,8 @@ static void *parallel_worker(void *arg)
 static void parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx)
 {
 	enum { MAX_THREADS = 64 };
-	const struct dc_config *config = dc_config();
-	long threads = config->nvml_threads_set ? config->nvml_threads : MAX_THREADS;
+	const char *bound = dc_config_variable("DMACONN_NVML_THREADS");
+	long threads = bound ? strtol(bound, NULL, 10) : MAX_THREADS;
 	threads = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
 	threads = threads > n ? n : threads;
 	pthread_t tid[MAX_THREADS];
@@ -341,7 +349,7 @@ static struct dc_model *enumerate(char *why)
 	}
 	struct dc_model *m = dc_model_new((int)count, 1);
 	nvmlReturn_t(*type_rc)[DC_MAX_LINKS] = calloc(count + 1, sizeof(*type_rc));
-	struct identity_job job = { m, calloc(count + 1, WHY_SIZE), dc_config()->nvml_batch, type_rc };
+	struct identity_job job = { m, calloc(count + 1, WHY_SIZE), nvml_batch(), type_rc };
 	if (!m || !job.why || !type_rc) {
 		free(job.why);
 		free(type_rc);
@@ -1820,9 +1828,13 @@ static int dc_nvml_present(const char *root)
 /* What CUDA reads (CUDA_DEVICE_ORDER orders only; over the whole node, in
  * the order of PCI bus ids, as NVML lists them). */
 static const struct dc_visibility dc_nvml_visibility[] = {
-	{ "CUDA_VISIBLE_DEVICES", 1, NULL },
-	{ "CUDA_DEVICE_ORDER", 0, "PCI_BUS_ID" },
+	{ "CUDA_VISIBLE_DEVICES", 1, NULL, 0 },
+	{ "CUDA_DEVICE_ORDER", 0, "PCI_BUS_ID", 0 },
 };
 
-const struct dc_backend dc_backend_nvml = { DC_BACKEND_FIELDS("nvml", DMACONN_DEVICE_CUDA, dc_nvml),
-					    .place = dc_nvml_place };
+/* The threads of a discovery (1 = serial, for comparison) and whether the
+ * links' identities are asked in one batch. */
+static const char *const dc_nvml_variables[] = { "DMACONN_NVML_THREADS", "DMACONN_NVML_NO_BATCH" };
+
+const struct dc_backend dc_backend_nvml = { DC_BACKEND_FIELDS("nvml", DMACONN_DEVICE_CUDA, dc_nvml), .source = "NVML",
+					    .place = dc_nvml_place, DC_VARIABLES(dc_nvml_variables) };
