@@ -51,7 +51,8 @@ const struct dc_connection dc_connections[] = {
 		DC_TEXTS("number of direct XGMI links between GPU *i* and *j*", "amdgpu KFD topology (sysfs)", NULL, NULL,
 			 NULL, NULL, "HIP") },
 	{
-		DMACONN_DEVICE_ROCM, "p2p", "rocm/p2p", DC_COUNTS_PEER, DC_LINKS_TO(DC_REMOTE_GPU), 0, DC_SWITCH_NONE,
+		DMACONN_DEVICE_ROCM, "p2p", "rocm/p2p", DC_COUNTS_PEER, DC_LINKS_TO(DC_REMOTE_GPU), DC_PEER_DMA,
+		DC_SWITCH_NONE,
 		DC_REASONS_ROCM,
 		DC_TEXTS("1 when peer DMA and 32- and 64-bit atomics are supported", "amdgpu KFD topology (sysfs)", NULL,
 			 "Paths: X = self; XGMI# = # direct XGMI (Infinity Fabric) links; XGMI+ = XGMI\n"
@@ -59,7 +60,8 @@ const struct dc_connection dc_connections[] = {
 			 "PCIE = peer access over PCIe; NONE = no peer link; - = no answer.\n",
 			 "Peer capabilities (DMA = peer DMA and 32- and 64-bit atomics all supported):", NULL, "HIP") },
 	{
-		DMACONN_DEVICE_XPU, "p2p", "xpu/p2p", DC_COUNTS_PEER, DC_LINKS_TO(DC_REMOTE_GPU), 0, DC_SWITCH_NONE,
+		DMACONN_DEVICE_XPU, "p2p", "xpu/p2p", DC_COUNTS_PEER, DC_LINKS_TO(DC_REMOTE_GPU), DC_PEER_DMA,
+		DC_SWITCH_NONE,
 		DC_REASONS_XPU,
 		DC_TEXTS("1 when Level Zero reports peer access and atomics", "Level Zero", NULL,
 			 "Paths: X = self; XL# = # Xe Link connections (fabric edges); MDFI = the die-to-die\n"

@@ -47,7 +47,8 @@ struct dc_connection {
 	const char *label; /* "cuda/nvlink": prefix of its warnings */
 	enum dc_counts counts;
 	unsigned int links; /* DC_COUNTS_LINKS, and the NV# of a peer rule's path: DC_LINKS_TO bits */
-	unsigned int peer;  /* DC_COUNTS_PEER: DC_PEER_NEEDS bits (NVML's capabilities) */
+	unsigned int peer;  /* DC_COUNTS_PEER: DC_PEER_NEEDS bits, the capabilities that must be OK
+			     * (dc_peer_ok, model.h; a vendor's facts as struct dc_peer's statuses) */
 	enum dc_switch_rule switch_rule;
 	enum dc_reason_rules reasons;
 	/* The texts of dmaconn_connection_text(), by dmaconn_connection_text_kind;

@@ -75,6 +75,16 @@ struct dc_fabric_facts {
 enum dc_peer_status { DC_PEER_OK, DC_PEER_CNS, DC_PEER_GNS, DC_PEER_TNS, DC_PEER_DR, DC_PEER_NS, DC_PEER_U };
 enum { DC_PEER_READ, DC_PEER_WRITE, DC_PEER_ATOMICS, DC_PEER_NVLINK, DC_PEER_CAPS };
 
+/* A peer rule: whether each capability whose bit (1 << DC_PEER_READ...) is
+ * in needs -- a connection type's .peer (connections.h) -- is OK in status. */
+static inline int dc_peer_ok(unsigned int needs, const unsigned char status[DC_PEER_CAPS])
+{
+	int ok = 1;
+	for (int c = 0; c < DC_PEER_CAPS; c++)
+		ok = ok && (!(needs & (1u << c)) || status[c] == DC_PEER_OK);
+	return ok;
+}
+
 /* PCIe path class of a pair, as `nvidia-smi topo -m` names it. */
 enum dc_path { DC_PATH_UNKNOWN, DC_PATH_PIX, DC_PATH_PXB, DC_PATH_PHB, DC_PATH_NODE, DC_PATH_SYS };
 

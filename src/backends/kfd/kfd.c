@@ -866,8 +866,10 @@ static struct dc_model *model_get(void)
 
 DC_DISCOVERY_HOOKS(dc_kfd, kfd_discovery, model_get)
 
-static int detect(dmaconn_builder *b, const char *label, int p2p)
+/* The view of row over the discovered model. */
+static int detect(dmaconn_builder *b, const struct dc_connection *row)
 {
+	const char *label = row->label;
 	int rc;
 	struct dc_model *m = dc_view_model(model_get, &rc);
 	if (!m)
@@ -896,7 +898,7 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 				     n == 1 ? "" : "s");
 		goto done;
 	}
-	dc_kfd_view_pairs(b, m, slots, n, p2p);
+	dc_kfd_view_pairs(b, m, slots, n, row);
 	if (n > 1)
 		cross_check(b, label, m, slots, n);
 done:
@@ -905,30 +907,23 @@ done:
 	return rc;
 }
 
-/* A view: the detection, then the host's reasons for what it found. */
-static int kfd_view(dmaconn_builder *b, const char *label, int p2p)
+/* Every rocm view: the row the detector is registered for (a link filter
+ * or a peer rule), then the row's reasons for what it found. */
+static int dc_kfd_detect(dmaconn_builder *b, void *user_data)
 {
-	int rc = detect(b, label, p2p);
+	(void)user_data;
+	const struct dc_connection *row = dc_connection_of(b);
+	if (!row || (row->counts != DC_COUNTS_LINKS && row->counts != DC_COUNTS_PEER))
+		return dc_fail(DMACONN_EINVAL, "KFD has no view of this connection type");
+	int rc = detect(b, row);
 	if (rc == DMACONN_OK)
-		dc_reasons_vendor(b, 1, p2p);
+		dc_reasons_of(b, row, NULL, NULL);
 	return rc;
 }
 
-static int dc_kfd_detect_infinity_fabric(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return kfd_view(b, "rocm/infinity_fabric", 0);
-}
-
-static int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return kfd_view(b, "rocm/p2p", 1);
-}
-
 static const struct dc_view dc_kfd_views[] = {
-	{ "infinity_fabric", dc_kfd_detect_infinity_fabric },
-	{ "p2p", dc_kfd_detect_p2p },
+	{ "infinity_fabric", dc_kfd_detect },
+	{ "p2p", dc_kfd_detect },
 };
 
 /* dc_backend.present: the KFD device, or its topology in sysfs. */

@@ -1566,9 +1566,7 @@ static int p2p_apply(struct p2p_text *t, const struct p2p_job *job, int i, int j
 	if (dc_builder_set_pair_list(b, i, j, keys, values, count) != DMACONN_OK)
 		return -1;
 	const unsigned char *st = p->status;
-	int ok = 1; /* the peer rule: each capability the row needs is OK */
-	for (int c = 0; c < DC_PEER_CAPS; c++)
-		ok = ok && (!(s->row->peer & DC_PEER_NEEDS(c)) || st[c] == DC_PEER_OK);
+	int ok = dc_peer_ok(s->row->peer, st);
 	dmaconn_builder_set(b, i, j, ok);
 	if ((links > 0 && !ok) || (links == 0 && st[DC_PEER_NVLINK] == DC_PEER_OK)) {
 		char bus[DC_PCI_BUS_ID_SIZE];
