@@ -219,12 +219,7 @@ static int run_views(struct dc_model *m, const char *visible, const int o[N])
 {
 	int views = 0;
 	setenv("CUDA_VISIBLE_DEVICES", visible, 1);
-	for (int v = 0; v < dc_backend_nvml.nviews; v++) {
-		const struct dc_connection *row = dc_connection_find(DMACONN_DEVICE_CUDA,
-								     dc_backend_nvml.views[v].connection);
-		CHECK(row != NULL);
-		if (!row)
-			continue;
+	for (const struct dc_connection *row = NULL; (row = dc_connection_next(&dc_backend_nvml, row)) != NULL;) {
 		struct snapshot before;
 		take(&before, m);
 		dmaconn_result *r = view(row);

@@ -921,11 +921,6 @@ static int dc_kfd_detect(dmaconn_builder *b, void *user_data)
 	return rc;
 }
 
-static const struct dc_view dc_kfd_views[] = {
-	{ "infinity_fabric", dc_kfd_detect },
-	{ "p2p", dc_kfd_detect },
-};
-
 /* dc_backend.present: the KFD device, or its topology in sysfs. */
 static int dc_kfd_present(const char *root)
 {

@@ -1065,11 +1065,6 @@ static int dc_ze_detect(dmaconn_builder *b, void *user_data)
 	return rc;
 }
 
-static const struct dc_view dc_ze_views[] = {
-	{ "p2p", dc_ze_detect },
-	{ "xelink", dc_ze_detect },
-};
-
 /* dc_backend.present: an Intel GPU (PCI vendor 0x8086) behind one of the
  * DRM cards. */
 static int dc_ze_present(const char *root)

@@ -1804,12 +1804,6 @@ static int multicast_body(dmaconn_builder *b, struct session *s, struct dc_node 
 	return DMACONN_OK;
 }
 
-static const struct dc_view dc_nvml_views[] = {
-	{ "nvlink", dc_nvml_detect },
-	{ "p2p", dc_nvml_detect },
-	{ "multicast", dc_nvml_detect },
-};
-
 /* The place stage: each device's placement facts. */
 static void ask_place(struct dc_model *m, struct dc_stage *st)
 {
