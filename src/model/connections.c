@@ -114,6 +114,17 @@ const struct dc_connection *dc_connection_of(const dmaconn_builder *b)
 	return dc_connection_find(dmaconn_result_device_type(b->r), dmaconn_result_connection_type(b->r));
 }
 
+int dc_connection_view(dmaconn_builder *b, struct dc_model *(*get)(void), dc_model_view *view)
+{
+	int rc;
+	struct dc_model *m = dc_view_model(get, &rc);
+	if (!m)
+		return rc;
+	rc = view(b, m, dc_connection_of(b));
+	dc_model_release(m);
+	return rc;
+}
+
 const char *dmaconn_connection_text(dmaconn_device_type type, const char *connection, dmaconn_connection_text_kind kind)
 {
 	const struct dc_connection *c = dc_connection_find(type, connection);

@@ -76,4 +76,10 @@ const struct dc_connection *dc_connection_next(const struct dc_backend *be, cons
 /* The row of the pair b is built for, or NULL. */
 const struct dc_connection *dc_connection_of(const dmaconn_builder *b);
 
+/* A backend's detector: view(b, m, row) over a new reference to get()'s
+ * model (dc_view_model) and b's row, the reference dropped after. */
+struct dc_model;
+typedef int dc_model_view(dmaconn_builder *b, struct dc_model *m, const struct dc_connection *row);
+int dc_connection_view(dmaconn_builder *b, struct dc_model *(*get)(void), dc_model_view *view);
+
 #endif

@@ -866,14 +866,15 @@ static struct dc_model *model_get(void)
 
 DC_DISCOVERY_HOOKS(dc_kfd, kfd_discovery, model_get)
 
-/* The view of row over the discovered model. */
-static int detect(dmaconn_builder *b, const struct dc_connection *row)
+/* The view of row (a link filter or a peer rule) over the model m: the
+ * devices in HIP's order, the pairs, then the row's reasons for what it
+ * found. */
+static int kfd_view(dmaconn_builder *b, struct dc_model *m, const struct dc_connection *row)
 {
+	if (!row || (row->counts != DC_COUNTS_LINKS && row->counts != DC_COUNTS_PEER))
+		return dc_fail(DMACONN_EINVAL, "KFD has no view of this connection type");
 	const char *label = row->label;
-	int rc;
-	struct dc_model *m = dc_view_model(model_get, &rc);
-	if (!m)
-		return rc;
+	int rc = DMACONN_OK;
 	int *slots = NULL, n = 0;
 	unsigned long long *ids = calloc((size_t)m->n + 1, sizeof(*ids));
 	if (!ids) {
@@ -902,23 +903,18 @@ static int detect(dmaconn_builder *b, const struct dc_connection *row)
 	if (n > 1)
 		cross_check(b, label, m, slots, n);
 done:
-	dc_model_release(m);
 	free(slots);
-	return rc;
-}
-
-/* Every rocm view: the row the detector is registered for (a link filter
- * or a peer rule), then the row's reasons for what it found. */
-static int dc_kfd_detect(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	const struct dc_connection *row = dc_connection_of(b);
-	if (!row || (row->counts != DC_COUNTS_LINKS && row->counts != DC_COUNTS_PEER))
-		return dc_fail(DMACONN_EINVAL, "KFD has no view of this connection type");
-	int rc = detect(b, row);
 	if (rc == DMACONN_OK)
 		dc_reasons_of(b, row, NULL, NULL);
 	return rc;
+}
+
+/* Every rocm view: the row the detector is registered for, over the
+ * discovered model. */
+static int dc_kfd_detect(dmaconn_builder *b, void *user_data)
+{
+	(void)user_data;
+	return dc_connection_view(b, model_get, kfd_view);
 }
 
 /* dc_backend.present: the KFD device, or its topology in sysfs. */

@@ -1056,13 +1056,7 @@ int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, const struct dc_
 static int dc_ze_detect(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc;
-	struct dc_model *m = dc_view_model(model_get, &rc);
-	if (!m)
-		return rc;
-	rc = dc_ze_view_of_model(b, m, dc_connection_of(b));
-	dc_model_release(m);
-	return rc;
+	return dc_connection_view(b, model_get, dc_ze_view_of_model);
 }
 
 /* dc_backend.present: an Intel GPU (PCI vendor 0x8086) behind one of the

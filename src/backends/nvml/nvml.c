@@ -1195,13 +1195,7 @@ int dc_nvml_view_of_model(dmaconn_builder *b, struct dc_model *model, const stru
 static int dc_nvml_detect(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	int rc;
-	struct dc_model *m = dc_view_model(model_get, &rc);
-	if (!m)
-		return rc;
-	rc = dc_nvml_view_of_model(b, m, dc_connection_of(b));
-	dc_model_release(m);
-	return rc;
+	return dc_connection_view(b, model_get, dc_nvml_view_of_model);
 }
 
 /* A link filter: the links of the row's kinds, each pair's count. */
