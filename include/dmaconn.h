@@ -725,6 +725,14 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 #define DMACONN_NICS_REASON_NONE "no_rdma_nic"       /* ib_core loaded, /sys/class/infiniband empty */
 #define DMACONN_NICS_REASON_NO_CLASS "no_rdma_class" /* no device listed, no ib_core module loaded */
 
+/* The placement's keys (the DMACONN_PLACE_* above, in their order): their
+ * number, and the k-th (NULL when k is out of range).  Each one's type is
+ * dmaconn_property_type_of()'s: DMACONN_TYPE_INT for the NUMA nodes, the CPU
+ * family and model and NVLink-C2C's link count and bandwidth, else
+ * DMACONN_TYPE_STRING.  Static strings. */
+DMACONN_EXTERN int dmaconn_placement_key_count(void);
+DMACONN_EXTERN const char *dmaconn_placement_key(int k);
+
 /* ------------------------------------------------------------------------ */
 /* Detectors                                                                 */
 
