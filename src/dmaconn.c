@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "backends/backend.h"
+#include "model/connections.h"
 
 #define DC_STR_(x) #x
 #define DC_STR(x) DC_STR_(x)
@@ -150,6 +151,17 @@ int dc_strings_push(struct dc_strings *s, const char *str)
 		return -1;
 	s->items[s->count++] = copy;
 	return 0;
+}
+
+const char *dc_strings_pushv(struct dc_strings *s, size_t max, int clean, const char *fmt, va_list ap)
+{
+	char text[1024];
+	vsnprintf(text, max < sizeof(text) ? max : sizeof(text), fmt, ap);
+	int oom = 0;
+	char *cleaned = clean ? dc_text_clean(text, &oom) : NULL;
+	int rc = oom ? -1 : dc_strings_push(s, cleaned ? cleaned : text);
+	free(cleaned);
+	return rc == 0 ? s->items[s->count - 1] : NULL;
 }
 
 void dc_strings_clear(struct dc_strings *s)
@@ -975,9 +987,8 @@ static int ensure_builtins(void)
 	if (builtins_registered)
 		return 0;
 	for (const struct dc_backend *const *be = dc_backends; *be; be++) {
-		for (int v = 0; v < (*be)->nviews; v++) {
-			struct entry *e = entry_new((*be)->type, (*be)->views[v].connection,
-						    (*be)->views[v].detect, NULL, 1);
+		for (const struct dc_connection *c = NULL; (c = dc_connection_next(*be, c)) != NULL;) {
+			struct entry *e = entry_new((*be)->type, c->name, (*be)->detect, NULL, 1);
 			if (!e)
 				return -1;
 			entry_append(e);

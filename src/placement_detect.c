@@ -20,6 +20,7 @@
 
 #include "backends/backend.h"
 #include "internal.h"
+#include "model/connections.h"
 #include "model/host.h"
 #include "pci.h"
 #include "placement.h"
@@ -97,15 +98,14 @@ static void setf(struct ctx *c, struct dc_props *props, const char *key, const c
 static void warn(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct ctx *c, const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	const char *text = dc_strings_pushv(&c->p->warnings, 512, 0, fmt, ap);
 	va_end(ap);
-	if (dc_strings_push(&c->p->warnings, buf) != 0)
+	if (!text)
 		c->oom = 1;
 	else
-		dc_warning_emit(buf);
+		dc_warning_emit(text);
 }
 
 /* A file's first line (no newline) into buf; its length, or a negative errno. */
@@ -730,7 +730,7 @@ static void ctx_free(struct ctx *c)
 static int read_devices(struct ctx *c)
 {
 	dmaconn_result *r = NULL;
-	int rc = dmaconn_detect_passive(c->p->type, c->be->views[0].connection, &r);
+	int rc = dmaconn_detect_passive(c->p->type, dc_connection_next(c->be, NULL)->name, &r);
 	if (rc != DMACONN_OK)
 		return rc;
 	int n = dmaconn_result_size(r);
@@ -853,7 +853,7 @@ int dmaconn_placement_detect(dmaconn_device_type type, dmaconn_placement **out)
 	*out = NULL;
 	const struct dc_backend *be = NULL;
 	for (const struct dc_backend *const *b = dc_backends; *b && !be; b++)
-		if ((*b)->type == type && (*b)->nviews > 0)
+		if ((*b)->type == type && dc_connection_next(*b, NULL))
 			be = *b;
 	if (!be)
 		return dc_fail(DMACONN_ENODETECTOR, "dmaconn_placement_detect: no backend for %s",
