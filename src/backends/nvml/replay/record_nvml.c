@@ -441,12 +441,10 @@ void replay_nvml_record_table(void *table, const char *library, const char *load
 	LOCK();
 	nvml_forget();
 	n.sec = json_object();
-	if (!api && !library && replay_active() && !replay_nvml_load_error()) {
-		/* The replayed library lacked a required function: so it is recorded. */
-		replay_library_record(n.sec, replay_nvml_library(), NULL, replay_nvml_missing());
-	} else if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
-		replay_library_record(n.sec, NULL, api ? "out of memory" : load_error ? load_error : "not loaded", NULL);
-	} else {
+	bool wrap = !replay_record_unwrapped(n.sec, api, library, load_error, replay_library_section("nvml"));
+	if (wrap && !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
+		replay_library_record(n.sec, NULL, "out of memory", NULL);
+	} else if (wrap) {
 		json_t *missing = json_array();
 		n.live = *api;
 		NVML_FUNCTIONS(REPLAY_WRAP)
