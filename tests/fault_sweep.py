@@ -76,7 +76,7 @@ ERRORS = ["UNINITIALIZED", "INVALID_ARGUMENT", "NOT_SUPPORTED", "NO_PERMISSION",
 # the base machines, no GPU in MIG mode, never ask, and the stand-in does
 # not wrap).  FIELDS: the links the fields name.
 SHAPE_ARGS = {"NONE": "", "SYS": "", "INDEX": "d", "DEV": "d", "DEV_MIG": "d", "LINK": "dl", "FIELDS": "dl",
-              "PEER": "dp", "MIG_GPU": None, "MIG": None, "TEXT": None}
+              "PEER": "dp", "MIG_GPU": None, "MIG": None, "TEXT": None, "QUERY": "d"}
 NOT_APPLICABLE = {"nvmlDeviceGetMigMode", "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo",
                   "nvmlDeviceGetGpuFabricInfo_v4",
                   "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetNvLinkRemoteDeviceType"}

@@ -6,8 +6,8 @@
 
 /*
  * The device queries whose answer is a property as it is: Q(function,
- * replay key, property), each a function of shape (nvmlDevice_t, unsigned
- * int *), optional, DEV.  Their rows join the function table below (the
+ * replay key, property), each a function of (nvmlDevice_t, unsigned int *),
+ * optional, of shape QUERY.  Their rows join the function table below (the
  * loader, the ABI check, the fault stand-in and the fault sweep cover them as
  * any other), and from the row alone follow the replay's device field (key),
  * its answer, what a recording keeps, discovery (it asks each once per GPU;
@@ -19,7 +19,7 @@
 #define NVML_DEVICE_QUERIES_(R, X, D) \
 	R(X, D, nvmlDeviceGetMinorNumber, "minor_number", DMACONN_PROP_MINOR_NUMBER)
 #define NVML_QUERY_PICK_(Q, unused, fn, key, prop) Q(fn, key, prop)
-#define NVML_QUERY_FUNCTION_(X, D, fn, key, prop) D(X, fn, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, DEV)
+#define NVML_QUERY_FUNCTION_(X, D, fn, key, prop) D(X, fn, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, QUERY)
 
 /*
  * X(name, return type, parameter list, required): every NVML function dmaconn
@@ -33,7 +33,8 @@
  * index; DEV a device (the first argument); DEV_MIG a device or a MIG
  * instance; LINK a device and its link (the first two); FIELDS a device and
  * the links its fields name; PEER two devices (the first two); MIG_GPU a
- * GPU's MIG instances; MIG a MIG instance; TEXT no return code.  A row is
+ * GPU's MIG instances; MIG a MIG instance; TEXT no return code; QUERY a
+ * device, answering one unsigned int (NVML_DEVICE_QUERIES).  A row is
  * D(X, name, return type, parameter list, required, shape).
  */
 #define NVML_DROP_ARGS_(X, name, ret, params, required, args) X(name, ret, params, required)
