@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The replay component's reader: the input is a topology file
- * (docs/replay-format.md).  dmaconn_replay_fuzz_load() (replay/replay.c,
+ * (docs/replay-format.md).  dmaconn_replay_fuzz_load() (replay/component.c,
  * compiled with DMACONN_FUZZING) parses it into the component's structures;
  * then every NVML call is answered through the component's function table
  * (every device, link and pair, out-of-range ones too), every other entry
@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char buf[1024];
 		unsigned int count = 0;
 		int cuda = 0;
-		if (ops->nvml_table(&api, buf, sizeof(buf)) == 0) {
+		if (ops->table("nvml", &api, buf, sizeof(buf)) == 0) {
 			api.nvmlInit_v2();
 			if (api.nvmlSystemGetDriverVersion)
 				api.nvmlSystemGetDriverVersion(buf, 80);
@@ -132,8 +132,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t len_ = 0;
 		int n_ = 0;
 		ops->getenv("CUDA_VISIBLE_DEVICES", &value);
-		ops->ze_table(&zapi, buf, sizeof(buf));
-		ops->nvml_load_error();
+		ops->table("level_zero", &zapi, buf, sizeof(buf));
+		ops->library_load_error("nvml");
 		ops->pci_gpus(ids, 4);
 		ops->read_file("/sys/class/kfd/kfd/topology/nodes/0/properties", &data_, &len_);
 		ops->list_dir("/sys/class/kfd/kfd/topology/nodes", &names_, &n_);

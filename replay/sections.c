@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The top-level sections of a topology file beyond NVML's, and who reads
- * them; "host" lives here, being a single string; and whether the vendor
- * libraries other than NVML loaded in a recording. */
+/* The top-level sections of a topology file, and who reads them: the
+ * component's table, naming each vendor library's section once (its code is
+ * in its directory, src/backends/VENDOR/replay/).  "host" lives here, being
+ * a single string. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "replay_internal.h"
+#include "replay_nvml.h"
 #include "replay_ze.h"
 
 static char *host;
@@ -45,17 +47,49 @@ const char *replay_host(void)
 	return host;
 }
 
+/* In the order read, and written into a recording. */
 const struct replay_section replay_sections[] = {
-	{ "host", read_host, release_host, record_host },
-	{ "files", replay_files_read, replay_files_release, replay_files_record },
-	{ "level_zero", replay_ze_read, replay_ze_release, replay_ze_record },
-	{ "verification", replay_verification_read, replay_verification_release, replay_verification_record },
-	{ NULL, NULL, NULL, NULL },
+	{ "nvml", replay_nvml_read, replay_nvml_release, replay_nvml_record, replay_nvml_load_error,
+	  replay_nvml_table, replay_nvml_record_begin, replay_nvml_record_table },
+	{ "host", read_host, release_host, record_host, NULL, NULL, NULL, NULL },
+	{ "files", replay_files_read, replay_files_release, replay_files_record, NULL, NULL, NULL, NULL },
+	{ "level_zero", replay_ze_read, replay_ze_release, replay_ze_record, replay_ze_load_error, replay_ze_table,
+	  replay_ze_record_begin, replay_ze_record_table },
+	{ "verification", replay_verification_read, replay_verification_release, replay_verification_record, NULL,
+	  NULL, NULL, NULL },
+	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
 };
+
+/* A vendor library's section, by its key. */
+static const struct replay_section *library(const char *which)
+{
+	for (const struct replay_section *sec = replay_sections; which && sec->key; sec++)
+		if (sec->load_error && !strcmp(sec->key, which))
+			return sec;
+	return NULL;
+}
 
 const char *replay_library_load_error(const char *which)
 {
-	return which && !strcmp(which, "level_zero") ? replay_ze_load_error() : "not recorded";
+	const struct replay_section *sec = library(which);
+	return sec ? sec->load_error() : "not recorded";
+}
+
+int replay_table(const char *which, void *api, char *err, size_t errlen)
+{
+	const struct replay_section *sec = library(which);
+	if (!sec) {
+		snprintf(err, errlen, "the replay has no library \"%s\"", which ? which : "");
+		return -1;
+	}
+	return sec->table(api, err, errlen);
+}
+
+void replay_record_table(const char *vendor, void *table, const char *library_name, const char *load_error)
+{
+	const struct replay_section *sec = library(vendor);
+	if (sec)
+		sec->record_table(table, library_name, load_error);
 }
 
 int replay_lacks(void *api, size_t size, const char *library, const char *fn, const char *kind, char *err,

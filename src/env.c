@@ -208,7 +208,20 @@ int dmaconn_record(const char *path)
 	int rc = dc_record_enter();
 	if (rc != DMACONN_OK)
 		return rc;
-	ops->record_begin();
+	/* The recording pins the variables that decide device order: every
+	 * backend's visibility variables, each once. */
+	const char *pinned[32];
+	int npinned = 0;
+	for (const struct dc_backend *const *b = dc_backends; *b; b++)
+		for (int k = 0; k < (*b)->nvisibility; k++) {
+			int seen = 0;
+			for (int i = 0; i < npinned; i++)
+				seen |= !strcmp(pinned[i], (*b)->visibility[k].name);
+			if (!seen && npinned < (int)DC_COUNT_OF(pinned) - 1)
+				pinned[npinned++] = (*b)->visibility[k].name;
+		}
+	pinned[npinned] = NULL;
+	ops->record_begin(pinned);
 	pthread_mutex_lock(&replay_lock);
 	recorder = ops;
 	pthread_mutex_unlock(&replay_lock);

@@ -32,8 +32,7 @@ static void *real(const char *symbol)
 
 static nvmlReturn_t (*real_count)(unsigned int *count);
 static ze_result_t (*real_driver_get)(uint32_t *count, ze_driver_handle_t *drivers);
-static int (*real_nvml_table)(struct nvml_api *api, char *err, size_t errlen);
-static int (*real_ze_table)(struct ze_api *api, char *err, size_t errlen);
+static int (*real_table)(const char *which, void *api, char *err, size_t errlen);
 
 static nvmlReturn_t count_devices(unsigned int *count)
 {
@@ -48,20 +47,21 @@ static ze_result_t count_drivers(uint32_t *count, ze_driver_handle_t *drivers)
 	return real_driver_get(count, drivers);
 }
 
-/* The component's tables, with the counted functions wrapped: NAME calls
- * REAL_TABLE, then puts WRAPPER in MEMBER's place, the real one in SAVED. */
-#define WRAPPED_TABLE(name, api_type, real_table, member, saved, wrapper) \
-	static int name(struct api_type *api, char *err, size_t errlen)   \
-	{                                                                  \
-		int rc = real_table(api, err, errlen);                     \
-		if (rc == 0 && api->member) {                              \
-			saved = api->member;                               \
-			api->member = wrapper;                             \
-		}                                                          \
-		return rc;                                                 \
+/* The component's tables, with the counted functions wrapped. */
+static int table(const char *which, void *api, char *err, size_t errlen)
+{
+	int rc = real_table(which, api, err, errlen);
+	struct nvml_api *nvml = api;
+	struct ze_api *ze = api;
+	if (rc == 0 && !strcmp(which, "nvml") && nvml->nvmlDeviceGetCount_v2) {
+		real_count = nvml->nvmlDeviceGetCount_v2;
+		nvml->nvmlDeviceGetCount_v2 = count_devices;
+	} else if (rc == 0 && !strcmp(which, "level_zero") && ze->zeDriverGet) {
+		real_driver_get = ze->zeDriverGet;
+		ze->zeDriverGet = count_drivers;
 	}
-WRAPPED_TABLE(nvml_table, nvml_api, real_nvml_table, nvmlDeviceGetCount_v2, real_count, count_devices)
-WRAPPED_TABLE(ze_table, ze_api, real_ze_table, zeDriverGet, real_driver_get, count_drivers)
+	return rc;
+}
 
 static struct dmaconn_replay_ops ops;
 static int (*real_list_dir)(const char *path, const char *const **names, int *count);
@@ -85,10 +85,8 @@ DC_TEST_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		ops = *get();
 		real_list_dir = ops.list_dir;
 		ops.list_dir = list_dir;
-		real_nvml_table = ops.nvml_table;
-		ops.nvml_table = nvml_table;
-		real_ze_table = ops.ze_table;
-		ops.ze_table = ze_table;
+		real_table = ops.table;
+		ops.table = table;
 	}
 	return &ops;
 }

@@ -16,9 +16,9 @@ those of the layers it is allowed below it, nothing above):
   backends   src/backends/, one directory  -- core and their own headers
              per vendor (its view code, order,
              function table and loader)
-  replay     replay/                       -- public, shared (pci.h), the replay
-                                              ABI and the vendor function tables
-                                              (src/backends/*/*_api.h, *_functions.h,
+  replay     replay/, and each vendor's    -- public, shared (pci.h), the replay
+             section of it,                   ABI and the vendor function tables
+             src/backends/*/replay/           (src/backends/*/*_api.h, *_functions.h,
                                               *_load.h, loader.h): no core header
   mpi        src/mpi/                      -- public only (the merge, and the
                                               rule it applies, are the core's:
@@ -49,6 +49,9 @@ TABLES = {"src/backends/%s" % h for h in ("nvml/nvml_api.h", "nvml/nvml_function
 # Each vendor's directory (CMakeLists.txt's DMACONN_VENDOR_TABLES).
 VENDOR_DIRS = ["src/backends"] + sorted(os.path.relpath(d, REPO).rstrip("/")
                                         for d in glob.glob(os.path.join(REPO, "src/backends/*/")))
+# The vendors' sections of the replay component (its DMACONN_REPLAY_DIRS).
+REPLAY_DIRS = sorted(os.path.relpath(d, REPO).rstrip("/")
+                     for d in glob.glob(os.path.join(REPO, "src/backends/*/replay/")))
 
 
 def layer(path):
@@ -56,6 +59,8 @@ def layer(path):
         return "public"
     if path in SHARED or path in SHARED_SOURCES:
         return "shared"
+    if re.match(r"src/backends/[^/]+/replay/", path):
+        return "replay"
     if path.startswith("src/backends/"):
         return "backends"
     if path.startswith("src/mpi/"):
@@ -92,7 +97,7 @@ def allowed(src, dst):
 
 # Where each target looks for "x.h" (CMakeLists.txt's include directories).
 SEARCH = {"core": ["src", "include"], "backends": ["src"] + VENDOR_DIRS + ["include"],
-          "shared": ["src", "include"], "replay": ["replay", "src"] + VENDOR_DIRS + ["include"],
+          "shared": ["src", "include"], "replay": ["replay", "src"] + VENDOR_DIRS + REPLAY_DIRS + ["include"],
           "mpi": ["src/mpi", "src", "include"], "tools": ["tools", "include"],
           "public": ["include"]}
 
@@ -129,12 +134,12 @@ def main():
                 problems.append("%s (%s) includes %s (%s)" % (f, layer(f), dst, layer(dst)))
     backend_fns = set()
     for f in glob.glob(os.path.join(REPO, "src/backends/**/*.c"), recursive=True):
-        if not f.endswith("table.c"):
+        if not f.endswith("table.c") and layer(os.path.relpath(f, REPO)) == "backends":
             backend_fns |= defined(os.path.relpath(f, REPO))
     src_fns = set()
     for f in glob.glob(os.path.join(REPO, "src/**/*.c"), recursive=True):
         rel = os.path.relpath(f, REPO)
-        if layer(rel) != "shared" and not rel.endswith(("_load.c", "loader.c")):
+        if layer(rel) not in ("shared", "replay") and not rel.endswith(("_load.c", "loader.c")):
             src_fns |= defined(rel)
     public = set()
     for h in glob.glob(os.path.join(REPO, "include", "*.h")):

@@ -38,8 +38,8 @@ ALLOWED_FILES = {
     "src/backends/level_zero/order_ze.c": "environment: ZE_AFFINITY_MASK, sysfs",
     "src/env.c": "environment: DMACONN_NVML_THREADS",
     "src/verify.c": "environment: DMACONN_VERIFY_PAIR_TIMEOUT_MS",
-    "replay/replay.c": "the replay file's answer indices",
-    "replay/ze.c": "the replay file's Level Zero ids",
+    "src/backends/nvml/replay/replay_nvml.c": "the replay file's answer indices",
+    "src/backends/level_zero/replay/ze.c": "the replay file's Level Zero ids",
     "src/backends/cuda_verify/verify_helper.c": "the helper's command line",
 }
 

@@ -467,7 +467,7 @@ static const char *load_error(void)
 #define w_nvmlErrorString real.nvmlErrorString
 static int nvml_table(struct nvml_api *api, char *err, size_t errlen)
 {
-	int rc = real_ops->nvml_table(api, err, errlen);
+	int rc = real_ops->table("nvml", api, err, errlen);
 	if (rc)
 		return rc;
 	real = *api;
@@ -477,9 +477,15 @@ static int nvml_table(struct nvml_api *api, char *err, size_t errlen)
 	return 0;
 }
 
-static int ze_table(struct ze_api *api, char *err, size_t errlen)
+/* The libraries' tables, wrapped: NVML's faults here, Level Zero's runtime
+ * in replay_runtime.c. */
+static int table(const char *which, void *api, char *err, size_t errlen)
 {
-	return stand_in_ze_table(real_ops, api, err, errlen);
+	if (which && !strcmp(which, "nvml"))
+		return nvml_table(api, err, errlen);
+	if (which && !strcmp(which, "level_zero"))
+		return stand_in_ze_table(real_ops, api, err, errlen);
+	return real_ops->table(which, api, err, errlen);
 }
 
 TEST_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
@@ -495,8 +501,7 @@ TEST_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 		real_ops = get();
 		ops = *real_ops;
 		ops.load_error = load_error;
-		ops.nvml_table = nvml_table;
-		ops.ze_table = ze_table;
+		ops.table = table;
 	}
 	return &ops;
 }

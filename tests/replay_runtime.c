@@ -604,7 +604,7 @@ static ze_result_t w_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t e, ze_
 /* The real component's Level Zero table, each function present wrapped. */
 int stand_in_ze_table(const struct dmaconn_replay_ops *real_ops, struct ze_api *api, char *err, size_t errlen)
 {
-	int rc = real_ops->ze_table(api, err, errlen);
+	int rc = real_ops->table("level_zero", api, err, errlen);
 	if (rc)
 		return rc;
 	ops = real_ops;

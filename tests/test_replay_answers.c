@@ -32,7 +32,7 @@ int main(void)
 	CHECK(f && fputs(topology, f) >= 0 && fclose(f) == 0);
 	CHECK_INT(dmaconn_replay_use_file(file), 0);
 	struct nvml_api api;
-	CHECK_INT(dmaconn_replay_ops()->nvml_table(&api, err, sizeof(err)), 0);
+	CHECK_INT(dmaconn_replay_ops()->table("nvml", &api, err, sizeof(err)), 0);
 	nvmlDevice_t h[2];
 	CHECK_INT(api.nvmlInit_v2(), NVML_SUCCESS);
 	CHECK_INT(api.nvmlDeviceGetHandleByIndex_v2(0, &h[0]), NVML_SUCCESS);

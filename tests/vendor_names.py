@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Each vendor lives in its own directory: its name, its libraries and its
 runtime's variables appear in product code (src, tools, replay,
-python/dmaconn, include) only there and in the backend table.
+python/dmaconn, include) only there, in the backend table and in the
+replay component's table of sections.
 
 What a vendor is called comes from its descriptor (struct dc_backend,
 src/backends/backend.h) and the files of its directory, never from a list
@@ -32,6 +33,9 @@ REPO = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else \
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRODUCT = ("src", "tools", "replay", "python/dmaconn", "include")
 TABLE = "src/backends/table.c"
+# The replay component's table of a topology file's sections, which names
+# each vendor library's section (its code is in the vendor's directory).
+REPLAY_TABLE = "replay/sections.c"
 # The connection types' table: a row's legend names the source its values
 # come from ("NVML", "amdgpu KFD topology", "Level Zero").
 CONNECTIONS = "src/model/connections.c"
@@ -59,20 +63,6 @@ KNOWN = {
     ("tools/cli.c", "level_zero"): "the help text lists the variables",
     ("tools/format_slurm.c", "nvml"): "gres.conf comments name NVML's index and AutoDetect=nvml",
     ("tools/topo.c", "nvml"): "--topo legends name NVML",
-    # The replay component: its ABI and the vendor-specific files, which
-    # move to the vendors' directories once the replay is reshaped.
-    ("src/replay_abi.h", "nvml"): "the replay ABI: NVML's ops, the variables a recording pins",
-    ("src/replay_abi.h", "kfd"): "the variables a recording pins",
-    ("src/replay_abi.h", "level_zero"): "the replay ABI: Level Zero's table, the variables a recording pins",
-    ("replay/replay.c", "nvml"): "NVML's replay",
-    ("replay/replay.c", "level_zero"): "the component's tables",
-    ("replay/replay_internal.h", "nvml"): "NVML's replay",
-    ("replay/record.c", "nvml"): "NVML's recorder",
-    ("replay/record.c", "level_zero"): "the recorder's sections",
-    ("replay/record_ze.c", "level_zero"): "Level Zero's recorder",
-    ("replay/replay_ze.h", "level_zero"): "Level Zero's replay",
-    ("replay/sections.c", "level_zero"): "the level_zero section",
-    ("replay/ze.c", "level_zero"): "Level Zero's replay",
 }
 
 
@@ -187,7 +177,7 @@ def main():
     seen = set()
     total = 0
     for path in product_files():
-        if path in (TABLE, CONNECTIONS, PROPS):
+        if path in (TABLE, REPLAY_TABLE, CONNECTIONS, PROPS):
             continue
         raw = open(os.path.join(REPO, path)).read()
         text = strip_py(raw) if path.endswith(".py") else strip_c(raw)

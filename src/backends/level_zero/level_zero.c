@@ -104,7 +104,7 @@ static int open_library(char *why, int *replayed)
 		return -1;
 	if (replay) {
 		*replayed = 1;
-		const char *load_error = ops->library_load_error ? ops->library_load_error("level_zero") : NULL;
+		const char *load_error = ops->library_load_error("level_zero");
 		if (load_error) {
 			record(NULL, load_error);
 			dlclose(h);
@@ -114,7 +114,7 @@ static int open_library(char *why, int *replayed)
 			return -1;
 		}
 		/* The component's table; its handle keeps the component mapped. */
-		if (ops->ze_table(&ze, why, WHY_SIZE) != 0) {
+		if (ops->table("level_zero", &ze, why, WHY_SIZE) != 0) {
 			record(NULL, why);
 			dlclose(h);
 			return -1;

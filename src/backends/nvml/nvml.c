@@ -72,7 +72,7 @@ static int open_replay(char *why)
 	int replay = dc_replay_open(&h, &ops, why, WHY_SIZE);
 	if (replay <= 0)
 		return replay < 0 ? -1 : 1;
-	const char *load_error = ops->nvml_load_error();
+	const char *load_error = ops->library_load_error("nvml");
 	if (load_error) {
 		dc_record_table("nvml", NULL, NULL, load_error);
 		dlclose(h);
@@ -85,7 +85,7 @@ static int open_replay(char *why)
 		return -1;
 	}
 	/* The component's table; its handle keeps the component mapped. */
-	if (ops->nvml_table(&nvml, why, WHY_SIZE) != 0) {
+	if (ops->table("nvml", &nvml, why, WHY_SIZE) != 0) {
 		dc_record_table("nvml", NULL, NULL, why);
 		dlclose(h);
 		return -1;

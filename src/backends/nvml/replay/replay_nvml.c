@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The replay half of libdmaconn_replay: every NVML function dmaconn calls
- * (replay_nvml_bind()'s table) answered from the topology file
- * (docs/replay-format.md, described by the field tables below, which record.c
- * records with), with NVML's argument checks and return codes, so that the
- * core runs the same path as on hardware.  The file is read once, on first
- * use; after that all is read-only but the init count, for any thread.
+ * NVML's replay: the "nvml" section of a topology file (docs/replay-format.md,
+ * described by the field tables below, which record_nvml.c records with),
+ * and every NVML function dmaconn calls (replay_nvml_bind()'s table)
+ * answered from it, with NVML's argument checks and return codes, so that
+ * the core runs the same path as on hardware.  The section is read with the
+ * file (replay/component.c); after that all is read-only but the init count,
+ * for any thread.
  */
-#include "dmaconn_replay.h"
 #include "replay_internal.h"
-#include "replay_ze.h"
+#include "replay_nvml.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -20,16 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "pci.h"
 
-#define FORMAT_VERSION 2
 #define MAX_DEVICES REPLAY_MAX_DEVICES
 #define MAX_LINKS 64
-#define MAX_ENTRIES 4096 /* missing functions, environment, pci_gpus */
 #define PATH_LEN REPLAY_PATH_LEN
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define NOT_INSTALLED DEFAULT_LIBRARY ": cannot open shared object file: No such file or directory (replayed)"
@@ -83,28 +76,17 @@ static struct replay {
 	struct nvmlDevice_st *devs;
 	struct p2p *answers; /* nvml.p2p_answers, what "p2p_row" entries name */
 	bool any_mig;	     /* a device lists MIG instances */
-	struct env_pin {
-		char *name, *value; /* value NULL: pinned unset */
-	} *env;
-	struct dc_pci *gpus;
 } g;
 
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static atomic_uint g_inits;
 
-static void free_data(void)
+void replay_nvml_release(void)
 {
 	for (unsigned int i = 0; i < g.ndev; i++)
 		free(g.devs[i].links), free(g.devs[i].p2p), free(g.devs[i].row), free(g.devs[i].migs);
-	for (unsigned int i = 0; i < g.nenv; i++)
-		free(g.env[i].name), free(g.env[i].value);
-	free(g.devs), free(g.answers), free(g.env), free(g.gpus);
+	free(g.devs), free(g.answers);
 	replay_library_release(&g.lib);
-	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
-		sec->release();
-	const char *keep = g.load_error;
 	memset(&g, 0, sizeof(g));
-	g.load_error = keep == NULL ? NULL : replay_err;
 }
 
 /* ----------------------------------------------------------- the format */
@@ -641,176 +623,10 @@ static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 	return 0;
 }
 
-static int read_root(const struct fmt_ctx *c, json_t *root)
-{
-	char p[PATH_LEN];
-	const char *key;
-	json_t *v;
-	size_t n;
-	if (!json_is_object(root))
-		return replay_bad(c->file, "(top level)", "expected an object");
-	if (!(v = json_object_get(root, "dmaconn_topology")))
-		return replay_bad(c->file, "(top level)",
-				  "\"dmaconn_topology\" is required: this is not a dmaconn topology file");
-	if (!json_is_integer(v))
-		return replay_bad(c->file, "dmaconn_topology", "expected the format version, an integer");
-	long long version = (long long)json_integer_value(v);
-	if (version > FORMAT_VERSION)
-		return replay_bad(c->file, "dmaconn_topology", "version %lld is newer than this reader's %d", version,
-				  FORMAT_VERSION);
-	if (version < 1)
-		return replay_bad(c->file, "dmaconn_topology", "version %lld does not exist", version);
-	json_t *env = json_object_get(root, "environment");
-	if (env && !json_is_object(env))
-		return replay_bad(c->file, "environment", "expected an object of strings and nulls");
-	if (json_object_size(env) > MAX_ENTRIES)
-		return replay_bad(c->file, "environment", "more than %d variables", MAX_ENTRIES);
-	if (json_object_size(env) && !(g.env = calloc(json_object_size(env), sizeof(*g.env))))
-		return replay_bad(c->file, "environment", "out of memory");
-	json_object_foreach(env, key, v) {
-		if (!json_is_string(v) && !json_is_null(v))
-			return replay_bad(c->file, replay_sub(p, "environment", key), "expected a string or null");
-		g.env[g.nenv].value = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
-		if (!(g.env[g.nenv++].name = strdup(key)) || (json_is_string(v) && !g.env[g.nenv - 1].value))
-			return replay_bad(c->file, "environment", "out of memory");
-	}
-	if ((v = json_object_get(root, "pci_gpus"))) {
-		if (fmt_array(c, v, "pci_gpus", "PCI bus ids", MAX_ENTRIES, sizeof(*g.gpus), (void **)&g.gpus, &n))
-			return -1;
-		for (g.ngpus = 0; g.ngpus < n; g.ngpus++) {
-			json_t *b = json_array_get(v, g.ngpus);
-			if (!json_is_string(b) || dc_pci_parse(json_string_value(b), json_string_length(b) + 1, &g.gpus[g.ngpus]))
-				return replay_bad(c->file, replay_item(p, "pci_gpus", g.ngpus),
-						  "expected a PCI bus id such as \"0000:00:06.0\"");
-		}
-	}
-	if ((v = json_object_get(root, "nvml")) && read_nvml(c, v))
-		return -1;
-	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
-		if ((v = json_object_get(root, sec->key)) && sec->read(c->file, v))
-			return -1;
-	return 0;
-}
-
-/* The file libdmaconn passed (dmaconn_replay_use_file), fixed once loaded:
- * load() stores the file it read there. */
-static pthread_mutex_t g_file_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *g_file;
-static int g_file_loaded;
-
-void replay_file(char *buf, size_t len)
-{
-	pthread_mutex_lock(&g_file_lock);
-	const char *env = secure_getenv("DMACONN_REPLAY");
-	snprintf(buf, len, "%s", g_file && *g_file ? g_file : env ? env : "");
-	pthread_mutex_unlock(&g_file_lock);
-}
-
-int dmaconn_replay_use_file(const char *path)
-{
-	path = path ? path : "";
-	pthread_mutex_lock(&g_file_lock);
-	char *copy = g_file_loaded ? NULL : strdup(path);
-	/* The file is read once per process: only the same one after that. */
-	int rc = g_file_loaded ? (g_file && !strcmp(g_file, path) ? 0 : -1) : copy ? 0 : -1;
-	if (copy) {
-		free(g_file);
-		g_file = copy;
-	}
-	pthread_mutex_unlock(&g_file_lock);
-	return rc;
-}
-
-/* Parses the file (or, fuzzing, data) into g: 0, or -1 with the load error in replay_err. */
-static int load_json(const char *file, const char *data, size_t len)
-{
-	struct fmt_ctx c = replay_nvml_fmt;
-	struct stat st;
-	json_error_t je;
-	json_t *root = NULL;
-	/* Opened without blocking, and only a regular file is read: a FIFO or
-	 * a device would hang or never end. */
-	int fd = data ? -1 : open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC), err = errno;
-	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-		err = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-		close(fd);
-		fd = -1;
-	}
-	FILE *f = fd >= 0 && fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "r") : NULL;
-	if (fd >= 0 && !f) {
-		err = errno;
-		close(fd);
-	}
-	c.file = file;
-	if (data)
-		root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
-	else if (!f && !err)
-		snprintf(replay_err, sizeof(replay_err), "%s: not a regular file", file);
-	else if (!f)
-		snprintf(replay_err, sizeof(replay_err), "%s: cannot open: %s", file, strerror(err));
-	else if (!(root = json_loadf(f, JSON_REJECT_DUPLICATES, &je)) && je.line > 0)
-		snprintf(replay_err, sizeof(replay_err), "%s: line %d, column %d: %s", file, je.line, je.column, je.text);
-	else if (!root)
-		snprintf(replay_err, sizeof(replay_err), "%s: %s", file, je.text);
-	if (f)
-		fclose(f);
-	int rc = root ? read_root(&c, root) : -1;
-	g.load_error = rc ? replay_err : NULL;
-	if (rc && root)
-		free_data();
-	json_decref(root);
-	return rc;
-}
-
-static void load(void)
-{
-	pthread_mutex_lock(&g_file_lock);
-	g_file_loaded = 1;
-	if (!g_file || !*g_file) {
-		const char *env = secure_getenv("DMACONN_REPLAY");
-		free(g_file);
-		g_file = strdup(env ? env : "");
-	}
-	const char *file = g_file ? g_file : "";
-	pthread_mutex_unlock(&g_file_lock);
-	if (*file) {
-		load_json(file, NULL, 0);
-		return;
-	}
-	snprintf(replay_err, sizeof(replay_err), "DMACONN_REPLAY is not set");
-	g.load_error = replay_err;
-}
-
-static void load_nothing(void)
-{
-	snprintf(replay_err, sizeof(replay_err), "libdmaconn_replay is being unloaded");
-	g.load_error = replay_err;
-}
-
-/* Frees the file's data when the library goes, so that leak checkers stay quiet. */
-__attribute__((destructor)) static void release(void)
-{
-	pthread_once(&g_once, load_nothing);
-	free_data();
-	load_nothing();
-	pthread_mutex_lock(&g_file_lock);
-	free(g_file);
-	g_file = NULL;
-	pthread_mutex_unlock(&g_file_lock);
-}
-
-static bool loaded(void)
-{
-	pthread_once(&g_once, load);
-	return g.load_error == NULL;
-}
-
-/* -------------------------------------------------------------- prologue */
-
 /* What every call checks first: a usable file, the symbol, initialisation. */
 static nvmlReturn_t enter(enum fn_id fn)
 {
-	if (!loaded())
+	if (!replay_loaded())
 		return NVML_ERROR_UNKNOWN;
 	if (g.fn_missing[fn])
 		return NVML_ERROR_FUNCTION_NOT_FOUND;
@@ -1132,8 +948,8 @@ static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int val
 int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen)
 {
 	memset(api, 0, sizeof(*api));
-	if (!loaded()) {
-		snprintf(err, errlen, "%s", g.load_error);
+	if (!replay_loaded()) {
+		snprintf(err, errlen, "%s", replay_load_failure());
 		return -1;
 	}
 #define REPLAY_TABLE_(fn, ret, params, required) REPLAY_BIND(fn, required, g.fn_missing[FN_##fn], "an NVML library")
@@ -1145,44 +961,28 @@ int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_
 	return 0;
 }
 
-static int op_nvml_table(struct nvml_api *api, char *err, size_t errlen)
+int replay_nvml_table(void *api, char *err, size_t errlen)
 {
 	return replay_nvml_bind(api, DEFAULT_LIBRARY, err, errlen);
 }
 
-static const char *op_load_error(void)
+const char *replay_nvml_load_error(void)
 {
-	loaded();
-	return g.load_error;
+	return !replay_loaded() ? replay_load_failure() : !g.nvml_present ? NOT_INSTALLED : g.lib.error;
 }
 
-static int op_getenv(const char *name, const char **value)
+/* The "nvml" section (replay_sections[]). */
+int replay_nvml_read(const char *file, json_t *value)
 {
-	for (unsigned int i = 0; loaded() && name && i < g.nenv; i++)
-		if (!strcmp(g.env[i].name, name)) {
-			if (value)
-				*value = g.env[i].value;
-			return 1;
-		}
-	return 0;
-}
-
-static const char *op_nvml_load_error(void)
-{
-	return !loaded() ? g.load_error : !g.nvml_present ? NOT_INSTALLED : g.lib.error;
-}
-
-static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
-{
-	for (unsigned int i = 0; loaded() && bus_ids && i < g.ngpus && (int)i < max; i++)
-		dc_pci_format(&g.gpus[i], bus_ids[i]);
-	return loaded() ? (int)g.ngpus : 0;
+	struct fmt_ctx c = replay_nvml_fmt;
+	c.file = file;
+	return read_nvml(&c, value);
 }
 
 json_t *replay_nvml_missing(void)
 {
 	json_t *arr = json_array();
-	for (int i = 0; arr && loaded() && i < FN_COUNT; i++)
+	for (int i = 0; arr && replay_loaded() && i < FN_COUNT; i++)
 		if (g.fn_missing[i])
 			json_array_append_new(arr, json_string(fn_names[i]));
 	return arr;
@@ -1190,53 +990,5 @@ json_t *replay_nvml_missing(void)
 
 const char *replay_nvml_library(void)
 {
-	return loaded() && g.lib.name ? g.lib.name : DEFAULT_LIBRARY;
+	return replay_loaded() && g.lib.name ? g.lib.name : DEFAULT_LIBRARY;
 }
-
-const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
-{
-	static const struct dmaconn_replay_ops ops = {
-		.abi_version = DMACONN_REPLAY_ABI_VERSION,
-		.load_error = op_load_error,
-		.getenv = op_getenv,
-		.nvml_load_error = op_nvml_load_error,
-		.nvml_table = op_nvml_table,
-		.ze_table = replay_ze_table,
-		.pci_gpus = op_pci_gpus,
-		.read_file = replay_files_read_file,
-		.list_dir = replay_files_list_dir,
-		.library_load_error = replay_library_load_error,
-		.host = replay_host,
-		.record_begin = replay_record_begin,
-		.record_table = replay_record_table,
-		.record_write = replay_record_write,
-		.record_file = replay_files_note,
-		.record_pci_gpus = replay_record_pci_gpus,
-		.verification = replay_verification,
-	};
-	return &ops;
-}
-
-#ifdef DMACONN_FUZZING
-static void fuzz_no_load(void)
-{
-}
-
-/*
- * fuzz/fuzz_replay.c's entry points, compiled only into that target: parses
- * data as a topology file into the structures above (0 when accepted, -1
- * when refused; the tables then answer from them), and frees them.
- */
-REPLAY_EXPORT int dmaconn_replay_fuzz_load(const char *data, size_t len);
-REPLAY_EXPORT void dmaconn_replay_fuzz_release(void);
-int dmaconn_replay_fuzz_load(const char *data, size_t len)
-{
-	pthread_once(&g_once, fuzz_no_load); /* never read DMACONN_REPLAY */
-	return load_json("fuzz", data, len);
-}
-
-void dmaconn_replay_fuzz_release(void)
-{
-	free_data();
-}
-#endif

@@ -936,8 +936,9 @@ static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t h
 
 /* This component's answers as Level Zero's function table, less the
  * functions the recorded loader lacked. */
-int replay_ze_table(struct ze_api *api, char *err, size_t errlen)
+int replay_ze_table(void *table, char *err, size_t errlen)
 {
+	struct ze_api *api = table;
 	const char *library = ZE_LOADER_SONAME;
 	memset(api, 0, sizeof(*api));
 #define ZE_BIND_(fn, ret, params, required) REPLAY_BIND(fn, required, replay_library_lacks(&z.lib, #fn), "a Level Zero loader")

@@ -21,12 +21,12 @@ const char *replay_ze_load_error(void);
 /* The loader the file names; the functions it lacks (a new array). */
 const char *replay_ze_library(void);
 json_t *replay_ze_missing(void);
-/* dmaconn_replay_ops()->ze_table. */
-int replay_ze_table(struct ze_api *api, char *err, size_t errlen);
+/* The "level_zero" section's table (dmaconn_replay_ops()->table). */
+int replay_ze_table(void *table, char *err, size_t errlen);
 
 /* Recording (record_ze.c): forget, wrap a loader's table, write the section. */
 void replay_ze_record_begin(void);
-void replay_ze_record_table(struct ze_api *api, const char *library, const char *load_error);
+void replay_ze_record_table(void *table, const char *library, const char *load_error);
 void replay_ze_record(json_t *root);
 
 /* The format's Level Zero: its result codes, and the fields of a device, its

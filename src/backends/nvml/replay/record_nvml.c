@@ -1,30 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The recorder of libdmaconn_replay.  While libdmaconn records
- * (dmaconn_record), each backend hands its vendor library's function table
- * to record_table(), which wraps it: every call goes on to the library (or
- * to the replay, when a replay is recorded) and its answer, errors
- * included, is kept in the structures the reader reads a file into
- * (replay_internal.h), then written through the reader's field tables
- * (docs/replay-format.md).  A
- * recording so holds exactly the answers the detectors used.  This file
- * keeps NVML's answers and writes the file; record_ze.c keeps Level Zero's,
- * files.c the sysfs files the detectors read (record_file), and the NVIDIA
- * PCI functions counted without NVML come through record_pci_gpus.
+ * NVML's recorder (the "nvml" section's record_table): the function table
+ * handed over is wrapped, and each answer, errors included, is kept in the
+ * structures the reader reads a file into (replay_nvml.h), then written
+ * through the reader's field tables (docs/replay-format.md).
  */
-#include "dmaconn_replay.h"
 #include "replay_internal.h"
-#include "replay_ze.h"
+#include "replay_nvml.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "pci.h"
 
@@ -32,9 +20,6 @@
 #define F (&replay_nvml_fmt)
 #define LOCK() pthread_mutex_lock(&replay_rec_lock)
 #define UNLOCK() pthread_mutex_unlock(&replay_rec_lock)
-
-pthread_mutex_t replay_rec_lock = PTHREAD_MUTEX_INITIALIZER;
-
 
 /* A field's value as an unsigned number, whatever its type. */
 static unsigned int field_uint(const nvmlFieldValue_t *v)
@@ -54,7 +39,7 @@ static unsigned int field_uint(const nvmlFieldValue_t *v)
 /* ------------------------------------------------------- NVML's answers */
 
 /*
- * An object answered: the reader's structure (replay.c reads a file into the
+ * An object answered: the reader's structure (replay_nvml.c reads a file into the
  * same) holds its answers, and kept which of its fields were answered, in
  * the order first answered (a recording's order of keys).
  */
@@ -453,12 +438,13 @@ static void nvml_forget(void)
 }
 
 /* The table of a loaded NVML (or why none loaded) becomes the recorded one. */
-static void record_nvml(struct nvml_api *api, const char *library, const char *load_error)
+void replay_nvml_record_table(void *table, const char *library, const char *load_error)
 {
+	struct nvml_api *api = table;
 	LOCK();
 	nvml_forget();
 	n.sec = json_object();
-	if (!api && !library && replay_active() && !dmaconn_replay_ops()->nvml_load_error()) {
+	if (!api && !library && replay_active() && !replay_nvml_load_error()) {
 		/* The replayed library lacked a required function: so it is recorded. */
 		replay_library_record(n.sec, replay_nvml_library(), NULL, replay_nvml_missing());
 	} else if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
@@ -648,133 +634,24 @@ static json_t *write_nvml(void)
 	return sec;
 }
 
-/* ------------------------------------------------------------- the file */
-
-static json_t *rec_recorded(const char *tool)
+/* "nvml" into a recording. */
+void replay_nvml_record(json_t *root)
 {
-	char host[256] = "unknown", date[32] = "";
-	struct utsname u;
-	struct tm tm;
-	time_t now = time(NULL);
-	if (gethostname(host, sizeof(host) - 1) != 0)
-		strcpy(host, "unknown");
-	if (gmtime_r(&now, &tm))
-		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return json_pack("{s:o, s:o, s:s, s:o}", "tool", replay_text(tool, strlen(tool)), "host",
-			 replay_text(host, strlen(host)), "date", date, "kernel",
-			 uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null());
-}
-
-/* The variables that decide device order, as the detectors read them. */
-static json_t *rec_environment(bool *oom)
-{
-	const struct dmaconn_replay_ops *ops = replay_active() ? dmaconn_replay_ops() : NULL;
-	json_t *env = json_object();
-	const char *v;
-#define RECORD_ENV_(name)                                  \
-	v = NULL;                                          \
-	if (!ops || !ops->getenv(#name, &v))               \
-		v = secure_getenv(#name);                  \
-	replay_put(oom, env, #name, v ? replay_text(v, strlen(v)) : json_null());
-	DMACONN_ORDERING_ENV(RECORD_ENV_)
-#undef RECORD_ENV_
-	return env;
-}
-
-/* The NVIDIA PCI functions the count without NVML found, while recording. */
-static json_t *pci_kept;
-
-void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count)
-{
-	json_t *arr = json_array();
-	for (int i = 0; arr && i < count && i < REPLAY_MAX_DEVICES; i++)
-		replay_append(&replay_rec_oom, arr, json_string(bus_ids[i]));
 	LOCK();
-	json_decref(pci_kept);
-	pci_kept = arr;
+	json_t *nvml = write_nvml();
 	UNLOCK();
+	if (nvml)
+		replay_put(&replay_rec_oom, root, "nvml", nvml);
 }
 
-static int write_file(json_t *root, const char *path, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "we");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	int bad = json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', f) == EOF;
-	int saved = errno;
-	if (fclose(f) != 0 && !bad) {
-		bad = 1;
-		saved = errno;
-	}
-	if (bad)
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(saved ? saved : EIO));
-	return bad ? -1 : 0;
-}
-
-__attribute__((destructor)) static void record_release(void)
+void replay_nvml_record_begin(void)
 {
 	LOCK();
 	nvml_forget();
-	json_decref(pci_kept);
-	pci_kept = NULL;
 	UNLOCK();
 }
 
-void replay_record_begin(void)
+__attribute__((destructor)) static void nvml_record_release(void)
 {
-	record_release();
-	replay_rec_oom = false;
-	replay_ze_record_begin();
-	replay_files_forget();
-}
-
-void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error)
-{
-	if (vendor && !strcmp(vendor, "nvml"))
-		record_nvml(table, library, load_error);
-	else if (vendor && !strcmp(vendor, "level_zero"))
-		replay_ze_record_table(table, library, load_error);
-}
-
-int replay_record_write(const char *path, const char *tool, char *err, size_t errlen)
-{
-	if (!path || !*path) {
-		snprintf(err, errlen, "no file to record to");
-		return -1;
-	}
-	if (replay_active() && dmaconn_replay_ops()->load_error()) {
-		snprintf(err, errlen, "%s", dmaconn_replay_ops()->load_error());
-		return -1;
-	}
-	bool oom = false;
-	json_t *root = json_object();
-	replay_put(&oom, root, "dmaconn_topology", json_integer(2));
-	replay_put(&oom, root, "description", json_string("recorded by dmaconn"));
-	replay_put(&oom, root, "recorded", rec_recorded(tool && *tool ? tool : "dmaconn"));
-	replay_put(&oom, root, "environment", rec_environment(&oom));
-	LOCK();
-	replay_put(&oom, root, "pci_gpus", pci_kept ? json_incref(pci_kept) : json_array());
-	json_t *nvml = write_nvml();
-	oom = oom || replay_rec_oom;
-	UNLOCK();
-	if (nvml)
-		replay_put(&oom, root, "nvml", nvml);
-	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
-		sec->record(root);
-	int rc = -1;
-	if (oom || replay_rec_oom)
-		snprintf(err, errlen, "out of memory while recording");
-	else
-		rc = write_file(root, path, err, errlen);
-	json_decref(root);
-	return rc;
-}
-
-int replay_active(void)
-{
-	char file[8];
-	replay_file(file, sizeof(file));
-	return file[0] != '\0';
+	replay_nvml_record_begin();
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The "level_zero" section of a recording: Level Zero's function table
- * wrapped as NVML's is (record.c), each answer kept where the section
+ * wrapped as NVML's is (record_nvml.c), each answer kept where the section
  * describes it (docs/replay-format.md, "level_zero"), written through the
  * field tables ze.c reads it with.  The section holds what the runtime
  * showed ("exposed": true): root devices "C" in the order zeDeviceGet gave
@@ -406,8 +406,9 @@ void replay_ze_record_begin(void)
 	UNLOCK();
 }
 
-void replay_ze_record_table(struct ze_api *api, const char *library, const char *load_error)
+void replay_ze_record_table(void *table, const char *library, const char *load_error)
 {
+	struct ze_api *api = table;
 	LOCK();
 	forget();
 	z.sec = json_object();

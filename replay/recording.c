@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The recorder of libdmaconn_replay.  While libdmaconn records
+ * (dmaconn_record), each backend hands its vendor library's function table
+ * to record_table(), which gives it to the library's section (sections.c)
+ * to wrap: every call goes on to the library (or to the replay, when a
+ * replay is recorded) and its answer, errors included, is kept, then
+ * written as the reader reads it (docs/replay-format.md).  A recording so
+ * holds exactly the answers the detectors used.  This file writes the file:
+ * its own keys, then each section's; files.c keeps the sysfs files the
+ * detectors read (record_file), and the NVIDIA PCI functions counted
+ * without the vendor library come through record_pci_gpus.
+ */
+#include "dmaconn_replay.h"
+#include "replay_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOCK() pthread_mutex_lock(&replay_rec_lock)
+#define UNLOCK() pthread_mutex_unlock(&replay_rec_lock)
+
+pthread_mutex_t replay_rec_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ------------------------------------------------------------- the file */
+
+static json_t *rec_recorded(const char *tool)
+{
+	char host[256] = "unknown", date[32] = "";
+	struct utsname u;
+	struct tm tm;
+	time_t now = time(NULL);
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		strcpy(host, "unknown");
+	if (gmtime_r(&now, &tm))
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_pack("{s:o, s:o, s:s, s:o}", "tool", replay_text(tool, strlen(tool)), "host",
+			 replay_text(host, strlen(host)), "date", date, "kernel",
+			 uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null());
+}
+
+/* The variables that decide device order (record_begin's), as the
+ * detectors read them; lock held. */
+static char **pinned;
+
+static json_t *rec_environment(bool *oom)
+{
+	const struct dmaconn_replay_ops *ops = replay_active() ? dmaconn_replay_ops() : NULL;
+	json_t *env = json_object();
+	for (size_t i = 0; pinned && pinned[i]; i++) {
+		const char *v = NULL;
+		if (!ops || !ops->getenv(pinned[i], &v))
+			v = secure_getenv(pinned[i]);
+		replay_put(oom, env, pinned[i], v ? replay_text(v, strlen(v)) : json_null());
+	}
+	return env;
+}
+
+/* The NVIDIA PCI functions the count without NVML found, while recording. */
+static json_t *pci_kept;
+
+void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < count && i < REPLAY_MAX_DEVICES; i++)
+		replay_append(&replay_rec_oom, arr, json_string(bus_ids[i]));
+	LOCK();
+	json_decref(pci_kept);
+	pci_kept = arr;
+	UNLOCK();
+}
+
+static int write_file(json_t *root, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "we");
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	int bad = json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', f) == EOF;
+	int saved = errno;
+	if (fclose(f) != 0 && !bad) {
+		bad = 1;
+		saved = errno;
+	}
+	if (bad)
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(saved ? saved : EIO));
+	return bad ? -1 : 0;
+}
+
+__attribute__((destructor)) static void record_release(void)
+{
+	LOCK();
+	json_decref(pci_kept);
+	pci_kept = NULL;
+	for (size_t i = 0; pinned && pinned[i]; i++)
+		free(pinned[i]);
+	free(pinned);
+	pinned = NULL;
+	UNLOCK();
+}
+
+void replay_record_begin(const char *const *vars)
+{
+	record_release();
+	replay_rec_oom = false;
+	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
+		if (sec->record_begin)
+			sec->record_begin();
+	replay_files_forget();
+	size_t n = 0;
+	while (vars && vars[n])
+		n++;
+	LOCK();
+	if (n && (pinned = calloc(n + 1, sizeof(*pinned))))
+		for (size_t i = 0; i < n; i++)
+			if (!(pinned[i] = strdup(vars[i])))
+				replay_rec_oom = true;
+	replay_rec_oom = replay_rec_oom || (n && !pinned);
+	UNLOCK();
+}
+
+int replay_record_write(const char *path, const char *tool, char *err, size_t errlen)
+{
+	if (!path || !*path) {
+		snprintf(err, errlen, "no file to record to");
+		return -1;
+	}
+	if (replay_active() && dmaconn_replay_ops()->load_error()) {
+		snprintf(err, errlen, "%s", dmaconn_replay_ops()->load_error());
+		return -1;
+	}
+	bool oom = false;
+	json_t *root = json_object();
+	replay_put(&oom, root, "dmaconn_topology", json_integer(2));
+	replay_put(&oom, root, "description", json_string("recorded by dmaconn"));
+	replay_put(&oom, root, "recorded", rec_recorded(tool && *tool ? tool : "dmaconn"));
+	LOCK();
+	replay_put(&oom, root, "environment", rec_environment(&oom));
+	UNLOCK();
+	LOCK();
+	replay_put(&oom, root, "pci_gpus", pci_kept ? json_incref(pci_kept) : json_array());
+	UNLOCK();
+	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
+		sec->record(root);
+	int rc = -1;
+	if (oom || replay_rec_oom)
+		snprintf(err, errlen, "out of memory while recording");
+	else
+		rc = write_file(root, path, err, errlen);
+	json_decref(root);
+	return rc;
+}
+
+int replay_active(void)
+{
+	char file[8];
+	replay_file(file, sizeof(file));
+	return file[0] != '\0';
+}
