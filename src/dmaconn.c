@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "backends/backend.h"
+#include "model/connections.h"
 
 #define DC_STR_(x) #x
 #define DC_STR(x) DC_STR_(x)
@@ -975,9 +976,8 @@ static int ensure_builtins(void)
 	if (builtins_registered)
 		return 0;
 	for (const struct dc_backend *const *be = dc_backends; *be; be++) {
-		for (int v = 0; v < (*be)->nviews; v++) {
-			struct entry *e = entry_new((*be)->type, (*be)->views[v].connection,
-						    (*be)->views[v].detect, NULL, 1);
+		for (const struct dc_connection *c = NULL; (c = dc_connection_next(*be, c)) != NULL;) {
+			struct entry *e = entry_new((*be)->type, c->name, (*be)->detect, NULL, 1);
 			if (!e)
 				return -1;
 			entry_append(e);

@@ -20,6 +20,7 @@
 
 #include "backends/backend.h"
 #include "internal.h"
+#include "model/connections.h"
 #include "model/host.h"
 #include "pci.h"
 #include "placement.h"
@@ -730,7 +731,7 @@ static void ctx_free(struct ctx *c)
 static int read_devices(struct ctx *c)
 {
 	dmaconn_result *r = NULL;
-	int rc = dmaconn_detect_passive(c->p->type, c->be->views[0].connection, &r);
+	int rc = dmaconn_detect_passive(c->p->type, dc_connection_next(c->be, NULL)->name, &r);
 	if (rc != DMACONN_OK)
 		return rc;
 	int n = dmaconn_result_size(r);
@@ -853,7 +854,7 @@ int dmaconn_placement_detect(dmaconn_device_type type, dmaconn_placement **out)
 	*out = NULL;
 	const struct dc_backend *be = NULL;
 	for (const struct dc_backend *const *b = dc_backends; *b && !be; b++)
-		if ((*b)->type == type && (*b)->nviews > 0)
+		if ((*b)->type == type && dc_connection_next(*b, NULL))
 			be = *b;
 	if (!be)
 		return dc_fail(DMACONN_ENODETECTOR, "dmaconn_placement_detect: no backend for %s",

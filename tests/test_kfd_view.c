@@ -112,7 +112,7 @@ static struct dc_model *hand_model(void)
 
 struct view {
 	const struct dc_model *m;
-	int p2p;
+	const struct dc_connection *row;
 };
 
 static const int slots[] = { 2, 0, 1 };
@@ -124,7 +124,7 @@ static int project(dmaconn_builder *b, void *user_data)
 		return DMACONN_ENOMEM;
 	for (int i = 0; i < 3; i++)
 		dc_kfd_view_identity(b, v->m, slots[i], i);
-	dc_kfd_view_pairs(b, v->m, slots, 3, v->p2p);
+	dc_kfd_view_pairs(b, v->m, slots, 3, v->row);
 	return DMACONN_OK;
 }
 
@@ -200,7 +200,19 @@ int main(void)
 	struct dc_peer peers[9];
 	memcpy(devices, m->devices, sizeof(devices));
 	memcpy(peers, m->peers, sizeof(peers));
-	struct view fabric = { m, 0 }, p2p = { m, 1 };
+	/* The rows' rules as src/model/connections.c gives them: XGMI links
+	 * to GPUs; peer DMA (read, write) and atomics. */
+	static const struct dc_connection fabric_row = { .type = DMACONN_DEVICE_ROCM,
+							 .name = "infinity_fabric",
+							 .counts = DC_COUNTS_LINKS,
+							 .links = DC_LINKS_TO(DC_REMOTE_GPU) };
+	static const struct dc_connection p2p_row = {
+		.type = DMACONN_DEVICE_ROCM,
+		.name = "p2p",
+		.counts = DC_COUNTS_PEER,
+		.peer = DC_PEER_NEEDS(DC_PEER_READ) | DC_PEER_NEEDS(DC_PEER_WRITE) | DC_PEER_NEEDS(DC_PEER_ATOMICS)
+	};
+	struct view fabric = { m, &fabric_row }, p2p = { m, &p2p_row };
 	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_ROCM, "model_fabric", project, &fabric), DMACONN_OK);
 	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_ROCM, "model_p2p", project, &p2p), DMACONN_OK);
 

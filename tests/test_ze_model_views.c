@@ -18,22 +18,23 @@
 
 #include "check.h"
 #include "dmaconn.h"
+#include "model/connections.h"
 #include "model/model.h"
 
-int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, int xelink);
+int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, const struct dc_connection *row);
 
 static struct dc_model *model;
 
 static int p2p_view(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return dc_ze_view_of_model(b, model, 0);
+	return dc_ze_view_of_model(b, model, dc_connection_find(DMACONN_DEVICE_XPU, "p2p"));
 }
 
 static int xelink_view(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return dc_ze_view_of_model(b, model, 1);
+	return dc_ze_view_of_model(b, model, dc_connection_find(DMACONN_DEVICE_XPU, "xelink"));
 }
 
 /* The view's result over model m (registered under a name of its own, so

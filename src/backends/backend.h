@@ -11,14 +11,6 @@
 
 #include "dmaconn.h"
 
-/* One connection type a backend projects, and the detector computing it;
- * (the backend's type, connection) names its row of the connection table,
- * src/model/connections.c. */
-struct dc_view {
-	const char *connection; /* "nvlink", "p2p", ... */
-	dmaconn_detector_fn detect;
-};
-
 /*
  * What a vendor library says about where a device sits (dmaconn_placement,
  * src/placement.c): the CPUs and NUMA nodes it calls local, the NUMA node
@@ -89,10 +81,13 @@ struct dc_backend {
 	 * the vendor themselves.
 	 */
 	int (*discover)(int fresh);
-	/* The connection types it projects; each one's legend, link filter and
-	 * rules are its row of the connection table, not repeated here. */
-	const struct dc_view *views;
-	int nviews;
+	/* Its views: the detector of every connection type it serves -- the
+	 * rows of the connection table (src/model/connections.c) of its device
+	 * type, or the rows that name it (dc_connection_next) -- registered
+	 * in the table's order.  Each row's link filter, peer or domain rule,
+	 * legend and reasons are the row's, not repeated here; the detector
+	 * reads them through dc_connection_of(). */
+	dmaconn_detector_fn detect;
 	/* fork() handling: DC_FORK_PREPARE takes the backend's locks,
 	 * DC_FORK_PARENT and DC_FORK_CHILD release them (internal.h). */
 	void (*atfork)(int phase);
@@ -113,9 +108,8 @@ struct dc_backend {
 extern const struct dc_backend *const dc_backends[];
 
 #define DC_COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
-/* .views and .nviews of a descriptor, from a static array; the same for
- * .libraries and .visibility. */
-#define DC_VIEWS(v) .views = (v), .nviews = DC_COUNT_OF(v)
+/* .libraries and .nlibraries of a descriptor, from a static array; the
+ * same for .visibility. */
 #define DC_LIBRARIES(l) .libraries = (l), .nlibraries = DC_COUNT_OF(l)
 #define DC_VISIBILITY(v) .visibility = (v), .nvisibility = DC_COUNT_OF(v)
 
@@ -128,12 +122,12 @@ const struct dc_visibility *dc_visibility_of(const char *name);
 int dc_live_exists(const char *root, const char *path);
 
 /* The descriptor fields of backend `name`, whose functions are
- * prefix##_discover, _fork, _forget, _shutdown and _present, whose views are
- * the array prefix##_views, libraries prefix##_libraries and visibility
+ * prefix##_discover, _fork, _forget, _shutdown, _present and _detect (its
+ * views), whose libraries are the array prefix##_libraries and visibility
  * variables prefix##_visibility; a descriptor may set more (.place). */
 #define DC_BACKEND_FIELDS(name_, type_, prefix)                                                        \
 	.name = (name_), .type = (type_), .present = prefix##_present, DC_LIBRARIES(prefix##_libraries), \
-	DC_VISIBILITY(prefix##_visibility), .discover = prefix##_discover, DC_VIEWS(prefix##_views),    \
+	DC_VISIBILITY(prefix##_visibility), .discover = prefix##_discover, .detect = prefix##_detect,      \
 	.atfork = prefix##_fork, .forget = prefix##_forget, .shutdown = prefix##_shutdown
 
 /* An atfork of a backend whose state is guarded by locks: taken in the order

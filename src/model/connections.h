@@ -3,9 +3,10 @@
  * The built-in connection types, one row each (connections.c): what a pair's
  * entry counts, the switch rule it follows, the rules of its reasons, the
  * legend the CLI and the docs show, and the PyTorch device type it is
- * registered under.  A backend's views name their rows (by device type and
- * connection); the views and the reasons read the row rather than knowing
- * the type.  The CLI,
+ * registered under.  A backend's views are the rows it serves (those of
+ * its device type, or naming it: dc_connection_next), each registered with
+ * its one detector; the views and the reasons read the row rather than
+ * knowing the type.  The CLI,
  * Python and the docs read the texts through dmaconn_connection_text().
  */
 #ifndef DMACONN_CONNECTIONS_H
@@ -41,13 +42,19 @@ enum dc_reason_rules {
 	DC_REASONS_XPU        /* dc_reasons_vendor: Level Zero's flags and fabric */
 };
 
+struct dc_backend;
+
 struct dc_connection {
 	dmaconn_device_type type;
 	const char *name;  /* "nvlink" */
+	/* The backend whose detector serves it (dc_backend.name), NULL for the
+	 * first backend of its device type in table.c's order. */
+	const char *backend;
 	const char *label; /* "cuda/nvlink": prefix of its warnings */
 	enum dc_counts counts;
 	unsigned int links; /* DC_COUNTS_LINKS, and the NV# of a peer rule's path: DC_LINKS_TO bits */
-	unsigned int peer;  /* DC_COUNTS_PEER: DC_PEER_NEEDS bits (NVML's capabilities) */
+	unsigned int peer;  /* DC_COUNTS_PEER: DC_PEER_NEEDS bits, the capabilities that must be OK
+			     * (dc_peer_ok, model.h; a vendor's facts as struct dc_peer's statuses) */
 	enum dc_switch_rule switch_rule;
 	enum dc_reason_rules reasons;
 	/* The texts of dmaconn_connection_text(), by dmaconn_connection_text_kind;
@@ -55,15 +62,24 @@ struct dc_connection {
 	const char *text[DMACONN_CONNECTION_TEXTS];
 };
 
-/* Every row; a backend's view (struct dc_view) names its own by its
- * device type and connection. */
+/* Every row, in the order of registration within a backend. */
 extern const struct dc_connection dc_connections[];
 extern const int dc_nconnections;
 
 /* The row of (type, name), or NULL. */
 const struct dc_connection *dc_connection_find(dmaconn_device_type type, const char *name);
 
+/* The next row after `after` (NULL: the first) that backend be serves, or
+ * NULL: its views, in the table's order. */
+const struct dc_connection *dc_connection_next(const struct dc_backend *be, const struct dc_connection *after);
+
 /* The row of the pair b is built for, or NULL. */
 const struct dc_connection *dc_connection_of(const dmaconn_builder *b);
+
+/* A backend's detector: view(b, m, row) over a new reference to get()'s
+ * model (dc_view_model) and b's row, the reference dropped after. */
+struct dc_model;
+typedef int dc_model_view(dmaconn_builder *b, struct dc_model *m, const struct dc_connection *row);
+int dc_connection_view(dmaconn_builder *b, struct dc_model *(*get)(void), dc_model_view *view);
 
 #endif

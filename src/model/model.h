@@ -7,10 +7,11 @@
  * every view of that vendor (one per connection type) is computed from the
  * same model.
  *
- * Published models are shared read-only, reference-counted, except NVML's
- * per-pair facts and link rates, which the first view needing them fills
- * under the backend's lock (KFD's discovery fills its pairs itself, and its
- * views only read the model).
+ * Published models are shared read-only, reference-counted; facts that
+ * cost (NVML's and Level Zero's per-pair facts, NVML's link rates, driver
+ * version and placement) are stages of it (struct dc_stage), which the
+ * backend's discovery asks on their first need under the backend's lock.
+ * Views only read the model.
  */
 #ifndef DMACONN_MODEL_H
 #define DMACONN_MODEL_H
@@ -74,6 +75,16 @@ struct dc_fabric_facts {
 enum dc_peer_status { DC_PEER_OK, DC_PEER_CNS, DC_PEER_GNS, DC_PEER_TNS, DC_PEER_DR, DC_PEER_NS, DC_PEER_U };
 enum { DC_PEER_READ, DC_PEER_WRITE, DC_PEER_ATOMICS, DC_PEER_NVLINK, DC_PEER_CAPS };
 
+/* A peer rule: whether each capability whose bit (1 << DC_PEER_READ...) is
+ * in needs -- a connection type's .peer (connections.h) -- is OK in status. */
+static inline int dc_peer_ok(unsigned int needs, const unsigned char status[DC_PEER_CAPS])
+{
+	int ok = 1;
+	for (int c = 0; c < DC_PEER_CAPS; c++)
+		ok = ok && (!(needs & (1u << c)) || status[c] == DC_PEER_OK);
+	return ok;
+}
+
 /* PCIe path class of a pair, as `nvidia-smi topo -m` names it. */
 enum dc_path { DC_PATH_UNKNOWN, DC_PATH_PIX, DC_PATH_PXB, DC_PATH_PHB, DC_PATH_NODE, DC_PATH_SYS };
 
@@ -129,7 +140,7 @@ struct dc_device {
 	struct dc_node node;           /* active links, remote ends, switch domain */
 	int untyped;                   /* active links to no GPU whose remote type is unknown */
 	int untyped_rc;                /* the vendor status that left them unknown */
-	int rate_known;                /* link rate below asked (by the p2p view) */
+	int rate_known;                /* link rate below asked (NVML: the peer stage) */
 	double link_gbps;              /* GB/s per direction per link, 0 unknown */
 	const char *rate_source;       /* a static string */
 	int links_read;                /* link states were read: down[] is valid */
@@ -225,10 +236,11 @@ struct dc_model {
 	int cc_known;                  /* confidential computing state read */
 	unsigned int cc_on;            /* ccFeature ENABLED (peer access) */
 	unsigned int cc_feature;       /* NVML's ccFeature: 0 disabled, 1 enabled, 2 bare-metal secure AI */
-	int place_asked;               /* the devices' placement facts asked (the placement) */
-	int driver_asked;              /* the driver version below asked (multicast view) */
-	int driver_rc;                 /* its vendor status */
+	struct dc_stage place_stage;   /* fills devices' place (for the placement) */
+	struct dc_stage driver_stage;  /* fills cc_* and the driver facts below */
+	int driver_rc;                 /* the driver version's vendor status */
 	char driver[80];               /* "580.65.06" */
+	int driver_fabric_v;           /* the library has NVML's nvmlDeviceGetGpuFabricInfoV (R550 on) */
 
 	/* -- identity warnings, per-pair fabric links and facts asked on first
 	 * need by the backend's discovery (Level Zero fills these) -- */
@@ -238,7 +250,8 @@ struct dc_model {
 	char tiles_why[DC_MODEL_WHY_SIZE]; /* a tile count query failed ("" none) */
 	struct dc_stage fabric_stage;      /* fills pair_links */
 	struct dc_pair_links *pair_links;  /* n*n, symmetric */
-	struct dc_stage peer_stage;        /* fills peers' READ, WRITE and ATOMICS */
+	struct dc_stage peer_stage;        /* fills peers (Level Zero: READ, WRITE, ATOMICS; NVML: every
+					    * capability and path, devices' rates, cc_*) */
 };
 
 /* The clique a device's multicast objects follow: v4's first multicast

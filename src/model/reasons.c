@@ -672,6 +672,11 @@ static const struct dc_reason *dc_reason_pair(struct dc_reasons *x, int i, int j
 	return &x->unjoined;
 }
 
+/* The reasons of a rocm (rocm: 1; the KFD link's properties) or xpu (0;
+ * Level Zero's peer flags and fabric) result, of a peer rule (p2p: 1) or a
+ * link filter. */
+static void dc_reasons_vendor(dmaconn_builder *b, int rocm, int p2p);
+
 void dc_reasons_of(dmaconn_builder *b, const struct dc_connection *row, const unsigned long long *up,
 		   const struct dc_mc_cause *cause)
 {
@@ -875,7 +880,7 @@ static void dc_reason_xpu_pair(dmaconn_builder *b, int i, int j, int p2p)
 	}
 }
 
-void dc_reasons_vendor(dmaconn_builder *b, int rocm, int p2p)
+static void dc_reasons_vendor(dmaconn_builder *b, int rocm, int p2p)
 {
 	int n = b->r ? dmaconn_result_size(b->r) : 0;
 	char undetermined[300];

@@ -24,11 +24,6 @@ void dc_reasons_cuda(dmaconn_builder *b, const unsigned long long *up);
  * the kernel shows against peer access there (ACS, IOMMU, a VM, BAR1). */
 void dc_reasons_suspects(dmaconn_builder *b);
 
-/* The same for rocm (rocm: 1; the KFD link's properties) and xpu (0; Level
- * Zero's peer flags and fabric), of the p2p view (p2p: 1) or the link view
- * (infinity_fabric, xelink). */
-void dc_reasons_vendor(dmaconn_builder *b, int rocm, int p2p);
-
 /* What a GPU's multicast capability is judged from (the multicast view). */
 struct dc_mc_facts {
 	int mig;                 /* MIG mode on, or a MIG instance */

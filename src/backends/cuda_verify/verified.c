@@ -299,10 +299,6 @@ out:
 	return rc;
 }
 
-static const struct dc_view dc_verified_views[] = {
-	{ "verified", dc_verified_detect },
-};
-
 static void dc_verified_atfork(int phase)
 {
 	(void)phase; /* no locks: every run lives on its caller's stack */
@@ -321,7 +317,7 @@ const struct dc_backend dc_backend_cuda_verify = {
 	.name = "cuda_verify",
 	.type = DMACONN_DEVICE_CUDA,
 	DC_LIBRARIES(dc_verified_libraries),
-	DC_VIEWS(dc_verified_views),
+	.detect = dc_verified_detect, /* cuda/verified, the row that names it */
 	.atfork = dc_verified_atfork,
 	.shutdown = dc_verified_shutdown,
 };

@@ -866,12 +866,15 @@ static struct dc_model *model_get(void)
 
 DC_DISCOVERY_HOOKS(dc_kfd, kfd_discovery, model_get)
 
-static int detect(dmaconn_builder *b, const char *label, int p2p)
+/* The view of row (a link filter or a peer rule) over the model m: the
+ * devices in HIP's order, the pairs, then the row's reasons for what it
+ * found. */
+static int kfd_view(dmaconn_builder *b, struct dc_model *m, const struct dc_connection *row)
 {
-	int rc;
-	struct dc_model *m = dc_view_model(model_get, &rc);
-	if (!m)
-		return rc;
+	if (!row || (row->counts != DC_COUNTS_LINKS && row->counts != DC_COUNTS_PEER))
+		return dc_fail(DMACONN_EINVAL, "KFD has no view of this connection type");
+	const char *label = row->label;
+	int rc = DMACONN_OK;
 	int *slots = NULL, n = 0;
 	unsigned long long *ids = calloc((size_t)m->n + 1, sizeof(*ids));
 	if (!ids) {
@@ -896,40 +899,23 @@ static int detect(dmaconn_builder *b, const char *label, int p2p)
 				     n == 1 ? "" : "s");
 		goto done;
 	}
-	dc_kfd_view_pairs(b, m, slots, n, p2p);
+	dc_kfd_view_pairs(b, m, slots, n, row);
 	if (n > 1)
 		cross_check(b, label, m, slots, n);
 done:
-	dc_model_release(m);
 	free(slots);
-	return rc;
-}
-
-/* A view: the detection, then the host's reasons for what it found. */
-static int kfd_view(dmaconn_builder *b, const char *label, int p2p)
-{
-	int rc = detect(b, label, p2p);
 	if (rc == DMACONN_OK)
-		dc_reasons_vendor(b, 1, p2p);
+		dc_reasons_of(b, row, NULL, NULL);
 	return rc;
 }
 
-static int dc_kfd_detect_infinity_fabric(dmaconn_builder *b, void *user_data)
+/* Every rocm view: the row the detector is registered for, over the
+ * discovered model. */
+static int dc_kfd_detect(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return kfd_view(b, "rocm/infinity_fabric", 0);
+	return dc_connection_view(b, model_get, kfd_view);
 }
-
-static int dc_kfd_detect_p2p(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return kfd_view(b, "rocm/p2p", 1);
-}
-
-static const struct dc_view dc_kfd_views[] = {
-	{ "infinity_fabric", dc_kfd_detect_infinity_fabric },
-	{ "p2p", dc_kfd_detect_p2p },
-};
 
 /* dc_backend.present: the KFD device, or its topology in sysfs. */
 static int dc_kfd_present(const char *root)

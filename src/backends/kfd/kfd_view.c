@@ -126,8 +126,19 @@ static void set_pair(dmaconn_builder *b, int i, int j, const struct dc_link_info
 	dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_PATH, path);
 }
 
-void dc_kfd_view_pairs(dmaconn_builder *b, const struct dc_model *m, const int *slots, int n, int p2p)
+/* The link's capabilities as peer statuses: read and write by peer DMA,
+ * atomics by both widths. */
+static void link_status(const struct dc_link_info *k, unsigned char status[DC_PEER_CAPS])
 {
+	status[DC_PEER_READ] = status[DC_PEER_WRITE] = k->peer_dma ? DC_PEER_OK : DC_PEER_NS;
+	status[DC_PEER_ATOMICS] = k->atomics_32 && k->atomics_64 ? DC_PEER_OK : DC_PEER_NS;
+	status[DC_PEER_NVLINK] = DC_PEER_NS;
+}
+
+void dc_kfd_view_pairs(dmaconn_builder *b, const struct dc_model *m, const int *slots, int n,
+		       const struct dc_connection *row)
+{
+	int xgmi = row->counts == DC_COUNTS_LINKS && (row->links & DC_LINKS_TO(DC_REMOTE_GPU));
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
 			if (i == j)
@@ -135,11 +146,14 @@ void dc_kfd_view_pairs(dmaconn_builder *b, const struct dc_model *m, const int *
 			const struct dc_peer *p = &m->peers[dc_pair_index(slots[i], slots[j], m->n)];
 			const struct dc_link_info *k = pair_link(m, slots[i], slots[j]);
 			set_pair(b, i, j, k, p);
+			unsigned char status[DC_PEER_CAPS];
 			int value = 0;
-			if (k && k->enabled && p2p)
-				value = k->peer_dma && k->atomics_32 && k->atomics_64;
-			else if (k && k->enabled && k->kind == DC_LINK_XGMI)
+			if (k && k->enabled && row->counts == DC_COUNTS_PEER) {
+				link_status(k, status);
+				value = dc_peer_ok(row->peer, status);
+			} else if (k && k->enabled && xgmi && k->kind == DC_LINK_XGMI) {
 				value = p->link_count > 0 ? p->link_count : p->link_count < 0 ? 1 : 0;
+			}
 			dmaconn_builder_set(b, i, j, value);
 		}
 	}

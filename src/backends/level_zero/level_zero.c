@@ -929,8 +929,11 @@ static void fabric_detail(dmaconn_builder *b, const struct dc_model *m, int i, i
 	}
 }
 
-static int xelink_body(dmaconn_builder *b, const char *label, struct dc_model *m)
+typedef int view_body(dmaconn_builder *b, const struct dc_connection *row, struct dc_model *m);
+
+static int xelink_body(dmaconn_builder *b, const struct dc_connection *row, struct dc_model *m)
 {
+	const char *label = row->label;
 	const struct dc_stage *st = &m->fabric_stage;
 	if (st->lacks) {
 		dmaconn_builder_warn(b,
@@ -961,8 +964,9 @@ static const char *flags_name(int access, int atomics)
 	return access && atomics ? "ACCESS|ATOMICS" : access ? "ACCESS" : atomics ? "ATOMICS" : "none";
 }
 
-static int p2p_body(dmaconn_builder *b, const char *label, struct dc_model *m)
+static int p2p_body(dmaconn_builder *b, const struct dc_connection *row, struct dc_model *m)
 {
+	const char *label = row->label;
 	const struct dc_stage *st = &m->peer_stage;
 	int n = m->n;
 	if (st->lacks) {
@@ -985,7 +989,7 @@ static int p2p_body(dmaconn_builder *b, const char *label, struct dc_model *m)
 				continue;
 			int access = p->status[DC_PEER_READ] == DC_PEER_OK;
 			int atomics = p->status[DC_PEER_ATOMICS] == DC_PEER_OK;
-			dmaconn_builder_set(b, i, j, access && atomics);
+			dmaconn_builder_set(b, i, j, dc_peer_ok(row->peer, p->status));
 			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_READ, access ? "OK" : "NS");
 			dmaconn_builder_set_pair_property(b, i, j, DMACONN_PROP_WRITE,
 							  p->status[DC_PEER_WRITE] == DC_PEER_OK ? "OK" : "NS");
@@ -1012,15 +1016,19 @@ static int p2p_body(dmaconn_builder *b, const char *label, struct dc_model *m)
 }
 
 /*
- * A view (xelink: xpu/xelink, else xpu/p2p) computed from the model m alone:
+ * The view of row (a link filter: the Xe Links of each pair; a peer rule:
+ * the P2P properties row->peer needs) computed from the model m alone:
  * sized from it, then, when Level Zero answered, the pairs (else one
- * warning, all zero), then the host's reasons for what it found.  The
- * detectors below pass the discovered model; tests pass one they filled.
+ * warning, all zero), then the row's reasons for what it found.  The
+ * detector below passes the discovered model; tests pass one they filled.
  */
-int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, int xelink);
-int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, int xelink)
+int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, const struct dc_connection *row);
+int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, const struct dc_connection *row)
 {
-	const char *label = xelink ? "xpu/xelink" : "xpu/p2p";
+	static view_body *const bodies[] = { [DC_COUNTS_LINKS] = xelink_body, [DC_COUNTS_PEER] = p2p_body };
+	if (!row || (size_t)row->counts >= sizeof(bodies) / sizeof(bodies[0]) || !bodies[row->counts])
+		return dc_fail(DMACONN_EINVAL, "Level Zero has no view of this connection type");
+	const char *label = row->label;
 	int rc = DMACONN_OK;
 	if (dmaconn_builder_set_size(b, m->n) != DMACONN_OK)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
@@ -1030,7 +1038,7 @@ int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, int xelink)
 		if (m->tiles_why[0])
 			dmaconn_builder_warn(b, "%s: %s; tile counts are unknown", label, m->tiles_why);
 		set_identity(b, m);
-		rc = xelink ? xelink_body(b, label, m) : p2p_body(b, label, m);
+		rc = bodies[row->counts](b, row, m);
 	} else {
 		set_identity(b, m);
 		dc_builder_unavailable(b);
@@ -1039,37 +1047,17 @@ int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, int xelink)
 	}
 	if (rc < 0)
 		return rc;
-	dc_reasons_vendor(b, 0, !xelink);
+	dc_reasons_of(b, row, NULL, NULL);
 	return DMACONN_OK;
 }
 
-static int ze_view(dmaconn_builder *b, int xelink)
-{
-	int rc;
-	struct dc_model *m = dc_view_model(model_get, &rc);
-	if (!m)
-		return rc;
-	rc = dc_ze_view_of_model(b, m, xelink);
-	dc_model_release(m);
-	return rc;
-}
-
-static int dc_ze_detect_xelink(dmaconn_builder *b, void *user_data)
+/* Every xpu view: the row the detector is registered for, over the
+ * discovered model. */
+static int dc_ze_detect(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return ze_view(b, 1);
+	return dc_connection_view(b, model_get, dc_ze_view_of_model);
 }
-
-static int dc_ze_detect_p2p(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return ze_view(b, 0);
-}
-
-static const struct dc_view dc_ze_views[] = {
-	{ "p2p", dc_ze_detect_p2p },
-	{ "xelink", dc_ze_detect_xelink },
-};
 
 /* dc_backend.present: an Intel GPU (PCI vendor 0x8086) behind one of the
  * DRM cards. */

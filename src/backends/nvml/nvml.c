@@ -137,8 +137,9 @@ static int nvml_ready(char *why)
 /*
  * The NVML model, discovered once per process (src/model/model.h): every
  * NVML device's identity, links, fabric and MIG mode; the per-pair facts
- * are filled by the p2p view on first use.  model_lock orders discovery
- * (taken before nvml_lock); peer_lock guards the per-pair facts.
+ * and the driver's are stages of it, asked by discovery on their first
+ * need (dc_model_stage).  model_lock orders discovery (taken before
+ * nvml_lock); peer_lock guards the stages.
  */
 static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -383,6 +384,7 @@ static struct dc_model *enumerate(char *why)
 		return NULL;
 	}
 	m->vendor_ok = 1;
+	m->peer_stage.lacks = nvml.nvmlDeviceGetP2PStatus ? NULL : "nvmlDeviceGetP2PStatus";
 	return m;
 }
 
@@ -866,7 +868,6 @@ struct session {
 
 static void session_free(struct session *s)
 {
-	dc_model_release(s->m);
 	free(s->slots);
 	free(s->cause);
 }
@@ -1020,17 +1021,12 @@ static int place(dmaconn_builder *b, struct session *s, int uuids_known, int war
 }
 
 /*
- * Takes the model and places the visible GPUs.  Returns 1 when the view can
- * go on, 0 when NVML is unusable (one warning raised, the result sized from
- * sysfs, all zero), or a negative dmaconn error.
+ * Places the visible GPUs of the session's model.  Returns 1 when the view
+ * can go on, 0 when NVML is unusable (one warning raised, the result sized
+ * from sysfs, all zero), or a negative dmaconn error.
  */
 static int session_begin(dmaconn_builder *b, struct session *s)
 {
-	int rc = dc_replay_check();
-	if (rc != DMACONN_OK)
-		return rc;
-	if (!(s->m = model_get()))
-		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	if (s->m->vendor_ok)
 		return place(b, s, 1, 1) == 0 ? 1 : dc_fail(DMACONN_ENOMEM, "out of memory");
 	if (place(b, s, 0, 0) != 0)
@@ -1183,16 +1179,21 @@ static int view_reasons(dmaconn_builder *b, const struct session *s)
 typedef int view_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes, int *m);
 static view_body links_body, p2p_body, multicast_body;
 
-/* The view of row: the body of what the row counts, over an open session
- * with its scratch arrays, then the row's reasons for what it found. */
-static int nvml_view(dmaconn_builder *b, const struct dc_connection *row)
+/*
+ * The view of row computed from the model alone: the body of what the
+ * row counts, over an open session with its scratch arrays, then the row's
+ * reasons for what it found.  The detector passes the discovered model;
+ * tests pass one they filled.
+ */
+int dc_nvml_view_of_model(dmaconn_builder *b, struct dc_model *model, const struct dc_connection *row);
+int dc_nvml_view_of_model(dmaconn_builder *b, struct dc_model *model, const struct dc_connection *row)
 {
 	static view_body *const bodies[] = {
 		[DC_COUNTS_LINKS] = links_body, [DC_COUNTS_PEER] = p2p_body, [DC_COUNTS_DOMAIN] = multicast_body
 	};
 	if (!row || (size_t)row->counts >= sizeof(bodies) / sizeof(bodies[0]) || !bodies[row->counts])
 		return dc_fail(DMACONN_EINVAL, "NVML has no view of this connection type");
-	struct session s = { .row = row, .label = row->label };
+	struct session s = { .row = row, .label = row->label, .m = model };
 	int rc = session_begin(b, &s);
 	if (rc <= 0) {
 		session_free(&s);
@@ -1211,11 +1212,12 @@ static int nvml_view(dmaconn_builder *b, const struct dc_connection *row)
 	return rc;
 }
 
-/* Every NVML view: the row the detector is registered for. */
+/* Every NVML view: the row the detector is registered for, over the
+ * discovered model. */
 static int dc_nvml_detect(dmaconn_builder *b, void *user_data)
 {
 	(void)user_data;
-	return nvml_view(b, dc_connection_of(b));
+	return dc_connection_view(b, model_get, dc_nvml_view_of_model);
 }
 
 /* A link filter: the links of the row's kinds, each pair's count. */
@@ -1337,48 +1339,47 @@ static const struct {
 		 { NVML_P2P_CAPS_INDEX_ATOMICS, DMACONN_PROP_ATOMICS },
 		 { NVML_P2P_CAPS_INDEX_NVLINK, DMACONN_PROP_NVLINK } };
 
-struct p2p_job {
-	const struct session *s;
-	const struct dc_node *nodes;
-	const int *m;
-	size_t *path_pairs;       /* pair index (i < j) of the pairs whose PCIe path is asked */
+/*
+ * The pair stage (discovery's, asked on the first view that needs it,
+ * through dc_model_stage under peer_lock): every P2P status between the
+ * devices that have peers (neither failed nor isolated), each one's
+ * per-link NVLink rate and PCIe facts, the confidential computing state,
+ * and the PCIe path of each pair that NVLink does not join both ways.
+ */
+struct pair_job {
+	struct dc_model *m;
+	size_t *path_pairs; /* pair index (a < b) of the pairs whose PCIe path is asked */
 	int npath_pairs;
 };
 
-/* The model's facts about ordinals i -> j. */
-static struct dc_peer *peer_of(const struct session *s, int i, int j)
+static int has_peers(const struct dc_model *m, int k)
 {
-	return &s->m->peers[dc_pair_index(s->slots[i].index, s->slots[j].index, s->m->n)];
+	return !m->devices[k].failed && !m->devices[k].node.isolated;
 }
 
-/* Row i: every P2P status from GPU i not asked yet, and its per-link NVLink
- * rate; into the model (peer_lock held). */
-static void p2p_row(void *ctx, int i)
+/* Row a: every P2P status from device a not asked yet, and its per-link
+ * NVLink rate. */
+static void ask_pair_row(void *ctx, int a)
 {
-	const struct p2p_job *job = ctx;
-	const struct session *s = job->s;
-	int n = s->nslots;
-	if (job->nodes[i].isolated)
+	struct dc_model *m = ((const struct pair_job *)ctx)->m;
+	if (!has_peers(m, a))
 		return;
-	struct dc_device *d = &s->m->devices[s->slots[i].index];
-	nvmlDevice_t hi = s->m->handles[s->slots[i].index];
+	struct dc_device *d = &m->devices[a];
+	nvmlDevice_t ha = m->handles[a];
 	if (!d->rate_known) {
 		d->rate_source = "unknown";
-		d->link_gbps = job->nodes[i].nlinks ? link_rate(hi, &d->rate_source) : 0;
-		query_host_facts(hi, d);
+		d->link_gbps = d->node.nlinks ? link_rate(ha, &d->rate_source) : 0;
+		query_host_facts(ha, d);
 		d->rate_known = 1;
 	}
-	for (int j = 0; j < n; j++) {
-		if (i == j || job->nodes[j].isolated)
+	for (int b = 0; b < m->n; b++) {
+		struct dc_peer *p = &m->peers[dc_pair_index(a, b, m->n)];
+		if (a == b || !has_peers(m, b) || p->asked)
 			continue;
-		struct dc_peer *p = peer_of(s, i, j);
-		if (p->asked)
-			continue;
-		nvmlDevice_t hj = s->m->handles[s->slots[j].index];
 		nvmlReturn_t rc = NVML_SUCCESS;
 		for (int c = 0; c < DC_PEER_CAPS && rc == NVML_SUCCESS; c++) {
 			nvmlGpuP2PStatus_t st = NVML_P2P_STATUS_OK; /* what an answer leaves unset reads as */
-			rc = nvml.nvmlDeviceGetP2PStatus(hi, hj, p2p_caps[c].index, &st);
+			rc = nvml.nvmlDeviceGetP2PStatus(ha, m->handles[b], p2p_caps[c].index, &st);
 			p->status[c] = st >= 0 && st < 7 ? (unsigned char)st : DC_PEER_U;
 			if (rc != NVML_SUCCESS)
 				p->failed_cap = (unsigned char)c;
@@ -1388,22 +1389,91 @@ static void p2p_row(void *ctx, int i)
 	}
 }
 
-/* The PCIe path of the k-th unordered pair that needs one (either direction
- * lacks NVLink); asked once, from the lower ordinal.  Spread over threads by
- * pair rather than by row: each call can take NVML ~17 ms. */
-static void p2p_ancestor(void *ctx, int k)
+/* The PCIe path of the k-th unordered pair that needs one, asked from the
+ * lower index, kept on both sides.  Spread over threads by pair rather
+ * than by row: each call can take NVML ~17 ms. */
+static void ask_pair_path(void *ctx, int k)
 {
-	const struct p2p_job *job = ctx;
-	const struct session *s = job->s;
-	int n = s->nslots, i = (int)(job->path_pairs[k] / (size_t)n), j = (int)(job->path_pairs[k] % (size_t)n);
-	struct dc_peer *p = peer_of(s, i, j);
+	const struct pair_job *job = ctx;
+	struct dc_model *m = job->m;
+	int n = m->n, a = (int)(job->path_pairs[k] / (size_t)n), b = (int)(job->path_pairs[k] % (size_t)n);
+	struct dc_peer *p = &m->peers[dc_pair_index(a, b, n)], *q = &m->peers[dc_pair_index(b, a, n)];
 	nvmlGpuTopologyLevel_t level = NVML_TOPOLOGY_SYSTEM;
-	nvmlReturn_t rc = nvml.nvmlDeviceGetTopologyCommonAncestor(s->m->handles[s->slots[i].index],
-								    s->m->handles[s->slots[j].index], &level);
-	p->path_rc = (int)rc;
-	p->path = rc == NVML_SUCCESS ? path_of(level) : DC_PATH_UNKNOWN;
-	p->path_asked = 1;
+	nvmlReturn_t rc = nvml.nvmlDeviceGetTopologyCommonAncestor(m->handles[a], m->handles[b], &level);
+	p->path_rc = q->path_rc = (int)rc;
+	p->path = q->path = rc == NVML_SUCCESS ? path_of(level) : DC_PATH_UNKNOWN;
+	p->path_asked = q->path_asked = 1;
 }
+
+/* The confidential computing state, asked once (peer_lock held). */
+static void ask_cc(struct dc_model *model)
+{
+	if (!model->cc_known && nvml.nvmlSystemGetConfComputeState) {
+		nvmlConfComputeSystemState_t cc;
+		memset(&cc, 0, sizeof(cc));
+		if (nvml.nvmlSystemGetConfComputeState(&cc) == NVML_SUCCESS) {
+			model->cc_known = 1;
+			model->cc_on = cc.ccFeature == NVML_CC_SYSTEM_FEATURE_ENABLED;
+			model->cc_feature = cc.ccFeature;
+		}
+	}
+}
+
+/* The pairs NVLink joins (any kind of link) into links, n*n. */
+static int nvlinked(const struct dc_model *m, int *links)
+{
+	int n = m->n;
+	struct dc_node *nodes = calloc((size_t)n + 1, sizeof(*nodes));
+	if (!nodes)
+		return -1;
+	for (int k = 0; k < n; k++) {
+		nodes[k] = m->devices[k].node;
+		nodes[k].isolated = !has_peers(m, k);
+	}
+	dc_link_matrix(nodes, n, DC_LINKS_TO(DC_REMOTE_GPU) | DC_LINKS_TO(DC_REMOTE_SWITCH), links);
+	free(nodes);
+	return 0;
+}
+
+static void ask_pairs(struct dc_model *m, struct dc_stage *st)
+{
+	int n = m->n;
+	struct pair_job job = { m, NULL, 0 };
+	int *links = NULL;
+	if (st->lacks)
+		return;
+	if ((!m->peers && !(m->peers = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*m->peers)))) ||
+	    !(job.path_pairs = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*job.path_pairs))) ||
+	    !(links = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*links))) || nvlinked(m, links) != 0) {
+		st->nomem = 1;
+		goto out;
+	}
+	ask_cc(m);
+	parallel_for(n, ask_pair_row, &job);
+	for (int a = 0; nvml.nvmlDeviceGetTopologyCommonAncestor && a < n; a++)
+		for (int b = a + 1; b < n; b++)
+			if (has_peers(m, a) && has_peers(m, b) && !m->peers[dc_pair_index(a, b, n)].path_asked &&
+			    (links[dc_pair_index(a, b, n)] == 0 || links[dc_pair_index(b, a, n)] == 0))
+				job.path_pairs[job.npath_pairs++] = dc_pair_index(a, b, n);
+	parallel_for(job.npath_pairs, ask_pair_path, &job);
+out:
+	free(links);
+	free(job.path_pairs);
+}
+
+/* The views read the model only: the stages above are asked through
+ * dc_model_stage, never by a view itself. */
+
+/* The model's facts about ordinals i -> j. */
+static const struct dc_peer *peer_of(const struct session *s, int i, int j)
+{
+	return &s->m->peers[dc_pair_index(s->slots[i].index, s->slots[j].index, s->m->n)];
+}
+
+struct p2p_job {
+	const struct session *s;
+	const int *m;
+};
 
 /*
  * The texts a p2p view sets on its pairs, each stored once in the result
@@ -1462,8 +1532,6 @@ static int p2p_apply(struct p2p_text *t, const struct p2p_job *job, int i, int j
 	const struct session *s = job->s;
 	int n = s->nslots, links = job->m[dc_pair_index(i, j, n)];
 	const struct dc_peer *p = peer_of(s, i, j);
-	/* The path was asked from the lower ordinal's side. */
-	const struct dc_peer *q = i < j ? p : peer_of(s, j, i);
 	const struct dc_device *d = &s->m->devices[s->slots[i].index];
 	const char *keys[DC_PEER_CAPS + 4], *values[DC_PEER_CAPS + 4];
 	int count = 0;
@@ -1472,12 +1540,12 @@ static int p2p_apply(struct p2p_text *t, const struct p2p_job *job, int i, int j
 		values[count++] = t->status[p->status[c] < 7 ? p->status[c] : DC_PEER_U];
 	}
 	const char *path = t->question;
-	/* Read only without NVLink: the pairs p2p_fill asked (or found asked). */
-	int path_rc = links == 0 && q->path_asked ? q->path_rc : NVML_ERROR_NOT_SUPPORTED;
+	/* Read only without NVLink: the pairs the stage asked. */
+	int path_rc = links == 0 && p->path_asked ? p->path_rc : NVML_ERROR_NOT_SUPPORTED;
 	if (links > 0) {
 		path = p2p_intern_int(t, t->nv, "NV", links);
 	} else if (path_rc == NVML_SUCCESS) {
-		path = t->paths[q->path < 6 ? q->path : 0];
+		path = t->paths[p->path < 6 ? p->path : 0];
 	} else if (path_rc != NVML_ERROR_NOT_SUPPORTED && !*ancestor_warned) {
 		char err[WHY_SIZE];
 		call_failed(err, (nvmlReturn_t)path_rc, "nvmlDeviceGetTopologyCommonAncestor(GPU %d, GPU %d)",
@@ -1514,9 +1582,7 @@ static int p2p_apply(struct p2p_text *t, const struct p2p_job *job, int i, int j
 	if (dc_builder_set_pair_list(b, i, j, keys, values, count) != DMACONN_OK)
 		return -1;
 	const unsigned char *st = p->status;
-	int ok = 1; /* the peer rule: each capability the row needs is OK */
-	for (int c = 0; c < DC_PEER_CAPS; c++)
-		ok = ok && (!(s->row->peer & DC_PEER_NEEDS(c)) || st[c] == DC_PEER_OK);
+	int ok = dc_peer_ok(s->row->peer, st);
 	dmaconn_builder_set(b, i, j, ok);
 	if ((links > 0 && !ok) || (links == 0 && st[DC_PEER_NVLINK] == DC_PEER_OK)) {
 		char bus[DC_PCI_BUS_ID_SIZE];
@@ -1552,50 +1618,14 @@ static void p2p_device_facts(dmaconn_builder *b, const struct session *s, int i)
 						    s->m->cc_on ? "on" : "off");
 }
 
-/* The confidential computing state, asked once (peer_lock held). */
-static void ask_cc(struct dc_model *model)
-{
-	if (!model->cc_known && nvml.nvmlSystemGetConfComputeState) {
-		nvmlConfComputeSystemState_t cc;
-		memset(&cc, 0, sizeof(cc));
-		if (nvml.nvmlSystemGetConfComputeState(&cc) == NVML_SUCCESS) {
-			model->cc_known = 1;
-			model->cc_on = cc.ccFeature == NVML_CC_SYSTEM_FEATURE_ENABLED;
-			model->cc_feature = cc.ccFeature;
-		}
-	}
-}
-
-/* Asks NVML what the model lacks about the visible pairs (peer_lock held):
- * capabilities by row, PCIe paths by pair. */
-static int p2p_fill(struct p2p_job *job)
-{
-	const struct session *s = job->s;
-	int n = s->nslots;
-	struct dc_model *model = s->m;
-	if (!model->peers && !(model->peers = calloc(dc_pair_index(model->n, 0, model->n) + 1,
-						    sizeof(*model->peers))))
-		return -1;
-	if (!(job->path_pairs = calloc(dc_pair_index(n, 0, n) + 1, sizeof(*job->path_pairs))))
-		return -1;
-	ask_cc(model);
-	parallel_for(n, p2p_row, job);
-	for (int i = 0; nvml.nvmlDeviceGetTopologyCommonAncestor && i < n; i++)
-		for (int j = i + 1; j < n; j++)
-			if (!job->nodes[i].isolated && !job->nodes[j].isolated && !peer_of(s, i, j)->path_asked &&
-			    (job->m[dc_pair_index(i, j, n)] == 0 || job->m[dc_pair_index(j, i, n)] == 0))
-				job->path_pairs[job->npath_pairs++] = dc_pair_index(i, j, n);
-	parallel_for(job->npath_pairs, p2p_ancestor, job);
-	return 0;
-}
-
 /* A peer rule: the row's capabilities from NVML's per-pair statuses. */
 static int p2p_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes, int *m)
 {
 	char why[WHY_SIZE];
-	int n = s->nslots, ancestor_warned = 0, rc = 0;
-	if (!nvml.nvmlDeviceGetP2PStatus) {
-		dmaconn_builder_warn(b, "%s: NVML lacks nvmlDeviceGetP2PStatus; assuming no peer access", s->label);
+	int n = s->nslots, ancestor_warned = 0;
+	if (s->m->peer_stage.lacks) {
+		dmaconn_builder_warn(b, "%s: NVML lacks %s; assuming no peer access", s->label,
+				     s->m->peer_stage.lacks);
 		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
@@ -1604,14 +1634,8 @@ static int p2p_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes
 		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
-	struct p2p_job job = { s, nodes, m, NULL, 0 };
-	pthread_mutex_lock(&peer_lock);
-	int filled = p2p_fill(&job);
-	pthread_mutex_unlock(&peer_lock);
-	if (filled != 0) {
-		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
-		goto out;
-	}
+	if (dc_model_stage(s->m, &s->m->peer_stage, &peer_lock, ask_pairs) != 0)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	/* Any failing status call voids them all: no pair shows half an answer. */
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
@@ -1623,28 +1647,23 @@ static int p2p_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes
 					    p2p_caps[p->failed_cap].key);
 				dmaconn_builder_warn(b, "%s: %s; assuming no peer access", s->label, why);
 				dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
-				goto out;
+				return DMACONN_OK;
 			}
 		}
 	}
 	struct p2p_text text;
-	if (p2p_text_init(&text, b) != 0) {
-		rc = dc_fail(DMACONN_ENOMEM, "out of memory");
-		goto out;
-	}
+	struct p2p_job job = { s, m };
+	if (p2p_text_init(&text, b) != 0)
+		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	for (int i = 0; i < n; i++)
 		if (!nodes[i].isolated)
 			p2p_device_facts(b, s, i);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
 			if (i != j && !nodes[i].isolated && !nodes[j].isolated &&
-			    p2p_apply(&text, &job, i, j, &ancestor_warned) != 0) {
-				rc = dc_fail(DMACONN_ENOMEM, "out of memory");
-				goto out;
-			}
-out:
-	free(job.path_pairs);
-	return rc;
+			    p2p_apply(&text, &job, i, j, &ancestor_warned) != 0)
+				return dc_fail(DMACONN_ENOMEM, "out of memory");
+	return DMACONN_OK;
 }
 
 /* ------------------------------------------------------------ multicast */
@@ -1653,20 +1672,27 @@ out:
 #define MC_DRIVER_BRANCH 530
 
 /*
- * Whether the driver has the multicast API, from NVML alone: the version
- * nvmlSystemGetDriverVersion reports (read from the kernel driver; unlike
- * nvmlSystemGetCudaDriverVersion, it loads no libcuda), else the presence of
- * nvmlDeviceGetGpuFabricInfoV (R550 on).  Asked once (peer_lock held).
+ * The driver stage (discovery's, asked on the multicast view's first need,
+ * through dc_model_stage under peer_lock): the confidential computing
+ * state, the version nvmlSystemGetDriverVersion reports (read from the
+ * kernel driver; unlike nvmlSystemGetCudaDriverVersion, it loads no
+ * libcuda), and whether the library has nvmlDeviceGetGpuFabricInfoV (R550 on).
  */
-static int mc_driver(struct dc_model *model, char *text, size_t len)
+static void ask_driver(struct dc_model *model, struct dc_stage *st)
 {
-	if (!model->driver_asked) {
-		model->driver_rc = NVML_ERROR_FUNCTION_NOT_FOUND;
-		if (nvml.nvmlSystemGetDriverVersion)
-			model->driver_rc = (int)nvml.nvmlSystemGetDriverVersion(model->driver, sizeof(model->driver));
-		model->driver[sizeof(model->driver) - 1] = '\0';
-		model->driver_asked = 1;
-	}
+	(void)st;
+	ask_cc(model);
+	model->driver_rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (nvml.nvmlSystemGetDriverVersion)
+		model->driver_rc = (int)nvml.nvmlSystemGetDriverVersion(model->driver, sizeof(model->driver));
+	model->driver[sizeof(model->driver) - 1] = '\0';
+	model->driver_fabric_v = nvml.nvmlDeviceGetGpuFabricInfoV != NULL;
+}
+
+/* Whether the driver has the multicast API, from the driver stage: its
+ * version, else the library's newer fabric query. */
+static int mc_driver(const struct dc_model *model, char *text, size_t len)
+{
 	if (model->driver_rc == NVML_SUCCESS) {
 		char *end;
 		long branch = strtol(model->driver, &end, 10);
@@ -1676,7 +1702,7 @@ static int mc_driver(struct dc_model *model, char *text, size_t len)
 			 model->driver, MC_DRIVER_BRANCH);
 		return 0;
 	}
-	if (nvml.nvmlDeviceGetGpuFabricInfoV)
+	if (model->driver_fabric_v)
 		return 1;
 	char err[256];
 	describe((nvmlReturn_t)model->driver_rc, err, sizeof(err));
@@ -1781,10 +1807,8 @@ static int multicast_body(dmaconn_builder *b, struct session *s, struct dc_node 
 	if (!cause)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	char driver_text[DC_MC_TEXT];
-	pthread_mutex_lock(&peer_lock);
-	ask_cc(s->m);
+	dc_model_stage(s->m, &s->m->driver_stage, &peer_lock, ask_driver); /* never fails */
 	int driver = mc_driver(s->m, driver_text, sizeof(driver_text));
-	pthread_mutex_unlock(&peer_lock);
 	for (int i = 0; i < n; i++)
 		cause[i].code = mc_device(b, s, i, driver, driver_text, cause[i].text, sizeof(cause[i].text));
 	for (int i = 0; i < n; i++)
@@ -1796,27 +1820,24 @@ static int multicast_body(dmaconn_builder *b, struct session *s, struct dc_node 
 	return DMACONN_OK;
 }
 
-static const struct dc_view dc_nvml_views[] = {
-	{ "nvlink", dc_nvml_detect },
-	{ "p2p", dc_nvml_detect },
-	{ "multicast", dc_nvml_detect },
-};
+/* The place stage: each device's placement facts. */
+static void ask_place(struct dc_model *m, struct dc_stage *st)
+{
+	(void)st;
+	for (int k = 0; k < m->n; k++)
+		if (m->handles[k])
+			query_place(m->handles[k], &m->devices[k].place);
+}
 
 /* dc_backend.place: the facts discovery read for the GPUs at bus_ids (a MIG
  * instance's are its GPU's). */
 static void dc_nvml_place(const char *const *bus_ids, int n, struct dc_place_facts *out, int *numa)
 {
 	struct dc_model *m = model_get();
-	/* Asked on the placement's first use, not in discovery: four NVML
-	 * calls a GPU that no connection type needs. */
-	if (m && m->devices && m->handles) {
-		pthread_mutex_lock(&peer_lock);
-		for (int k = 0; !m->place_asked && k < m->n; k++)
-			if (m->handles[k])
-				query_place(m->handles[k], &m->devices[k].place);
-		m->place_asked = 1;
-		pthread_mutex_unlock(&peer_lock);
-	}
+	/* A stage asked on the placement's first use: four NVML calls a GPU
+	 * that no connection type needs. */
+	if (m && m->devices && m->handles)
+		dc_model_stage(m, &m->place_stage, &peer_lock, ask_place); /* never fails */
 	for (int i = 0; m && i < n; i++) {
 		struct dc_pci pci;
 		if (!bus_ids[i] || dc_pci_parse(bus_ids[i], strlen(bus_ids[i]), &pci) != 0)
