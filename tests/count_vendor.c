@@ -5,7 +5,8 @@
  * itself, and counts the calls that start a vendor's discovery --
  * nvmlDeviceGetCount_v2 (NVML), the listing of the KFD topology nodes (KFD)
  * and zeDriverGet's count of drivers (Level Zero), wrapped in the function
- * tables it hands on --
+ * tables it hands on -- and what NVML's pairs cost (nvml_p2p: the calls of
+ * nvmlDeviceGetP2PStatus, nvml_path: of nvmlDeviceGetTopologyCommonAncestor) --
  * for test_discovery to read back through dmaconn_test_calls().
  */
 #include <dlfcn.h>
@@ -19,7 +20,7 @@
 
 #define DC_TEST_EXPORT __attribute__((visibility("default")))
 
-static atomic_int nvml_counts, kfd_lists, ze_drivers;
+static atomic_int nvml_counts, kfd_lists, ze_drivers, nvml_p2p, nvml_path;
 
 static void *real(const char *symbol)
 {
@@ -33,6 +34,21 @@ static void *real(const char *symbol)
 static nvmlReturn_t (*real_count)(unsigned int *count);
 static ze_result_t (*real_driver_get)(uint32_t *count, ze_driver_handle_t *drivers);
 static int (*real_table)(const char *which, void *api, char *err, size_t errlen);
+
+static nvmlReturn_t (*real_p2p)(nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t *);
+static nvmlReturn_t (*real_path)(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *);
+
+static nvmlReturn_t count_p2p(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuP2PCapsIndex_t cap, nvmlGpuP2PStatus_t *st)
+{
+	atomic_fetch_add(&nvml_p2p, 1);
+	return real_p2p(a, b, cap, st);
+}
+
+static nvmlReturn_t count_path(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuTopologyLevel_t *level)
+{
+	atomic_fetch_add(&nvml_path, 1);
+	return real_path(a, b, level);
+}
 
 static nvmlReturn_t count_devices(unsigned int *count)
 {
@@ -56,6 +72,10 @@ static int table(const char *which, void *api, char *err, size_t errlen)
 	if (rc == 0 && !strcmp(which, "nvml") && nvml->nvmlDeviceGetCount_v2) {
 		real_count = nvml->nvmlDeviceGetCount_v2;
 		nvml->nvmlDeviceGetCount_v2 = count_devices;
+		real_p2p = nvml->nvmlDeviceGetP2PStatus;
+		nvml->nvmlDeviceGetP2PStatus = real_p2p ? count_p2p : NULL;
+		real_path = nvml->nvmlDeviceGetTopologyCommonAncestor;
+		nvml->nvmlDeviceGetTopologyCommonAncestor = real_path ? count_path : NULL;
 	} else if (rc == 0 && !strcmp(which, "level_zero") && ze->zeDriverGet) {
 		real_driver_get = ze->zeDriverGet;
 		ze->zeDriverGet = count_drivers;
@@ -101,5 +121,9 @@ DC_TEST_EXPORT int dmaconn_test_calls(const char *vendor)
 		return atomic_load(&kfd_lists);
 	if (!strcmp(vendor, "level_zero"))
 		return atomic_load(&ze_drivers);
+	if (!strcmp(vendor, "nvml_p2p"))
+		return atomic_load(&nvml_p2p);
+	if (!strcmp(vendor, "nvml_path"))
+		return atomic_load(&nvml_path);
 	return -1;
 }

@@ -90,6 +90,18 @@ const char *dc_clique_type_name(unsigned int type)
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;
 }
 
+int dc_model_stage_devices(struct dc_model *m, struct dc_stage *st, pthread_mutex_t *lock,
+			   void (*ask)(struct dc_model *m, struct dc_stage *st, const unsigned char *want),
+			   const unsigned char *want)
+{
+	pthread_mutex_lock(lock);
+	st->failed = st->nomem = 0;
+	ask(m, st, want);
+	int rc = st->nomem ? -2 : st->failed ? -1 : 0;
+	pthread_mutex_unlock(lock);
+	return rc;
+}
+
 int dc_model_stage(struct dc_model *m, struct dc_stage *st, pthread_mutex_t *lock,
 		   void (*ask)(struct dc_model *m, struct dc_stage *st))
 {

@@ -278,5 +278,13 @@ void dc_model_release(struct dc_model *m);
  * asked again on the next call, st not to be read). */
 int dc_model_stage(struct dc_model *m, struct dc_stage *st, pthread_mutex_t *lock,
 		   void (*ask)(struct dc_model *m, struct dc_stage *st));
+/* The same for a stage asked per device, which costs per pair: ask(m, st,
+ * want) fills what the model lacks of the devices k with want[k] (n flags)
+ * and of the pairs among them, and keeps what it asked, so that a later
+ * call for other devices asks only those (a process that sees one GPU of
+ * eight asks nothing of the other seven).  Returns as dc_model_stage. */
+int dc_model_stage_devices(struct dc_model *m, struct dc_stage *st, pthread_mutex_t *lock,
+			   void (*ask)(struct dc_model *m, struct dc_stage *st, const unsigned char *want),
+			   const unsigned char *want);
 
 #endif

@@ -1340,15 +1340,18 @@ static const struct {
 		 { NVML_P2P_CAPS_INDEX_NVLINK, DMACONN_PROP_NVLINK } };
 
 /*
- * The pair stage (discovery's, asked on the first view that needs it,
- * through dc_model_stage under peer_lock): every P2P status between the
- * devices that have peers (neither failed nor isolated), each one's
- * per-link NVLink rate and PCIe facts, the confidential computing state,
- * and the PCIe path of each pair that NVLink does not join both ways.
+ * The pair stage (discovery's, asked by the views that need it, through
+ * dc_model_stage_devices under peer_lock, for the devices they show):
+ * every P2P status between those devices that have peers (neither failed
+ * nor isolated), each one's per-link NVLink rate and PCIe facts, the
+ * confidential computing state, and the PCIe path of each pair that NVLink
+ * does not join both ways.  What was asked is kept (asked, path_asked,
+ * rate_known): a device the process does not see costs nothing.
  */
 struct pair_job {
 	struct dc_model *m;
-	size_t *path_pairs; /* pair index (a < b) of the pairs whose PCIe path is asked */
+	const unsigned char *want; /* n flags: the devices asked for */
+	size_t *path_pairs;        /* pair index (a < b) of the pairs whose PCIe path is asked */
 	int npath_pairs;
 };
 
@@ -1361,8 +1364,9 @@ static int has_peers(const struct dc_model *m, int k)
  * NVLink rate. */
 static void ask_pair_row(void *ctx, int a)
 {
-	struct dc_model *m = ((const struct pair_job *)ctx)->m;
-	if (!has_peers(m, a))
+	const struct pair_job *job = ctx;
+	struct dc_model *m = job->m;
+	if (!job->want[a] || !has_peers(m, a))
 		return;
 	struct dc_device *d = &m->devices[a];
 	nvmlDevice_t ha = m->handles[a];
@@ -1374,7 +1378,7 @@ static void ask_pair_row(void *ctx, int a)
 	}
 	for (int b = 0; b < m->n; b++) {
 		struct dc_peer *p = &m->peers[dc_pair_index(a, b, m->n)];
-		if (a == b || !has_peers(m, b) || p->asked)
+		if (a == b || !job->want[b] || !has_peers(m, b) || p->asked)
 			continue;
 		nvmlReturn_t rc = NVML_SUCCESS;
 		for (int c = 0; c < DC_PEER_CAPS && rc == NVML_SUCCESS; c++) {
@@ -1435,10 +1439,10 @@ static int nvlinked(const struct dc_model *m, int *links)
 	return 0;
 }
 
-static void ask_pairs(struct dc_model *m, struct dc_stage *st)
+static void ask_pairs(struct dc_model *m, struct dc_stage *st, const unsigned char *want)
 {
 	int n = m->n;
-	struct pair_job job = { m, NULL, 0 };
+	struct pair_job job = { m, want, NULL, 0 };
 	int *links = NULL;
 	if (st->lacks)
 		return;
@@ -1452,7 +1456,8 @@ static void ask_pairs(struct dc_model *m, struct dc_stage *st)
 	parallel_for(n, ask_pair_row, &job);
 	for (int a = 0; nvml.nvmlDeviceGetTopologyCommonAncestor && a < n; a++)
 		for (int b = a + 1; b < n; b++)
-			if (has_peers(m, a) && has_peers(m, b) && !m->peers[dc_pair_index(a, b, n)].path_asked &&
+			if (want[a] && want[b] && has_peers(m, a) && has_peers(m, b) &&
+			    !m->peers[dc_pair_index(a, b, n)].path_asked &&
 			    (links[dc_pair_index(a, b, n)] == 0 || links[dc_pair_index(b, a, n)] == 0))
 				job.path_pairs[job.npath_pairs++] = dc_pair_index(a, b, n);
 	parallel_for(job.npath_pairs, ask_pair_path, &job);
@@ -1634,7 +1639,12 @@ static int p2p_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes
 		dc_builder_unavailable(b); /* gave up: nothing said of the pairs */
 		return DMACONN_OK;
 	}
-	if (dc_model_stage(s->m, &s->m->peer_stage, &peer_lock, ask_pairs) != 0)
+	unsigned char *want = calloc((size_t)s->m->n + 1, 1);
+	for (int i = 0; want && i < n; i++)
+		want[s->slots[i].index] = 1;
+	int staged = want ? dc_model_stage_devices(s->m, &s->m->peer_stage, &peer_lock, ask_pairs, want) : -2;
+	free(want);
+	if (staged != 0)
 		return dc_fail(DMACONN_ENOMEM, "out of memory");
 	/* Any failing status call voids them all: no pair shows half an answer. */
 	for (int i = 0; i < n; i++) {
