@@ -296,6 +296,18 @@ DMACONN_EXTERN const char *dmaconn_result_warning(const dmaconn_result *r, int k
 DMACONN_EXTERN int dmaconn_result_unavailable(const dmaconn_result *r);
 
 /*
+ * Properties.  Each place that has them (a result's device i and pair i -> j
+ * below; the placement's node, device i, NIC n and link (i, n); a verify
+ * result's pair i -> j) has the same four accessors, named after the place
+ * and given the object and the place's indices (none for the node):
+ *   ..._property_count(obj, place)      how many (0 for a place out of range);
+ *   ..._property_key(obj, place, k)     the k-th key, in a stable order,
+ *   ..._property_value(obj, place, k)   and its value (NULL out of range);
+ *   ..._get(obj, place, key)            the value of key, or NULL.
+ * Keys and values are strings that the object owns for as long as it lives.
+ */
+
+/*
  * Per-device properties, as key/value strings, in a stable order.  Device i
  * is the runtime's ordinal i (CUDA ordinal for "cuda").  Every detector sets
  * "name", "pci_bus_id" (lower-case "dddd:bb:dd.f") and "uuid" where known;
@@ -304,13 +316,9 @@ DMACONN_EXTERN int dmaconn_result_unavailable(const dmaconn_result *r);
  * "clique_id" and "mig".
  */
 DMACONN_EXTERN int dmaconn_result_device_property_count(const dmaconn_result *r, int i);
-DMACONN_EXTERN const char *dmaconn_result_device_property_key(const dmaconn_result *r, int i,
-							       int k);
-DMACONN_EXTERN const char *dmaconn_result_device_property_value(const dmaconn_result *r, int i,
-								 int k);
-/* The value of `key` for device i, or NULL. */
-DMACONN_EXTERN const char *dmaconn_result_device_get(const dmaconn_result *r, int i,
-						     const char *key);
+DMACONN_EXTERN const char *dmaconn_result_device_property_key(const dmaconn_result *r, int i, int k);
+DMACONN_EXTERN const char *dmaconn_result_device_property_value(const dmaconn_result *r, int i, int k);
+DMACONN_EXTERN const char *dmaconn_result_device_get(const dmaconn_result *r, int i, const char *key);
 
 /*
  * Per-pair properties (i -> j), as key/value strings in a stable order, for
@@ -321,13 +329,9 @@ DMACONN_EXTERN const char *dmaconn_result_device_get(const dmaconn_result *r, in
  * "nvlink_rate_source".
  */
 DMACONN_EXTERN int dmaconn_result_pair_property_count(const dmaconn_result *r, int i, int j);
-DMACONN_EXTERN const char *dmaconn_result_pair_property_key(const dmaconn_result *r, int i, int j,
-							     int k);
-DMACONN_EXTERN const char *dmaconn_result_pair_property_value(const dmaconn_result *r, int i,
-							       int j, int k);
-/* The value of `key` for the pair i -> j, or NULL. */
-DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int i, int j,
-						   const char *key);
+DMACONN_EXTERN const char *dmaconn_result_pair_property_key(const dmaconn_result *r, int i, int j, int k);
+DMACONN_EXTERN const char *dmaconn_result_pair_property_value(const dmaconn_result *r, int i, int j, int k);
+DMACONN_EXTERN const char *dmaconn_result_pair_get(const dmaconn_result *r, int i, int j, const char *key);
 /*
  * Every pair's property list at once, for callers that walk all n*n pairs
  * (a rack of 576 GPUs has 331,200, most with the same properties):
@@ -584,23 +588,17 @@ DMACONN_EXTERN const char *dmaconn_placement_property_key(const dmaconn_placemen
 DMACONN_EXTERN const char *dmaconn_placement_property_value(const dmaconn_placement *p, int k);
 
 /* Facts of device i (0 <= i < N). */
-DMACONN_EXTERN const char *dmaconn_placement_device_get(const dmaconn_placement *p, int i,
-							const char *key);
+DMACONN_EXTERN const char *dmaconn_placement_device_get(const dmaconn_placement *p, int i, const char *key);
 DMACONN_EXTERN int dmaconn_placement_device_property_count(const dmaconn_placement *p, int i);
-DMACONN_EXTERN const char *dmaconn_placement_device_property_key(const dmaconn_placement *p, int i,
-								  int k);
-DMACONN_EXTERN const char *dmaconn_placement_device_property_value(const dmaconn_placement *p, int i,
-								    int k);
+DMACONN_EXTERN const char *dmaconn_placement_device_property_key(const dmaconn_placement *p, int i, int k);
+DMACONN_EXTERN const char *dmaconn_placement_device_property_value(const dmaconn_placement *p, int i, int k);
 
 /* Facts of NIC n (0 <= n < dmaconn_placement_nic_count()); NICs are in the
  * order of their names. */
-DMACONN_EXTERN const char *dmaconn_placement_nic_get(const dmaconn_placement *p, int n,
-						     const char *key);
+DMACONN_EXTERN const char *dmaconn_placement_nic_get(const dmaconn_placement *p, int n, const char *key);
 DMACONN_EXTERN int dmaconn_placement_nic_property_count(const dmaconn_placement *p, int n);
-DMACONN_EXTERN const char *dmaconn_placement_nic_property_key(const dmaconn_placement *p, int n,
-							       int k);
-DMACONN_EXTERN const char *dmaconn_placement_nic_property_value(const dmaconn_placement *p, int n,
-								 int k);
+DMACONN_EXTERN const char *dmaconn_placement_nic_property_key(const dmaconn_placement *p, int n, int k);
+DMACONN_EXTERN const char *dmaconn_placement_nic_property_value(const dmaconn_placement *p, int n, int k);
 
 /* Device i's NICs nearest first: the index of its rank-th NIC (0 <= rank <
  * nic_count), or -1.  Nearest: by path class (PIX, PXB, C2C, PHB, NODE, SYS,
@@ -609,13 +607,10 @@ DMACONN_EXTERN const char *dmaconn_placement_nic_property_value(const dmaconn_pl
 DMACONN_EXTERN int dmaconn_placement_device_nic(const dmaconn_placement *p, int i, int rank);
 
 /* Facts of the pair (device i, NIC n): DMACONN_PROP_PATH, DMACONN_PLACE_GDR... */
-DMACONN_EXTERN const char *dmaconn_placement_link_get(const dmaconn_placement *p, int i, int n,
-						      const char *key);
+DMACONN_EXTERN const char *dmaconn_placement_link_get(const dmaconn_placement *p, int i, int n, const char *key);
 DMACONN_EXTERN int dmaconn_placement_link_property_count(const dmaconn_placement *p, int i, int n);
-DMACONN_EXTERN const char *dmaconn_placement_link_property_key(const dmaconn_placement *p, int i,
-								int n, int k);
-DMACONN_EXTERN const char *dmaconn_placement_link_property_value(const dmaconn_placement *p, int i,
-								  int n, int k);
+DMACONN_EXTERN const char *dmaconn_placement_link_property_key(const dmaconn_placement *p, int i, int n, int k);
+DMACONN_EXTERN const char *dmaconn_placement_link_property_value(const dmaconn_placement *p, int i, int n, int k);
 
 /* The class of the path between NICs a and b, as `nvidia-smi topo -m`'s NIC
  * rows give it (PIX, PXB, PHB, NODE, SYS; a static string); NULL when a ==
@@ -724,6 +719,14 @@ DMACONN_EXTERN const char *dmaconn_placement_warning(const dmaconn_placement *p,
 /* DMACONN_PLACE_NICS_REASON's codes. */
 #define DMACONN_NICS_REASON_NONE "no_rdma_nic"       /* ib_core loaded, /sys/class/infiniband empty */
 #define DMACONN_NICS_REASON_NO_CLASS "no_rdma_class" /* no device listed, no ib_core module loaded */
+
+/* The placement's keys (the DMACONN_PLACE_* above, in their order): their
+ * number, and the k-th (NULL when k is out of range).  Each one's type is
+ * dmaconn_property_type_of()'s: DMACONN_TYPE_INT for the NUMA nodes, the CPU
+ * family and model and NVLink-C2C's link count and bandwidth, else
+ * DMACONN_TYPE_STRING.  Static strings. */
+DMACONN_EXTERN int dmaconn_placement_key_count(void);
+DMACONN_EXTERN const char *dmaconn_placement_key(int k);
 
 /* ------------------------------------------------------------------------ */
 /* Detectors                                                                 */
@@ -881,13 +884,10 @@ DMACONN_EXTERN dmaconn_verify_status dmaconn_verify_status_of(const dmaconn_veri
 							      int i, int j);
 /* Properties of i -> j ("reason", "can_access_peer", "native_atomics",
  * "performance_rank", "gbps", "latency_us", ...), or NULL. */
-DMACONN_EXTERN const char *dmaconn_verify_pair_get(const dmaconn_verify_result *v, int i, int j,
-						   const char *key);
+DMACONN_EXTERN const char *dmaconn_verify_pair_get(const dmaconn_verify_result *v, int i, int j, const char *key);
 DMACONN_EXTERN int dmaconn_verify_pair_property_count(const dmaconn_verify_result *v, int i, int j);
-DMACONN_EXTERN const char *dmaconn_verify_pair_property_key(const dmaconn_verify_result *v, int i,
-							     int j, int k);
-DMACONN_EXTERN const char *dmaconn_verify_pair_property_value(const dmaconn_verify_result *v,
-							       int i, int j, int k);
+DMACONN_EXTERN const char *dmaconn_verify_pair_property_key(const dmaconn_verify_result *v, int i, int j, int k);
+DMACONN_EXTERN const char *dmaconn_verify_pair_property_value(const dmaconn_verify_result *v, int i, int j, int k);
 /* Warnings of the run (helper failures, disagreements with NVML). */
 DMACONN_EXTERN int dmaconn_verify_warning_count(const dmaconn_verify_result *v);
 DMACONN_EXTERN const char *dmaconn_verify_warning(const dmaconn_verify_result *v, int k);

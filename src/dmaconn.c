@@ -153,6 +153,17 @@ int dc_strings_push(struct dc_strings *s, const char *str)
 	return 0;
 }
 
+const char *dc_strings_pushv(struct dc_strings *s, size_t max, int clean, const char *fmt, va_list ap)
+{
+	char text[1024];
+	vsnprintf(text, max < sizeof(text) ? max : sizeof(text), fmt, ap);
+	int oom = 0;
+	char *cleaned = clean ? dc_text_clean(text, &oom) : NULL;
+	int rc = oom ? -1 : dc_strings_push(s, cleaned ? cleaned : text);
+	free(cleaned);
+	return rc == 0 ? s->items[s->count - 1] : NULL;
+}
+
 void dc_strings_clear(struct dc_strings *s)
 {
 	for (int i = 0; i < s->count; i++)

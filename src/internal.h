@@ -84,6 +84,15 @@ const char *dc_props_value_at(const struct dc_props *p, int k);
 int dc_grow(void *itemsp, int count, int *cap, size_t size, int first);
 
 int dc_strings_push(struct dc_strings *s, const char *str);
+/* A warning's text, formatted into a buffer of max bytes (at most 1024;
+ * longer text is cut as vsnprintf cuts it) and, when clean, cleaned by
+ * dc_text_clean(), pushed onto s: the string pushed (s owns it), or NULL when
+ * out of memory. */
+const char *dc_strings_pushv(struct dc_strings *s, size_t max, int clean, const char *fmt, va_list ap)
+#ifdef __GNUC__
+	__attribute__((format(printf, 4, 0)))
+#endif
+	;
 void dc_strings_clear(struct dc_strings *s);
 /* The k-th string of s (s may be NULL), NULL out of range. */
 const char *dc_strings_at(const struct dc_strings *s, int k);

@@ -98,15 +98,14 @@ static void setf(struct ctx *c, struct dc_props *props, const char *key, const c
 static void warn(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct ctx *c, const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	const char *text = dc_strings_pushv(&c->p->warnings, 512, 0, fmt, ap);
 	va_end(ap);
-	if (dc_strings_push(&c->p->warnings, buf) != 0)
+	if (!text)
 		c->oom = 1;
 	else
-		dc_warning_emit(buf);
+		dc_warning_emit(text);
 }
 
 /* A file's first line (no newline) into buf; its length, or a negative errno. */

@@ -58,6 +58,19 @@ const char *dmaconn_property_key(int k)
 	return k >= 0 && k < DC_NPROPS ? dc_props[k].key : NULL;
 }
 
+int dmaconn_placement_key_count(void)
+{
+	int n = 0;
+	while (dc_place_key_at(n))
+		n++;
+	return n;
+}
+
+const char *dmaconn_placement_key(int k)
+{
+	return dc_place_key_at(k);
+}
+
 dmaconn_property_type dmaconn_property_type_of(const char *key)
 {
 	const struct dc_prop *p = dc_prop_find(key);

@@ -950,20 +950,15 @@ static int warn(struct dc_verify_run *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static int warn(struct dc_verify_run *v, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Cleaned: it may quote the helper (its error, a garbled line). */
+	const char *text = dc_strings_pushv(&v->warnings, 1024, 1, fmt, ap);
 	va_end(ap);
-	/* It may quote the helper (its error, a garbled line). */
-	char *clean = strdup_clean(msg);
-	if (!clean || dc_strings_push(&v->warnings, clean) != 0) {
-		free(clean);
+	if (!text)
 		return -1;
-	}
 	if (!v->quiet)
-		dc_warning_emit(clean);
-	free(clean);
+		dc_warning_emit(text);
 	return 0;
 }
 

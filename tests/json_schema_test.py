@@ -117,10 +117,12 @@ def tables_agree(r):
         return  # a sanitized library cannot be loaded into Python: props_generated checks the schema
     sys.path.insert(0, os.path.join(REPO, "python"))
     os.environ.setdefault("DMACONN_LIBRARY", os.path.join(r.build, "libdmaconn.so.0"))
+    from dmaconn import _library
     from dmaconn._json import property_types
-    from dmaconn._json import _PLACEMENT_KEYS
+    lib = _library.get()
+    # The result's properties (the placement's keys have no scope).
     py = {k: {int: "integer", float: "number", bool: "boolean", list: "array"}[t] for k, t in property_types().items()
-          if k not in _PLACEMENT_KEYS}
+          if lib.dmaconn_property_scope_of(k.encode())}
     if not py:
         r.problems.append("dmaconn._json.property_types() is empty")
     for where in ("device", "pair"):

@@ -21,13 +21,12 @@ JSON_VERSION = 1  # the "version" member of the document (docs/json-output.md)
 _types: Optional[Dict[str, type]] = None
 _types_lock = threading.Lock()
 _PYTHON_TYPES = {"integer": int, "number": float, "boolean": bool, "array": list}
-# The placement's integer keys (dmaconn.h, "Placement"): not properties of a
-# result, but typed by the library all the same.
-_PLACEMENT_KEYS = ("cpu_numa_node", "memory_numa_node", "c2c_links", "c2c_max_bw_mbs", "cpu_family", "cpu_model")
 
 
 def property_types() -> Dict[str, type]:
-    """{key: int, float, bool or list} for the declared keys that are not strings."""
+    """{key: int, float, bool or list} for the declared keys that are not strings:
+    the properties of a result and the placement's keys (dmaconn.h,
+    "Placement"), both listed and typed by the library."""
     global _types
     if _types is not None:
         return _types
@@ -36,7 +35,8 @@ def property_types() -> Dict[str, type]:
             lib = _library.get()
             table: Dict[str, type] = {}
             keys = [lib.dmaconn_property_key(k) for k in range(lib.dmaconn_property_count())]
-            for key in keys + [k.encode() for k in _PLACEMENT_KEYS]:
+            keys += [lib.dmaconn_placement_key(k) for k in range(lib.dmaconn_placement_key_count())]
+            for key in keys:
                 json_type = lib.dmaconn_property_json_type(lib.dmaconn_property_type_of(key))
                 if json_type and json_type.decode() in _PYTHON_TYPES:
                     table[key.decode()] = _PYTHON_TYPES[json_type.decode()]

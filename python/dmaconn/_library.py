@@ -111,6 +111,8 @@ _PROTOTYPES = {
     "dmaconn_property_key": (ctypes.c_char_p, [ctypes.c_int]),
     "dmaconn_property_type_of": (ctypes.c_int, [ctypes.c_char_p]),
     "dmaconn_property_json_type": (ctypes.c_char_p, [ctypes.c_int]),
+    "dmaconn_placement_key_count": (ctypes.c_int, []),
+    "dmaconn_placement_key": (ctypes.c_char_p, [ctypes.c_int]),
     "dmaconn_property_read_int": (
         ctypes.c_int,
         [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_longlong)],

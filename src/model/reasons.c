@@ -46,11 +46,13 @@ struct dc_host_facts {
 	int vm;
 	char vm_why[200];
 	int n;
-	struct dc_pci_chain *chains;
-	char (*iommu)[24];        /* "" unknown */
-	unsigned char *iommu_set; /* the device's IOMMU group type is in the result */
+	struct dc_pci_chain *chains; /* per device, as dc_host_chains() fills them */
+	struct dc_host_gpu {
+		char iommu[24];          /* "" unknown */
+		unsigned char iommu_set; /* the device's IOMMU group type is in the result */
+		struct dc_reason virt, iommu_reason, bar1;
+	} *gpu; /* per device */
 	struct dc_reason vm_reason, acs;
-	struct dc_reason *virt, *iommu_reason, *bar1; /* per device */
 	int nbridges;      /* the ACS of each bridge, read once */
 	struct {
 		char name[DC_HOST_NAME];
@@ -92,12 +94,12 @@ static int dc_host_device(struct dc_host_facts *h, int d)
 			 "GPU %d is in a virtual machine (NVML virtualization mode %s): its emulated "
 			 "root complex hides the PCIe path between the GPUs",
 			 d, mode);
-		if (dc_reason_intern(h->b, &h->virt[d], DMACONN_REASON_VIRTUAL_MACHINE, text) != 0)
+		if (dc_reason_intern(h->b, &h->gpu[d].virt, DMACONN_REASON_VIRTUAL_MACHINE, text) != 0)
 			return -1;
 	}
-	if (dc_host_iommu_translates(h->iommu[d])) {
-		snprintf(text, sizeof(text), "the IOMMU translates DMA of GPU %d (IOMMU group type %s)", d, h->iommu[d]);
-		if (dc_reason_intern(h->b, &h->iommu_reason[d], DMACONN_REASON_IOMMU_TRANSLATING, text) != 0)
+	if (dc_host_iommu_translates(h->gpu[d].iommu)) {
+		snprintf(text, sizeof(text), "the IOMMU translates DMA of GPU %d (IOMMU group type %s)", d, h->gpu[d].iommu);
+		if (dc_reason_intern(h->b, &h->gpu[d].iommu_reason, DMACONN_REASON_IOMMU_TRANSLATING, text) != 0)
 			return -1;
 	}
 	long long bar1;
@@ -106,7 +108,7 @@ static int dc_host_device(struct dc_host_facts *h, int d)
 			 "GPU %d's BAR1 is %lld MiB, too small to map peer memory over PCIe (at most the "
 			 "legacy %d MiB window)",
 			 d, bar1, DC_BAR1_SMALL_MIB);
-		if (dc_reason_intern(h->b, &h->bar1[d], DMACONN_REASON_BAR1_TOO_SMALL, text) != 0)
+		if (dc_reason_intern(h->b, &h->gpu[d].bar1, DMACONN_REASON_BAR1_TOO_SMALL, text) != 0)
 			return -1;
 	}
 	return 0;
@@ -125,20 +127,16 @@ static int dc_host_read(struct dc_host_facts *h)
 	size_t n1 = (size_t)h->n + 1;
 	const char **ids = calloc(n1, sizeof(*ids));
 	h->chains = calloc(n1, sizeof(*h->chains));
-	h->iommu = calloc(n1, sizeof(*h->iommu));
-	h->iommu_set = calloc(n1, 1);
-	h->virt = calloc(n1, sizeof(*h->virt));
-	h->iommu_reason = calloc(n1, sizeof(*h->iommu_reason));
-	h->bar1 = calloc(n1, sizeof(*h->bar1));
-	if (!ids || !h->chains || !h->iommu || !h->iommu_set || !h->virt || !h->iommu_reason || !h->bar1) {
+	h->gpu = calloc(n1, sizeof(*h->gpu));
+	if (!ids || !h->chains || !h->gpu) {
 		free(ids);
 		return -1;
 	}
 	for (int i = 0; i < h->n; i++) {
 		const char *bus = dmaconn_result_device_get(r, i, DMACONN_PROP_PCI_BUS_ID);
 		ids[i] = bus ? bus : "";
-		if (bus && dc_host_iommu(&dc_host_fs, bus, h->iommu[i], sizeof(h->iommu[i])) != 0)
-			h->iommu[i][0] = '\0';
+		if (bus && dc_host_iommu(&dc_host_fs, bus, h->gpu[i].iommu, sizeof(h->gpu[i].iommu)) != 0)
+			h->gpu[i].iommu[0] = '\0';
 	}
 	dc_host_chains(&dc_host_fs, ids, h->n, h->chains);
 	free(ids);
@@ -161,11 +159,7 @@ static int dc_host_read(struct dc_host_facts *h)
 static void dc_host_free(struct dc_host_facts *h)
 {
 	free(h->chains);
-	free(h->iommu);
-	free(h->iommu_set);
-	free(h->virt);
-	free(h->iommu_reason);
-	free(h->bar1);
+	free(h->gpu);
 }
 
 /* The ACS of the bridge named k-th in i's chain, read once. */
@@ -218,8 +212,8 @@ static int dc_host_cause(struct dc_host_facts *h, int i, int j, const struct dc_
 		return 0;
 	}
 	for (int k = 0; k < 2; k++)
-		if (h->virt[k ? j : i].code) {
-			*out = &h->virt[k ? j : i];
+		if (h->gpu[k ? j : i].virt.code) {
+			*out = &h->gpu[k ? j : i].virt;
 			return 0;
 		}
 	const char *path[2 * DC_HOST_DEPTH];
@@ -256,19 +250,19 @@ static int dc_host_cause(struct dc_host_facts *h, int i, int j, const struct dc_
 	}
 	for (int k = 0; k < 2; k++) {
 		int d = k ? j : i;
-		if (h->iommu[d][0] && !h->iommu_set[d]) {
-			if (dmaconn_builder_set_device_property(b, d, DMACONN_PROP_IOMMU_GROUP_TYPE, h->iommu[d]) !=
-			    DMACONN_OK)
+		struct dc_host_gpu *g = &h->gpu[d];
+		if (g->iommu[0] && !g->iommu_set) {
+			if (dmaconn_builder_set_device_property(b, d, DMACONN_PROP_IOMMU_GROUP_TYPE, g->iommu) != DMACONN_OK)
 				return -1;
-			h->iommu_set[d] = 1;
+			g->iommu_set = 1;
 		}
 	}
 	for (int k = 0; k < 2 && !*out; k++)
-		if (h->iommu_reason[k ? j : i].code)
-			*out = &h->iommu_reason[k ? j : i];
+		if (h->gpu[k ? j : i].iommu_reason.code)
+			*out = &h->gpu[k ? j : i].iommu_reason;
 	for (int k = 0; k < 2 && !*out; k++)
-		if (h->bar1[k ? j : i].code)
-			*out = &h->bar1[k ? j : i];
+		if (h->gpu[k ? j : i].bar1.code)
+			*out = &h->gpu[k ? j : i].bar1;
 	return 0;
 }
 

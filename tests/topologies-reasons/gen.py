@@ -128,6 +128,14 @@ machine("bar1", "256 MiB BAR1 (no large BAR); the driver reports NS", status("NS
         extra=[{"bar1_total": 268435456}, {"bar1_total": 268435456}])
 machine("bar1-large", "48 GiB BAR1; the driver reports NS", status("NS"),
         extra=[{"bar1_total": 51539607552}, {"bar1_total": 51539607552}])
+# One GPU's cause only, the pair's second: each pair (0 -> 1 and 1 -> 0) has it.
+machine("vm-nvml-one", "NVML reports passthrough for GPU 1 only", status("CNS", "HOSTBRIDGE"),
+        extra=[{}, {"virtualization_mode": 1}])
+machine("bar1-one", "256 MiB BAR1 on GPU 1 only, 48 GiB on GPU 0; the driver reports NS", status("NS"),
+        extra=[{"bar1_total": 51539607552}, {"bar1_total": 268435456}])
+machine("iommu-one", "The IOMMU translates DMA of GPU 1 only; the driver reports CNS", status("CNS"),
+        files=dict(tree(), **{"/sys/bus/pci/devices/0000:03:00.0/iommu_group/type": "identity\n",
+                              "/sys/bus/pci/devices/0000:04:00.0/iommu_group/type": "DMA-FQ\n"}))
 machine("cc", "Confidential computing on (nvmlSystemGetConfComputeState: ccFeature 1)", status("NS"),
         nvml_extra={"conf_compute": {"environment": 2, "cc_feature": 1, "devtools_mode": 0}})
 machine("cns-bridges", "The driver reports CNS; the kernel shows the path's bridges, without ACS "

@@ -1641,7 +1641,8 @@ static int p2p_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes
 	}
 	unsigned char *want = calloc((size_t)s->m->n + 1, 1);
 	for (int i = 0; want && i < n; i++)
-		want[s->slots[i].index] = 1;
+		if (s->slots[i].index >= 0)
+			want[s->slots[i].index] = 1;
 	int staged = want ? dc_model_stage_devices(s->m, &s->m->peer_stage, &peer_lock, ask_pairs, want) : -2;
 	free(want);
 	if (staged != 0)
