@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The "level_zero" section of a recording: Level Zero's function table
- * wrapped as NVML's is (record_nvml.c), each answer kept where the section
- * describes it (docs/replay-format.md, "level_zero"), written through the
- * field tables ze.c reads it with.  The section holds what the runtime
+ * wrapped as NVML's is (record_nvml.c), each answer kept in the structures
+ * ze.c reads a file into (replay_ze.h), as it would read it, and written at
+ * the end through ze.c's field tables.  The section holds what the runtime
  * showed ("exposed": true): root devices "C" in the order zeDeviceGet gave
  * them, their sub-devices "C.T", the fabric vertices of those devices and
  * the edges the detectors asked about.  To name the devices behind handles
@@ -19,150 +19,153 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pci.h"
 #include "replay_internal.h"
-#include "ze_load.h"
 
-#define ZID 24
 #define MAX_DRIVERS 64
-#define MAX_KEPT 65536 /* handles of each kind */
+#define MAX_KEPT 65536 /* of each list */
 
-struct kept {
-	void *h;
-	int driver;
-	char id[ZID]; /* the device's ("C", "C.T"); "" for an edge */
-	json_t *obj;  /* the device's object, the vertex's, or the edge's */
-	bool ok;      /* a properties answer succeeded */
+/* An object's keys, as their fields' indexes, in the order first answered
+ * (a recording's order of keys). */
+struct order {
+	unsigned char at[8], n;
 };
 
-struct list {
-	struct kept *v;
-	int n;
+/* The keys of a device beyond its table's, of a vertex, of an edge and of
+ * the section (a group of keys is named by its first field). */
+enum { DEV_PROPS = 0, DEV_SUBS = 10, VX_PROPS = 0, VX_ERROR = 3, VX_SUBS = 4, EDGE_PROPS = 1 };
+enum { TOP_INIT, TOP_DRIVERS_ERROR };
+
+/* What the structures lack: the live handles, and the orders of keys. */
+struct rnode {
+	const void *h, *vh; /* the device's handle, its vertex's */
+	struct order k, vk;
+};
+struct redge {
+	const void *h;
+	struct order k;
 };
 
 static struct {
 	struct ze_api live;
-	json_t *sec;
+	json_t *sec; /* the library; "exposed" where loaded */
+	struct order k;
+	ze_result_t init, drivers_rc;
 	int ndrv;
-	struct {
-		ze_driver_handle_t h;
-		json_t *obj;
+	struct _ze_driver_handle_t drv[MAX_DRIVERS];
+	struct rdrv {
+		const void *h;
 		bool vertices; /* listed: devices without a vertex say so */
-	} drv[MAX_DRIVERS];
-	struct list devs, vtx, edges;
+		struct order k;
+		struct rnode *n; /* by node */
+		struct redge *e; /* by edge */
+	} r[MAX_DRIVERS];
 } z;
 
 #define LOCK() pthread_mutex_lock(&replay_rec_lock)
 #define UNLOCK() pthread_mutex_unlock(&replay_rec_lock)
 
-static json_t *code(ze_result_t rc)
+static bool has(const struct order *o, int key)
 {
-	return json_string(replay_ze_fmt.name((int)rc));
+	return memchr(o->at, key, o->n) != NULL;
 }
 
-
-static void put(json_t *obj, const char *key, json_t *v)
+/* key answered: in its place, or moved last. */
+static void seen(struct order *o, int key, bool last)
 {
-	replay_put(&replay_rec_oom, obj, key, v);
+	unsigned char *at = memchr(o->at, key, o->n);
+	if (at && last) {
+		memmove(at, at + 1, (size_t)(o->at + o->n - at - 1));
+		o->n--;
+		at = NULL;
+	}
+	if (!at && o->n < sizeof(o->at))
+		o->at[o->n++] = (unsigned char)key;
 }
 
-/* obj's keys for the fields that lie in Level Zero's structure lz of size
- * bytes, read from it (not the answers' codes, nor the file's own objects). */
-static void put_fields(json_t *obj, const struct fmt_field *f, const void *lz, size_t size)
+/* The answer rc to key of an object, its code kept at *at: whether its value
+ * is to be kept.  An error does not replace a success kept before (the
+ * detector had its answer); last: a success after an error is written last. */
+static bool answer(struct order *k, int key, ze_result_t rc, ze_result_t *at, bool last)
 {
-	for (; f->key; f++)
-		if (f->off + f->size <= size && f->kind != FMT_CUSTOM)
-			put(obj, f->key, fmt_json(&replay_ze_fmt, f, (const char *)lz + f->off));
+	if (rc && has(k, key) && !*at)
+		return false;
+	seen(k, key, last && !rc && *at);
+	*at = rc;
+	return !rc;
+}
+
+/* Room for item n of size bytes in the array *pv (a pointer, grown by 64),
+ * zeroed: false when out of memory (noted). */
+static bool grow(void *pv, int n, size_t size)
+{
+	char *v;
+	memcpy(&v, pv, sizeof(v));
+	if (n % 64 == 0) {
+		char *g = n < MAX_KEPT ? realloc(v, ((size_t)n + 64) * size) : NULL;
+		if (!g)
+			return !(replay_rec_oom = true);
+		memcpy(pv, &g, sizeof(g));
+		v = g;
+	}
+	memset(v + (size_t)n * size, 0, size);
+	return true;
 }
 
 /* A PCI address Level Zero gave, if it is one. */
-static json_t *bus_id(const ze_pci_address_ext_t *a)
+static bool is_bus(uint32_t bus, uint32_t device, uint32_t function)
 {
-	if (a->bus > 0xff || a->device > 0xff || a->function > 7)
-		return NULL;
-	return fmt_json(&replay_ze_fmt, fmt_find(replay_ze_pci_fields, "bus_id"), a);
+	return bus <= 0xff && device <= 0xff && function <= 7;
 }
 
-static struct kept *find(struct list *l, const void *h)
+/* The node of a device handle (vertex: of a vertex handle), or NULL; what
+ * the structures lack of a node.  Lock held. */
+static znode *node_of(const void *h, bool vertex)
 {
-	for (int i = 0; h && i < l->n; i++)
-		if (l->v[i].h == h)
-			return &l->v[i];
+	for (int d = 0; h && d < z.ndrv; d++)
+		for (int i = 0; i < z.drv[d].nnodes; i++)
+			if ((vertex ? z.r[d].n[i].vh : z.r[d].n[i].h) == h)
+				return &z.drv[d].nodes[i];
 	return NULL;
 }
+#define R(node) (&z.r[(node)->driver].n[(node) - z.drv[(node)->driver].nodes])
 
-static struct kept *keep(struct list *l, void *h, int driver, const char *id, json_t *obj)
+/* A new node of driver d (its handle h unless another node has it): card
+ * card, tile tile (-1: the card itself); its index, or -1. */
+static int add_node(int d, const void *h, int card, int tile)
 {
-	struct kept *k = find(l, h);
-	if (k || !h)
-		return k;
-	if (l->n % 64 == 0) {
-		struct kept *grown = l->n < MAX_KEPT ? realloc(l->v, ((size_t)l->n + 64) * sizeof(*grown)) : NULL;
-		if (!grown) {
-			replay_rec_oom = true;
-			return NULL;
-		}
-		l->v = grown;
-	}
-	k = &l->v[l->n++];
-	*k = (struct kept){ .h = h, .driver = driver, .obj = obj };
-	snprintf(k->id, ZID, "%s", id ? id : "");
-	return k;
-}
-
-/* The object of array arr at index i, made (with those before it) if need be. */
-static json_t *slot(json_t *arr, size_t i)
-{
-	while (arr && json_array_size(arr) <= i)
-		replay_append(&replay_rec_oom, arr, json_object());
-	return json_array_get(arr, i);
-}
-
-/* The array obj[key], made if need be. */
-static json_t *array(json_t *obj, const char *key)
-{
-	json_t *a = json_object_get(obj, key);
-	if (!a)
-		put(obj, key, a = json_array());
-	return a;
-}
-
-/* A properties answer rc about h of list l, returned: a success fills the
- * kept object with fill(obj, p), a failure is kept at "error" as a result
- * name, the shape the reader takes (noted: a success kept before stays). */
-static ze_result_t answered(struct list *l, const void *h, ze_result_t rc, bool noted,
-			    void (*fill)(json_t *obj, const void *p), const void *p)
-{
-	LOCK();
-	struct kept *k = find(l, h);
-	if (k && rc && !(noted && k->ok))
-		put(k->obj, "error", code(rc));
-	else if (k && !rc && noted)
-		json_object_del(k->obj, "error");
-	if (k && !rc) {
-		fill(k->obj, p);
-		k->ok = true;
-	}
-	UNLOCK();
-	return rc;
+	struct _ze_driver_handle_t *drv = &z.drv[d];
+	int i = drv->nnodes;
+	if (!grow(&drv->nodes, i, sizeof(znode)) || !grow(&z.r[d].n, i, sizeof(struct rnode)))
+		return -1;
+	drv->nnodes++;
+	drv->nodes[i] = (znode){ .driver = d, .card = card, .tile = tile };
+	z.r[d].n[i].h = node_of(h, false) ? NULL : h;
+	if (tile < 0)
+		snprintf(drv->nodes[i].id, ZID, "%d", card);
+	else
+		snprintf(drv->nodes[i].id, ZID, "%d.%d", card, tile);
+	return i;
 }
 
 static int driver_of(ze_driver_handle_t h)
 {
 	for (int d = 0; h && d < z.ndrv; d++)
-		if (z.drv[d].h == h)
+		if (z.r[d].h == h)
 			return d;
 	return -1;
 }
 
-/* Takes the lock for a driver's list answer rc, its failure kept at key:
- * the driver's index, or -1 (unknown, or rc failed). */
-static int driver_answer(ze_driver_handle_t h, ze_result_t rc, const char *key)
+/* Takes the lock for a driver's list answer rc, its failure kept at the
+ * driver's field key: the driver's index, or -1 (unknown, or rc failed). */
+static int driver_answer(ze_driver_handle_t h, ze_result_t rc, int key)
 {
 	LOCK();
 	int d = driver_of(h);
-	if (d >= 0 && rc)
-		put(z.drv[d].obj, key, code(rc));
+	if (d >= 0 && rc) {
+		const struct fmt_field *f = &replay_ze_driver_fields[key];
+		memcpy((char *)&z.drv[d] + f->off, &rc, sizeof(rc));
+		seen(&z.r[d].k, key, false);
+	}
 	return rc ? -1 : d;
 }
 
@@ -172,7 +175,7 @@ static ze_result_t r_zeInit(ze_init_flags_t flags)
 {
 	ze_result_t rc = z.live.zeInit(flags);
 	LOCK();
-	replay_note(z.sec, "init", json_string("SUCCESS"), rc ? fmt_error(&replay_ze_fmt, rc) : NULL);
+	answer(&z.k, TOP_INIT, rc, &z.init, false);
 	UNLOCK();
 	return rc;
 }
@@ -181,15 +184,17 @@ static ze_result_t r_zeDriverGet(uint32_t *count, ze_driver_handle_t *list)
 {
 	ze_result_t rc = z.live.zeDriverGet(count, list);
 	LOCK();
-	if (rc)
-		put(z.sec, "drivers_error", code(rc));
+	if (rc) {
+		z.drivers_rc = rc;
+		seen(&z.k, TOP_DRIVERS_ERROR, false);
+	}
 	for (uint32_t k = 0; !rc && list && count && k < *count && k < MAX_DRIVERS; k++) {
 		if (k >= (uint32_t)z.ndrv) {
-			z.drv[k].obj = json_pack("{s:[], s:{s:[], s:[], s:[], s:[]}}", "devices", "p2p", "same_card",
-						 "xelink", "other", "pairs");
+			seen(&z.r[k].k, ZE_DRV_DEVICES, false);
+			seen(&z.r[k].k, ZE_DRV_P2P, false);
 			z.ndrv = (int)k + 1;
 		}
-		z.drv[k].h = list[k];
+		z.r[k].h = list[k];
 	}
 	UNLOCK();
 	return rc;
@@ -198,12 +203,10 @@ static ze_result_t r_zeDriverGet(uint32_t *count, ze_driver_handle_t *list)
 static ze_result_t r_zeDeviceGet(ze_driver_handle_t drv, uint32_t *count, ze_device_handle_t *list)
 {
 	ze_result_t rc = z.live.zeDeviceGet(drv, count, list);
-	int d = driver_answer(drv, rc, "devices_error");
-	for (uint32_t c = 0; d >= 0 && list && count && c < *count; c++) {
-		char id[ZID];
-		snprintf(id, sizeof(id), "%u", c);
-		keep(&z.devs, list[c], d, id, slot(json_object_get(z.drv[d].obj, "devices"), c));
-	}
+	int d = driver_answer(drv, rc, ZE_DRV_DEVICES_ERROR);
+	for (uint32_t c = 0; d >= 0 && list && count && c < *count; c++)
+		if ((int)c >= z.drv[d].ncards && add_node(d, list[c], (int)c, -1) >= 0)
+			z.drv[d].ncards++;
 	UNLOCK();
 	return rc;
 }
@@ -219,47 +222,42 @@ static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count
 	if (n && z.live.zeDeviceGetSubDevices(h, &n, subs) != ZE_RESULT_SUCCESS)
 		n = 0;
 	LOCK();
-	struct kept *card = find(&z.devs, h);
-	if (card && strchr(card->id, '.') == NULL) {
-		if (rc)
-			replay_note(card->obj, "subdevices", NULL, fmt_error(&replay_ze_fmt, rc));
-		else if (n && !json_is_array(json_object_get(card->obj, "subdevices")))
-			put(card->obj, "subdevices", json_array());
-		json_t *arr = json_object_get(card->obj, "subdevices");
-		for (uint32_t t = 0; json_is_array(arr) && t < n; t++) {
-			char id[ZID + 16];
-			snprintf(id, sizeof(id), "%.8s.%u", card->id, t);
-			keep(&z.devs, subs[t], card->driver, id, slot(arr, t));
+	znode *card = node_of(h, false);
+	if (card && card->tile < 0 && (rc || n) && answer(&R(card)->k, DEV_SUBS, rc, &card->sub_rc, false)) {
+		int d = card->driver, at = (int)(card - z.drv[d].nodes), c = card->card;
+		if (!card->nsub)
+			card->sub0 = z.drv[d].nnodes;
+		/* Tiles are added after the card's last (none kept between). */
+		for (uint32_t t = (uint32_t)card->nsub; t < n && card->sub0 + card->nsub == z.drv[d].nnodes; t++) {
+			int i = add_node(d, subs[t], c, (int)t);
+			card = &z.drv[d].nodes[at]; /* the nodes may have moved */
+			card->nsub += i >= 0;
 		}
 	}
 	UNLOCK();
 	return rc;
 }
 
-static void device_props(json_t *obj, const void *p)
-{
-	put_fields(obj, replay_ze_device_fields, p, sizeof(ze_device_properties_t));
-}
-
 static ze_result_t r_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
 {
-	return answered(&z.devs, h, z.live.zeDeviceGetProperties(h, p), true, device_props, p);
+	ze_result_t rc = z.live.zeDeviceGetProperties(h, p);
+	LOCK();
+	znode *n = node_of(h, false);
+	if (n && answer(&R(n)->k, DEV_PROPS, rc, &n->props_rc, true))
+		n->props = *p;
+	UNLOCK();
+	return rc;
 }
 
 static ze_result_t r_zeDevicePciGetPropertiesExt(ze_device_handle_t h, ze_pci_ext_properties_t *p)
 {
 	ze_result_t rc = z.live.zeDevicePciGetPropertiesExt(h, p);
-	json_t *bus = rc ? NULL : bus_id(&p->address), *v = NULL;
-	ze_result_t krc = !rc && !bus ? ZE_RESULT_ERROR_UNKNOWN : rc;
-	json_decref(bus);
-	if (!krc)
-		v = fmt_write(&replay_ze_fmt, replay_ze_pci_fields, p);
+	ze_result_t krc = !rc && !is_bus(p->address.bus, p->address.device, p->address.function) ? ZE_RESULT_ERROR_UNKNOWN
+												   : rc;
 	LOCK();
-	struct kept *k = find(&z.devs, h);
-	if (k)
-		replay_note(k->obj, "pci", v, krc ? fmt_error(&replay_ze_fmt, krc) : NULL);
-	else
-		json_decref(v);
+	znode *n = node_of(h, false);
+	if (n && answer(&R(n)->k, ZE_DEV_PCI, krc, &n->pci.rc, false))
+		n->pci.p = *p;
 	UNLOCK();
 	return rc;
 }
@@ -268,47 +266,43 @@ static ze_result_t r_zeDeviceGetP2PProperties(ze_device_handle_t a, ze_device_ha
 {
 	ze_result_t rc = z.live.zeDeviceGetP2PProperties(a, b, p);
 	LOCK();
-	struct kept *ka = find(&z.devs, a), *kb = find(&z.devs, b);
-	if (ka && kb && ka->driver == kb->driver) {
-		json_t *pairs = json_object_get(json_object_get(z.drv[ka->driver].obj, "p2p"), "pairs"), *e = NULL;
-		for (size_t i = 0; i < json_array_size(pairs) && !e; i++) {
-			json_t *x = json_array_get(pairs, i);
-			if (!strcmp(json_string_value(json_object_get(x, "from")), ka->id) &&
-			    !strcmp(json_string_value(json_object_get(x, "to")), kb->id))
-				e = x;
-		}
-		if (!e)
-			replay_append(&replay_rec_oom, pairs, e = json_pack("{s:s, s:s}", "from", ka->id, "to", kb->id));
-		if (e && (rc == ZE_RESULT_SUCCESS || !json_object_get(e, "flags"))) {
-			json_object_del(e, rc ? "flags" : "error");
-			put(e, rc ? "error" : "flags", rc ? code(rc) : fmt_json(&replay_ze_fmt, replay_ze_p2p_flags, &p->flags));
-		}
+	znode *na = node_of(a, false), *nb = node_of(b, false);
+	if (na && nb && na->driver == nb->driver) {
+		struct _ze_driver_handle_t *drv = &z.drv[na->driver];
+		int from = (int)(na - drv->nodes), to = (int)(nb - drv->nodes), k = 0;
+		while (k < drv->p2p.pairs.n && (drv->p2p.pairs.v[k].from != from || drv->p2p.pairs.v[k].to != to))
+			k++;
+		if (k == drv->p2p.pairs.n && grow(&drv->p2p.pairs.v, k, sizeof(struct zpair)))
+			drv->p2p.pairs.v[drv->p2p.pairs.n++] = (struct zpair){ from, to, rc, 0 };
+		/* An error does not replace the flags kept before. */
+		struct zpair *e = k < drv->p2p.pairs.n ? &drv->p2p.pairs.v[k] : NULL;
+		if (e && (!rc || e->rc))
+			*e = (struct zpair){ from, to, rc, rc ? 0 : p->flags };
 	}
 	UNLOCK();
 	return rc;
 }
 
-/* A vertex of one of the kept devices: its "vertex" object. */
+/* A vertex of one of the kept devices: its "vertex" object; lock held. */
 static void keep_vertex(ze_fabric_vertex_handle_t v)
 {
 	ze_device_handle_t dh = NULL;
-	if (find(&z.vtx, v) || z.live.zeFabricVertexGetDeviceExp(v, &dh) != ZE_RESULT_SUCCESS)
+	if (node_of(v, true) || z.live.zeFabricVertexGetDeviceExp(v, &dh) != ZE_RESULT_SUCCESS)
 		return;
-	struct kept *dev = find(&z.devs, dh);
-	if (!dev)
-		return;
-	json_t *o = json_object_get(dev->obj, "vertex");
-	if (!json_is_object(o))
-		put(dev->obj, "vertex", o = json_object());
-	keep(&z.vtx, v, dev->driver, dev->id, o);
+	znode *n = node_of(dh, false);
+	struct rnode *r = n ? R(n) : NULL;
+	if (r && !r->vh)
+		r->vh = v;
+	if (r)
+		seen(&r->k, ZE_DEV_VERTEX, false);
 }
 
 static ze_result_t r_zeFabricVertexGetExp(ze_driver_handle_t drv, uint32_t *count, ze_fabric_vertex_handle_t *list)
 {
 	ze_result_t rc = z.live.zeFabricVertexGetExp(drv, count, list);
-	int d = driver_answer(drv, rc, "vertices_error");
+	int d = driver_answer(drv, rc, ZE_DRV_VERTICES_ERROR);
 	if (d >= 0)
-		z.drv[d].vertices = true;
+		z.r[d].vertices = true;
 	for (uint32_t k = 0; d >= 0 && list && count && k < *count; k++)
 		keep_vertex(list[k]);
 	UNLOCK();
@@ -320,28 +314,36 @@ static ze_result_t r_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v
 {
 	ze_result_t rc = z.live.zeFabricVertexGetSubVerticesExp(v, count, list);
 	LOCK();
-	struct kept *k = find(&z.vtx, v);
-	if (k && rc)
-		put(k->obj, "subvertices_error", code(rc));
-	for (uint32_t t = 0; k && !rc && list && count && t < *count; t++)
+	znode *n = node_of(v, true);
+	if (n && rc) {
+		n->vx.sub_rc = rc;
+		seen(&R(n)->vk, VX_SUBS, false);
+	}
+	for (uint32_t t = 0; n && !rc && list && count && t < *count; t++)
 		keep_vertex(list[t]);
 	UNLOCK();
 	return rc;
 }
 
-static void vertex_props(json_t *obj, const void *in)
-{
-	const ze_fabric_vertex_exp_properties_t *p = in;
-	const ze_fabric_vertex_pci_exp_address_t *a = &p->address;
-	json_t *bus = bus_id(&(ze_pci_address_ext_t){ a->domain, a->bus, a->device, a->function });
-	put_fields(obj, replay_ze_vertex_fields, p, sizeof(*p));
-	if (bus)
-		put(obj, "bus_id", bus);
-}
-
 static ze_result_t r_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v, ze_fabric_vertex_exp_properties_t *p)
 {
-	return answered(&z.vtx, v, z.live.zeFabricVertexGetPropertiesExp(v, p), false, vertex_props, p);
+	ze_result_t rc = z.live.zeFabricVertexGetPropertiesExp(v, p);
+	LOCK();
+	znode *n = node_of(v, true);
+	/* Its error and its answer are both kept; an address only if it is one. */
+	if (n && rc)
+		n->vx.rc = rc;
+	if (n && !rc) {
+		ze_fabric_vertex_pci_exp_address_t had = n->vx.p.address;
+		bool bus = is_bus(p->address.bus, p->address.device, p->address.function);
+		n->vx.p = *p;
+		n->vx.p.address = bus ? p->address : had;
+		n->vx.has_pci |= bus;
+	}
+	if (n)
+		seen(&R(n)->vk, rc ? VX_ERROR : VX_PROPS, false);
+	UNLOCK();
+	return rc;
 }
 
 static ze_result_t r_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t v, ze_device_handle_t *dh)
@@ -349,53 +351,155 @@ static ze_result_t r_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t v, ze_
 	return z.live.zeFabricVertexGetDeviceExp(v, dh);
 }
 
+/* The edge of an edge handle with its driver's index at *d, or NULL; lock held. */
+static zedge *edge_of(const void *h, int *d)
+{
+	for (*d = 0; h && *d < z.ndrv; ++*d)
+		for (int i = 0; i < z.drv[*d].edges.n; i++)
+			if (z.r[*d].e[i].h == h)
+				return &z.drv[*d].edges.v[i];
+	return NULL;
+}
+
 static ze_result_t r_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t a, ze_fabric_vertex_handle_t b, uint32_t *count,
 					ze_fabric_edge_handle_t *list)
 {
 	ze_result_t rc = z.live.zeFabricEdgeGetExp(a, b, count, list);
+	int da = 0, other;
 	LOCK();
-	struct kept *ka = find(&z.vtx, a), *kb = find(&z.vtx, b);
-	json_t *drv = ka && kb && ka->driver == kb->driver ? z.drv[ka->driver].obj : NULL;
-	if (drv && rc)
-		replay_append(&replay_rec_oom, array(drv, "edge_errors"),
-			      json_pack("{s:s, s:s, s:o}", "a", ka->id, "b", kb->id, "error", code(rc)));
+	znode *na = node_of(a, true), *nb = node_of(b, true);
+	struct _ze_driver_handle_t *drv = na && nb && na->driver == nb->driver ? &z.drv[da = na->driver] : NULL;
+	zedge ends = { .a = na && drv ? (int)(na - drv->nodes) : 0, .b = nb && drv ? (int)(nb - drv->nodes) : 0, .rc = rc };
+	if (drv && rc && grow(&drv->edge_errors.v, drv->edge_errors.n, sizeof(zedge))) {
+		drv->edge_errors.v[drv->edge_errors.n++] = ends;
+		seen(&z.r[da].k, ZE_DRV_EDGE_ERRORS, false);
+	}
 	for (uint32_t e = 0; drv && !rc && list && count && e < *count; e++) {
-		if (find(&z.edges, list[e]))
+		int i = drv->edges.n;
+		if (edge_of(list[e], &other) || !grow(&drv->edges.v, i, sizeof(zedge)) ||
+		    !grow(&z.r[da].e, i, sizeof(struct redge)))
 			continue;
-		json_t *o = json_pack("{s:s, s:s, s:s}", "a", ka->id, "b", kb->id, "model", "unknown");
-		replay_append(&replay_rec_oom, array(drv, "edges"), o);
-		keep(&z.edges, list[e], ka->driver, NULL, o);
+		drv->edges.v[drv->edges.n++] = (zedge){ .a = ends.a, .b = ends.b };
+		z.r[da].e[i].h = list[e];
+		seen(&z.r[da].k, ZE_DRV_EDGES, false);
 	}
 	UNLOCK();
 	return rc;
 }
 
-static void edge_props(json_t *obj, const void *in)
+static ze_result_t r_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t h, ze_fabric_edge_exp_properties_t *p)
 {
-	const ze_fabric_edge_exp_properties_t *p = in;
-	json_t *model = replay_text(p->model, strnlen(p->model, sizeof(p->model)));
-	if (json_string_length(model))
-		put(obj, "model", model);
-	else
-		json_decref(model);
-	put_fields(obj, replay_ze_edge_fields, p, sizeof(*p));
+	ze_result_t rc = z.live.zeFabricEdgeGetPropertiesExp(h, p);
+	int d;
+	LOCK();
+	zedge *e = edge_of(h, &d);
+	/* Its error and its answer are both kept; a model only if it has one. */
+	if (e && rc)
+		e->rc = rc;
+	if (e && !rc) {
+		char model[sizeof(e->p.model)];
+		memcpy(model, e->p.model, sizeof(model));
+		e->p = *p;
+		if (!strnlen(p->model, sizeof(p->model)))
+			memcpy(e->p.model, model, sizeof(model));
+	}
+	if (e)
+		seen(&z.r[d].e[e - z.drv[d].edges.v].k, rc ? ZE_EDGE_ERROR : EDGE_PROPS, false);
+	UNLOCK();
+	return rc;
 }
 
-static ze_result_t r_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t e, ze_fabric_edge_exp_properties_t *p)
+/* ---------------------------------------------------------- the writing */
+
+static void put(json_t *obj, const struct fmt_field *f, const struct fmt_ctx *c, const void *base)
 {
-	return answered(&z.edges, e, z.live.zeFabricEdgeGetPropertiesExp(e, p), false, edge_props, p);
+	replay_put(&replay_rec_oom, obj, f->key, fmt_json(c, f, (const char *)base + f->off));
+}
+
+/* The fields from to last of a table into obj. */
+static void put_range(json_t *obj, const struct fmt_field *fields, int from, int last, const struct fmt_ctx *c,
+		      const void *base)
+{
+	for (int i = from; i <= last; i++)
+		put(obj, &fields[i], c, base);
+}
+
+static json_t *vertex_json(const struct rnode *r, const znode *n, const struct fmt_ctx *c)
+{
+	json_t *o = json_object();
+	for (int i = 0; o && i < r->vk.n; i++)
+		put_range(o, replay_ze_vertex_fields, r->vk.at[i],
+			  r->vk.at[i] == VX_PROPS ? 1 + n->vx.has_pci : r->vk.at[i], c, &n->vx);
+	return o;
+}
+
+/* Node i of driver d as its answers were kept, tiles and vertex included. */
+static json_t *node_json(int d, int i, const struct fmt_ctx *c)
+{
+	const znode *n = &z.drv[d].nodes[i];
+	const struct rnode *r = &z.r[d].n[i];
+	json_t *o = json_object(), *v;
+	for (int k = 0; o && k < r->k.n; k++) {
+		int key = r->k.at[k];
+		if (key == DEV_PROPS)
+			put_range(o, replay_ze_device_fields, !n->props_rc, n->props_rc ? 0 : ZE_DEV_PCI - 1, c, n);
+		else if (key == DEV_SUBS && n->sub_rc)
+			replay_put(&replay_rec_oom, o, "subdevices", fmt_error(c, (int)n->sub_rc));
+		else if (key == DEV_SUBS) {
+			replay_put(&replay_rec_oom, o, "subdevices", v = json_array());
+			for (int t = 0; v && t < n->nsub; t++)
+				replay_append(&replay_rec_oom, v, node_json(d, n->sub0 + t, c));
+		} else if (key == ZE_DEV_VERTEX)
+			replay_put(&replay_rec_oom, o, "vertex", vertex_json(r, n, c));
+		else
+			put(o, &replay_ze_device_fields[key], c, n);
+	}
+	if (z.r[d].vertices && !has(&r->k, ZE_DEV_VERTEX))
+		replay_put(&replay_rec_oom, o, "vertex", json_false());
+	return o;
+}
+
+static json_t *driver_json(int d)
+{
+	struct zctx zc = { replay_ze_fmt, &z.drv[d] };
+	const struct rdrv *r = &z.r[d];
+	json_t *o = json_object(), *a;
+	for (int k = 0; o && k < r->k.n; k++) {
+		int key = r->k.at[k];
+		if (key != ZE_DRV_DEVICES && key != ZE_DRV_EDGES) {
+			put(o, &replay_ze_driver_fields[key], &zc.c, &z.drv[d]);
+			continue;
+		}
+		replay_put(&replay_rec_oom, o, replay_ze_driver_fields[key].key, a = json_array());
+		for (int i = 0; a && key == ZE_DRV_DEVICES && i < z.drv[d].nnodes; i++)
+			if (z.drv[d].nodes[i].tile < 0)
+				replay_append(&replay_rec_oom, a, node_json(d, i, &zc.c));
+		for (int i = 0; a && key == ZE_DRV_EDGES && i < z.drv[d].edges.n; i++) {
+			const zedge *e = &z.drv[d].edges.v[i];
+			json_t *eo = fmt_write(&zc.c, replay_ze_edge_ends, e);
+			put(eo, &replay_ze_edge_fields[0], &zc.c, e);
+			for (int g = 0; eo && g < r->e[i].k.n; g++)
+				put_range(eo, replay_ze_edge_fields, r->e[i].k.at[g],
+					  r->e[i].k.at[g] == EDGE_PROPS ? ZE_EDGE_ERROR - 1 : ZE_EDGE_ERROR, &zc.c, e);
+			replay_append(&replay_rec_oom, a, eo);
+		}
+	}
+	return o;
 }
 
 /* --------------------------------------------------------------- the table */
 
 static void forget(void)
 {
-	for (int d = 0; d < z.ndrv; d++)
-		json_decref(z.drv[d].obj);
+	for (int d = 0; d < z.ndrv; d++) {
+		free(z.drv[d].nodes);
+		free(z.drv[d].edges.v);
+		free(z.drv[d].p2p.pairs.v);
+		free(z.drv[d].edge_errors.v);
+		free(z.r[d].n);
+		free(z.r[d].e);
+	}
 	json_decref(z.sec);
-	free(z.devs.v);
-	free(z.vtx.v);
-	free(z.edges.v);
 	memset(&z, 0, sizeof(z));
 }
 
@@ -422,7 +526,7 @@ void replay_ze_record_table(void *table, const char *library, const char *load_e
 		z.live = *api;
 		ZE_FUNCTIONS(REPLAY_WRAP)
 		replay_library_record(z.sec, library ? library : replay_ze_library(), NULL, missing);
-		put(z.sec, "exposed", json_true());
+		replay_put(&replay_rec_oom, z.sec, "exposed", json_true());
 	}
 	UNLOCK();
 }
@@ -432,23 +536,18 @@ void replay_ze_record(json_t *root)
 {
 	LOCK();
 	if (z.sec) {
-		bool loaded = json_object_get(z.sec, "exposed") != NULL;
-		json_t *sec = json_deep_copy(z.sec), *drivers = loaded ? json_array() : NULL;
-		for (int d = 0; d < z.ndrv; d++) {
-			json_t *devs = json_object_get(z.drv[d].obj, "devices");
-			for (size_t c = 0; z.drv[d].vertices && c < json_array_size(devs); c++) {
-				json_t *dev = json_array_get(devs, c);
-				json_t *subs = json_object_get(dev, "subdevices");
-				if (!json_object_get(dev, "vertex"))
-					put(dev, "vertex", json_false());
-				for (size_t t = 0; json_is_array(subs) && t < json_array_size(subs); t++)
-					if (!json_object_get(json_array_get(subs, t), "vertex"))
-						put(json_array_get(subs, t), "vertex", json_false());
-			}
-			replay_append(&replay_rec_oom, drivers, json_incref(z.drv[d].obj));
-		}
-		if (drivers)
-			put(sec, "drivers", drivers);
+		json_t *sec = json_deep_copy(z.sec), *drivers = json_array();
+		for (int k = 0; k < z.k.n; k++)
+			replay_put(&replay_rec_oom, sec, z.k.at[k] == TOP_INIT ? "init" : "drivers_error",
+				   z.k.at[k] == TOP_INIT && !z.init ? json_string("SUCCESS")
+				   : z.k.at[k] == TOP_INIT	    ? fmt_error(&replay_ze_fmt, (int)z.init)
+								    : json_string(replay_ze_fmt.name((int)z.drivers_rc)));
+		for (int d = 0; d < z.ndrv; d++)
+			replay_append(&replay_rec_oom, drivers, driver_json(d));
+		if (json_object_get(z.sec, "exposed"))
+			replay_put(&replay_rec_oom, sec, "drivers", drivers);
+		else
+			json_decref(drivers);
 		if (!replay_rec_oom)
 			json_object_set_new(root, "level_zero", sec);
 		else

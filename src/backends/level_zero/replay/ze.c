@@ -28,92 +28,14 @@
 
 #include "pci.h"
 #include "replay_internal.h"
-#include "ze_load.h"
 
-#define ZID 24 /* "4095.31" and more */
 #define MAX_CARDS 1024
 #define MAX_ITEMS 65536 /* edges, p2p pairs, faults */
 #define DEFAULT_NAME "Intel(R) Graphics"
 #define NOT_INSTALLED ZE_LOADER_SONAME ": cannot open shared object file (replayed)"
 #define BY_PLACE UINT32_MAX /* a vertex type the file leaves to the vertex's place */
 
-/* ------------------------------------------------------------------ data */
-
-/*
- * What the file says, as the handles zeInit shows: a device handle points at
- * a card or a tile, a vertex handle at the vertex member of one, an edge
- * handle at an edge, a driver handle at a driver.  Each object starts with
- * Level Zero's own structure of its properties, so that one field table
- * reads the file into it and records a live answer.
- */
-typedef struct _ze_device_handle_t znode;
-typedef struct _ze_fabric_edge_handle_t zedge;
-#define ZLIST(type)      \
-	struct {         \
-		type *v; \
-		int n;   \
-	}
-
-struct _ze_fabric_vertex_handle_t {
-	char unused;
-};
-
-struct zpci {
-	ze_pci_ext_properties_t p;
-	ze_result_t rc;
-	bool has; /* an address to answer with */
-};
-
-struct zvertex {
-	ze_fabric_vertex_exp_properties_t p; /* type BY_PLACE unless the file names one */
-	ze_result_t rc, sub_rc;		     /* its properties', its sub-vertices' answers */
-	bool shown, has_pci;		     /* without an address: the device's */
-};
-
-struct _ze_device_handle_t {
-	ze_device_properties_t props;
-	ze_result_t props_rc, sub_rc;
-	struct zpci pci;
-	struct zvertex vx;
-	char id[ZID];	      /* "3" for card 3, "3.1" for its tile 1 */
-	int driver, card, tile; /* tile -1 for a card */
-	int nsub;
-	znode *subs; /* a card's tiles */
-	struct _ze_fabric_vertex_handle_t vh;
-};
-
-struct _ze_fabric_edge_handle_t {
-	ze_fabric_edge_exp_properties_t p;
-	ze_result_t rc; /* its properties' answer; an edge error's */
-	const znode *a, *b;
-};
-
-struct zpair {
-	const znode *from, *to;
-	ze_result_t rc;
-	uint32_t flags;
-};
-
-enum { REL_SAME_CARD, REL_XELINK, REL_OTHER, REL_COUNT };
-
-struct _ze_driver_handle_t {
-	int ncards, nnodes;
-	znode *nodes; /* the cards, then their tiles */
-	ZLIST(zedge) edges;
-	struct zp2p {
-		uint32_t rel[REL_COUNT];
-		ZLIST(struct zpair) pairs;
-	} p2p;
-	ze_result_t vertices_rc, devices_rc; /* zeFabricVertexGetExp's and zeDeviceGet's answers */
-	ZLIST(zedge) edge_errors;	     /* zeFabricEdgeGetExp's failures, by pair */
-};
-
-static struct zfile {
-	bool present, exposed;
-	struct replay_library lib;
-	ze_result_t drivers_rc; /* zeDriverGet's answer */
-	ZLIST(struct _ze_driver_handle_t) drivers;
-} z;
+static struct zfile z;
 
 static atomic_bool inited; /* zeInit succeeded */
 
@@ -174,18 +96,14 @@ static const struct replay_codes ze_codes = { ze_parse, "expected a ze_result_t 
 					      "unknown ze_result_t", ZE_RESULT_ERROR_UNKNOWN };
 const struct fmt_ctx replay_ze_fmt = { NULL, &ze_codes, ze_name, "Level Zero" };
 
-/* Reading a file: what the readers of its parts share. */
-struct zctx {
-	struct fmt_ctx c; /* first: the engine passes it to custom readers */
-	struct _ze_driver_handle_t *d;
-};
-
-/* A list: at most max items of size bytes, each read by item(). */
+/* A list: at most max items of size bytes, each read by item(), written by
+ * write() (NULL: by the recorder itself). */
 struct zlist {
 	struct fmt_custom c;
 	const char *what;
 	size_t max, size;
 	int (*item)(struct zctx *zc, json_t *v, const char *path, void *out);
+	json_t *(*write)(const struct fmt_ctx *c, const void *item);
 };
 
 /* A ZLIST from an array (the field's message names the items). */
@@ -205,6 +123,19 @@ static int read_list(const struct fmt_ctx *c, const struct fmt_field *f, json_t 
 		if (l->item((struct zctx *)c, json_array_get(v, i), replay_item(p, path, i), (char *)items + i * l->size))
 			return -1;
 	return 0;
+}
+
+static json_t *write_list(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	const struct zlist *l = f->aux;
+	const char *items;
+	int n;
+	json_t *a = json_array();
+	memcpy(&items, in, sizeof(items));
+	memcpy(&n, (const char *)in + sizeof(items), sizeof(n));
+	for (int i = 0; a && i < n; i++)
+		replay_append(&replay_rec_oom, a, l->write(c, items + (size_t)i * l->size));
+	return a;
 }
 
 /* Field f of obj, present or not: f's reader says what an absent one lacks. */
@@ -236,7 +167,8 @@ static json_t *write_bus(const struct fmt_ctx *c, const struct fmt_field *f, con
 
 static const struct fmt_custom bus_rw = { read_bus, write_bus };
 
-/* An edge's model: a non-empty string that fits Level Zero's buffer. */
+/* An edge's model: a non-empty string that fits Level Zero's buffer (one
+ * never answered is recorded as "unknown"). */
 static int read_model(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
 	if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= f->size)
@@ -245,34 +177,49 @@ static int read_model(const struct fmt_ctx *c, const struct fmt_field *f, json_t
 	return 0;
 }
 
-static const znode *node_by_id(const struct _ze_driver_handle_t *d, const char *id)
+static json_t *write_model(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	size_t n = strnlen(in, f->size);
+	(void)c;
+	return n ? replay_text(in, n) : json_string("unknown");
+}
+
+/* The index of device id, "C" or "C.T", in d's nodes, or -1. */
+static int node_by_id(const struct _ze_driver_handle_t *d, const char *id)
 {
 	char *end;
 	long c = strtol(id, &end, 10), t;
 	if (end == id || c < 0 || c >= d->ncards)
-		return NULL;
-	const znode *card = &d->nodes[c];
+		return -1;
 	if (!*end)
-		return card;
+		return (int)c;
 	if (*end != '.')
-		return NULL;
+		return -1;
 	id = end + 1;
 	t = strtol(id, &end, 10);
-	return end == id || *end || t < 0 || t >= card->nsub ? NULL : &card->subs[t];
+	return end == id || *end || t < 0 || t >= d->nodes[c].nsub ? -1 : d->nodes[c].sub0 + (int)t;
 }
 
-/* A device of the driver being read by its id, "C" or "C.T". */
+/* A device of the driver being read or written, by its id. */
 static int read_id(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
-	const znode *n = json_is_string(v) ? node_by_id(((const struct zctx *)c)->d, json_string_value(v)) : NULL;
+	int n = json_is_string(v) ? node_by_id(((const struct zctx *)c)->d, json_string_value(v)) : -1;
 	(void)f;
-	if (!n)
+	if (n < 0)
 		return replay_bad(c->file, path, "expected the id of a device of this driver, \"C\" or \"C.T\"");
-	*(const znode **)out = n;
+	memcpy(out, &n, sizeof(n));
 	return 0;
 }
 
-static const struct fmt_custom model_r = { read_model, NULL }, id_r = { read_id, NULL };
+static json_t *write_id(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	int n;
+	(void)f;
+	memcpy(&n, in, sizeof(n));
+	return json_string(((const struct zctx *)c)->d->nodes[n].id);
+}
+
+static const struct fmt_custom model_rw = { read_model, write_model }, id_rw = { read_id, write_id };
 
 #define PCI(key, kind, member, ...) FMT_FIELD(key, kind, ze_pci_ext_properties_t, member, __VA_ARGS__)
 const struct fmt_field replay_ze_pci_fields[] = {
@@ -302,6 +249,13 @@ static int read_pci(const struct fmt_ctx *c, const struct fmt_field *f, json_t *
 		       : 0;
 }
 
+static json_t *write_pci(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
+{
+	const struct zpci *pci = in;
+	(void)f;
+	return pci->rc ? fmt_error(c, (int)pci->rc) : fmt_write(c, replay_ze_pci_fields, &pci->p);
+}
+
 #define VTX(key, kind, member, ...) FMT_FIELD(key, kind, struct zvertex, member, __VA_ARGS__)
 const struct fmt_field replay_ze_vertex_fields[] = {
 	VTX("type", FMT_NAME, p.type, .aux = vertex_type_names, .flags = FMT_FIRST),
@@ -327,7 +281,7 @@ static int read_vertex(const struct fmt_ctx *c, const struct fmt_field *f, json_
 	return fmt_read(c, replay_ze_vertex_fields, v, path, vx);
 }
 
-static const struct fmt_custom pci_r = { read_pci, NULL }, vertex_r = { read_vertex, NULL };
+static const struct fmt_custom pci_rw = { read_pci, write_pci }, vertex_r = { read_vertex, NULL };
 
 enum { DEV_UUID = 2, DEV_FIELDS = 11 };
 #define DEV(key, kind, member, ...) FMT_FIELD(key, kind, znode, member, __VA_ARGS__)
@@ -340,8 +294,8 @@ const struct fmt_field replay_ze_device_fields[DEV_FIELDS] = {
 	DEV("type", FMT_NAME, props.type, .aux = type_names, .flags = FMT_FIRST),
 	DEV("flags", FMT_FLAGS, props.flags, .aux = device_flag_names),
 	DEV("subdevice_id", FMT_UINT, props.subdeviceId, FMT_U32),
-	DEV("pci", FMT_CUSTOM, pci, .aux = &pci_r),
-	DEV("vertex", FMT_CUSTOM, vx, .aux = &vertex_r),
+	[ZE_DEV_PCI] = DEV("pci", FMT_CUSTOM, pci, .aux = &pci_rw),
+	[ZE_DEV_VERTEX] = DEV("vertex", FMT_CUSTOM, vx, .aux = &vertex_r),
 	{ .key = NULL },
 };
 
@@ -390,11 +344,11 @@ static int read_node(struct zctx *zc, json_t *o, const char *path, znode *node, 
 		return replay_bad(zc->c.file, p, "%zu tiles, more than the %d supported", n, REPLAY_MAX_TILES);
 	if (n == 1 && !z.exposed)
 		return replay_bad(zc->c.file, p, "a card has no tiles or at least two (a single-tile card lists none)");
-	node->subs = &zc->d->nodes[zc->d->nnodes];
+	node->sub0 = zc->d->nnodes;
 	node->nsub = (int)n;
 	zc->d->nnodes += (int)n;
 	for (size_t t = 0; t < n; t++) {
-		znode *tile = &node->subs[t];
+		znode *tile = &zc->d->nodes[node->sub0 + (int)t];
 		char q[REPLAY_PATH_LEN];
 		*tile = (znode){ .driver = node->driver, .card = node->card, .tile = (int)t };
 		snprintf(tile->id, sizeof(tile->id), "%d.%zu", node->card, t);
@@ -436,21 +390,22 @@ static int read_devices(const struct fmt_ctx *c, const struct fmt_field *f, json
 }
 
 #define EDGE(key, kind, member, ...) FMT_FIELD(key, kind, zedge, member, __VA_ARGS__)
-static const struct fmt_field ends[] = {
-	EDGE("a", FMT_CUSTOM, a, .aux = &id_r), EDGE("b", FMT_CUSTOM, b, .aux = &id_r), { .key = NULL }
+const struct fmt_field replay_ze_edge_ends[] = {
+	EDGE("a", FMT_CUSTOM, a, .aux = &id_rw), EDGE("b", FMT_CUSTOM, b, .aux = &id_rw), { .key = NULL }
 };
+#define ends replay_ze_edge_ends
 const struct fmt_field replay_ze_edge_fields[] = {
-	EDGE("model", FMT_CUSTOM, p.model, .aux = &model_r),
+	EDGE("model", FMT_CUSTOM, p.model, .aux = &model_rw),
 	EDGE("bandwidth", FMT_UINT, p.bandwidth, FMT_U32),
 	EDGE("bandwidth_unit", FMT_NAME, p.bandwidthUnit, .aux = bandwidth_unit_names, .flags = FMT_FIRST),
 	EDGE("latency", FMT_UINT, p.latency, FMT_U32),
 	EDGE("latency_unit", FMT_NAME, p.latencyUnit, .aux = latency_unit_names, .flags = FMT_FIRST),
 	EDGE("duplexity", FMT_NAME, p.duplexity, .aux = duplexity_names, .flags = FMT_FIRST),
 	EDGE("uuid", FMT_UUID, p.uuid, .flags = FMT_LOOSE),
-	EDGE("error", FMT_CODE, rc, .flags = FMT_FAIL),
+	[ZE_EDGE_ERROR] = EDGE("error", FMT_CODE, rc, .flags = FMT_FAIL),
 	{ .key = NULL },
 };
-#define EDGE_ERROR (replay_ze_edge_fields + 7)
+#define EDGE_ERROR (replay_ze_edge_fields + ZE_EDGE_ERROR)
 
 /* An edge; with error set, an edge error {"a", "b", "error"}. */
 static int read_edge_or_error(struct zctx *zc, json_t *o, const char *path, zedge *e, bool error)
@@ -479,16 +434,22 @@ static int read_edge_error(struct zctx *zc, json_t *o, const char *path, void *o
 	return read_edge_or_error(zc, o, path, out, true);
 }
 
+static json_t *write_edge_error(const struct fmt_ctx *c, const void *e)
+{
+	json_t *o = fmt_write(c, ends, e);
+	replay_put(&replay_rec_oom, o, EDGE_ERROR->key, fmt_json(c, EDGE_ERROR, (const char *)e + EDGE_ERROR->off));
+	return o;
+}
+
 #define PAIR(key, kind, member, ...) FMT_FIELD(key, kind, struct zpair, member, __VA_ARGS__)
 static const struct fmt_field pair_ends[] = {
-	PAIR("from", FMT_CUSTOM, from, .aux = &id_r), PAIR("to", FMT_CUSTOM, to, .aux = &id_r), { .key = NULL }
+	PAIR("from", FMT_CUSTOM, from, .aux = &id_rw), PAIR("to", FMT_CUSTOM, to, .aux = &id_rw), { .key = NULL }
 };
 static const struct fmt_field pair_fields[] = {
 	PAIR("error", FMT_CODE, rc, .flags = FMT_FAIL),
 	PAIR("flags", FMT_FLAGS, flags, .aux = p2p_flag_names),
 	{ .key = NULL },
 };
-const struct fmt_field *const replay_ze_p2p_flags = &pair_fields[1];
 
 static int read_pair(struct zctx *zc, json_t *o, const char *path, void *out)
 {
@@ -502,6 +463,16 @@ static int read_pair(struct zctx *zc, json_t *o, const char *path, void *out)
 	return 0;
 }
 
+/* A pair's ends, then its error or its flags. */
+static json_t *write_pair(const struct fmt_ctx *c, const void *in)
+{
+	const struct zpair *p = in;
+	const struct fmt_field *f = &pair_fields[p->rc ? 0 : 1];
+	json_t *o = fmt_write(c, pair_ends, p);
+	replay_put(&replay_rec_oom, o, f->key, fmt_json(c, f, (const char *)p + f->off));
+	return o;
+}
+
 static int read_hierarchy(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
 	const char *s = json_is_string(v) ? json_string_value(v) : "";
@@ -512,9 +483,11 @@ static int read_hierarchy(const struct fmt_ctx *c, const struct fmt_field *f, js
 }
 
 static const struct fmt_custom hierarchy_r = { read_hierarchy, NULL }, devices_r = { read_devices, NULL };
-static const struct zlist edge_list = { { read_list, NULL }, "edges", MAX_ITEMS, sizeof(zedge), read_edge },
-			  pair_list = { { read_list, NULL }, "pairs", MAX_ITEMS, sizeof(struct zpair), read_pair },
-			  edge_error_list = { { read_list, NULL }, "failures", MAX_ITEMS, sizeof(zedge), read_edge_error };
+static const struct zlist edge_list = { { read_list, NULL }, "edges", MAX_ITEMS, sizeof(zedge), read_edge, NULL },
+			  pair_list = { { read_list, write_list }, "pairs", MAX_ITEMS, sizeof(struct zpair), read_pair,
+					write_pair },
+			  edge_error_list = { { read_list, write_list }, "failures", MAX_ITEMS, sizeof(zedge),
+					      read_edge_error, write_edge_error };
 
 #define P2P(key, member) FMT_FIELD(key, FMT_FLAGS, struct zp2p, member, .aux = p2p_flag_names)
 static const struct fmt_field p2p_fields[] = {
@@ -524,21 +497,20 @@ static const struct fmt_field p2p_fields[] = {
 };
 
 #define DRV(key, kind, member, ...) FMT_FIELD(key, kind, struct _ze_driver_handle_t, member, __VA_ARGS__)
-static const struct fmt_field driver_fields[] = {
+const struct fmt_field replay_ze_driver_fields[] = {
 	DRV("default_hierarchy", FMT_CUSTOM, ncards, .aux = &hierarchy_r),
-	DRV("devices", FMT_CUSTOM, nodes, .aux = &devices_r),
-	DRV("edges", FMT_CUSTOM, edges, .aux = &edge_list),
-	DRV("p2p", FMT_OBJ, p2p, .aux = p2p_fields),
-	DRV("vertices_error", FMT_CODE, vertices_rc),
-	DRV("devices_error", FMT_CODE, devices_rc, .flags = FMT_FAIL),
-	DRV("edge_errors", FMT_CUSTOM, edge_errors, .aux = &edge_error_list),
+	[ZE_DRV_DEVICES] = DRV("devices", FMT_CUSTOM, nodes, .aux = &devices_r),
+	[ZE_DRV_EDGES] = DRV("edges", FMT_CUSTOM, edges, .aux = &edge_list),
+	[ZE_DRV_P2P] = DRV("p2p", FMT_OBJ, p2p, .aux = p2p_fields),
+	[ZE_DRV_VERTICES_ERROR] = DRV("vertices_error", FMT_CODE, vertices_rc),
+	[ZE_DRV_DEVICES_ERROR] = DRV("devices_error", FMT_CODE, devices_rc, .flags = FMT_FAIL),
+	[ZE_DRV_EDGE_ERRORS] = DRV("edge_errors", FMT_CUSTOM, edge_errors, .aux = &edge_error_list),
 	{ .key = NULL },
 };
 
 /* A pair's entry with its place in the file, to find one listed twice. */
 struct zpair_at {
-	const znode *from, *to;
-	int k;
+	int from, to, k;
 };
 
 static int cmp_pair_at(const void *pa, const void *pb)
@@ -572,7 +544,7 @@ static int pairs_once(const struct zctx *zc, const struct _ze_driver_handle_t *d
 	char p[REPLAY_PATH_LEN], q[REPLAY_PATH_LEN], r[REPLAY_PATH_LEN];
 	const struct zpair *e = &d->p2p.pairs.v[twice];
 	return replay_bad(zc->c.file, replay_item(r, replay_sub(q, replay_sub(p, path, "p2p"), "pairs"), (size_t)twice),
-			  "the pair \"%s\" -> \"%s\" is listed twice", e->from->id, e->to->id);
+			  "the pair \"%s\" -> \"%s\" is listed twice", d->nodes[e->from].id, d->nodes[e->to].id);
 }
 
 static int read_driver(struct zctx *zc, json_t *o, const char *path, void *out)
@@ -582,11 +554,11 @@ static int read_driver(struct zctx *zc, json_t *o, const char *path, void *out)
 		return replay_bad(zc->c.file, path, "expected a driver object");
 	d->p2p.rel[REL_SAME_CARD] = d->p2p.rel[REL_XELINK] =
 		ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS | ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS;
-	return fmt_read(&zc->c, driver_fields, o, path, d) || pairs_once(zc, d, path) ? -1 : 0;
+	return fmt_read(&zc->c, replay_ze_driver_fields, o, path, d) || pairs_once(zc, d, path) ? -1 : 0;
 }
 
 static const struct zlist driver_list = { { read_list, NULL }, "drivers", 64, sizeof(struct _ze_driver_handle_t),
-				      read_driver };
+				      read_driver, NULL };
 
 #define TOP(key, kind, member, ...) FMT_FIELD(key, kind, struct zfile, member, __VA_ARGS__)
 static const struct fmt_field top_fields[] = {
@@ -799,7 +771,7 @@ static ze_result_t replay_zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint
 	znode *n = ENTER(dev_of, hDevice, pCount, RC(znode, sub_rc), false);
 	if (!n)
 		return rc;
-	ZE_LIST(pCount, phSubdevices, n->nsub, true, &n->subs[i]);
+	ZE_LIST(pCount, phSubdevices, n->nsub, true, &z.drivers.v[n->driver].nodes[n->sub0 + i]);
 }
 
 static ze_result_t replay_zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
@@ -809,20 +781,19 @@ static ze_result_t replay_zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice
 	return n ? copy_out(pPciProperties, &n->pci.p, sizeof(n->pci.p)) : rc;
 }
 
+/* Whether node i is n or one of its tiles. */
+static bool is_or_in(const struct _ze_driver_handle_t *d, int i, const znode *n)
+{
+	return &d->nodes[i] == n || (i >= n->sub0 && i < n->sub0 + n->nsub);
+}
+
 /* An XeLink edge joins a and b, or their tiles. */
 static bool joined_by_xelink(const struct _ze_driver_handle_t *d, const znode *a, const znode *b)
 {
 	for (int e = 0; e < d->edges.n; e++) {
 		const zedge *ed = &d->edges.v[e];
-		bool in_a = ed->a == a, in_b = ed->b == b, rin_a = ed->b == a, rin_b = ed->a == b;
-		for (int s = 0; s < a->nsub; s++) {
-			in_a |= ed->a == &a->subs[s];
-			rin_a |= ed->b == &a->subs[s];
-		}
-		for (int s = 0; s < b->nsub; s++) {
-			in_b |= ed->b == &b->subs[s];
-			rin_b |= ed->a == &b->subs[s];
-		}
+		bool in_a = is_or_in(d, ed->a, a), in_b = is_or_in(d, ed->b, b), rin_a = is_or_in(d, ed->b, a),
+		     rin_b = is_or_in(d, ed->a, b);
 		if (!strcmp(ed->p.model, "XeLink") && ((in_a && in_b) || (rin_a && rin_b)))
 			return true;
 	}
@@ -843,7 +814,7 @@ static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, z
 	const struct _ze_driver_handle_t *d = &z.drivers.v[a->driver];
 	/* The pair's own entry, then its cards', then the pair's relation. */
 	for (int pass = 0; pass < 2; pass++) {
-		const znode *from = pass ? &d->nodes[a->card] : a, *to = pass ? &d->nodes[b->card] : b;
+		int from = pass ? a->card : (int)(a - d->nodes), to = pass ? b->card : (int)(b - d->nodes);
 		for (int k = 0; k < d->p2p.pairs.n; k++) {
 			const struct zpair *p = &d->p2p.pairs.v[k];
 			if (p->from != from || p->to != to)
@@ -874,7 +845,8 @@ static ze_result_t replay_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handl
 	znode *n = ENTER(vtx_of, hVertex, pCount, RC(znode, vx.sub_rc), false);
 	if (!n)
 		return rc;
-	ZE_LIST(pCount, phSubvertices, n->nsub, n->subs[i].vx.shown, &n->subs[i].vh);
+	znode *subs = &z.drivers.v[n->driver].nodes[n->sub0];
+	ZE_LIST(pCount, phSubvertices, n->nsub, subs[i].vx.shown, &subs[i].vh);
 }
 
 static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
@@ -916,14 +888,14 @@ static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA,
 	if (rc)
 		return rc;
 	const struct _ze_driver_handle_t *d = &z.drivers.v[a->driver];
-	int n = a->driver == b->driver ? d->edges.n : 0;
+	int n = a->driver == b->driver ? d->edges.n : 0, ia = (int)(a - d->nodes), ib = (int)(b - d->nodes);
 	/* The recorded failure between a and b, if any. */
 	for (int k = 0; a->driver == b->driver && k < d->edge_errors.n; k++)
-		if (d->edge_errors.v[k].a == a && d->edge_errors.v[k].b == b)
+		if (d->edge_errors.v[k].a == ia && d->edge_errors.v[k].b == ib)
 			return d->edge_errors.v[k].rc;
 	/* Physical edges join two vertices both ways. */
-	ZE_LIST(pCount, phEdges, n, (d->edges.v[i].a == a && d->edges.v[i].b == b) ||
-				     (d->edges.v[i].a == b && d->edges.v[i].b == a), &d->edges.v[i]);
+	ZE_LIST(pCount, phEdges, n, (d->edges.v[i].a == ia && d->edges.v[i].b == ib) ||
+				     (d->edges.v[i].a == ib && d->edges.v[i].b == ia), &d->edges.v[i]);
 }
 
 static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
