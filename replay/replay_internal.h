@@ -26,9 +26,10 @@ REPLAY_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
  * recording's top-level object) and never fails the recording.  A vendor
  * library's section also answers for the library: load_error() (NULL when
  * the replayed library loaded, else the loader's message), table() (its
- * function table, as dmaconn_replay_ops()->table), record_begin() (forget
- * what a recording kept) and record_table() (wrap the live table to record
- * it); the others leave them NULL.
+ * function table, as dmaconn_replay_ops()->table), library() and missing()
+ * (the replayed library's name and the functions it lacked, a new array),
+ * record_begin() (forget what a recording kept) and record_table() (wrap
+ * the live table to record it); the others leave them NULL.
  */
 struct replay_section {
 	const char *key;
@@ -37,6 +38,8 @@ struct replay_section {
 	void (*record)(json_t *root);
 	const char *(*load_error)(void);
 	int (*table)(void *api, char *err, size_t errlen);
+	const char *(*library)(void);
+	json_t *(*missing)(void);
 	void (*record_begin)(void);
 	void (*record_table)(void *table, const char *library, const char *load_error);
 };
@@ -55,6 +58,19 @@ int replay_verification_read(const char *file, json_t *value);
 void replay_verification_release(void);
 void replay_verification_record(json_t *root);
 int replay_verification(const struct dmaconn_replay_verification **out);
+
+/*
+ * record_table's cases that wrap nothing, for the section sec of a vendor
+ * library (its section's load_error, library name and missing functions
+ * under replay): no table (api NULL) and no library while replaying a file
+ * whose library loaded -- the replayed library lacked a required function,
+ * recorded as such -- or no table, recorded with why (load_error, else
+ * "not loaded").  1 when sec was so recorded, 0 when api is to be wrapped.
+ */
+int replay_record_unwrapped(json_t *sec, const void *api, const char *library, const char *load_error,
+			    const struct replay_section *lib);
+/* The section of the vendor library `which`, or NULL (sections.c). */
+const struct replay_section *replay_library_section(const char *which);
 
 /* What the recorder keeps is guarded by replay_rec_lock. */
 extern pthread_mutex_t replay_rec_lock;

@@ -76,7 +76,7 @@ ERRORS = ["UNINITIALIZED", "INVALID_ARGUMENT", "NOT_SUPPORTED", "NO_PERMISSION",
 # the base machines, no GPU in MIG mode, never ask, and the stand-in does
 # not wrap).  FIELDS: the links the fields name.
 SHAPE_ARGS = {"NONE": "", "SYS": "", "INDEX": "d", "DEV": "d", "DEV_MIG": "d", "LINK": "dl", "FIELDS": "dl",
-              "PEER": "dp", "MIG_GPU": None, "MIG": None, "TEXT": None}
+              "PEER": "dp", "MIG_GPU": None, "MIG": None, "TEXT": None, "QUERY": "d"}
 NOT_APPLICABLE = {"nvmlDeviceGetMigMode", "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo",
                   "nvmlDeviceGetGpuFabricInfo_v4",
                   "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetNvLinkRemoteDeviceType"}
@@ -103,13 +103,28 @@ def nvml_functions(macro):
 
 
 def nvml_rows(macro):
-    """[(name, required, shape)] of a list of nvml_functions.h, in order."""
+    """[(name, required, shape)] of a list of nvml_functions.h, in order;
+    NVML_DEVICE_QUERIES's rows where the list expands them (optional, DEV)."""
     with open(NVML_FUNCTIONS_H) as f:
         text = f.read().replace("\\\n", " ")
     body = text[text.index("#define %s_(X, D)" % macro):]
     body = body[:body.index("\n")]
+    row = re.search(r"#define NVML_QUERY_FUNCTION_\(X, D, fn, key, prop\) (D\(X, fn, .*\))\n", text).group(1)
+    queries = " ".join(row.replace(" fn,", " %s," % fn) for fn in device_queries(text))
+    body = body.replace("NVML_DEVICE_QUERIES_(NVML_QUERY_FUNCTION_, X, D)", queries)
     return [(name, req == "1", shape) for name, req, shape in
             re.findall(r"D\(X,\s*(nvml\w+),.*?,\s*([01]),\s*(\w+)\)", body)]
+
+
+def device_queries(text=None):
+    """The functions of NVML_DEVICE_QUERIES (nvml_functions.h), in order:
+    nvml.c asks each in one loop, its answer a property as it is."""
+    if text is None:
+        with open(NVML_FUNCTIONS_H) as f:
+            text = f.read().replace("\\\n", " ")
+    body = text[text.index("#define NVML_DEVICE_QUERIES_(R, X, D)"):]
+    body = body[:body.index("\n")]
+    return re.findall(r"R\(X,\s*D,\s*(nvml\w+),", body)
 
 
 ARGS = {name: SHAPE_ARGS[shape] for macro in ("NVML_CORE_FUNCTIONS", "NVML_NEWEST_FUNCTIONS", "NVML_MIG_FUNCTIONS")
@@ -120,7 +135,10 @@ PER_LINK = {fn for fn, args in ARGS.items() if args == "dl"}
 def called_functions():
     with open(NVML_C) as f:
         text = f.read()
-    return sorted(set(re.findall(r"\bnvml\.(nvml\w+)\s*\(", text)))
+    called = set(re.findall(r"\bnvml\.(nvml\w+)\s*\(", text))
+    if re.search(r"\bNVML_DEVICE_QUERIES\(\w+\)", text):
+        called |= set(device_queries())
+    return sorted(called)
 
 
 # ---------------------------------------------------------- running the CLI
@@ -379,8 +397,8 @@ def positions(kind, ndev, nlinks):
 
 # Facts behind the reasons only: swept on one base, they leave every matrix as is.
 FACT_FUNCTIONS = {"nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetVirtualizationMode", "nvmlSystemGetConfComputeState",
-                  "nvmlDeviceGetMinorNumber", "nvmlDeviceGetCpuAffinityWithinScope", "nvmlDeviceGetMemoryAffinity",
-                  "nvmlDeviceGetNumaNodeId"}
+                  "nvmlDeviceGetCpuAffinityWithinScope", "nvmlDeviceGetMemoryAffinity",
+                  "nvmlDeviceGetNumaNodeId"} | set(device_queries())
 
 
 def fault_cases(bases, functions):

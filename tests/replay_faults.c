@@ -58,6 +58,7 @@ static const char *const fn_names[FN_COUNT] = {
 enum { ARG_DEV = 1, ARG_LINK = 2, ARG_PEER = 4 };
 enum {
 	ARGS_NONE = 0, ARGS_SYS = 0, ARGS_TEXT = 0, ARGS_INDEX = ARG_DEV, ARGS_DEV = ARG_DEV, ARGS_DEV_MIG = ARG_DEV,
+	ARGS_QUERY = ARG_DEV,
 	/* FIELDS: link, the scope of per-link fields, failing just those entries */
 	ARGS_LINK = ARG_DEV | ARG_LINK, ARGS_FIELDS = ARG_DEV | ARG_LINK, ARGS_PEER = ARG_DEV | ARG_PEER,
 };
@@ -386,6 +387,7 @@ static long long peer_of(nvmlDevice_t h)
 	}
 #define W_DEV(fn, params) W_HANDLES(fn, params, -1, -1)
 #define W_DEV_MIG(fn, params) W_DEV(fn, params)
+#define W_QUERY(fn, params) W_DEV(fn, params)
 #define W_LINK(fn, params) W_HANDLES(fn, params, -1, (long long)a1)
 #define W_PEER(fn, params) W_HANDLES(fn, params, peer_of(a1), -1)
 #define W_NONE(fn, params)

@@ -9,10 +9,10 @@
  * where each VENDOR ("nvml", "kfd", "level_zero") is one the replay file
  * lets the detectors reach.
  */
-#include <dlfcn.h>
 #include <stdlib.h>
 
 #include "check.h"
+#include "counting.h"
 #include "dmaconn.h"
 
 static int (*calls)(const char *vendor);
@@ -39,21 +39,11 @@ static dmaconn_device_type type_of(const char *vendor)
 
 int main(int argc, char **argv)
 {
-	if (argc < 4) {
-		fprintf(stderr, "usage: test_discovery REPLAY COUNTING-COMPONENT VENDOR...\n");
-		return 2;
-	}
-	setenv("DMACONN_REPLAY", argv[1], 1);
-	setenv("DMACONN_REPLAY_LIBRARY", argv[2], 1);
-	setenv("DMACONN_QUIET", "1", 1);
-
-	detect_all();
-	void *h = dlopen(argv[2], RTLD_NOW | RTLD_NOLOAD);
-	void *sym = h ? dlsym(h, "dmaconn_test_calls") : NULL;
-	CHECK(sym != NULL);
-	if (!sym)
+	calls = counting_setup(argc, argv, 4, "test_discovery REPLAY COUNTING-COMPONENT VENDOR...");
+	CHECK(calls != NULL);
+	if (!calls)
 		return check_done("discovery");
-	memcpy(&calls, &sym, sizeof(calls));
+	detect_all();
 
 	for (int v = 3; v < argc; v++) {
 		const char *vendor = argv[v];
@@ -85,7 +75,6 @@ int main(int argc, char **argv)
 	for (int v = 3; v < argc; v++)
 		CHECK_INT(calls(argv[v]), 3);
 
-	dlclose(h);
 	dmaconn_shutdown();
 	return check_done("discovery");
 }

@@ -11,10 +11,10 @@
  * where the replay file has N GPUs, all joined by NVLink (NVLINKED 1: no
  * path is asked) or none (0: every pair's path is asked).
  */
-#include <dlfcn.h>
 #include <stdlib.h>
 
 #include "check.h"
+#include "counting.h"
 #include "dmaconn.h"
 
 static int (*calls)(const char *what);
@@ -39,20 +39,11 @@ static void detect(const char *cvd, int *p2p, int *path)
 
 int main(int argc, char **argv)
 {
-	if (argc < 5) {
-		fprintf(stderr, "usage: test_pair_cost REPLAY COUNTING-COMPONENT N NVLINKED\n");
-		return 2;
-	}
-	setenv("DMACONN_REPLAY", argv[1], 1);
-	setenv("DMACONN_REPLAY_LIBRARY", argv[2], 1);
-	setenv("DMACONN_QUIET", "1", 1);
+	calls = counting_setup(argc, argv, 5, "test_pair_cost REPLAY COUNTING-COMPONENT N NVLINKED");
 	int n = atoi(argv[3]), nvlinked = atoi(argv[4]), p2p, path;
-	void *h = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
-	void *sym = h ? dlsym(h, "dmaconn_test_calls") : NULL;
-	CHECK(sym != NULL && n >= 3);
-	if (!sym || n < 3)
+	CHECK(calls != NULL && n >= 3);
+	if (!calls || n < 3)
 		return check_done("pair_cost");
-	memcpy(&calls, &sym, sizeof(calls));
 
 	/* One GPU seen: no pair, nothing asked. */
 	detect("0", &p2p, &path);
@@ -70,7 +61,5 @@ int main(int argc, char **argv)
 	detect(NULL, &p2p, &path);
 	CHECK_INT(p2p, n * (n - 1) * CAPS);
 	CHECK_INT(path, nvlinked ? 0 : n * (n - 1) / 2);
-	if (h)
-		dlclose(h);
 	return check_done("pair_cost");
 }

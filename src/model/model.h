@@ -118,6 +118,14 @@ struct dc_link_info {
 	unsigned char enabled, coherent, atomics_32, atomics_64, peer_dma;
 };
 
+/* A vendor's answer about a device that the views show as it is: an
+ * integer property of the result (its key, a DMACONN_PROP_ constant). */
+#define DC_DEVICE_ANSWERS 8
+struct dc_answer {
+	const char *property;
+	long long value;
+};
+
 struct dc_device {
 	int failed;                    /* a query of the device failed: why */
 	char why[DC_MODEL_WHY_SIZE];
@@ -144,8 +152,8 @@ struct dc_device {
 	unsigned long long bar1_total; /* bytes */
 	int virt_known;
 	unsigned int virt;             /* NVML's virtualization mode */
-	int minor_known;
-	unsigned int minor;            /* the N of its /dev/nvidiaN */
+	int nanswers;                  /* answers shown as they are (below) */
+	struct dc_answer answers[DC_DEVICE_ANSWERS];
 	struct dc_place_facts place;   /* CPU and memory affinity, C2C (backend.h) */
 
 	/* ---- Facts of a vendor topology read whole (KFD), vendor-neutral ---- */

@@ -244,6 +244,18 @@ static void set_numa_of(struct dc_gpu *g)
 	g->numa_node = dc_sysfs_numa_node(bus);
 }
 
+/* One of NVML_DEVICE_QUERIES: its answer kept for the view, when NVML gives one. */
+#define ASK_COUNT_(fn, key, prop) +1
+_Static_assert(0 NVML_DEVICE_QUERIES(ASK_COUNT_) <= DC_DEVICE_ANSWERS, "more NVML_DEVICE_QUERIES than DC_DEVICE_ANSWERS");
+#undef ASK_COUNT_
+static void ask_query(struct dc_device *d, nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *), nvmlDevice_t h,
+		      const char *property)
+{
+	unsigned int v;
+	if (fn && d->nanswers < DC_DEVICE_ANSWERS && fn(h, &v) == NVML_SUCCESS)
+		d->answers[d->nanswers++] = (struct dc_answer){ property, v };
+}
+
 /* Handle, PCI address, UUID, name and compute capability of NVML device i. */
 static void identify(void *ctx, int idx)
 {
@@ -291,9 +303,11 @@ static void identify(void *ctx, int idx)
 		if (r != NVML_SUCCESS)
 			g->cc_major = g->cc_minor = -1;
 	}
-	/* Its /dev/nvidiaN, which need not be its index: unknown when not answered. */
+	/* The answers shown as they are (nvml_functions.h): none when not answered. */
 	struct dc_device *d = &job->m->devices[i];
-	d->minor_known = nvml.nvmlDeviceGetMinorNumber && nvml.nvmlDeviceGetMinorNumber(h, &d->minor) == NVML_SUCCESS;
+#define ASK_(fn, key, prop) ask_query(d, nvml.fn, h, prop);
+	NVML_DEVICE_QUERIES(ASK_)
+#undef ASK_
 	job->m->handles[i] = h;
 	/* The links, fabric and MIG mode in the same pass: a GPU's first NVLink
 	 * query costs milliseconds in the driver, better spent while the other
@@ -903,6 +917,16 @@ static void set_numa_node(dmaconn_builder *b, int ordinal, const struct dc_gpu *
 	dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NUMA_NODE, buf);
 }
 
+/* The answers discovery keeps as they are, each an integer property. */
+static void set_answers(dmaconn_builder *b, int ordinal, const struct dc_device *d)
+{
+	char buf[32];
+	for (int k = 0; k < d->nanswers; k++) {
+		snprintf(buf, sizeof(buf), "%lld", d->answers[k].value);
+		dmaconn_builder_set_device_property(b, ordinal, d->answers[k].property, buf);
+	}
+}
+
 static void set_identity(dmaconn_builder *b, const struct session *s, int ordinal)
 {
 	const struct dc_slot *slot = &s->slots[ordinal];
@@ -918,10 +942,8 @@ static void set_identity(dmaconn_builder *b, const struct session *s, int ordina
 			snprintf(num, sizeof(num), "%d", slot->index);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_NVML_INDEX, num);
 		}
-		if (s->m->vendor_ok && s->m->devices[slot->index].minor_known) {
-			snprintf(num, sizeof(num), "%u", s->m->devices[slot->index].minor);
-			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_MINOR_NUMBER, num);
-		}
+		if (s->m->vendor_ok)
+			set_answers(b, ordinal, &s->m->devices[slot->index]);
 		if (g->cc_major >= 0) {
 			snprintf(num, sizeof(num), "%d.%d", g->cc_major, g->cc_minor);
 			dmaconn_builder_set_device_property(b, ordinal, DMACONN_PROP_COMPUTE_CAPABILITY, num);

@@ -5,6 +5,23 @@
 #define DMACONN_NVML_FUNCTIONS_H
 
 /*
+ * The device queries whose answer is a property as it is: Q(function,
+ * replay key, property), each a function of (nvmlDevice_t, unsigned int *),
+ * optional, of shape QUERY.  Their rows join the function table below (the
+ * loader, the ABI check, the fault stand-in and the fault sweep cover them as
+ * any other), and from the row alone follow the replay's device field (key),
+ * its answer, what a recording keeps, discovery (it asks each once per GPU;
+ * an answer other than NVML_SUCCESS leaves the property out) and the view
+ * (the property, an integer, DMACONN_TYPE_INT in DMACONN_PROPERTIES).  An
+ * answer that logic reads (NUMA node, virtualization mode) is not one.
+ */
+#define NVML_DEVICE_QUERIES(Q) NVML_DEVICE_QUERIES_(NVML_QUERY_PICK_, Q, 0)
+#define NVML_DEVICE_QUERIES_(R, X, D) \
+	R(X, D, nvmlDeviceGetMinorNumber, "minor_number", DMACONN_PROP_MINOR_NUMBER)
+#define NVML_QUERY_PICK_(Q, unused, fn, key, prop) Q(fn, key, prop)
+#define NVML_QUERY_FUNCTION_(X, D, fn, key, prop) D(X, fn, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, QUERY)
+
+/*
  * X(name, return type, parameter list, required): every NVML function dmaconn
  * may call.  A required function missing from the library makes NVML unusable;
  * an optional one stays NULL and its caller falls back.
@@ -16,7 +33,8 @@
  * index; DEV a device (the first argument); DEV_MIG a device or a MIG
  * instance; LINK a device and its link (the first two); FIELDS a device and
  * the links its fields name; PEER two devices (the first two); MIG_GPU a
- * GPU's MIG instances; MIG a MIG instance; TEXT no return code.  A row is
+ * GPU's MIG instances; MIG a MIG instance; TEXT no return code; QUERY a
+ * device, answering one unsigned int (NVML_DEVICE_QUERIES).  A row is
  * D(X, name, return type, parameter list, required, shape).
  */
 #define NVML_DROP_ARGS_(X, name, ret, params, required, args) X(name, ret, params, required)
@@ -35,7 +53,7 @@
 	D(X, nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t, char *, unsigned int), 1, DEV_MIG)         \
 	D(X, nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t, nvmlPciInfo_t *), 1, DEV)        \
 	D(X, nvmlDeviceGetCudaComputeCapability, nvmlReturn_t, (nvmlDevice_t, int *, int *), 0, DEV) \
-	D(X, nvmlDeviceGetMinorNumber, nvmlReturn_t, (nvmlDevice_t, unsigned int *), 0, DEV)        \
+	NVML_DEVICE_QUERIES_(NVML_QUERY_FUNCTION_, X, D)                                            \
 	D(X, nvmlDeviceGetMigMode, nvmlReturn_t, (nvmlDevice_t, unsigned int *, unsigned int *), 0, DEV) \
 	D(X, nvmlDeviceGetGpuFabricInfoV, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_v3_t *), 0, DEV) \
 	D(X, nvmlDeviceGetGpuFabricInfo, nvmlReturn_t, (nvmlDevice_t, nvmlGpuFabricInfo_t *), 0, DEV) \

@@ -129,6 +129,14 @@ static znode *node_of(const void *h, bool vertex)
 }
 #define R(node) (&z.r[(node)->driver].n[(node) - z.drv[(node)->driver].nodes])
 
+/* The lock taken, the node behind handle h (a wrapper's first step once
+ * the live call answered). */
+static znode *locked_node(const void *h, bool vertex)
+{
+	LOCK();
+	return node_of(h, vertex);
+}
+
 /* A new node of driver d (its handle h unless another node has it): card
  * card, tile tile (-1: the card itself); its index, or -1. */
 static int add_node(int d, const void *h, int card, int tile)
@@ -221,8 +229,7 @@ static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count
 		n = REPLAY_MAX_TILES;
 	if (n && z.live.zeDeviceGetSubDevices(h, &n, subs) != ZE_RESULT_SUCCESS)
 		n = 0;
-	LOCK();
-	znode *card = node_of(h, false);
+	znode *card = locked_node(h, false);
 	if (card && card->tile < 0 && (rc || n) && answer(&R(card)->k, DEV_SUBS, rc, &card->sub_rc, false)) {
 		int d = card->driver, at = (int)(card - z.drv[d].nodes), c = card->card;
 		if (!card->nsub)
@@ -241,8 +248,7 @@ static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count
 static ze_result_t r_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
 {
 	ze_result_t rc = z.live.zeDeviceGetProperties(h, p);
-	LOCK();
-	znode *n = node_of(h, false);
+	znode *n = locked_node(h, false);
 	if (n && answer(&R(n)->k, DEV_PROPS, rc, &n->props_rc, true))
 		n->props = *p;
 	UNLOCK();
@@ -254,8 +260,7 @@ static ze_result_t r_zeDevicePciGetPropertiesExt(ze_device_handle_t h, ze_pci_ex
 	ze_result_t rc = z.live.zeDevicePciGetPropertiesExt(h, p);
 	ze_result_t krc = !rc && !is_bus(p->address.bus, p->address.device, p->address.function) ? ZE_RESULT_ERROR_UNKNOWN
 												   : rc;
-	LOCK();
-	znode *n = node_of(h, false);
+	znode *n = locked_node(h, false);
 	if (n && answer(&R(n)->k, ZE_DEV_PCI, krc, &n->pci.rc, false))
 		n->pci.p = *p;
 	UNLOCK();
@@ -313,8 +318,7 @@ static ze_result_t r_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v
 						       ze_fabric_vertex_handle_t *list)
 {
 	ze_result_t rc = z.live.zeFabricVertexGetSubVerticesExp(v, count, list);
-	LOCK();
-	znode *n = node_of(v, true);
+	znode *n = locked_node(v, true);
 	if (n && rc) {
 		n->vx.sub_rc = rc;
 		seen(&R(n)->vk, VX_SUBS, false);
@@ -328,8 +332,7 @@ static ze_result_t r_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v
 static ze_result_t r_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v, ze_fabric_vertex_exp_properties_t *p)
 {
 	ze_result_t rc = z.live.zeFabricVertexGetPropertiesExp(v, p);
-	LOCK();
-	znode *n = node_of(v, true);
+	znode *n = locked_node(v, true);
 	/* Its error and its answer are both kept; an address only if it is one. */
 	if (n && rc)
 		n->vx.rc = rc;
@@ -516,12 +519,7 @@ void replay_ze_record_table(void *table, const char *library, const char *load_e
 	LOCK();
 	forget();
 	z.sec = json_object();
-	if (!api && !library && replay_active() && !replay_ze_load_error()) {
-		/* The replayed loader lacked a required function: so it is recorded. */
-		replay_library_record(z.sec, replay_ze_library(), NULL, replay_ze_missing());
-	} else if (!api) {
-		replay_library_record(z.sec, NULL, load_error ? load_error : "not loaded", NULL);
-	} else {
+	if (!replay_record_unwrapped(z.sec, api, library, load_error, replay_library_section("level_zero"))) {
 		json_t *missing = json_array();
 		z.live = *api;
 		ZE_FUNCTIONS(REPLAY_WRAP)

@@ -383,7 +383,6 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 	a3 == NVML_AFFINITY_SCOPE_NODE ? note_list(a0, REPLAY_D_CPUS, rc, a1, a2) : (void)0
 #define KEEP_OF_nvmlDeviceGetMemoryAffinity \
 	a3 == NVML_AFFINITY_SCOPE_NODE ? note_list(a0, REPLAY_D_MEMS, rc, a1, a2) : (void)0
-#define KEEP_OF_nvmlDeviceGetMinorNumber note_dev(a0, REPLAY_D_MINOR, rc, a1)
 #define KEEP_OF_nvmlDeviceGetVirtualizationMode note_dev(a0, REPLAY_D_VIRT, rc, a1)
 #define KEEP_OF_nvmlDeviceGetGpuFabricInfoV note_fabric_v(rc, a0, a1)
 #define KEEP_OF_nvmlDeviceGetGpuFabricInfo note_fabric_v1(rc, a0, a1)
@@ -402,11 +401,12 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 	(a2 >= 0 && a2 < REPLAY_P2P_CAPS ? note_pair(a0, a1, (int)a2, rc, a3) : (void)0)
 #define KEEP_OF_nvmlDeviceGetTopologyCommonAncestor note_ancestor(rc, a0, a1, a2)
 #define KEEP_OF_nvmlDeviceGetFieldValues note_fields(rc, a0, a1, a2)
-#define RECORD_WRAP(fn, params, named, passed)    \
+#define RECORD_WRAP(fn, params, named, passed) RECORD_KEEP(fn, named, passed, KEEP_OF_##fn)
+#define RECORD_KEEP(fn, named, passed, keep)      \
 	static nvmlReturn_t r_##fn named          \
 	{                                         \
 		nvmlReturn_t rc = n.live.fn passed; \
-		KEEP_OF_##fn;                     \
+		keep;                             \
 		return rc;                        \
 	}
 #define RECORD_NONE(fn, params) RECORD_WRAP(fn, params, (void), ())
@@ -421,6 +421,9 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 #define RECORD_PEER RECORD_ANY
 #define RECORD_MIG_GPU RECORD_ANY
 #define RECORD_MIG RECORD_ANY
+/* NVML_DEVICE_QUERIES: the answer under the device's field of the function's own. */
+#define RECORD_QUERY(fn, params) \
+	RECORD_KEEP(fn, NVML_NAMED(params), NVML_PASSED(params), note_dev(a0, REPLAY_D_##fn, rc, a1))
 #define RECORD_(fn, ret, params, required, args) RECORD_##args(fn, params)
 NVML_ALL_FUNCTIONS_ARGS(RECORD_)
 #undef RECORD_
@@ -441,12 +444,10 @@ void replay_nvml_record_table(void *table, const char *library, const char *load
 	LOCK();
 	nvml_forget();
 	n.sec = json_object();
-	if (!api && !library && replay_active() && !replay_nvml_load_error()) {
-		/* The replayed library lacked a required function: so it is recorded. */
-		replay_library_record(n.sec, replay_nvml_library(), NULL, replay_nvml_missing());
-	} else if (!api || !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
-		replay_library_record(n.sec, NULL, api ? "out of memory" : load_error ? load_error : "not loaded", NULL);
-	} else {
+	bool wrap = !replay_record_unwrapped(n.sec, api, library, load_error, replay_library_section("nvml"));
+	if (wrap && !(n.devs = calloc(REPLAY_MAX_DEVICES, sizeof(*n.devs)))) {
+		replay_library_record(n.sec, NULL, "out of memory", NULL);
+	} else if (wrap) {
 		json_t *missing = json_array();
 		n.live = *api;
 		NVML_FUNCTIONS(REPLAY_WRAP)

@@ -334,7 +334,10 @@ const struct fmt_field replay_dev_fields[] = {
 	    .msg = "expected an object with \"state\" or an error object"),
 	DEV("bar1_total", FMT_UINT, bar1, NS, .max = LLONG_MAX),
 	DEV("virtualization_mode", FMT_UINT, virt, NS, FMT_U32),
-	DEV("minor_number", FMT_UINT, minor, NS, FMT_U32),
+	/* NVML_DEVICE_QUERIES: answers shown as they are. */
+#define QUERY_(fn, key, prop) DEV(key, FMT_UINT, q_##fn, NS, FMT_U32),
+	NVML_DEVICE_QUERIES(QUERY_)
+#undef QUERY_
 	/* Placement: affinity (node scope), the memory's NUMA node, C2C. */
 	DEV("cpu_affinity", FMT_CUSTOM, cpus, NS, .aux = &list_custom),
 	DEV("memory_affinity", FMT_CUSTOM, mems, NS, .aux = &list_custom),
@@ -721,7 +724,8 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
  * arguments filled by `set`.  ANSWER_OF_fn is "given, code, set", aN the
  * function's Nth argument.
  */
-#define ANSWER(fn, params, enter)                         \
+#define ANSWER(fn, params, enter) ANSWER_WITH(fn, params, enter, ANSWER_OF_##fn)
+#define ANSWER_WITH(fn, params, enter, ...)               \
 	static nvmlReturn_t replay_##fn NVML_NAMED(params) \
 	{                                                  \
 		struct nvmlDevice_st *d = NULL;            \
@@ -730,7 +734,7 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 		struct mig *m = NULL;                      \
 		nvmlReturn_t rc = enter;                   \
 		(void)d, (void)l, (void)p, (void)m;        \
-		ANSWER_BODY(ANSWER_OF_##fn)                \
+		ANSWER_BODY(__VA_ARGS__)                   \
 	}
 #define ANSWER_BODY(...) ANSWER_BODY_(__VA_ARGS__)
 #define ANSWER_BODY_(given, code, set)            \
@@ -746,6 +750,9 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 #define ANSWER_PEER(fn, params) ANSWER(fn, params, enter_pair(FN_##fn, a0, a1, &p))
 #define ANSWER_MIG_GPU(fn, params) ANSWER(fn, params, enter_device(FN_nvmlDeviceGetMigMode, a0, &d))
 #define ANSWER_MIG(fn, params) ANSWER(fn, params, enter_mig(a0, &m))
+/* NVML_DEVICE_QUERIES: the device's field of the function's own. */
+#define ANSWER_QUERY(fn, params) \
+	ANSWER_WITH(fn, params, enter_device(FN_##fn, a0, &d), a1, d->q_##fn##_rc, *a1 = d->q_##fn)
 /* Written out below. */
 #define ANSWER_NONE(fn, params)
 #define ANSWER_TEXT(fn, params)
@@ -800,7 +807,6 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 #define ANSWER_OF_nvmlDeviceGetCudaComputeCapability a1 && a2, d->cc_rc, (*a1 = d->cc[0], *a2 = d->cc[1])
 #define ANSWER_OF_nvmlDeviceGetMigMode a1 && a2, d->mig_rc, (*a1 = d->mig[0], *a2 = d->mig[1])
 #define ANSWER_OF_nvmlDeviceGetBAR1MemoryInfo a1, d->bar1_rc, (a1->bar1Total = a1->bar1Free = d->bar1, a1->bar1Used = 0)
-#define ANSWER_OF_nvmlDeviceGetMinorNumber a1, d->minor_rc, *a1 = d->minor
 #define ANSWER_OF_nvmlDeviceGetNumaNodeId a1, d->numa_rc, *a1 = d->numa
 #define ANSWER_OF_nvmlDeviceGetVirtualizationMode a1, d->virt_rc, *a1 = (nvmlGpuVirtualizationMode_t)d->virt
 /* An affinity mask of size words; the format keeps the node scope's

@@ -38,7 +38,10 @@ enum { REPLAY_P_ANCESTOR = REPLAY_P2P_CAPS };
 enum { REPLAY_M_UUID, REPLAY_M_GI, REPLAY_M_CI };
 enum {
 	REPLAY_D_NAME, REPLAY_D_UUID, REPLAY_D_PCI, REPLAY_D_CC, REPLAY_D_MIG, REPLAY_D_FABRIC, REPLAY_D_BAR1, REPLAY_D_VIRT,
-	REPLAY_D_MINOR, REPLAY_D_CPUS, REPLAY_D_MEMS, REPLAY_D_NUMA, REPLAY_D_C2C_COUNT, REPLAY_D_C2C_STATUS, REPLAY_D_C2C_BW
+#define REPLAY_D_QUERY_(fn, key, prop) REPLAY_D_##fn,
+	NVML_DEVICE_QUERIES(REPLAY_D_QUERY_)
+#undef REPLAY_D_QUERY_
+	REPLAY_D_CPUS, REPLAY_D_MEMS, REPLAY_D_NUMA, REPLAY_D_C2C_COUNT, REPLAY_D_C2C_STATUS, REPLAY_D_C2C_BW
 };
 /* A CPU or node set: its mask's words, and room for its kernel list form
  * (every other one of 4096 CPUs, "0,2,...,4094", takes 10 KiB). */
@@ -87,14 +90,19 @@ struct mig {
 struct nvmlDevice_st {
 	unsigned int index;
 	nvmlReturn_t handle_rc; /* the device is an error object */
-	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc, minor_rc;
+	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc;
 	nvmlReturn_t cpus_rc, mems_rc, numa_rc, c2c_count_rc, c2c_status_rc, c2c_bw_rc;
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 	unsigned long cpus[REPLAY_LIST_WORDS], mems[REPLAY_LIST_WORDS]; /* affinity */
 	unsigned int numa, c2c_count, c2c_status, c2c_bw;
 	nvmlPciInfo_t pci;
 	int cc[2];
-	unsigned int mig[2], virt, minor, nlinks, np2p, nmig;
+	unsigned int mig[2], virt, nlinks, np2p, nmig;
+#define REPLAY_QUERY_MEMBERS_(fn, key, prop) \
+	nvmlReturn_t q_##fn##_rc; \
+	unsigned int q_##fn;
+	NVML_DEVICE_QUERIES(REPLAY_QUERY_MEMBERS_) /* q_FN and its q_FN_rc */
+#undef REPLAY_QUERY_MEMBERS_
 	struct replay_fabric fabric;
 	unsigned long long bar1;
 	bool has_nvlink;
