@@ -206,4 +206,14 @@ struct dc_model *dc_view_model(struct dc_model *(*get)(void), int *rc);
 		return dc_discovery_made(&(d), get());         \
 	}
 
+/* A backend's prefix##_detect (dc_backend.detect): every view of a model
+ * backend is the row the detector is registered for, computed by view over
+ * get()'s model (dc_connection_view, src/model/connections.h). */
+#define DC_MODEL_DETECTOR(prefix, get, view)                                 \
+	static int prefix##_detect(dmaconn_builder *b, void *user_data)       \
+	{                                                                     \
+		(void)user_data;                                              \
+		return dc_connection_view(b, get, view);                      \
+	}
+
 #endif

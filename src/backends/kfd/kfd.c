@@ -909,13 +909,7 @@ done:
 	return rc;
 }
 
-/* Every rocm view: the row the detector is registered for, over the
- * discovered model. */
-static int dc_kfd_detect(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return dc_connection_view(b, model_get, kfd_view);
-}
+DC_MODEL_DETECTOR(dc_kfd, model_get, kfd_view)
 
 /* dc_backend.present: the KFD device, or its topology in sysfs. */
 static int dc_kfd_present(const char *root)

@@ -1051,13 +1051,7 @@ int dc_ze_view_of_model(dmaconn_builder *b, struct dc_model *m, const struct dc_
 	return DMACONN_OK;
 }
 
-/* Every xpu view: the row the detector is registered for, over the
- * discovered model. */
-static int dc_ze_detect(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return dc_connection_view(b, model_get, dc_ze_view_of_model);
-}
+DC_MODEL_DETECTOR(dc_ze, model_get, dc_ze_view_of_model)
 
 /* dc_backend.present: an Intel GPU (PCI vendor 0x8086) behind one of the
  * DRM cards. */

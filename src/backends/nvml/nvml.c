@@ -1220,13 +1220,7 @@ int dc_nvml_view_of_model(dmaconn_builder *b, struct dc_model *model, const stru
 	return rc;
 }
 
-/* Every NVML view: the row the detector is registered for, over the
- * discovered model. */
-static int dc_nvml_detect(dmaconn_builder *b, void *user_data)
-{
-	(void)user_data;
-	return dc_connection_view(b, model_get, dc_nvml_view_of_model);
-}
+DC_MODEL_DETECTOR(dc_nvml, model_get, dc_nvml_view_of_model)
 
 /* A link filter: the links of the row's kinds, each pair's count. */
 static int links_body(dmaconn_builder *b, struct session *s, struct dc_node *nodes, int *m)
