@@ -40,18 +40,7 @@
 
 /* ------------------------------------------------------------ functions */
 
-enum fn_id {
-#define FN_ENUM_(name, ret, params, required) FN_##name,
-	NVML_FUNCTIONS(FN_ENUM_)
-#undef FN_ENUM_
-	FN_COUNT
-};
-
-static const char *const fn_names[FN_COUNT] = {
-#define FN_NAME_(name, ret, params, required) [FN_##name] = #name,
-	NVML_FUNCTIONS(FN_NAME_)
-#undef FN_NAME_
-};
+static const char *const fn_names[NVML_FN_COUNT] = NVML_FN_NAMES;
 
 /* The arguments a fault may be narrowed by, per function: from the shape
  * of its arguments (nvml_functions.h). */
@@ -62,16 +51,16 @@ enum {
 	/* FIELDS: link, the scope of per-link fields, failing just those entries */
 	ARGS_LINK = ARG_DEV | ARG_LINK, ARGS_FIELDS = ARG_DEV | ARG_LINK, ARGS_PEER = ARG_DEV | ARG_PEER,
 };
-static const unsigned char fn_args[FN_COUNT] = {
-#define FN_ARGS_(name, ret, params, required, args) [FN_##name] = ARGS_##args,
-	NVML_FUNCTIONS_ARGS(FN_ARGS_)
-#undef FN_ARGS_
+static const unsigned char fn_args[NVML_FN_COUNT] = {
+#define NVML_FN_ARGS_(name, ret, params, required, args) [NVML_FN_##name] = ARGS_##args,
+	NVML_FUNCTIONS_ARGS(NVML_FN_ARGS_)
+#undef NVML_FN_ARGS_
 };
 
 /* ----------------------------------------------------------- the faults */
 
 struct fault {
-	enum fn_id fn;
+	enum nvml_fn_id fn;
 	long long device, link, peer; /* -1: any */
 	nvmlReturn_t error;
 	unsigned long long skip, times, seen;
@@ -139,13 +128,13 @@ static int read_fault(const char *file, json_t *o, const char *path, struct faul
 	if (!fn)
 		return -1;
 	int id = 0;
-	while (id < FN_COUNT && strcmp(fn_names[id], fn))
+	while (id < NVML_FN_COUNT && strcmp(fn_names[id], fn))
 		id++;
-	if (id == FN_COUNT)
+	if (id == NVML_FN_COUNT)
 		return bad(file, p, "\"%s\" is not an NVML function that dmaconn calls", fn);
-	if (id == FN_nvmlErrorString)
+	if (id == NVML_FN_nvmlErrorString)
 		return bad(file, p, "nvmlErrorString returns no code to fail with");
-	x->fn = (enum fn_id)id;
+	x->fn = (enum nvml_fn_id)id;
 	long long *where[] = { &x->device, &x->link, &x->peer };
 	for (int k = 0; k < 3; k++) {
 		json_t *a = json_object_get(o, narrow[k].key);
@@ -231,7 +220,7 @@ __attribute__((destructor)) static void release(void)
  * entries of nvmlDeviceGetFieldValues, which only faults naming a link
  * address.
  */
-static nvmlReturn_t fault(enum fn_id fn, long long dev, long long link, long long peer, bool link_only)
+static nvmlReturn_t fault(enum nvml_fn_id fn, long long dev, long long link, long long peer, bool link_only)
 {
 	nvmlReturn_t rc = NVML_SUCCESS;
 	if (!f.n)
@@ -334,7 +323,7 @@ static atomic_int inits; /* successful nvmlInit_v2 calls less nvmlShutdown's */
 
 /* The fault of a call made while NVML is initialised, else none: the real
  * component answers UNINITIALIZED first, as NVML does. */
-static nvmlReturn_t fault_if_init(enum fn_id fn, long long dev, long long link, long long peer)
+static nvmlReturn_t fault_if_init(enum nvml_fn_id fn, long long dev, long long link, long long peer)
 {
 	sleep_us(latency_us);
 	return atomic_load(&inits) > 0 ? fault(fn, dev, link, peer, false) : NVML_SUCCESS;
@@ -343,7 +332,7 @@ static nvmlReturn_t fault_if_init(enum fn_id fn, long long dev, long long link, 
 static nvmlReturn_t w_nvmlInit_v2(void)
 {
 	sleep_us(latency_us);
-	nvmlReturn_t rc = fault(FN_nvmlInit_v2, -1, -1, -1, false);
+	nvmlReturn_t rc = fault(NVML_FN_nvmlInit_v2, -1, -1, -1, false);
 	if (!rc && (rc = real.nvmlInit_v2()) == NVML_SUCCESS)
 		atomic_fetch_add(&inits, 1);
 	return rc;
@@ -351,7 +340,7 @@ static nvmlReturn_t w_nvmlInit_v2(void)
 
 static nvmlReturn_t w_nvmlShutdown(void)
 {
-	nvmlReturn_t rc = fault_if_init(FN_nvmlShutdown, -1, -1, -1);
+	nvmlReturn_t rc = fault_if_init(NVML_FN_nvmlShutdown, -1, -1, -1);
 	if (!rc && (rc = real.nvmlShutdown()) == NVML_SUCCESS)
 		atomic_fetch_sub(&inits, 1);
 	return rc;
@@ -374,7 +363,7 @@ static long long peer_of(nvmlDevice_t h)
 #define W_SYS(fn, params)                                                     \
 	static nvmlReturn_t w_##fn NVML_NAMED(params)                          \
 	{                                                                     \
-		nvmlReturn_t rc = fault_if_init(FN_##fn, -1, -1, -1);         \
+		nvmlReturn_t rc = fault_if_init(NVML_FN_##fn, -1, -1, -1);         \
 		return rc ? rc : real.fn NVML_PASSED(params);                 \
 	}
 #define W_HANDLES(fn, params, e_, link)                                                  \
@@ -382,7 +371,7 @@ static long long peer_of(nvmlDevice_t h)
 	{                                                                                \
 		long long d = h_lookup(a0), e = e_;                                      \
 		nvmlReturn_t rc = d < 0 || e < -1 ? (sleep_us(latency_us), NVML_SUCCESS) \
-						  : fault_if_init(FN_##fn, d, link, e);   \
+						  : fault_if_init(NVML_FN_##fn, d, link, e);   \
 		return rc ? rc : real.fn NVML_PASSED(params);                            \
 	}
 #define W_DEV(fn, params) W_HANDLES(fn, params, -1, -1)
@@ -406,7 +395,7 @@ static nvmlReturn_t w_nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevi
 	/* An index past the count (or no handle to fill) fails before any fault. */
 	if (rc == NVML_ERROR_INVALID_ARGUMENT || rc == NVML_ERROR_UNINITIALIZED)
 		return rc;
-	nvmlReturn_t frc = fault(FN_nvmlDeviceGetHandleByIndex_v2, index, -1, -1, false);
+	nvmlReturn_t frc = fault(NVML_FN_nvmlDeviceGetHandleByIndex_v2, index, -1, -1, false);
 	if (frc || rc)
 		return frc ? frc : rc;
 	if (h_remember(h, index) && attach_us)
@@ -422,15 +411,15 @@ static nvmlReturn_t w_nvmlDeviceGetFieldValues(nvmlDevice_t h, int n, nvmlFieldV
 {
 	long long d = h_lookup(h);
 	nvmlReturn_t rc = d < 0 ? (sleep_us(latency_us), NVML_SUCCESS)
-				: fault_if_init(FN_nvmlDeviceGetFieldValues, d, -1, -1);
+				: fault_if_init(NVML_FN_nvmlDeviceGetFieldValues, d, -1, -1);
 	if (rc || (rc = real.nvmlDeviceGetFieldValues(h, n, values)) || d < 0)
 		return rc;
 	for (int i = 0; i < n; i++) {
 		nvmlFieldValue_t *v = &values[i];
-		enum fn_id same = v->fieldId == NVML_FI_DEV_NVLINK_GET_STATE	 ? FN_nvmlDeviceGetNvLinkState
-				  : v->fieldId == NVML_FI_DEV_NVLINK_GET_VERSION ? FN_nvmlDeviceGetNvLinkVersion
-										 : FN_COUNT;
-		if (same == FN_COUNT && v->fieldId != NVML_FI_DEV_NVLINK_GET_SPEED)
+		enum nvml_fn_id same = v->fieldId == NVML_FI_DEV_NVLINK_GET_STATE	 ? NVML_FN_nvmlDeviceGetNvLinkState
+				  : v->fieldId == NVML_FI_DEV_NVLINK_GET_VERSION ? NVML_FN_nvmlDeviceGetNvLinkVersion
+										 : NVML_FN_COUNT;
+		if (same == NVML_FN_COUNT && v->fieldId != NVML_FI_DEV_NVLINK_GET_SPEED)
 			continue;
 		/* A link the device lacks has no fault to fail with. */
 		nvmlEnableState_t st;
@@ -438,8 +427,8 @@ static nvmlReturn_t w_nvmlDeviceGetFieldValues(nvmlDevice_t h, int n, nvmlFieldV
 		    (real.nvmlDeviceGetNvLinkState &&
 		     real.nvmlDeviceGetNvLinkState(h, v->scopeId, &st) == NVML_ERROR_INVALID_ARGUMENT))
 			continue;
-		nvmlReturn_t frc = fault(FN_nvmlDeviceGetFieldValues, d, v->scopeId, -1, true);
-		if (!frc && same != FN_COUNT)
+		nvmlReturn_t frc = fault(NVML_FN_nvmlDeviceGetFieldValues, d, v->scopeId, -1, true);
+		if (!frc && same != NVML_FN_COUNT)
 			frc = fault(same, d, v->scopeId, -1, false);
 		if (frc) {
 			v->nvmlReturn = frc;

@@ -86,6 +86,15 @@
 #define NVML_FUNCTIONS(X) NVML_CORE_FUNCTIONS(X) NVML_NEWEST_FUNCTIONS(X)
 #define NVML_FUNCTIONS_ARGS(X) NVML_CORE_FUNCTIONS_(X, NVML_KEEP_ARGS_) NVML_NEWEST_FUNCTIONS_(X, NVML_KEEP_ARGS_)
 
+/* Each of those functions' index, NVML_FN_name (NVML_FN_COUNT of them), and
+ * NVML_FN_NAMES, the initializer of an array of their names by index: the
+ * per-function tables of the replay and of its fault stand-in. */
+#define NVML_FN_ENUM_(name, ret, params, required) NVML_FN_##name,
+enum nvml_fn_id { NVML_FUNCTIONS(NVML_FN_ENUM_) NVML_FN_COUNT };
+#undef NVML_FN_ENUM_
+#define NVML_FN_NAME_(name, ret, params, required) [NVML_FN_##name] = #name,
+#define NVML_FN_NAMES { NVML_FUNCTIONS(NVML_FN_NAME_) }
+
 /*
  * The MIG queries, all optional: a GPU in MIG mode lists its instances
  * (CUDA_VISIBLE_DEVICES may name them).  Kept in a list of their own so

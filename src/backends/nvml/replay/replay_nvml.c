@@ -30,18 +30,7 @@
 #define PNS NVML_P2P_STATUS_NOT_SUPPORTED
 #define OR_ERROR "expected %s or an error object"
 
-enum fn_id {
-#define FN_ENUM_(name, ret, params, required) FN_##name,
-	NVML_FUNCTIONS(FN_ENUM_)
-#undef FN_ENUM_
-	FN_COUNT
-};
-
-static const char *const fn_names[FN_COUNT] = {
-#define FN_NAME_(name, ret, params, required) [FN_##name] = #name,
-	NVML_FUNCTIONS(FN_NAME_)
-#undef FN_NAME_
-};
+static const char *const fn_names[NVML_FN_COUNT] = NVML_FN_NAMES;
 
 /* ------------------------------------------------------------------ data */
 
@@ -70,7 +59,7 @@ static struct replay {
 	const char *load_error; /* NULL once the file loaded */
 	bool nvml_present;	/* "nvml" key */
 	struct replay_library lib;
-	bool fn_missing[FN_COUNT];
+	bool fn_missing[NVML_FN_COUNT];
 	struct replay_system sys; /* sys.count: device_count's answer, or ndev */
 	unsigned int ndev, nanswers, nenv, ngpus;
 	struct nvmlDevice_st *devs;
@@ -599,7 +588,7 @@ static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 	if (replay_library_read(c, nvml, "nvml", &g.lib) || g.lib.error)
 		return g.lib.error ? 0 : -1; /* with an error, nothing else can be reached */
 	/* A name dmaconn never calls hides nothing it could ask. */
-	for (int id = 0; id < FN_COUNT; id++)
+	for (int id = 0; id < NVML_FN_COUNT; id++)
 		g.fn_missing[id] = replay_library_lacks(&g.lib, fn_names[id]);
 	if ((v = json_object_get(nvml, "p2p_answers"))) {
 		if (!json_is_array(v))
@@ -624,15 +613,15 @@ static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 }
 
 /* What every call checks first: a usable file, the symbol, initialisation. */
-static nvmlReturn_t enter(enum fn_id fn)
+static nvmlReturn_t enter(enum nvml_fn_id fn)
 {
 	if (!replay_loaded())
 		return NVML_ERROR_UNKNOWN;
 	if (g.fn_missing[fn])
 		return NVML_ERROR_FUNCTION_NOT_FOUND;
 	if (!g.nvml_present || g.lib.error)
-		return fn == FN_nvmlInit_v2 ? NVML_ERROR_LIBRARY_NOT_FOUND : NVML_ERROR_UNINITIALIZED;
-	if (fn != FN_nvmlInit_v2 && atomic_load(&g_inits) == 0)
+		return fn == NVML_FN_nvmlInit_v2 ? NVML_ERROR_LIBRARY_NOT_FOUND : NVML_ERROR_UNINITIALIZED;
+	if (fn != NVML_FN_nvmlInit_v2 && atomic_load(&g_inits) == 0)
 		return NVML_ERROR_UNINITIALIZED;
 	return NVML_SUCCESS;
 }
@@ -658,7 +647,7 @@ static struct mig *mig_of(nvmlDevice_t h)
 	return NULL;
 }
 
-static nvmlReturn_t enter_device(enum fn_id fn, nvmlDevice_t h, struct nvmlDevice_st **d)
+static nvmlReturn_t enter_device(enum nvml_fn_id fn, nvmlDevice_t h, struct nvmlDevice_st **d)
 {
 	nvmlReturn_t rc = enter(fn);
 	return rc ? rc : (*d = dev_of(h)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
@@ -674,7 +663,7 @@ static const struct link *link_of(const struct nvmlDevice_st *d, unsigned int ln
 	return ln < d->nlinks ? &d->links[ln] : NULL;
 }
 
-static nvmlReturn_t enter_link(enum fn_id fn, nvmlDevice_t h, unsigned int ln, const struct link **l)
+static nvmlReturn_t enter_link(enum nvml_fn_id fn, nvmlDevice_t h, unsigned int ln, const struct link **l)
 {
 	struct nvmlDevice_st *d;
 	nvmlReturn_t rc = enter_device(fn, h, &d);
@@ -683,7 +672,7 @@ static nvmlReturn_t enter_link(enum fn_id fn, nvmlDevice_t h, unsigned int ln, c
 
 /* NVML answers for a device paired with itself as for any pair; a peer the
  * file says nothing about answers status NS, ancestor NOT_SUPPORTED. */
-static nvmlReturn_t enter_pair(enum fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, const struct p2p **p)
+static nvmlReturn_t enter_pair(enum nvml_fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, const struct p2p **p)
 {
 	static const struct p2p none = { .status = { PNS, PNS, PNS, PNS, PNS }, .ancestor_rc = NS };
 	nvmlReturn_t rc = enter(fn);
@@ -702,7 +691,7 @@ static nvmlReturn_t enter_pair(enum fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, 
 /* MIG instances answer as nvmlDeviceGetMigMode is there and fails. */
 static nvmlReturn_t enter_mig(nvmlDevice_t h, struct mig **m)
 {
-	nvmlReturn_t rc = enter(FN_nvmlDeviceGetMigMode);
+	nvmlReturn_t rc = enter(NVML_FN_nvmlDeviceGetMigMode);
 	return rc ? rc : (*m = mig_of(h)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 
@@ -743,16 +732,16 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 	if (!rc && !(rc = (code)))                \
 		set;                              \
 	return rc;
-#define ANSWER_SYS(fn, params) ANSWER(fn, params, enter(FN_##fn))
-#define ANSWER_INDEX(fn, params) ANSWER(fn, params, enter(FN_##fn))
-#define ANSWER_DEV(fn, params) ANSWER(fn, params, enter_device(FN_##fn, a0, &d))
-#define ANSWER_LINK(fn, params) ANSWER(fn, params, enter_link(FN_##fn, a0, a1, &l))
-#define ANSWER_PEER(fn, params) ANSWER(fn, params, enter_pair(FN_##fn, a0, a1, &p))
-#define ANSWER_MIG_GPU(fn, params) ANSWER(fn, params, enter_device(FN_nvmlDeviceGetMigMode, a0, &d))
+#define ANSWER_SYS(fn, params) ANSWER(fn, params, enter(NVML_FN_##fn))
+#define ANSWER_INDEX(fn, params) ANSWER(fn, params, enter(NVML_FN_##fn))
+#define ANSWER_DEV(fn, params) ANSWER(fn, params, enter_device(NVML_FN_##fn, a0, &d))
+#define ANSWER_LINK(fn, params) ANSWER(fn, params, enter_link(NVML_FN_##fn, a0, a1, &l))
+#define ANSWER_PEER(fn, params) ANSWER(fn, params, enter_pair(NVML_FN_##fn, a0, a1, &p))
+#define ANSWER_MIG_GPU(fn, params) ANSWER(fn, params, enter_device(NVML_FN_nvmlDeviceGetMigMode, a0, &d))
 #define ANSWER_MIG(fn, params) ANSWER(fn, params, enter_mig(a0, &m))
 /* NVML_DEVICE_QUERIES: the device's field of the function's own. */
 #define ANSWER_QUERY(fn, params) \
-	ANSWER_WITH(fn, params, enter_device(FN_##fn, a0, &d), a1, d->q_##fn##_rc, *a1 = d->q_##fn)
+	ANSWER_WITH(fn, params, enter_device(NVML_FN_##fn, a0, &d), a1, d->q_##fn##_rc, *a1 = d->q_##fn)
 /* Written out below. */
 #define ANSWER_NONE(fn, params)
 #define ANSWER_TEXT(fn, params)
@@ -761,7 +750,7 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 
 static nvmlReturn_t replay_nvmlInit_v2(void)
 {
-	nvmlReturn_t rc = enter(FN_nvmlInit_v2);
+	nvmlReturn_t rc = enter(NVML_FN_nvmlInit_v2);
 	if (rc == NVML_SUCCESS && (rc = (nvmlReturn_t)g.lib.init) == NVML_SUCCESS)
 		atomic_fetch_add(&g_inits, 1);
 	return rc;
@@ -769,7 +758,7 @@ static nvmlReturn_t replay_nvmlInit_v2(void)
 
 static nvmlReturn_t replay_nvmlShutdown(void)
 {
-	nvmlReturn_t rc = enter(FN_nvmlShutdown);
+	nvmlReturn_t rc = enter(NVML_FN_nvmlShutdown);
 	unsigned int n = atomic_load(&g_inits);
 	do {
 		if (rc || n == 0)
@@ -882,7 +871,7 @@ static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, un
 {
 	struct nvmlDevice_st *d = NULL;
 	struct mig *m = mig_of(device);
-	nvmlReturn_t rc = m ? enter(FN_nvmlDeviceGetUUID) : enter_device(FN_nvmlDeviceGetUUID, device, &d);
+	nvmlReturn_t rc = m ? enter(NVML_FN_nvmlDeviceGetUUID) : enter_device(NVML_FN_nvmlDeviceGetUUID, device, &d);
 	if (!rc && !uuid)
 		rc = NVML_ERROR_INVALID_ARGUMENT;
 	if (!rc && !(rc = m ? m->uuid_rc : d->uuid_rc))
@@ -918,7 +907,7 @@ static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int val
 {
 	struct nvmlDevice_st *d;
 	struct timespec ts;
-	nvmlReturn_t rc = enter_device(FN_nvmlDeviceGetFieldValues, device, &d);
+	nvmlReturn_t rc = enter_device(NVML_FN_nvmlDeviceGetFieldValues, device, &d);
 	if (!rc && (valuesCount <= 0 || !values))
 		rc = NVML_ERROR_INVALID_ARGUMENT;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -952,10 +941,10 @@ int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_
 		snprintf(err, errlen, "%s", replay_load_failure());
 		return -1;
 	}
-#define REPLAY_TABLE_(fn, ret, params, required) REPLAY_BIND(fn, required, g.fn_missing[FN_##fn], "an NVML library")
+#define REPLAY_TABLE_(fn, ret, params, required) REPLAY_BIND(fn, required, g.fn_missing[NVML_FN_##fn], "an NVML library")
 	NVML_FUNCTIONS(REPLAY_TABLE_)
 #undef REPLAY_TABLE_
-#define REPLAY_MIG_(fn, ret, params, required) api->fn = g.fn_missing[FN_nvmlDeviceGetMigMode] ? NULL : replay_##fn;
+#define REPLAY_MIG_(fn, ret, params, required) api->fn = g.fn_missing[NVML_FN_nvmlDeviceGetMigMode] ? NULL : replay_##fn;
 	NVML_MIG_FUNCTIONS(REPLAY_MIG_)
 #undef REPLAY_MIG_
 	return 0;
@@ -982,7 +971,7 @@ int replay_nvml_read(const char *file, json_t *value)
 json_t *replay_nvml_missing(void)
 {
 	json_t *arr = json_array();
-	for (int i = 0; arr && replay_loaded() && i < FN_COUNT; i++)
+	for (int i = 0; arr && replay_loaded() && i < NVML_FN_COUNT; i++)
 		if (g.fn_missing[i])
 			json_array_append_new(arr, json_string(fn_names[i]));
 	return arr;
