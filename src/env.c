@@ -209,17 +209,13 @@ int dmaconn_record(const char *path)
 	if (rc != DMACONN_OK)
 		return rc;
 	/* The recording pins the variables that decide device order: every
-	 * backend's visibility variables, each once. */
+	 * backend's visibility variables, each once (at its first row). */
 	const char *pinned[32];
 	int npinned = 0;
 	for (const struct dc_backend *const *b = dc_backends; *b; b++)
-		for (int k = 0; k < (*b)->nvisibility; k++) {
-			int seen = 0;
-			for (int i = 0; i < npinned; i++)
-				seen |= !strcmp(pinned[i], (*b)->visibility[k].name);
-			if (!seen && npinned < (int)DC_COUNT_OF(pinned) - 1)
-				pinned[npinned++] = (*b)->visibility[k].name;
-		}
+		for (const struct dc_visibility *v = (*b)->visibility; v < (*b)->visibility + (*b)->nvisibility; v++)
+			if (dc_visibility_of(v->name) == v && npinned < DC_COUNT_OF(pinned) - 1)
+				pinned[npinned++] = v->name;
 	pinned[npinned] = NULL;
 	ops->record_begin(pinned);
 	pthread_mutex_lock(&replay_lock);
