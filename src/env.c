@@ -213,9 +213,11 @@ int dmaconn_record(const char *path)
 	const char *pinned[32];
 	int npinned = 0;
 	for (const struct dc_backend *const *b = dc_backends; *b; b++)
-		for (const struct dc_visibility *v = (*b)->visibility; v < (*b)->visibility + (*b)->nvisibility; v++)
+		for (int i = 0; i < (*b)->nvisibility; i++) {
+			const struct dc_visibility *v = &(*b)->visibility[i];
 			if (dc_visibility_of(v->name) == v && npinned < DC_COUNT_OF(pinned) - 1)
 				pinned[npinned++] = v->name;
+		}
 	pinned[npinned] = NULL;
 	ops->record_begin(pinned);
 	pthread_mutex_lock(&replay_lock);
