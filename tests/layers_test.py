@@ -45,7 +45,7 @@ SHARED_SOURCES = {"src/pci.c", "src/linkmatrix.c", "src/codec.c", "src/codec_res
 TABLES = {"src/backends/%s" % h for h in ("nvml/nvml_api.h", "nvml/nvml_functions.h", "nvml/nvml_load.h",
                                           "level_zero/ze_api.h", "level_zero/ze_functions.h",
                                           "level_zero/ze_load.h", "loader.h", "cuda_verify/cuda_api.h",
-                                          "kfd/rocm_smi_api.h")}
+                                          "kfd/rocm_smi_api.h", "params.h")}
 # Each vendor's directory (CMakeLists.txt's DMACONN_VENDOR_TABLES).
 VENDOR_DIRS = ["src/backends"] + sorted(os.path.relpath(d, REPO).rstrip("/")
                                         for d in glob.glob(os.path.join(REPO, "src/backends/*/")))

@@ -361,18 +361,18 @@ static long long peer_of(nvmlDevice_t h)
  * The functions of other shapes are written below.
  */
 #define W_SYS(fn, params)                                                     \
-	static nvmlReturn_t w_##fn NVML_NAMED(params)                          \
+	static nvmlReturn_t w_##fn DC_NAMED(params)                          \
 	{                                                                     \
 		nvmlReturn_t rc = fault_if_init(NVML_FN_##fn, -1, -1, -1);         \
-		return rc ? rc : real.fn NVML_PASSED(params);                 \
+		return rc ? rc : real.fn DC_PASSED(params);                 \
 	}
 #define W_HANDLES(fn, params, e_, link)                                                  \
-	static nvmlReturn_t w_##fn NVML_NAMED(params)                                     \
+	static nvmlReturn_t w_##fn DC_NAMED(params)                                     \
 	{                                                                                \
 		long long d = h_lookup(a0), e = e_;                                      \
 		nvmlReturn_t rc = d < 0 || e < -1 ? (sleep_us(latency_us), NVML_SUCCESS) \
 						  : fault_if_init(NVML_FN_##fn, d, link, e);   \
-		return rc ? rc : real.fn NVML_PASSED(params);                            \
+		return rc ? rc : real.fn DC_PASSED(params);                            \
 	}
 #define W_DEV(fn, params) W_HANDLES(fn, params, -1, -1)
 #define W_DEV_MIG(fn, params) W_DEV(fn, params)

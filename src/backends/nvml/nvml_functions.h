@@ -4,6 +4,8 @@
 #ifndef DMACONN_NVML_FUNCTIONS_H
 #define DMACONN_NVML_FUNCTIONS_H
 
+#include "../params.h"
+
 /*
  * The device queries whose answer is a property as it is: Q(function,
  * replay key, property), each a function of (nvmlDevice_t, unsigned int *),
@@ -114,25 +116,5 @@ enum nvml_fn_id { NVML_FUNCTIONS(NVML_FN_ENUM_) NVML_FN_COUNT };
 /* Every function the loader binds and the ABI check proves. */
 #define NVML_ALL_FUNCTIONS(X) NVML_FUNCTIONS(X) NVML_MIG_FUNCTIONS(X)
 #define NVML_ALL_FUNCTIONS_ARGS(X) NVML_FUNCTIONS_ARGS(X) NVML_MIG_FUNCTIONS_ARGS(X)
-
-/*
- * A parameter list of the table as a function's, its parameters named a0,
- * a1, ... in order (NVML_NAMED), and those names as the arguments of a call
- * (NVML_PASSED): wrappers written from the table alone.  Not for (void).
- */
-#define NVML_NAMED(params) NVML_CAT_(NVML_NAMED, NVML_NARGS_ params) params
-#define NVML_PASSED(params) NVML_CAT_(NVML_PASSED, NVML_NARGS_ params)
-#define NVML_NARGS_(...) NVML_NARGS__(__VA_ARGS__, 4, 3, 2, 1, 0)
-#define NVML_NARGS__(a, b, c, d, n, ...) n
-#define NVML_CAT_(a, n) NVML_CAT__(a, n)
-#define NVML_CAT__(a, n) a##n
-#define NVML_NAMED1(t0) (t0 a0)
-#define NVML_NAMED2(t0, t1) (t0 a0, t1 a1)
-#define NVML_NAMED3(t0, t1, t2) (t0 a0, t1 a1, t2 a2)
-#define NVML_NAMED4(t0, t1, t2, t3) (t0 a0, t1 a1, t2 a2, t3 a3)
-#define NVML_PASSED1 (a0)
-#define NVML_PASSED2 (a0, a1)
-#define NVML_PASSED3 (a0, a1, a2)
-#define NVML_PASSED4 (a0, a1, a2, a3)
 
 #endif

@@ -411,7 +411,7 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 	}
 #define RECORD_NONE(fn, params) RECORD_WRAP(fn, params, (void), ())
 #define RECORD_TEXT(fn, params) /* written out above */
-#define RECORD_ANY(fn, params) RECORD_WRAP(fn, params, NVML_NAMED(params), NVML_PASSED(params))
+#define RECORD_ANY(fn, params) RECORD_WRAP(fn, params, DC_NAMED(params), DC_PASSED(params))
 #define RECORD_SYS RECORD_ANY
 #define RECORD_INDEX RECORD_ANY
 #define RECORD_DEV RECORD_ANY
@@ -423,7 +423,7 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 #define RECORD_MIG RECORD_ANY
 /* NVML_DEVICE_QUERIES: the answer under the device's field of the function's own. */
 #define RECORD_QUERY(fn, params) \
-	RECORD_KEEP(fn, NVML_NAMED(params), NVML_PASSED(params), note_dev(a0, REPLAY_D_##fn, rc, a1))
+	RECORD_KEEP(fn, DC_NAMED(params), DC_PASSED(params), note_dev(a0, REPLAY_D_##fn, rc, a1))
 #define RECORD_(fn, ret, params, required, args) RECORD_##args(fn, params)
 NVML_ALL_FUNCTIONS_ARGS(RECORD_)
 #undef RECORD_

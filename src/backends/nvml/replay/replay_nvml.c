@@ -715,7 +715,7 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
  */
 #define ANSWER(fn, params, enter) ANSWER_WITH(fn, params, enter, ANSWER_OF_##fn)
 #define ANSWER_WITH(fn, params, enter, ...)               \
-	static nvmlReturn_t replay_##fn NVML_NAMED(params) \
+	static nvmlReturn_t replay_##fn DC_NAMED(params) \
 	{                                                  \
 		struct nvmlDevice_st *d = NULL;            \
 		const struct link *l = NULL;               \
