@@ -611,7 +611,13 @@ static void *among(const void *h, const void *base, int n, size_t size)
 }
 
 /* The object a handle names (a vertex handle: its device), or NULL.  A
- * driver without devices is not shown. */
+ * driver without devices is not shown; the loader has no handle. */
+static void *file_of(const void *h)
+{
+	(void)h;
+	return &z;
+}
+
 static void *drv_of(const void *h)
 {
 	struct _ze_driver_handle_t *d = among(h, z.drivers.v, z.drivers.n, sizeof(*d));
@@ -640,24 +646,27 @@ static void *edge_of(const void *h)
 	return NULL;
 }
 
+/* What every call but zeInit checks first, fn being the function's name. */
+static ze_result_t entry(const char *fn)
+{
+	return !usable()			   ? ZE_RESULT_ERROR_UNINITIALIZED
+	       : replay_library_lacks(&z.lib, fn) ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
+	       : !atomic_load(&inited)		   ? ZE_RESULT_ERROR_UNINITIALIZED
+						   : ZE_RESULT_SUCCESS;
+}
+
 /*
- * What every call but zeInit checks first, fn being the function's name;
- * then, where of() is given, that it finds the object of handle h, that out
- * is not NULL and that the object has no failure to answer at offset rc_at
- * (0: none; checked before out when early).  The object (without of(), a
- * non-NULL pointer), or NULL with *rc.
+ * entry(), then that of() finds the object of handle h, that out is not
+ * NULL and that the object has no failure to answer at offset rc_at (0:
+ * none; checked before out when early).  The object, or NULL with *rc.
  */
 static void *enter(const char *fn, void *(*of)(const void *), const void *h, const void *out, size_t rc_at,
 		   bool early, ze_result_t *rc)
 {
 	char *o = NULL;
 	ze_result_t own = ZE_RESULT_SUCCESS;
-	*rc = !usable()		   ? ZE_RESULT_ERROR_UNINITIALIZED
-	      : replay_library_lacks(&z.lib, fn) ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
-	      : !atomic_load(&inited) ? ZE_RESULT_ERROR_UNINITIALIZED
-				   : ZE_RESULT_SUCCESS;
-	if (*rc || !of)
-		return *rc ? NULL : &z;
+	if ((*rc = entry(fn)))
+		return NULL;
 	if (!(o = of(h))) {
 		*rc = h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 		return NULL;
@@ -668,12 +677,12 @@ static void *enter(const char *fn, void *(*of)(const void *), const void *h, con
 	return *rc ? NULL : o;
 }
 
-/* enter(), then the objects of two handles that of() finds: 0, or the answer. */
+/* entry(), then the objects of two handles that of() finds: 0, or the answer. */
 static ze_result_t enter2(const char *fn, void *(*of)(const void *), const void *ha, const void *hb, znode **a,
 			  znode **b)
 {
-	ze_result_t rc;
-	if (!enter(fn, NULL, NULL, NULL, 0, false, &rc))
+	ze_result_t rc = entry(fn);
+	if (rc)
 		return rc;
 	*a = of(ha);
 	*b = of(hb);
@@ -682,9 +691,42 @@ static ze_result_t enter2(const char *fn, void *(*of)(const void *), const void 
 			  : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
-/* enter() and enter2() from a replay_ze* function, named as Level Zero's. */
-#define FN (__func__ + sizeof("replay_") - 1)
-#define ENTER(...) enter(FN, __VA_ARGS__, &rc)
+/*
+ * The answer of a function, written from its row of ze_functions.h: the
+ * prologue its arguments' shape names, then ANSWER_OF_fn, aN being its Nth
+ * argument.  A shape of one handle (h, its object's type, how of() finds it
+ * and which argument is out) finds o; its ANSWER_OF_fn is "rc, early, body",
+ * rc and early as enter() takes them.  A shape of two handles finds a and
+ * b; its ANSWER_OF_fn is the body.
+ */
+#define ANSWER_ONE(fn, params, type, of, h, out) ANSWER_ONE_(fn, params, type, of, h, out, ANSWER_OF_##fn)
+#define ANSWER_ONE_(...) ANSWER_ONE__(__VA_ARGS__)
+#define ANSWER_ONE__(fn, params, type, of, h, out, rc_at, early, ...) \
+	static ze_result_t replay_##fn DC_NAMED(params)              \
+	{                                                             \
+		ze_result_t rc;                                       \
+		type *o = enter(#fn, of, h, out, rc_at, early, &rc);  \
+		if (!o)                                               \
+			return rc;                                    \
+		__VA_ARGS__;                                          \
+	}
+#define ANSWER_TWO(fn, params, of)                                  \
+	static ze_result_t replay_##fn DC_NAMED(params)             \
+	{                                                           \
+		znode *a = NULL, *b = NULL;                         \
+		ze_result_t rc = enter2(#fn, of, a0, a1, &a, &b);   \
+		if (rc)                                             \
+			return rc;                                  \
+		ANSWER_OF_##fn;                                     \
+	}
+#define ANSWER_INIT(fn, params) /* written out below */
+#define ANSWER_LOADER(fn, params) ANSWER_ONE(fn, params, struct zfile, file_of, NULL, a0)
+#define ANSWER_DRIVER(fn, params) ANSWER_ONE(fn, params, struct _ze_driver_handle_t, drv_of, a0, a1)
+#define ANSWER_DEVICE(fn, params) ANSWER_ONE(fn, params, znode, dev_of, a0, a1)
+#define ANSWER_VERTEX(fn, params) ANSWER_ONE(fn, params, znode, vtx_of, a0, a1)
+#define ANSWER_EDGE(fn, params) ANSWER_ONE(fn, params, zedge, edge_of, a0, a1)
+#define ANSWER_DEVICE_PAIR(fn, params) ANSWER_TWO(fn, params, dev_of)
+#define ANSWER_VERTEX_PAIR(fn, params) ANSWER_TWO(fn, params, vtx_of)
 #define RC(type, member) offsetof(type, member)
 
 /* Level Zero's count/list protocol over the items i < n for which keep
@@ -732,53 +774,16 @@ static ze_result_t replay_zeInit(ze_init_flags_t flags)
 	return ZE_RESULT_ERROR_UNINITIALIZED;
 }
 
-static ze_result_t replay_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
+static ze_result_t device_properties(const znode *n, ze_device_properties_t *out)
 {
-	ze_result_t rc;
-	if (!ENTER(NULL, NULL, NULL, 0, false) || (rc = z.drivers_rc))
-		return rc;
-	ZE_LIST(pCount, phDrivers, z.drivers.n, z.drivers.v[i].ncards, &z.drivers.v[i]);
-}
-
-static ze_result_t replay_zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
-{
-	ze_result_t rc;
-	struct _ze_driver_handle_t *d = ENTER(drv_of, hDriver, pCount, RC(struct _ze_driver_handle_t, devices_rc), true);
-	if (!d)
-		return rc;
-	ZE_LIST(pCount, phDevices, d->ncards, true, &d->nodes[i]);
-}
-
-static ze_result_t replay_zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
-{
-	ze_result_t rc;
-	znode *n = ENTER(dev_of, hDevice, pDeviceProperties, RC(znode, props_rc), false);
-	if (!n)
-		return rc;
-	copy_out(pDeviceProperties, &n->props, sizeof(n->props));
+	copy_out(out, &n->props, sizeof(n->props));
 	/* A tile of a physical description shown as a root device is no
 	 * sub-device to the caller, as in the runtime. */
 	if (!z.exposed && n->tile < 0) {
-		pDeviceProperties->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
-		pDeviceProperties->subdeviceId = 0;
+		out->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
+		out->subdeviceId = 0;
 	}
-	return rc;
-}
-
-static ze_result_t replay_zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
-{
-	ze_result_t rc;
-	znode *n = ENTER(dev_of, hDevice, pCount, RC(znode, sub_rc), false);
-	if (!n)
-		return rc;
-	ZE_LIST(pCount, phSubdevices, n->nsub, true, &z.drivers.v[n->driver].nodes[n->sub0 + i]);
-}
-
-static ze_result_t replay_zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
-{
-	ze_result_t rc;
-	znode *n = ENTER(dev_of, hDevice, pPciProperties, RC(znode, pci.rc), false);
-	return n ? copy_out(pPciProperties, &n->pci.p, sizeof(n->pci.p)) : rc;
+	return ZE_RESULT_SUCCESS;
 }
 
 /* Whether node i is n or one of its tiles. */
@@ -800,14 +805,9 @@ static bool joined_by_xelink(const struct _ze_driver_handle_t *d, const znode *a
 	return false;
 }
 
-static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
-						   ze_device_p2p_properties_t *pP2PProperties)
+static ze_result_t p2p_properties(const znode *a, const znode *b, ze_device_p2p_properties_t *out)
 {
-	znode *a = NULL, *b = NULL;
-	ze_result_t rc = enter2(FN, dev_of, hDevice, hPeerDevice, &a, &b);
-	if (rc)
-		return rc;
-	if (!pP2PProperties)
+	if (!out)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (a->driver != b->driver)
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -820,42 +820,17 @@ static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, z
 			if (p->from != from || p->to != to)
 				continue;
 			if (!p->rc)
-				pP2PProperties->flags = p->flags;
+				out->flags = p->flags;
 			return p->rc;
 		}
 	}
 	int rel = a->card == b->card ? REL_SAME_CARD : joined_by_xelink(d, a, b) ? REL_XELINK : REL_OTHER;
-	pP2PProperties->flags = d->p2p.rel[rel];
+	out->flags = d->p2p.rel[rel];
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t replay_zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
+static ze_result_t vertex_properties(const znode *n, ze_fabric_vertex_exp_properties_t *out)
 {
-	ze_result_t rc;
-	struct _ze_driver_handle_t *d = ENTER(drv_of, hDriver, pCount, RC(struct _ze_driver_handle_t, vertices_rc), false);
-	if (!d)
-		return rc;
-	ZE_LIST(pCount, phVertices, d->ncards, d->nodes[i].vx.shown, &d->nodes[i].vh);
-}
-
-static ze_result_t replay_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t *pCount,
-							  ze_fabric_vertex_handle_t *phSubvertices)
-{
-	ze_result_t rc;
-	znode *n = ENTER(vtx_of, hVertex, pCount, RC(znode, vx.sub_rc), false);
-	if (!n)
-		return rc;
-	znode *subs = &z.drivers.v[n->driver].nodes[n->sub0];
-	ZE_LIST(pCount, phSubvertices, n->nsub, subs[i].vx.shown, &subs[i].vh);
-}
-
-static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
-							 ze_fabric_vertex_exp_properties_t *pVertexProperties)
-{
-	ze_result_t rc;
-	znode *n = ENTER(vtx_of, hVertex, pVertexProperties, RC(znode, vx.rc), false);
-	if (!n)
-		return rc;
 	ze_fabric_vertex_exp_properties_t p = n->vx.p;
 	const ze_pci_address_ext_t *a = &n->pci.p.address;
 	memcpy(p.uuid.id, n->props.uuid.id, sizeof(p.uuid.id));
@@ -864,29 +839,11 @@ static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle
 	if (!n->vx.has_pci)
 		p.address = n->pci.has ? (ze_fabric_vertex_pci_exp_address_t){ a->domain, a->bus, a->device, a->function }
 				       : (ze_fabric_vertex_pci_exp_address_t){ 0, 0, 0, 0 };
-	return copy_out(pVertexProperties, &p, sizeof(p));
+	return copy_out(out, &p, sizeof(p));
 }
 
-static ze_result_t replay_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
+static ze_result_t edges_between(const znode *a, const znode *b, uint32_t *count, ze_fabric_edge_handle_t *out)
 {
-	ze_result_t rc;
-	znode *n = ENTER(vtx_of, hVertex, phDevice, 0, false);
-	if (n && n->vx.p.type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH)
-		return ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE;
-	if (n && n->vx.p.remote)
-		return ZE_RESULT_EXP_ERROR_REMOTE_DEVICE;
-	if (n)
-		*phDevice = n;
-	return rc;
-}
-
-static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
-					     uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
-{
-	znode *a = NULL, *b = NULL;
-	ze_result_t rc = enter2(FN, vtx_of, hVertexA, hVertexB, &a, &b);
-	if (rc)
-		return rc;
 	const struct _ze_driver_handle_t *d = &z.drivers.v[a->driver];
 	int n = a->driver == b->driver ? d->edges.n : 0, ia = (int)(a - d->nodes), ib = (int)(b - d->nodes);
 	/* The recorded failure between a and b, if any. */
@@ -894,17 +851,36 @@ static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA,
 		if (d->edge_errors.v[k].a == ia && d->edge_errors.v[k].b == ib)
 			return d->edge_errors.v[k].rc;
 	/* Physical edges join two vertices both ways. */
-	ZE_LIST(pCount, phEdges, n, (d->edges.v[i].a == ia && d->edges.v[i].b == ib) ||
-				     (d->edges.v[i].a == ib && d->edges.v[i].b == ia), &d->edges.v[i]);
+	ZE_LIST(count, out, n, (d->edges.v[i].a == ia && d->edges.v[i].b == ib) ||
+				   (d->edges.v[i].a == ib && d->edges.v[i].b == ia), &d->edges.v[i]);
 }
 
-static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
-						       ze_fabric_edge_exp_properties_t *pEdgeProperties)
-{
-	ze_result_t rc;
-	zedge *e = ENTER(edge_of, hEdge, pEdgeProperties, RC(zedge, rc), true);
-	return e ? copy_out(pEdgeProperties, &e->p, sizeof(e->p)) : rc;
-}
+/* A card's tile t. */
+#define TILE(n, t) (&z.drivers.v[(n)->driver].nodes[(n)->sub0 + (t)])
+
+#define ANSWER_OF_zeDriverGet \
+	RC(struct zfile, drivers_rc), true, ZE_LIST(a0, a1, o->drivers.n, o->drivers.v[i].ncards, &o->drivers.v[i])
+#define ANSWER_OF_zeDeviceGet \
+	RC(struct _ze_driver_handle_t, devices_rc), true, ZE_LIST(a1, a2, o->ncards, true, &o->nodes[i])
+#define ANSWER_OF_zeDeviceGetProperties RC(znode, props_rc), false, return device_properties(o, a1)
+#define ANSWER_OF_zeDeviceGetSubDevices RC(znode, sub_rc), false, ZE_LIST(a1, a2, o->nsub, true, TILE(o, i))
+#define ANSWER_OF_zeDevicePciGetPropertiesExt RC(znode, pci.rc), false, return copy_out(a1, &o->pci.p, sizeof(o->pci.p))
+#define ANSWER_OF_zeDeviceGetP2PProperties return p2p_properties(a, b, a2)
+#define ANSWER_OF_zeFabricVertexGetExp \
+	RC(struct _ze_driver_handle_t, vertices_rc), false, ZE_LIST(a1, a2, o->ncards, o->nodes[i].vx.shown, &o->nodes[i].vh)
+#define ANSWER_OF_zeFabricVertexGetSubVerticesExp \
+	RC(znode, vx.sub_rc), false, ZE_LIST(a1, a2, o->nsub, TILE(o, i)->vx.shown, &TILE(o, i)->vh)
+#define ANSWER_OF_zeFabricVertexGetPropertiesExp RC(znode, vx.rc), false, return vertex_properties(o, a1)
+#define ANSWER_OF_zeFabricVertexGetDeviceExp                                                       \
+	0, false,                                                                                  \
+		return o->vx.p.type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH ? ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE \
+		       : o->vx.p.remote ? ZE_RESULT_EXP_ERROR_REMOTE_DEVICE                         \
+					: (*a1 = o, ZE_RESULT_SUCCESS)
+#define ANSWER_OF_zeFabricEdgeGetExp return edges_between(a, b, a2, a3)
+#define ANSWER_OF_zeFabricEdgeGetPropertiesExp RC(zedge, rc), true, return copy_out(a1, &o->p, sizeof(o->p))
+#define ANSWER_(fn, ret, params, required, shape) ANSWER_##shape(fn, params)
+ZE_FUNCTIONS_ARGS(ANSWER_)
+#undef ANSWER_
 
 /* This component's answers as Level Zero's function table, less the
  * functions the recorded loader lacked. */
