@@ -138,11 +138,16 @@ static json_t *write_list(const struct fmt_ctx *c, const struct fmt_field *f, co
 	return a;
 }
 
-/* Field f of obj, present or not: f's reader says what an absent one lacks. */
-static int value_of(const struct fmt_ctx *c, const struct fmt_field *f, json_t *obj, const char *path, void *base)
+/* The first n fields of the object obj, present or not (their readers say
+ * what an absent one lacks), then the others as fmt_read() reads them. */
+static int read_fields(const struct fmt_ctx *c, const struct fmt_field *f, int n, json_t *obj, const char *path,
+		       void *base)
 {
 	char p[REPLAY_PATH_LEN];
-	return fmt_value(c, f, json_object_get(obj, f->key), replay_sub(p, path, f->key), (char *)base + f->off);
+	for (int i = 0; i < n; i++)
+		if (fmt_value(c, &f[i], json_object_get(obj, f[i].key), replay_sub(p, path, f[i].key), (char *)base + f[i].off))
+			return -1;
+	return fmt_read(c, f + n, obj, path, base);
 }
 
 /* A PCI address of ze_pci_address_ext_t's (or the vertex's) shape. */
@@ -243,10 +248,7 @@ static int read_pci(const struct fmt_ctx *c, const struct fmt_field *f, json_t *
 	pci->p.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
 	pci->p.maxSpeed = (ze_pci_speed_ext_t){ -1, -1, -1 };
 	pci->has = true;
-	return value_of(c, replay_ze_pci_fields, v, path, &pci->p) ||
-			       fmt_read(c, replay_ze_pci_fields + 1, v, path, &pci->p)
-		       ? -1
-		       : 0;
+	return read_fields(c, replay_ze_pci_fields, 1, v, path, &pci->p);
 }
 
 static json_t *write_pci(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
@@ -412,16 +414,14 @@ static int read_edge_or_error(struct zctx *zc, json_t *o, const char *path, zedg
 {
 	if (!json_is_object(o) || (error && !json_object_get(o, "error")))
 		return replay_bad(zc->c.file, path, error ? "expected {\"a\", \"b\", \"error\"}" : "expected an edge object");
-	if (value_of(&zc->c, &ends[0], o, path, e) || value_of(&zc->c, &ends[1], o, path, e))
+	if (read_fields(&zc->c, ends, 2, o, path, e))
 		return -1;
 	if (error)
 		return fmt_read(&zc->c, EDGE_ERROR, o, path, e);
 	if (e->a == e->b)
 		return replay_bad(zc->c.file, path, "an edge joins two different vertices");
 	e->p.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
-	return value_of(&zc->c, replay_ze_edge_fields, o, path, e) || fmt_read(&zc->c, replay_ze_edge_fields + 1, o, path, e)
-		       ? -1
-		       : 0;
+	return read_fields(&zc->c, replay_ze_edge_fields, 1, o, path, e);
 }
 
 static int read_edge(struct zctx *zc, json_t *o, const char *path, void *out)
@@ -455,8 +455,7 @@ static int read_pair(struct zctx *zc, json_t *o, const char *path, void *out)
 {
 	if (!json_is_object(o))
 		return replay_bad(zc->c.file, path, "expected {\"from\", \"to\", \"flags\" or \"error\"}");
-	if (value_of(&zc->c, &pair_ends[0], o, path, out) || value_of(&zc->c, &pair_ends[1], o, path, out) ||
-	    fmt_read(&zc->c, pair_fields, o, path, out))
+	if (read_fields(&zc->c, pair_ends, 2, o, path, out) || fmt_read(&zc->c, pair_fields, o, path, out))
 		return -1;
 	if (!json_object_get(o, "error") && !json_object_get(o, "flags"))
 		return replay_bad(zc->c.file, path, "\"flags\" or \"error\" is required");
