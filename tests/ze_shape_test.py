@@ -47,24 +47,25 @@ def without_shape(row):
     return re.sub(r",\s*[A-Z_]+\)(\s*\\\n)$", r")\1", row)
 
 
+def must_fail(what, row_of, reason):
+    """1 unless the row that row_of makes stops the build, for reason."""
+    rc, err = compile_with(row_of)
+    if rc == 0:
+        print("FAIL: a Level Zero function %s compiles" % what)
+        return 1
+    if reason not in err:
+        print("FAIL: a row %s fails for another reason:\n%s" % (what, err))
+        return 1
+    return 0
+
+
 failures = 0
 rc, err = compile_with(lambda row: row)
 if rc:
     print("FAIL: a row with a documented shape does not compile:\n" + err)
     failures += 1
-rc, err = compile_with(without_shape)
-if rc == 0:
-    print("FAIL: a Level Zero function without a shape compiles")
-    failures += 1
-elif "argument" not in err:
-    print("FAIL: a row without a shape fails for another reason:\n" + err)
-    failures += 1
-rc, err = compile_with(lambda row: re.sub(r"\bINIT\)", "NO_SUCH_SHAPE)", row))
-if rc == 0:
-    print("FAIL: a Level Zero function of an unknown shape compiles")
-    failures += 1
-elif "ZE_SHAPE_NO_SUCH_SHAPE" not in err:
-    print("FAIL: a row of an unknown shape fails for another reason:\n" + err)
-    failures += 1
+failures += must_fail("without a shape", without_shape, "argument")
+failures += must_fail("of an unknown shape", lambda row: re.sub(r"\bINIT\)", "NO_SUCH_SHAPE)", row),
+                      "ZE_SHAPE_NO_SUCH_SHAPE")
 print("ze_shape: %s" % ("FAIL" if failures else "ok"))
 sys.exit(1 if failures else 0)
