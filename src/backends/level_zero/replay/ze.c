@@ -676,27 +676,13 @@ static void *enter(const char *fn, void *(*of)(const void *), const void *h, con
 	return *rc ? NULL : o;
 }
 
-/* entry(), then the objects of two handles that of() finds: 0, or the answer. */
-static ze_result_t enter2(const char *fn, void *(*of)(const void *), const void *ha, const void *hb, znode **a,
-			  znode **b)
-{
-	ze_result_t rc = entry(fn);
-	if (rc)
-		return rc;
-	*a = of(ha);
-	*b = of(hb);
-	return *a && *b ? ZE_RESULT_SUCCESS
-	       : ha && hb ? ZE_RESULT_ERROR_INVALID_ARGUMENT
-			  : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-}
-
 /*
  * The answer of a function, written from its row of ze_functions.h: the
  * prologue its arguments' shape names, then ANSWER_OF_fn, aN being its Nth
  * argument.  A shape of one handle (h, its object's type, how of() finds it
  * and which argument is out) finds o; its ANSWER_OF_fn is "rc, early, body",
  * rc and early as enter() takes them.  A shape of two handles finds a and
- * b; its ANSWER_OF_fn is the body.
+ * b (both, else the handles are wrong); its ANSWER_OF_fn is the body.
  */
 #define ANSWER_ONE(fn, params, type, of, h, out) ANSWER_ONE_(fn, params, type, of, h, out, ANSWER_OF_##fn)
 #define ANSWER_ONE_(...) ANSWER_ONE__(__VA_ARGS__)
@@ -709,14 +695,16 @@ static ze_result_t enter2(const char *fn, void *(*of)(const void *), const void 
 			return rc;                                    \
 		__VA_ARGS__;                                          \
 	}
-#define ANSWER_TWO(fn, params, of)                                  \
-	static ze_result_t replay_##fn DC_NAMED(params)             \
-	{                                                           \
-		znode *a = NULL, *b = NULL;                         \
-		ze_result_t rc = enter2(#fn, of, a0, a1, &a, &b);   \
-		if (rc)                                             \
-			return rc;                                  \
-		ANSWER_OF_##fn;                                     \
+#define ANSWER_TWO(fn, params, of)                                                                      \
+	static ze_result_t replay_##fn DC_NAMED(params)                                                 \
+	{                                                                                               \
+		ze_result_t rc = entry(#fn);                                                            \
+		znode *a = rc ? NULL : of(a0), *b = rc ? NULL : of(a1);                                 \
+		if (!rc && (!a || !b))                                                                  \
+			rc = a0 && a1 ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE; \
+		if (rc)                                                                                 \
+			return rc;                                                                      \
+		ANSWER_OF_##fn;                                                                         \
 	}
 #define ANSWER_INIT(fn, params) /* written out below */
 #define ANSWER_LOADER(fn, params) ANSWER_ONE(fn, params, struct zfile, file_of, NULL, a0)
