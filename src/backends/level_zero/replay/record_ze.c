@@ -32,7 +32,7 @@ struct order {
 
 /* The keys of a device beyond its table's, of a vertex, of an edge and of
  * the section (a group of keys is named by its first field). */
-enum { DEV_PROPS = 0, DEV_SUBS = 10, VX_PROPS = 0, VX_ERROR = 3, VX_SUBS = 4, EDGE_PROPS = 1 };
+enum { DEV_PROPS = 0, DEV_SUBS = 10, VX_PROPS = 0, EDGE_PROPS = 1 };
 enum { TOP_INIT, TOP_DRIVERS_ERROR };
 
 /* What the structures lack: the live handles, and the orders of keys. */
@@ -259,7 +259,7 @@ static void keep_vertices(int d, znode *n, ze_result_t rc, const uint32_t *count
 {
 	if (n && rc) {
 		n->vx.sub_rc = rc;
-		seen(&R(n)->vk, VX_SUBS, false);
+		seen(&R(n)->vk, ZE_VX_SUBS, false);
 	}
 	for (uint32_t k = 0; (n || d >= 0) && !rc && list && count && k < *count; k++)
 		keep_vertex(list[k]);
@@ -279,7 +279,7 @@ static void keep_vertex_properties(znode *n, ze_result_t rc, const ze_fabric_ver
 		n->vx.has_pci |= bus;
 	}
 	if (n)
-		seen(&R(n)->vk, rc ? VX_ERROR : VX_PROPS, false);
+		seen(&R(n)->vk, rc ? ZE_VX_ERROR : VX_PROPS, false);
 }
 
 static void keep_edge_properties(zedge *e, int d, ze_result_t rc, const ze_fabric_edge_exp_properties_t *p)

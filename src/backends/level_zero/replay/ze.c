@@ -263,8 +263,8 @@ const struct fmt_field replay_ze_vertex_fields[] = {
 	VTX("type", FMT_NAME, p.type, .aux = vertex_type_names, .flags = FMT_FIRST),
 	VTX("remote", FMT_BOOL, p.remote),
 	VTX("bus_id", FMT_CUSTOM, p.address, .aux = &bus_rw, .msg = "expected a PCI bus id"),
-	VTX("error", FMT_CODE, rc, .flags = FMT_FAIL),
-	VTX("subvertices_error", FMT_CODE, sub_rc, .flags = FMT_FAIL),
+	[ZE_VX_ERROR] = VTX("error", FMT_CODE, rc, .flags = FMT_FAIL),
+	[ZE_VX_SUBS] = VTX("subvertices_error", FMT_CODE, sub_rc, .flags = FMT_FAIL),
 	{ .key = NULL },
 };
 
