@@ -409,29 +409,25 @@ const struct fmt_field replay_ze_edge_fields[] = {
 };
 #define EDGE_ERROR (replay_ze_edge_fields + ZE_EDGE_ERROR)
 
-/* An edge; with error set, an edge error {"a", "b", "error"}. */
-static int read_edge_or_error(struct zctx *zc, json_t *o, const char *path, zedge *e, bool error)
+static int read_edge(struct zctx *zc, json_t *o, const char *path, void *out)
 {
-	if (!json_is_object(o) || (error && !json_object_get(o, "error")))
-		return replay_bad(zc->c.file, path, error ? "expected {\"a\", \"b\", \"error\"}" : "expected an edge object");
+	zedge *e = out;
+	if (!json_is_object(o))
+		return replay_bad(zc->c.file, path, "expected an edge object");
 	if (read_fields(&zc->c, ends, 2, o, path, e))
 		return -1;
-	if (error)
-		return fmt_read(&zc->c, EDGE_ERROR, o, path, e);
 	if (e->a == e->b)
 		return replay_bad(zc->c.file, path, "an edge joins two different vertices");
 	e->p.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
 	return read_fields(&zc->c, replay_ze_edge_fields, 1, o, path, e);
 }
 
-static int read_edge(struct zctx *zc, json_t *o, const char *path, void *out)
-{
-	return read_edge_or_error(zc, o, path, out, false);
-}
-
+/* An edge error: {"a", "b", "error"}. */
 static int read_edge_error(struct zctx *zc, json_t *o, const char *path, void *out)
 {
-	return read_edge_or_error(zc, o, path, out, true);
+	if (!json_is_object(o) || !json_object_get(o, "error"))
+		return replay_bad(zc->c.file, path, "expected {\"a\", \"b\", \"error\"}");
+	return read_fields(&zc->c, ends, 2, o, path, out) || fmt_read(&zc->c, EDGE_ERROR, o, path, out) ? -1 : 0;
 }
 
 static json_t *write_edge_error(const struct fmt_ctx *c, const void *e)
