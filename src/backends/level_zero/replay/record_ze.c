@@ -224,6 +224,15 @@ static void keep_tiles(znode *card, ze_result_t rc, ze_device_handle_t h, const 
 	}
 }
 
+/* An address that is none is kept as an error. */
+static void keep_pci(znode *n, ze_result_t rc, const ze_pci_ext_properties_t *p)
+{
+	ze_result_t krc = !rc && !is_bus(p->address.bus, p->address.device, p->address.function) ? ZE_RESULT_ERROR_UNKNOWN
+												   : rc;
+	if (n && answer(&R(n)->k, ZE_DEV_PCI, krc, &n->pci.rc, false))
+		n->pci.p = *p;
+}
+
 static void keep_pair(znode *na, znode *nb, ze_result_t rc, const ze_device_p2p_properties_t *p)
 {
 	if (!na || !nb || na->driver != nb->driver)
@@ -254,9 +263,11 @@ static void keep_vertex(ze_fabric_vertex_handle_t v)
 		seen(&r->k, ZE_DEV_VERTEX, false);
 }
 
-/* The vertices listed (d -1: none), or of a vertex n (its failure rc). */
+/* Driver d's vertices listed (d -1: none), or a vertex n's (its failure rc). */
 static void keep_vertices(int d, znode *n, ze_result_t rc, const uint32_t *count, const ze_fabric_vertex_handle_t *list)
 {
+	if (d >= 0)
+		z.r[d].vertices = true;
 	if (n && rc) {
 		n->vx.sub_rc = rc;
 		seen(&R(n)->vk, ZE_VX_SUBS, false);
@@ -350,17 +361,9 @@ static void keep_edges(znode *na, znode *nb, ze_result_t rc, const uint32_t *cou
 #define KEEP_OF_zeDeviceGetProperties \
 	(n && answer(&R(n)->k, DEV_PROPS, rc, &n->props_rc, true) ? (void)(n->props = *a1) : (void)0)
 #define KEEP_OF_zeDeviceGetSubDevices keep_tiles(n, rc, a0, a1)
-/* An address that is none is kept as an error. */
-#define KEEP_OF_zeDevicePciGetPropertiesExt                                                                      \
-	ze_result_t krc = !rc && !is_bus(a1->address.bus, a1->address.device, a1->address.function) ? ZE_RESULT_ERROR_UNKNOWN \
-												    : rc; \
-	if (n && answer(&R(n)->k, ZE_DEV_PCI, krc, &n->pci.rc, false))                                         \
-		n->pci.p = *a1
+#define KEEP_OF_zeDevicePciGetPropertiesExt keep_pci(n, rc, a1)
 #define KEEP_OF_zeDeviceGetP2PProperties keep_pair(na, nb, rc, a2)
-#define KEEP_OF_zeFabricVertexGetExp \
-	if ((d = listed(d, rc, ZE_DRV_VERTICES_ERROR)) >= 0) \
-		z.r[d].vertices = true;                      \
-	keep_vertices(d, NULL, rc, a1, a2)
+#define KEEP_OF_zeFabricVertexGetExp keep_vertices(listed(d, rc, ZE_DRV_VERTICES_ERROR), NULL, rc, a1, a2)
 #define KEEP_OF_zeFabricVertexGetSubVerticesExp keep_vertices(-1, n, rc, a1, a2)
 #define KEEP_OF_zeFabricVertexGetPropertiesExp keep_vertex_properties(n, rc, a1)
 #define KEEP_OF_zeFabricVertexGetDeviceExp (void)n
