@@ -96,14 +96,15 @@ static const struct replay_codes ze_codes = { ze_parse, "expected a ze_result_t 
 					      "unknown ze_result_t", ZE_RESULT_ERROR_UNKNOWN };
 const struct fmt_ctx replay_ze_fmt = { NULL, &ze_codes, ze_name, "Level Zero" };
 
-/* A list: at most max items of size bytes, each read by item(), written by
- * write() (NULL: by the recorder itself). */
+/* A list: at most max items of size bytes, each read by item(); written
+ * (where c.write is) as its ends, then its answer's error (answer[0]) or,
+ * without one, its value (answer[1]). */
 struct zlist {
 	struct fmt_custom c;
 	const char *what;
 	size_t max, size;
 	int (*item)(struct zctx *zc, json_t *v, const char *path, void *out);
-	json_t *(*write)(const struct fmt_ctx *c, const void *item);
+	const struct fmt_field *ends, *answer;
 };
 
 /* A ZLIST from an array (the field's message names the items). */
@@ -133,8 +134,15 @@ static json_t *write_list(const struct fmt_ctx *c, const struct fmt_field *f, co
 	json_t *a = json_array();
 	memcpy(&items, in, sizeof(items));
 	memcpy(&n, (const char *)in + sizeof(items), sizeof(n));
-	for (int i = 0; a && i < n; i++)
-		replay_append(&replay_rec_oom, a, l->write(c, items + (size_t)i * l->size));
+	for (int i = 0; a && i < n; i++) {
+		const char *item = items + (size_t)i * l->size;
+		ze_result_t rc;
+		memcpy(&rc, item + l->answer[0].off, sizeof(rc));
+		const struct fmt_field *v = &l->answer[rc || !l->answer[1].key ? 0 : 1];
+		json_t *o = fmt_write(c, l->ends, item);
+		replay_put(&replay_rec_oom, o, v->key, fmt_json(c, v, item + v->off));
+		replay_append(&replay_rec_oom, a, o);
+	}
 	return a;
 }
 
@@ -144,8 +152,8 @@ static int read_fields(const struct fmt_ctx *c, const struct fmt_field *f, int n
 		       void *base)
 {
 	char p[REPLAY_PATH_LEN];
-	for (int i = 0; i < n; i++)
-		if (fmt_value(c, &f[i], json_object_get(obj, f[i].key), replay_sub(p, path, f[i].key), (char *)base + f[i].off))
+	for (const struct fmt_field *g = f; g < f + n; g++)
+		if (fmt_value(c, g, json_object_get(obj, g->key), replay_sub(p, path, g->key), (char *)base + g->off))
 			return -1;
 	return fmt_read(c, f + n, obj, path, base);
 }
@@ -430,13 +438,6 @@ static int read_edge_error(struct zctx *zc, json_t *o, const char *path, void *o
 	return read_fields(&zc->c, ends, 2, o, path, out) || fmt_read(&zc->c, EDGE_ERROR, o, path, out) ? -1 : 0;
 }
 
-static json_t *write_edge_error(const struct fmt_ctx *c, const void *e)
-{
-	json_t *o = fmt_write(c, ends, e);
-	replay_put(&replay_rec_oom, o, EDGE_ERROR->key, fmt_json(c, EDGE_ERROR, (const char *)e + EDGE_ERROR->off));
-	return o;
-}
-
 #define PAIR(key, kind, member, ...) FMT_FIELD(key, kind, struct zpair, member, __VA_ARGS__)
 static const struct fmt_field pair_ends[] = {
 	PAIR("from", FMT_CUSTOM, from, .aux = &id_rw), PAIR("to", FMT_CUSTOM, to, .aux = &id_rw), { .key = NULL }
@@ -458,16 +459,6 @@ static int read_pair(struct zctx *zc, json_t *o, const char *path, void *out)
 	return 0;
 }
 
-/* A pair's ends, then its error or its flags. */
-static json_t *write_pair(const struct fmt_ctx *c, const void *in)
-{
-	const struct zpair *p = in;
-	const struct fmt_field *f = &pair_fields[p->rc ? 0 : 1];
-	json_t *o = fmt_write(c, pair_ends, p);
-	replay_put(&replay_rec_oom, o, f->key, fmt_json(c, f, (const char *)p + f->off));
-	return o;
-}
-
 static int read_hierarchy(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
 	const char *s = json_is_string(v) ? json_string_value(v) : "";
@@ -478,11 +469,11 @@ static int read_hierarchy(const struct fmt_ctx *c, const struct fmt_field *f, js
 }
 
 static const struct fmt_custom hierarchy_r = { read_hierarchy, NULL }, devices_r = { read_devices, NULL };
-static const struct zlist edge_list = { { read_list, NULL }, "edges", MAX_ITEMS, sizeof(zedge), read_edge, NULL },
+static const struct zlist edge_list = { { read_list, NULL }, "edges", MAX_ITEMS, sizeof(zedge), read_edge, NULL, NULL },
 			  pair_list = { { read_list, write_list }, "pairs", MAX_ITEMS, sizeof(struct zpair), read_pair,
-					write_pair },
+					pair_ends, pair_fields },
 			  edge_error_list = { { read_list, write_list }, "failures", MAX_ITEMS, sizeof(zedge),
-					      read_edge_error, write_edge_error };
+					      read_edge_error, ends, EDGE_ERROR };
 
 #define P2P(key, member) FMT_FIELD(key, FMT_FLAGS, struct zp2p, member, .aux = p2p_flag_names)
 static const struct fmt_field p2p_fields[] = {
@@ -553,7 +544,7 @@ static int read_driver(struct zctx *zc, json_t *o, const char *path, void *out)
 }
 
 static const struct zlist driver_list = { { read_list, NULL }, "drivers", 64, sizeof(struct _ze_driver_handle_t),
-				      read_driver, NULL };
+				      read_driver, NULL, NULL };
 
 #define TOP(key, kind, member, ...) FMT_FIELD(key, kind, struct zfile, member, __VA_ARGS__)
 static const struct fmt_field top_fields[] = {
