@@ -23,8 +23,8 @@
 #define MAX_ENTRIES 4096 /* environment, pci_gpus */
 #define PATH_LEN REPLAY_PATH_LEN
 
+static const char *load_error; /* NULL once the file loaded, else replay_err */
 static struct replay {
-	const char *load_error; /* NULL once the file loaded */
 	unsigned int nenv, ngpus;
 	struct env_pin {
 		char *name, *value; /* value NULL: pinned unset */
@@ -41,9 +41,7 @@ static void free_data(void)
 	free(g.env), free(g.gpus);
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
 		sec->release();
-	const char *keep = g.load_error;
 	memset(&g, 0, sizeof(g));
-	g.load_error = keep == NULL ? NULL : replay_err;
 }
 
 static int read_root(const struct fmt_ctx *c, json_t *root)
@@ -101,11 +99,17 @@ static pthread_mutex_t g_file_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *g_file;
 static int g_file_loaded;
 
+/* The file passed, else DMACONN_REPLAY; lock held. */
+static const char *chosen_file(void)
+{
+	const char *env = secure_getenv("DMACONN_REPLAY");
+	return g_file && *g_file ? g_file : env ? env : "";
+}
+
 void replay_file(char *buf, size_t len)
 {
 	pthread_mutex_lock(&g_file_lock);
-	const char *env = secure_getenv("DMACONN_REPLAY");
-	snprintf(buf, len, "%s", g_file && *g_file ? g_file : env ? env : "");
+	snprintf(buf, len, "%s", chosen_file());
 	pthread_mutex_unlock(&g_file_lock);
 }
 
@@ -127,24 +131,22 @@ int dmaconn_replay_use_file(const char *path)
 /* Parses the file (or, fuzzing, data) into g: 0, or -1 with the load error in replay_err. */
 static int load_json(const char *file, const char *data, size_t len)
 {
-	struct fmt_ctx c = { 0 };
+	struct fmt_ctx c = { .file = file };
 	struct stat st;
 	json_error_t je;
 	json_t *root = NULL;
 	/* Opened without blocking, and only a regular file is read: a FIFO or
 	 * a device would hang or never end. */
 	int fd = data ? -1 : open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC), err = errno;
-	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-		err = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-		close(fd);
-		fd = -1;
-	}
-	FILE *f = fd >= 0 && fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "r") : NULL;
-	if (fd >= 0 && !f) {
+	FILE *f = NULL;
+	if (fd >= 0 && fstat(fd, &st) != 0)
 		err = errno;
+	else if (fd >= 0 && !S_ISREG(st.st_mode))
+		err = S_ISDIR(st.st_mode) ? EISDIR : 0;
+	else if (fd >= 0 && (fcntl(fd, F_SETFL, 0) != 0 || !(f = fdopen(fd, "r"))))
+		err = errno;
+	if (fd >= 0 && !f)
 		close(fd);
-	}
-	c.file = file;
 	if (data)
 		root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
 	else if (!f && !err)
@@ -158,36 +160,36 @@ static int load_json(const char *file, const char *data, size_t len)
 	if (f)
 		fclose(f);
 	int rc = root ? read_root(&c, root) : -1;
-	g.load_error = rc ? replay_err : NULL;
+	load_error = rc ? replay_err : NULL;
 	if (rc && root)
 		free_data();
 	json_decref(root);
 	return rc;
 }
 
+static void fail(const char *why)
+{
+	snprintf(replay_err, sizeof(replay_err), "%s", why);
+	load_error = replay_err;
+}
+
 static void load(void)
 {
 	pthread_mutex_lock(&g_file_lock);
 	g_file_loaded = 1;
-	if (!g_file || !*g_file) {
-		const char *env = secure_getenv("DMACONN_REPLAY");
-		free(g_file);
-		g_file = strdup(env ? env : "");
-	}
-	const char *file = g_file ? g_file : "";
+	char *file = strdup(chosen_file());
+	free(g_file);
+	g_file = file;
 	pthread_mutex_unlock(&g_file_lock);
-	if (*file) {
+	if (file && *file)
 		load_json(file, NULL, 0);
-		return;
-	}
-	snprintf(replay_err, sizeof(replay_err), "DMACONN_REPLAY is not set");
-	g.load_error = replay_err;
+	else
+		fail("DMACONN_REPLAY is not set");
 }
 
 static void load_nothing(void)
 {
-	snprintf(replay_err, sizeof(replay_err), "libdmaconn_replay is being unloaded");
-	g.load_error = replay_err;
+	fail("libdmaconn_replay is being unloaded");
 }
 
 /* Frees the file's data when the library goes, so that leak checkers stay quiet. */
@@ -205,13 +207,13 @@ __attribute__((destructor)) static void release(void)
 bool replay_loaded(void)
 {
 	pthread_once(&g_once, load);
-	return g.load_error == NULL;
+	return load_error == NULL;
 }
 
 const char *replay_load_failure(void)
 {
 	replay_loaded();
-	return g.load_error;
+	return load_error;
 }
 
 /* ------------------------------------------------------------------- ops */

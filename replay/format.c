@@ -344,14 +344,6 @@ json_t *fmt_write(const struct fmt_ctx *c, const struct fmt_field *fields, const
 	return oom ? NULL : o;
 }
 
-const struct fmt_field *fmt_find(const struct fmt_field *fields, const char *key)
-{
-	for (; fields->key; fields++)
-		if (!strcmp(fields->key, key))
-			return fields;
-	return NULL;
-}
-
 json_t *replay_text(const char *s, size_t n)
 {
 	json_t *v = json_stringn(s, n);
@@ -374,17 +366,6 @@ void replay_append(bool *oom, json_t *arr, json_t *v)
 {
 	if (!v || !arr || json_array_append_new(arr, v))
 		*oom = true;
-}
-
-void replay_note(json_t *obj, const char *key, json_t *v, json_t *error)
-{
-	json_t *had = json_object_get(obj, key);
-	if (error)
-		json_decref(v);
-	if (error && had && !json_object_get(had, "error"))
-		json_decref(error); /* a success stays: the detector had its answer */
-	else
-		replay_put(&replay_rec_oom, obj, key, error ? error : v);
 }
 
 int replay_library_read(const struct fmt_ctx *c, json_t *sec, const char *path, struct replay_library *l)

@@ -44,19 +44,20 @@ static json_t *rec_recorded(const char *tool)
 			 uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null());
 }
 
-/* The variables that decide device order (record_begin's), as the
- * detectors read them; lock held. */
-static char **pinned;
+/* The names of the variables that decide device order (record_begin's), a
+ * JSON array, as the detectors read them; lock held. */
+static json_t *pinned;
 
 static json_t *rec_environment(bool *oom)
 {
 	const struct dmaconn_replay_ops *ops = replay_active() ? dmaconn_replay_ops() : NULL;
-	json_t *env = json_object();
-	for (size_t i = 0; pinned && pinned[i]; i++) {
-		const char *v = NULL;
-		if (!ops || !ops->getenv(pinned[i], &v))
-			v = secure_getenv(pinned[i]);
-		replay_put(oom, env, pinned[i], v ? replay_text(v, strlen(v)) : json_null());
+	json_t *env = json_object(), *name;
+	size_t i;
+	json_array_foreach(pinned, i, name) {
+		const char *n = json_string_value(name), *v = NULL;
+		if (!ops || !ops->getenv(n, &v))
+			v = secure_getenv(n);
+		replay_put(oom, env, n, v ? replay_text(v, strlen(v)) : json_null());
 	}
 	return env;
 }
@@ -97,11 +98,8 @@ __attribute__((destructor)) static void record_release(void)
 {
 	LOCK();
 	json_decref(pci_kept);
-	pci_kept = NULL;
-	for (size_t i = 0; pinned && pinned[i]; i++)
-		free(pinned[i]);
-	free(pinned);
-	pinned = NULL;
+	json_decref(pinned);
+	pci_kept = pinned = NULL;
 	UNLOCK();
 }
 
@@ -113,15 +111,11 @@ void replay_record_begin(const char *const *vars)
 		if (sec->record_begin)
 			sec->record_begin();
 	replay_files_forget();
-	size_t n = 0;
-	while (vars && vars[n])
-		n++;
+	json_t *names = json_array();
+	for (size_t i = 0; vars && vars[i]; i++)
+		replay_append(&replay_rec_oom, names, json_string(vars[i]));
 	LOCK();
-	if (n && (pinned = calloc(n + 1, sizeof(*pinned))))
-		for (size_t i = 0; i < n; i++)
-			if (!(pinned[i] = strdup(vars[i])))
-				replay_rec_oom = true;
-	replay_rec_oom = replay_rec_oom || (n && !pinned);
+	pinned = names;
 	UNLOCK();
 }
 
@@ -142,8 +136,6 @@ int replay_record_write(const char *path, const char *tool, char *err, size_t er
 	replay_put(&oom, root, "recorded", rec_recorded(tool && *tool ? tool : "dmaconn"));
 	LOCK();
 	replay_put(&oom, root, "environment", rec_environment(&oom));
-	UNLOCK();
-	LOCK();
 	replay_put(&oom, root, "pci_gpus", pci_kept ? json_incref(pci_kept) : json_array());
 	UNLOCK();
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
