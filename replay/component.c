@@ -2,13 +2,10 @@
 /*
  * libdmaconn_replay, the component: the topology file (docs/replay-format.md)
  * read once, on first use, its top level here and each section by whoever
- * owns it (replay_sections[], sections.c: the vendors' libraries in their
- * directories, src/backends/VENDOR/replay/), and the ops libdmaconn finds
- * it by (src/replay_abi.h).  After loading all is read-only, for any thread.
+ * owns it (replay_sections[]: the vendors' libraries in their directories,
+ * src/backends/VENDOR/replay/), and the ops libdmaconn finds it by
+ * (src/replay_abi.h).  After loading all is read-only, for any thread.
  */
-#include "dmaconn_replay.h"
-#include "replay_internal.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,35 +15,34 @@
 #include <unistd.h>
 
 #include "pci.h"
+#include "replay_internal.h"
 
 #define FORMAT_VERSION 2
 #define MAX_ENTRIES 4096 /* environment, pci_gpus */
-#define PATH_LEN REPLAY_PATH_LEN
 
 static const char *load_error; /* NULL once the file loaded, else replay_err */
-static struct replay {
-	unsigned int nenv, ngpus;
-	struct env_pin {
-		char *name, *value; /* value NULL: pinned unset */
-	} *env;
+static struct {
+	json_t *env;	      /* "environment": name -> value, null: pinned unset */
 	struct dc_pci *gpus;
+	unsigned int ngpus;
+	char *host;
 } g;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void free_data(void)
 {
-	for (unsigned int i = 0; i < g.nenv; i++)
-		free(g.env[i].name), free(g.env[i].value);
-	free(g.env), free(g.gpus);
+	json_decref(g.env);
+	free(g.gpus), free(g.host);
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
-		sec->release();
+		if (sec->release)
+			sec->release();
 	memset(&g, 0, sizeof(g));
 }
 
 static int read_root(const struct fmt_ctx *c, json_t *root)
 {
-	char p[PATH_LEN];
+	char p[REPLAY_PATH_LEN];
 	const char *key;
 	json_t *v;
 	size_t n;
@@ -68,15 +64,11 @@ static int read_root(const struct fmt_ctx *c, json_t *root)
 		return replay_bad(c->file, "environment", "expected an object of strings and nulls");
 	if (json_object_size(env) > MAX_ENTRIES)
 		return replay_bad(c->file, "environment", "more than %d variables", MAX_ENTRIES);
-	if (json_object_size(env) && !(g.env = calloc(json_object_size(env), sizeof(*g.env))))
-		return replay_bad(c->file, "environment", "out of memory");
 	json_object_foreach(env, key, v) {
 		if (!json_is_string(v) && !json_is_null(v))
 			return replay_bad(c->file, replay_sub(p, "environment", key), "expected a string or null");
-		g.env[g.nenv].value = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
-		if (!(g.env[g.nenv++].name = strdup(key)) || (json_is_string(v) && !g.env[g.nenv - 1].value))
-			return replay_bad(c->file, "environment", "out of memory");
 	}
+	g.env = json_incref(env);
 	if ((v = json_object_get(root, "pci_gpus"))) {
 		if (fmt_array(c, v, "pci_gpus", "PCI bus ids", MAX_ENTRIES, sizeof(*g.gpus), (void **)&g.gpus, &n))
 			return -1;
@@ -91,6 +83,28 @@ static int read_root(const struct fmt_ctx *c, json_t *root)
 		if ((v = json_object_get(root, sec->key)) && sec->read(c->file, v))
 			return -1;
 	return 0;
+}
+
+/* "host": the node's name. */
+int replay_host_read(const char *file, json_t *value)
+{
+	if (!json_is_string(value) || !json_string_length(value) || json_string_length(value) > 255)
+		return replay_bad(file, "host", "expected the node's name, a string of 1 to 255 characters");
+	free(g.host);
+	g.host = strdup(json_string_value(value));
+	return g.host ? 0 : replay_bad(file, "host", "out of memory");
+}
+
+/* A recording names the node it was made on (or the replayed node). */
+void replay_host_record(json_t *root)
+{
+	char name[256] = "";
+	if (replay_active() && g.host)
+		snprintf(name, sizeof(name), "%s", g.host);
+	else if (!replay_active() && gethostname(name, sizeof(name) - 1) != 0)
+		name[0] = '\0';
+	if (name[0])
+		json_object_set_new(root, "host", json_string(name));
 }
 
 /* The file libdmaconn passed (dmaconn_replay_use_file), fixed once loaded:
@@ -220,13 +234,10 @@ const char *replay_load_failure(void)
 
 static int op_getenv(const char *name, const char **value)
 {
-	for (unsigned int i = 0; replay_loaded() && name && i < g.nenv; i++)
-		if (!strcmp(g.env[i].name, name)) {
-			if (value)
-				*value = g.env[i].value;
-			return 1;
-		}
-	return 0;
+	json_t *v = replay_loaded() && name ? json_object_get(g.env, name) : NULL;
+	if (v && value)
+		*value = json_string_value(v);
+	return v != NULL;
 }
 
 static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
@@ -236,18 +247,47 @@ static int op_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int max)
 	return replay_loaded() ? (int)g.ngpus : 0;
 }
 
+static const char *op_library_load_error(const char *which)
+{
+	const struct replay_section *sec = replay_library_section(which);
+	return sec ? sec->load_error() : "not recorded";
+}
+
+static int op_table(const char *which, void *api, char *err, size_t errlen)
+{
+	const struct replay_section *sec = replay_library_section(which);
+	if (!sec) {
+		snprintf(err, errlen, "the replay has no library \"%s\"", which ? which : "");
+		return -1;
+	}
+	return sec->table(api, err, errlen);
+}
+
+int replay_lacks(void *api, size_t size, const char *library, const char *fn, const char *kind, char *err,
+		 size_t errlen)
+{
+	snprintf(err, errlen, "%s lacks %s (not %s?)", library, fn, kind);
+	memset(api, 0, size);
+	return -1;
+}
+
+static const char *op_host(void)
+{
+	return g.host;
+}
+
 const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 {
 	static const struct dmaconn_replay_ops ops = {
 		.abi_version = DMACONN_REPLAY_ABI_VERSION,
 		.load_error = replay_load_failure,
 		.getenv = op_getenv,
-		.table = replay_table,
-		.library_load_error = replay_library_load_error,
+		.table = op_table,
+		.library_load_error = op_library_load_error,
 		.pci_gpus = op_pci_gpus,
 		.read_file = replay_files_read_file,
 		.list_dir = replay_files_list_dir,
-		.host = replay_host,
+		.host = op_host,
 		.record_begin = replay_record_begin,
 		.record_table = replay_record_table,
 		.record_write = replay_record_write,
@@ -257,7 +297,6 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 	};
 	return &ops;
 }
-
 
 #ifdef DMACONN_FUZZING
 static void fuzz_no_load(void)

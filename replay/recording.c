@@ -11,9 +11,6 @@
  * detectors read (record_file), and the NVIDIA PCI functions counted
  * without the vendor library come through record_pci_gpus.
  */
-#include "dmaconn_replay.h"
-#include "replay_internal.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +18,8 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "replay_internal.h"
 
 #define LOCK() pthread_mutex_lock(&replay_rec_lock)
 #define UNLOCK() pthread_mutex_unlock(&replay_rec_lock)
@@ -154,4 +153,24 @@ int replay_active(void)
 	char file[8];
 	replay_file(file, sizeof(file));
 	return file[0] != '\0';
+}
+
+void replay_record_table(const char *vendor, void *table, const char *library_name, const char *load_error)
+{
+	const struct replay_section *sec = replay_library_section(vendor);
+	if (sec)
+		sec->record_table(table, library_name, load_error);
+}
+
+int replay_record_unwrapped(json_t *sec, const void *api, const char *library, const char *load_error,
+			    const struct replay_section *lib)
+{
+	if (!api && !library && replay_active() && !lib->load_error()) {
+		/* The replayed library lacked a required function: so it is recorded. */
+		replay_library_record(sec, lib->library(), NULL, lib->missing());
+		return 1;
+	}
+	if (!api)
+		replay_library_record(sec, NULL, load_error ? load_error : "not loaded", NULL);
+	return !api;
 }
