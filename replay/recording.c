@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The recorder of libdmaconn_replay.  While libdmaconn records
- * (dmaconn_record), each backend hands its vendor library's function table
- * to record_table(), which gives it to the library's section (sections.c)
- * to wrap: every call goes on to the library (or to the replay, when a
- * replay is recorded) and its answer, errors included, is kept, then
- * written as the reader reads it (docs/replay-format.md).  A recording so
- * holds exactly the answers the detectors used.  This file writes the file:
- * its own keys, then each section's; files.c keeps the sysfs files the
- * detectors read (record_file), and the NVIDIA PCI functions counted
- * without the vendor library come through record_pci_gpus.
+ * The recorder.  Each backend hands its vendor library's function table to
+ * record_table(), which gives it to the library's section to wrap: every
+ * call goes on (to the library, or to the replay being recorded) and its
+ * answer, errors included, is kept and written as the reader reads it, so
+ * that a recording holds exactly the answers the detectors used.  This
+ * file writes the file: its own keys, then each section's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -109,7 +105,6 @@ void replay_record_begin(const char *const *vars)
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
 		if (sec->record_begin)
 			sec->record_begin();
-	replay_files_forget();
 	json_t *names = json_array();
 	for (size_t i = 0; vars && vars[i]; i++)
 		replay_append(&replay_rec_oom, names, json_string(vars[i]));

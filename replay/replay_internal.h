@@ -51,8 +51,7 @@ const struct replay_section *replay_library_section(const char *which);
 int replay_host_read(const char *file, json_t *value);
 void replay_host_record(json_t *root);
 
-/* The "files" section (files.c); the ops' read_file, list_dir and
- * record_file; forget() drops what a recording kept. */
+/* The "files" section (files.c), and the ops' read_file, list_dir and record_file. */
 int replay_files_read(const char *file, json_t *value);
 void replay_files_release(void);
 void replay_files_record(json_t *root);

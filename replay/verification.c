@@ -59,19 +59,20 @@ int replay_verification_read(const char *file, json_t *value)
 	/* A GPU listed twice, however its bus id is written, would be shown
 	 * with a verified link to itself.  A recording writes "" for a device
 	 * without a bus id: ids that do not parse are kept as text. */
-	struct dc_pci *bus = calloc(ndev + 1, sizeof(*bus));
-	char *parsed = calloc(ndev + 1, 1);
-	int twice = !bus || !parsed ? replay_bad(file, "verification", "out of memory") : 0;
+	struct {
+		struct dc_pci id;
+		bool ok;
+	} *bus = calloc(ndev + 1, sizeof(*bus));
+	int twice = !bus ? replay_bad(file, "verification", "out of memory") : 0;
 	for (size_t i = 0; !twice && i < ndev; i++) {
-		parsed[i] = !dc_pci_parse(pci[i], strlen(pci[i]) + 1, &bus[i]);
-		for (size_t j = 0; parsed[i] && !twice && j < i; j++)
-			if (parsed[j] && !dc_pci_compare(&bus[i], &bus[j]))
+		bus[i].ok = !dc_pci_parse(pci[i], strlen(pci[i]) + 1, &bus[i].id);
+		for (size_t j = 0; bus[i].ok && !twice && j < i; j++)
+			if (bus[j].ok && !dc_pci_compare(&bus[i].id, &bus[j].id))
 				twice = replay_bad(file, replay_item(p, "verification.devices", i),
 						   "\"%s\" is also the bus id of %s", pci[i],
 						   replay_item(path, "verification.devices", j));
 	}
 	free(bus);
-	free(parsed);
 	if (twice)
 		return -1;
 	vs.v = (struct dmaconn_replay_verification){ (int)ndev, pci, (int)npairs, pairs };
