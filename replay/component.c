@@ -299,10 +299,6 @@ const struct dmaconn_replay_ops *dmaconn_replay_ops(void)
 }
 
 #ifdef DMACONN_FUZZING
-static void fuzz_no_load(void)
-{
-}
-
 /*
  * fuzz/fuzz_replay.c's entry points, compiled only into that target: parses
  * data as a topology file into the structures above (0 when accepted, -1
@@ -312,7 +308,7 @@ REPLAY_EXPORT int dmaconn_replay_fuzz_load(const char *data, size_t len);
 REPLAY_EXPORT void dmaconn_replay_fuzz_release(void);
 int dmaconn_replay_fuzz_load(const char *data, size_t len)
 {
-	pthread_once(&g_once, fuzz_no_load); /* never read DMACONN_REPLAY */
+	pthread_once(&g_once, load_nothing); /* never read DMACONN_REPLAY */
 	return load_json("fuzz", data, len);
 }
 
