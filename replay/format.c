@@ -77,25 +77,25 @@ int replay_get_int(const char *file, json_t *v, const char *path, long long min,
 	return 0;
 }
 
-int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
+int fmt_code(const struct fmt_ctx *c, json_t *v, const char *path, int *rc)
 {
-	*rc = c->failed;
+	*rc = c->codes->failed;
 	if (!json_is_string(v))
-		return replay_bad(file, path, "%s", c->expected);
-	if (c->parse(json_string_value(v), rc))
-		return replay_bad(file, path, "%s \"%s\"", c->unknown, json_string_value(v));
+		return replay_bad(c->file, path, "%s", c->codes->expected);
+	if (c->codes->parse(json_string_value(v), rc))
+		return replay_bad(c->file, path, "%s \"%s\"", c->codes->unknown, json_string_value(v));
 	return 0;
 }
 
-int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
+int fmt_error_object(const struct fmt_ctx *c, json_t *v, const char *path, int *rc)
 {
 	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
 	char p[REPLAY_PATH_LEN];
 	if (!e)
 		return 0;
-	if (replay_get_code(file, e, replay_sub(p, path, "error"), c, rc))
+	if (fmt_code(c, e, replay_sub(p, path, "error"), rc))
 		return -1;
-	return *rc ? 1 : replay_bad(file, p, "SUCCESS is not an error");
+	return *rc ? 1 : replay_bad(c->file, p, "SUCCESS is not an error");
 }
 
 int fmt_array(const struct fmt_ctx *c, json_t *v, const char *path, const char *what, size_t max, size_t size,

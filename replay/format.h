@@ -105,10 +105,8 @@ json_t *fmt_write(const struct fmt_ctx *c, const struct fmt_field *fields, const
 
 /* {"error": NAME}: 1 with *rc its code (never SUCCESS); 0 when v is no
  * error object; -1 after replay_bad().  A code name: 0 with *rc, or -1. */
-int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
-int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
-#define fmt_error_object(c, v, path, rc) replay_error_object((c)->file, v, path, (c)->codes, rc)
-#define fmt_code(c, v, path, rc) replay_get_code((c)->file, v, path, (c)->codes, rc)
+int fmt_error_object(const struct fmt_ctx *c, json_t *v, const char *path, int *rc);
+int fmt_code(const struct fmt_ctx *c, json_t *v, const char *path, int *rc);
 /* An integer from min to max: 0, or -1 after replay_bad(). */
 int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out);
 /* An array (else "expected an array of WHAT") of at most max elements,
