@@ -120,11 +120,12 @@ static const char *chosen_file(void)
 	return g_file && *g_file ? g_file : env ? env : "";
 }
 
-void replay_file(char *buf, size_t len)
+int replay_active(void)
 {
 	pthread_mutex_lock(&g_file_lock);
-	snprintf(buf, len, "%s", chosen_file());
+	int active = *chosen_file() != '\0';
 	pthread_mutex_unlock(&g_file_lock);
+	return active;
 }
 
 int dmaconn_replay_use_file(const char *path)

@@ -143,13 +143,6 @@ int replay_record_write(const char *path, const char *tool, char *err, size_t er
 	return rc;
 }
 
-int replay_active(void)
-{
-	char file[8];
-	replay_file(file, sizeof(file));
-	return file[0] != '\0';
-}
-
 void replay_record_table(const char *vendor, void *table, const char *library_name, const char *load_error)
 {
 	const struct replay_section *sec = replay_library_section(vendor);

@@ -110,11 +110,9 @@ void replay_record_table(const char *vendor, void *table, const char *library, c
 int replay_record_write(const char *path, const char *tool, char *err, size_t errlen);
 void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count);
 
-/* 1 when replaying a file (DMACONN_REPLAY), 0 when recording live hardware. */
+/* 1 when replaying a file (the one libdmaconn passed, else DMACONN_REPLAY),
+ * 0 when recording live hardware. */
 int replay_active(void);
-/* The file to replay into buf: the one libdmaconn passed (its
- * dmaconn_set_replay_file), else DMACONN_REPLAY; "" when none. */
-void replay_file(char *buf, size_t len);
 /* Whether the file loaded (read on first use), and else why not. */
 bool replay_loaded(void);
 const char *replay_load_failure(void);
