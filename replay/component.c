@@ -193,8 +193,11 @@ static void load(void)
 	pthread_mutex_lock(&g_file_lock);
 	g_file_loaded = 1;
 	char *file = strdup(chosen_file());
-	free(g_file);
-	g_file = file;
+	if (file) {
+		free(g_file);
+		g_file = file;
+	}
+	file = g_file;
 	pthread_mutex_unlock(&g_file_lock);
 	if (file && *file)
 		load_json(file, NULL, 0);
