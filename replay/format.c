@@ -137,10 +137,8 @@ static long long load(const void *in, size_t size, bool sign)
 static int get_int(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
 	long long x;
-	if (f->msg && (!json_is_integer(v) || json_integer_value(v) < f->min || json_integer_value(v) > f->max))
-		return replay_bad(c->file, path, "%s", f->msg);
 	if (replay_get_int(c->file, v, path, f->min, f->max, &x))
-		return -1;
+		return f->msg ? replay_bad(c->file, path, "%s", f->msg) : -1;
 	store(out, f->size, x);
 	return 0;
 }

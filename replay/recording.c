@@ -74,13 +74,9 @@ void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int cou
 static int write_file(json_t *root, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "we");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	int bad = json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', f) == EOF;
+	int bad = !f || json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', f) == EOF;
 	int saved = errno;
-	if (fclose(f) != 0 && !bad) {
+	if (f && fclose(f) != 0 && !bad) {
 		bad = 1;
 		saved = errno;
 	}
@@ -115,12 +111,9 @@ void replay_record_begin(const char *const *vars)
 
 int replay_record_write(const char *path, const char *tool, char *err, size_t errlen)
 {
-	if (!path || !*path) {
-		snprintf(err, errlen, "no file to record to");
-		return -1;
-	}
-	if (replay_active() && dmaconn_replay_ops()->load_error()) {
-		snprintf(err, errlen, "%s", dmaconn_replay_ops()->load_error());
+	const char *why = !path || !*path ? "no file to record to" : replay_active() ? replay_load_failure() : NULL;
+	if (why) {
+		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
 	bool oom = false;

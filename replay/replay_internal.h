@@ -61,7 +61,6 @@ void replay_files_note(const char *path, const char *data, size_t len);
 void replay_files_forget(void);
 
 /* The "verification" section (verification.c), and the ops' verification. */
-struct dmaconn_replay_verification;
 int replay_verification_read(const char *file, json_t *value);
 void replay_verification_release(void);
 void replay_verification_record(json_t *root);
