@@ -27,7 +27,7 @@ struct node {
 };
 static struct {
 	json_t *section;
-	struct node *nodes;
+	struct node *nodes; /* one block with names and arena */
 	const char **names;
 	char *arena;
 	size_t n;
@@ -37,8 +37,6 @@ void replay_files_release(void)
 {
 	json_decref(fs.section);
 	free(fs.nodes);
-	free(fs.names);
-	free(fs.arena);
 	memset(&fs, 0, sizeof(fs));
 }
 
@@ -92,12 +90,13 @@ int replay_files_read(const char *file, json_t *value)
 			nodes += path[i] == '/'; /* a node per component */
 	}
 	fs.section = json_incref(value);
-	fs.nodes = calloc(nodes, sizeof(*fs.nodes));
-	fs.names = calloc(nodes, sizeof(*fs.names));
 	/* The files' bytes are checked against their limit before they go to arena. */
-	if (!fs.nodes || !fs.names ||
-	    !(fs.arena = malloc(size + (hex_bytes < FILES_BYTES_MAX ? hex_bytes : FILES_BYTES_MAX))))
+	fs.nodes = malloc(nodes * (sizeof(*fs.nodes) + sizeof(*fs.names)) + size +
+			  (hex_bytes < FILES_BYTES_MAX ? hex_bytes : FILES_BYTES_MAX));
+	if (!fs.nodes)
 		return replay_bad(file, "files", "out of memory");
+	fs.names = (const char **)(fs.nodes + nodes);
+	fs.arena = (char *)(fs.names + nodes);
 	json_object_foreach(value, path, contents)
 	{
 		snprintf(where, sizeof(where), "files.\"%.*s\"", PATH_MAX_LEN, path);

@@ -77,25 +77,25 @@ int replay_get_int(const char *file, json_t *v, const char *path, long long min,
 	return 0;
 }
 
-int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
+int fmt_code(const struct fmt_ctx *c, json_t *v, const char *path, int *rc)
 {
-	*rc = c->failed;
+	*rc = c->codes->failed;
 	if (!json_is_string(v))
-		return replay_bad(file, path, "%s", c->expected);
-	if (c->parse(json_string_value(v), rc))
-		return replay_bad(file, path, "%s \"%s\"", c->unknown, json_string_value(v));
+		return replay_bad(c->file, path, "%s", c->codes->expected);
+	if (c->codes->parse(json_string_value(v), rc))
+		return replay_bad(c->file, path, "%s \"%s\"", c->codes->unknown, json_string_value(v));
 	return 0;
 }
 
-int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc)
+int fmt_error_object(const struct fmt_ctx *c, json_t *v, const char *path, int *rc)
 {
 	json_t *e = json_is_object(v) ? json_object_get(v, "error") : NULL;
 	char p[REPLAY_PATH_LEN];
 	if (!e)
 		return 0;
-	if (replay_get_code(file, e, replay_sub(p, path, "error"), c, rc))
+	if (fmt_code(c, e, replay_sub(p, path, "error"), rc))
 		return -1;
-	return *rc ? 1 : replay_bad(file, p, "SUCCESS is not an error");
+	return *rc ? 1 : replay_bad(c->file, p, "SUCCESS is not an error");
 }
 
 int fmt_array(const struct fmt_ctx *c, json_t *v, const char *path, const char *what, size_t max, size_t size,
@@ -137,10 +137,8 @@ static long long load(const void *in, size_t size, bool sign)
 static int get_int(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
 {
 	long long x;
-	if (f->msg && (!json_is_integer(v) || json_integer_value(v) < f->min || json_integer_value(v) > f->max))
-		return replay_bad(c->file, path, "%s", f->msg);
 	if (replay_get_int(c->file, v, path, f->min, f->max, &x))
-		return -1;
+		return f->msg ? replay_bad(c->file, path, "%s", f->msg) : -1;
 	store(out, f->size, x);
 	return 0;
 }
@@ -344,14 +342,6 @@ json_t *fmt_write(const struct fmt_ctx *c, const struct fmt_field *fields, const
 	return oom ? NULL : o;
 }
 
-const struct fmt_field *fmt_find(const struct fmt_field *fields, const char *key)
-{
-	for (; fields->key; fields++)
-		if (!strcmp(fields->key, key))
-			return fields;
-	return NULL;
-}
-
 json_t *replay_text(const char *s, size_t n)
 {
 	json_t *v = json_stringn(s, n);
@@ -374,17 +364,6 @@ void replay_append(bool *oom, json_t *arr, json_t *v)
 {
 	if (!v || !arr || json_array_append_new(arr, v))
 		*oom = true;
-}
-
-void replay_note(json_t *obj, const char *key, json_t *v, json_t *error)
-{
-	json_t *had = json_object_get(obj, key);
-	if (error)
-		json_decref(v);
-	if (error && had && !json_object_get(had, "error"))
-		json_decref(error); /* a success stays: the detector had its answer */
-	else
-		replay_put(&replay_rec_oom, obj, key, error ? error : v);
 }
 
 int replay_library_read(const struct fmt_ctx *c, json_t *sec, const char *path, struct replay_library *l)

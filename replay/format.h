@@ -96,21 +96,17 @@ int fmt_read(const struct fmt_ctx *c, const struct fmt_field *fields, json_t *ob
 int fmt_value(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out);
 /* A value in the field's shape, from its place in; NULL when out of memory. */
 json_t *fmt_json(const struct fmt_ctx *c, const struct fmt_field *f, const void *in);
-/* The answer: in's value when rc is 0, else {"error": name(rc)}. */
-/* {"error": NAME} for return code rc (not SUCCESS). */
+/* {"error": NAME} for return code rc (not SUCCESS); the answer: in's value
+ * when rc is 0, else that. */
 json_t *fmt_error(const struct fmt_ctx *c, int rc);
 json_t *fmt_answer(const struct fmt_ctx *c, const struct fmt_field *f, int rc, const void *in);
 /* Every field of the structure in (codes at their offsets) as an object. */
 json_t *fmt_write(const struct fmt_ctx *c, const struct fmt_field *fields, const void *in);
-/* The field of key in fields, or NULL. */
-const struct fmt_field *fmt_find(const struct fmt_field *fields, const char *key);
 
 /* {"error": NAME}: 1 with *rc its code (never SUCCESS); 0 when v is no
  * error object; -1 after replay_bad().  A code name: 0 with *rc, or -1. */
-int replay_error_object(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
-int replay_get_code(const char *file, json_t *v, const char *path, const struct replay_codes *c, int *rc);
-#define fmt_error_object(c, v, path, rc) replay_error_object((c)->file, v, path, (c)->codes, rc)
-#define fmt_code(c, v, path, rc) replay_get_code((c)->file, v, path, (c)->codes, rc)
+int fmt_error_object(const struct fmt_ctx *c, json_t *v, const char *path, int *rc);
+int fmt_code(const struct fmt_ctx *c, json_t *v, const char *path, int *rc);
 /* An integer from min to max: 0, or -1 after replay_bad(). */
 int replay_get_int(const char *file, json_t *v, const char *path, long long min, long long max, long long *out);
 /* An array (else "expected an array of WHAT") of at most max elements,
@@ -152,9 +148,7 @@ void replay_append(bool *oom, json_t *arr, json_t *v);
 /* n bytes of text (no NUL among them) as a JSON string; bytes that are not
  * UTF-8 become '?'.  NULL only when out of memory. */
 json_t *replay_text(const char *s, size_t n);
-/* obj[key] = v (taken over; NULL notes replay_rec_oom), except that an
- * error object does not replace a success kept before. */
+/* Set when a recording ran out of memory. */
 extern bool replay_rec_oom;
-void replay_note(json_t *obj, const char *key, json_t *v, json_t *error);
 
 #endif

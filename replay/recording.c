@@ -1,19 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The recorder of libdmaconn_replay.  While libdmaconn records
- * (dmaconn_record), each backend hands its vendor library's function table
- * to record_table(), which gives it to the library's section (sections.c)
- * to wrap: every call goes on to the library (or to the replay, when a
- * replay is recorded) and its answer, errors included, is kept, then
- * written as the reader reads it (docs/replay-format.md).  A recording so
- * holds exactly the answers the detectors used.  This file writes the file:
- * its own keys, then each section's; files.c keeps the sysfs files the
- * detectors read (record_file), and the NVIDIA PCI functions counted
- * without the vendor library come through record_pci_gpus.
+ * The recorder.  Each backend hands its vendor library's function table to
+ * record_table(), which gives it to the library's section to wrap: every
+ * call goes on (to the library, or to the replay being recorded) and its
+ * answer, errors included, is kept and written as the reader reads it, so
+ * that a recording holds exactly the answers the detectors used.  This
+ * file writes the file: its own keys, then each section's.
  */
-#include "dmaconn_replay.h"
-#include "replay_internal.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +14,8 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "replay_internal.h"
 
 #define LOCK() pthread_mutex_lock(&replay_rec_lock)
 #define UNLOCK() pthread_mutex_unlock(&replay_rec_lock)
@@ -44,19 +39,20 @@ static json_t *rec_recorded(const char *tool)
 			 uname(&u) == 0 ? replay_text(u.release, strlen(u.release)) : json_null());
 }
 
-/* The variables that decide device order (record_begin's), as the
- * detectors read them; lock held. */
-static char **pinned;
+/* The names of the variables that decide device order (record_begin's), a
+ * JSON array, as the detectors read them; lock held. */
+static json_t *pinned;
 
 static json_t *rec_environment(bool *oom)
 {
 	const struct dmaconn_replay_ops *ops = replay_active() ? dmaconn_replay_ops() : NULL;
-	json_t *env = json_object();
-	for (size_t i = 0; pinned && pinned[i]; i++) {
-		const char *v = NULL;
-		if (!ops || !ops->getenv(pinned[i], &v))
-			v = secure_getenv(pinned[i]);
-		replay_put(oom, env, pinned[i], v ? replay_text(v, strlen(v)) : json_null());
+	json_t *env = json_object(), *name;
+	size_t i;
+	json_array_foreach(pinned, i, name) {
+		const char *n = json_string_value(name), *v = NULL;
+		if (!ops || !ops->getenv(n, &v))
+			v = secure_getenv(n);
+		replay_put(oom, env, n, v ? replay_text(v, strlen(v)) : json_null());
 	}
 	return env;
 }
@@ -78,13 +74,9 @@ void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int cou
 static int write_file(json_t *root, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "we");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	int bad = json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', f) == EOF;
+	int bad = !f || json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', f) == EOF;
 	int saved = errno;
-	if (fclose(f) != 0 && !bad) {
+	if (f && fclose(f) != 0 && !bad) {
 		bad = 1;
 		saved = errno;
 	}
@@ -97,11 +89,8 @@ __attribute__((destructor)) static void record_release(void)
 {
 	LOCK();
 	json_decref(pci_kept);
-	pci_kept = NULL;
-	for (size_t i = 0; pinned && pinned[i]; i++)
-		free(pinned[i]);
-	free(pinned);
-	pinned = NULL;
+	json_decref(pinned);
+	pci_kept = pinned = NULL;
 	UNLOCK();
 }
 
@@ -112,27 +101,19 @@ void replay_record_begin(const char *const *vars)
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
 		if (sec->record_begin)
 			sec->record_begin();
-	replay_files_forget();
-	size_t n = 0;
-	while (vars && vars[n])
-		n++;
+	json_t *names = json_array();
+	for (size_t i = 0; vars && vars[i]; i++)
+		replay_append(&replay_rec_oom, names, json_string(vars[i]));
 	LOCK();
-	if (n && (pinned = calloc(n + 1, sizeof(*pinned))))
-		for (size_t i = 0; i < n; i++)
-			if (!(pinned[i] = strdup(vars[i])))
-				replay_rec_oom = true;
-	replay_rec_oom = replay_rec_oom || (n && !pinned);
+	pinned = names;
 	UNLOCK();
 }
 
 int replay_record_write(const char *path, const char *tool, char *err, size_t errlen)
 {
-	if (!path || !*path) {
-		snprintf(err, errlen, "no file to record to");
-		return -1;
-	}
-	if (replay_active() && dmaconn_replay_ops()->load_error()) {
-		snprintf(err, errlen, "%s", dmaconn_replay_ops()->load_error());
+	const char *why = !path || !*path ? "no file to record to" : replay_active() ? replay_load_failure() : NULL;
+	if (why) {
+		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
 	bool oom = false;
@@ -142,8 +123,6 @@ int replay_record_write(const char *path, const char *tool, char *err, size_t er
 	replay_put(&oom, root, "recorded", rec_recorded(tool && *tool ? tool : "dmaconn"));
 	LOCK();
 	replay_put(&oom, root, "environment", rec_environment(&oom));
-	UNLOCK();
-	LOCK();
 	replay_put(&oom, root, "pci_gpus", pci_kept ? json_incref(pci_kept) : json_array());
 	UNLOCK();
 	for (const struct replay_section *sec = replay_sections; sec->key; sec++)
@@ -157,9 +136,22 @@ int replay_record_write(const char *path, const char *tool, char *err, size_t er
 	return rc;
 }
 
-int replay_active(void)
+void replay_record_table(const char *vendor, void *table, const char *library_name, const char *load_error)
 {
-	char file[8];
-	replay_file(file, sizeof(file));
-	return file[0] != '\0';
+	const struct replay_section *sec = replay_library_section(vendor);
+	if (sec)
+		sec->record_table(table, library_name, load_error);
+}
+
+int replay_record_unwrapped(json_t *sec, const void *api, const char *library, const char *load_error,
+			    const struct replay_section *lib)
+{
+	if (!api && !library && replay_active() && !lib->load_error()) {
+		/* The replayed library lacked a required function: so it is recorded. */
+		replay_library_record(sec, lib->library(), NULL, lib->missing());
+		return 1;
+	}
+	if (!api)
+		replay_library_record(sec, NULL, load_error ? load_error : "not loaded", NULL);
+	return !api;
 }

@@ -11,23 +11,24 @@
 #include "format.h"
 #include "replay_abi.h"
 
+/* What libdmaconn looks up with dlsym: the ops, and the file to replay
+ * instead of DMACONN_REPLAY (DMACONN_REPLAY_USE_FILE). */
 #define REPLAY_EXPORT __attribute__((visibility("default")))
 REPLAY_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
+REPLAY_EXPORT int dmaconn_replay_use_file(const char *path);
 
 /* The most devices a file may list, and so the most a recording writes. */
 #define REPLAY_MAX_DEVICES 4096
 
 /*
- * The top-level sections of a topology file beyond the component's own
- * (sections.c lists them: files.c's "files", a vendor library's in its
- * directory, src/backends/VENDOR/replay/).  read() gets the section's value
- * and returns 0, or -1 after replay_bad(); release() frees what read() kept;
- * record() adds the section to a recording being written (root is the
- * recording's top-level object) and never fails the recording.  A vendor
- * library's section also answers for the library: load_error() (NULL when
- * the replayed library loaded, else the loader's message), table() (its
- * function table, as dmaconn_replay_ops()->table), library() and missing()
- * (the replayed library's name and the functions it lacked, a new array),
+ * The top-level sections of a topology file beyond the component's own keys
+ * (sections.c lists them).  read() gets the section's value: 0, or -1 after
+ * replay_bad(); release() frees what read() kept; record() adds the section
+ * to the recording's top-level object root and never fails the recording.
+ * A vendor library's section also answers for the library: load_error()
+ * (NULL when the replayed library loaded, else the loader's message),
+ * table() (dmaconn_replay_ops()->table), library() and missing() (the
+ * replayed library's name and the functions it lacked, a new array),
  * record_begin() (forget what a recording kept) and record_table() (wrap
  * the live table to record it); the others leave them NULL.
  */
@@ -44,33 +45,36 @@ struct replay_section {
 	void (*record_table)(void *table, const char *library, const char *load_error);
 };
 extern const struct replay_section replay_sections[]; /* ends with a NULL key */
+/* The section of the vendor library `which`, or NULL (sections.c). */
+const struct replay_section *replay_library_section(const char *which);
+/* "host", the node's name (component.c). */
+int replay_host_read(const char *file, json_t *value);
+void replay_host_record(json_t *root);
 
-/* The "files" section (files.c), and the sysfs files read while recording. */
+/* The "files" section (files.c), and the ops' read_file, list_dir and record_file. */
 int replay_files_read(const char *file, json_t *value);
 void replay_files_release(void);
 void replay_files_record(json_t *root);
+int replay_files_read_file(const char *path, const char **data, size_t *len);
+int replay_files_list_dir(const char *path, const char *const **names, int *count);
 void replay_files_note(const char *path, const char *data, size_t len);
 void replay_files_forget(void);
 
-/* The "verification" section (verification.c). */
-struct dmaconn_replay_verification;
+/* The "verification" section (verification.c), and the ops' verification. */
 int replay_verification_read(const char *file, json_t *value);
 void replay_verification_release(void);
 void replay_verification_record(json_t *root);
 int replay_verification(const struct dmaconn_replay_verification **out);
 
 /*
- * record_table's cases that wrap nothing, for the section sec of a vendor
- * library (its section's load_error, library name and missing functions
- * under replay): no table (api NULL) and no library while replaying a file
- * whose library loaded -- the replayed library lacked a required function,
+ * record_table's cases that wrap nothing, for the vendor library's section
+ * lib: no table (api NULL) and no library while replaying a file whose
+ * library loaded -- the replayed library lacked a required function,
  * recorded as such -- or no table, recorded with why (load_error, else
  * "not loaded").  1 when sec was so recorded, 0 when api is to be wrapped.
  */
 int replay_record_unwrapped(json_t *sec, const void *api, const char *library, const char *load_error,
 			    const struct replay_section *lib);
-/* The section of the vendor library `which`, or NULL (sections.c). */
-const struct replay_section *replay_library_section(const char *which);
 
 /* What the recorder keeps is guarded by replay_rec_lock. */
 extern pthread_mutex_t replay_rec_lock;
@@ -99,30 +103,17 @@ extern pthread_mutex_t replay_rec_lock;
 int replay_lacks(void *api, size_t size, const char *library, const char *fn, const char *kind, char *err,
 		 size_t errlen);
 
-/* dmaconn_replay_ops()'s record_begin, record_table, record_write and record_pci_gpus (recording.c). */
+/* The ops' record_begin, record_table, record_write and record_pci_gpus (recording.c). */
 void replay_record_begin(const char *const *pinned);
 void replay_record_table(const char *vendor, void *table, const char *library, const char *load_error);
 int replay_record_write(const char *path, const char *tool, char *err, size_t errlen);
 void replay_record_pci_gpus(char (*bus_ids)[DMACONN_REPLAY_BUS_ID_SIZE], int count);
 
-/* 1 when the component is replaying a file (DMACONN_REPLAY), 0 when it
- * records live hardware. */
+/* 1 when replaying a file (the one libdmaconn passed, else DMACONN_REPLAY),
+ * 0 when recording live hardware. */
 int replay_active(void);
-/* The file to replay into buf: the one libdmaconn passed (its
- * dmaconn_set_replay_file), else DMACONN_REPLAY; "" when none. */
-void replay_file(char *buf, size_t len);
-
 /* Whether the file loaded (read on first use), and else why not. */
 bool replay_loaded(void);
 const char *replay_load_failure(void);
-
-/* dmaconn_replay_ops()'s table and library_load_error: the vendor
- * section's (sections.c). */
-int replay_table(const char *which, void *api, char *err, size_t errlen);
-/* The ops of ABI 2, implemented by files.c and sections.c. */
-int replay_files_read_file(const char *path, const char **data, size_t *len);
-int replay_files_list_dir(const char *path, const char *const **names, int *count);
-const char *replay_library_load_error(const char *which);
-const char *replay_host(void);
 
 #endif

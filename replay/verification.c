@@ -18,8 +18,8 @@
 #define VERIFY_MAX_DEVICES 4096
 #define VERIFY_MAX_PROPS   64
 
-/* The answer points into the section and into texts (the numbers and
- * booleans as text); block holds its pairs, bus ids, keys and values. */
+/* The answer points into the section and into texts (the values as text);
+ * block holds its pairs, bus ids, keys and values. */
 static struct {
 	json_t *section, *texts;
 	void *block;
@@ -48,32 +48,30 @@ int replay_verification_read(const char *file, json_t *value)
 		return replay_bad(file, "verification.pairs", "expected an array of pairs");
 	size_t ndev = json_array_size(devs), npairs = json_array_size(prs), nkv = 0, k;
 	json_array_foreach(prs, k, o) nkv += 2 * json_object_size(o) + 2;
+	/* The pairs, bus ids, keys and values, the ids parsed, a bit per pair. */
 	struct dmaconn_replay_vpair *pairs = vs.block =
-		calloc(1, (npairs + 1) * sizeof(*pairs) + (ndev + nkv + 1) * sizeof(char *));
+		calloc(1, (npairs + 1) * sizeof(*pairs) + (ndev + nkv + 1) * sizeof(char *) +
+				  ndev * sizeof(struct dc_pci) + (ndev * ndev + 7) / 8);
 	if (!vs.block || !(vs.texts = json_array()))
 		return replay_bad(file, "verification", "out of memory");
 	const char **pci = (const char **)(pairs + npairs + 1), **kv = pci + ndev, *key;
+	struct dc_pci *bus = (struct dc_pci *)(kv + nkv + 1);
+	unsigned char *seen = (unsigned char *)(bus + ndev);
 	for (size_t i = 0; i < ndev; i++)
 		if (!(pci[i] = json_string_value(json_array_get(devs, i))))
 			return replay_bad(file, replay_item(p, "verification.devices", i), "expected a PCI bus id");
 	/* A GPU listed twice, however its bus id is written, would be shown
 	 * with a verified link to itself.  A recording writes "" for a device
-	 * without a bus id: ids that do not parse are kept as text. */
-	struct dc_pci *bus = calloc(ndev + 1, sizeof(*bus));
-	char *parsed = calloc(ndev + 1, 1);
-	int twice = !bus || !parsed ? replay_bad(file, "verification", "out of memory") : 0;
-	for (size_t i = 0; !twice && i < ndev; i++) {
-		parsed[i] = !dc_pci_parse(pci[i], strlen(pci[i]) + 1, &bus[i]);
-		for (size_t j = 0; parsed[i] && !twice && j < i; j++)
-			if (parsed[j] && !dc_pci_compare(&bus[i], &bus[j]))
-				twice = replay_bad(file, replay_item(p, "verification.devices", i),
-						   "\"%s\" is also the bus id of %s", pci[i],
-						   replay_item(path, "verification.devices", j));
+	 * without a bus id: ids that do not parse (function 8) are kept as text. */
+	for (size_t i = 0; i < ndev; i++) {
+		if (dc_pci_parse(pci[i], strlen(pci[i]) + 1, &bus[i]))
+			bus[i].function = 8;
+		for (size_t j = 0; bus[i].function < 8 && j < i; j++)
+			if (!dc_pci_compare(&bus[i], &bus[j]))
+				return replay_bad(file, replay_item(p, "verification.devices", i),
+						  "\"%s\" is also the bus id of %s", pci[i],
+						  replay_item(path, "verification.devices", j));
 	}
-	free(bus);
-	free(parsed);
-	if (twice)
-		return -1;
 	vs.v = (struct dmaconn_replay_verification){ (int)ndev, pci, (int)npairs, pairs };
 	json_array_foreach(prs, k, o)
 	{
@@ -99,13 +97,12 @@ int replay_verification_read(const char *file, json_t *value)
 				continue;
 			if (!json_is_string(val) && !json_is_number(val) && !json_is_boolean(val))
 				return replay_bad(file, replay_sub(p, path, key), "expected a string or a number");
-			if (!json_is_string(val)) {
-				char *text = dc_codec_text(key, val);
-				val = text ? json_string(text) : NULL;
-				free(text);
-				if (json_array_append_new(vs.texts, val))
-					return replay_bad(file, path, "out of memory");
-			}
+			/* Numbers and booleans as the codec writes them as text. */
+			char *text = dc_codec_text(key, val);
+			val = text ? json_string(text) : NULL;
+			free(text);
+			if (json_array_append_new(vs.texts, val))
+				return replay_bad(file, path, "out of memory");
 			kv[pairs[k].nprops] = key;
 			kv[n + 1 + pairs[k].nprops++] = json_string_value(val);
 		}
@@ -113,18 +110,13 @@ int replay_verification_read(const char *file, json_t *value)
 	}
 	/* One verdict a pair: a pair listed twice (failing, then passing) would
 	 * be shown as what its last keys say. */
-	unsigned char *seen = calloc((ndev * ndev + 7) / 8 + 1, 1);
-	twice = seen ? 0 : replay_bad(file, "verification", "out of memory");
-	for (k = 0; !twice && k < npairs; k++) {
+	for (k = 0; k < npairs; k++) {
 		size_t bit = (size_t)pairs[k].from * ndev + (size_t)pairs[k].to;
 		if (seen[bit / 8] & 1u << bit % 8)
-			twice = replay_bad(file, replay_item(path, "verification.pairs", k),
-					   "the pair %d -> %d is listed twice", pairs[k].from, pairs[k].to);
+			return replay_bad(file, replay_item(path, "verification.pairs", k),
+					  "the pair %d -> %d is listed twice", pairs[k].from, pairs[k].to);
 		seen[bit / 8] |= (unsigned char)(1u << bit % 8);
 	}
-	free(seen);
-	if (twice)
-		return -1;
 	vs.section = json_incref(value);
 	return 0;
 }
