@@ -61,7 +61,7 @@ static struct replay {
 	struct replay_library lib;
 	bool fn_missing[NVML_FN_COUNT];
 	struct replay_system sys; /* sys.count: device_count's answer, or ndev */
-	unsigned int ndev, nanswers, nenv, ngpus;
+	unsigned int ndev, nanswers;
 	struct nvmlDevice_st *devs;
 	struct p2p *answers; /* nvml.p2p_answers, what "p2p_row" entries name */
 	bool any_mig;	     /* a device lists MIG instances */
@@ -311,8 +311,9 @@ static int row_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *
 static int migs_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out);
 #define WHOLE(k, fn) { .key = k, .kind = FMT_CUSTOM, .aux = &(const struct fmt_custom){ fn, NULL } }
 
-#define DEV(key, kind, m, absent, ...) \
-	FMT_FIELD(key, kind, struct nvmlDevice_st, m, FMT_RC(struct nvmlDevice_st, m##_rc, absent), __VA_ARGS__)
+#define DEV(key, kind, m, absent, ...) DEV_RC(key, kind, m, m##_rc, absent, __VA_ARGS__)
+#define DEV_RC(key, kind, m, rc, absent, ...) \
+	FMT_FIELD(key, kind, struct nvmlDevice_st, m, FMT_RC(struct nvmlDevice_st, rc, absent), __VA_ARGS__)
 const struct fmt_field replay_dev_fields[] = {
 	DEV("name", FMT_STR, name, NVML_SUCCESS),
 	DEV("uuid", FMT_STR, uuid, NVML_SUCCESS, .flags = FMT_REQ),
@@ -331,9 +332,9 @@ const struct fmt_field replay_dev_fields[] = {
 	DEV("cpu_affinity", FMT_CUSTOM, cpus, NS, .aux = &list_custom),
 	DEV("memory_affinity", FMT_CUSTOM, mems, NS, .aux = &list_custom),
 	DEV("numa_node_id", FMT_UINT, numa, NS, FMT_U32),
-	DEV("c2c_link_count", FMT_UINT, c2c_count, NS, FMT_U32),
-	DEV("c2c_link_status", FMT_UINT, c2c_status, NS, FMT_U32),
-	DEV("c2c_link_max_bw", FMT_UINT, c2c_bw, NS, FMT_U32),
+	DEV_RC("c2c_link_count", FMT_UINT, c2c[0], c2c_rc[0], NS, FMT_U32),
+	DEV_RC("c2c_link_status", FMT_UINT, c2c[1], c2c_rc[1], NS, FMT_U32),
+	DEV_RC("c2c_link_max_bw", FMT_UINT, c2c[2], c2c_rc[2], NS, FMT_U32),
 	/* The device itself: its links, peers and MIG instances. */
 	WHOLE("nvlink", nvlink_read),
 	WHOLE("p2p", p2p_read),
@@ -704,6 +705,47 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 	return NVML_SUCCESS;
 }
 
+void replay_nvml_mask(unsigned long *to, unsigned int words, const unsigned long *from, unsigned int from_words)
+{
+	memset(to, 0, sizeof(*to) * words);
+	memcpy(to, from, sizeof(*to) * (words < from_words ? words : from_words));
+}
+
+/* Both ways, as kept and as the caller's struct, member by member. */
+#define MOVE(kept, theirs) \
+	memcpy(out ? (void *)&(theirs) : (void *)&(kept), out ? (void *)&(kept) : (void *)&(theirs), sizeof(kept))
+void replay_nvml_fabric(struct replay_fabric *f, void *info, int v, bool out)
+{
+	nvmlGpuFabricInfo_t *v1 = info;
+	nvmlGpuFabricInfo_v4_t *v4 = info;
+	nvmlGpuFabricInfo_v3_t k = f->v3;
+	if (v == 2 || v == 3) {
+		k.version = ((nvmlGpuFabricInfo_v3_t *)info)->version;
+		memcpy(out ? info : &f->v3, out ? &k : info, v == 3 ? sizeof(k) : sizeof(nvmlGpuFabricInfo_v2_t));
+		return;
+	}
+	if (out)
+		memset(info, 0, v == 1 ? sizeof(*v1) : sizeof(*v4));
+	MOVE(f->v3.clusterUuid, *(v == 1 ? &v1->clusterUuid : &v4->clusterUuid));
+	MOVE(f->v3.status, *(v == 1 ? &v1->status : &v4->status));
+	MOVE(f->v3.state, *(v == 1 ? &v1->state : &v4->state));
+	if (v == 1) {
+		MOVE(f->v3.cliqueId, v1->cliqueId);
+		return;
+	}
+	MOVE(f->v3.healthMask, v4->healthMask);
+	MOVE(f->v3.healthSummary, v4->healthSummary);
+	MOVE(f->cliques.n, v4->numCliques);
+	MOVE(f->cliques.c, v4->cliques);
+	if (out)
+		return;
+	f->cliques.v4 = true;
+	f->cliques.n = f->cliques.n > NVML_GPU_FABRIC_CLIQUE_MAX ? NVML_GPU_FABRIC_CLIQUE_MAX : f->cliques.n;
+	for (unsigned int c = f->cliques.n; c-- > 0;)
+		if (f->cliques.c[c].type == NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER)
+			f->v3.cliqueId = f->cliques.c[c].id;
+}
+
 /* ------------------------------------------------------------- answers */
 
 /*
@@ -798,52 +840,22 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 #define ANSWER_OF_nvmlDeviceGetBAR1MemoryInfo a1, d->bar1_rc, (a1->bar1Total = a1->bar1Free = d->bar1, a1->bar1Used = 0)
 #define ANSWER_OF_nvmlDeviceGetNumaNodeId a1, d->numa_rc, *a1 = d->numa
 #define ANSWER_OF_nvmlDeviceGetVirtualizationMode a1, d->virt_rc, *a1 = (nvmlGpuVirtualizationMode_t)d->virt
-/* An affinity mask of size words; the format keeps the node scope's
- * answers only (the one dmaconn asks). */
-static void list_out(const unsigned long *mask, unsigned int size, unsigned long *set)
-{
-	memset(set, 0, sizeof(*set) * size);
-	memcpy(set, mask, sizeof(*set) * (size < REPLAY_LIST_WORDS ? size : REPLAY_LIST_WORDS));
-}
+/* The format keeps the node scope's affinity only (the one dmaconn asks). */
 #define ANSWER_OF_nvmlDeviceGetCpuAffinityWithinScope \
-	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->cpus_rc : NS, list_out(d->cpus, a1, a2)
+	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->cpus_rc : NS, replay_nvml_mask(a2, a1, d->cpus, REPLAY_LIST_WORDS)
 #define ANSWER_OF_nvmlDeviceGetMemoryAffinity \
-	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->mems_rc : NS, list_out(d->mems, a1, a2)
-/* The caller's struct may be a v2 one (a prefix of v3): no byte past it is
- * written; the oldest call gets v3's first members. */
-static void fabric_out(const nvmlGpuFabricInfo_v3_t *f, nvmlGpuFabricInfo_v3_t *info)
-{
-	nvmlGpuFabricInfo_v3_t out = *f;
-	out.version = info->version;
-	memcpy(info, &out, out.version == nvmlGpuFabricInfo_v3 ? sizeof(out) : sizeof(nvmlGpuFabricInfo_v2_t));
-}
-static void fabric_v1_out(const nvmlGpuFabricInfo_v3_t *f, nvmlGpuFabricInfo_t *info)
-{
-	*info = (nvmlGpuFabricInfo_t){ { 0 }, f->status, f->cliqueId, f->state };
-	memcpy(info->clusterUuid, f->clusterUuid, sizeof(info->clusterUuid));
-}
+	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->mems_rc : NS, replay_nvml_mask(a2, a1, d->mems, REPLAY_LIST_WORDS)
 #define ANSWER_OF_nvmlDeviceGetGpuFabricInfoV                                                                  \
 	a1, a1->version != nvmlGpuFabricInfo_v2 && a1->version != nvmlGpuFabricInfo_v3 ? NVML_ERROR_ARGUMENT_VERSION_MISMATCH \
 											: d->fabric_rc,       \
-	    fabric_out(&d->fabric.v3, a1)
-#define ANSWER_OF_nvmlDeviceGetGpuFabricInfo a1, d->fabric_rc, fabric_v1_out(&d->fabric.v3, a1)
+	    replay_nvml_fabric(&d->fabric, a1, a1->version == nvmlGpuFabricInfo_v3 ? 3 : 2, true)
+#define ANSWER_OF_nvmlDeviceGetGpuFabricInfo a1, d->fabric_rc, replay_nvml_fabric(&d->fabric, a1, 1, true)
 /* v4 answers a fabric that lists "cliques"; a device without a fabric (an
  * error object) the same error; any other: FUNCTION_NOT_FOUND, as a driver
  * that predates v4. */
-static void fabric_v4_out(const struct replay_fabric *f, nvmlGpuFabricInfo_v4_t *info)
-{
-	memset(info, 0, sizeof(*info));
-	memcpy(info->clusterUuid, f->v3.clusterUuid, sizeof(info->clusterUuid));
-	info->status = f->v3.status;
-	info->state = f->v3.state;
-	info->healthMask = f->v3.healthMask;
-	info->healthSummary = f->v3.healthSummary;
-	info->numCliques = f->cliques.n;
-	memcpy(info->cliques, f->cliques.c, f->cliques.n * sizeof(info->cliques[0]));
-}
 #define ANSWER_OF_nvmlDeviceGetGpuFabricInfo_v4                                                        \
 	a1, d->fabric_rc ? d->fabric_rc : d->fabric.cliques.v4 ? NVML_SUCCESS : NVML_ERROR_FUNCTION_NOT_FOUND, \
-	    fabric_v4_out(&d->fabric, a1)
+	    replay_nvml_fabric(&d->fabric, a1, 4, true)
 #define ANSWER_OF_nvmlDeviceGetNvLinkState a2, l->state_rc, *a2 = l->state
 #define ANSWER_OF_nvmlDeviceGetNvLinkVersion a2, l->version_rc, *a2 = l->version
 #define ANSWER_OF_nvmlDeviceGetNvLinkRemoteDeviceType a2, l->type_rc, *a2 = l->type
@@ -886,9 +898,9 @@ static nvmlReturn_t field_value(const struct nvmlDevice_st *d, unsigned int id, 
 {
 	const struct link *l = link_of(d, ln);
 	bool count = id == NVML_FI_DEV_NVLINK_LINK_COUNT, to_switch = id == NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
-	if (id == NVML_FI_DEV_C2C_LINK_COUNT || id == NVML_FI_DEV_C2C_LINK_GET_STATUS || id == NVML_FI_DEV_C2C_LINK_GET_MAX_BW) {
-		*x = id == NVML_FI_DEV_C2C_LINK_COUNT ? d->c2c_count : id == NVML_FI_DEV_C2C_LINK_GET_STATUS ? d->c2c_status : d->c2c_bw;
-		return id == NVML_FI_DEV_C2C_LINK_COUNT ? d->c2c_count_rc : id == NVML_FI_DEV_C2C_LINK_GET_STATUS ? d->c2c_status_rc : d->c2c_bw_rc;
+	if (id >= NVML_FI_DEV_C2C_LINK_COUNT && id <= NVML_FI_DEV_C2C_LINK_GET_MAX_BW) {
+		*x = d->c2c[id - NVML_FI_DEV_C2C_LINK_COUNT];
+		return d->c2c_rc[id - NVML_FI_DEV_C2C_LINK_COUNT];
 	}
 	if (count || to_switch) {
 		for (unsigned int i = 0; d->has_nvlink && i < d->nlinks; i++)
@@ -934,8 +946,10 @@ static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int val
 
 /* ------------------------------------------------------------------- ops */
 
-int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen)
+int replay_nvml_table(void *table, char *err, size_t errlen)
 {
+	struct nvml_api *api = table;
+	const char *library = DEFAULT_LIBRARY; /* "LIBRARY lacks FUNCTION" */
 	memset(api, 0, sizeof(*api));
 	if (!replay_loaded()) {
 		snprintf(err, errlen, "%s", replay_load_failure());
@@ -948,11 +962,6 @@ int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_
 	NVML_MIG_FUNCTIONS(REPLAY_MIG_)
 #undef REPLAY_MIG_
 	return 0;
-}
-
-int replay_nvml_table(void *api, char *err, size_t errlen)
-{
-	return replay_nvml_bind(api, DEFAULT_LIBRARY, err, errlen);
 }
 
 const char *replay_nvml_load_error(void)
