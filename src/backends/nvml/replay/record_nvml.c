@@ -269,12 +269,11 @@ static void note_mig_handle(nvmlReturn_t rc, nvmlDevice_t h, nvmlDevice_t *mig)
 static void note_uuid(nvmlReturn_t rc, nvmlDevice_t h, const char *buf)
 {
 	LOCK();
-	struct rmig *m = mig_of(h);
-	UNLOCK();
-	if (m)
-		note_mig(h, uuid, rc, buf);
+	if (mig_of(h))
+		keep_mig(mig_of(h), AT(mig, uuid), rc, buf);
 	else
-		note_dev(h, uuid, rc, buf);
+		keep_dev(dev_of(h), AT(nvmlDevice_st, uuid), rc, buf);
+	UNLOCK();
 }
 
 /* The fabric as the struct of version v gave it (replay_nvml_fabric());
@@ -527,8 +526,8 @@ static void write_links(struct rdev *d, json_t *obj)
  */
 static void write_peers(struct rdev *d, json_t *obj, json_t *answers, json_t *list)
 {
-	size_t len = 0, cap = 64;
-	char *row = d->peers ? malloc(cap) : NULL, item[48];
+	size_t len = 0, cap = (size_t)n.ndevs * 24 + 1; /* "16777215*4096," at most per peer */
+	char *row = d->peers ? calloc(cap, 1) : NULL;
 	long long prev = -2, run = 0;
 	for (unsigned int j = 0; row && j <= n.ndevs; j++) {
 		long long at = -1;
@@ -550,17 +549,12 @@ static void write_peers(struct rdev *d, json_t *obj, json_t *answers, json_t *li
 				continue;
 			}
 		}
-		int w = run <= 0 ? 0
-			: prev < 0 ? snprintf(item, sizeof(item), "%s-", len ? "," : "")
-				   : snprintf(item, sizeof(item), "%s%lld", len ? "," : "", prev);
+		if (run > 0 && prev < 0)
+			len += (size_t)snprintf(row + len, cap - len, "%s-", len ? "," : "");
+		else if (run > 0)
+			len += (size_t)snprintf(row + len, cap - len, "%s%lld", len ? "," : "", prev);
 		if (run > 1)
-			w += snprintf(item + w, sizeof(item) - (size_t)w, "*%lld", run);
-		char *grown = len + (size_t)w + 1 > cap ? realloc(row, cap = 2 * cap + (size_t)w) : row;
-		if (!grown)
-			free(row);
-		if ((row = grown) && w)
-			memcpy(row + len, item, (size_t)w + 1);
-		len += (size_t)w;
+			len += (size_t)snprintf(row + len, cap - len, "*%lld", run);
 		prev = at;
 		run = 1;
 	}

@@ -209,41 +209,34 @@ static const struct replay_name clique_type_names[] = {
 };
 
 /* A clique's type: a name NVML gives it, or a number (a type named later). */
+static const struct fmt_field clique_type = { .kind = FMT_NAME, .size = 1, .aux = clique_type_names,
+					      .msg = "expected %s or a number 0-255" };
 static int clique_type_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path,
 			    void *out)
 {
-	int *type = out;
 	long long n;
 	(void)f;
-	if (json_is_string(v) && !replay_value_of(clique_type_names, json_string_value(v), type))
-		return 0;
 	if (!json_is_integer(v))
-		return replay_bad(c->file, path, "expected \"unicast_pointer\", \"multicast_pointer\", "
-				  "\"unicast_logical_endpoint\", \"multicast_logical_endpoint\" or a number 0-255");
+		return fmt_value(c, &clique_type, v, path, out);
 	if (replay_get_int(c->file, v, path, 0, 255, &n))
 		return -1;
-	*type = (int)n;
+	*(unsigned char *)out = (unsigned char)n;
 	return 0;
 }
 
 static json_t *clique_type_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
 {
-	const char *name = replay_name_of(clique_type_names, *(const int *)in);
-	(void)c;
+	const unsigned char *type = in;
 	(void)f;
-	return name ? json_string(name) : json_integer(*(const int *)in);
+	return replay_name_of(clique_type_names, *type) ? fmt_json(c, &clique_type, in) : json_integer(*type);
 }
 
 static const struct fmt_custom clique_type_custom = { clique_type_read, clique_type_write };
 
 /* One of v4's cliques: {"type": NAME or a number, "id": N}. */
-struct clique_entry {
-	int type;
-	unsigned int id;
-};
 static const struct fmt_field clique_fields[] = {
-	FMT_FIELD("type", FMT_CUSTOM, struct clique_entry, type, .flags = FMT_REQ, .aux = &clique_type_custom),
-	FMT_FIELD("id", FMT_UINT, struct clique_entry, id, .flags = FMT_REQ, FMT_U32),
+	FMT_FIELD("type", FMT_CUSTOM, nvmlGpuFabricClique_v1_t, type, .flags = FMT_REQ, .aux = &clique_type_custom),
+	FMT_FIELD("id", FMT_UINT, nvmlGpuFabricClique_v1_t, id, .flags = FMT_REQ, FMT_U32),
 	{ .key = NULL },
 };
 
@@ -258,17 +251,13 @@ static int cliques_read(const struct fmt_ctx *c, const struct fmt_field *f, json
 	if (json_array_size(v) > NVML_GPU_FABRIC_CLIQUE_MAX)
 		return replay_bad(c->file, path, "more than %d cliques", NVML_GPU_FABRIC_CLIQUE_MAX);
 	cl->v4 = true;
-	cl->n = 0;
-	for (size_t i = 0; i < json_array_size(v); i++) {
-		struct clique_entry e = { 0, 0 };
-		json_t *o = json_array_get(v, i);
-		replay_item(p, path, i);
+	for (cl->n = 0; cl->n < json_array_size(v); cl->n++) {
+		json_t *o = json_array_get(v, cl->n);
+		replay_item(p, path, cl->n);
 		if (!json_is_object(o))
 			return replay_bad(c->file, p, "expected an object with \"type\" and \"id\"");
-		if (fmt_read(c, clique_fields, o, p, &e))
+		if (fmt_read(c, clique_fields, o, p, &cl->c[cl->n]))
 			return -1;
-		cl->c[cl->n].type = (unsigned char)e.type;
-		cl->c[cl->n++].id = e.id;
 	}
 	return 0;
 }
@@ -279,15 +268,11 @@ static json_t *cliques_write(const struct fmt_ctx *c, const struct fmt_field *f,
 	json_t *a = json_array();
 	bool oom = !a;
 	(void)f;
-	for (unsigned int i = 0; a && i < cl->n && i < NVML_GPU_FABRIC_CLIQUE_MAX; i++) {
-		struct clique_entry e = { cl->c[i].type, cl->c[i].id };
-		replay_append(&oom, a, fmt_write(c, clique_fields, &e));
-	}
-	if (oom) {
+	for (unsigned int i = 0; a && i < cl->n && i < NVML_GPU_FABRIC_CLIQUE_MAX; i++)
+		replay_append(&oom, a, fmt_write(c, clique_fields, &cl->c[i]));
+	if (oom)
 		json_decref(a);
-		return NULL;
-	}
-	return a;
+	return oom ? NULL : a;
 }
 
 static const struct fmt_custom cliques_custom = { cliques_read, cliques_write };
