@@ -633,12 +633,6 @@ static struct mig *mig_of(nvmlDevice_t h)
 	return NULL;
 }
 
-static nvmlReturn_t enter_device(enum nvml_fn_id fn, nvmlDevice_t h, struct nvmlDevice_st **d)
-{
-	nvmlReturn_t rc = enter(fn);
-	return rc ? rc : (*d = dev_of(h)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
-}
-
 /* A link the device has (without "nvlink", as on PCIe-only GPUs, every link
  * answers NOT_SUPPORTED), or NULL (NVML's INVALID_ARGUMENT). */
 static const struct link *link_of(const struct nvmlDevice_st *d, unsigned int ln)
@@ -649,36 +643,22 @@ static const struct link *link_of(const struct nvmlDevice_st *d, unsigned int ln
 	return ln < d->nlinks ? &d->links[ln] : NULL;
 }
 
-static nvmlReturn_t enter_link(enum nvml_fn_id fn, nvmlDevice_t h, unsigned int ln, const struct link **l)
-{
-	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(fn, h, &d);
-	return rc ? rc : (*l = link_of(d, ln)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
-}
-
-/* NVML answers for a device paired with itself as for any pair; a peer the
- * file says nothing about answers status NS, ancestor NOT_SUPPORTED. */
-static nvmlReturn_t enter_pair(enum nvml_fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, const struct p2p **p)
+/* The pair's answers, or NULL when a handle is none of ours.  NVML answers
+ * for a device paired with itself as for any pair; a peer the file says
+ * nothing about answers status NS, ancestor NOT_SUPPORTED. */
+static const struct p2p *pair_of(nvmlDevice_t h1, nvmlDevice_t h2)
 {
 	static const struct p2p none = { .status = { PNS, PNS, PNS, PNS, PNS }, .ancestor_rc = NS };
-	nvmlReturn_t rc = enter(fn);
 	struct nvmlDevice_st *d1 = dev_of(h1), *d2 = dev_of(h2);
 	struct p2p key = { .peer = d2 ? d2->index : 0 };
-	if (rc || !d1 || !d2)
-		return rc ? rc : NVML_ERROR_INVALID_ARGUMENT;
+	const struct p2p *p = NULL;
+	if (!d1 || !d2)
+		return NULL;
 	if (d1->row)
-		*p = d1->row[d2->index] != P2P_NONE ? &g.answers[d1->row[d2->index]] : NULL;
+		p = d1->row[d2->index] != P2P_NONE ? &g.answers[d1->row[d2->index]] : NULL;
 	else
-		*p = d1->np2p ? bsearch(&key, d1->p2p, d1->np2p, sizeof(key), cmp_p2p) : NULL;
-	*p = *p ? *p : &none;
-	return NVML_SUCCESS;
-}
-
-/* MIG instances answer as nvmlDeviceGetMigMode is there and fails. */
-static nvmlReturn_t enter_mig(nvmlDevice_t h, struct mig **m)
-{
-	nvmlReturn_t rc = enter(NVML_FN_nvmlDeviceGetMigMode);
-	return rc ? rc : (*m = mig_of(h)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+		p = d1->np2p ? bsearch(&key, d1->p2p, d1->np2p, sizeof(key), cmp_p2p) : NULL;
+	return p ? p : &none;
 }
 
 static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
@@ -734,46 +714,44 @@ void replay_nvml_fabric(struct replay_fabric *f, void *info, int v, bool out)
 /* ------------------------------------------------------------- answers */
 
 /*
- * The answer of a function, written from its row of nvml_functions.h: the
- * prologue its arguments' shape names (which may set d, l, p or m), then
- * INVALID_ARGUMENT unless `given`, the recorded `code`, else the out
- * arguments filled by `set`.  ANSWER_OF_fn is "given, code, set", aN the
- * function's Nth argument.
+ * The answer of a function, written from its row of nvml_functions.h: what
+ * enter() checks (for the function id), then INVALID_ARGUMENT unless `find`
+ * finds what the arguments' shape names (setting d, l, p or m) and `given`
+ * holds, the recorded `code`, else the out arguments filled by `set`.
+ * ANSWER_OF_fn is "given, code, set", aN the function's Nth argument.
  */
-#define ANSWER(fn, params, enter) ANSWER_WITH(fn, params, enter, ANSWER_OF_##fn)
-#define ANSWER_WITH(fn, params, enter, ...)               \
-	static nvmlReturn_t replay_##fn DC_NAMED(params) \
-	{                                                  \
-		struct nvmlDevice_st *d = NULL;            \
-		const struct link *l = NULL;               \
-		const struct p2p *p = NULL;                \
-		struct mig *m = NULL;                      \
-		nvmlReturn_t rc = enter;                   \
-		(void)d, (void)l, (void)p, (void)m;        \
-		ANSWER_BODY(__VA_ARGS__)                   \
+#define ANSWER(fn, params, id, find) ANSWER_WITH(fn, params, id, find, ANSWER_OF_##fn)
+#define ANSWER_WITH(...) ANSWER_WITH_(__VA_ARGS__)
+#define ANSWER_WITH_(fn, params, id, find, given, code, set) \
+	static nvmlReturn_t replay_##fn DC_NAMED(params)    \
+	{                                                     \
+		struct nvmlDevice_st *d = NULL;               \
+		const struct link *l = NULL;                  \
+		const struct p2p *p = NULL;                   \
+		struct mig *m = NULL;                         \
+		nvmlReturn_t rc = enter(NVML_FN_##id);        \
+		(void)d, (void)l, (void)p, (void)m;           \
+		if (!rc && !((find) && (given)))              \
+			rc = NVML_ERROR_INVALID_ARGUMENT;     \
+		if (!rc && !(rc = (code)))                    \
+			set;                                  \
+		return rc;                                    \
 	}
-#define ANSWER_BODY(...) ANSWER_BODY_(__VA_ARGS__)
-#define ANSWER_BODY_(given, code, set)            \
-	if (!rc && !(given))                      \
-		rc = NVML_ERROR_INVALID_ARGUMENT; \
-	if (!rc && !(rc = (code)))                \
-		set;                              \
-	return rc;
-#define ANSWER_SYS(fn, params) ANSWER(fn, params, enter(NVML_FN_##fn))
-#define ANSWER_INDEX(fn, params) ANSWER(fn, params, enter(NVML_FN_##fn))
-#define ANSWER_DEV(fn, params) ANSWER(fn, params, enter_device(NVML_FN_##fn, a0, &d))
-#define ANSWER_LINK(fn, params) ANSWER(fn, params, enter_link(NVML_FN_##fn, a0, a1, &l))
-#define ANSWER_PEER(fn, params) ANSWER(fn, params, enter_pair(NVML_FN_##fn, a0, a1, &p))
-#define ANSWER_MIG_GPU(fn, params) ANSWER(fn, params, enter_device(NVML_FN_nvmlDeviceGetMigMode, a0, &d))
-#define ANSWER_MIG(fn, params) ANSWER(fn, params, enter_mig(a0, &m))
+#define ANSWER_SYS(fn, params) ANSWER(fn, params, fn, 1)
+#define ANSWER_INDEX(fn, params) ANSWER(fn, params, fn, 1)
+#define ANSWER_DEV(fn, params) ANSWER(fn, params, fn, d = dev_of(a0))
+#define ANSWER_DEV_MIG(fn, params) ANSWER(fn, params, fn, (m = mig_of(a0)) || (d = dev_of(a0)))
+#define ANSWER_FIELDS ANSWER_DEV
+#define ANSWER_LINK(fn, params) ANSWER(fn, params, fn, (d = dev_of(a0)) && (l = link_of(d, a1)))
+#define ANSWER_PEER(fn, params) ANSWER(fn, params, fn, p = pair_of(a0, a1))
+/* MIG instances answer as nvmlDeviceGetMigMode is there and fails. */
+#define ANSWER_MIG_GPU(fn, params) ANSWER(fn, params, nvmlDeviceGetMigMode, d = dev_of(a0))
+#define ANSWER_MIG(fn, params) ANSWER(fn, params, nvmlDeviceGetMigMode, m = mig_of(a0))
 /* NVML_DEVICE_QUERIES: the device's field of the function's own. */
-#define ANSWER_QUERY(fn, params) \
-	ANSWER_WITH(fn, params, enter_device(NVML_FN_##fn, a0, &d), a1, d->q_##fn##_rc, *a1 = d->q_##fn)
+#define ANSWER_QUERY(fn, params) ANSWER_WITH(fn, params, fn, d = dev_of(a0), a1, d->q_##fn##_rc, *a1 = d->q_##fn)
 /* Written out below. */
 #define ANSWER_NONE(fn, params)
 #define ANSWER_TEXT(fn, params)
-#define ANSWER_DEV_MIG(fn, params)
-#define ANSWER_FIELDS(fn, params)
 
 static nvmlReturn_t replay_nvmlInit_v2(void)
 {
@@ -819,6 +797,8 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 #define ANSWER_OF_nvmlSystemGetConfComputeState a0, g.sys.conf_rc, *a0 = g.sys.conf
 #define ANSWER_OF_nvmlDeviceGetHandleByIndex_v2 a0 < g.sys.count && a1, g.devs[a0].handle_rc, *a1 = &g.devs[a0]
 #define ANSWER_OF_nvmlDeviceGetName a1, d->name_rc, return put_str(d->name, a1, a2)
+/* A GPU's UUID, or a MIG instance's (a handle of its "mig_devices"). */
+#define ANSWER_OF_nvmlDeviceGetUUID a1, m ? m->uuid_rc : d->uuid_rc, return put_str(m ? m->uuid : d->uuid, a1, a2)
 #define ANSWER_OF_nvmlDeviceGetPciInfo_v3 a1, d->pci_rc, *a1 = d->pci
 #define ANSWER_OF_nvmlDeviceGetCudaComputeCapability a1 && a2, d->cc_rc, (*a1 = d->cc[0], *a2 = d->cc[1])
 #define ANSWER_OF_nvmlDeviceGetMigMode a1 && a2, d->mig_rc, (*a1 = d->mig[0], *a2 = d->mig[1])
@@ -859,22 +839,6 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 #define ANSWER_OF_nvmlDeviceGetDeviceHandleFromMigDeviceHandle a1, NVML_SUCCESS, *a1 = (nvmlDevice_t)&g.devs[m->parent]
 #define ANSWER_OF_nvmlDeviceGetGpuInstanceId a1, m->gi_rc, *a1 = m->gi
 #define ANSWER_OF_nvmlDeviceGetComputeInstanceId a1, m->ci_rc, *a1 = m->ci
-#define ANSWER_(fn, ret, params, required, args) ANSWER_##args(fn, params)
-NVML_ALL_FUNCTIONS_ARGS(ANSWER_)
-#undef ANSWER_
-
-/* A GPU's UUID, or a MIG instance's (a handle of its "mig_devices"). */
-static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
-{
-	struct nvmlDevice_st *d = NULL;
-	struct mig *m = mig_of(device);
-	nvmlReturn_t rc = m ? enter(NVML_FN_nvmlDeviceGetUUID) : enter_device(NVML_FN_nvmlDeviceGetUUID, device, &d);
-	if (!rc && !uuid)
-		rc = NVML_ERROR_INVALID_ARGUMENT;
-	if (!rc && !(rc = m ? m->uuid_rc : d->uuid_rc))
-		rc = put_str(m ? m->uuid : d->uuid, uuid, length);
-	return rc;
-}
 
 /* nvmlDeviceGetFieldValues: per-link state, version and speed, the link
  * count (entries not answering INVALID_ARGUMENT) and the active links to
@@ -900,15 +864,11 @@ static nvmlReturn_t field_value(const struct nvmlDevice_st *d, unsigned int id, 
 	return id == NVML_FI_DEV_NVLINK_GET_STATE ? l->state_rc : id == NVML_FI_DEV_NVLINK_GET_VERSION ? l->version_rc : l->speed_rc;
 }
 
-static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
+static void field_values(const struct nvmlDevice_st *d, int count, nvmlFieldValue_t *values)
 {
-	struct nvmlDevice_st *d;
 	struct timespec ts;
-	nvmlReturn_t rc = enter_device(NVML_FN_nvmlDeviceGetFieldValues, device, &d);
-	if (!rc && (valuesCount <= 0 || !values))
-		rc = NVML_ERROR_INVALID_ARGUMENT;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	for (int i = 0; !rc && i < valuesCount; i++) {
+	for (int i = 0; i < count; i++) {
 		nvmlFieldValue_t *v = &values[i];
 		unsigned int x = 0, id = v->fieldId;
 		if (id != NVML_FI_DEV_NVLINK_LINK_COUNT && id != NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT &&
@@ -926,8 +886,12 @@ static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int val
 		memset(&v->value, 0, sizeof(v->value));
 		v->value.uiVal = v->nvmlReturn ? 0 : x;
 	}
-	return rc;
 }
+
+#define ANSWER_OF_nvmlDeviceGetFieldValues a1 > 0 && a2, NVML_SUCCESS, field_values(d, a1, a2)
+#define ANSWER_(fn, ret, params, required, args) ANSWER_##args(fn, params)
+NVML_ALL_FUNCTIONS_ARGS(ANSWER_)
+#undef ANSWER_
 
 /* ------------------------------------------------------------------- ops */
 
