@@ -165,17 +165,8 @@ static json_t *kept_json(const struct kept *k, const struct fmt_field *fields, c
 #define note_top(m, rc, v) (LOCK(), keep(&n.sysk, replay_sys_fields, &n.sys, AT(replay_system, m), rc, v), UNLOCK())
 #define note_dev(h, m, rc, v) (LOCK(), keep_dev(dev_of(h), AT(nvmlDevice_st, m), rc, v), UNLOCK())
 #define note_mig(h, m, rc, v) (LOCK(), keep_mig(mig_of(h), AT(mig, m), rc, v), UNLOCK())
-static void keep_dev(struct rdev *d, size_t at, nvmlReturn_t rc, const void *v)
-{
-	if (d)
-		keep(&d->k, replay_dev_fields, &d->d, at, rc, v);
-}
-
-static void keep_mig(struct rmig *m, size_t at, nvmlReturn_t rc, const void *v)
-{
-	if (m)
-		keep(&m->k, replay_mig_fields, &m->m, at, rc, v);
-}
+#define keep_dev(x, at, rc, v) keep((x) ? &(x)->k : NULL, replay_dev_fields, (x) ? &(x)->d : NULL, at, rc, v)
+#define keep_mig(x, at, rc, v) keep((x) ? &(x)->k : NULL, replay_mig_fields, (x) ? &(x)->m : NULL, at, rc, v)
 
 /* A link's answer; `field` from nvmlDeviceGetFieldValues, which answers
  * NOT_SUPPORTED (or, past the links a driver knows, INVALID_ARGUMENT) for a
@@ -575,10 +566,9 @@ static json_t *write_device(struct rdev *d, json_t *answers, json_t *list)
 		json_object_del(fabric, "cliques");
 	for (int k = 0; fabric && !json_object_get(fabric, "error") && k < d->fabric_lacks; k++)
 		json_object_del(fabric, last[k]);
-	if (o && !json_object_get(o, "uuid"))
-		replay_put(&replay_rec_oom, o, "uuid", fmt_error(F, NVML_ERROR_UNKNOWN));
-	if (o && !json_object_get(o, "pci"))
-		replay_put(&replay_rec_oom, o, "pci", fmt_error(F, NVML_ERROR_UNKNOWN));
+	for (const struct fmt_field *f = replay_dev_fields; o && f->key; f++)
+		if ((f->flags & FMT_REQ) && !json_object_get(o, f->key))
+			replay_put(&replay_rec_oom, o, f->key, fmt_error(F, NVML_ERROR_UNKNOWN));
 	write_links(d, o);
 	write_peers(d, o, answers, list);
 	if (d->nmigs)

@@ -352,12 +352,14 @@ static int nvlink_read(const struct fmt_ctx *c, const struct fmt_field *f, json_
 {
 	char p[PATH_LEN], q[PATH_LEN];
 	struct nvmlDevice_st *d = out;
-	struct link links[MAX_LINKS], l;
+	struct link l;
 	long long repeat = 1;
 	int rc, r;
 	(void)f;
 	if (!json_is_array(arr))
 		return replay_bad(c->file, path, "expected an array of link objects");
+	if (!(d->links = malloc(MAX_LINKS * sizeof(l))))
+		return replay_bad(c->file, path, "out of memory");
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		json_t *e = json_array_get(arr, i), *rep = json_object_get(e, "repeat");
 		memset(&l, 0, sizeof(l));
@@ -373,14 +375,10 @@ static int nvlink_read(const struct fmt_ctx *c, const struct fmt_field *f, json_
 		if (repeat > MAX_LINKS - (long long)d->nlinks)
 			return replay_bad(c->file, p, "more than %d links in all", MAX_LINKS);
 		for (; repeat > 0; repeat--)
-			links[d->nlinks++] = l;
+			d->links[d->nlinks++] = l;
 		repeat = 1;
 	}
 	d->has_nvlink = true;
-	if (d->nlinks && !(d->links = malloc(d->nlinks * sizeof(l))))
-		return replay_bad(c->file, path, "out of memory");
-	if (d->nlinks)
-		memcpy(d->links, links, d->nlinks * sizeof(l));
 	return 0;
 }
 
@@ -577,11 +575,9 @@ static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 	for (int id = 0; id < NVML_FN_COUNT; id++)
 		g.fn_missing[id] = replay_library_lacks(&g.lib, fn_names[id]);
 	if ((v = json_object_get(nvml, "p2p_answers"))) {
-		if (!json_is_array(v))
-			return replay_bad(c->file, "nvml.p2p_answers", "expected an array of answer objects");
 		if (json_array_size(v) > MAX_P2P_ANSWERS)
 			return replay_bad(c->file, "nvml.p2p_answers", "more than %u answers", MAX_P2P_ANSWERS);
-		if (fmt_array(c, v, "nvml.p2p_answers", "answers", MAX_P2P_ANSWERS, sizeof(*g.answers), (void **)&g.answers, &n))
+		if (fmt_array(c, v, "nvml.p2p_answers", "answer objects", MAX_P2P_ANSWERS, sizeof(*g.answers), (void **)&g.answers, &n))
 			return -1;
 		g.nanswers = (unsigned int)n;
 		for (size_t i = 0; i < n; i++)
