@@ -2,7 +2,7 @@
 /*
  * NVML's replay: the "nvml" section of a topology file (docs/replay-format.md,
  * described by the field tables below, which record_nvml.c records with),
- * and every NVML function dmaconn calls (replay_nvml_bind()'s table)
+ * and every NVML function dmaconn calls (replay_nvml_table())
  * answered from it, with NVML's argument checks and return codes, so that
  * the core runs the same path as on hardware.  The section is read with the
  * file (replay/component.c); after that all is read-only but the init count,
