@@ -590,7 +590,8 @@ static json_t *write_nvml(void)
 		if (n.sysk.seen & 1u << (f - replay_sys_fields))
 			replay_put(&replay_rec_oom, sec, f->key, kept_answer(f, &n.sys));
 	/* As many devices as NVML counted, each as the detectors saw it. */
-	unsigned int count = (n.sysk.seen & 1u << key_of(replay_sys_fields, AT(replay_system, count))) && !n.sys.count_rc ? n.sys.count : 0;
+	int asked = n.sysk.seen & 1u << key_of(replay_sys_fields, AT(replay_system, count));
+	unsigned int count = asked && !n.sys.count_rc ? n.sys.count : 0;
 	unsigned int total = n.ndevs > count ? n.ndevs : count;
 	json_t *devs = json_array(), *answers = json_object(), *list = json_array();
 	for (unsigned int i = 0; i < total && i < REPLAY_MAX_DEVICES; i++)

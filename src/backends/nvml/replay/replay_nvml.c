@@ -577,7 +577,8 @@ static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 	if ((v = json_object_get(nvml, "p2p_answers"))) {
 		if (json_array_size(v) > MAX_P2P_ANSWERS)
 			return replay_bad(c->file, "nvml.p2p_answers", "more than %u answers", MAX_P2P_ANSWERS);
-		if (fmt_array(c, v, "nvml.p2p_answers", "answer objects", MAX_P2P_ANSWERS, sizeof(*g.answers), (void **)&g.answers, &n))
+		if (fmt_array(c, v, "nvml.p2p_answers", "answer objects", MAX_P2P_ANSWERS, sizeof(*g.answers),
+			      (void **)&g.answers, &n))
 			return -1;
 		g.nanswers = (unsigned int)n;
 		for (size_t i = 0; i < n; i++)
@@ -802,10 +803,11 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 #define ANSWER_OF_nvmlDeviceGetNumaNodeId a1, d->numa_rc, *a1 = d->numa
 #define ANSWER_OF_nvmlDeviceGetVirtualizationMode a1, d->virt_rc, *a1 = (nvmlGpuVirtualizationMode_t)d->virt
 /* The format keeps the node scope's affinity only (the one dmaconn asks). */
-#define ANSWER_OF_nvmlDeviceGetCpuAffinityWithinScope \
-	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->cpus_rc : NS, replay_nvml_mask(a2, a1, d->cpus, REPLAY_LIST_WORDS)
-#define ANSWER_OF_nvmlDeviceGetMemoryAffinity \
-	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->mems_rc : NS, replay_nvml_mask(a2, a1, d->mems, REPLAY_LIST_WORDS)
+#define AFFINITY(m)                                                           \
+	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->m##_rc : NS, \
+	    replay_nvml_mask(a2, a1, d->m, REPLAY_LIST_WORDS)
+#define ANSWER_OF_nvmlDeviceGetCpuAffinityWithinScope AFFINITY(cpus)
+#define ANSWER_OF_nvmlDeviceGetMemoryAffinity AFFINITY(mems)
 #define ANSWER_OF_nvmlDeviceGetGpuFabricInfoV                                                                  \
 	a1, a1->version != nvmlGpuFabricInfo_v2 && a1->version != nvmlGpuFabricInfo_v3 ? NVML_ERROR_ARGUMENT_VERSION_MISMATCH \
 											: d->fabric_rc,       \
