@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pci.h"
-
 #define MAX_HANDLES 8192 /* a power of two, above the devices a file may list */
 #define F (&replay_nvml_fmt)
 #define LOCK() pthread_mutex_lock(&replay_rec_lock)
@@ -213,11 +211,6 @@ static void note_init(nvmlReturn_t rc)
 	UNLOCK();
 }
 
-static const char *r_nvmlErrorString(nvmlReturn_t rc)
-{
-	return n.live.nvmlErrorString(rc);
-}
-
 static void note_handle(nvmlReturn_t rc, unsigned int i, nvmlDevice_t *h)
 {
 	/* Past the last device: what the replay answers past its list. */
@@ -388,7 +381,11 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 		return rc;                        \
 	}
 #define RECORD_NONE(fn, params) RECORD_WRAP(fn, params, (void), ())
-#define RECORD_TEXT(fn, params) /* written out above */
+#define RECORD_TEXT(fn, params)                     \
+	static const char *r_##fn DC_NAMED(params)  \
+	{                                           \
+		return n.live.fn DC_PASSED(params); \
+	}
 #define RECORD_ANY(fn, params) RECORD_WRAP(fn, params, DC_NAMED(params), DC_PASSED(params))
 #define RECORD_SYS RECORD_ANY
 #define RECORD_INDEX RECORD_ANY
