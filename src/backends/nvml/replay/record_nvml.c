@@ -107,10 +107,7 @@ static struct rmig *mig_of(nvmlDevice_t h)
 	return NULL;
 }
 
-/* The answer (rc; v, the value, on success) to the member at `at` of base,
- * kept as the reader reads its field: an error does not replace a success
- * kept before (the detector had its answer); a string is copied up to its
- * NUL. */
+/* The index of the field of fields at offset at (every member kept has one). */
 static int key_of(const struct fmt_field *fields, size_t at)
 {
 	int key = 0;
@@ -119,6 +116,10 @@ static int key_of(const struct fmt_field *fields, size_t at)
 	return key;
 }
 
+/* The answer (rc; v, the value, on success) to the member at `at` of base,
+ * kept as the reader reads its field: an error does not replace a success
+ * kept before (the detector had its answer); a string is copied up to its
+ * NUL. */
 static void keep(struct kept *k, const struct fmt_field *fields, void *base, size_t at, nvmlReturn_t rc, const void *v)
 {
 	int key = key_of(fields, at);
