@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pci.h"
-
 #define MAX_HANDLES 8192 /* a power of two, above the devices a file may list */
 #define F (&replay_nvml_fmt)
 #define LOCK() pthread_mutex_lock(&replay_rec_lock)
@@ -109,11 +107,22 @@ static struct rmig *mig_of(nvmlDevice_t h)
 	return NULL;
 }
 
-/* The answer (rc; v, the value, on success) of fields[key] into base, kept
- * as the reader reads it: an error does not replace a success kept before
- * (the detector had its answer); a string is copied up to its NUL. */
-static void keep(struct kept *k, const struct fmt_field *fields, void *base, int key, nvmlReturn_t rc, const void *v)
+/* The index of the field of fields at offset at (every member kept has one). */
+static int key_of(const struct fmt_field *fields, size_t at)
 {
+	int key = 0;
+	while (fields[key].off != at)
+		key++;
+	return key;
+}
+
+/* The answer (rc; v, the value, on success) to the member at `at` of base,
+ * kept as the reader reads its field: an error does not replace a success
+ * kept before (the detector had its answer); a string is copied up to its
+ * NUL. */
+static void keep(struct kept *k, const struct fmt_field *fields, void *base, size_t at, nvmlReturn_t rc, const void *v)
+{
+	int key = key_of(fields, at);
 	const struct fmt_field *f = &fields[key];
 	uint32_t bit = 1u << key;
 	if (!k || (rc && (k->ok & bit)))
@@ -148,31 +157,34 @@ static json_t *kept_json(const struct kept *k, const struct fmt_field *fields, c
 	return o;
 }
 
-/* An answer of the system, of device h, of MIG instance h (if known). */
-#define note_top(key, rc, v) (LOCK(), keep(&n.sysk, replay_sys_fields, &n.sys, key, rc, v), UNLOCK())
-#define note_dev(h, key, rc, v) \
-	(LOCK(), keep(dev_of(h) ? &dev_of(h)->k : NULL, replay_dev_fields, dev_of(h) ? &dev_of(h)->d : NULL, key, rc, v), UNLOCK())
-#define note_mig(h, key, rc, v) \
-	(LOCK(), keep(mig_of(h) ? &mig_of(h)->k : NULL, replay_mig_fields, mig_of(h) ? &mig_of(h)->m : NULL, key, rc, v), UNLOCK())
+/* An answer to member m of the system, of device h, of MIG instance h (if
+ * known); keep_dev(): with the lock held. */
+#define AT(type, m) offsetof(struct type, m)
+#define AT_I(type, m, i) (AT(type, m) + (size_t)(i) * sizeof(((struct type *)0)->m[0]))
+#define note_top(m, rc, v) (LOCK(), keep(&n.sysk, replay_sys_fields, &n.sys, AT(replay_system, m), rc, v), UNLOCK())
+#define note_dev(h, m, rc, v) (LOCK(), keep_dev(dev_of(h), AT(nvmlDevice_st, m), rc, v), UNLOCK())
+#define note_mig(h, m, rc, v) (LOCK(), keep_mig(mig_of(h), AT(mig, m), rc, v), UNLOCK())
+#define keep_dev(x, at, rc, v) keep((x) ? &(x)->k : NULL, replay_dev_fields, (x) ? &(x)->d : NULL, at, rc, v)
+#define keep_mig(x, at, rc, v) keep((x) ? &(x)->k : NULL, replay_mig_fields, (x) ? &(x)->m : NULL, at, rc, v)
 
 /* A link's answer; `field` from nvmlDeviceGetFieldValues, which answers
  * NOT_SUPPORTED (or, past the links a driver knows, INVALID_ARGUMENT) for a
  * link the GPU lacks where the link calls answer INVALID_ARGUMENT: links
  * asked up to NVML_NVLINK_MAX_LINKS of a GPU with fewer are not written. */
-static void note_link(nvmlDevice_t h, unsigned int ln, int key, nvmlReturn_t rc, const void *v, bool field)
+static void note_link(nvmlDevice_t h, unsigned int ln, size_t at, nvmlReturn_t rc, const void *v, bool field)
 {
 	LOCK();
 	struct rdev *d = dev_of(h);
 	if (d && ln < NVML_NVLINK_MAX_LINKS && (d->links || (d->links = calloc(NVML_NVLINK_MAX_LINKS, sizeof(*d->links))))) {
 		d->present[ln] |= rc != NVML_ERROR_INVALID_ARGUMENT && (!field || rc != NVML_ERROR_NOT_SUPPORTED);
-		keep(&d->links[ln].k, replay_link_fields, &d->links[ln].l, key, rc, v);
+		keep(&d->links[ln].k, replay_link_fields, &d->links[ln].l, at, rc, v);
 	} else {
 		replay_rec_oom = replay_rec_oom || (d && ln < NVML_NVLINK_MAX_LINKS);
 	}
 	UNLOCK();
 }
 
-static void note_pair(nvmlDevice_t h1, nvmlDevice_t h2, int key, nvmlReturn_t rc, const void *v)
+static void note_pair(nvmlDevice_t h1, nvmlDevice_t h2, size_t at, nvmlReturn_t rc, const void *v)
 {
 	LOCK();
 	struct rdev *d = dev_of(h1), *e = dev_of(h2);
@@ -187,7 +199,7 @@ static void note_pair(nvmlDevice_t h1, nvmlDevice_t h2, int key, nvmlReturn_t rc
 		}
 	}
 	if (d && e && j < d->npeers)
-		keep(&d->peers[j].k, replay_p2p_fields, &d->peers[j].p, key, rc, v);
+		keep(&d->peers[j].k, replay_p2p_fields, &d->peers[j].p, at, rc, v);
 	replay_rec_oom = replay_rec_oom || (d && e && j >= d->npeers);
 	UNLOCK();
 }
@@ -198,11 +210,6 @@ static void note_init(nvmlReturn_t rc)
 	n.init = rc && n.init_seen && !n.init ? NVML_SUCCESS : rc;
 	n.init_seen = true;
 	UNLOCK();
-}
-
-static const char *r_nvmlErrorString(nvmlReturn_t rc)
-{
-	return n.live.nvmlErrorString(rc);
 }
 
 static void note_handle(nvmlReturn_t rc, unsigned int i, nvmlDevice_t *h)
@@ -247,81 +254,43 @@ static void note_mig_handle(nvmlReturn_t rc, nvmlDevice_t h, nvmlDevice_t *mig)
 static void note_uuid(nvmlReturn_t rc, nvmlDevice_t h, const char *buf)
 {
 	LOCK();
-	struct rmig *m = mig_of(h);
-	UNLOCK();
-	if (m)
-		note_mig(h, REPLAY_M_UUID, rc, buf);
+	if (mig_of(h))
+		keep_mig(mig_of(h), AT(mig, uuid), rc, buf);
 	else
-		note_dev(h, REPLAY_D_UUID, rc, buf);
+		keep_dev(dev_of(h), AT(nvmlDevice_st, uuid), rc, buf);
+	UNLOCK();
 }
 
-/* The fabric as the v3 struct the reader reads; older structs lack the
- * last `lacks` keys (health_summary, then health_mask). */
-static void note_fabric(nvmlDevice_t h, nvmlReturn_t rc, const struct replay_fabric *f, int lacks)
+/* The fabric as the struct of version v gave it (replay_nvml_fabric());
+ * older structs lack the last keys (health_summary, then health_mask).  A
+ * version the driver does not know, or a driver without v4, is no fact
+ * about the GPU. */
+static void note_fabric(nvmlReturn_t rc, nvmlDevice_t h, void *info, int v)
 {
+	struct replay_fabric f;
+	memset(&f, 0, sizeof(f));
+	if (v == 4 ? rc && rc != NVML_ERROR_NOT_SUPPORTED : v != 1 && rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+		return;
+	if (!rc)
+		replay_nvml_fabric(&f, info, v, false);
 	LOCK();
 	struct rdev *d = dev_of(h);
 	if (d && !rc)
-		d->fabric_lacks = lacks;
-	if (d)
-		keep(&d->k, replay_dev_fields, &d->d, REPLAY_D_FABRIC, rc, f);
+		d->fabric_lacks = v == 1 ? 2 : v == 2;
+	keep_dev(d, AT(nvmlDevice_st, fabric), rc, &f);
 	UNLOCK();
-}
-
-static void note_fabric_v(nvmlReturn_t rc, nvmlDevice_t h, const nvmlGpuFabricInfo_v3_t *v)
-{
-	struct replay_fabric x;
-	memset(&x, 0, sizeof(x));
-	bool v3 = !rc && v->version == nvmlGpuFabricInfo_v3;
-	if (!rc)
-		memcpy(&x.v3, v, v3 ? sizeof(x.v3) : sizeof(nvmlGpuFabricInfo_v2_t));
-	/* A version the driver does not know is no fact about the GPU. */
-	if (rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
-		note_fabric(h, rc, &x, !v3);
-}
-
-/* v4 as the v3 keys (clique_id: the first unicast pointer clique, as NVML
- * maps it) and "cliques"; a driver without v4 is no fact about the GPU. */
-static void note_fabric_v4(nvmlReturn_t rc, nvmlDevice_t h, const nvmlGpuFabricInfo_v4_t *v)
-{
-	if (rc && rc != NVML_ERROR_NOT_SUPPORTED)
-		return;
-	struct replay_fabric f;
-	memset(&f, 0, sizeof(f));
-	if (!rc) {
-		unsigned int k = v->numCliques > NVML_GPU_FABRIC_CLIQUE_MAX ? NVML_GPU_FABRIC_CLIQUE_MAX : v->numCliques;
-		memcpy(f.v3.clusterUuid, v->clusterUuid, sizeof(f.v3.clusterUuid));
-		f.v3.status = v->status, f.v3.state = v->state;
-		f.v3.healthMask = v->healthMask, f.v3.healthSummary = v->healthSummary;
-		for (unsigned int c = k; c-- > 0;)
-			if (v->cliques[c].type == NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER)
-				f.v3.cliqueId = v->cliques[c].id;
-		f.cliques.v4 = true;
-		f.cliques.n = k;
-		memcpy(f.cliques.c, v->cliques, k * sizeof(f.cliques.c[0]));
-	}
-	note_fabric(h, rc, &f, 0);
-}
-
-static void note_fabric_v1(nvmlReturn_t rc, nvmlDevice_t h, const nvmlGpuFabricInfo_t *f)
-{
-	struct replay_fabric x;
-	memset(&x, 0, sizeof(x));
-	if (!rc) {
-		memcpy(x.v3.clusterUuid, f->clusterUuid, sizeof(x.v3.clusterUuid));
-		x.v3.status = f->status, x.v3.cliqueId = f->cliqueId, x.v3.state = f->state;
-	}
-	note_fabric(h, rc, &x, 2);
 }
 
 /* An affinity answer of the node scope, kept as its mask (written in the
  * kernel's list form). */
-static void note_list(nvmlDevice_t h, int key, nvmlReturn_t rc, unsigned int size, const unsigned long *set)
+static void note_list(nvmlDevice_t h, size_t at, nvmlReturn_t rc, unsigned int size, const unsigned long *set)
 {
 	unsigned long mask[REPLAY_LIST_WORDS] = { 0 };
 	if (!rc)
-		memcpy(mask, set, sizeof(*set) * (size < REPLAY_LIST_WORDS ? size : REPLAY_LIST_WORDS));
-	note_dev(h, key, rc, mask);
+		replay_nvml_mask(mask, REPLAY_LIST_WORDS, set, size);
+	LOCK();
+	keep_dev(dev_of(h), at, rc, mask);
+	UNLOCK();
 }
 
 /* A level the format cannot name replays as NVML's generic failure; the
@@ -329,8 +298,8 @@ static void note_list(nvmlDevice_t h, int key, nvmlReturn_t rc, unsigned int siz
 static void note_ancestor(nvmlReturn_t rc, nvmlDevice_t h1, nvmlDevice_t h2, const nvmlGpuTopologyLevel_t *level)
 {
 	nvmlReturn_t kept = rc || replay_name_of(replay_ancestor_names, *level) ? rc : NVML_ERROR_UNKNOWN;
-	note_pair(h1, h2, REPLAY_P_ANCESTOR, kept, level);
-	note_pair(h2, h1, REPLAY_P_ANCESTOR, kept, level);
+	note_pair(h1, h2, AT(p2p, ancestor), kept, level);
+	note_pair(h2, h1, AT(p2p, ancestor), kept, level);
 }
 
 /* Per-link state, version and speed, and the count of links to NVSwitches
@@ -341,15 +310,18 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 		const nvmlFieldValue_t *v = &values[i];
 		nvmlReturn_t erc = rc ? rc : v->nvmlReturn;
 		unsigned int x = erc ? 0 : field_uint(v), id = v->fieldId;
-		int key = id == NVML_FI_DEV_NVLINK_GET_STATE	 ? REPLAY_L_STATE
-			  : id == NVML_FI_DEV_NVLINK_GET_VERSION ? REPLAY_L_VERSION
-			  : id == NVML_FI_DEV_NVLINK_GET_SPEED	 ? REPLAY_L_SPEED
-								 : -1;
-		x = key == REPLAY_L_STATE ? x != 0 : x;
-		if (key >= 0) {
-			note_link(h, v->scopeId, key, erc, &x, true);
-		} else if (id >= NVML_FI_DEV_C2C_LINK_COUNT && id <= NVML_FI_DEV_C2C_LINK_GET_MAX_BW) {
-			note_dev(h, REPLAY_D_C2C_COUNT + (int)(id - NVML_FI_DEV_C2C_LINK_COUNT), erc, &x);
+		bool c2c = id >= NVML_FI_DEV_C2C_LINK_COUNT && id <= NVML_FI_DEV_C2C_LINK_GET_MAX_BW;
+		size_t at = id == NVML_FI_DEV_NVLINK_GET_STATE	 ? AT(link, state)
+			    : id == NVML_FI_DEV_NVLINK_GET_VERSION ? AT(link, version)
+			    : id == NVML_FI_DEV_NVLINK_GET_SPEED	 ? AT(link, speed)
+								 : 0;
+		x = at == AT(link, state) ? x != 0 : x;
+		if (at) {
+			note_link(h, v->scopeId, at, erc, &x, true);
+		} else if (c2c) {
+			LOCK();
+			keep_dev(dev_of(h), AT_I(nvmlDevice_st, c2c, id - NVML_FI_DEV_C2C_LINK_COUNT), erc, &x);
+			UNLOCK();
 		} else if (id == NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT && !erc) {
 			LOCK();
 			if (dev_of(h))
@@ -365,40 +337,40 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
  */
 #define KEEP_OF_nvmlInit_v2 note_init(rc)
 #define KEEP_OF_nvmlShutdown (void)0
-#define KEEP_OF_nvmlSystemGetDriverVersion note_top(REPLAY_S_DRIVER, rc, a0)
-#define KEEP_OF_nvmlSystemGetNVMLVersion note_top(REPLAY_S_NVML, rc, a0)
-#define KEEP_OF_nvmlSystemGetCudaDriverVersion_v2 note_top(REPLAY_S_CUDA, rc, a0)
-#define KEEP_OF_nvmlDeviceGetCount_v2 note_top(REPLAY_S_COUNT, rc, a0)
-#define KEEP_OF_nvmlSystemGetConfComputeState note_top(REPLAY_S_CONF, rc, a0)
+#define KEEP_OF_nvmlSystemGetDriverVersion note_top(driver, rc, a0)
+#define KEEP_OF_nvmlSystemGetNVMLVersion note_top(nvml_version, rc, a0)
+#define KEEP_OF_nvmlSystemGetCudaDriverVersion_v2 note_top(cuda, rc, a0)
+#define KEEP_OF_nvmlDeviceGetCount_v2 note_top(count, rc, a0)
+#define KEEP_OF_nvmlSystemGetConfComputeState note_top(conf, rc, a0)
 #define KEEP_OF_nvmlDeviceGetHandleByIndex_v2 note_handle(rc, a0, a1)
-#define KEEP_OF_nvmlDeviceGetName note_dev(a0, REPLAY_D_NAME, rc, a1)
+#define KEEP_OF_nvmlDeviceGetName note_dev(a0, name, rc, a1)
 #define KEEP_OF_nvmlDeviceGetUUID note_uuid(rc, a0, a1)
-#define KEEP_OF_nvmlDeviceGetPciInfo_v3 note_dev(a0, REPLAY_D_PCI, rc, a1)
-#define KEEP_OF_nvmlDeviceGetCudaComputeCapability note_dev(a0, REPLAY_D_CC, rc, rc ? NULL : ((int[2]){ *a1, *a2 }))
+#define KEEP_OF_nvmlDeviceGetPciInfo_v3 note_dev(a0, pci, rc, a1)
+#define KEEP_OF_nvmlDeviceGetCudaComputeCapability note_dev(a0, cc, rc, rc ? NULL : ((int[2]){ *a1, *a2 }))
 #define KEEP_OF_nvmlDeviceGetMigMode \
-	note_dev(a0, REPLAY_D_MIG, rc, rc ? NULL : ((unsigned int[2]){ *a1, *a2 }))
-#define KEEP_OF_nvmlDeviceGetBAR1MemoryInfo note_dev(a0, REPLAY_D_BAR1, rc, rc ? NULL : &a1->bar1Total)
-#define KEEP_OF_nvmlDeviceGetNumaNodeId note_dev(a0, REPLAY_D_NUMA, rc, a1)
+	note_dev(a0, mig, rc, rc ? NULL : ((unsigned int[2]){ *a1, *a2 }))
+#define KEEP_OF_nvmlDeviceGetBAR1MemoryInfo note_dev(a0, bar1, rc, rc ? NULL : &a1->bar1Total)
+#define KEEP_OF_nvmlDeviceGetNumaNodeId note_dev(a0, numa, rc, a1)
 #define KEEP_OF_nvmlDeviceGetCpuAffinityWithinScope \
-	a3 == NVML_AFFINITY_SCOPE_NODE ? note_list(a0, REPLAY_D_CPUS, rc, a1, a2) : (void)0
+	a3 == NVML_AFFINITY_SCOPE_NODE ? note_list(a0, AT(nvmlDevice_st, cpus), rc, a1, a2) : (void)0
 #define KEEP_OF_nvmlDeviceGetMemoryAffinity \
-	a3 == NVML_AFFINITY_SCOPE_NODE ? note_list(a0, REPLAY_D_MEMS, rc, a1, a2) : (void)0
-#define KEEP_OF_nvmlDeviceGetVirtualizationMode note_dev(a0, REPLAY_D_VIRT, rc, a1)
-#define KEEP_OF_nvmlDeviceGetGpuFabricInfoV note_fabric_v(rc, a0, a1)
-#define KEEP_OF_nvmlDeviceGetGpuFabricInfo note_fabric_v1(rc, a0, a1)
-#define KEEP_OF_nvmlDeviceGetGpuFabricInfo_v4 note_fabric_v4(rc, a0, a1)
+	a3 == NVML_AFFINITY_SCOPE_NODE ? note_list(a0, AT(nvmlDevice_st, mems), rc, a1, a2) : (void)0
+#define KEEP_OF_nvmlDeviceGetVirtualizationMode note_dev(a0, virt, rc, a1)
+#define KEEP_OF_nvmlDeviceGetGpuFabricInfoV note_fabric(rc, a0, a1, !rc && a1->version == nvmlGpuFabricInfo_v3 ? 3 : 2)
+#define KEEP_OF_nvmlDeviceGetGpuFabricInfo note_fabric(rc, a0, a1, 1)
+#define KEEP_OF_nvmlDeviceGetGpuFabricInfo_v4 note_fabric(rc, a0, a1, 4)
 #define KEEP_OF_nvmlDeviceGetMaxMigDeviceCount (void)a0
 #define KEEP_OF_nvmlDeviceGetMigDeviceHandleByIndex note_mig_handle(rc, a0, a2)
 #define KEEP_OF_nvmlDeviceGetDeviceHandleFromMigDeviceHandle (void)a0
-#define KEEP_OF_nvmlDeviceGetGpuInstanceId note_mig(a0, REPLAY_M_GI, rc, a1)
-#define KEEP_OF_nvmlDeviceGetComputeInstanceId note_mig(a0, REPLAY_M_CI, rc, a1)
+#define KEEP_OF_nvmlDeviceGetGpuInstanceId note_mig(a0, gi, rc, a1)
+#define KEEP_OF_nvmlDeviceGetComputeInstanceId note_mig(a0, ci, rc, a1)
 #define KEEP_OF_nvmlDeviceGetNvLinkState \
-	note_link(a0, a1, REPLAY_L_STATE, rc, &(nvmlEnableState_t){ !rc && *a2 != NVML_FEATURE_DISABLED }, false)
-#define KEEP_OF_nvmlDeviceGetNvLinkVersion note_link(a0, a1, REPLAY_L_VERSION, rc, a2, false)
-#define KEEP_OF_nvmlDeviceGetNvLinkRemoteDeviceType note_link(a0, a1, REPLAY_L_TYPE, rc, a2, false)
-#define KEEP_OF_nvmlDeviceGetNvLinkRemotePciInfo_v2 note_link(a0, a1, REPLAY_L_PCI, rc, a2, false)
+	note_link(a0, a1, AT(link, state), rc, &(nvmlEnableState_t){ !rc && *a2 != NVML_FEATURE_DISABLED }, false)
+#define KEEP_OF_nvmlDeviceGetNvLinkVersion note_link(a0, a1, AT(link, version), rc, a2, false)
+#define KEEP_OF_nvmlDeviceGetNvLinkRemoteDeviceType note_link(a0, a1, AT(link, type), rc, a2, false)
+#define KEEP_OF_nvmlDeviceGetNvLinkRemotePciInfo_v2 note_link(a0, a1, AT(link, pci), rc, a2, false)
 #define KEEP_OF_nvmlDeviceGetP2PStatus \
-	(a2 >= 0 && a2 < REPLAY_P2P_CAPS ? note_pair(a0, a1, (int)a2, rc, a3) : (void)0)
+	(a2 >= 0 && a2 < REPLAY_P2P_CAPS ? note_pair(a0, a1, AT_I(p2p, status, a2), rc, a3) : (void)0)
 #define KEEP_OF_nvmlDeviceGetTopologyCommonAncestor note_ancestor(rc, a0, a1, a2)
 #define KEEP_OF_nvmlDeviceGetFieldValues note_fields(rc, a0, a1, a2)
 #define RECORD_WRAP(fn, params, named, passed) RECORD_KEEP(fn, named, passed, KEEP_OF_##fn)
@@ -410,7 +382,11 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 		return rc;                        \
 	}
 #define RECORD_NONE(fn, params) RECORD_WRAP(fn, params, (void), ())
-#define RECORD_TEXT(fn, params) /* written out above */
+#define RECORD_TEXT(fn, params)                     \
+	static const char *r_##fn DC_NAMED(params)  \
+	{                                           \
+		return n.live.fn DC_PASSED(params); \
+	}
 #define RECORD_ANY(fn, params) RECORD_WRAP(fn, params, DC_NAMED(params), DC_PASSED(params))
 #define RECORD_SYS RECORD_ANY
 #define RECORD_INDEX RECORD_ANY
@@ -423,7 +399,7 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 #define RECORD_MIG RECORD_ANY
 /* NVML_DEVICE_QUERIES: the answer under the device's field of the function's own. */
 #define RECORD_QUERY(fn, params) \
-	RECORD_KEEP(fn, DC_NAMED(params), DC_PASSED(params), note_dev(a0, REPLAY_D_##fn, rc, a1))
+	RECORD_KEEP(fn, DC_NAMED(params), DC_PASSED(params), note_dev(a0, q_##fn, rc, a1))
 #define RECORD_(fn, ret, params, required, args) RECORD_##args(fn, params)
 NVML_ALL_FUNCTIONS_ARGS(RECORD_)
 #undef RECORD_
@@ -539,8 +515,8 @@ static void write_links(struct rdev *d, json_t *obj)
  */
 static void write_peers(struct rdev *d, json_t *obj, json_t *answers, json_t *list)
 {
-	size_t len = 0, cap = 64;
-	char *row = d->peers ? malloc(cap) : NULL, item[48];
+	size_t len = 0, cap = (size_t)n.ndevs * 24 + 1; /* "16777215*4096," at most per peer */
+	char *row = d->peers ? calloc(cap, 1) : NULL;
 	long long prev = -2, run = 0;
 	for (unsigned int j = 0; row && j <= n.ndevs; j++) {
 		long long at = -1;
@@ -562,17 +538,12 @@ static void write_peers(struct rdev *d, json_t *obj, json_t *answers, json_t *li
 				continue;
 			}
 		}
-		int w = run <= 0 ? 0
-			: prev < 0 ? snprintf(item, sizeof(item), "%s-", len ? "," : "")
-				   : snprintf(item, sizeof(item), "%s%lld", len ? "," : "", prev);
+		if (run > 0 && prev < 0)
+			len += (size_t)snprintf(row + len, cap - len, "%s-", len ? "," : "");
+		else if (run > 0)
+			len += (size_t)snprintf(row + len, cap - len, "%s%lld", len ? "," : "", prev);
 		if (run > 1)
-			w += snprintf(item + w, sizeof(item) - (size_t)w, "*%lld", run);
-		char *grown = len + (size_t)w + 1 > cap ? realloc(row, cap = 2 * cap + (size_t)w) : row;
-		if (!grown)
-			free(row);
-		if ((row = grown) && w)
-			memcpy(row + len, item, (size_t)w + 1);
-		len += (size_t)w;
+			len += (size_t)snprintf(row + len, cap - len, "*%lld", run);
 		prev = at;
 		run = 1;
 	}
@@ -593,10 +564,9 @@ static json_t *write_device(struct rdev *d, json_t *answers, json_t *list)
 		json_object_del(fabric, "cliques");
 	for (int k = 0; fabric && !json_object_get(fabric, "error") && k < d->fabric_lacks; k++)
 		json_object_del(fabric, last[k]);
-	if (o && !json_object_get(o, "uuid"))
-		replay_put(&replay_rec_oom, o, "uuid", fmt_error(F, NVML_ERROR_UNKNOWN));
-	if (o && !json_object_get(o, "pci"))
-		replay_put(&replay_rec_oom, o, "pci", fmt_error(F, NVML_ERROR_UNKNOWN));
+	for (const struct fmt_field *f = replay_dev_fields; o && f->key; f++)
+		if ((f->flags & FMT_REQ) && !json_object_get(o, f->key))
+			replay_put(&replay_rec_oom, o, f->key, fmt_error(F, NVML_ERROR_UNKNOWN));
 	write_links(d, o);
 	write_peers(d, o, answers, list);
 	if (d->nmigs)
@@ -618,7 +588,8 @@ static json_t *write_nvml(void)
 		if (n.sysk.seen & 1u << (f - replay_sys_fields))
 			replay_put(&replay_rec_oom, sec, f->key, kept_answer(f, &n.sys));
 	/* As many devices as NVML counted, each as the detectors saw it. */
-	unsigned int count = (n.sysk.seen & 1u << REPLAY_S_COUNT) && !n.sys.count_rc ? n.sys.count : 0;
+	int asked = n.sysk.seen & 1u << key_of(replay_sys_fields, AT(replay_system, count));
+	unsigned int count = asked && !n.sys.count_rc ? n.sys.count : 0;
 	unsigned int total = n.ndevs > count ? n.ndevs : count;
 	json_t *devs = json_array(), *answers = json_object(), *list = json_array();
 	for (unsigned int i = 0; i < total && i < REPLAY_MAX_DEVICES; i++)

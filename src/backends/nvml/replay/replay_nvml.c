@@ -2,7 +2,7 @@
 /*
  * NVML's replay: the "nvml" section of a topology file (docs/replay-format.md,
  * described by the field tables below, which record_nvml.c records with),
- * and every NVML function dmaconn calls (replay_nvml_bind()'s table)
+ * and every NVML function dmaconn calls (replay_nvml_table())
  * answered from it, with NVML's argument checks and return codes, so that
  * the core runs the same path as on hardware.  The section is read with the
  * file (replay/component.c); after that all is read-only but the init count,
@@ -61,7 +61,7 @@ static struct replay {
 	struct replay_library lib;
 	bool fn_missing[NVML_FN_COUNT];
 	struct replay_system sys; /* sys.count: device_count's answer, or ndev */
-	unsigned int ndev, nanswers, nenv, ngpus;
+	unsigned int ndev, nanswers;
 	struct nvmlDevice_st *devs;
 	struct p2p *answers; /* nvml.p2p_answers, what "p2p_row" entries name */
 	bool any_mig;	     /* a device lists MIG instances */
@@ -209,41 +209,34 @@ static const struct replay_name clique_type_names[] = {
 };
 
 /* A clique's type: a name NVML gives it, or a number (a type named later). */
+static const struct fmt_field clique_type = { .kind = FMT_NAME, .size = 1, .aux = clique_type_names,
+					      .msg = "expected %s or a number 0-255" };
 static int clique_type_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path,
 			    void *out)
 {
-	int *type = out;
 	long long n;
 	(void)f;
-	if (json_is_string(v) && !replay_value_of(clique_type_names, json_string_value(v), type))
-		return 0;
 	if (!json_is_integer(v))
-		return replay_bad(c->file, path, "expected \"unicast_pointer\", \"multicast_pointer\", "
-				  "\"unicast_logical_endpoint\", \"multicast_logical_endpoint\" or a number 0-255");
+		return fmt_value(c, &clique_type, v, path, out);
 	if (replay_get_int(c->file, v, path, 0, 255, &n))
 		return -1;
-	*type = (int)n;
+	*(unsigned char *)out = (unsigned char)n;
 	return 0;
 }
 
 static json_t *clique_type_write(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
 {
-	const char *name = replay_name_of(clique_type_names, *(const int *)in);
-	(void)c;
+	const unsigned char *type = in;
 	(void)f;
-	return name ? json_string(name) : json_integer(*(const int *)in);
+	return replay_name_of(clique_type_names, *type) ? fmt_json(c, &clique_type, in) : json_integer(*type);
 }
 
 static const struct fmt_custom clique_type_custom = { clique_type_read, clique_type_write };
 
 /* One of v4's cliques: {"type": NAME or a number, "id": N}. */
-struct clique_entry {
-	int type;
-	unsigned int id;
-};
 static const struct fmt_field clique_fields[] = {
-	FMT_FIELD("type", FMT_CUSTOM, struct clique_entry, type, .flags = FMT_REQ, .aux = &clique_type_custom),
-	FMT_FIELD("id", FMT_UINT, struct clique_entry, id, .flags = FMT_REQ, FMT_U32),
+	FMT_FIELD("type", FMT_CUSTOM, nvmlGpuFabricClique_v1_t, type, .flags = FMT_REQ, .aux = &clique_type_custom),
+	FMT_FIELD("id", FMT_UINT, nvmlGpuFabricClique_v1_t, id, .flags = FMT_REQ, FMT_U32),
 	{ .key = NULL },
 };
 
@@ -258,17 +251,13 @@ static int cliques_read(const struct fmt_ctx *c, const struct fmt_field *f, json
 	if (json_array_size(v) > NVML_GPU_FABRIC_CLIQUE_MAX)
 		return replay_bad(c->file, path, "more than %d cliques", NVML_GPU_FABRIC_CLIQUE_MAX);
 	cl->v4 = true;
-	cl->n = 0;
-	for (size_t i = 0; i < json_array_size(v); i++) {
-		struct clique_entry e = { 0, 0 };
-		json_t *o = json_array_get(v, i);
-		replay_item(p, path, i);
+	for (cl->n = 0; cl->n < json_array_size(v); cl->n++) {
+		json_t *o = json_array_get(v, cl->n);
+		replay_item(p, path, cl->n);
 		if (!json_is_object(o))
 			return replay_bad(c->file, p, "expected an object with \"type\" and \"id\"");
-		if (fmt_read(c, clique_fields, o, p, &e))
+		if (fmt_read(c, clique_fields, o, p, &cl->c[cl->n]))
 			return -1;
-		cl->c[cl->n].type = (unsigned char)e.type;
-		cl->c[cl->n++].id = e.id;
 	}
 	return 0;
 }
@@ -279,15 +268,11 @@ static json_t *cliques_write(const struct fmt_ctx *c, const struct fmt_field *f,
 	json_t *a = json_array();
 	bool oom = !a;
 	(void)f;
-	for (unsigned int i = 0; a && i < cl->n && i < NVML_GPU_FABRIC_CLIQUE_MAX; i++) {
-		struct clique_entry e = { cl->c[i].type, cl->c[i].id };
-		replay_append(&oom, a, fmt_write(c, clique_fields, &e));
-	}
-	if (oom) {
+	for (unsigned int i = 0; a && i < cl->n && i < NVML_GPU_FABRIC_CLIQUE_MAX; i++)
+		replay_append(&oom, a, fmt_write(c, clique_fields, &cl->c[i]));
+	if (oom)
 		json_decref(a);
-		return NULL;
-	}
-	return a;
+	return oom ? NULL : a;
 }
 
 static const struct fmt_custom cliques_custom = { cliques_read, cliques_write };
@@ -311,8 +296,9 @@ static int row_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *
 static int migs_read(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out);
 #define WHOLE(k, fn) { .key = k, .kind = FMT_CUSTOM, .aux = &(const struct fmt_custom){ fn, NULL } }
 
-#define DEV(key, kind, m, absent, ...) \
-	FMT_FIELD(key, kind, struct nvmlDevice_st, m, FMT_RC(struct nvmlDevice_st, m##_rc, absent), __VA_ARGS__)
+#define DEV(key, kind, m, absent, ...) DEV_RC(key, kind, m, m##_rc, absent, __VA_ARGS__)
+#define DEV_RC(key, kind, m, rc, absent, ...) \
+	FMT_FIELD(key, kind, struct nvmlDevice_st, m, FMT_RC(struct nvmlDevice_st, rc, absent), __VA_ARGS__)
 const struct fmt_field replay_dev_fields[] = {
 	DEV("name", FMT_STR, name, NVML_SUCCESS),
 	DEV("uuid", FMT_STR, uuid, NVML_SUCCESS, .flags = FMT_REQ),
@@ -331,9 +317,9 @@ const struct fmt_field replay_dev_fields[] = {
 	DEV("cpu_affinity", FMT_CUSTOM, cpus, NS, .aux = &list_custom),
 	DEV("memory_affinity", FMT_CUSTOM, mems, NS, .aux = &list_custom),
 	DEV("numa_node_id", FMT_UINT, numa, NS, FMT_U32),
-	DEV("c2c_link_count", FMT_UINT, c2c_count, NS, FMT_U32),
-	DEV("c2c_link_status", FMT_UINT, c2c_status, NS, FMT_U32),
-	DEV("c2c_link_max_bw", FMT_UINT, c2c_bw, NS, FMT_U32),
+	DEV_RC("c2c_link_count", FMT_UINT, c2c[0], c2c_rc[0], NS, FMT_U32),
+	DEV_RC("c2c_link_status", FMT_UINT, c2c[1], c2c_rc[1], NS, FMT_U32),
+	DEV_RC("c2c_link_max_bw", FMT_UINT, c2c[2], c2c_rc[2], NS, FMT_U32),
 	/* The device itself: its links, peers and MIG instances. */
 	WHOLE("nvlink", nvlink_read),
 	WHOLE("p2p", p2p_read),
@@ -366,12 +352,14 @@ static int nvlink_read(const struct fmt_ctx *c, const struct fmt_field *f, json_
 {
 	char p[PATH_LEN], q[PATH_LEN];
 	struct nvmlDevice_st *d = out;
-	struct link links[MAX_LINKS], l;
+	struct link l;
 	long long repeat = 1;
 	int rc, r;
 	(void)f;
 	if (!json_is_array(arr))
 		return replay_bad(c->file, path, "expected an array of link objects");
+	if (!(d->links = malloc(MAX_LINKS * sizeof(l))))
+		return replay_bad(c->file, path, "out of memory");
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		json_t *e = json_array_get(arr, i), *rep = json_object_get(e, "repeat");
 		memset(&l, 0, sizeof(l));
@@ -387,14 +375,10 @@ static int nvlink_read(const struct fmt_ctx *c, const struct fmt_field *f, json_
 		if (repeat > MAX_LINKS - (long long)d->nlinks)
 			return replay_bad(c->file, p, "more than %d links in all", MAX_LINKS);
 		for (; repeat > 0; repeat--)
-			links[d->nlinks++] = l;
+			d->links[d->nlinks++] = l;
 		repeat = 1;
 	}
 	d->has_nvlink = true;
-	if (d->nlinks && !(d->links = malloc(d->nlinks * sizeof(l))))
-		return replay_bad(c->file, path, "out of memory");
-	if (d->nlinks)
-		memcpy(d->links, links, d->nlinks * sizeof(l));
 	return 0;
 }
 
@@ -591,11 +575,10 @@ static int read_nvml(const struct fmt_ctx *c, json_t *nvml)
 	for (int id = 0; id < NVML_FN_COUNT; id++)
 		g.fn_missing[id] = replay_library_lacks(&g.lib, fn_names[id]);
 	if ((v = json_object_get(nvml, "p2p_answers"))) {
-		if (!json_is_array(v))
-			return replay_bad(c->file, "nvml.p2p_answers", "expected an array of answer objects");
 		if (json_array_size(v) > MAX_P2P_ANSWERS)
 			return replay_bad(c->file, "nvml.p2p_answers", "more than %u answers", MAX_P2P_ANSWERS);
-		if (fmt_array(c, v, "nvml.p2p_answers", "answers", MAX_P2P_ANSWERS, sizeof(*g.answers), (void **)&g.answers, &n))
+		if (fmt_array(c, v, "nvml.p2p_answers", "answer objects", MAX_P2P_ANSWERS, sizeof(*g.answers),
+			      (void **)&g.answers, &n))
 			return -1;
 		g.nanswers = (unsigned int)n;
 		for (size_t i = 0; i < n; i++)
@@ -647,12 +630,6 @@ static struct mig *mig_of(nvmlDevice_t h)
 	return NULL;
 }
 
-static nvmlReturn_t enter_device(enum nvml_fn_id fn, nvmlDevice_t h, struct nvmlDevice_st **d)
-{
-	nvmlReturn_t rc = enter(fn);
-	return rc ? rc : (*d = dev_of(h)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
-}
-
 /* A link the device has (without "nvlink", as on PCIe-only GPUs, every link
  * answers NOT_SUPPORTED), or NULL (NVML's INVALID_ARGUMENT). */
 static const struct link *link_of(const struct nvmlDevice_st *d, unsigned int ln)
@@ -663,36 +640,22 @@ static const struct link *link_of(const struct nvmlDevice_st *d, unsigned int ln
 	return ln < d->nlinks ? &d->links[ln] : NULL;
 }
 
-static nvmlReturn_t enter_link(enum nvml_fn_id fn, nvmlDevice_t h, unsigned int ln, const struct link **l)
-{
-	struct nvmlDevice_st *d;
-	nvmlReturn_t rc = enter_device(fn, h, &d);
-	return rc ? rc : (*l = link_of(d, ln)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
-}
-
-/* NVML answers for a device paired with itself as for any pair; a peer the
- * file says nothing about answers status NS, ancestor NOT_SUPPORTED. */
-static nvmlReturn_t enter_pair(enum nvml_fn_id fn, nvmlDevice_t h1, nvmlDevice_t h2, const struct p2p **p)
+/* The pair's answers, or NULL when a handle is none of ours.  NVML answers
+ * for a device paired with itself as for any pair; a peer the file says
+ * nothing about answers status NS, ancestor NOT_SUPPORTED. */
+static const struct p2p *pair_of(nvmlDevice_t h1, nvmlDevice_t h2)
 {
 	static const struct p2p none = { .status = { PNS, PNS, PNS, PNS, PNS }, .ancestor_rc = NS };
-	nvmlReturn_t rc = enter(fn);
 	struct nvmlDevice_st *d1 = dev_of(h1), *d2 = dev_of(h2);
 	struct p2p key = { .peer = d2 ? d2->index : 0 };
-	if (rc || !d1 || !d2)
-		return rc ? rc : NVML_ERROR_INVALID_ARGUMENT;
+	const struct p2p *p = NULL;
+	if (!d1 || !d2)
+		return NULL;
 	if (d1->row)
-		*p = d1->row[d2->index] != P2P_NONE ? &g.answers[d1->row[d2->index]] : NULL;
+		p = d1->row[d2->index] != P2P_NONE ? &g.answers[d1->row[d2->index]] : NULL;
 	else
-		*p = d1->np2p ? bsearch(&key, d1->p2p, d1->np2p, sizeof(key), cmp_p2p) : NULL;
-	*p = *p ? *p : &none;
-	return NVML_SUCCESS;
-}
-
-/* MIG instances answer as nvmlDeviceGetMigMode is there and fails. */
-static nvmlReturn_t enter_mig(nvmlDevice_t h, struct mig **m)
-{
-	nvmlReturn_t rc = enter(NVML_FN_nvmlDeviceGetMigMode);
-	return rc ? rc : (*m = mig_of(h)) ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+		p = d1->np2p ? bsearch(&key, d1->p2p, d1->np2p, sizeof(key), cmp_p2p) : NULL;
+	return p ? p : &none;
 }
 
 static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
@@ -704,49 +667,88 @@ static nvmlReturn_t put_str(const char *s, char *buf, unsigned int length)
 	return NVML_SUCCESS;
 }
 
+void replay_nvml_mask(unsigned long *to, unsigned int words, const unsigned long *from, unsigned int from_words)
+{
+	memset(to, 0, sizeof(*to) * words);
+	memcpy(to, from, sizeof(*to) * (words < from_words ? words : from_words));
+}
+
+/* Both ways, as kept and as the caller's struct, member by member. */
+#define MOVE(kept, theirs) \
+	memcpy(out ? (void *)&(theirs) : (void *)&(kept), out ? (void *)&(kept) : (void *)&(theirs), sizeof(kept))
+void replay_nvml_fabric(struct replay_fabric *f, void *info, int v, bool out)
+{
+	nvmlGpuFabricInfo_t *v1 = info;
+	nvmlGpuFabricInfo_v4_t *v4 = info;
+	nvmlGpuFabricInfo_v3_t k = f->v3;
+	if (v == 2 || v == 3) {
+		k.version = ((nvmlGpuFabricInfo_v3_t *)info)->version;
+		memcpy(out ? info : &f->v3, out ? &k : info, v == 3 ? sizeof(k) : sizeof(nvmlGpuFabricInfo_v2_t));
+		return;
+	}
+	if (out)
+		memset(info, 0, v == 1 ? sizeof(*v1) : sizeof(*v4));
+	MOVE(f->v3.clusterUuid, *(v == 1 ? &v1->clusterUuid : &v4->clusterUuid));
+	MOVE(f->v3.status, *(v == 1 ? &v1->status : &v4->status));
+	MOVE(f->v3.state, *(v == 1 ? &v1->state : &v4->state));
+	if (v == 1) {
+		MOVE(f->v3.cliqueId, v1->cliqueId);
+		return;
+	}
+	MOVE(f->v3.healthMask, v4->healthMask);
+	MOVE(f->v3.healthSummary, v4->healthSummary);
+	MOVE(f->cliques.n, v4->numCliques);
+	MOVE(f->cliques.c, v4->cliques);
+	if (out)
+		return;
+	f->cliques.v4 = true;
+	f->cliques.n = f->cliques.n > NVML_GPU_FABRIC_CLIQUE_MAX ? NVML_GPU_FABRIC_CLIQUE_MAX : f->cliques.n;
+	for (unsigned int c = f->cliques.n; c-- > 0;)
+		if (f->cliques.c[c].type == NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER)
+			f->v3.cliqueId = f->cliques.c[c].id;
+}
+
 /* ------------------------------------------------------------- answers */
 
 /*
- * The answer of a function, written from its row of nvml_functions.h: the
- * prologue its arguments' shape names (which may set d, l, p or m), then
- * INVALID_ARGUMENT unless `given`, the recorded `code`, else the out
- * arguments filled by `set`.  ANSWER_OF_fn is "given, code, set", aN the
- * function's Nth argument.
+ * The answer of a function, written from its row of nvml_functions.h: what
+ * enter() checks (for the function id), then INVALID_ARGUMENT unless `find`
+ * finds what the arguments' shape names (setting d, l, p or m) and `given`
+ * holds, the recorded `code`, else the out arguments filled by `set`.
+ * ANSWER_OF_fn is "given, code, set", aN the function's Nth argument.
  */
-#define ANSWER(fn, params, enter) ANSWER_WITH(fn, params, enter, ANSWER_OF_##fn)
-#define ANSWER_WITH(fn, params, enter, ...)               \
-	static nvmlReturn_t replay_##fn DC_NAMED(params) \
-	{                                                  \
-		struct nvmlDevice_st *d = NULL;            \
-		const struct link *l = NULL;               \
-		const struct p2p *p = NULL;                \
-		struct mig *m = NULL;                      \
-		nvmlReturn_t rc = enter;                   \
-		(void)d, (void)l, (void)p, (void)m;        \
-		ANSWER_BODY(__VA_ARGS__)                   \
+#define ANSWER(fn, params, id, find) ANSWER_WITH(fn, params, id, find, ANSWER_OF_##fn)
+#define ANSWER_WITH(...) ANSWER_WITH_(__VA_ARGS__)
+#define ANSWER_WITH_(fn, params, id, find, given, code, set) \
+	static nvmlReturn_t replay_##fn DC_NAMED(params)    \
+	{                                                     \
+		struct nvmlDevice_st *d = NULL;               \
+		const struct link *l = NULL;                  \
+		const struct p2p *p = NULL;                   \
+		struct mig *m = NULL;                         \
+		nvmlReturn_t rc = enter(NVML_FN_##id);        \
+		(void)d, (void)l, (void)p, (void)m;           \
+		if (!rc && !((find) && (given)))              \
+			rc = NVML_ERROR_INVALID_ARGUMENT;     \
+		if (!rc && !(rc = (code)))                    \
+			set;                                  \
+		return rc;                                    \
 	}
-#define ANSWER_BODY(...) ANSWER_BODY_(__VA_ARGS__)
-#define ANSWER_BODY_(given, code, set)            \
-	if (!rc && !(given))                      \
-		rc = NVML_ERROR_INVALID_ARGUMENT; \
-	if (!rc && !(rc = (code)))                \
-		set;                              \
-	return rc;
-#define ANSWER_SYS(fn, params) ANSWER(fn, params, enter(NVML_FN_##fn))
-#define ANSWER_INDEX(fn, params) ANSWER(fn, params, enter(NVML_FN_##fn))
-#define ANSWER_DEV(fn, params) ANSWER(fn, params, enter_device(NVML_FN_##fn, a0, &d))
-#define ANSWER_LINK(fn, params) ANSWER(fn, params, enter_link(NVML_FN_##fn, a0, a1, &l))
-#define ANSWER_PEER(fn, params) ANSWER(fn, params, enter_pair(NVML_FN_##fn, a0, a1, &p))
-#define ANSWER_MIG_GPU(fn, params) ANSWER(fn, params, enter_device(NVML_FN_nvmlDeviceGetMigMode, a0, &d))
-#define ANSWER_MIG(fn, params) ANSWER(fn, params, enter_mig(a0, &m))
+#define ANSWER_SYS(fn, params) ANSWER(fn, params, fn, 1)
+#define ANSWER_INDEX(fn, params) ANSWER(fn, params, fn, 1)
+#define ANSWER_DEV(fn, params) ANSWER(fn, params, fn, d = dev_of(a0))
+#define ANSWER_DEV_MIG(fn, params) ANSWER(fn, params, fn, (m = mig_of(a0)) || (d = dev_of(a0)))
+#define ANSWER_FIELDS ANSWER_DEV
+#define ANSWER_LINK(fn, params) ANSWER(fn, params, fn, (d = dev_of(a0)) && (l = link_of(d, a1)))
+#define ANSWER_PEER(fn, params) ANSWER(fn, params, fn, p = pair_of(a0, a1))
+/* MIG instances answer as nvmlDeviceGetMigMode is there and fails. */
+#define ANSWER_MIG_GPU(fn, params) ANSWER(fn, params, nvmlDeviceGetMigMode, d = dev_of(a0))
+#define ANSWER_MIG(fn, params) ANSWER(fn, params, nvmlDeviceGetMigMode, m = mig_of(a0))
 /* NVML_DEVICE_QUERIES: the device's field of the function's own. */
-#define ANSWER_QUERY(fn, params) \
-	ANSWER_WITH(fn, params, enter_device(NVML_FN_##fn, a0, &d), a1, d->q_##fn##_rc, *a1 = d->q_##fn)
+#define ANSWER_QUERY(fn, params) ANSWER_WITH(fn, params, fn, d = dev_of(a0), a1, d->q_##fn##_rc, *a1 = d->q_##fn)
 /* Written out below. */
 #define ANSWER_NONE(fn, params)
 #define ANSWER_TEXT(fn, params)
-#define ANSWER_DEV_MIG(fn, params)
-#define ANSWER_FIELDS(fn, params)
 
 static nvmlReturn_t replay_nvmlInit_v2(void)
 {
@@ -792,58 +794,31 @@ static const char *replay_nvmlErrorString(nvmlReturn_t result)
 #define ANSWER_OF_nvmlSystemGetConfComputeState a0, g.sys.conf_rc, *a0 = g.sys.conf
 #define ANSWER_OF_nvmlDeviceGetHandleByIndex_v2 a0 < g.sys.count && a1, g.devs[a0].handle_rc, *a1 = &g.devs[a0]
 #define ANSWER_OF_nvmlDeviceGetName a1, d->name_rc, return put_str(d->name, a1, a2)
+/* A GPU's UUID, or a MIG instance's (a handle of its "mig_devices"). */
+#define ANSWER_OF_nvmlDeviceGetUUID a1, m ? m->uuid_rc : d->uuid_rc, return put_str(m ? m->uuid : d->uuid, a1, a2)
 #define ANSWER_OF_nvmlDeviceGetPciInfo_v3 a1, d->pci_rc, *a1 = d->pci
 #define ANSWER_OF_nvmlDeviceGetCudaComputeCapability a1 && a2, d->cc_rc, (*a1 = d->cc[0], *a2 = d->cc[1])
 #define ANSWER_OF_nvmlDeviceGetMigMode a1 && a2, d->mig_rc, (*a1 = d->mig[0], *a2 = d->mig[1])
 #define ANSWER_OF_nvmlDeviceGetBAR1MemoryInfo a1, d->bar1_rc, (a1->bar1Total = a1->bar1Free = d->bar1, a1->bar1Used = 0)
 #define ANSWER_OF_nvmlDeviceGetNumaNodeId a1, d->numa_rc, *a1 = d->numa
 #define ANSWER_OF_nvmlDeviceGetVirtualizationMode a1, d->virt_rc, *a1 = (nvmlGpuVirtualizationMode_t)d->virt
-/* An affinity mask of size words; the format keeps the node scope's
- * answers only (the one dmaconn asks). */
-static void list_out(const unsigned long *mask, unsigned int size, unsigned long *set)
-{
-	memset(set, 0, sizeof(*set) * size);
-	memcpy(set, mask, sizeof(*set) * (size < REPLAY_LIST_WORDS ? size : REPLAY_LIST_WORDS));
-}
-#define ANSWER_OF_nvmlDeviceGetCpuAffinityWithinScope \
-	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->cpus_rc : NS, list_out(d->cpus, a1, a2)
-#define ANSWER_OF_nvmlDeviceGetMemoryAffinity \
-	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->mems_rc : NS, list_out(d->mems, a1, a2)
-/* The caller's struct may be a v2 one (a prefix of v3): no byte past it is
- * written; the oldest call gets v3's first members. */
-static void fabric_out(const nvmlGpuFabricInfo_v3_t *f, nvmlGpuFabricInfo_v3_t *info)
-{
-	nvmlGpuFabricInfo_v3_t out = *f;
-	out.version = info->version;
-	memcpy(info, &out, out.version == nvmlGpuFabricInfo_v3 ? sizeof(out) : sizeof(nvmlGpuFabricInfo_v2_t));
-}
-static void fabric_v1_out(const nvmlGpuFabricInfo_v3_t *f, nvmlGpuFabricInfo_t *info)
-{
-	*info = (nvmlGpuFabricInfo_t){ { 0 }, f->status, f->cliqueId, f->state };
-	memcpy(info->clusterUuid, f->clusterUuid, sizeof(info->clusterUuid));
-}
+/* The format keeps the node scope's affinity only (the one dmaconn asks). */
+#define AFFINITY(m)                                                           \
+	a1 && a2 && a3 <= 1, a3 == NVML_AFFINITY_SCOPE_NODE ? d->m##_rc : NS, \
+	    replay_nvml_mask(a2, a1, d->m, REPLAY_LIST_WORDS)
+#define ANSWER_OF_nvmlDeviceGetCpuAffinityWithinScope AFFINITY(cpus)
+#define ANSWER_OF_nvmlDeviceGetMemoryAffinity AFFINITY(mems)
 #define ANSWER_OF_nvmlDeviceGetGpuFabricInfoV                                                                  \
 	a1, a1->version != nvmlGpuFabricInfo_v2 && a1->version != nvmlGpuFabricInfo_v3 ? NVML_ERROR_ARGUMENT_VERSION_MISMATCH \
 											: d->fabric_rc,       \
-	    fabric_out(&d->fabric.v3, a1)
-#define ANSWER_OF_nvmlDeviceGetGpuFabricInfo a1, d->fabric_rc, fabric_v1_out(&d->fabric.v3, a1)
+	    replay_nvml_fabric(&d->fabric, a1, a1->version == nvmlGpuFabricInfo_v3 ? 3 : 2, true)
+#define ANSWER_OF_nvmlDeviceGetGpuFabricInfo a1, d->fabric_rc, replay_nvml_fabric(&d->fabric, a1, 1, true)
 /* v4 answers a fabric that lists "cliques"; a device without a fabric (an
  * error object) the same error; any other: FUNCTION_NOT_FOUND, as a driver
  * that predates v4. */
-static void fabric_v4_out(const struct replay_fabric *f, nvmlGpuFabricInfo_v4_t *info)
-{
-	memset(info, 0, sizeof(*info));
-	memcpy(info->clusterUuid, f->v3.clusterUuid, sizeof(info->clusterUuid));
-	info->status = f->v3.status;
-	info->state = f->v3.state;
-	info->healthMask = f->v3.healthMask;
-	info->healthSummary = f->v3.healthSummary;
-	info->numCliques = f->cliques.n;
-	memcpy(info->cliques, f->cliques.c, f->cliques.n * sizeof(info->cliques[0]));
-}
 #define ANSWER_OF_nvmlDeviceGetGpuFabricInfo_v4                                                        \
 	a1, d->fabric_rc ? d->fabric_rc : d->fabric.cliques.v4 ? NVML_SUCCESS : NVML_ERROR_FUNCTION_NOT_FOUND, \
-	    fabric_v4_out(&d->fabric, a1)
+	    replay_nvml_fabric(&d->fabric, a1, 4, true)
 #define ANSWER_OF_nvmlDeviceGetNvLinkState a2, l->state_rc, *a2 = l->state
 #define ANSWER_OF_nvmlDeviceGetNvLinkVersion a2, l->version_rc, *a2 = l->version
 #define ANSWER_OF_nvmlDeviceGetNvLinkRemoteDeviceType a2, l->type_rc, *a2 = l->type
@@ -862,22 +837,6 @@ static void fabric_v4_out(const struct replay_fabric *f, nvmlGpuFabricInfo_v4_t 
 #define ANSWER_OF_nvmlDeviceGetDeviceHandleFromMigDeviceHandle a1, NVML_SUCCESS, *a1 = (nvmlDevice_t)&g.devs[m->parent]
 #define ANSWER_OF_nvmlDeviceGetGpuInstanceId a1, m->gi_rc, *a1 = m->gi
 #define ANSWER_OF_nvmlDeviceGetComputeInstanceId a1, m->ci_rc, *a1 = m->ci
-#define ANSWER_(fn, ret, params, required, args) ANSWER_##args(fn, params)
-NVML_ALL_FUNCTIONS_ARGS(ANSWER_)
-#undef ANSWER_
-
-/* A GPU's UUID, or a MIG instance's (a handle of its "mig_devices"). */
-static nvmlReturn_t replay_nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
-{
-	struct nvmlDevice_st *d = NULL;
-	struct mig *m = mig_of(device);
-	nvmlReturn_t rc = m ? enter(NVML_FN_nvmlDeviceGetUUID) : enter_device(NVML_FN_nvmlDeviceGetUUID, device, &d);
-	if (!rc && !uuid)
-		rc = NVML_ERROR_INVALID_ARGUMENT;
-	if (!rc && !(rc = m ? m->uuid_rc : d->uuid_rc))
-		rc = put_str(m ? m->uuid : d->uuid, uuid, length);
-	return rc;
-}
 
 /* nvmlDeviceGetFieldValues: per-link state, version and speed, the link
  * count (entries not answering INVALID_ARGUMENT) and the active links to
@@ -886,9 +845,9 @@ static nvmlReturn_t field_value(const struct nvmlDevice_st *d, unsigned int id, 
 {
 	const struct link *l = link_of(d, ln);
 	bool count = id == NVML_FI_DEV_NVLINK_LINK_COUNT, to_switch = id == NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT;
-	if (id == NVML_FI_DEV_C2C_LINK_COUNT || id == NVML_FI_DEV_C2C_LINK_GET_STATUS || id == NVML_FI_DEV_C2C_LINK_GET_MAX_BW) {
-		*x = id == NVML_FI_DEV_C2C_LINK_COUNT ? d->c2c_count : id == NVML_FI_DEV_C2C_LINK_GET_STATUS ? d->c2c_status : d->c2c_bw;
-		return id == NVML_FI_DEV_C2C_LINK_COUNT ? d->c2c_count_rc : id == NVML_FI_DEV_C2C_LINK_GET_STATUS ? d->c2c_status_rc : d->c2c_bw_rc;
+	if (id >= NVML_FI_DEV_C2C_LINK_COUNT && id <= NVML_FI_DEV_C2C_LINK_GET_MAX_BW) {
+		*x = d->c2c[id - NVML_FI_DEV_C2C_LINK_COUNT];
+		return d->c2c_rc[id - NVML_FI_DEV_C2C_LINK_COUNT];
 	}
 	if (count || to_switch) {
 		for (unsigned int i = 0; d->has_nvlink && i < d->nlinks; i++)
@@ -903,15 +862,11 @@ static nvmlReturn_t field_value(const struct nvmlDevice_st *d, unsigned int id, 
 	return id == NVML_FI_DEV_NVLINK_GET_STATE ? l->state_rc : id == NVML_FI_DEV_NVLINK_GET_VERSION ? l->version_rc : l->speed_rc;
 }
 
-static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
+static void field_values(const struct nvmlDevice_st *d, int count, nvmlFieldValue_t *values)
 {
-	struct nvmlDevice_st *d;
 	struct timespec ts;
-	nvmlReturn_t rc = enter_device(NVML_FN_nvmlDeviceGetFieldValues, device, &d);
-	if (!rc && (valuesCount <= 0 || !values))
-		rc = NVML_ERROR_INVALID_ARGUMENT;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	for (int i = 0; !rc && i < valuesCount; i++) {
+	for (int i = 0; i < count; i++) {
 		nvmlFieldValue_t *v = &values[i];
 		unsigned int x = 0, id = v->fieldId;
 		if (id != NVML_FI_DEV_NVLINK_LINK_COUNT && id != NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT &&
@@ -929,13 +884,19 @@ static nvmlReturn_t replay_nvmlDeviceGetFieldValues(nvmlDevice_t device, int val
 		memset(&v->value, 0, sizeof(v->value));
 		v->value.uiVal = v->nvmlReturn ? 0 : x;
 	}
-	return rc;
 }
+
+#define ANSWER_OF_nvmlDeviceGetFieldValues a1 > 0 && a2, NVML_SUCCESS, field_values(d, a1, a2)
+#define ANSWER_(fn, ret, params, required, args) ANSWER_##args(fn, params)
+NVML_ALL_FUNCTIONS_ARGS(ANSWER_)
+#undef ANSWER_
 
 /* ------------------------------------------------------------------- ops */
 
-int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen)
+int replay_nvml_table(void *table, char *err, size_t errlen)
 {
+	struct nvml_api *api = table;
+	const char *library = DEFAULT_LIBRARY; /* "LIBRARY lacks FUNCTION" */
 	memset(api, 0, sizeof(*api));
 	if (!replay_loaded()) {
 		snprintf(err, errlen, "%s", replay_load_failure());
@@ -948,11 +909,6 @@ int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_
 	NVML_MIG_FUNCTIONS(REPLAY_MIG_)
 #undef REPLAY_MIG_
 	return 0;
-}
-
-int replay_nvml_table(void *api, char *err, size_t errlen)
-{
-	return replay_nvml_bind(api, DEFAULT_LIBRARY, err, errlen);
 }
 
 const char *replay_nvml_load_error(void)

@@ -19,9 +19,6 @@ void replay_nvml_record_table(void *table, const char *library, const char *load
 const char *replay_nvml_load_error(void);
 int replay_nvml_table(void *api, char *err, size_t errlen);
 
-/* The file's NVML as its function table; "LIBRARY lacks FUNCTION" names
- * library when a required one was missing.  0, or -1 with err. */
-int replay_nvml_bind(struct nvml_api *api, const char *library, char *err, size_t errlen);
 /* The library the replayed file says was loaded ("libnvidia-ml.so.1" when it
  * names none; only meaningful when it loaded), and the functions it lacked. */
 const char *replay_nvml_library(void);
@@ -31,23 +28,12 @@ json_t *replay_nvml_missing(void);
 #define REPLAY_P2P_CAPS 5
 
 /* NVML's codes and names, and the fields of the NVML section's objects
- * (replay_nvml.c), which record_nvml.c writes recordings with: by REPLAY_<object>_<key>. */
+ * (replay_nvml.c), which record_nvml.c writes recordings with. */
 extern const struct fmt_ctx replay_nvml_fmt;
-enum { REPLAY_L_STATE, REPLAY_L_VERSION, REPLAY_L_TYPE, REPLAY_L_PCI, REPLAY_L_SPEED };
-enum { REPLAY_P_ANCESTOR = REPLAY_P2P_CAPS };
-enum { REPLAY_M_UUID, REPLAY_M_GI, REPLAY_M_CI };
-enum {
-	REPLAY_D_NAME, REPLAY_D_UUID, REPLAY_D_PCI, REPLAY_D_CC, REPLAY_D_MIG, REPLAY_D_FABRIC, REPLAY_D_BAR1, REPLAY_D_VIRT,
-#define REPLAY_D_QUERY_(fn, key, prop) REPLAY_D_##fn,
-	NVML_DEVICE_QUERIES(REPLAY_D_QUERY_)
-#undef REPLAY_D_QUERY_
-	REPLAY_D_CPUS, REPLAY_D_MEMS, REPLAY_D_NUMA, REPLAY_D_C2C_COUNT, REPLAY_D_C2C_STATUS, REPLAY_D_C2C_BW
-};
 /* A CPU or node set: its mask's words, and room for its kernel list form
  * (every other one of 4096 CPUs, "0,2,...,4094", takes 10 KiB). */
 #define REPLAY_LIST_WORDS 64
 #define REPLAY_LIST_LEN (REPLAY_LIST_WORDS * DC_LIST_BITS * 3)
-enum { REPLAY_S_DRIVER, REPLAY_S_NVML, REPLAY_S_CUDA, REPLAY_S_CONF, REPLAY_S_COUNT };
 /* A device's "fabric": the v3 answer, and v4's typed cliques where the
  * object lists "cliques" (else v4 answers FUNCTION_NOT_FOUND, as a driver
  * without it: recordings made before v4 replay as they did). */
@@ -59,6 +45,17 @@ struct replay_fabric {
 		nvmlGpuFabricClique_v1_t c[NVML_GPU_FABRIC_CLIQUE_MAX];
 	} cliques;
 };
+
+/*
+ * A fabric answer: the fabric kept (f) out to the caller's struct info of
+ * version v (1: nvmlGpuFabricInfo_t; 2 or 3: nvmlGpuFabricInfoV's, which may
+ * be a v2 one, a prefix of v3: no byte past it is written; 4:
+ * nvmlGpuFabricInfo_v4_t), or !out, from it into f (zeroed; v4's clique_id
+ * is its first unicast pointer clique, as NVML maps it).  An affinity mask
+ * of from_words words into one of words words.
+ */
+void replay_nvml_fabric(struct replay_fabric *f, void *info, int v, bool out);
+void replay_nvml_mask(unsigned long *to, unsigned int words, const unsigned long *from, unsigned int from_words);
 
 /* The NVML section's objects, as replay_nvml.c reads a file into them and record_nvml.c
  * records answers into them: each answer is a return code and, when that is
@@ -91,10 +88,10 @@ struct nvmlDevice_st {
 	unsigned int index;
 	nvmlReturn_t handle_rc; /* the device is an error object */
 	nvmlReturn_t name_rc, uuid_rc, pci_rc, cc_rc, mig_rc, fabric_rc, bar1_rc, virt_rc;
-	nvmlReturn_t cpus_rc, mems_rc, numa_rc, c2c_count_rc, c2c_status_rc, c2c_bw_rc;
+	nvmlReturn_t cpus_rc, mems_rc, numa_rc, c2c_rc[3];
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 	unsigned long cpus[REPLAY_LIST_WORDS], mems[REPLAY_LIST_WORDS]; /* affinity */
-	unsigned int numa, c2c_count, c2c_status, c2c_bw;
+	unsigned int numa, c2c[3]; /* C2C: link count, status, max bandwidth */
 	nvmlPciInfo_t pci;
 	int cc[2];
 	unsigned int mig[2], virt, nlinks, np2p, nmig;
