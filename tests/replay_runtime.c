@@ -398,10 +398,12 @@ static bool model(void)
 
 /* ------------------------------------------------------------ wrappers */
 
-static ze_result_t w_zeInit(ze_init_flags_t flags)
+/* What the stand-in shows in place of the real component's answer (the
+ * call's fault, if any, already answered). */
+static ze_result_t m_zeInit(ze_init_flags_t flags)
 {
-	ze_result_t rc = fault(F_zeInit, -1, NULL, NULL, -1);
-	if (rc || (rc = real.zeInit(flags)) || !model())
+	ze_result_t rc = real.zeInit(flags);
+	if (rc || !model())
 		return rc;
 	pthread_mutex_lock(&lock);
 	rc = build();
@@ -409,11 +411,11 @@ static ze_result_t w_zeInit(ze_init_flags_t flags)
 	return rc;
 }
 
-static ze_result_t w_zeDriverGet(uint32_t *count, ze_driver_handle_t *list)
+static ze_result_t m_zeDriverGet(uint32_t *count, ze_driver_handle_t *list)
 {
-	ze_result_t rc = fault(F_zeDriverGet, -1, NULL, NULL, -1);
-	if (rc || !model())
-		return rc ? rc : real.zeDriverGet(count, list);
+	ze_result_t rc;
+	if (!model())
+		return real.zeDriverGet(count, list);
 	if ((rc = real.zeDriverGet(count ? &(uint32_t){ 0 } : NULL, NULL)))
 		return rc;
 	return answer(count, (void **)list, s.ndrv, (void *const *)s.drv);
@@ -425,67 +427,40 @@ static int driver_index(ze_driver_handle_t h)
 	return k >= 0 ? s.drv_index[k] : -1;
 }
 
-static ze_result_t w_zeDeviceGet(ze_driver_handle_t drv, uint32_t *count, ze_device_handle_t *list)
+static ze_result_t m_zeDeviceGet(ze_driver_handle_t drv, uint32_t *count, ze_device_handle_t *list)
 {
 	int k = shown_driver(drv);
-	ze_result_t rc = fault(F_zeDeviceGet, model() ? driver_index(drv) : -1, NULL, NULL, -1);
-	if (rc || !model() || k < 0)
-		return rc ? rc : real.zeDeviceGet(drv, count, list);
+	if (!model() || k < 0)
+		return real.zeDeviceGet(drv, count, list);
 	void *items[MAXD / 8];
 	for (int i = 0; i < s.nlist[k]; i++)
 		items[i] = s.devs[s.list[k][i]].h;
 	return answer(count, (void **)list, s.nlist[k], items);
 }
 
-static const char *id_of(const void *h)
+static ze_result_t m_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
 {
+	ze_result_t rc = real.zeDeviceGetProperties(h, p);
 	const struct dev *d = dev_of(h);
-	return d ? d->id : NULL;
-}
-
-static long long drv_of(const void *h)
-{
-	const struct dev *d = dev_of(h);
-	return d ? d->driver : -1;
-}
-
-static ze_result_t w_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
-{
-	ze_result_t rc = fault(F_zeDeviceGetProperties, drv_of(h), id_of(h), NULL, -1);
-	if (rc || (rc = real.zeDeviceGetProperties(h, p)))
-		return rc;
-	const struct dev *d = dev_of(h);
-	if (model() && d && d->tile_root) {
+	if (!rc && model() && d && d->tile_root) {
 		p->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
 		p->subdeviceId = 0;
 	}
 	return rc;
 }
 
-static ze_result_t w_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count, ze_device_handle_t *list)
+static ze_result_t m_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count, ze_device_handle_t *list)
 {
-	ze_result_t rc = fault(F_zeDeviceGetSubDevices, drv_of(h), id_of(h), NULL, -1);
+	ze_result_t rc;
 	const struct dev *d = dev_of(h);
-	if (rc || !model() || !d)
-		return rc ? rc : real.zeDeviceGetSubDevices(h, count, list);
+	if (!model() || !d)
+		return real.zeDeviceGetSubDevices(h, count, list);
 	if ((rc = real.zeDeviceGetSubDevices(h, &(uint32_t){ 0 }, NULL)))
 		return rc;
 	void *items[MAXT];
 	for (int t = 0; t < d->nsubs; t++)
 		items[t] = s.devs[d->subs[t]].h;
 	return answer(count, (void **)list, d->nsubs, items);
-}
-
-static ze_result_t w_zeDevicePciGetPropertiesExt(ze_device_handle_t h, ze_pci_ext_properties_t *p)
-{
-	ze_result_t rc = fault(F_zeDevicePciGetPropertiesExt, drv_of(h), id_of(h), NULL, -1);
-	return rc ? rc : real.zeDevicePciGetPropertiesExt(h, p);
-}
-
-static ze_result_t w_zeDeviceGetP2PProperties(ze_device_handle_t a, ze_device_handle_t b, ze_device_p2p_properties_t *p)
-{
-	ze_result_t rc = fault(F_zeDeviceGetP2PProperties, drv_of(a), id_of(a), id_of(b), -1);
-	return rc ? rc : real.zeDeviceGetP2PProperties(a, b, p);
 }
 
 static struct dev *dev_of_vertex(const void *v)
@@ -496,12 +471,12 @@ static struct dev *dev_of_vertex(const void *v)
 	return NULL;
 }
 
-static ze_result_t w_zeFabricVertexGetExp(ze_driver_handle_t drv, uint32_t *count, ze_fabric_vertex_handle_t *list)
+static ze_result_t m_zeFabricVertexGetExp(ze_driver_handle_t drv, uint32_t *count, ze_fabric_vertex_handle_t *list)
 {
+	ze_result_t rc;
 	int k = shown_driver(drv);
-	ze_result_t rc = fault(F_zeFabricVertexGetExp, model() ? driver_index(drv) : -1, NULL, NULL, -1);
-	if (rc || !model() || k < 0)
-		return rc ? rc : real.zeFabricVertexGetExp(drv, count, list);
+	if (!model() || k < 0)
+		return real.zeFabricVertexGetExp(drv, count, list);
 	if ((rc = real.zeFabricVertexGetExp(drv, &(uint32_t){ 0 }, NULL)))
 		return rc;
 	/* The vertices of the devices zeDeviceGet shows. */
@@ -513,13 +488,13 @@ static ze_result_t w_zeFabricVertexGetExp(ze_driver_handle_t drv, uint32_t *coun
 	return answer(count, (void **)list, n, items);
 }
 
-static ze_result_t w_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v, uint32_t *count,
+static ze_result_t m_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v, uint32_t *count,
 						      ze_fabric_vertex_handle_t *list)
 {
+	ze_result_t rc;
 	const struct dev *d = dev_of_vertex(v);
-	ze_result_t rc = fault(F_zeFabricVertexGetSubVerticesExp, d ? d->driver : -1, d ? d->id : NULL, NULL, -1);
-	if (rc || !model() || !d)
-		return rc ? rc : real.zeFabricVertexGetSubVerticesExp(v, count, list);
+	if (!model() || !d)
+		return real.zeFabricVertexGetSubVerticesExp(v, count, list);
 	if ((rc = real.zeFabricVertexGetSubVerticesExp(v, &(uint32_t){ 0 }, NULL)))
 		return rc;
 	/* Under FLAT the runtime shows no sub-vertices. */
@@ -534,22 +509,13 @@ static ze_result_t w_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v
 	return answer(count, (void **)list, n, items);
 }
 
-static ze_result_t w_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v, ze_fabric_vertex_exp_properties_t *p)
+static ze_result_t m_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v, ze_fabric_vertex_exp_properties_t *p)
 {
+	ze_result_t rc = real.zeFabricVertexGetPropertiesExp(v, p);
 	const struct dev *d = dev_of_vertex(v);
-	ze_result_t rc = fault(F_zeFabricVertexGetPropertiesExp, d ? d->driver : -1, d ? d->id : NULL, NULL, -1);
-	if (rc || (rc = real.zeFabricVertexGetPropertiesExp(v, p)))
-		return rc;
-	if (model() && d && d->tile_root && p->type == ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE)
+	if (!rc && model() && d && d->tile_root && p->type == ZE_FABRIC_VERTEX_EXP_TYPE_SUBDEVICE)
 		p->type = ZE_FABRIC_VERTEX_EXP_TYPE_DEVICE;
 	return rc;
-}
-
-static ze_result_t w_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t v, ze_device_handle_t *dh)
-{
-	const struct dev *d = dev_of_vertex(v);
-	ze_result_t rc = fault(F_zeFabricVertexGetDeviceExp, d ? d->driver : -1, d ? d->id : NULL, NULL, -1);
-	return rc ? rc : real.zeFabricVertexGetDeviceExp(v, dh);
 }
 
 /* Edge handles seen, with their index among the file's edges of their driver. */
@@ -560,12 +526,12 @@ struct edge_seen {
 static struct edge_seen edges[4096];
 static int nedges;
 
-static ze_result_t w_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t a, ze_fabric_vertex_handle_t b, uint32_t *count,
+static ze_result_t m_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t a, ze_fabric_vertex_handle_t b, uint32_t *count,
 					ze_fabric_edge_handle_t *list)
 {
 	const struct dev *da = dev_of_vertex(a), *db = dev_of_vertex(b);
-	ze_result_t rc = fault(F_zeFabricEdgeGetExp, da ? da->driver : -1, da ? da->id : NULL, db ? db->id : NULL, -1);
-	if (rc || (rc = real.zeFabricEdgeGetExp(a, b, count, list)) || !list || !count || !da || !db)
+	ze_result_t rc = real.zeFabricEdgeGetExp(a, b, count, list);
+	if (rc || !list || !count || !da || !db)
 		return rc;
 	/* The real component gives the edges joining a and b in the file's order. */
 	json_t *fe = f.edges[da->driver];
@@ -587,7 +553,14 @@ static ze_result_t w_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t a, ze_fabric_v
 	return rc;
 }
 
-static ze_result_t w_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t e, ze_fabric_edge_exp_properties_t *p)
+/* The fault of a call on devices (or vertices) a and b, either NULL. */
+static ze_result_t fault_on(int fn, const struct dev *a, const struct dev *b)
+{
+	return fault(fn, a ? a->driver : -1, a ? a->id : NULL, b ? b->id : NULL, -1);
+}
+
+/* The fault of a call on an edge: its driver's, by its index there. */
+static ze_result_t fault_on_edge(int fn, const void *e)
 {
 	long long driver = -1, index = -1;
 	pthread_mutex_lock(&lock);
@@ -597,9 +570,44 @@ static ze_result_t w_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t e, ze_
 			index = edges[i].index;
 		}
 	pthread_mutex_unlock(&lock);
-	ze_result_t rc = fault(F_zeFabricEdgeGetPropertiesExp, driver, NULL, NULL, index);
-	return rc ? rc : real.zeFabricEdgeGetPropertiesExp(e, p);
+	return fault(fn, driver, NULL, NULL, index);
 }
+
+/*
+ * A wrapper, written from the function's row of ze_functions.h: the fault
+ * its arguments' shape names (a driver by its index in the file, devices
+ * and vertices by their ids, an edge by its index), else SHOWN_fn, what the
+ * stand-in shows: m_fn above, or the real component's answer.
+ */
+#define FAULT_INIT(fn) fault(F_##fn, -1, NULL, NULL, -1)
+#define FAULT_LOADER FAULT_INIT
+#define FAULT_DRIVER(fn) fault(F_##fn, model() ? driver_index(a0) : -1, NULL, NULL, -1)
+#define FAULT_DEVICE(fn) fault_on(F_##fn, dev_of(a0), NULL)
+#define FAULT_DEVICE_PAIR(fn) fault_on(F_##fn, dev_of(a0), dev_of(a1))
+#define FAULT_VERTEX(fn) fault_on(F_##fn, dev_of_vertex(a0), NULL)
+#define FAULT_VERTEX_PAIR(fn) fault_on(F_##fn, dev_of_vertex(a0), dev_of_vertex(a1))
+#define FAULT_EDGE(fn) fault_on_edge(F_##fn, a0)
+#define SHOWN_zeInit m_zeInit
+#define SHOWN_zeDriverGet m_zeDriverGet
+#define SHOWN_zeDeviceGet m_zeDeviceGet
+#define SHOWN_zeDeviceGetProperties m_zeDeviceGetProperties
+#define SHOWN_zeDeviceGetSubDevices m_zeDeviceGetSubDevices
+#define SHOWN_zeDevicePciGetPropertiesExt real.zeDevicePciGetPropertiesExt
+#define SHOWN_zeDeviceGetP2PProperties real.zeDeviceGetP2PProperties
+#define SHOWN_zeFabricVertexGetExp m_zeFabricVertexGetExp
+#define SHOWN_zeFabricVertexGetSubVerticesExp m_zeFabricVertexGetSubVerticesExp
+#define SHOWN_zeFabricVertexGetPropertiesExp m_zeFabricVertexGetPropertiesExp
+#define SHOWN_zeFabricVertexGetDeviceExp real.zeFabricVertexGetDeviceExp
+#define SHOWN_zeFabricEdgeGetExp m_zeFabricEdgeGetExp
+#define SHOWN_zeFabricEdgeGetPropertiesExp real.zeFabricEdgeGetPropertiesExp
+#define WRAPPER_(fn, ret, params, required, shape)        \
+	static ze_result_t w_##fn DC_NAMED(params)        \
+	{                                                 \
+		ze_result_t rc = FAULT_##shape(fn);       \
+		return rc ? rc : SHOWN_##fn DC_PASSED(params); \
+	}
+ZE_FUNCTIONS_ARGS(WRAPPER_)
+#undef WRAPPER_
 
 /* The real component's Level Zero table, each function present wrapped. */
 int stand_in_ze_table(const struct dmaconn_replay_ops *real_ops, struct ze_api *api, char *err, size_t errlen)

@@ -32,7 +32,7 @@ struct order {
 
 /* The keys of a device beyond its table's, of a vertex, of an edge and of
  * the section (a group of keys is named by its first field). */
-enum { DEV_PROPS = 0, DEV_SUBS = 10, VX_PROPS = 0, VX_ERROR = 3, VX_SUBS = 4, EDGE_PROPS = 1 };
+enum { DEV_PROPS = 0, DEV_SUBS = 10, VX_PROPS = 0, EDGE_PROPS = 1 };
 enum { TOP_INIT, TOP_DRIVERS_ERROR };
 
 /* What the structures lack: the live handles, and the orders of keys. */
@@ -129,12 +129,22 @@ static znode *node_of(const void *h, bool vertex)
 }
 #define R(node) (&z.r[(node)->driver].n[(node) - z.drv[(node)->driver].nodes])
 
-/* The lock taken, the node behind handle h (a wrapper's first step once
- * the live call answered). */
-static znode *locked_node(const void *h, bool vertex)
+/* The edge of an edge handle with its driver's index at *d, or NULL; lock held. */
+static zedge *edge_of(const void *h, int *d)
 {
-	LOCK();
-	return node_of(h, vertex);
+	for (*d = 0; h && *d < z.ndrv; ++*d)
+		for (int i = 0; i < z.drv[*d].edges.n; i++)
+			if (z.r[*d].e[i].h == h)
+				return &z.drv[*d].edges.v[i];
+	return NULL;
+}
+
+static int driver_of(ze_driver_handle_t h)
+{
+	for (int d = 0; h && d < z.ndrv; d++)
+		if (z.r[d].h == h)
+			return d;
+	return -1;
 }
 
 /* A new node of driver d (its handle h unless another node has it): card
@@ -155,20 +165,10 @@ static int add_node(int d, const void *h, int card, int tile)
 	return i;
 }
 
-static int driver_of(ze_driver_handle_t h)
+/* Driver d's answer rc to a list, its failure kept at the driver's field
+ * key: d, or -1 (unknown, or rc failed). */
+static int listed(int d, ze_result_t rc, int key)
 {
-	for (int d = 0; h && d < z.ndrv; d++)
-		if (z.r[d].h == h)
-			return d;
-	return -1;
-}
-
-/* Takes the lock for a driver's list answer rc, its failure kept at the
- * driver's field key: the driver's index, or -1 (unknown, or rc failed). */
-static int driver_answer(ze_driver_handle_t h, ze_result_t rc, int key)
-{
-	LOCK();
-	int d = driver_of(h);
 	if (d >= 0 && rc) {
 		const struct fmt_field *f = &replay_ze_driver_fields[key];
 		memcpy((char *)&z.drv[d] + f->off, &rc, sizeof(rc));
@@ -177,21 +177,10 @@ static int driver_answer(ze_driver_handle_t h, ze_result_t rc, int key)
 	return rc ? -1 : d;
 }
 
-/* ----------------------------------------------------------- the wrappers */
+/* ----------------------------------------------------- what is kept of each */
 
-static ze_result_t r_zeInit(ze_init_flags_t flags)
+static void keep_drivers(ze_result_t rc, const uint32_t *count, const ze_driver_handle_t *list)
 {
-	ze_result_t rc = z.live.zeInit(flags);
-	LOCK();
-	answer(&z.k, TOP_INIT, rc, &z.init, false);
-	UNLOCK();
-	return rc;
-}
-
-static ze_result_t r_zeDriverGet(uint32_t *count, ze_driver_handle_t *list)
-{
-	ze_result_t rc = z.live.zeDriverGet(count, list);
-	LOCK();
 	if (rc) {
 		z.drivers_rc = rc;
 		seen(&z.k, TOP_DRIVERS_ERROR, false);
@@ -204,24 +193,17 @@ static ze_result_t r_zeDriverGet(uint32_t *count, ze_driver_handle_t *list)
 		}
 		z.r[k].h = list[k];
 	}
-	UNLOCK();
-	return rc;
 }
 
-static ze_result_t r_zeDeviceGet(ze_driver_handle_t drv, uint32_t *count, ze_device_handle_t *list)
+static void keep_cards(int d, const uint32_t *count, const ze_device_handle_t *list)
 {
-	ze_result_t rc = z.live.zeDeviceGet(drv, count, list);
-	int d = driver_answer(drv, rc, ZE_DRV_DEVICES_ERROR);
 	for (uint32_t c = 0; d >= 0 && list && count && c < *count; c++)
 		if ((int)c >= z.drv[d].ncards && add_node(d, list[c], (int)c, -1) >= 0)
 			z.drv[d].ncards++;
-	UNLOCK();
-	return rc;
 }
 
-static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count, ze_device_handle_t *list)
+static void keep_tiles(znode *card, ze_result_t rc, ze_device_handle_t h, const uint32_t *count)
 {
-	ze_result_t rc = z.live.zeDeviceGetSubDevices(h, count, list);
 	uint32_t n = !rc && count ? *count : 0;
 	ze_device_handle_t subs[REPLAY_MAX_TILES];
 	/* The sub-devices behind a count, to name them. */
@@ -229,66 +211,45 @@ static ze_result_t r_zeDeviceGetSubDevices(ze_device_handle_t h, uint32_t *count
 		n = REPLAY_MAX_TILES;
 	if (n && z.live.zeDeviceGetSubDevices(h, &n, subs) != ZE_RESULT_SUCCESS)
 		n = 0;
-	znode *card = locked_node(h, false);
-	if (card && card->tile < 0 && (rc || n) && answer(&R(card)->k, DEV_SUBS, rc, &card->sub_rc, false)) {
-		int d = card->driver, at = (int)(card - z.drv[d].nodes), c = card->card;
-		if (!card->nsub)
-			card->sub0 = z.drv[d].nnodes;
-		/* Tiles are added after the card's last (none kept between). */
-		for (uint32_t t = (uint32_t)card->nsub; t < n && card->sub0 + card->nsub == z.drv[d].nnodes; t++) {
-			int i = add_node(d, subs[t], c, (int)t);
-			card = &z.drv[d].nodes[at]; /* the nodes may have moved */
-			card->nsub += i >= 0;
-		}
+	if (!card || card->tile >= 0 || !(rc || n) || !answer(&R(card)->k, DEV_SUBS, rc, &card->sub_rc, false))
+		return;
+	int d = card->driver, at = (int)(card - z.drv[d].nodes), c = card->card;
+	if (!card->nsub)
+		card->sub0 = z.drv[d].nnodes;
+	/* Tiles are added after the card's last (none kept between). */
+	for (uint32_t t = (uint32_t)card->nsub; t < n && card->sub0 + card->nsub == z.drv[d].nnodes; t++) {
+		int i = add_node(d, subs[t], c, (int)t);
+		card = &z.drv[d].nodes[at]; /* the nodes may have moved */
+		card->nsub += i >= 0;
 	}
-	UNLOCK();
-	return rc;
 }
 
-static ze_result_t r_zeDeviceGetProperties(ze_device_handle_t h, ze_device_properties_t *p)
+/* An address that is none is kept as an error. */
+static void keep_pci(znode *n, ze_result_t rc, const ze_pci_ext_properties_t *p)
 {
-	ze_result_t rc = z.live.zeDeviceGetProperties(h, p);
-	znode *n = locked_node(h, false);
-	if (n && answer(&R(n)->k, DEV_PROPS, rc, &n->props_rc, true))
-		n->props = *p;
-	UNLOCK();
-	return rc;
-}
-
-static ze_result_t r_zeDevicePciGetPropertiesExt(ze_device_handle_t h, ze_pci_ext_properties_t *p)
-{
-	ze_result_t rc = z.live.zeDevicePciGetPropertiesExt(h, p);
 	ze_result_t krc = !rc && !is_bus(p->address.bus, p->address.device, p->address.function) ? ZE_RESULT_ERROR_UNKNOWN
 												   : rc;
-	znode *n = locked_node(h, false);
 	if (n && answer(&R(n)->k, ZE_DEV_PCI, krc, &n->pci.rc, false))
 		n->pci.p = *p;
-	UNLOCK();
-	return rc;
 }
 
-static ze_result_t r_zeDeviceGetP2PProperties(ze_device_handle_t a, ze_device_handle_t b, ze_device_p2p_properties_t *p)
+static void keep_pair(znode *na, znode *nb, ze_result_t rc, const ze_device_p2p_properties_t *p)
 {
-	ze_result_t rc = z.live.zeDeviceGetP2PProperties(a, b, p);
-	LOCK();
-	znode *na = node_of(a, false), *nb = node_of(b, false);
-	if (na && nb && na->driver == nb->driver) {
-		struct _ze_driver_handle_t *drv = &z.drv[na->driver];
-		int from = (int)(na - drv->nodes), to = (int)(nb - drv->nodes), k = 0;
-		while (k < drv->p2p.pairs.n && (drv->p2p.pairs.v[k].from != from || drv->p2p.pairs.v[k].to != to))
-			k++;
-		if (k == drv->p2p.pairs.n && grow(&drv->p2p.pairs.v, k, sizeof(struct zpair)))
-			drv->p2p.pairs.v[drv->p2p.pairs.n++] = (struct zpair){ from, to, rc, 0 };
-		/* An error does not replace the flags kept before. */
-		struct zpair *e = k < drv->p2p.pairs.n ? &drv->p2p.pairs.v[k] : NULL;
-		if (e && (!rc || e->rc))
-			*e = (struct zpair){ from, to, rc, rc ? 0 : p->flags };
-	}
-	UNLOCK();
-	return rc;
+	if (!na || !nb || na->driver != nb->driver)
+		return;
+	struct _ze_driver_handle_t *drv = &z.drv[na->driver];
+	int from = (int)(na - drv->nodes), to = (int)(nb - drv->nodes), k = 0;
+	while (k < drv->p2p.pairs.n && (drv->p2p.pairs.v[k].from != from || drv->p2p.pairs.v[k].to != to))
+		k++;
+	if (k == drv->p2p.pairs.n && grow(&drv->p2p.pairs.v, k, sizeof(struct zpair)))
+		drv->p2p.pairs.v[drv->p2p.pairs.n++] = (struct zpair){ from, to, rc, 0 };
+	/* An error does not replace the flags kept before. */
+	struct zpair *e = k < drv->p2p.pairs.n ? &drv->p2p.pairs.v[k] : NULL;
+	if (e && (!rc || e->rc))
+		*e = (struct zpair){ from, to, rc, rc ? 0 : p->flags };
 }
 
-/* A vertex of one of the kept devices: its "vertex" object; lock held. */
+/* A vertex of one of the kept devices: its "vertex" object. */
 static void keep_vertex(ze_fabric_vertex_handle_t v)
 {
 	ze_device_handle_t dh = NULL;
@@ -302,38 +263,23 @@ static void keep_vertex(ze_fabric_vertex_handle_t v)
 		seen(&r->k, ZE_DEV_VERTEX, false);
 }
 
-static ze_result_t r_zeFabricVertexGetExp(ze_driver_handle_t drv, uint32_t *count, ze_fabric_vertex_handle_t *list)
+/* Driver d's vertices listed (d -1: none), or a vertex n's (its failure rc). */
+static void keep_vertices(int d, znode *n, ze_result_t rc, const uint32_t *count, const ze_fabric_vertex_handle_t *list)
 {
-	ze_result_t rc = z.live.zeFabricVertexGetExp(drv, count, list);
-	int d = driver_answer(drv, rc, ZE_DRV_VERTICES_ERROR);
 	if (d >= 0)
 		z.r[d].vertices = true;
-	for (uint32_t k = 0; d >= 0 && list && count && k < *count; k++)
-		keep_vertex(list[k]);
-	UNLOCK();
-	return rc;
-}
-
-static ze_result_t r_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t v, uint32_t *count,
-						       ze_fabric_vertex_handle_t *list)
-{
-	ze_result_t rc = z.live.zeFabricVertexGetSubVerticesExp(v, count, list);
-	znode *n = locked_node(v, true);
 	if (n && rc) {
 		n->vx.sub_rc = rc;
-		seen(&R(n)->vk, VX_SUBS, false);
+		seen(&R(n)->vk, ZE_VX_SUBS, false);
 	}
-	for (uint32_t t = 0; n && !rc && list && count && t < *count; t++)
-		keep_vertex(list[t]);
-	UNLOCK();
-	return rc;
+	for (uint32_t k = 0; (n || d >= 0) && !rc && list && count && k < *count; k++)
+		keep_vertex(list[k]);
 }
 
-static ze_result_t r_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v, ze_fabric_vertex_exp_properties_t *p)
+/* A vertex's or an edge's properties: its error and its answer are both
+ * kept; a vertex's address only if it is one, an edge's model if it has one. */
+static void keep_vertex_properties(znode *n, ze_result_t rc, const ze_fabric_vertex_exp_properties_t *p)
 {
-	ze_result_t rc = z.live.zeFabricVertexGetPropertiesExp(v, p);
-	znode *n = locked_node(v, true);
-	/* Its error and its answer are both kept; an address only if it is one. */
 	if (n && rc)
 		n->vx.rc = rc;
 	if (n && !rc) {
@@ -344,33 +290,27 @@ static ze_result_t r_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t v,
 		n->vx.has_pci |= bus;
 	}
 	if (n)
-		seen(&R(n)->vk, rc ? VX_ERROR : VX_PROPS, false);
-	UNLOCK();
-	return rc;
+		seen(&R(n)->vk, rc ? ZE_VX_ERROR : VX_PROPS, false);
 }
 
-static ze_result_t r_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t v, ze_device_handle_t *dh)
+static void keep_edge_properties(zedge *e, int d, ze_result_t rc, const ze_fabric_edge_exp_properties_t *p)
 {
-	return z.live.zeFabricVertexGetDeviceExp(v, dh);
+	if (e && rc)
+		e->rc = rc;
+	if (e && !rc) {
+		char model[sizeof(e->p.model)];
+		memcpy(model, e->p.model, sizeof(model));
+		e->p = *p;
+		if (!strnlen(p->model, sizeof(p->model)))
+			memcpy(e->p.model, model, sizeof(model));
+	}
+	if (e)
+		seen(&z.r[d].e[e - z.drv[d].edges.v].k, rc ? ZE_EDGE_ERROR : EDGE_PROPS, false);
 }
 
-/* The edge of an edge handle with its driver's index at *d, or NULL; lock held. */
-static zedge *edge_of(const void *h, int *d)
+static void keep_edges(znode *na, znode *nb, ze_result_t rc, const uint32_t *count, const ze_fabric_edge_handle_t *list)
 {
-	for (*d = 0; h && *d < z.ndrv; ++*d)
-		for (int i = 0; i < z.drv[*d].edges.n; i++)
-			if (z.r[*d].e[i].h == h)
-				return &z.drv[*d].edges.v[i];
-	return NULL;
-}
-
-static ze_result_t r_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t a, ze_fabric_vertex_handle_t b, uint32_t *count,
-					ze_fabric_edge_handle_t *list)
-{
-	ze_result_t rc = z.live.zeFabricEdgeGetExp(a, b, count, list);
 	int da = 0, other;
-	LOCK();
-	znode *na = node_of(a, true), *nb = node_of(b, true);
 	struct _ze_driver_handle_t *drv = na && nb && na->driver == nb->driver ? &z.drv[da = na->driver] : NULL;
 	zedge ends = { .a = na && drv ? (int)(na - drv->nodes) : 0, .b = nb && drv ? (int)(nb - drv->nodes) : 0, .rc = rc };
 	if (drv && rc && grow(&drv->edge_errors.v, drv->edge_errors.n, sizeof(zedge))) {
@@ -386,31 +326,52 @@ static ze_result_t r_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t a, ze_fabric_v
 		z.r[da].e[i].h = list[e];
 		seen(&z.r[da].k, ZE_DRV_EDGES, false);
 	}
-	UNLOCK();
-	return rc;
 }
 
-static ze_result_t r_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t h, ze_fabric_edge_exp_properties_t *p)
-{
-	ze_result_t rc = z.live.zeFabricEdgeGetPropertiesExp(h, p);
-	int d;
-	LOCK();
-	zedge *e = edge_of(h, &d);
-	/* Its error and its answer are both kept; a model only if it has one. */
-	if (e && rc)
-		e->rc = rc;
-	if (e && !rc) {
-		char model[sizeof(e->p.model)];
-		memcpy(model, e->p.model, sizeof(model));
-		e->p = *p;
-		if (!strnlen(p->model, sizeof(p->model)))
-			memcpy(e->p.model, model, sizeof(model));
+/* ----------------------------------------------------------- the wrappers */
+
+/*
+ * A wrapper, written from its row of ze_functions.h: the live call, then,
+ * the lock taken, the objects its arguments' shape names (a driver's index
+ * d, a node n, nodes na and nb, an edge e of driver d) and KEEP_OF_fn, aN
+ * being the Nth argument and rc the answer.
+ */
+#define RECORD(fn, params, ...)                               \
+	static ze_result_t r_##fn DC_NAMED(params)            \
+	{                                                     \
+		ze_result_t rc = z.live.fn DC_PASSED(params); \
+		LOCK();                                       \
+		__VA_ARGS__;                                  \
+		KEEP_OF_##fn;                                 \
+		UNLOCK();                                     \
+		return rc;                                    \
 	}
-	if (e)
-		seen(&z.r[d].e[e - z.drv[d].edges.v].k, rc ? ZE_EDGE_ERROR : EDGE_PROPS, false);
-	UNLOCK();
-	return rc;
-}
+#define RECORD_INIT(fn, params) RECORD(fn, params, (void)0)
+#define RECORD_LOADER RECORD_INIT
+#define RECORD_DRIVER(fn, params) RECORD(fn, params, int d = driver_of(a0))
+#define RECORD_DEVICE(fn, params) RECORD(fn, params, znode *n = node_of(a0, false))
+#define RECORD_VERTEX(fn, params) RECORD(fn, params, znode *n = node_of(a0, true))
+#define RECORD_EDGE(fn, params) RECORD(fn, params, int d; zedge *e = edge_of(a0, &d))
+#define RECORD_DEVICE_PAIR(fn, params) RECORD(fn, params, znode *na = node_of(a0, false), *nb = node_of(a1, false))
+#define RECORD_VERTEX_PAIR(fn, params) RECORD(fn, params, znode *na = node_of(a0, true), *nb = node_of(a1, true))
+
+#define KEEP_OF_zeInit answer(&z.k, TOP_INIT, rc, &z.init, false)
+#define KEEP_OF_zeDriverGet keep_drivers(rc, a0, a1)
+#define KEEP_OF_zeDeviceGet keep_cards(listed(d, rc, ZE_DRV_DEVICES_ERROR), a1, a2)
+#define KEEP_OF_zeDeviceGetProperties \
+	(n && answer(&R(n)->k, DEV_PROPS, rc, &n->props_rc, true) ? (void)(n->props = *a1) : (void)0)
+#define KEEP_OF_zeDeviceGetSubDevices keep_tiles(n, rc, a0, a1)
+#define KEEP_OF_zeDevicePciGetPropertiesExt keep_pci(n, rc, a1)
+#define KEEP_OF_zeDeviceGetP2PProperties keep_pair(na, nb, rc, a2)
+#define KEEP_OF_zeFabricVertexGetExp keep_vertices(listed(d, rc, ZE_DRV_VERTICES_ERROR), NULL, rc, a1, a2)
+#define KEEP_OF_zeFabricVertexGetSubVerticesExp keep_vertices(-1, n, rc, a1, a2)
+#define KEEP_OF_zeFabricVertexGetPropertiesExp keep_vertex_properties(n, rc, a1)
+#define KEEP_OF_zeFabricVertexGetDeviceExp (void)n
+#define KEEP_OF_zeFabricEdgeGetExp keep_edges(na, nb, rc, a2, a3)
+#define KEEP_OF_zeFabricEdgeGetPropertiesExp keep_edge_properties(e, d, rc, a1)
+#define RECORD_(fn, ret, params, required, shape) RECORD_##shape(fn, params)
+ZE_FUNCTIONS_ARGS(RECORD_)
+#undef RECORD_
 
 /* ---------------------------------------------------------- the writing */
 

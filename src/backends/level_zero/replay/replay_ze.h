@@ -132,7 +132,7 @@ struct zctx {
  * edge's ends. */
 extern const struct fmt_field replay_ze_driver_fields[], replay_ze_edge_ends[];
 enum { ZE_DRV_DEVICES = 1, ZE_DRV_EDGES, ZE_DRV_P2P, ZE_DRV_VERTICES_ERROR, ZE_DRV_DEVICES_ERROR, ZE_DRV_EDGE_ERRORS };
-/* Where in replay_ze_device_fields and replay_ze_edge_fields. */
-enum { ZE_DEV_PCI = 8, ZE_DEV_VERTEX = 9, ZE_EDGE_ERROR = 7 };
+/* Where in replay_ze_device_fields, replay_ze_edge_fields and replay_ze_vertex_fields. */
+enum { ZE_DEV_PCI = 8, ZE_DEV_VERTEX = 9, ZE_EDGE_ERROR = 7, ZE_VX_ERROR = 3, ZE_VX_SUBS = 4 };
 
 #endif

@@ -96,14 +96,15 @@ static const struct replay_codes ze_codes = { ze_parse, "expected a ze_result_t 
 					      "unknown ze_result_t", ZE_RESULT_ERROR_UNKNOWN };
 const struct fmt_ctx replay_ze_fmt = { NULL, &ze_codes, ze_name, "Level Zero" };
 
-/* A list: at most max items of size bytes, each read by item(), written by
- * write() (NULL: by the recorder itself). */
+/* A list: at most max items of size bytes, each read by item(); written
+ * (where c.write is) as its ends, then its answer's error (answer[0]) or,
+ * without one, its value (answer[1]). */
 struct zlist {
 	struct fmt_custom c;
 	const char *what;
 	size_t max, size;
 	int (*item)(struct zctx *zc, json_t *v, const char *path, void *out);
-	json_t *(*write)(const struct fmt_ctx *c, const void *item);
+	const struct fmt_field *ends, *answer;
 };
 
 /* A ZLIST from an array (the field's message names the items). */
@@ -133,16 +134,28 @@ static json_t *write_list(const struct fmt_ctx *c, const struct fmt_field *f, co
 	json_t *a = json_array();
 	memcpy(&items, in, sizeof(items));
 	memcpy(&n, (const char *)in + sizeof(items), sizeof(n));
-	for (int i = 0; a && i < n; i++)
-		replay_append(&replay_rec_oom, a, l->write(c, items + (size_t)i * l->size));
+	for (int i = 0; a && i < n; i++) {
+		const char *item = items + (size_t)i * l->size;
+		ze_result_t rc;
+		memcpy(&rc, item + l->answer[0].off, sizeof(rc));
+		const struct fmt_field *v = &l->answer[rc || !l->answer[1].key ? 0 : 1];
+		json_t *o = fmt_write(c, l->ends, item);
+		replay_put(&replay_rec_oom, o, v->key, fmt_json(c, v, item + v->off));
+		replay_append(&replay_rec_oom, a, o);
+	}
 	return a;
 }
 
-/* Field f of obj, present or not: f's reader says what an absent one lacks. */
-static int value_of(const struct fmt_ctx *c, const struct fmt_field *f, json_t *obj, const char *path, void *base)
+/* The first n fields of the object obj, present or not (their readers say
+ * what an absent one lacks), then the others as fmt_read() reads them. */
+static int read_fields(const struct fmt_ctx *c, const struct fmt_field *f, int n, json_t *obj, const char *path,
+		       void *base)
 {
 	char p[REPLAY_PATH_LEN];
-	return fmt_value(c, f, json_object_get(obj, f->key), replay_sub(p, path, f->key), (char *)base + f->off);
+	for (const struct fmt_field *g = f; g < f + n; g++)
+		if (fmt_value(c, g, json_object_get(obj, g->key), replay_sub(p, path, g->key), (char *)base + g->off))
+			return -1;
+	return fmt_read(c, f + n, obj, path, base);
 }
 
 /* A PCI address of ze_pci_address_ext_t's (or the vertex's) shape. */
@@ -243,10 +256,7 @@ static int read_pci(const struct fmt_ctx *c, const struct fmt_field *f, json_t *
 	pci->p.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
 	pci->p.maxSpeed = (ze_pci_speed_ext_t){ -1, -1, -1 };
 	pci->has = true;
-	return value_of(c, replay_ze_pci_fields, v, path, &pci->p) ||
-			       fmt_read(c, replay_ze_pci_fields + 1, v, path, &pci->p)
-		       ? -1
-		       : 0;
+	return read_fields(c, replay_ze_pci_fields, 1, v, path, &pci->p);
 }
 
 static json_t *write_pci(const struct fmt_ctx *c, const struct fmt_field *f, const void *in)
@@ -261,8 +271,8 @@ const struct fmt_field replay_ze_vertex_fields[] = {
 	VTX("type", FMT_NAME, p.type, .aux = vertex_type_names, .flags = FMT_FIRST),
 	VTX("remote", FMT_BOOL, p.remote),
 	VTX("bus_id", FMT_CUSTOM, p.address, .aux = &bus_rw, .msg = "expected a PCI bus id"),
-	VTX("error", FMT_CODE, rc, .flags = FMT_FAIL),
-	VTX("subvertices_error", FMT_CODE, sub_rc, .flags = FMT_FAIL),
+	[ZE_VX_ERROR] = VTX("error", FMT_CODE, rc, .flags = FMT_FAIL),
+	[ZE_VX_SUBS] = VTX("subvertices_error", FMT_CODE, sub_rc, .flags = FMT_FAIL),
 	{ .key = NULL },
 };
 
@@ -407,38 +417,25 @@ const struct fmt_field replay_ze_edge_fields[] = {
 };
 #define EDGE_ERROR (replay_ze_edge_fields + ZE_EDGE_ERROR)
 
-/* An edge; with error set, an edge error {"a", "b", "error"}. */
-static int read_edge_or_error(struct zctx *zc, json_t *o, const char *path, zedge *e, bool error)
+static int read_edge(struct zctx *zc, json_t *o, const char *path, void *out)
 {
-	if (!json_is_object(o) || (error && !json_object_get(o, "error")))
-		return replay_bad(zc->c.file, path, error ? "expected {\"a\", \"b\", \"error\"}" : "expected an edge object");
-	if (value_of(&zc->c, &ends[0], o, path, e) || value_of(&zc->c, &ends[1], o, path, e))
+	zedge *e = out;
+	if (!json_is_object(o))
+		return replay_bad(zc->c.file, path, "expected an edge object");
+	if (read_fields(&zc->c, ends, 2, o, path, e))
 		return -1;
-	if (error)
-		return fmt_read(&zc->c, EDGE_ERROR, o, path, e);
 	if (e->a == e->b)
 		return replay_bad(zc->c.file, path, "an edge joins two different vertices");
 	e->p.stype = ZE_STRUCTURE_TYPE_FABRIC_EDGE_EXP_PROPERTIES;
-	return value_of(&zc->c, replay_ze_edge_fields, o, path, e) || fmt_read(&zc->c, replay_ze_edge_fields + 1, o, path, e)
-		       ? -1
-		       : 0;
+	return read_fields(&zc->c, replay_ze_edge_fields, 1, o, path, e);
 }
 
-static int read_edge(struct zctx *zc, json_t *o, const char *path, void *out)
-{
-	return read_edge_or_error(zc, o, path, out, false);
-}
-
+/* An edge error: {"a", "b", "error"}. */
 static int read_edge_error(struct zctx *zc, json_t *o, const char *path, void *out)
 {
-	return read_edge_or_error(zc, o, path, out, true);
-}
-
-static json_t *write_edge_error(const struct fmt_ctx *c, const void *e)
-{
-	json_t *o = fmt_write(c, ends, e);
-	replay_put(&replay_rec_oom, o, EDGE_ERROR->key, fmt_json(c, EDGE_ERROR, (const char *)e + EDGE_ERROR->off));
-	return o;
+	if (!json_is_object(o) || !json_object_get(o, "error"))
+		return replay_bad(zc->c.file, path, "expected {\"a\", \"b\", \"error\"}");
+	return read_fields(&zc->c, ends, 2, o, path, out) || fmt_read(&zc->c, EDGE_ERROR, o, path, out) ? -1 : 0;
 }
 
 #define PAIR(key, kind, member, ...) FMT_FIELD(key, kind, struct zpair, member, __VA_ARGS__)
@@ -455,22 +452,11 @@ static int read_pair(struct zctx *zc, json_t *o, const char *path, void *out)
 {
 	if (!json_is_object(o))
 		return replay_bad(zc->c.file, path, "expected {\"from\", \"to\", \"flags\" or \"error\"}");
-	if (value_of(&zc->c, &pair_ends[0], o, path, out) || value_of(&zc->c, &pair_ends[1], o, path, out) ||
-	    fmt_read(&zc->c, pair_fields, o, path, out))
+	if (read_fields(&zc->c, pair_ends, 2, o, path, out) || fmt_read(&zc->c, pair_fields, o, path, out))
 		return -1;
 	if (!json_object_get(o, "error") && !json_object_get(o, "flags"))
 		return replay_bad(zc->c.file, path, "\"flags\" or \"error\" is required");
 	return 0;
-}
-
-/* A pair's ends, then its error or its flags. */
-static json_t *write_pair(const struct fmt_ctx *c, const void *in)
-{
-	const struct zpair *p = in;
-	const struct fmt_field *f = &pair_fields[p->rc ? 0 : 1];
-	json_t *o = fmt_write(c, pair_ends, p);
-	replay_put(&replay_rec_oom, o, f->key, fmt_json(c, f, (const char *)p + f->off));
-	return o;
 }
 
 static int read_hierarchy(const struct fmt_ctx *c, const struct fmt_field *f, json_t *v, const char *path, void *out)
@@ -483,11 +469,11 @@ static int read_hierarchy(const struct fmt_ctx *c, const struct fmt_field *f, js
 }
 
 static const struct fmt_custom hierarchy_r = { read_hierarchy, NULL }, devices_r = { read_devices, NULL };
-static const struct zlist edge_list = { { read_list, NULL }, "edges", MAX_ITEMS, sizeof(zedge), read_edge, NULL },
+static const struct zlist edge_list = { { read_list, NULL }, "edges", MAX_ITEMS, sizeof(zedge), read_edge, NULL, NULL },
 			  pair_list = { { read_list, write_list }, "pairs", MAX_ITEMS, sizeof(struct zpair), read_pair,
-					write_pair },
+					pair_ends, pair_fields },
 			  edge_error_list = { { read_list, write_list }, "failures", MAX_ITEMS, sizeof(zedge),
-					      read_edge_error, write_edge_error };
+					      read_edge_error, ends, EDGE_ERROR };
 
 #define P2P(key, member) FMT_FIELD(key, FMT_FLAGS, struct zp2p, member, .aux = p2p_flag_names)
 static const struct fmt_field p2p_fields[] = {
@@ -558,7 +544,7 @@ static int read_driver(struct zctx *zc, json_t *o, const char *path, void *out)
 }
 
 static const struct zlist driver_list = { { read_list, NULL }, "drivers", 64, sizeof(struct _ze_driver_handle_t),
-				      read_driver, NULL };
+				      read_driver, NULL, NULL };
 
 #define TOP(key, kind, member, ...) FMT_FIELD(key, kind, struct zfile, member, __VA_ARGS__)
 static const struct fmt_field top_fields[] = {
@@ -611,7 +597,13 @@ static void *among(const void *h, const void *base, int n, size_t size)
 }
 
 /* The object a handle names (a vertex handle: its device), or NULL.  A
- * driver without devices is not shown. */
+ * driver without devices is not shown; the loader has no handle. */
+static void *file_of(const void *h)
+{
+	(void)h;
+	return &z;
+}
+
 static void *drv_of(const void *h)
 {
 	struct _ze_driver_handle_t *d = among(h, z.drivers.v, z.drivers.n, sizeof(*d));
@@ -640,24 +632,27 @@ static void *edge_of(const void *h)
 	return NULL;
 }
 
+/* What every call but zeInit checks first, fn being the function's name. */
+static ze_result_t entry(const char *fn)
+{
+	return !usable()			   ? ZE_RESULT_ERROR_UNINITIALIZED
+	       : replay_library_lacks(&z.lib, fn) ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
+	       : !atomic_load(&inited)		   ? ZE_RESULT_ERROR_UNINITIALIZED
+						   : ZE_RESULT_SUCCESS;
+}
+
 /*
- * What every call but zeInit checks first, fn being the function's name;
- * then, where of() is given, that it finds the object of handle h, that out
- * is not NULL and that the object has no failure to answer at offset rc_at
- * (0: none; checked before out when early).  The object (without of(), a
- * non-NULL pointer), or NULL with *rc.
+ * entry(), then that of() finds the object of handle h, that out is not
+ * NULL and that the object has no failure to answer at offset rc_at (0:
+ * none; checked before out when early).  The object, or NULL with *rc.
  */
 static void *enter(const char *fn, void *(*of)(const void *), const void *h, const void *out, size_t rc_at,
 		   bool early, ze_result_t *rc)
 {
 	char *o = NULL;
 	ze_result_t own = ZE_RESULT_SUCCESS;
-	*rc = !usable()		   ? ZE_RESULT_ERROR_UNINITIALIZED
-	      : replay_library_lacks(&z.lib, fn) ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
-	      : !atomic_load(&inited) ? ZE_RESULT_ERROR_UNINITIALIZED
-				   : ZE_RESULT_SUCCESS;
-	if (*rc || !of)
-		return *rc ? NULL : &z;
+	if ((*rc = entry(fn)))
+		return NULL;
 	if (!(o = of(h))) {
 		*rc = h ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 		return NULL;
@@ -668,23 +663,44 @@ static void *enter(const char *fn, void *(*of)(const void *), const void *h, con
 	return *rc ? NULL : o;
 }
 
-/* enter(), then the objects of two handles that of() finds: 0, or the answer. */
-static ze_result_t enter2(const char *fn, void *(*of)(const void *), const void *ha, const void *hb, znode **a,
-			  znode **b)
-{
-	ze_result_t rc;
-	if (!enter(fn, NULL, NULL, NULL, 0, false, &rc))
-		return rc;
-	*a = of(ha);
-	*b = of(hb);
-	return *a && *b ? ZE_RESULT_SUCCESS
-	       : ha && hb ? ZE_RESULT_ERROR_INVALID_ARGUMENT
-			  : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-}
-
-/* enter() and enter2() from a replay_ze* function, named as Level Zero's. */
-#define FN (__func__ + sizeof("replay_") - 1)
-#define ENTER(...) enter(FN, __VA_ARGS__, &rc)
+/*
+ * The answer of a function, written from its row of ze_functions.h: the
+ * prologue its arguments' shape names, then ANSWER_OF_fn, aN being its Nth
+ * argument.  A shape of one handle (h, its object's type, how of() finds it
+ * and which argument is out) finds o; its ANSWER_OF_fn is "rc, early, body",
+ * rc and early as enter() takes them.  A shape of two handles finds a and
+ * b (both, else the handles are wrong); its ANSWER_OF_fn is the body.
+ */
+#define ANSWER_ONE(fn, params, type, of, h, out) ANSWER_ONE_(fn, params, type, of, h, out, ANSWER_OF_##fn)
+#define ANSWER_ONE_(...) ANSWER_ONE__(__VA_ARGS__)
+#define ANSWER_ONE__(fn, params, type, of, h, out, rc_at, early, ...) \
+	static ze_result_t replay_##fn DC_NAMED(params)              \
+	{                                                             \
+		ze_result_t rc;                                       \
+		type *o = enter(#fn, of, h, out, rc_at, early, &rc);  \
+		if (!o)                                               \
+			return rc;                                    \
+		__VA_ARGS__;                                          \
+	}
+#define ANSWER_TWO(fn, params, of)                                                                      \
+	static ze_result_t replay_##fn DC_NAMED(params)                                                 \
+	{                                                                                               \
+		ze_result_t rc = entry(#fn);                                                            \
+		znode *a = rc ? NULL : of(a0), *b = rc ? NULL : of(a1);                                 \
+		if (!rc && (!a || !b))                                                                  \
+			rc = a0 && a1 ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_ERROR_INVALID_NULL_HANDLE; \
+		if (rc)                                                                                 \
+			return rc;                                                                      \
+		ANSWER_OF_##fn;                                                                         \
+	}
+#define ANSWER_INIT(fn, params) /* written out below */
+#define ANSWER_LOADER(fn, params) ANSWER_ONE(fn, params, struct zfile, file_of, NULL, a0)
+#define ANSWER_DRIVER(fn, params) ANSWER_ONE(fn, params, struct _ze_driver_handle_t, drv_of, a0, a1)
+#define ANSWER_DEVICE(fn, params) ANSWER_ONE(fn, params, znode, dev_of, a0, a1)
+#define ANSWER_VERTEX(fn, params) ANSWER_ONE(fn, params, znode, vtx_of, a0, a1)
+#define ANSWER_EDGE(fn, params) ANSWER_ONE(fn, params, zedge, edge_of, a0, a1)
+#define ANSWER_DEVICE_PAIR(fn, params) ANSWER_TWO(fn, params, dev_of)
+#define ANSWER_VERTEX_PAIR(fn, params) ANSWER_TWO(fn, params, vtx_of)
 #define RC(type, member) offsetof(type, member)
 
 /* Level Zero's count/list protocol over the items i < n for which keep
@@ -732,53 +748,16 @@ static ze_result_t replay_zeInit(ze_init_flags_t flags)
 	return ZE_RESULT_ERROR_UNINITIALIZED;
 }
 
-static ze_result_t replay_zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers)
+static ze_result_t device_properties(const znode *n, ze_device_properties_t *out)
 {
-	ze_result_t rc;
-	if (!ENTER(NULL, NULL, NULL, 0, false) || (rc = z.drivers_rc))
-		return rc;
-	ZE_LIST(pCount, phDrivers, z.drivers.n, z.drivers.v[i].ncards, &z.drivers.v[i]);
-}
-
-static ze_result_t replay_zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices)
-{
-	ze_result_t rc;
-	struct _ze_driver_handle_t *d = ENTER(drv_of, hDriver, pCount, RC(struct _ze_driver_handle_t, devices_rc), true);
-	if (!d)
-		return rc;
-	ZE_LIST(pCount, phDevices, d->ncards, true, &d->nodes[i]);
-}
-
-static ze_result_t replay_zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *pDeviceProperties)
-{
-	ze_result_t rc;
-	znode *n = ENTER(dev_of, hDevice, pDeviceProperties, RC(znode, props_rc), false);
-	if (!n)
-		return rc;
-	copy_out(pDeviceProperties, &n->props, sizeof(n->props));
+	copy_out(out, &n->props, sizeof(n->props));
 	/* A tile of a physical description shown as a root device is no
 	 * sub-device to the caller, as in the runtime. */
 	if (!z.exposed && n->tile < 0) {
-		pDeviceProperties->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
-		pDeviceProperties->subdeviceId = 0;
+		out->flags &= ~(uint32_t)ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE;
+		out->subdeviceId = 0;
 	}
-	return rc;
-}
-
-static ze_result_t replay_zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *phSubdevices)
-{
-	ze_result_t rc;
-	znode *n = ENTER(dev_of, hDevice, pCount, RC(znode, sub_rc), false);
-	if (!n)
-		return rc;
-	ZE_LIST(pCount, phSubdevices, n->nsub, true, &z.drivers.v[n->driver].nodes[n->sub0 + i]);
-}
-
-static ze_result_t replay_zeDevicePciGetPropertiesExt(ze_device_handle_t hDevice, ze_pci_ext_properties_t *pPciProperties)
-{
-	ze_result_t rc;
-	znode *n = ENTER(dev_of, hDevice, pPciProperties, RC(znode, pci.rc), false);
-	return n ? copy_out(pPciProperties, &n->pci.p, sizeof(n->pci.p)) : rc;
+	return ZE_RESULT_SUCCESS;
 }
 
 /* Whether node i is n or one of its tiles. */
@@ -800,14 +779,9 @@ static bool joined_by_xelink(const struct _ze_driver_handle_t *d, const znode *a
 	return false;
 }
 
-static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
-						   ze_device_p2p_properties_t *pP2PProperties)
+static ze_result_t p2p_properties(const znode *a, const znode *b, ze_device_p2p_properties_t *out)
 {
-	znode *a = NULL, *b = NULL;
-	ze_result_t rc = enter2(FN, dev_of, hDevice, hPeerDevice, &a, &b);
-	if (rc)
-		return rc;
-	if (!pP2PProperties)
+	if (!out)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (a->driver != b->driver)
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -820,42 +794,17 @@ static ze_result_t replay_zeDeviceGetP2PProperties(ze_device_handle_t hDevice, z
 			if (p->from != from || p->to != to)
 				continue;
 			if (!p->rc)
-				pP2PProperties->flags = p->flags;
+				out->flags = p->flags;
 			return p->rc;
 		}
 	}
 	int rel = a->card == b->card ? REL_SAME_CARD : joined_by_xelink(d, a, b) ? REL_XELINK : REL_OTHER;
-	pP2PProperties->flags = d->p2p.rel[rel];
+	out->flags = d->p2p.rel[rel];
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t replay_zeFabricVertexGetExp(ze_driver_handle_t hDriver, uint32_t *pCount, ze_fabric_vertex_handle_t *phVertices)
+static ze_result_t vertex_properties(const znode *n, ze_fabric_vertex_exp_properties_t *out)
 {
-	ze_result_t rc;
-	struct _ze_driver_handle_t *d = ENTER(drv_of, hDriver, pCount, RC(struct _ze_driver_handle_t, vertices_rc), false);
-	if (!d)
-		return rc;
-	ZE_LIST(pCount, phVertices, d->ncards, d->nodes[i].vx.shown, &d->nodes[i].vh);
-}
-
-static ze_result_t replay_zeFabricVertexGetSubVerticesExp(ze_fabric_vertex_handle_t hVertex, uint32_t *pCount,
-							  ze_fabric_vertex_handle_t *phSubvertices)
-{
-	ze_result_t rc;
-	znode *n = ENTER(vtx_of, hVertex, pCount, RC(znode, vx.sub_rc), false);
-	if (!n)
-		return rc;
-	znode *subs = &z.drivers.v[n->driver].nodes[n->sub0];
-	ZE_LIST(pCount, phSubvertices, n->nsub, subs[i].vx.shown, &subs[i].vh);
-}
-
-static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle_t hVertex,
-							 ze_fabric_vertex_exp_properties_t *pVertexProperties)
-{
-	ze_result_t rc;
-	znode *n = ENTER(vtx_of, hVertex, pVertexProperties, RC(znode, vx.rc), false);
-	if (!n)
-		return rc;
 	ze_fabric_vertex_exp_properties_t p = n->vx.p;
 	const ze_pci_address_ext_t *a = &n->pci.p.address;
 	memcpy(p.uuid.id, n->props.uuid.id, sizeof(p.uuid.id));
@@ -864,29 +813,11 @@ static ze_result_t replay_zeFabricVertexGetPropertiesExp(ze_fabric_vertex_handle
 	if (!n->vx.has_pci)
 		p.address = n->pci.has ? (ze_fabric_vertex_pci_exp_address_t){ a->domain, a->bus, a->device, a->function }
 				       : (ze_fabric_vertex_pci_exp_address_t){ 0, 0, 0, 0 };
-	return copy_out(pVertexProperties, &p, sizeof(p));
+	return copy_out(out, &p, sizeof(p));
 }
 
-static ze_result_t replay_zeFabricVertexGetDeviceExp(ze_fabric_vertex_handle_t hVertex, ze_device_handle_t *phDevice)
+static ze_result_t edges_between(const znode *a, const znode *b, uint32_t *count, ze_fabric_edge_handle_t *out)
 {
-	ze_result_t rc;
-	znode *n = ENTER(vtx_of, hVertex, phDevice, 0, false);
-	if (n && n->vx.p.type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH)
-		return ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE;
-	if (n && n->vx.p.remote)
-		return ZE_RESULT_EXP_ERROR_REMOTE_DEVICE;
-	if (n)
-		*phDevice = n;
-	return rc;
-}
-
-static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA, ze_fabric_vertex_handle_t hVertexB,
-					     uint32_t *pCount, ze_fabric_edge_handle_t *phEdges)
-{
-	znode *a = NULL, *b = NULL;
-	ze_result_t rc = enter2(FN, vtx_of, hVertexA, hVertexB, &a, &b);
-	if (rc)
-		return rc;
 	const struct _ze_driver_handle_t *d = &z.drivers.v[a->driver];
 	int n = a->driver == b->driver ? d->edges.n : 0, ia = (int)(a - d->nodes), ib = (int)(b - d->nodes);
 	/* The recorded failure between a and b, if any. */
@@ -894,17 +825,36 @@ static ze_result_t replay_zeFabricEdgeGetExp(ze_fabric_vertex_handle_t hVertexA,
 		if (d->edge_errors.v[k].a == ia && d->edge_errors.v[k].b == ib)
 			return d->edge_errors.v[k].rc;
 	/* Physical edges join two vertices both ways. */
-	ZE_LIST(pCount, phEdges, n, (d->edges.v[i].a == ia && d->edges.v[i].b == ib) ||
-				     (d->edges.v[i].a == ib && d->edges.v[i].b == ia), &d->edges.v[i]);
+	ZE_LIST(count, out, n, (d->edges.v[i].a == ia && d->edges.v[i].b == ib) ||
+				   (d->edges.v[i].a == ib && d->edges.v[i].b == ia), &d->edges.v[i]);
 }
 
-static ze_result_t replay_zeFabricEdgeGetPropertiesExp(ze_fabric_edge_handle_t hEdge,
-						       ze_fabric_edge_exp_properties_t *pEdgeProperties)
-{
-	ze_result_t rc;
-	zedge *e = ENTER(edge_of, hEdge, pEdgeProperties, RC(zedge, rc), true);
-	return e ? copy_out(pEdgeProperties, &e->p, sizeof(e->p)) : rc;
-}
+/* A card's tile t. */
+#define TILE(n, t) (&z.drivers.v[(n)->driver].nodes[(n)->sub0 + (t)])
+
+#define ANSWER_OF_zeDriverGet \
+	RC(struct zfile, drivers_rc), true, ZE_LIST(a0, a1, o->drivers.n, o->drivers.v[i].ncards, &o->drivers.v[i])
+#define ANSWER_OF_zeDeviceGet \
+	RC(struct _ze_driver_handle_t, devices_rc), true, ZE_LIST(a1, a2, o->ncards, true, &o->nodes[i])
+#define ANSWER_OF_zeDeviceGetProperties RC(znode, props_rc), false, return device_properties(o, a1)
+#define ANSWER_OF_zeDeviceGetSubDevices RC(znode, sub_rc), false, ZE_LIST(a1, a2, o->nsub, true, TILE(o, i))
+#define ANSWER_OF_zeDevicePciGetPropertiesExt RC(znode, pci.rc), false, return copy_out(a1, &o->pci.p, sizeof(o->pci.p))
+#define ANSWER_OF_zeDeviceGetP2PProperties return p2p_properties(a, b, a2)
+#define ANSWER_OF_zeFabricVertexGetExp \
+	RC(struct _ze_driver_handle_t, vertices_rc), false, ZE_LIST(a1, a2, o->ncards, o->nodes[i].vx.shown, &o->nodes[i].vh)
+#define ANSWER_OF_zeFabricVertexGetSubVerticesExp \
+	RC(znode, vx.sub_rc), false, ZE_LIST(a1, a2, o->nsub, TILE(o, i)->vx.shown, &TILE(o, i)->vh)
+#define ANSWER_OF_zeFabricVertexGetPropertiesExp RC(znode, vx.rc), false, return vertex_properties(o, a1)
+#define ANSWER_OF_zeFabricVertexGetDeviceExp                                                       \
+	0, false,                                                                                  \
+		return o->vx.p.type == ZE_FABRIC_VERTEX_EXP_TYPE_SWITCH ? ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE \
+		       : o->vx.p.remote ? ZE_RESULT_EXP_ERROR_REMOTE_DEVICE                         \
+					: (*a1 = o, ZE_RESULT_SUCCESS)
+#define ANSWER_OF_zeFabricEdgeGetExp return edges_between(a, b, a2, a3)
+#define ANSWER_OF_zeFabricEdgeGetPropertiesExp RC(zedge, rc), true, return copy_out(a1, &o->p, sizeof(o->p))
+#define ANSWER_(fn, ret, params, required, shape) ANSWER_##shape(fn, params)
+ZE_FUNCTIONS_ARGS(ANSWER_)
+#undef ANSWER_
 
 /* This component's answers as Level Zero's function table, less the
  * functions the recorded loader lacked. */
