@@ -107,13 +107,14 @@ static struct rmig *mig_of(nvmlDevice_t h)
 	return NULL;
 }
 
-/* The index of the field of fields at offset at (every member kept has one). */
+/* The index of the field of fields at offset at (every member kept has
+ * one), or -1: none among the first 32, the most a struct kept tracks. */
 static int key_of(const struct fmt_field *fields, size_t at)
 {
-	int key = 0;
-	while (fields[key].off != at)
-		key++;
-	return key;
+	for (int key = 0; key < 32 && fields[key].key; key++)
+		if (fields[key].off == at)
+			return key;
+	return -1;
 }
 
 /* The answer (rc; v, the value, on success) to the member at `at` of base,
@@ -123,9 +124,11 @@ static int key_of(const struct fmt_field *fields, size_t at)
 static void keep(struct kept *k, const struct fmt_field *fields, void *base, size_t at, nvmlReturn_t rc, const void *v)
 {
 	int key = key_of(fields, at);
+	if (!k || key < 0)
+		return;
 	const struct fmt_field *f = &fields[key];
 	uint32_t bit = 1u << key;
-	if (!k || (rc && (k->ok & bit)))
+	if (rc && (k->ok & bit))
 		return;
 	if (!(k->seen & bit))
 		k->order[k->n++] = (unsigned char)key;
@@ -314,9 +317,9 @@ static void note_fields(nvmlReturn_t rc, nvmlDevice_t h, int count, const nvmlFi
 		size_t at = id == NVML_FI_DEV_NVLINK_GET_STATE	 ? AT(link, state)
 			    : id == NVML_FI_DEV_NVLINK_GET_VERSION ? AT(link, version)
 			    : id == NVML_FI_DEV_NVLINK_GET_SPEED	 ? AT(link, speed)
-								 : 0;
+								 : SIZE_MAX; /* no link's */
 		x = at == AT(link, state) ? x != 0 : x;
-		if (at) {
+		if (at != SIZE_MAX) {
 			note_link(h, v->scopeId, at, erc, &x, true);
 		} else if (c2c) {
 			LOCK();
@@ -588,7 +591,8 @@ static json_t *write_nvml(void)
 		if (n.sysk.seen & 1u << (f - replay_sys_fields))
 			replay_put(&replay_rec_oom, sec, f->key, kept_answer(f, &n.sys));
 	/* As many devices as NVML counted, each as the detectors saw it. */
-	int asked = n.sysk.seen & 1u << key_of(replay_sys_fields, AT(replay_system, count));
+	int key = key_of(replay_sys_fields, AT(replay_system, count));
+	bool asked = key >= 0 && (n.sysk.seen & 1u << key);
 	unsigned int count = asked && !n.sys.count_rc ? n.sys.count : 0;
 	unsigned int total = n.ndevs > count ? n.ndevs : count;
 	json_t *devs = json_array(), *answers = json_object(), *list = json_array();

@@ -673,9 +673,14 @@ void replay_nvml_mask(unsigned long *to, unsigned int words, const unsigned long
 	memcpy(to, from, sizeof(*to) * (words < from_words ? words : from_words));
 }
 
-/* Both ways, as kept and as the caller's struct, member by member. */
-#define MOVE(kept, theirs) \
-	memcpy(out ? (void *)&(theirs) : (void *)&(kept), out ? (void *)&(kept) : (void *)&(theirs), sizeof(kept))
+/* Both ways, as kept and as the caller's struct, member by member (of one
+ * size: a member whose type changes stops the build). */
+#define MOVE(kept, theirs)                                                                                \
+	do {                                                                                              \
+		_Static_assert(sizeof(kept) == sizeof(theirs), #kept " and " #theirs " differ in size");  \
+		memcpy(out ? (void *)&(theirs) : (void *)&(kept), out ? (void *)&(kept) : (void *)&(theirs), \
+		       sizeof(kept));                                                                     \
+	} while (0)
 void replay_nvml_fabric(struct replay_fabric *f, void *info, int v, bool out)
 {
 	nvmlGpuFabricInfo_t *v1 = info;
