@@ -17,7 +17,6 @@
 #include "pci.h"
 #include "replay_internal.h"
 
-#define FORMAT_VERSION 2
 #define MAX_ENTRIES 4096 /* environment, pci_gpus */
 
 static const char *load_error; /* NULL once the file loaded, else replay_err */
@@ -54,9 +53,9 @@ static int read_root(const struct fmt_ctx *c, json_t *root)
 	if (!json_is_integer(v))
 		return replay_bad(c->file, "dmaconn_topology", "expected the format version, an integer");
 	long long version = (long long)json_integer_value(v);
-	if (version > FORMAT_VERSION)
+	if (version > REPLAY_FORMAT_VERSION)
 		return replay_bad(c->file, "dmaconn_topology", "version %lld is newer than this reader's %d", version,
-				  FORMAT_VERSION);
+				  REPLAY_FORMAT_VERSION);
 	if (version < 1)
 		return replay_bad(c->file, "dmaconn_topology", "version %lld does not exist", version);
 	json_t *env = json_object_get(root, "environment");

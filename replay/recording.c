@@ -118,7 +118,7 @@ int replay_record_write(const char *path, const char *tool, char *err, size_t er
 	}
 	bool oom = false;
 	json_t *root = json_object();
-	replay_put(&oom, root, "dmaconn_topology", json_integer(2));
+	replay_put(&oom, root, "dmaconn_topology", json_integer(REPLAY_FORMAT_VERSION));
 	replay_put(&oom, root, "description", json_string("recorded by dmaconn"));
 	replay_put(&oom, root, "recorded", rec_recorded(tool && *tool ? tool : "dmaconn"));
 	LOCK();

@@ -17,6 +17,9 @@
 REPLAY_EXPORT const struct dmaconn_replay_ops *dmaconn_replay_ops(void);
 REPLAY_EXPORT int dmaconn_replay_use_file(const char *path);
 
+/* The format version a recording writes, and the newest the reader reads. */
+#define REPLAY_FORMAT_VERSION 2
+
 /* The most devices a file may list, and so the most a recording writes. */
 #define REPLAY_MAX_DEVICES 4096
 
