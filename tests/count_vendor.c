@@ -6,7 +6,8 @@
  * nvmlDeviceGetCount_v2 (NVML), the listing of the KFD topology nodes (KFD)
  * and zeDriverGet's count of drivers (Level Zero), wrapped in the function
  * tables it hands on -- and what NVML's pairs cost (nvml_p2p: the calls of
- * nvmlDeviceGetP2PStatus, nvml_path: of nvmlDeviceGetTopologyCommonAncestor) --
+ * nvmlDeviceGetP2PStatus, nvml_path: of nvmlDeviceGetTopologyCommonAncestor,
+ * nvml_cc: of nvmlSystemGetConfComputeState) --
  * for test_discovery to read back through dmaconn_test_calls().
  */
 #include <dlfcn.h>
@@ -20,7 +21,7 @@
 
 #define DC_TEST_EXPORT __attribute__((visibility("default")))
 
-static atomic_int nvml_counts, kfd_lists, ze_drivers, nvml_p2p, nvml_path;
+static atomic_int nvml_counts, kfd_lists, ze_drivers, nvml_p2p, nvml_path, nvml_cc;
 
 static void *real(const char *symbol)
 {
@@ -37,6 +38,7 @@ static int (*real_table)(const char *which, void *api, char *err, size_t errlen)
 
 static nvmlReturn_t (*real_p2p)(nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t *);
 static nvmlReturn_t (*real_path)(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *);
+static nvmlReturn_t (*real_cc)(nvmlConfComputeSystemState_t *);
 
 static nvmlReturn_t count_p2p(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuP2PCapsIndex_t cap, nvmlGpuP2PStatus_t *st)
 {
@@ -48,6 +50,12 @@ static nvmlReturn_t count_path(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuTopologyLe
 {
 	atomic_fetch_add(&nvml_path, 1);
 	return real_path(a, b, level);
+}
+
+static nvmlReturn_t count_cc(nvmlConfComputeSystemState_t *state)
+{
+	atomic_fetch_add(&nvml_cc, 1);
+	return real_cc(state);
 }
 
 static nvmlReturn_t count_devices(unsigned int *count)
@@ -76,6 +84,8 @@ static int table(const char *which, void *api, char *err, size_t errlen)
 		nvml->nvmlDeviceGetP2PStatus = real_p2p ? count_p2p : NULL;
 		real_path = nvml->nvmlDeviceGetTopologyCommonAncestor;
 		nvml->nvmlDeviceGetTopologyCommonAncestor = real_path ? count_path : NULL;
+		real_cc = nvml->nvmlSystemGetConfComputeState;
+		nvml->nvmlSystemGetConfComputeState = real_cc ? count_cc : NULL;
 	} else if (rc == 0 && !strcmp(which, "level_zero") && ze->zeDriverGet) {
 		real_driver_get = ze->zeDriverGet;
 		ze->zeDriverGet = count_drivers;
@@ -125,5 +135,7 @@ DC_TEST_EXPORT int dmaconn_test_calls(const char *vendor)
 		return atomic_load(&nvml_p2p);
 	if (!strcmp(vendor, "nvml_path"))
 		return atomic_load(&nvml_path);
+	if (!strcmp(vendor, "nvml_cc"))
+		return atomic_load(&nvml_cc);
 	return -1;
 }

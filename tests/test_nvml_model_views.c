@@ -156,7 +156,7 @@ static struct dc_model *hand_model(void)
 	set_peer(m, 2, 0, 0, DC_PATH_PHB);
 	set_peer(m, 1, 2, 0, DC_PATH_SYS);
 	set_peer(m, 2, 1, 0, DC_PATH_SYS);
-	m->cc_known = 1;
+	m->cc_asked = m->cc_known = 1;
 	snprintf(m->driver, sizeof(m->driver), "580.65.06");
 	m->peer_stage.done = m->driver_stage.done = m->place_stage.done = 1;
 	return m;

@@ -233,6 +233,7 @@ struct dc_model {
 	struct dc_device *devices;     /* NULL when !vendor_ok */
 	void **handles;                /* the backend's per-device handles */
 	struct dc_peer *peers;         /* n*n, NULL until a view needs them */
+	int cc_asked;                  /* its state asked (once, whatever NVML answered) */
 	int cc_known;                  /* confidential computing state read */
 	unsigned int cc_on;            /* ccFeature ENABLED (peer access) */
 	unsigned int cc_feature;       /* NVML's ccFeature: 0 disabled, 1 enabled, 2 bare-metal secure AI */

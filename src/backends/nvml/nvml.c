@@ -1411,10 +1411,15 @@ static void ask_pair_path(void *ctx, int k)
 	p->path_asked = q->path_asked = 1;
 }
 
-/* The confidential computing state, asked once (peer_lock held). */
+/* The confidential computing state, asked once (peer_lock held) by the
+ * first stage that needs it: asked again after a failure, it could be
+ * written while a view that staged before reads it. */
 static void ask_cc(struct dc_model *model)
 {
-	if (!model->cc_known && nvml.nvmlSystemGetConfComputeState) {
+	if (model->cc_asked)
+		return;
+	model->cc_asked = 1;
+	if (nvml.nvmlSystemGetConfComputeState) {
 		nvmlConfComputeSystemState_t cc;
 		memset(&cc, 0, sizeof(cc));
 		if (nvml.nvmlSystemGetConfComputeState(&cc) == NVML_SUCCESS) {
