@@ -18,6 +18,7 @@ jsonschema comes from Debian's python3-jsonschema (tools/setup-deps.sh) for
 /usr/bin/python3; .ci/run pip-installs it for another python3 first on PATH.
 """
 
+import ctypes
 import glob
 import json
 import os
@@ -119,10 +120,12 @@ def tables_agree(r):
     os.environ.setdefault("DMACONN_LIBRARY", os.path.join(r.build, "libdmaconn.so.0"))
     from dmaconn import _library
     from dmaconn._json import property_types
-    lib = _library.get()
-    # The result's properties (the placement's keys have no scope).
+    # The result's properties (the placement's keys have no scope), by
+    # dmaconn_property_scope_of(), which the package itself does not call.
+    scope_of = _library.get().dmaconn_property_scope_of
+    scope_of.restype, scope_of.argtypes = ctypes.c_int, [ctypes.c_char_p]
     py = {k: {int: "integer", float: "number", bool: "boolean", list: "array"}[t] for k, t in property_types().items()
-          if lib.dmaconn_property_scope_of(k.encode())}
+          if scope_of(k.encode())}
     if not py:
         r.problems.append("dmaconn._json.property_types() is empty")
     for where in ("device", "pair"):
