@@ -200,19 +200,14 @@ int main(void)
 	struct dc_peer peers[9];
 	memcpy(devices, m->devices, sizeof(devices));
 	memcpy(peers, m->peers, sizeof(peers));
-	/* The rows' rules as src/model/connections.c gives them: XGMI links
-	 * to GPUs; peer DMA (read, write) and atomics. */
-	static const struct dc_connection fabric_row = { .type = DMACONN_DEVICE_ROCM,
-							 .name = "infinity_fabric",
-							 .counts = DC_COUNTS_LINKS,
-							 .links = DC_LINKS_TO(DC_REMOTE_GPU) };
-	static const struct dc_connection p2p_row = {
-		.type = DMACONN_DEVICE_ROCM,
-		.name = "p2p",
-		.counts = DC_COUNTS_PEER,
-		.peer = DC_PEER_NEEDS(DC_PEER_READ) | DC_PEER_NEEDS(DC_PEER_WRITE) | DC_PEER_NEEDS(DC_PEER_ATOMICS)
-	};
-	struct view fabric = { m, &fabric_row }, p2p = { m, &p2p_row };
+	/* The rows of src/model/connections.c: XGMI links to GPUs; peer DMA
+	 * (read, write) and atomics. */
+	const struct dc_connection *fabric_row = dc_connection_find(DMACONN_DEVICE_ROCM, "infinity_fabric");
+	const struct dc_connection *p2p_row = dc_connection_find(DMACONN_DEVICE_ROCM, "p2p");
+	CHECK(fabric_row != NULL && p2p_row != NULL);
+	if (!fabric_row || !p2p_row)
+		return check_done("kfd_view");
+	struct view fabric = { m, fabric_row }, p2p = { m, p2p_row };
 	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_ROCM, "model_fabric", project, &fabric), DMACONN_OK);
 	CHECK_INT(dmaconn_register_detector(DMACONN_DEVICE_ROCM, "model_p2p", project, &p2p), DMACONN_OK);
 
