@@ -117,6 +117,25 @@ static void cli_variables(char *out, size_t len, size_t *at, dmaconn_device_type
 	}
 }
 
+/* The same for every device type that reads some, ", " between types, each
+ * followed by " (TYPE)" when named. */
+static void cli_all_variables(char *out, size_t len, size_t *at, dmaconn_variable_kind kind, const char *last,
+			      int named)
+{
+	int first = 1;
+	for (int t = 1; dmaconn_device_type_name((dmaconn_device_type)t) && *at < len; t++) {
+		dmaconn_device_type type = (dmaconn_device_type)t;
+		if (!dmaconn_variable(type, kind, 0))
+			continue;
+		if (!first)
+			*at += (size_t)snprintf(out + *at, len - *at, ", ");
+		first = 0;
+		cli_variables(out, len, at, type, kind, last);
+		if (named && *at < len)
+			*at += (size_t)snprintf(out + *at, len - *at, " (%s)", dmaconn_device_type_name(type));
+	}
+}
+
 /*
  * The help: help_text, the paragraph of the variables read (the backends'
  * visibility variables of each device type and their libraries' overrides,
@@ -127,31 +146,12 @@ static void cli_help(char *out, size_t len)
 	char para[4096];
 	size_t at = 0;
 	at += (size_t)snprintf(para, sizeof(para), "Device order follows ");
-	int first = 1;
-	for (int t = 1; dmaconn_device_type_name((dmaconn_device_type)t) && at < sizeof(para); t++) {
-		dmaconn_device_type type = (dmaconn_device_type)t;
-		if (!dmaconn_variable(type, DMACONN_VARIABLE_VISIBILITY, 0))
-			continue;
-		if (!first)
-			at += (size_t)snprintf(para + at, sizeof(para) - at, ", ");
-		first = 0;
-		cli_variables(para, sizeof(para), &at, type, DMACONN_VARIABLE_VISIBILITY, " and ");
-		if (at < sizeof(para))
-			at += (size_t)snprintf(para + at, sizeof(para) - at, " (%s)", dmaconn_device_type_name(type));
-	}
+	cli_all_variables(para, sizeof(para), &at, DMACONN_VARIABLE_VISIBILITY, " and ", 1);
 	if (at < sizeof(para))
 		at += (size_t)snprintf(para + at, sizeof(para) - at,
 				       ".  Also read: DMACONN_QUIET, DMACONN_REPLAY, DMACONN_SYSFS_ROOT, the vendor "
 				       "libraries' paths (");
-	first = 1;
-	for (int t = 1; dmaconn_device_type_name((dmaconn_device_type)t) && at < sizeof(para); t++) {
-		if (!dmaconn_variable((dmaconn_device_type)t, DMACONN_VARIABLE_LIBRARY, 0))
-			continue;
-		if (!first)
-			at += (size_t)snprintf(para + at, sizeof(para) - at, ", ");
-		first = 0;
-		cli_variables(para, sizeof(para), &at, (dmaconn_device_type)t, DMACONN_VARIABLE_LIBRARY, ", ");
-	}
+	cli_all_variables(para, sizeof(para), &at, DMACONN_VARIABLE_LIBRARY, ", ", 0);
 	if (at < sizeof(para))
 		snprintf(para + at, sizeof(para) - at, ") and the others in README.md.");
 	/* Filled: each line ends at the last space within 78 columns. */
