@@ -16,11 +16,10 @@ import re
 import subprocess
 import sys
 
-from harness import CliRun, Report
+from harness import CliRun, Report, nvml_device_queries
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-FUNCTIONS_H = os.path.join(REPO, "src", "backends", "nvml", "nvml_functions.h")
 PROPS_H = os.path.join(REPO, "include", "dmaconn_props.h")
 BASE = os.path.join(HERE, "topologies", "h200x2.json")
 UINT_MAX = 2 ** 32 - 1
@@ -34,19 +33,9 @@ print(json.dumps([dmaconn.detect("cuda", c).devices for c in ("nvlink", "p2p")])
 
 def queries():
     """[(function, replay key, property key, property type)] of the table."""
-    with open(FUNCTIONS_H) as f:
-        text = f.read().replace("\\\n", " ")
-    body = text[text.index("#define NVML_DEVICE_QUERIES_(R, X, D)"):]
-    body = body[:body.index("\n")]
     with open(PROPS_H) as f:
         props = {m[0]: (m[1], m[2]) for m in re.findall(r'X\((\w+), "(\w+)", (\w+), DEVICE,', f.read())}
-    rows = []
-    for fn, key, name in re.findall(r'R\(X, D, (nvml\w+), "(\w+)", DMACONN_PROP_(\w+)\)', body):
-        prop, kind = props.get(name, (None, None))
-        rows.append((fn, key, prop, kind))
-    if len(rows) != body.count("R(X, D,"):
-        raise SystemExit("device_queries_test: %d rows read of %d" % (len(rows), body.count("R(X, D,")))
-    return rows
+    return [(fn, key) + props.get(name, (None, None)) for fn, key, name in nvml_device_queries()]
 
 
 def answer(k, i):

@@ -58,13 +58,13 @@ import subprocess
 import sys
 import tempfile
 
-from harness import Report
+from harness import Report, nvml_device_queries, nvml_functions_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 TOPO = os.path.join(HERE, "topologies")
 NVML_C = os.path.join(REPO, "src", "backends", "nvml", "nvml.c")
-NVML_FUNCTIONS_H = os.path.join(REPO, "src", "backends", "nvml", "nvml_functions.h")
+NVML_TEXT = nvml_functions_text()  # the function table, read once
 
 ERRORS = ["UNINITIALIZED", "INVALID_ARGUMENT", "NOT_SUPPORTED", "NO_PERMISSION", "NOT_FOUND",
           "INSUFFICIENT_SIZE", "DRIVER_NOT_LOADED", "GPU_IS_LOST", "LIB_RM_VERSION_MISMATCH",
@@ -105,26 +105,20 @@ def nvml_functions(macro):
 def nvml_rows(macro):
     """[(name, required, shape)] of a list of nvml_functions.h, in order;
     NVML_DEVICE_QUERIES's rows where the list expands them (optional, DEV)."""
-    with open(NVML_FUNCTIONS_H) as f:
-        text = f.read().replace("\\\n", " ")
+    text = NVML_TEXT
     body = text[text.index("#define %s_(X, D)" % macro):]
     body = body[:body.index("\n")]
     row = re.search(r"#define NVML_QUERY_FUNCTION_\(X, D, fn, key, prop\) (D\(X, fn, .*\))\n", text).group(1)
-    queries = " ".join(row.replace(" fn,", " %s," % fn) for fn in device_queries(text))
+    queries = " ".join(row.replace(" fn,", " %s," % fn) for fn in device_queries())
     body = body.replace("NVML_DEVICE_QUERIES_(NVML_QUERY_FUNCTION_, X, D)", queries)
     return [(name, req == "1", shape) for name, req, shape in
             re.findall(r"D\(X,\s*(nvml\w+),.*?,\s*([01]),\s*(\w+)\)", body)]
 
 
-def device_queries(text=None):
+def device_queries():
     """The functions of NVML_DEVICE_QUERIES (nvml_functions.h), in order:
     nvml.c asks each in one loop, its answer a property as it is."""
-    if text is None:
-        with open(NVML_FUNCTIONS_H) as f:
-            text = f.read().replace("\\\n", " ")
-    body = text[text.index("#define NVML_DEVICE_QUERIES_(R, X, D)"):]
-    body = body[:body.index("\n")]
-    return re.findall(r"R\(X,\s*D,\s*(nvml\w+),", body)
+    return [fn for fn, _, _ in nvml_device_queries(NVML_TEXT)]
 
 
 ARGS = {name: SHAPE_ARGS[shape] for macro in ("NVML_CORE_FUNCTIONS", "NVML_NEWEST_FUNCTIONS", "NVML_MIG_FUNCTIONS")

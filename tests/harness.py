@@ -17,6 +17,7 @@ device/) put tests/ on sys.path first.
 """
 import json
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -26,6 +27,29 @@ from collections import namedtuple
 VISIBILITY = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
               "GPU_DEVICE_ORDINAL", "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY")
 
+
+# The NVML functions' table (its X-macro lists), which tests read.
+NVML_FUNCTIONS_H = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "src", "backends", "nvml", "nvml_functions.h")
+
+
+def nvml_functions_text():
+    """nvml_functions.h with its macros' continued lines joined."""
+    with open(NVML_FUNCTIONS_H) as f:
+        return f.read().replace("\\\n", " ")
+
+
+def nvml_device_queries(text=None):
+    """[(function, replay key, DMACONN_PROP_ name)] of NVML_DEVICE_QUERIES,
+    in order; text: nvml_functions_text(), read here when not given."""
+    text = nvml_functions_text() if text is None else text
+    body = text[text.index("#define NVML_DEVICE_QUERIES_(R, X, D)"):]
+    body = body[:body.index("\n")]
+    rows = re.findall(r'R\(X,\s*D,\s*(nvml\w+),\s*"(\w+)",\s*DMACONN_PROP_(\w+)\)', body)
+    if len(rows) != body.count("R(X, D,"):
+        raise SystemExit("%s: %d rows of NVML_DEVICE_QUERIES read of %d" %
+                         (NVML_FUNCTIONS_H, len(rows), body.count("R(X, D,")))
+    return rows
 
 class Report:
     """Counts the checks and prints one line for each: "ok WHAT" or "FAIL WHAT: DETAIL"."""
